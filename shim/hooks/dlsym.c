@@ -1,0 +1,136 @@
+/* dlsym interposition (SPEC §1).
+ *
+ * glibc resolves RTLD_NEXT and RTLD_DEFAULT relative to the object that
+ * called dlsym, found from dlsym's return address. A wrapper that forwards
+ * with an ordinary call becomes that caller and changes the answer. So the
+ * exported dlsym is a few instructions of assembly (dlsym-<arch>.S) that ask
+ * gg_dlsym_route() what to do and then either return its answer or *jump*
+ * to glibc's dlsym with the caller's stack untouched: every lookup but a
+ * hooked cu… name resolves exactly as it would without the shim.
+ *
+ * A hooked name is resolved as the caller would see it without the shim;
+ * when that answer is the driver's export, our wrapper is returned instead. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gg.h"
+#include "hooks/hooks.h"
+#include "shim.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+/* Returned in two registers: @tail non-NULL means "jump to @tail with the
+ * original arguments", else @value is dlsym's result. */
+struct gg_dlsym_plan {
+	void *value;
+	void *tail;
+};
+
+struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller);
+
+static struct link_map *map_of(const void *addr)
+{
+	Dl_info info;
+	struct link_map *map = NULL;
+
+	if (!dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP))
+		return NULL;
+	return map;
+}
+
+/* True when @caller's object comes before the shim in the global search
+ * list (the executable, an earlier LD_PRELOAD): only then does the shim lie
+ * between the caller and the definition RTLD_NEXT would find. */
+static bool precedes_shim(const void *caller)
+{
+	struct link_map *self = map_of((const void *)&precedes_shim);
+	struct link_map *map = map_of(caller);
+
+	if (!map) /* code outside any object: glibc treats it as the executable's */
+		return true;
+	for (struct link_map *m = self ? self->l_prev : NULL; m; m = m->l_prev)
+		if (m == map)
+			return true;
+	return false;
+}
+
+/* What RTLD_DEFAULT adds for a caller loaded RTLD_LOCAL: its own group. */
+static void *lookup_in_callers_group(dlsym_fn real, const void *caller, const char *name)
+{
+	struct link_map *map = map_of(caller);
+	void *h, *fn = NULL;
+
+	if (!map || !map->l_name || !map->l_name[0])
+		return NULL; /* the executable: its scope is the global one */
+	h = dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (h) {
+		fn = real(h, name);
+		dlclose(h);
+	}
+	return fn;
+}
+
+/* @name as @caller would get it without the shim in the process. */
+static void *resolve_without_shim(dlsym_fn real, void *handle, const char *name, void *caller)
+{
+	void *fn;
+
+	if (handle == RTLD_DEFAULT) {
+		fn = real(RTLD_DEFAULT, name);
+		if (fn && gg_hooks_in_shim(fn))
+			fn = real(RTLD_NEXT, name); /* what the shim hides */
+		if (!fn)
+			fn = lookup_in_callers_group(real, caller, name);
+		return fn;
+	}
+	if (handle == RTLD_NEXT) /* only reached when the caller precedes the shim */
+		return real(RTLD_NEXT, name);
+	/* A real handle: glibc's answer does not depend on the caller. */
+	fn = real(handle, name);
+	if (fn && gg_hooks_in_shim(fn))
+		fn = real(RTLD_NEXT, name);
+	return fn;
+}
+
+static bool is_hookable_name(const char *name)
+{
+	return name && name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z';
+}
+
+struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller)
+{
+	dlsym_fn real = (dlsym_fn)gg_real_dlsym();
+	struct gg_dlsym_plan pass = { NULL, (void *)real };
+	int id;
+
+	if (GG_UNLIKELY(!real))
+		return (struct gg_dlsym_plan){ NULL, NULL };
+	if (!is_hookable_name(name) || (id = gg_hooks_id(name)) < 0 || gg_shim_disabled())
+		return pass;
+	if (handle == RTLD_NEXT && !precedes_shim(caller))
+		return pass; /* the shim is not in the searched range: exact as it is */
+
+	void *fn = resolve_without_shim(real, handle, name, caller);
+
+	if (fn) {
+		(void)dlerror(); /* a failed intermediate lookup must not leave an error behind */
+		if (gg_hooks_in_driver(fn)) {
+			gg_real_note((enum gg_hook_id)id, fn);
+			fn = gg_hooks_wrapper((enum gg_hook_id)id);
+		}
+	}
+	return (struct gg_dlsym_plan){ fn, NULL };
+}
+
+#if !defined(__x86_64__)
+/* No assembly entry for this architecture: forwarding makes the shim the
+ * caller, so RTLD_NEXT and RTLD_DEFAULT lookups may differ (README, limits). */
+GG_EXPORT void *dlsym(void *handle, const char *name)
+{
+	struct gg_dlsym_plan plan = gg_dlsym_route(handle, name, __builtin_return_address(0));
+
+	return plan.tail ? ((dlsym_fn)plan.tail)(handle, name) : plan.value;
+}
+#endif

@@ -1,0 +1,197 @@
+/* Finding the real driver functions, lazily and without recursion.
+ *
+ * The driver may be linked, dlopen()ed RTLD_LOCAL long after start-up, or
+ * absent. A hook asks gg_real_get(); the first answer found (the next object
+ * after the shim, libcuda.so.1 if already loaded, or a pointer the dlsym or
+ * cuGetProcAddress routes saw the driver hand out) is cached for good. */
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "gg.h"
+#include "hooks/hooks.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+static const char *const hook_names[GG_HOOK_COUNT] = {
+#define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = #name,
+#include "hooks/hooks.def"
+#undef GG_HOOK
+};
+
+static void *const hook_wrappers[GG_HOOK_COUNT] = {
+#define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = (void *)&gg_hook_##name,
+#include "hooks/hooks.def"
+#undef GG_HOOK
+};
+
+static struct {
+	pthread_once_t once;               /* resolves dlsym and self_base */
+	dlsym_fn dlsym;                    /* written once under @once */
+	void *self_base;                   /* written once under @once: the shim's load base */
+	_Atomic(void *) real[GG_HOOK_COUNT]; /* lock-free: set once from NULL, never changed */
+	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
+	_Atomic(void *) proc_base;         /* driver's load base; set (release) after @proc_addr is built */
+	void *proc_addr[GG_HOOK_COUNT];    /* hooked exports of that driver; read-only once published */
+} real_state = { .once = PTHREAD_ONCE_INIT, .proc_lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void resolve_once(void)
+{
+	Dl_info info;
+
+	/* glibc 2.34 moved dlsym into libc with a new version; older libcs have only 2.2.5. */
+	real_state.dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!real_state.dlsym)
+		real_state.dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	if (dladdr((void *)&resolve_once, &info))
+		real_state.self_base = info.dli_fbase;
+}
+
+void *gg_real_dlsym(void)
+{
+	pthread_once(&real_state.once, resolve_once);
+	return (void *)real_state.dlsym;
+}
+
+int gg_hooks_id(const char *name)
+{
+	for (int i = 0; i < GG_HOOK_COUNT; i++)
+		if (!strcmp(hook_names[i], name))
+			return i;
+	return -1;
+}
+
+const char *gg_hooks_name(enum gg_hook_id id)
+{
+	return hook_names[id];
+}
+
+void *gg_hooks_wrapper(enum gg_hook_id id)
+{
+	return hook_wrappers[id];
+}
+
+bool gg_hooks_in_shim(const void *addr)
+{
+	Dl_info info;
+
+	gg_real_dlsym();
+	return dladdr(addr, &info) && info.dli_fbase == real_state.self_base;
+}
+
+bool gg_hooks_in_driver(const void *addr)
+{
+	Dl_info info;
+	const char *base;
+
+	if (!dladdr(addr, &info) || !info.dli_fname)
+		return false;
+	base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	return fnmatch("libcuda.so*", base, 0) == 0;
+}
+
+void gg_real_note(enum gg_hook_id id, void *fn)
+{
+	void *expected = NULL;
+
+	if (fn && !gg_hooks_in_shim(fn))
+		atomic_compare_exchange_strong(&real_state.real[id], &expected, fn);
+}
+
+static void *resolve(enum gg_hook_id id)
+{
+	dlsym_fn real_dlsym = (dlsym_fn)gg_real_dlsym();
+	void *fn = NULL, *h;
+
+	if (!real_dlsym)
+		return NULL;
+	/* Linked or RTLD_GLOBAL driver: the next definition after the shim. */
+	fn = real_dlsym(RTLD_NEXT, hook_names[id]);
+	if (!fn) {
+		/* dlopen()ed RTLD_LOCAL: reachable only through its own handle. Never load it. */
+		h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			fn = real_dlsym(h, hook_names[id]);
+			dlclose(h);
+		}
+	}
+	gg_real_note(id, fn);
+	return atomic_load_explicit(&real_state.real[id], memory_order_acquire);
+}
+
+void *gg_real_get(enum gg_hook_id id)
+{
+	void *fn = atomic_load_explicit(&real_state.real[id], memory_order_acquire);
+
+	return GG_LIKELY(fn) ? fn : resolve(id);
+}
+
+/* Fill proc_addr with the hooked exports of the driver loaded at @base (file
+ * @path). Called once, with proc_lock held, before proc_base is published. */
+static void build_proc_table(const char *path, void *base)
+{
+	dlsym_fn real_dlsym = (dlsym_fn)gg_real_dlsym();
+	void *h = real_dlsym ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+
+	if (!h)
+		return;
+	for (int i = 0; i < GG_HOOK_COUNT; i++) {
+		void *fn = real_dlsym(h, hook_names[i]);
+		Dl_info fi;
+
+		/* The handle's scope is the driver and its dependencies: keep only its own. */
+		if (fn && dladdr(fn, &fi) && fi.dli_fbase == base)
+			real_state.proc_addr[i] = fn;
+	}
+	dlclose(h);
+}
+
+void *gg_hooks_swap_proc(void *gpa, void *fn)
+{
+	Dl_info info;
+	void *base;
+
+	if (!dladdr(gpa, &info) || !info.dli_fname)
+		return fn;
+	base = atomic_load_explicit(&real_state.proc_base, memory_order_acquire);
+	if (!base) {
+		pthread_mutex_lock(&real_state.proc_lock);
+		base = atomic_load_explicit(&real_state.proc_base, memory_order_relaxed);
+		if (!base) {
+			build_proc_table(info.dli_fname, info.dli_fbase);
+			base = info.dli_fbase;
+			atomic_store_explicit(&real_state.proc_base, base, memory_order_release);
+		}
+		pthread_mutex_unlock(&real_state.proc_lock);
+	}
+	/* A second driver object (a stub beside the real one): its pointers pass through. */
+	if (base != info.dli_fbase)
+		return fn;
+	for (int i = 0; i < GG_HOOK_COUNT; i++) {
+		if (real_state.proc_addr[i] == fn) {
+			gg_real_note((enum gg_hook_id)i, fn);
+			return hook_wrappers[i];
+		}
+	}
+	return fn;
+}
+
+static const struct {
+	CUresult rc;
+	const char *name;
+} result_names[] = {
+#define GG_RESULT(name, value) { name, #name },
+#include "cu-result-names.h"
+#undef GG_RESULT
+};
+
+const char *gg_hooks_result_name(CUresult rc)
+{
+	for (size_t i = 0; i < GG_ARRAY_SIZE(result_names); i++)
+		if (result_names[i].rc == rc)
+			return result_names[i].name;
+	return "CUDA_ERROR_UNKNOWN_CODE";
+}

@@ -1,0 +1,235 @@
+/* The human log (SPEC §6). One descriptor, one write(2) per line. */
+#include "report/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#define LINE_MAX_BYTES 2048
+
+enum level { LEVEL_ERROR, LEVEL_WARN, LEVEL_INFO, LEVEL_TRACE };
+
+/* Written by gg_report_open() under the set-up's pthread_once, and by the
+ * fork child handler while the child is single-threaded; read-only otherwise. */
+static struct {
+	int fd;                 /* log descriptor; 2 until a log file is opened */
+	int verbosity;
+	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
+} report_state = { .fd = 2, .verbosity = 1 };
+
+int gg_report_expand_path(const char *pattern, int pid, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		char num[16];
+		const char *piece = p;
+		size_t n = 1;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			n = (size_t)snprintf(num, sizeof(num), "%d", pid);
+			piece = num;
+			p++;
+		}
+		if (o + n >= cap)
+			return -ENAMETOOLONG;
+		memcpy(out + o, piece, n);
+		o += n;
+	}
+	if (o >= cap)
+		return -ENAMETOOLONG;
+	out[o] = '\0';
+	return 0;
+}
+
+static int open_log(const char *pattern, int *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	*err = gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path));
+	if (*err)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	*err = fd < 0 ? -errno : 0;
+	return fd;
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* nowhere left to say it */
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
+{
+	static const char *const names[] = { "ERROR", "WARN", "INFO", "INFO" };
+	char line[LINE_MAX_BYTES];
+	int saved_errno = errno;
+	int n, m;
+
+	if ((lvl == LEVEL_WARN || lvl == LEVEL_INFO) && report_state.verbosity < 1)
+		return;
+	if (lvl == LEVEL_TRACE && report_state.verbosity < 2)
+		return;
+	n = snprintf(line, sizeof(line), "gpuguard[%d] %s: ", (int)getpid(), names[lvl]);
+	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		m = 0;
+	if ((size_t)(n + m) >= sizeof(line) - 1) {
+		/* Truncated: say so rather than cut silently. */
+		n = (int)sizeof(line) - 5;
+		memcpy(line + n, "...", 3);
+		n += 3;
+	} else {
+		n += m;
+	}
+	line[n++] = '\n';
+	write_all(report_state.fd, line, (size_t)n);
+	errno = saved_errno;
+}
+
+#define DEFINE_LOG(fn, lvl)                    \
+	void fn(const char *fmt, ...)          \
+	{                                      \
+		va_list ap;                    \
+		va_start(ap, fmt);             \
+		vlog(lvl, fmt, ap);            \
+		va_end(ap);                    \
+	}
+
+DEFINE_LOG(gg_report_error, LEVEL_ERROR)
+DEFINE_LOG(gg_report_warn, LEVEL_WARN)
+DEFINE_LOG(gg_report_info, LEVEL_INFO)
+DEFINE_LOG(gg_report_trace, LEVEL_TRACE)
+
+int gg_report_tracing(void)
+{
+	return report_state.verbosity >= 2;
+}
+
+void gg_report_open(const struct gg_config *cfg)
+{
+	int err;
+
+	report_state.verbosity = cfg->verbosity;
+	if (!cfg->log[0])
+		return;
+	snprintf(report_state.pattern, sizeof(report_state.pattern), "%s", cfg->log);
+	int fd = open_log(cfg->log, &err);
+
+	if (fd < 0) {
+		gg_report_error("cannot open GPUGUARD_LOG \"%s\": %s; logging to stderr", cfg->log,
+				strerror(-err));
+		return;
+	}
+	report_state.fd = fd;
+}
+
+void gg_report_atfork_child(void)
+{
+	int err, fd;
+
+	if (!strstr(report_state.pattern, "%p"))
+		return;
+	fd = open_log(report_state.pattern, &err);
+	if (fd < 0)
+		return; /* keep the parent's log rather than lose the child's lines */
+	close(report_state.fd);
+	report_state.fd = fd;
+}
+
+/* Copy @s into @out as a printable, quoted-safe string: bytes outside
+ * printable ASCII, quotes and backslashes become \xHH. */
+static const char *printable(const char *s, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!s)
+		return "(null)";
+	for (; *s && o + 5 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	if (*s && o + 4 <= cap) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name)
+{
+	char buf[256];
+
+	if (report_state.verbosity < 2)
+		return;
+	gg_report_trace("%s(module %p, \"%s\") -> %s", api, module,
+			printable(name, buf, sizeof(buf)), rc_name);
+}
+
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, uint64_t ptr,
+		     const char *rc_name)
+{
+	gg_report_trace("%s(%zu bytes) #%llu -> %s 0x%llx", api, bytes, (unsigned long long)index,
+			rc_name, (unsigned long long)ptr);
+}
+
+void gg_report_free(const char *api, uint64_t ptr, const char *rc_name)
+{
+	gg_report_trace("%s(0x%llx) -> %s", api, (unsigned long long)ptr, rc_name);
+}
+
+void gg_report_calls(const char *const *names, const unsigned long *counts, unsigned n)
+{
+	char line[LINE_MAX_BYTES - 64];
+	size_t o = 0;
+	unsigned long total = 0;
+
+	if (report_state.verbosity < 2)
+		return;
+	line[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		if (!counts[i])
+			continue;
+		total += counts[i];
+		int w = snprintf(line + o, sizeof(line) - o, "%s%s %lu", o ? ", " : "", names[i],
+				 counts[i]);
+		if (w < 0 || (size_t)w >= sizeof(line) - o)
+			break;
+		o += (size_t)w;
+	}
+	gg_report_trace("intercepted %lu calls: %s", total, line);
+}
+
+void gg_report_bad_value(const char *var, const char *value, const char *why)
+{
+	char buf[128];
+
+	gg_report_warn("%s=\"%s\" is not valid (%s); using the default", var,
+		       printable(value, buf, sizeof(buf)), why);
+}

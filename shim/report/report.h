@@ -1,0 +1,44 @@
+/* Every byte the shim writes goes through here: write(2) on one descriptor,
+ * lines formatted into a stack buffer, nothing allocated. Never stdout. */
+#ifndef GG_REPORT_H
+#define GG_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gg.h"
+
+struct gg_config;
+
+/* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
+void gg_report_open(const struct gg_config *cfg);
+
+/* After fork: reopen a log path holding %p for the child's own pid. */
+void gg_report_atfork_child(void);
+
+/* Lines start "gpuguard[PID] LEVEL: ". ERROR is always written; WARN and INFO
+ * at verbosity >= 1; TRACE (written as INFO) at verbosity >= 2. */
+void gg_report_error(const char *fmt, ...) GG_PRINTF(1, 2);
+void gg_report_warn(const char *fmt, ...) GG_PRINTF(1, 2);
+void gg_report_info(const char *fmt, ...) GG_PRINTF(1, 2);
+void gg_report_trace(const char *fmt, ...) GG_PRINTF(1, 2);
+
+/* One line each at verbosity 2: an intercepted lookup, allocation or free. */
+void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name);
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, uint64_t ptr,
+		     const char *rc_name);
+void gg_report_free(const char *api, uint64_t ptr, const char *rc_name);
+
+/* At exit, verbosity 2: how often each hooked entry point was called. */
+void gg_report_calls(const char *const *names, const unsigned long *counts, unsigned n);
+
+/* A GPUGUARD_* variable whose value could not be used (WARN). */
+void gg_report_bad_value(const char *var, const char *value, const char *why);
+
+/* True when TRACE lines are printed, so callers can skip formatting work. */
+int gg_report_tracing(void);
+
+/* Copy @pattern to @out with each "%p" replaced by @pid. 0 or -ENAMETOOLONG. */
+int gg_report_expand_path(const char *pattern, int pid, char *out, size_t cap);
+
+#endif
