@@ -1,0 +1,168 @@
+/*
+ * Every cu* entry point the fake driver exports, in one X-macro list.
+ *
+ * X(symbol, base, version, per_thread)
+ *   symbol      the exported (versioned) name, e.g. cuMemAlloc_v2
+ *   base        the name cuGetProcAddress is asked for, e.g. cuMemAlloc
+ *   version     the CUDA version that introduced this variant, taken from the
+ *               PFN_<base>_v<version>[_ptsz|_ptds] typedefs of cudaTypedefs.h
+ *   per_thread  1 for the _ptsz/_ptds (per-thread default stream) variants
+ *
+ * The call counters (fakecuda_calls) and the cuGetProcAddress table are both
+ * generated from this list, so they cannot drift apart.  When a base name is
+ * listed, every variant of it that cudaTypedefs.h knows is listed too:
+ * otherwise cuGetProcAddress would hand out an older variant whose prototype
+ * differs from what the caller asked for.  check_entrypoints.py verifies the
+ * list against cudaTypedefs.h, the toolkit's stub libcuda.so and the symbols
+ * the built library exports.
+ */
+#ifndef FAKECUDA_ENTRYPOINTS_H
+#define FAKECUDA_ENTRYPOINTS_H
+
+#define FAKECUDA_ENTRY_POINTS(X)                                              \
+    /* initialisation, version, errors, entry points */                      \
+    X(cuInit, cuInit, 2000, 0)                                                \
+    X(cuDriverGetVersion, cuDriverGetVersion, 2020, 0)                        \
+    X(cuGetErrorName, cuGetErrorName, 6000, 0)                                \
+    X(cuGetErrorString, cuGetErrorString, 6000, 0)                            \
+    X(cuGetProcAddress, cuGetProcAddress, 11030, 0)                           \
+    X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)                        \
+    X(cuGetExportTable, cuGetExportTable, 3000, 0)                            \
+    /* devices */                                                             \
+    X(cuDeviceGet, cuDeviceGet, 2000, 0)                                      \
+    X(cuDeviceGetCount, cuDeviceGetCount, 2000, 0)                            \
+    X(cuDeviceGetName, cuDeviceGetName, 2000, 0)                              \
+    X(cuDeviceTotalMem, cuDeviceTotalMem, 2000, 0)                            \
+    X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                         \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, 0)                    \
+    /* primary contexts */                                                    \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)            \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, 0)          \
+    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, 0)      \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0)              \
+    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, 0)          \
+    X(cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxGetState, 7000, 0)        \
+    X(cuDevicePrimaryCtxSetFlags, cuDevicePrimaryCtxSetFlags, 7000, 0)        \
+    X(cuDevicePrimaryCtxSetFlags_v2, cuDevicePrimaryCtxSetFlags, 11000, 0)    \
+    /* contexts */                                                            \
+    X(cuCtxCreate, cuCtxCreate, 2000, 0)                                      \
+    X(cuCtxCreate_v2, cuCtxCreate, 3020, 0)                                   \
+    X(cuCtxCreate_v3, cuCtxCreate, 11040, 0)                                  \
+    X(cuCtxCreate_v4, cuCtxCreate, 12050, 0)                                  \
+    X(cuCtxDestroy, cuCtxDestroy, 2000, 0)                                    \
+    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0)                                 \
+    X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, 0)                            \
+    X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, 0)                         \
+    X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, 0)                              \
+    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, 0)                           \
+    X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, 0)                              \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, 0)                              \
+    X(cuCtxGetDevice, cuCtxGetDevice, 2000, 0)                                \
+    X(cuCtxGetDevice_v2, cuCtxGetDevice, 13000, 0)                            \
+    X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0)                            \
+    X(cuCtxSynchronize_v2, cuCtxSynchronize, 13000, 0)                        \
+    X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 5050, 0)      \
+    /* memory */                                                              \
+    X(cuMemAlloc, cuMemAlloc, 2000, 0)                                        \
+    X(cuMemAlloc_v2, cuMemAlloc, 3020, 0)                                     \
+    X(cuMemFree, cuMemFree, 2000, 0)                                          \
+    X(cuMemFree_v2, cuMemFree, 3020, 0)                                       \
+    X(cuMemGetInfo, cuMemGetInfo, 2000, 0)                                    \
+    X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0)                                 \
+    X(cuMemGetAddressRange, cuMemGetAddressRange, 2000, 0)                    \
+    X(cuMemGetAddressRange_v2, cuMemGetAddressRange, 3020, 0)                 \
+    X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0)                             \
+    X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1)                        \
+    X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0)                               \
+    X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1)                          \
+    X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)                  \
+    X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0)                \
+    /* memset */                                                              \
+    X(cuMemsetD8, cuMemsetD8, 2000, 0)                                        \
+    X(cuMemsetD8_v2, cuMemsetD8, 3020, 0)                                     \
+    X(cuMemsetD8_v2_ptds, cuMemsetD8, 7000, 1)                                \
+    X(cuMemsetD16, cuMemsetD16, 2000, 0)                                      \
+    X(cuMemsetD16_v2, cuMemsetD16, 3020, 0)                                   \
+    X(cuMemsetD16_v2_ptds, cuMemsetD16, 7000, 1)                              \
+    X(cuMemsetD32, cuMemsetD32, 2000, 0)                                      \
+    X(cuMemsetD32_v2, cuMemsetD32, 3020, 0)                                   \
+    X(cuMemsetD32_v2_ptds, cuMemsetD32, 7000, 1)                              \
+    X(cuMemsetD8Async, cuMemsetD8Async, 3020, 0)                              \
+    X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, 1)                         \
+    X(cuMemsetD16Async, cuMemsetD16Async, 3020, 0)                            \
+    X(cuMemsetD16Async_ptsz, cuMemsetD16Async, 7000, 1)                       \
+    X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0)                            \
+    X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, 1)                       \
+    /* memcpy */                                                              \
+    X(cuMemcpy, cuMemcpy, 4000, 0)                                            \
+    X(cuMemcpy_ptds, cuMemcpy, 7000, 1)                                       \
+    X(cuMemcpyAsync, cuMemcpyAsync, 4000, 0)                                  \
+    X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, 1)                             \
+    X(cuMemcpyHtoD, cuMemcpyHtoD, 2000, 0)                                    \
+    X(cuMemcpyHtoD_v2, cuMemcpyHtoD, 3020, 0)                                 \
+    X(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD, 7000, 1)                            \
+    X(cuMemcpyDtoH, cuMemcpyDtoH, 2000, 0)                                    \
+    X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020, 0)                                 \
+    X(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH, 7000, 1)                            \
+    X(cuMemcpyDtoD, cuMemcpyDtoD, 2000, 0)                                    \
+    X(cuMemcpyDtoD_v2, cuMemcpyDtoD, 3020, 0)                                 \
+    X(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD, 7000, 1)                            \
+    X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync, 2000, 0)                          \
+    X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, 0)                       \
+    X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync, 7000, 1)                  \
+    X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync, 2000, 0)                          \
+    X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync, 3020, 0)                       \
+    X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync, 7000, 1)                  \
+    X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync, 3000, 0)                          \
+    X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020, 0)                       \
+    X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync, 7000, 1)                  \
+    /* streams */                                                             \
+    X(cuStreamCreate, cuStreamCreate, 2000, 0)                                \
+    X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050, 0)        \
+    X(cuStreamDestroy, cuStreamDestroy, 2000, 0)                              \
+    X(cuStreamDestroy_v2, cuStreamDestroy, 4000, 0)                           \
+    X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0)                      \
+    X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1)                 \
+    X(cuStreamQuery, cuStreamQuery, 2000, 0)                                  \
+    X(cuStreamQuery_ptsz, cuStreamQuery, 7000, 1)                             \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, 0)                          \
+    X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, 1)                     \
+    X(cuStreamGetFlags, cuStreamGetFlags, 5050, 0)                            \
+    X(cuStreamGetFlags_ptsz, cuStreamGetFlags, 7000, 1)                       \
+    X(cuStreamGetPriority, cuStreamGetPriority, 5050, 0)                      \
+    X(cuStreamGetPriority_ptsz, cuStreamGetPriority, 7000, 1)                 \
+    X(cuStreamGetCtx, cuStreamGetCtx, 9020, 0)                                \
+    X(cuStreamGetCtx_ptsz, cuStreamGetCtx, 9020, 1)                           \
+    X(cuStreamGetCtx_v2, cuStreamGetCtx, 12050, 0)                            \
+    X(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx, 12050, 1)                       \
+    /* events */                                                              \
+    X(cuEventCreate, cuEventCreate, 2000, 0)                                  \
+    X(cuEventRecord, cuEventRecord, 2000, 0)                                  \
+    X(cuEventRecord_ptsz, cuEventRecord, 7000, 1)                             \
+    X(cuEventQuery, cuEventQuery, 2000, 0)                                    \
+    X(cuEventSynchronize, cuEventSynchronize, 2000, 0)                        \
+    X(cuEventDestroy, cuEventDestroy, 2000, 0)                                \
+    X(cuEventDestroy_v2, cuEventDestroy, 4000, 0)                             \
+    /* modules */                                                             \
+    X(cuModuleLoad, cuModuleLoad, 2000, 0)                                    \
+    X(cuModuleLoadData, cuModuleLoadData, 2000, 0)                            \
+    X(cuModuleLoadDataEx, cuModuleLoadDataEx, 2010, 0)                        \
+    X(cuModuleLoadFatBinary, cuModuleLoadFatBinary, 2000, 0)                  \
+    X(cuModuleUnload, cuModuleUnload, 2000, 0)                                \
+    X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0)                      \
+    /* libraries */                                                           \
+    X(cuLibraryLoadData, cuLibraryLoadData, 12000, 0)                         \
+    X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, 0)                 \
+    X(cuLibraryUnload, cuLibraryUnload, 12000, 0)                             \
+    X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, 0)                       \
+    X(cuLibraryGetModule, cuLibraryGetModule, 12000, 0)                       \
+    X(cuKernelGetFunction, cuKernelGetFunction, 12000, 0)                     \
+    /* launches */                                                            \
+    X(cuLaunchKernel, cuLaunchKernel, 4000, 0)                                \
+    X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1)                           \
+    X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0)                           \
+    X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1)                      \
+    X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0)          \
+    X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1)
+
+#endif /* FAKECUDA_ENTRYPOINTS_H */

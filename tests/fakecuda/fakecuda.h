@@ -1,0 +1,87 @@
+/*
+ * Test controls of the fake CUDA driver (tests/fakecuda/libcuda.so.1).
+ *
+ * The fake exports these non-cu names next to the driver API.  Test programs
+ * should resolve them at run time, e.g.
+ *
+ *     fakecuda_read_fn rd = (fakecuda_read_fn)dlsym(RTLD_DEFAULT, "fakecuda_read");
+ *     if (rd) ...   // running on the fake; absent on a real driver
+ *
+ * so that the same program also runs against NVIDIA's libcuda.so.1.
+ *
+ * Environment variables read by the fake:
+ *   FAKECUDA_DEVICES=N      number of devices (default 1, at most 8); 0 makes
+ *                           cuInit fail with CUDA_ERROR_NO_DEVICE
+ *   FAKECUDA_MEM_LIMIT=B    cap on live allocated bytes, decimal (read at cuInit)
+ *   FAKECUDA_CALLS_FILE=P   at process exit, write "name count" lines for every
+ *                           cu* entry point called at least once
+ *
+ * Behaviour worth knowing when writing a test against the fake:
+ *   - Device addresses lie in a PROT_NONE reservation: dereferencing one on
+ *     the host faults.  Allocations are 256-byte aligned; fresh memory holds
+ *     a non-zero garbage pattern.
+ *   - Async work (memcpy/memset *Async, launches, cuMemFreeAsync, event
+ *     records) is queued and runs only when forced: cuStreamSynchronize,
+ *     cuStreamQuery, cuEventSynchronize/Query, cuCtxSynchronize, cuMemFree_v2,
+ *     context destroy/reset, or a synchronous call on the legacy stream, which
+ *     first runs the context's blocking streams (never CU_STREAM_NON_BLOCKING
+ *     ones).  fakecuda_read does not run anything.
+ *   - Synchronous memset/memcpy complete before they return.
+ *   - A kernel touching a byte outside every live allocation's extent kills
+ *     its context, as on a GPU: CUDA_ERROR_ILLEGAL_ADDRESS from the call that
+ *     runs it and from every later call on that context (sticky) until
+ *     cuCtxDestroy / cuDevicePrimaryCtxReset; its queued work is dropped.
+ *   - Kernels are host implementations chosen by .entry name (kernels.ptx);
+ *     other entries launch as no-ops.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stddef.h>
+
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Copy n bytes of "device" memory at src to host memory dst (read) or host
+ * memory src to device memory dst (write), immediately and ignoring stream
+ * order (queued work is not run first).  The range must lie inside one live
+ * allocation, counting its extent as the driver made it (the requested size
+ * rounded up to the 256-byte allocation granularity), so guard bytes a shim
+ * keeps inside its own larger allocation are reachable.
+ * Returns 0, or -EFAULT when the range is not inside one live allocation.
+ */
+int fakecuda_read(CUdeviceptr src, void *dst, size_t n);
+int fakecuda_write(CUdeviceptr dst, const void *src, size_t n);
+
+/* Cap on the total live allocated bytes (requested sizes); 0 = no cap. */
+void fakecuda_set_mem_limit(size_t bytes);
+/* Total requested bytes of live allocations (all devices and contexts). */
+size_t fakecuda_mem_used(void);
+/* Number of live allocations (all devices and contexts). */
+size_t fakecuda_live_allocations(void);
+
+/*
+ * How many times the exported entry point `entry_point` (an exact exported
+ * name such as "cuMemAlloc_v2") was called; 0 for unknown names.
+ */
+unsigned long fakecuda_calls(const char *entry_point);
+/* Zero every call counter. */
+void fakecuda_reset_calls(void);
+
+typedef int (*fakecuda_read_fn)(CUdeviceptr, void *, size_t);
+typedef int (*fakecuda_write_fn)(CUdeviceptr, const void *, size_t);
+typedef void (*fakecuda_set_mem_limit_fn)(size_t);
+typedef size_t (*fakecuda_mem_used_fn)(void);
+typedef size_t (*fakecuda_live_allocations_fn)(void);
+typedef unsigned long (*fakecuda_calls_fn)(const char *);
+typedef void (*fakecuda_reset_calls_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FAKECUDA_H */

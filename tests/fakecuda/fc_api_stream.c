@@ -1,0 +1,358 @@
+/*
+ * Stream and event entry points.  The engine behind them is fc_stream.c.
+ *
+ * cuStreamQuery and cuEventQuery run the queued work they ask about and then
+ * report CUDA_SUCCESS (or the context's error): answering
+ * CUDA_ERROR_NOT_READY without ever making progress would hang every
+ * program that polls, and the fake has no device running in the background.
+ */
+#include "fc_internal.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = NULL;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && (!ph || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING)))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        /* Out-of-range priorities are clamped, as documented. */
+        if (priority < FC_PRIO_GREATEST)
+            priority = FC_PRIO_GREATEST;
+        if (priority > FC_PRIO_LEAST)
+            priority = FC_PRIO_LEAST;
+        fc_stream *s = fc_stream_new_user(c, flags, priority);
+        if (!s)
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        else
+            *ph = (CUstream)s;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuStreamCreate, (CUstream * phStream, unsigned int Flags), (phStream, Flags))
+{
+    return stream_create(phStream, Flags, 0);
+}
+
+FC_EXPORT(cuStreamCreateWithPriority, (CUstream * phStream, unsigned int flags, int priority),
+          (phStream, flags, priority))
+{
+    return stream_create(phStream, flags, priority);
+}
+
+/* Only created streams can be destroyed; NULL and the special handles not. */
+static CUresult stream_destroy(CUstream h)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = fc_handle_get(h, FC_K_STREAM);
+    if (!s)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        fc_stream_destroy(s);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuStreamDestroy, (CUstream hStream), (hStream))
+{
+    return stream_destroy(hStream);
+}
+
+FC_EXPORT(cuStreamDestroy_v2, (CUstream hStream), (hStream))
+{
+    return stream_destroy(hStream);
+}
+
+static CUresult stream_sync(CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_sync_for_api(s);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuStreamSynchronize, (CUstream hStream), (hStream))
+{
+    return stream_sync(hStream, false);
+}
+
+FC_EXPORT(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
+{
+    return stream_sync(hStream, true);
+}
+
+FC_EXPORT(cuStreamQuery, (CUstream hStream), (hStream))
+{
+    return stream_sync(hStream, false);
+}
+
+FC_EXPORT(cuStreamQuery_ptsz, (CUstream hStream), (hStream))
+{
+    return stream_sync(hStream, true);
+}
+
+static CUresult stream_wait_event(CUstream h, CUevent ev, unsigned int flags, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    fc_event *e = fc_handle_get(ev, FC_K_EVENT);
+    if (rc == CUDA_SUCCESS && !e)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS && (flags & ~(unsigned int)CU_EVENT_WAIT_EXTERNAL))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    /* Work the event captured and that has not run yet becomes a prerequisite
+     * of everything queued on s from now on (a marker op carries it). */
+    if (rc == CUDA_SUCCESS && e->recorded && fc_dep_pending(&e->at)) {
+        fc_op *op = fc_op_new(FC_OP_MARKER);
+        rc = op ? fc_enqueue(s, op, &e->at) : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))
+{
+    return stream_wait_event(hStream, hEvent, Flags, false);
+}
+
+FC_EXPORT(cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+          (hStream, hEvent, Flags))
+{
+    return stream_wait_event(hStream, hEvent, Flags, true);
+}
+
+/* Shared front half of the stream getters: resolve, check the out-pointer. */
+static CUresult stream_query(CUstream h, bool per_thread, const void *out, fc_stream **s)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = fc_stream_resolve(h, per_thread, s);
+    if (rc == CUDA_SUCCESS && !out)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        fc_unlock();
+    return rc;
+}
+
+static CUresult stream_get_flags(CUstream h, unsigned int *flags, bool per_thread)
+{
+    fc_stream *s;
+    CUresult rc = stream_query(h, per_thread, flags, &s);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    *flags = s->flags;
+    fc_unlock();
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuStreamGetFlags, (CUstream hStream, unsigned int *flags), (hStream, flags))
+{
+    return stream_get_flags(hStream, flags, false);
+}
+
+FC_EXPORT(cuStreamGetFlags_ptsz, (CUstream hStream, unsigned int *flags), (hStream, flags))
+{
+    return stream_get_flags(hStream, flags, true);
+}
+
+static CUresult stream_get_priority(CUstream h, int *priority, bool per_thread)
+{
+    fc_stream *s;
+    CUresult rc = stream_query(h, per_thread, priority, &s);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    *priority = s->priority;
+    fc_unlock();
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuStreamGetPriority, (CUstream hStream, int *priority), (hStream, priority))
+{
+    return stream_get_priority(hStream, priority, false);
+}
+
+FC_EXPORT(cuStreamGetPriority_ptsz, (CUstream hStream, int *priority), (hStream, priority))
+{
+    return stream_get_priority(hStream, priority, true);
+}
+
+static CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool per_thread)
+{
+    fc_stream *s;
+    CUresult rc = stream_query(h, per_thread, pctx, &s);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    *pctx = (CUcontext)s->ctx;
+    if (pgreen)
+        *pgreen = NULL; /* the fake has no green contexts */
+    fc_unlock();
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuStreamGetCtx, (CUstream hStream, CUcontext *pctx), (hStream, pctx))
+{
+    return stream_get_ctx(hStream, pctx, NULL, false);
+}
+
+FC_EXPORT(cuStreamGetCtx_ptsz, (CUstream hStream, CUcontext *pctx), (hStream, pctx))
+{
+    return stream_get_ctx(hStream, pctx, NULL, true);
+}
+
+FC_EXPORT(cuStreamGetCtx_v2, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx),
+          (hStream, pCtx, pGreenCtx))
+{
+    return stream_get_ctx(hStream, pCtx, pGreenCtx, false);
+}
+
+FC_EXPORT(cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx),
+          (hStream, pCtx, pGreenCtx))
+{
+    return stream_get_ctx(hStream, pCtx, pGreenCtx, true);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                    */
+/* ------------------------------------------------------------------------ */
+
+FC_EXPORT(cuEventCreate, (CUevent * phEvent, unsigned int Flags), (phEvent, Flags))
+{
+    const unsigned int known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = NULL;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS &&
+        (!phEvent || (Flags & ~known) ||
+         ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        fc_event *e = calloc(1, sizeof *e);
+        if (!e) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            e->ctx = c;
+            e->flags = Flags;
+            LIST_INSERT_HEAD(&c->events, e, link);
+            fc_handle_add(&e->h, FC_K_EVENT);
+            *phEvent = (CUevent)e;
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+static CUresult event_record(CUevent ev, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_event *e = fc_handle_get(ev, FC_K_EVENT);
+    fc_stream *s = NULL;
+    if (!e)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS && s->ctx != e->ctx)
+        rc = CUDA_ERROR_INVALID_HANDLE; /* "must be from the same context" */
+    if (rc == CUDA_SUCCESS) {
+        /* A marker op: on the legacy stream it also captures the blocking
+         * streams' work, through the prerequisites every legacy op gets. */
+        fc_op *op = fc_op_new(FC_OP_MARKER);
+        rc = op ? fc_enqueue(s, op, NULL) : CUDA_ERROR_OUT_OF_MEMORY;
+        if (rc == CUDA_SUCCESS) {
+            e->recorded = true;
+            e->at = (fc_dep){s->id, op->seq};
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream))
+{
+    return event_record(hEvent, hStream, false);
+}
+
+FC_EXPORT(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream))
+{
+    return event_record(hEvent, hStream, true);
+}
+
+/* Before any record an event is an empty set of work: complete. */
+static CUresult event_wait(CUevent ev)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_event *e = fc_handle_get(ev, FC_K_EVENT);
+    if (!e) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        if (e->recorded && fc_dep_pending(&e->at))
+            fc_run_dep(&e->at);
+        rc = e->ctx->sticky;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuEventQuery, (CUevent hEvent), (hEvent))
+{
+    return event_wait(hEvent);
+}
+
+FC_EXPORT(cuEventSynchronize, (CUevent hEvent), (hEvent))
+{
+    return event_wait(hEvent);
+}
+
+static CUresult event_destroy(CUevent ev)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_event *e = fc_handle_get(ev, FC_K_EVENT);
+    if (!e) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        /* Streams that wait on it hold their own copy of its dependency. */
+        LIST_REMOVE(e, link);
+        fc_handle_del(&e->h);
+        free(e);
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuEventDestroy, (CUevent hEvent), (hEvent))
+{
+    return event_destroy(hEvent);
+}
+
+FC_EXPORT(cuEventDestroy_v2, (CUevent hEvent), (hEvent))
+{
+    return event_destroy(hEvent);
+}

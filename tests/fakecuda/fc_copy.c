@@ -1,0 +1,451 @@
+/*
+ * memset and memcpy entry points.
+ *
+ * Synchronous forms act on the legacy default stream (the _ptds forms on the
+ * calling thread's per-thread stream): they first run what that stream must
+ * wait for (fc_sync_for_api: for the legacy stream, every blocking stream of
+ * the context, but no CU_STREAM_NON_BLOCKING stream), then complete before
+ * returning.  Asynchronous forms queue an op on their stream.  Host data of
+ * an async host-to-device copy is staged at the call, as the driver does for
+ * pageable memory; an async device-to-host copy writes the caller's buffer
+ * only when its stream runs.
+ *
+ * A device range must lie inside one allocation's requested size, else
+ * CUDA_ERROR_INVALID_VALUE, checked at the call.
+ */
+#include "fc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum xfer_kind { X_HTOD, X_DTOH, X_DTOD, X_HTOH };
+
+typedef struct xfer {
+    int kind;
+    CUdeviceptr ddst, dsrc;
+    void *hdst;
+    const void *hsrc;
+    size_t n;
+} xfer;
+
+static CUresult xfer_check(const xfer *x)
+{
+    if (x->n == 0)
+        return CUDA_SUCCESS;
+    switch (x->kind) {
+    case X_HTOD:
+        return x->hsrc ? fc_mem_check(x->ddst, x->n) : CUDA_ERROR_INVALID_VALUE;
+    case X_DTOH:
+        return x->hdst ? fc_mem_check(x->dsrc, x->n) : CUDA_ERROR_INVALID_VALUE;
+    case X_DTOD: {
+        CUresult rc = fc_mem_check(x->ddst, x->n);
+        return rc != CUDA_SUCCESS ? rc : fc_mem_check(x->dsrc, x->n);
+    }
+    default:
+        return x->hdst && x->hsrc ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+/* Validated ranges of live allocations: these accesses cannot fault. */
+static void xfer_now(const xfer *x)
+{
+    if (x->n == 0)
+        return;
+    switch (x->kind) {
+    case X_HTOD:
+        (void)fc_dev_write(x->ddst, x->hsrc, x->n);
+        break;
+    case X_DTOH:
+        (void)fc_dev_read(x->dsrc, x->hdst, x->n);
+        break;
+    case X_DTOD:
+        (void)fc_dev_copy(x->ddst, x->dsrc, x->n);
+        break;
+    default:
+        memmove(x->hdst, x->hsrc, x->n);
+        break;
+    }
+}
+
+static CUresult xfer_sync(const xfer *x, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(NULL, per_thread, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = xfer_check(x);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_sync_for_api(s);
+    /* The work just run may have freed (stream-ordered) what we validated. */
+    if (rc == CUDA_SUCCESS)
+        rc = xfer_check(x);
+    if (rc == CUDA_SUCCESS)
+        xfer_now(x);
+    fc_unlock();
+    return rc;
+}
+
+static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = xfer_check(x);
+    if (rc != CUDA_SUCCESS || x->n == 0) {
+        fc_unlock();
+        return rc;
+    }
+    if (x->kind == X_HTOH) {
+        /* Host to host is fully synchronous, in stream order. */
+        rc = fc_sync_for_api(s);
+        if (rc == CUDA_SUCCESS)
+            xfer_now(x);
+        fc_unlock();
+        return rc;
+    }
+
+    static const int op_kind[] = {[X_HTOD] = FC_OP_HTOD, [X_DTOH] = FC_OP_DTOH, [X_DTOD] = FC_OP_DTOD};
+    fc_op *op = fc_op_new(op_kind[x->kind]);
+    if (!op) {
+        fc_unlock();
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    op->u.copy.n = x->n;
+    switch (x->kind) {
+    case X_HTOD:
+        op->u.copy.dev = x->ddst;
+        op->u.copy.host = malloc(x->n);
+        if (op->u.copy.host)
+            memcpy(op->u.copy.host, x->hsrc, x->n);
+        else
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        break;
+    case X_DTOH:
+        op->u.copy.dev = x->dsrc;
+        op->u.copy.host = x->hdst;
+        break;
+    default:
+        op->u.copy.dev = x->ddst;
+        op->u.copy.dev_src = x->dsrc;
+        break;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = fc_enqueue(s, op, NULL);
+    else
+        fc_op_free(op);
+    fc_unlock();
+    return rc;
+}
+
+/* cuMemcpy(Async): with unified addressing the direction follows the pointers. */
+static xfer unified(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    bool ddev = fc_mem_is_device(dst), sdev = fc_mem_is_device(src);
+    xfer x = {.n = n, .ddst = dst, .dsrc = src};
+    x.hdst = (void *)(uintptr_t)dst;
+    x.hsrc = (const void *)(uintptr_t)src;
+    x.kind = ddev ? (sdev ? X_DTOD : X_HTOD) : (sdev ? X_DTOH : X_HTOH);
+    return x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* memcpy                                                                    */
+/* ------------------------------------------------------------------------ */
+
+FC_EXPORT(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))
+{
+    xfer x = unified(dst, src, ByteCount);
+    return xfer_sync(&x, false);
+}
+
+FC_EXPORT(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))
+{
+    xfer x = unified(dst, src, ByteCount);
+    return xfer_sync(&x, true);
+}
+
+FC_EXPORT(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
+          (dst, src, ByteCount, hStream))
+{
+    xfer x = unified(dst, src, ByteCount);
+    return xfer_async(&x, hStream, false);
+}
+
+FC_EXPORT(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
+          (dst, src, ByteCount, hStream))
+{
+    xfer x = unified(dst, src, ByteCount);
+    return xfer_async(&x, hStream, true);
+}
+
+#define HTOD(d, s, len) ((xfer){.kind = X_HTOD, .ddst = (d), .hsrc = (s), .n = (len)})
+#define DTOH(d, s, len) ((xfer){.kind = X_DTOH, .hdst = (d), .dsrc = (s), .n = (len)})
+#define DTOD(d, s, len) ((xfer){.kind = X_DTOD, .ddst = (d), .dsrc = (s), .n = (len)})
+
+FC_EXPORT(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
+          (dstDevice, srcHost, ByteCount))
+{
+    return xfer_sync(&HTOD(dstDevice, srcHost, ByteCount), false);
+}
+
+FC_EXPORT(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
+          (dstDevice, srcHost, ByteCount))
+{
+    return xfer_sync(&HTOD(dstDevice, srcHost, ByteCount), true);
+}
+
+FC_EXPORT(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount))
+{
+    return xfer_sync(&DTOH(dstHost, srcDevice, ByteCount), false);
+}
+
+FC_EXPORT(cuMemcpyDtoH_v2_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount),
+          (dstHost, srcDevice, ByteCount))
+{
+    return xfer_sync(&DTOH(dstHost, srcDevice, ByteCount), true);
+}
+
+FC_EXPORT(cuMemcpyDtoD_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount),
+          (dstDevice, srcDevice, ByteCount))
+{
+    return xfer_sync(&DTOD(dstDevice, srcDevice, ByteCount), false);
+}
+
+FC_EXPORT(cuMemcpyDtoD_v2_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount),
+          (dstDevice, srcDevice, ByteCount))
+{
+    return xfer_sync(&DTOD(dstDevice, srcDevice, ByteCount), true);
+}
+
+FC_EXPORT(cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream),
+          (dstDevice, srcHost, ByteCount, hStream))
+{
+    return xfer_async(&HTOD(dstDevice, srcHost, ByteCount), hStream, false);
+}
+
+FC_EXPORT(cuMemcpyHtoDAsync_v2_ptsz,
+          (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream),
+          (dstDevice, srcHost, ByteCount, hStream))
+{
+    return xfer_async(&HTOD(dstDevice, srcHost, ByteCount), hStream, true);
+}
+
+FC_EXPORT(cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+          (dstHost, srcDevice, ByteCount, hStream))
+{
+    return xfer_async(&DTOH(dstHost, srcDevice, ByteCount), hStream, false);
+}
+
+FC_EXPORT(cuMemcpyDtoHAsync_v2_ptsz, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+          (dstHost, srcDevice, ByteCount, hStream))
+{
+    return xfer_async(&DTOH(dstHost, srcDevice, ByteCount), hStream, true);
+}
+
+FC_EXPORT(cuMemcpyDtoDAsync_v2,
+          (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+          (dstDevice, srcDevice, ByteCount, hStream))
+{
+    return xfer_async(&DTOD(dstDevice, srcDevice, ByteCount), hStream, false);
+}
+
+FC_EXPORT(cuMemcpyDtoDAsync_v2_ptsz,
+          (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+          (dstDevice, srcDevice, ByteCount, hStream))
+{
+    return xfer_async(&DTOD(dstDevice, srcDevice, ByteCount), hStream, true);
+}
+
+/* The 32-bit legacy forms cannot address this device. */
+FC_EXPORT(cuMemcpyHtoD, (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount),
+          (dstDevice, srcHost, ByteCount))
+{
+    (void)dstDevice, (void)srcHost, (void)ByteCount;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemcpyDtoH, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
+          (dstHost, srcDevice, ByteCount))
+{
+    (void)dstHost, (void)srcDevice, (void)ByteCount;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemcpyDtoD, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
+          (dstDevice, srcDevice, ByteCount))
+{
+    (void)dstDevice, (void)srcDevice, (void)ByteCount;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemcpyHtoDAsync,
+          (CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream),
+          (dstDevice, srcHost, ByteCount, hStream))
+{
+    (void)dstDevice, (void)srcHost, (void)ByteCount, (void)hStream;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemcpyDtoHAsync, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+          (dstHost, srcDevice, ByteCount, hStream))
+{
+    (void)dstHost, (void)srcDevice, (void)ByteCount, (void)hStream;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemcpyDtoDAsync,
+          (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+          (dstDevice, srcDevice, ByteCount, hStream))
+{
+    (void)dstDevice, (void)srcDevice, (void)ByteCount, (void)hStream;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* ------------------------------------------------------------------------ */
+/* memset                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* "The dstDevice pointer must be two [four] byte aligned." */
+static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count)
+{
+    if (count == 0)
+        return CUDA_SUCCESS;
+    if (dst % elem || count > SIZE_MAX / elem)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_mem_check(dst, count * elem);
+}
+
+static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(NULL, per_thread, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = memset_check(dst, elem, count);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_sync_for_api(s);
+    if (rc == CUDA_SUCCESS)
+        rc = memset_check(dst, elem, count);
+    if (rc == CUDA_SUCCESS && count)
+        (void)fc_dev_fill(dst, value, elem, count);
+    fc_unlock();
+    return rc;
+}
+
+static CUresult memset_async(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, CUstream h,
+                             bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = memset_check(dst, elem, count);
+    if (rc == CUDA_SUCCESS && count) {
+        fc_op *op = fc_op_new(FC_OP_MEMSET);
+        if (!op) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            op->u.memset.dst = dst;
+            op->u.memset.value = value;
+            op->u.memset.elem = elem;
+            op->u.memset.count = count;
+            rc = fc_enqueue(s, op, NULL);
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N))
+{
+    return memset_sync(dstDevice, uc, 1, N, false);
+}
+
+FC_EXPORT(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N))
+{
+    return memset_sync(dstDevice, uc, 1, N, true);
+}
+
+FC_EXPORT(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))
+{
+    return memset_sync(dstDevice, us, 2, N, false);
+}
+
+FC_EXPORT(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))
+{
+    return memset_sync(dstDevice, us, 2, N, true);
+}
+
+FC_EXPORT(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))
+{
+    return memset_sync(dstDevice, ui, 4, N, false);
+}
+
+FC_EXPORT(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))
+{
+    return memset_sync(dstDevice, ui, 4, N, true);
+}
+
+FC_EXPORT(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
+          (dstDevice, uc, N, hStream))
+{
+    return memset_async(dstDevice, uc, 1, N, hStream, false);
+}
+
+FC_EXPORT(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
+          (dstDevice, uc, N, hStream))
+{
+    return memset_async(dstDevice, uc, 1, N, hStream, true);
+}
+
+FC_EXPORT(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+          (dstDevice, us, N, hStream))
+{
+    return memset_async(dstDevice, us, 2, N, hStream, false);
+}
+
+FC_EXPORT(cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+          (dstDevice, us, N, hStream))
+{
+    return memset_async(dstDevice, us, 2, N, hStream, true);
+}
+
+FC_EXPORT(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+          (dstDevice, ui, N, hStream))
+{
+    return memset_async(dstDevice, ui, 4, N, hStream, false);
+}
+
+FC_EXPORT(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+          (dstDevice, ui, N, hStream))
+{
+    return memset_async(dstDevice, ui, 4, N, hStream, true);
+}
+
+/* The 32-bit legacy forms cannot address this device. */
+FC_EXPORT(cuMemsetD8, (CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N), (dstDevice, uc, N))
+{
+    (void)dstDevice, (void)uc, (void)N;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N), (dstDevice, us, N))
+{
+    (void)dstDevice, (void)us, (void)N;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N), (dstDevice, ui, N))
+{
+    (void)dstDevice, (void)ui, (void)N;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}

@@ -1,0 +1,403 @@
+/*
+ * Module images for the fake driver: find the kernel entry names in a PTX
+ * text, an ELF cubin or a fatbin container.
+ *
+ * The fake runs host implementations of kernels chosen by entry name, so all
+ * it needs from an image is the list of `.entry` names.  It still rejects
+ * what the real driver would reject (wrong magic, truncated containers, PTX
+ * newer than the toolkit, code for another GPU) so that a test written
+ * against the fake fails the same way it would on a real GPU.
+ *
+ * Fatbin layout (reverse-engineered, confirmed against `fatbinary` output of
+ * CUDA 13): a 16-byte header {u32 magic 0xBA55ED50, u16 version 1, u16
+ * header_size, u64 fat_size} followed by fat_size bytes of entries.  Each
+ * entry header: u16 kind (1 PTX, 2 ELF) @0, u16 version @2, u32 header_size
+ * @4, u64 payload_size @8, u32 compressed_size @16, u32 @20, u16 minor @24,
+ * u16 major @26, u32 arch (e.g. 90) @28, u32 name_offset @32, u32 name_len
+ * @36, u64 flags @40 (0x2000 LZ4 / 0x8000 zstd compressed payload), u64 @48,
+ * u64 uncompressed_size @56; the payload follows at entry + header_size.
+ * nvcc's __fatBinC_Wrapper_t {int magic 0x466243b1; int version; const
+ * unsigned long long *data; void *filename_or_fatbins;} points to such a
+ * container.
+ */
+#include "fc_internal.h"
+
+#include <elf.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef EM_CUDA
+#define EM_CUDA 190
+#endif
+
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_WRAPPER_MAGIC 0x466243b1u
+#define FATBIN_KIND_PTX 1
+#define FATBIN_KIND_ELF 2
+#define FATBIN_FLAG_COMPRESS_LZ4 0x2000u
+#define FATBIN_FLAG_COMPRESS_ZSTD 0x8000u
+#define FATBIN_ENTRY_MIN 64u
+
+/* Little-endian loads from possibly unaligned bytes. */
+static uint16_t ld16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint32_t ld32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint64_t ld64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/*
+ * Compare the image's first bytes with `magic` one byte at a time, stopping
+ * at the first mismatch: the image may be a short NUL-terminated PTX string
+ * that must not be read past its end.
+ */
+static bool starts_with(const unsigned char *p, size_t size, const unsigned char *magic, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (size && i >= size)
+            return false;
+        if (p[i] != magic[i])
+            return false;
+    }
+    return true;
+}
+
+static CUresult add_name(fc_image *img, const char *name, size_t len)
+{
+    for (size_t i = 0; i < img->count; i++)
+        if (strlen(img->names[i]) == len && memcmp(img->names[i], name, len) == 0)
+            return CUDA_SUCCESS;
+    char **grown = realloc(img->names, (img->count + 1) * sizeof *grown);
+    if (!grown)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    img->names = grown;
+    char *copy = strndup(name, len);
+    if (!copy)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    img->names[img->count++] = copy;
+    return CUDA_SUCCESS;
+}
+
+void fc_image_free(fc_image *img)
+{
+    for (size_t i = 0; i < img->count; i++)
+        free(img->names[i]);
+    free(img->names);
+    img->names = NULL;
+    img->count = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* PTX                                                                       */
+/* ------------------------------------------------------------------------ */
+
+static bool ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
+}
+
+static bool ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static size_t skip_space(const char *t, size_t len, size_t i)
+{
+    while (i < len && is_space(t[i]))
+        i++;
+    return i;
+}
+
+static unsigned long read_uint(const char *t, size_t len, size_t *i, bool *ok)
+{
+    unsigned long v = 0;
+    size_t start = *i;
+    while (*i < len && t[*i] >= '0' && t[*i] <= '9' && v < 100000)
+        v = v * 10 + (unsigned long)(t[(*i)++] - '0');
+    *ok = *i > start;
+    return v;
+}
+
+/*
+ * A PTX module: find `.version`, `.target` and every `.entry NAME` outside
+ * comments and strings.  The fake cannot JIT, so it checks only what makes
+ * the real JIT fail for reasons a test could hit: no `.version`/`.target`
+ * (not PTX at all), an ISA newer than the toolkit, or a target newer than
+ * the device.
+ */
+static CUresult parse_ptx(const char *t, size_t len, fc_image *img)
+{
+    bool have_version = false, have_target = false;
+    size_t i = 0;
+
+    if (len == 0)
+        return CUDA_ERROR_INVALID_IMAGE;
+    for (size_t k = 0; k < len; k++) {
+        unsigned char c = (unsigned char)t[k];
+        if (c < 0x20 && !is_space((char)c))
+            return CUDA_ERROR_INVALID_IMAGE; /* binary data, not text */
+    }
+
+    while (i < len) {
+        char c = t[i];
+        if (c == '/' && i + 1 < len && t[i + 1] == '/') {
+            while (i < len && t[i] != '\n')
+                i++;
+        } else if (c == '/' && i + 1 < len && t[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < len && !(t[i] == '*' && t[i + 1] == '/'))
+                i++;
+            if (i + 1 >= len)
+                return CUDA_ERROR_INVALID_PTX; /* unterminated comment */
+            i += 2;
+        } else if (c == '"') {
+            i++;
+            while (i < len && t[i] != '"' && t[i] != '\n')
+                i++;
+            i++;
+        } else if (c == '.' && i + 1 < len && ident_start(t[i + 1]) && (i == 0 || !ident_char(t[i - 1]))) {
+            size_t w = i + 1;
+            while (w < len && ident_char(t[w]))
+                w++;
+            size_t wlen = w - i;
+            const char *word = t + i;
+            i = w;
+            if (wlen == 8 && memcmp(word, ".version", 8) == 0) {
+                bool ok;
+                i = skip_space(t, len, i);
+                unsigned long major = read_uint(t, len, &i, &ok);
+                if (!ok)
+                    return CUDA_ERROR_INVALID_PTX;
+                if (major > FC_PTX_ISA_MAJOR_MAX)
+                    return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+                have_version = true;
+            } else if (wlen == 7 && memcmp(word, ".target", 7) == 0) {
+                bool ok;
+                i = skip_space(t, len, i);
+                if (i + 3 <= len && memcmp(t + i, "sm_", 3) == 0)
+                    i += 3;
+                else if (i + 8 <= len && memcmp(t + i, "compute_", 8) == 0)
+                    i += 8;
+                else
+                    return CUDA_ERROR_INVALID_PTX;
+                unsigned long sm = read_uint(t, len, &i, &ok);
+                if (!ok)
+                    return CUDA_ERROR_INVALID_PTX;
+                if (sm > FC_SM_VERSION)
+                    return CUDA_ERROR_INVALID_PTX; /* JIT cannot target a newer GPU */
+                have_target = true;
+            } else if (wlen == 6 && memcmp(word, ".entry", 6) == 0) {
+                i = skip_space(t, len, i);
+                size_t n = i;
+                if (n >= len || !ident_start(t[n]))
+                    return CUDA_ERROR_INVALID_PTX;
+                while (n < len && ident_char(t[n]))
+                    n++;
+                CUresult rc = add_name(img, t + i, n - i);
+                if (rc != CUDA_SUCCESS)
+                    return rc;
+                i = n;
+            }
+        } else {
+            i++;
+        }
+    }
+    if (!have_version || !have_target)
+        return CUDA_ERROR_INVALID_PTX;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ELF cubin                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The extent of an ELF image whose size the caller does not know: the end of
+ * the section or program header table, whichever is later (nvcc and ptxas put
+ * the section headers last).
+ */
+static size_t elf_extent(const unsigned char *p)
+{
+    Elf64_Ehdr eh;
+    memcpy(&eh, p, sizeof eh);
+    uint64_t sh_end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+    uint64_t ph_end = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+    uint64_t end = sh_end > ph_end ? sh_end : ph_end;
+    return end < sizeof eh ? sizeof eh : (size_t)end;
+}
+
+/* A cubin: each kernel lives in a section named ".text.<kernel>". */
+static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img)
+{
+    Elf64_Ehdr eh;
+
+    if (size < sizeof eh)
+        return CUDA_ERROR_INVALID_IMAGE;
+    memcpy(&eh, p, sizeof eh);
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_CUDA)
+        return CUDA_ERROR_INVALID_IMAGE;
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum)
+        return CUDA_ERROR_INVALID_IMAGE;
+    if (eh.e_shoff > size || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff)
+        return CUDA_ERROR_INVALID_IMAGE;
+
+    Elf64_Shdr strsec;
+    memcpy(&strsec, p + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof(Elf64_Shdr), sizeof strsec);
+    if (strsec.sh_offset > size || strsec.sh_size > size - strsec.sh_offset)
+        return CUDA_ERROR_INVALID_IMAGE;
+    const char *strtab = (const char *)p + strsec.sh_offset;
+
+    for (size_t s = 0; s < eh.e_shnum; s++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, p + eh.e_shoff + s * sizeof(Elf64_Shdr), sizeof sh);
+        if (sh.sh_name >= strsec.sh_size)
+            return CUDA_ERROR_INVALID_IMAGE;
+        const char *name = strtab + sh.sh_name;
+        size_t maxlen = strsec.sh_size - sh.sh_name;
+        size_t nlen = strnlen(name, maxlen);
+        if (nlen == maxlen)
+            return CUDA_ERROR_INVALID_IMAGE; /* unterminated name */
+        if (nlen > 6 && memcmp(name, ".text.", 6) == 0) {
+            CUresult rc = add_name(img, name + 6, nlen - 6);
+            if (rc != CUDA_SUCCESS)
+                return rc;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* fatbin                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img)
+{
+    static atomic_bool warned_compressed;
+
+    if (size && size < 16)
+        return CUDA_ERROR_INVALID_IMAGE;
+    uint16_t version = ld16(p + 4);
+    uint16_t hdr = ld16(p + 6);
+    uint64_t fat = ld64(p + 8);
+    if (version != 1 || hdr < 16 || fat > ((uint64_t)1 << 40))
+        return CUDA_ERROR_INVALID_IMAGE;
+    uint64_t total = hdr + fat;
+    if (size && total > size)
+        return CUDA_ERROR_INVALID_IMAGE;
+
+    const unsigned char *best_elf = NULL, *best_ptx = NULL;
+    uint64_t best_elf_len = 0, best_ptx_len = 0;
+    uint32_t best_ptx_arch = 0;
+    bool skipped_compressed = false;
+
+    for (uint64_t off = hdr; off < total;) {
+        if (total - off < FATBIN_ENTRY_MIN)
+            return CUDA_ERROR_INVALID_IMAGE;
+        const unsigned char *e = p + off;
+        uint16_t kind = ld16(e);
+        uint32_t ehdr = ld32(e + 4);
+        uint64_t payload = ld64(e + 8);
+        uint32_t arch = ld32(e + 28);
+        uint64_t flags = ld64(e + 40);
+        if (ehdr < FATBIN_ENTRY_MIN || ehdr > total - off || payload > total - off - ehdr)
+            return CUDA_ERROR_INVALID_IMAGE;
+        const unsigned char *data = e + ehdr;
+        bool compressed = (flags & (FATBIN_FLAG_COMPRESS_LZ4 | FATBIN_FLAG_COMPRESS_ZSTD)) != 0;
+
+        if (kind == FATBIN_KIND_ELF && arch == FC_SM_VERSION) {
+            /* SASS runs only on its own major architecture. */
+            if (compressed)
+                skipped_compressed = true;
+            else if (!best_elf) {
+                best_elf = data;
+                best_elf_len = payload;
+            }
+        } else if (kind == FATBIN_KIND_PTX && arch <= FC_SM_VERSION) {
+            /* PTX is JIT-compiled for any newer GPU; prefer the newest. */
+            if (compressed)
+                skipped_compressed = true;
+            else if (!best_ptx || arch > best_ptx_arch) {
+                best_ptx = data;
+                best_ptx_len = payload;
+                best_ptx_arch = arch;
+            }
+        }
+        off += ehdr + payload;
+    }
+
+    if (best_elf)
+        return parse_elf(best_elf, (size_t)best_elf_len, img);
+    if (best_ptx)
+        return parse_ptx((const char *)best_ptx, strnlen((const char *)best_ptx, (size_t)best_ptx_len), img);
+    if (skipped_compressed) {
+        /* A limitation of the fake, not a property of the image. */
+        if (!atomic_exchange(&warned_compressed, true)) {
+            fprintf(stderr, "fakecuda: fatbin holds only compressed images for sm_%d; "
+                            "build it with `fatbinary --compress=false` or load the PTX\n",
+                    FC_SM_VERSION);
+        }
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+}
+
+/* ------------------------------------------------------------------------ */
+
+CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
+{
+    static const unsigned char elf_magic[4] = {0x7f, 'E', 'L', 'F'};
+    static const unsigned char fatbin_magic[4] = {0x50, 0xED, 0x55, 0xBA};
+    static const unsigned char wrapper_magic[4] = {0xb1, 0x43, 0x62, 0x46};
+    const unsigned char *p = image;
+    CUresult rc;
+
+    out->names = NULL;
+    out->count = 0;
+
+    if (starts_with(p, size, elf_magic, 4)) {
+        if (!size)
+            size = elf_extent(p);
+        rc = parse_elf(p, size, out);
+    } else if (starts_with(p, size, fatbin_magic, 4)) {
+        rc = parse_fatbin(p, size, out);
+    } else if (starts_with(p, size, wrapper_magic, 4)) {
+        /* __fatBinC_Wrapper_t: {int magic; int version; data; filename_or_fatbins} */
+        const unsigned char *data;
+        if (size && size < 16)
+            rc = CUDA_ERROR_INVALID_IMAGE;
+        else {
+            memcpy(&data, p + 8, sizeof data);
+            if (!data || !starts_with(data, 0, fatbin_magic, 4))
+                rc = CUDA_ERROR_INVALID_IMAGE;
+            else
+                rc = parse_fatbin(data, 0, out);
+        }
+    } else {
+        size_t len = size ? strnlen((const char *)p, size) : strlen((const char *)p);
+        rc = parse_ptx((const char *)p, len, out);
+    }
+    if (rc != CUDA_SUCCESS)
+        fc_image_free(out);
+    return rc;
+}

@@ -1,0 +1,486 @@
+/*
+ * Internal interfaces shared by the fake driver's source files.
+ *
+ * Nothing here is exported from libcuda.so.1: every declaration carries
+ * FC_HIDDEN, so the library's dynamic symbol table holds only the cu* entry
+ * points and the fakecuda_* test controls (check_entrypoints.py verifies it).
+ */
+#ifndef FAKECUDA_INTERNAL_H
+#define FAKECUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <cuda.h>
+
+#include "entrypoints.h"
+
+#define FC_HIDDEN __attribute__((visibility("hidden")))
+
+/* ------------------------------------------------------------------------ */
+/* Ordered map (treap) keyed by a 64-bit address.                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An intrusive node: embed it in the record to be indexed.  `key` orders the
+ * tree (an address), `val` is a length used by fc_tree_first_fit (each node
+ * keeps the largest `val` of its subtree in `maxval`).  A treap keeps the
+ * expected depth logarithmic, so insert, erase, floor and first-fit are all
+ * O(log n) expected.  Not thread-safe: callers hold the driver lock.
+ */
+typedef struct fc_tnode {
+    struct fc_tnode *l, *r;
+    uint64_t key;
+    uint64_t val;
+    uint64_t maxval;
+    uint32_t prio;
+} fc_tnode;
+
+/* Insert n (key unique; n->key and n->val set by the caller). */
+FC_HIDDEN void fc_tree_insert(fc_tnode **root, fc_tnode *n, uint32_t prio);
+/* Remove the node whose key is `key`; it must be present. */
+FC_HIDDEN void fc_tree_erase(fc_tnode **root, uint64_t key);
+/* Exact lookup; NULL when absent. */
+FC_HIDDEN fc_tnode *fc_tree_find(fc_tnode *root, uint64_t key);
+/* The node with the largest key <= key, or NULL. */
+FC_HIDDEN fc_tnode *fc_tree_floor(fc_tnode *root, uint64_t key);
+/* The node with the smallest key >= key, or NULL. */
+FC_HIDDEN fc_tnode *fc_tree_ceil(fc_tnode *root, uint64_t key);
+/* The lowest-keyed node with val >= len, or NULL. */
+FC_HIDDEN fc_tnode *fc_tree_first_fit(fc_tnode *root, uint64_t len);
+/*
+ * After changing the key or val of the node now keyed `key` in place (only
+ * allowed when its order among the other keys does not change), recompute
+ * the subtree maxima on the path to it.
+ */
+FC_HIDDEN void fc_tree_fix_path(fc_tnode *root, uint64_t key);
+
+/* ------------------------------------------------------------------------ */
+/* Module images: PTX text, cubin (ELF) and fatbin containers.              */
+/* ------------------------------------------------------------------------ */
+
+/* The kernel entry names found in an image. */
+typedef struct fc_image {
+    char **names;
+    size_t count;
+} fc_image;
+
+/*
+ * Parse a module image as cuModuleLoadData receives it: a NUL-terminated PTX
+ * text, an ELF cubin, a fatbin container (magic 0xBA55ED50) or a
+ * __fatBinC_Wrapper_t (magic 0x466243b1) pointing to one.  `size` is the
+ * number of readable bytes when the caller knows it (a file), or 0 when it
+ * does not (a pointer from the application).  On success fills *out (release
+ * with fc_image_free) and returns CUDA_SUCCESS; otherwise the CUresult the
+ * real driver documents for that kind of bad image.
+ */
+FC_HIDDEN CUresult fc_image_parse(const void *image, size_t size, fc_image *out);
+FC_HIDDEN void fc_image_free(fc_image *img);
+
+/* The sm version the fake device reports (compute capability 9.0). */
+#define FC_SM_VERSION 90
+/* The newest PTX ISA the fake "JIT" accepts (CUDA 13.0 ships PTX ISA 9.0). */
+#define FC_PTX_ISA_MAJOR_MAX 9
+
+
+/* ------------------------------------------------------------------------ */
+/* Identity and limits of the fake driver.                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The driver reports the version of the toolkit it was built against. */
+#define FC_DRIVER_VERSION CUDA_VERSION
+#define FC_MAX_DEVICES 8
+#define FC_DEVICE_NAME "gpuguard fake device"
+/* Allocation granularity: an allocation's extent is its size rounded up. */
+#define FC_GRANULE 256u
+/* Memory of one fake device, and the device address space of all of them. */
+#define FC_DEVICE_MEM ((uint64_t)8 << 30)
+#define FC_VA_SIZE ((uint64_t)FC_MAX_DEVICES * FC_DEVICE_MEM)
+/* Stream priorities of a compute capability 9.0 device: [greatest, least]. */
+#define FC_PRIO_GREATEST (-5)
+#define FC_PRIO_LEAST 0
+
+/* ------------------------------------------------------------------------ */
+/* Exported entry points: call counters and exact self addresses.            */
+/* ------------------------------------------------------------------------ */
+
+#define FC_PUBLIC __attribute__((visibility("default")))
+
+enum fc_ep {
+#define FC_EP_ENUM(sym, base, ver, pt) FC_EP_##sym,
+    FAKECUDA_ENTRY_POINTS(FC_EP_ENUM)
+#undef FC_EP_ENUM
+    FC_EP_COUNT
+};
+
+/* Calls of each exported entry point (fc_proc.c); relaxed atomics. */
+FC_HIDDEN extern atomic_ulong fc_calls[FC_EP_COUNT];
+
+/*
+ * fc_self_<sym> is a hidden alias of the exported function <sym>: the same
+ * address, reached without the GOT.  cuGetProcAddress hands these out, so an
+ * LD_PRELOADed library that exports its own cuMemAlloc_v2 cannot interpose on
+ * what the driver returns (the real driver returns its own functions), and
+ * the pointer equals dlsym(<libcuda handle>, "<sym>").
+ */
+#define FC_SELF_DECL(sym, base, ver, pt) FC_HIDDEN extern __typeof__(sym) fc_self_##sym;
+FAKECUDA_ENTRY_POINTS(FC_SELF_DECL)
+#undef FC_SELF_DECL
+
+/*
+ * Define an exported entry point.  The exported function counts the call and
+ * forwards to the static implementation whose body follows the macro:
+ *
+ *     FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
+ *     {
+ *         ...
+ *     }
+ *
+ * Every export goes through here, so no entry point can miss its counter,
+ * and a name missing from entrypoints.h does not compile (FC_EP_<name>).
+ */
+#define FC_EXPORT(name, params, args)                                          \
+    static CUresult fc_impl_##name params;                                     \
+    FC_PUBLIC CUresult CUDAAPI name params                                     \
+    {                                                                          \
+        atomic_fetch_add_explicit(&fc_calls[FC_EP_##name], 1,                  \
+                                  memory_order_relaxed);                       \
+        return fc_impl_##name args;                                            \
+    }                                                                          \
+    extern __typeof__(name) fc_self_##name __attribute__((alias(#name)));      \
+    static CUresult fc_impl_##name params
+
+/* ------------------------------------------------------------------------ */
+/* Driver objects.                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Every handle given to the application (CUcontext, CUstream, CUevent,
+ * CUmodule, CUfunction, CUlibrary, CUkernel) points to an object that starts
+ * with an fc_handle registered in fc_st.handles while it is valid, so a
+ * handle is checked by lookup before it is ever dereferenced.
+ */
+enum fc_kind {
+    FC_K_CTX = 1,
+    FC_K_STREAM,
+    FC_K_EVENT,
+    FC_K_MODULE,
+    FC_K_FUNCTION,
+    FC_K_LIBRARY,
+    FC_K_KERNEL,
+};
+
+typedef struct fc_handle {
+    fc_tnode node; /* key = the object's address */
+    int kind;
+} fc_handle;
+
+typedef struct fc_ctx fc_ctx;
+typedef struct fc_stream fc_stream;
+typedef struct fc_event fc_event;
+typedef struct fc_op fc_op;
+typedef struct fc_module fc_module;
+typedef struct fc_function fc_function;
+typedef struct fc_library fc_library;
+typedef struct fc_kernel fc_kernel;
+typedef struct fc_kimpl fc_kimpl;
+
+/*
+ * A context.  Created contexts are never freed: after cuCtxDestroy the
+ * object stays registered as a "zombie" (alive == false), so a thread that
+ * still has it current gets CUDA_ERROR_CONTEXT_IS_DESTROYED, as documented,
+ * instead of a dangling pointer.  Primary contexts live in fc_st for good and
+ * are alive while retained.  All fields are guarded by fc_st.lock.
+ */
+struct fc_ctx {
+    fc_handle h;
+    int dev;
+    bool primary;
+    bool alive;
+    unsigned int flags;
+    unsigned int refcount; /* primary contexts: retain count */
+    /* CUDA_SUCCESS, or the sticky error of a faulted kernel (context lost). */
+    CUresult sticky;
+    fc_stream *legacy; /* the NULL stream (CU_STREAM_LEGACY) */
+    LIST_HEAD(, fc_stream) streams; /* every stream, legacy and per-thread included */
+    LIST_HEAD(, fc_event) events;
+    LIST_HEAD(, fc_module) modules;
+};
+
+enum fc_stream_kind { FC_S_USER, FC_S_LEGACY, FC_S_PER_THREAD };
+
+/* A prerequisite of an operation: stream `stream_id` has run every op <= seq. */
+typedef struct fc_dep {
+    uint64_t stream_id;
+    uint64_t seq;
+} fc_dep;
+
+/* Work queued on a stream; runs when something forces the stream. */
+enum fc_op_kind {
+    FC_OP_MARKER, /* event record, stream wait: only its dependencies */
+    FC_OP_MEMSET,
+    FC_OP_HTOD,
+    FC_OP_DTOH,
+    FC_OP_DTOD,
+    FC_OP_KERNEL,
+    FC_OP_FREE, /* cuMemFreeAsync */
+};
+
+#define FC_MAX_KPARAMS 4
+
+struct fc_op {
+    fc_op *next;
+    uint64_t seq; /* global enqueue order */
+    int kind;
+    unsigned int ndeps;
+    fc_dep *deps;
+    union {
+        struct {
+            CUdeviceptr dst;
+            uint32_t value;
+            unsigned int elem; /* 1, 2 or 4 bytes */
+            size_t count;
+        } memset;
+        struct {
+            CUdeviceptr dev;     /* HTOD dst, DTOH src, DTOD dst */
+            CUdeviceptr dev_src; /* DTOD src */
+            void *host;          /* HTOD: staged copy (owned); DTOH: application buffer */
+            size_t n;
+        } copy;
+        struct {
+            const fc_kimpl *impl;
+            uint64_t args[FC_MAX_KPARAMS];
+        } kernel;
+        struct {
+            CUdeviceptr ptr;
+            uint64_t buffer_id; /* so a reused address is never freed */
+        } free;
+    } u;
+};
+
+struct fc_stream {
+    fc_handle h;      /* registered for user streams only */
+    fc_tnode id_node; /* key = id, in fc_st.streams_by_id */
+    uint64_t id;      /* never reused, so a stale fc_dep cannot alias */
+    fc_ctx *ctx;
+    int kind;
+    unsigned int flags;
+    int priority;
+    uint64_t owner; /* per-thread streams: fc_thread_id() of the owner */
+    fc_op *head, *tail;
+    bool destroyed; /* by cuStreamDestroy: freed once its work has run */
+    LIST_ENTRY(fc_stream) link;
+    LIST_ENTRY(fc_stream) zombie_link;
+};
+
+struct fc_event {
+    fc_handle h;
+    fc_ctx *ctx;
+    unsigned int flags;
+    bool recorded;
+    fc_dep at; /* the marker op of the latest record */
+    LIST_ENTRY(fc_event) link;
+};
+
+/* A host implementation of a kernel, chosen by entry name. */
+struct fc_kimpl {
+    const char *name;
+    unsigned int nparams;
+    unsigned char psize[FC_MAX_KPARAMS];
+    /* Run over the whole problem; false on an illegal address. */
+    bool (*run)(const uint64_t *args);
+};
+
+struct fc_function {
+    fc_handle h;
+    fc_module *mod;
+    const fc_kimpl *impl;
+    const char *name; /* owned by the module's image */
+};
+
+struct fc_module {
+    fc_handle h;
+    fc_ctx *ctx;
+    fc_library *lib; /* non-NULL: made by a library for ctx; not unloadable */
+    fc_image img;    /* owned unless lib != NULL (then the library's) */
+    size_t nfuncs;
+    fc_function *funcs;
+    LIST_ENTRY(fc_module) ctx_link;
+    LIST_ENTRY(fc_module) lib_link;
+};
+
+struct fc_kernel {
+    fc_handle h;
+    fc_library *lib;
+    const fc_kimpl *impl;
+    const char *name;
+};
+
+struct fc_library {
+    fc_handle h;
+    fc_image img;
+    size_t nkernels;
+    fc_kernel *kernels;
+    LIST_HEAD(, fc_module) modules; /* one per context that asked */
+    LIST_ENTRY(fc_library) link;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Driver state.                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One driver lock guards everything below except `initialized` (an atomic,
+ * set once under the lock) and the call counters.  Work queued on streams
+ * runs on whichever API thread forces it, with the lock held, so the fake
+ * never needs condition variables.
+ */
+typedef struct fc_state {
+    pthread_mutex_t lock;
+    atomic_bool initialized;
+
+    int ndevices;
+    fc_ctx primary[FC_MAX_DEVICES];
+
+    /* memory */
+    uint64_t va_base, va_end;      /* reserved PROT_NONE device address space */
+    fc_tnode *allocs;              /* live allocations by base address */
+    fc_tnode *free_va;             /* free address ranges: key start, val length */
+    size_t mem_limit;              /* 0: none */
+    size_t mem_used;               /* requested bytes of live allocations */
+    size_t live_allocs;
+    uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */
+    uint64_t next_buffer_id;
+
+    /* handles and streams */
+    fc_tnode *handles;
+    fc_tnode *streams_by_id;
+    uint64_t next_stream_id;
+    uint64_t next_seq;
+    LIST_HEAD(, fc_stream) zombie_streams; /* destroyed, work still queued */
+    LIST_HEAD(, fc_library) libraries;
+
+    uint32_t prng; /* treap priorities */
+} fc_state;
+
+FC_HIDDEN extern fc_state fc_st;
+
+static inline void fc_lock(void)
+{
+    pthread_mutex_lock(&fc_st.lock);
+}
+
+static inline void fc_unlock(void)
+{
+    pthread_mutex_unlock(&fc_st.lock);
+}
+
+/* ---- fc_state.c --------------------------------------------------------- */
+
+/* CUDA_ERROR_NOT_INITIALIZED before cuInit; else takes the lock. */
+FC_HIDDEN CUresult fc_enter(void);
+FC_HIDDEN uint32_t fc_rand(void);
+FC_HIDDEN void fc_handle_add(fc_handle *h, int kind);
+FC_HIDDEN void fc_handle_del(fc_handle *h);
+/* The object behind `p` when it is a live handle of `kind`, else NULL. */
+FC_HIDDEN void *fc_handle_get(const void *p, int kind);
+/* A small process-unique id of the calling thread (never reused). */
+FC_HIDDEN uint64_t fc_thread_id(void);
+/*
+ * The calling thread's current context, usable: CUDA_ERROR_INVALID_CONTEXT
+ * when there is none, CUDA_ERROR_CONTEXT_IS_DESTROYED when it was destroyed,
+ * its sticky error when a kernel fault killed it.  Lock held.
+ */
+FC_HIDDEN CUresult fc_ctx_current(fc_ctx **out);
+FC_HIDDEN bool fc_dev_valid(CUdevice dev);
+
+/* ---- fc_mem.c ----------------------------------------------------------- */
+
+typedef struct fc_alloc {
+    fc_tnode node; /* key = base address */
+    uint64_t size;   /* requested */
+    uint64_t extent; /* size rounded up to FC_GRANULE */
+    unsigned char *host;
+    fc_ctx *ctx; /* NULL: a stream-ordered allocation whose context died */
+    int dev;
+    uint64_t buffer_id;
+    bool async;        /* from cuMemAllocAsync: owned by the device's pool */
+    bool free_pending; /* a cuMemFreeAsync is queued */
+    bool mapped;       /* host backing is an mmap */
+} fc_alloc;
+
+FC_HIDDEN CUresult fc_mem_init(void);
+FC_HIDDEN CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out);
+FC_HIDDEN void fc_mem_release(fc_alloc *a);
+/* The live allocation whose base is exactly addr, or NULL. */
+FC_HIDDEN fc_alloc *fc_mem_find_base(uint64_t addr);
+/* Execute a queued cuMemFreeAsync. */
+FC_HIDDEN void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id);
+/* The allocation that holds addr within its requested size, or NULL. */
+FC_HIDDEN fc_alloc *fc_mem_find(uint64_t addr);
+/* CUDA_SUCCESS when [addr, addr+n) lies inside one allocation's requested size. */
+FC_HIDDEN CUresult fc_mem_check(uint64_t addr, size_t n);
+/* Whether addr lies in the device address space (else: host memory). */
+FC_HIDDEN bool fc_mem_is_device(uint64_t addr);
+/*
+ * Access device memory as a kernel does: every byte must be inside the
+ * extent of some live allocation (ranges may span adjacent allocations).
+ * Bytes before the first bad one are transferred; false on a bad byte.
+ */
+FC_HIDDEN bool fc_dev_read(uint64_t addr, void *dst, size_t n);
+FC_HIDDEN bool fc_dev_write(uint64_t addr, const void *src, size_t n);
+FC_HIDDEN bool fc_dev_fill(uint64_t addr, uint32_t value, unsigned int elem, size_t count);
+/* Device-to-device copy with memmove semantics, same rules. */
+FC_HIDDEN bool fc_dev_copy(uint64_t dst, uint64_t src, size_t n);
+/* Free a context's memory (device_reset: the device's pool too). */
+FC_HIDDEN void fc_mem_ctx_teardown(fc_ctx *c, bool device_reset);
+
+/* ---- fc_stream.c -------------------------------------------------------- */
+
+/*
+ * Resolve a stream argument: NULL is the legacy stream, or the per-thread
+ * stream when `per_thread` (the _ptsz/_ptds entry points); CU_STREAM_LEGACY
+ * and CU_STREAM_PER_THREAD are accepted.  Checks the context (current one for
+ * the special handles, the stream's own otherwise).  Lock held.
+ */
+FC_HIDDEN CUresult fc_stream_resolve(CUstream h, bool per_thread, fc_stream **out);
+FC_HIDDEN fc_op *fc_op_new(int kind);
+FC_HIDDEN void fc_op_free(fc_op *op);
+/* Queue op on s (taking ownership), adding the implicit legacy-stream deps. */
+FC_HIDDEN CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra);
+/*
+ * Before a synchronous API acts on stream s: run what it must wait for (the
+ * legacy stream waits for every blocking stream of its context, a blocking
+ * stream for the legacy stream).  Returns the context's sticky error.
+ */
+FC_HIDDEN CUresult fc_sync_for_api(fc_stream *s);
+/* Run all queued work of a context; returns its sticky error. */
+FC_HIDDEN CUresult fc_ctx_sync(fc_ctx *c);
+FC_HIDDEN CUresult fc_stream_ctx_activate(fc_ctx *c);
+FC_HIDDEN fc_stream *fc_stream_new_user(fc_ctx *c, unsigned int flags, int priority);
+/* cuStreamDestroy: the handle dies now, the queue once it has run. */
+FC_HIDDEN void fc_stream_destroy(fc_stream *s);
+FC_HIDDEN bool fc_dep_pending(const fc_dep *d);
+/* Run the named stream up to (and including) the op the dep names. */
+FC_HIDDEN void fc_run_dep(const fc_dep *d);
+FC_HIDDEN void fc_stream_ctx_teardown(fc_ctx *c);
+
+/* ---- fc_module.c -------------------------------------------------------- */
+
+/*
+ * Resolve a CUfunction (or a CUkernel passed as one) for a launch in
+ * context c: CUDA_ERROR_INVALID_HANDLE for NULL, unknown or foreign handles.
+ */
+FC_HIDDEN CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out);
+FC_HIDDEN void fc_module_ctx_teardown(fc_ctx *c);
+
+/* ---- fc_launch.c -------------------------------------------------------- */
+
+/* The host implementation of entry `name` (a no-op for unknown names). */
+FC_HIDDEN const fc_kimpl *fc_kimpl_find(const char *name);
+
+#endif /* FAKECUDA_INTERNAL_H */

@@ -1,0 +1,480 @@
+/*
+ * Device memory: the device address space, allocations, and the checked
+ * accesses that memcpy, memset and kernels go through.
+ *
+ * Device addresses are handed out inside a large PROT_NONE reservation, so a
+ * host dereference of a device pointer faults exactly as it would with a real
+ * GPU.  The bytes live in separate host backing memory; every access
+ * translates an address through the allocation tree (a treap keyed by base
+ * address, O(log n) for allocation, free and interior-pointer lookups).
+ * Free address ranges are kept in a second treap searched first-fit.
+ */
+#include "fc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Backing up to this extent lives in the same malloc block as the record. */
+#define INLINE_MAX ((uint64_t)64 * 1024)
+
+/* Fresh device memory is not zeroed on a real GPU: fill it with this. */
+static const unsigned char garbage[8] = {0xde, 0xad, 0xbe, 0xef, 0xca, 0xfe, 0xba, 0xbe};
+
+static uint64_t round_up(uint64_t n, uint64_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+static fc_alloc *as_alloc(fc_tnode *n)
+{
+    return (fc_alloc *)n; /* the node is the first member */
+}
+
+CUresult fc_mem_init(void)
+{
+    void *p = mmap(NULL, FC_VA_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_tnode *all = calloc(1, sizeof *all);
+    if (!all) {
+        munmap(p, FC_VA_SIZE);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    fc_st.va_base = (uint64_t)(uintptr_t)p;
+    fc_st.va_end = fc_st.va_base + FC_VA_SIZE;
+    all->key = fc_st.va_base;
+    all->val = FC_VA_SIZE;
+    fc_tree_insert(&fc_st.free_va, all, fc_rand());
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Address space                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Take `len` bytes from the lowest free range that holds them. */
+static bool va_take(uint64_t len, uint64_t *out)
+{
+    fc_tnode *f = fc_tree_first_fit(fc_st.free_va, len);
+    if (!f)
+        return false;
+    *out = f->key;
+    if (f->val == len) {
+        fc_tree_erase(&fc_st.free_va, f->key);
+        free(f);
+    } else {
+        /* Shrinking from the front keeps the node's place among its neighbours. */
+        f->key += len;
+        f->val -= len;
+        fc_tree_fix_path(fc_st.free_va, f->key);
+    }
+    return true;
+}
+
+/* Return a range, coalescing with free neighbours. */
+static void va_give(uint64_t start, uint64_t len)
+{
+    fc_tnode *prev = fc_tree_floor(fc_st.free_va, start);
+    fc_tnode *next = fc_tree_ceil(fc_st.free_va, start);
+    bool join_prev = prev && prev->key + prev->val == start;
+    bool join_next = next && start + len == next->key;
+
+    if (join_prev && join_next) {
+        uint64_t next_key = next->key;
+        prev->val += len + next->val;
+        fc_tree_erase(&fc_st.free_va, next_key);
+        free(next);
+        fc_tree_fix_path(fc_st.free_va, prev->key);
+    } else if (join_prev) {
+        prev->val += len;
+        fc_tree_fix_path(fc_st.free_va, prev->key);
+    } else if (join_next) {
+        next->key = start;
+        next->val += len;
+        fc_tree_fix_path(fc_st.free_va, start);
+    } else {
+        fc_tnode *n = calloc(1, sizeof *n);
+        if (!n)
+            return; /* the range is lost to the fake; never reused */
+        n->key = start;
+        n->val = len;
+        fc_tree_insert(&fc_st.free_va, n, fc_rand());
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocations                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void fill_garbage(unsigned char *p, uint64_t n)
+{
+    /* n is a multiple of FC_GRANULE; the pattern follows the device address. */
+    for (uint64_t i = 0; i < n; i += sizeof garbage)
+        memcpy(p + i, garbage, sizeof garbage);
+}
+
+CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out)
+{
+    if ((uint64_t)size > FC_DEVICE_MEM)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t extent = round_up(size, FC_GRANULE);
+    if (fc_st.mem_limit && (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (fc_st.dev_used[c->dev] + extent > FC_DEVICE_MEM)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+
+    fc_alloc *a;
+    if (extent <= INLINE_MAX) {
+        a = malloc(sizeof *a + extent);
+        if (!a)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        memset(a, 0, sizeof *a);
+        a->host = (unsigned char *)(a + 1);
+    } else {
+        a = calloc(1, sizeof *a);
+        if (!a)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        void *p = mmap(NULL, extent, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            free(a);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        a->host = p;
+        a->mapped = true;
+    }
+
+    uint64_t base;
+    if (!va_take(extent, &base)) {
+        if (a->mapped)
+            munmap(a->host, extent);
+        free(a);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    fill_garbage(a->host, extent);
+    a->size = size;
+    a->extent = extent;
+    a->ctx = c;
+    a->dev = c->dev;
+    a->async = async;
+    a->buffer_id = fc_st.next_buffer_id++;
+    a->node.key = base;
+    fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
+    fc_st.mem_used += size;
+    fc_st.live_allocs++;
+    fc_st.dev_used[a->dev] += extent;
+    *out = (CUdeviceptr)base;
+    return CUDA_SUCCESS;
+}
+
+void fc_mem_release(fc_alloc *a)
+{
+    uint64_t base = a->node.key;
+    fc_tree_erase(&fc_st.allocs, base);
+    va_give(base, a->extent);
+    fc_st.mem_used -= a->size;
+    fc_st.live_allocs--;
+    fc_st.dev_used[a->dev] -= a->extent;
+    if (a->mapped)
+        munmap(a->host, a->extent);
+    free(a);
+}
+
+fc_alloc *fc_mem_find_base(uint64_t addr)
+{
+    return as_alloc(fc_tree_find(fc_st.allocs, addr));
+}
+
+fc_alloc *fc_mem_find(uint64_t addr)
+{
+    fc_alloc *a = as_alloc(fc_tree_floor(fc_st.allocs, addr));
+    return a && addr - a->node.key < a->size ? a : NULL;
+}
+
+CUresult fc_mem_check(uint64_t addr, size_t n)
+{
+    fc_alloc *a = fc_mem_find(addr);
+    if (!a || n > a->size - (addr - a->node.key))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+bool fc_mem_is_device(uint64_t addr)
+{
+    return addr >= fc_st.va_base && addr < fc_st.va_end;
+}
+
+void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id)
+{
+    fc_alloc *a = fc_mem_find_base(ptr);
+    if (a && a->buffer_id == buffer_id)
+        fc_mem_release(a);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel-style accesses                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Call fn on each piece of [addr, addr+n) as it lies in the allocations'
+ * backing memory, in address order; false at the first byte that is not
+ * inside a live allocation's extent (like a GPU, a kernel may run from one
+ * allocation into the next one when they are adjacent).
+ */
+typedef void (*piece_fn)(unsigned char *p, size_t len, size_t done, void *arg);
+
+static bool walk(uint64_t addr, size_t n, piece_fn fn, void *arg)
+{
+    size_t done = 0;
+    while (done < n) {
+        fc_alloc *a = as_alloc(fc_tree_floor(fc_st.allocs, addr));
+        if (!a || addr - a->node.key >= a->extent)
+            return false;
+        uint64_t off = addr - a->node.key;
+        size_t len = n - done;
+        if (len > a->extent - off)
+            len = (size_t)(a->extent - off);
+        fn(a->host + off, len, done, arg);
+        done += len;
+        addr += len;
+        if (addr == 0 && done < n)
+            return false; /* wrapped around the address space */
+    }
+    return true;
+}
+
+static void piece_read(unsigned char *p, size_t len, size_t done, void *arg)
+{
+    memcpy((unsigned char *)arg + done, p, len);
+}
+
+static void piece_write(unsigned char *p, size_t len, size_t done, void *arg)
+{
+    memcpy(p, (const unsigned char *)arg + done, len);
+}
+
+typedef struct fill_arg {
+    unsigned char bytes[4];
+    unsigned int elem;
+} fill_arg;
+
+static void piece_fill(unsigned char *p, size_t len, size_t done, void *arg)
+{
+    const fill_arg *f = arg;
+    if (f->elem == 1) {
+        memset(p, f->bytes[0], len);
+        return;
+    }
+    /* Pieces start at the range start or at a 256-aligned base: on an element. */
+    for (size_t i = 0; i < len; i++)
+        p[i] = f->bytes[(done + i) % f->elem];
+}
+
+bool fc_dev_read(uint64_t addr, void *dst, size_t n)
+{
+    return walk(addr, n, piece_read, dst);
+}
+
+bool fc_dev_write(uint64_t addr, const void *src, size_t n)
+{
+    return walk(addr, n, piece_write, (void *)(uintptr_t)src);
+}
+
+bool fc_dev_fill(uint64_t addr, uint32_t value, unsigned int elem, size_t count)
+{
+    fill_arg f = {.elem = elem};
+    memcpy(f.bytes, &value, sizeof f.bytes); /* little-endian, as on the device */
+    if (elem > 1 && count > SIZE_MAX / elem)
+        return false;
+    return walk(addr, count * elem, piece_fill, &f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Context teardown                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct alloc_list {
+    fc_alloc **v;
+    size_t n, cap;
+} alloc_list;
+
+static void collect(fc_tnode *t, fc_ctx *c, bool device_reset, alloc_list *out)
+{
+    if (!t)
+        return;
+    collect(t->l, c, device_reset, out);
+    fc_alloc *a = as_alloc(t);
+    bool dies = a->async ? device_reset && a->dev == c->dev : a->ctx == c;
+    if (dies) {
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 64;
+            fc_alloc **v = realloc(out->v, cap * sizeof *v);
+            if (v) {
+                out->v = v;
+                out->cap = cap;
+            }
+        }
+        if (out->n < out->cap)
+            out->v[out->n++] = a;
+    } else if (a->ctx == c) {
+        /* A pool allocation outlives the context that made it (cuCtxDestroy docs). */
+        a->ctx = NULL;
+    }
+    collect(t->r, c, device_reset, out);
+}
+
+void fc_mem_ctx_teardown(fc_ctx *c, bool device_reset)
+{
+    alloc_list l = {0};
+    collect(fc_st.allocs, c, device_reset, &l);
+    for (size_t i = 0; i < l.n; i++)
+        fc_mem_release(l.v[i]);
+    free(l.v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocation entry points                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The 32-bit legacy forms cannot address this device. */
+FC_EXPORT(cuMemAlloc, (CUdeviceptr_v1 * dptr, unsigned int bytesize), (dptr, bytesize))
+{
+    (void)dptr;
+    (void)bytesize;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemFree, (CUdeviceptr_v1 dptr), (dptr))
+{
+    (void)dptr;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = NULL;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_mem_alloc(c, bytesize, false, dptr);
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * cuMemFree is synchronous: queued work that may still use the memory runs
+ * first.  Memory from cuMemAllocAsync is the exception the documentation
+ * names: no implicit synchronisation, so work still queued on it will fault.
+ * A NULL pointer is not an allocation: CUDA_ERROR_INVALID_VALUE (unlike
+ * cudaFree(NULL), cuMemFree has no documented no-op case).
+ */
+FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = NULL;
+    rc = fc_ctx_current(&c);
+    fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
+    if (rc == CUDA_SUCCESS && (!a || a->free_pending))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && !a->async) {
+        fc_ctx *owner = a->ctx;
+        rc = fc_ctx_sync(c);
+        if (rc == CUDA_SUCCESS && owner && owner != c && owner->alive)
+            rc = fc_ctx_sync(owner);
+        /* Running work never frees a non-pending allocation, but look again. */
+        a = fc_mem_find_base(dptr);
+        if (rc == CUDA_SUCCESS && !a)
+            rc = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (rc == CUDA_SUCCESS)
+        fc_mem_release(a);
+    fc_unlock();
+    return rc;
+}
+
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    /* The address is handed out at once; the stream only orders its use. */
+    if (rc == CUDA_SUCCESS)
+        rc = fc_mem_alloc(s->ctx, bytesize, true, dptr);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream))
+{
+    return alloc_async(dptr, bytesize, hStream, false);
+}
+
+FC_EXPORT(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
+          (dptr, bytesize, hStream))
+{
+    return alloc_async(dptr, bytesize, hStream, true);
+}
+
+/* The free is queued: work queued before it on the stream still sees memory. */
+static CUresult free_async(CUdeviceptr dptr, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
+    if (rc == CUDA_SUCCESS && (!a || a->free_pending))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        fc_op *op = fc_op_new(FC_OP_FREE);
+        if (!op) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            op->u.free.ptr = dptr;
+            op->u.free.buffer_id = a->buffer_id;
+            a->free_pending = true;
+            rc = fc_enqueue(s, op, NULL);
+            if (rc != CUDA_SUCCESS)
+                a->free_pending = false;
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))
+{
+    return free_async(dptr, hStream, false);
+}
+
+FC_EXPORT(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))
+{
+    return free_async(dptr, hStream, true);
+}
+
+/* In bounded chunks, backwards when dst overlaps the tail of src. */
+bool fc_dev_copy(uint64_t dst, uint64_t src, size_t n)
+{
+    unsigned char buf[16384];
+    bool backwards = dst > src && dst - src < n;
+    size_t done = 0;
+    while (done < n) {
+        size_t len = n - done < sizeof buf ? n - done : sizeof buf;
+        uint64_t off = backwards ? n - done - len : done;
+        if (!fc_dev_read(src + off, buf, len) || !fc_dev_write(dst + off, buf, len))
+            return false;
+        done += len;
+    }
+    return true;
+}

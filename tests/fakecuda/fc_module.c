@@ -1,0 +1,501 @@
+/*
+ * Modules (per context) and libraries (context-independent, CUDA 12).
+ *
+ * A module image is parsed for its kernel entry names only (fc_image.c); a
+ * CUfunction carries the host implementation chosen by that name
+ * (fc_launch.c).  A library keeps its image and one CUkernel per entry; the
+ * first cuLibraryGetModule / cuKernelGetFunction in a context makes that
+ * context's module of the library, which the application may not unload.
+ * Every handle is registered, so an unknown or unloaded one is reported,
+ * never dereferenced.
+ */
+#include "fc_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Images from files and JIT options                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Read a whole file, NUL-terminated (a PTX file is text). */
+static CUresult read_file(const char *path, unsigned char **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_FILE_NOT_FOUND;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap + 1);
+    CUresult rc = buf ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    while (rc == CUDA_SUCCESS) {
+        if (n == cap) {
+            unsigned char *grown = realloc(buf, 2 * cap + 1);
+            if (!grown) {
+                rc = CUDA_ERROR_OUT_OF_MEMORY;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = CUDA_ERROR_FILE_NOT_FOUND; /* e.g. a directory */
+            break;
+        }
+    }
+    fclose(f);
+    if (rc != CUDA_SUCCESS) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *size = n;
+    return CUDA_SUCCESS;
+}
+
+/* A file image: parsed with its size known, then the buffer is dropped. */
+static CUresult parse_file(const char *path, fc_image *img)
+{
+    unsigned char *data;
+    size_t size;
+    CUresult rc = read_file(path, &data, &size);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    /* An empty file would read as "size unknown": hand the parser the NUL. */
+    rc = fc_image_parse(data, size ? size : 1, img);
+    free(data);
+    return rc;
+}
+
+/*
+ * The JIT options that are outputs: the logs come back empty (nothing to
+ * say), their filled sizes 0, the wall time 0.  Values travel in the
+ * pointer-sized option slots, as the driver API defines.
+ */
+static void jit_outputs(unsigned int n, const CUjit_option *opts, void **vals)
+{
+    size_t info_size = 0, error_size = 0;
+    for (unsigned int i = 0; i < n; i++) {
+        if (opts[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+            info_size = (size_t)(uintptr_t)vals[i];
+        else if (opts[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+            error_size = (size_t)(uintptr_t)vals[i];
+    }
+    for (unsigned int i = 0; i < n; i++) {
+        switch (opts[i]) {
+        case CU_JIT_INFO_LOG_BUFFER:
+            if (info_size && vals[i])
+                *(char *)vals[i] = '\0';
+            break;
+        case CU_JIT_ERROR_LOG_BUFFER:
+            if (error_size && vals[i])
+                *(char *)vals[i] = '\0';
+            break;
+        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+            vals[i] = NULL;
+            break;
+        case CU_JIT_WALL_TIME: {
+            float zero = 0.0f;
+            memcpy(&vals[i], &zero, sizeof zero);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Module objects                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Functions for every entry of the image (borrowing its names). */
+static CUresult module_new(fc_ctx *c, fc_library *lib, fc_image *img, fc_module **out)
+{
+    fc_module *m = calloc(1, sizeof *m);
+    fc_function *funcs = calloc(img->count ? img->count : 1, sizeof *funcs);
+    if (!m || !funcs) {
+        free(m);
+        free(funcs);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    m->ctx = c;
+    m->lib = lib;
+    m->img = *img;
+    m->funcs = funcs;
+    m->nfuncs = img->count;
+    for (size_t i = 0; i < m->nfuncs; i++) {
+        funcs[i].mod = m;
+        funcs[i].name = m->img.names[i];
+        funcs[i].impl = fc_kimpl_find(funcs[i].name);
+        fc_handle_add(&funcs[i].h, FC_K_FUNCTION);
+    }
+    fc_handle_add(&m->h, FC_K_MODULE);
+    LIST_INSERT_HEAD(&c->modules, m, ctx_link);
+    if (lib)
+        LIST_INSERT_HEAD(&lib->modules, m, lib_link);
+    *out = m;
+    return CUDA_SUCCESS;
+}
+
+static void module_free(fc_module *m)
+{
+    for (size_t i = 0; i < m->nfuncs; i++)
+        fc_handle_del(&m->funcs[i].h);
+    free(m->funcs);
+    fc_handle_del(&m->h);
+    LIST_REMOVE(m, ctx_link);
+    if (m->lib)
+        LIST_REMOVE(m, lib_link);
+    else
+        fc_image_free(&m->img);
+    free(m);
+}
+
+void fc_module_ctx_teardown(fc_ctx *c)
+{
+    while (!LIST_EMPTY(&c->modules))
+        module_free(LIST_FIRST(&c->modules));
+}
+
+/* Load a parsed image as a module of the current context (takes img). */
+static CUresult module_load(CUmodule *module, fc_image *img)
+{
+    fc_ctx *c;
+    CUresult rc = fc_ctx_current(&c);
+    fc_module *m = NULL;
+    if (rc == CUDA_SUCCESS)
+        rc = module_new(c, NULL, img, &m);
+    if (rc != CUDA_SUCCESS) {
+        fc_image_free(img);
+        return rc;
+    }
+    *module = (CUmodule)m;
+    return CUDA_SUCCESS;
+}
+
+/* Shared by the module loaders: image in memory (size unknown). */
+static CUresult load_data(CUmodule *module, const void *image)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && (!module || !image))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_image img = {0};
+    if (rc == CUDA_SUCCESS)
+        rc = fc_image_parse(image, 0, &img);
+    if (rc == CUDA_SUCCESS)
+        rc = module_load(module, &img);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuModuleLoad, (CUmodule * module, const char *fname), (module, fname))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && (!module || !fname))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_image img = {0};
+    if (rc == CUDA_SUCCESS)
+        rc = parse_file(fname, &img);
+    if (rc == CUDA_SUCCESS)
+        rc = module_load(module, &img);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuModuleLoadData, (CUmodule * module, const void *image), (module, image))
+{
+    return load_data(module, image);
+}
+
+FC_EXPORT(cuModuleLoadDataEx,
+          (CUmodule * module, const void *image, unsigned int numOptions, CUjit_option *options,
+           void **optionValues),
+          (module, image, numOptions, options, optionValues))
+{
+    if (numOptions && (!options || !optionValues))
+        return atomic_load(&fc_st.initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = load_data(module, image);
+    if (rc == CUDA_SUCCESS)
+        jit_outputs(numOptions, options, optionValues);
+    return rc;
+}
+
+FC_EXPORT(cuModuleLoadFatBinary, (CUmodule * module, const void *fatCubin), (module, fatCubin))
+{
+    return load_data(module, fatCubin);
+}
+
+/* An unknown or already unloaded handle: CUDA_ERROR_INVALID_HANDLE. */
+FC_EXPORT(cuModuleUnload, (CUmodule hmod), (hmod))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_module *m = fc_handle_get(hmod, FC_K_MODULE);
+    if (!m)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (m->lib)
+        rc = CUDA_ERROR_NOT_PERMITTED; /* documented for library modules */
+    else if (m->ctx->sticky != CUDA_SUCCESS)
+        rc = m->ctx->sticky;
+    else
+        module_free(m);
+    fc_unlock();
+    return rc;
+}
+
+static fc_function *module_function(fc_module *m, const char *name)
+{
+    for (size_t i = 0; i < m->nfuncs; i++)
+        if (strcmp(m->funcs[i].name, name) == 0)
+            return &m->funcs[i];
+    return NULL;
+}
+
+FC_EXPORT(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name), (hfunc, hmod, name))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_module *m = fc_handle_get(hmod, FC_K_MODULE);
+    fc_function *f = NULL;
+    if (!hfunc || !name)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!m)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!(f = module_function(m, name)))
+        rc = CUDA_ERROR_NOT_FOUND;
+    else
+        *hfunc = (CUfunction)f;
+    fc_unlock();
+    return rc;
+}
+
+CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out)
+{
+    fc_function *fn = fc_handle_get(f, FC_K_FUNCTION);
+    if (fn) {
+        if (fn->mod->ctx != c)
+            return CUDA_ERROR_INVALID_HANDLE; /* a function of another context */
+        *out = fn->impl;
+        return CUDA_SUCCESS;
+    }
+    /* "the API can also be used to launch context-less kernel CUkernel". */
+    fc_kernel *k = fc_handle_get(f, FC_K_KERNEL);
+    if (k) {
+        *out = k->impl;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Libraries                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static CUresult library_new(fc_image *img, CUlibrary *out)
+{
+    fc_library *lib = calloc(1, sizeof *lib);
+    fc_kernel *ks = calloc(img->count ? img->count : 1, sizeof *ks);
+    if (!lib || !ks) {
+        free(lib);
+        free(ks);
+        fc_image_free(img);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    lib->img = *img;
+    lib->kernels = ks;
+    lib->nkernels = img->count;
+    LIST_INIT(&lib->modules);
+    for (size_t i = 0; i < lib->nkernels; i++) {
+        ks[i].lib = lib;
+        ks[i].name = lib->img.names[i];
+        ks[i].impl = fc_kimpl_find(ks[i].name);
+        fc_handle_add(&ks[i].h, FC_K_KERNEL);
+    }
+    fc_handle_add(&lib->h, FC_K_LIBRARY);
+    LIST_INSERT_HEAD(&fc_st.libraries, lib, link);
+    *out = (CUlibrary)lib;
+    return CUDA_SUCCESS;
+}
+
+static CUresult library_args(CUlibrary *library, const void *src, unsigned int numJit, const CUjit_option *jit,
+                             void **jitValues, unsigned int numLib, const CUlibraryOption *libOpts)
+{
+    if (!library || !src || (numJit && (!jit || !jitValues)) || (numLib && !libOpts))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuLibraryLoadData,
+          (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+           unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+           unsigned int numLibraryOptions),
+          (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+           numLibraryOptions))
+{
+    (void)libraryOptionValues;
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = library_args(library, code, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                      libraryOptions);
+    fc_image img = {0};
+    if (rc == CUDA_SUCCESS)
+        rc = fc_image_parse(code, 0, &img);
+    if (rc == CUDA_SUCCESS)
+        rc = library_new(&img, library);
+    if (rc == CUDA_SUCCESS)
+        jit_outputs(numJitOptions, jitOptions, jitOptionsValues);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLibraryLoadFromFile,
+          (CUlibrary * library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
+           unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+           unsigned int numLibraryOptions),
+          (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
+           numLibraryOptions))
+{
+    (void)libraryOptionValues;
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = library_args(library, fileName, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                      libraryOptions);
+    fc_image img = {0};
+    if (rc == CUDA_SUCCESS)
+        rc = parse_file(fileName, &img);
+    if (rc == CUDA_SUCCESS)
+        rc = library_new(&img, library);
+    if (rc == CUDA_SUCCESS)
+        jit_outputs(numJitOptions, jitOptions, jitOptionsValues);
+    fc_unlock();
+    return rc;
+}
+
+/* An unknown or already unloaded handle: CUDA_ERROR_INVALID_HANDLE. */
+FC_EXPORT(cuLibraryUnload, (CUlibrary library), (library))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_library *lib = fc_handle_get(library, FC_K_LIBRARY);
+    if (!lib) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        while (!LIST_EMPTY(&lib->modules))
+            module_free(LIST_FIRST(&lib->modules));
+        for (size_t i = 0; i < lib->nkernels; i++)
+            fc_handle_del(&lib->kernels[i].h);
+        free(lib->kernels);
+        fc_image_free(&lib->img);
+        fc_handle_del(&lib->h);
+        LIST_REMOVE(lib, link);
+        free(lib);
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name), (pKernel, library, name))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_library *lib = fc_handle_get(library, FC_K_LIBRARY);
+    if (!pKernel || !name) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!lib) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        rc = CUDA_ERROR_NOT_FOUND;
+        for (size_t i = 0; i < lib->nkernels; i++) {
+            if (strcmp(lib->kernels[i].name, name) == 0) {
+                *pKernel = (CUkernel)&lib->kernels[i];
+                rc = CUDA_SUCCESS;
+                break;
+            }
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* The library's module in context c, made on first use. */
+static CUresult library_module(fc_library *lib, fc_ctx *c, fc_module **out)
+{
+    fc_module *m;
+    LIST_FOREACH(m, &lib->modules, lib_link) {
+        if (m->ctx == c) {
+            *out = m;
+            return CUDA_SUCCESS;
+        }
+    }
+    return module_new(c, lib, &lib->img, out);
+}
+
+FC_EXPORT(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library), (pMod, library))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_library *lib = fc_handle_get(library, FC_K_LIBRARY);
+    fc_ctx *c = NULL;
+    fc_module *m = NULL;
+    if (!pMod)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!lib)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS)
+        rc = library_module(lib, c, &m);
+    if (rc == CUDA_SUCCESS)
+        *pMod = (CUmodule)m;
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, kernel))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_kernel *k = fc_handle_get(kernel, FC_K_KERNEL);
+    fc_ctx *c = NULL;
+    fc_module *m = NULL;
+    if (!pFunc)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!k)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS)
+        rc = library_module(k->lib, c, &m);
+    if (rc == CUDA_SUCCESS) {
+        fc_function *f = module_function(m, k->name);
+        if (f)
+            *pFunc = (CUfunction)f;
+        else
+            rc = CUDA_ERROR_NOT_FOUND;
+    }
+    fc_unlock();
+    return rc;
+}

@@ -1,0 +1,196 @@
+/*
+ * Entry-point lookup (cuGetProcAddress), error strings, the driver version,
+ * and the call counters.  All of it works before cuInit.
+ *
+ * The lookup table and the counters are both generated from entrypoints.h.
+ * cuGetProcAddress returns fc_self_<sym>, a hidden alias of the exported
+ * function: the same address dlsym() gives for that symbol, and immune to
+ * symbol interposition (an LD_PRELOADed shim exporting cuMemAlloc_v2 does not
+ * change what the driver hands out, exactly as with NVIDIA's driver).
+ */
+#include "fc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+#include "fc_errors.h"
+
+atomic_ulong fc_calls[FC_EP_COUNT];
+
+typedef struct proc_entry {
+    const char *symbol;
+    const char *base;
+    int version;
+    bool per_thread;
+    void *fn;
+} proc_entry;
+
+static const proc_entry table[] = {
+#define FC_PROC_ENTRY(sym, base, ver, pt) {#sym, #base, ver, pt, (void *)fc_self_##sym},
+    FAKECUDA_ENTRY_POINTS(FC_PROC_ENTRY)
+#undef FC_PROC_ENTRY
+};
+
+_Static_assert(sizeof table / sizeof table[0] == FC_EP_COUNT, "one table entry per entry point");
+
+/*
+ * The variant of `symbol` for cudaVersion: the highest version not above
+ * it; with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the per-thread
+ * variant when there is one ("If a per-thread version is not found, the API
+ * will return the legacy version").  CU_GET_PROC_ADDRESS_DEFAULT means
+ * legacy here: the driver was not built with per-thread default streams.
+ */
+static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                         CUdriverProcAddressQueryResult *status)
+{
+    const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    if (pfn)
+        *pfn = NULL;
+    /* "If the specified CUDA version is greater than the driver version,
+     * the API will return CUDA_ERROR_INVALID_VALUE." */
+    if (!symbol || !pfn || (flags & ~known) || cudaVersion > FC_DRIVER_VERSION)
+        return CUDA_ERROR_INVALID_VALUE;
+
+    bool want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    bool named = false;
+    const proc_entry *legacy = NULL, *pt = NULL;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const proc_entry *e = &table[i];
+        if (strcmp(e->base, symbol) != 0)
+            continue;
+        named = true;
+        if (e->version > cudaVersion)
+            continue;
+        const proc_entry **best = e->per_thread ? &pt : &legacy;
+        if (!*best || e->version > (*best)->version)
+            *best = e;
+    }
+    const proc_entry *hit = want_pt && pt ? pt : legacy;
+    if (!hit) {
+        if (status)
+            *status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    *pfn = hit->fn;
+    if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),
+          (symbol, pfn, cudaVersion, flags))
+{
+    return get_proc(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+FC_EXPORT(cuGetProcAddress_v2,
+          (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+           CUdriverProcAddressQueryResult *symbolStatus),
+          (symbol, pfn, cudaVersion, flags, symbolStatus))
+{
+    return get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+/*
+ * The undocumented export tables (what the CUDA runtime asks for by UUID)
+ * do not exist here: the fake serves the driver API only.
+ */
+FC_EXPORT(cuGetExportTable, (const void **ppExportTable, const CUuuid *pExportTableId),
+          (ppExportTable, pExportTableId))
+{
+    if (!ppExportTable || !pExportTableId)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ppExportTable = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuDriverGetVersion, (int *driverVersion), (driverVersion))
+{
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = FC_DRIVER_VERSION;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Error strings (fc_errors.h is generated from cuda.h by gen_errors.py)     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct error_entry {
+    CUresult code;
+    const char *name;
+    const char *text;
+} error_entry;
+
+static const error_entry errors[] = {
+#define FC_ERROR_ENTRY(name, text) {name, #name, text},
+    FAKECUDA_CUDA_ERRORS(FC_ERROR_ENTRY)
+#undef FC_ERROR_ENTRY
+};
+
+static const error_entry *find_error(CUresult code)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].code == code)
+            return &errors[i];
+    return NULL;
+}
+
+FC_EXPORT(cuGetErrorName, (CUresult error, const char **pStr), (error, pStr))
+{
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const error_entry *e = find_error(error);
+    *pStr = e ? e->name : NULL;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FC_EXPORT(cuGetErrorString, (CUresult error, const char **pStr), (error, pStr))
+{
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    const error_entry *e = find_error(error);
+    *pStr = e ? e->text : NULL;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Call counters                                                             */
+/* ------------------------------------------------------------------------ */
+
+FC_PUBLIC unsigned long fakecuda_calls(const char *entry_point)
+{
+    if (!entry_point)
+        return 0;
+    for (size_t i = 0; i < FC_EP_COUNT; i++)
+        if (strcmp(table[i].symbol, entry_point) == 0)
+            return atomic_load_explicit(&fc_calls[i], memory_order_relaxed);
+    return 0;
+}
+
+FC_PUBLIC void fakecuda_reset_calls(void)
+{
+    for (size_t i = 0; i < FC_EP_COUNT; i++)
+        atomic_store_explicit(&fc_calls[i], 0, memory_order_relaxed);
+}
+
+/* FAKECUDA_CALLS_FILE: "name count" per entry point called, in list order. */
+__attribute__((destructor)) static void write_calls_file(void)
+{
+    const char *path = getenv("FAKECUDA_CALLS_FILE");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "fakecuda: cannot write FAKECUDA_CALLS_FILE=%s\n", path);
+        return;
+    }
+    for (size_t i = 0; i < FC_EP_COUNT; i++) {
+        unsigned long n = atomic_load_explicit(&fc_calls[i], memory_order_relaxed);
+        if (n)
+            fprintf(f, "%s %lu\n", table[i].symbol, n);
+    }
+    fclose(f);
+}

@@ -1,0 +1,292 @@
+/*
+ * Driver state, cuInit, handle registry and devices.
+ *
+ * The fake driver keeps all of its state in one struct (fc_st) guarded by one
+ * mutex.  That makes every API call atomic with respect to every other, which
+ * is stricter than the real driver but never hides a bug the tests look for:
+ * ordering bugs come from the stream model (fc_stream.c), not from races
+ * inside the driver.
+ */
+#include "fc_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+fc_state fc_st = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+CUresult fc_enter(void)
+{
+    if (!atomic_load_explicit(&fc_st.initialized, memory_order_acquire))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    fc_lock();
+    return CUDA_SUCCESS;
+}
+
+uint32_t fc_rand(void)
+{
+    /* xorshift32; the seed is set at cuInit (and is never 0). */
+    uint32_t x = fc_st.prng ? fc_st.prng : 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    fc_st.prng = x;
+    return x;
+}
+
+void fc_handle_add(fc_handle *h, int kind)
+{
+    h->kind = kind;
+    h->node.key = (uint64_t)(uintptr_t)h;
+    h->node.val = 0;
+    fc_tree_insert(&fc_st.handles, &h->node, fc_rand());
+}
+
+void fc_handle_del(fc_handle *h)
+{
+    if (fc_tree_find(fc_st.handles, (uint64_t)(uintptr_t)h) == &h->node)
+        fc_tree_erase(&fc_st.handles, h->node.key);
+}
+
+void *fc_handle_get(const void *p, int kind)
+{
+    if (!p)
+        return NULL;
+    fc_tnode *n = fc_tree_find(fc_st.handles, (uint64_t)(uintptr_t)p);
+    if (!n)
+        return NULL;
+    fc_handle *h = (fc_handle *)n; /* node is the first member */
+    return h->kind == kind ? h : NULL;
+}
+
+uint64_t fc_thread_id(void)
+{
+    static atomic_uint_fast64_t next = 1;
+    static __thread uint64_t id;
+    if (!id)
+        id = atomic_fetch_add(&next, 1);
+    return id;
+}
+
+bool fc_dev_valid(CUdevice dev)
+{
+    return dev >= 0 && dev < fc_st.ndevices;
+}
+
+/*
+ * Parse a non-negative decimal number from the environment; false when unset
+ * or malformed (a malformed value is reported once, as the real driver would
+ * simply ignore it).
+ */
+static bool env_u64(const char *name, uint64_t *out)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || *s == '-') {
+        fprintf(stderr, "fakecuda: ignoring %s=%s (not a decimal number)\n", name, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/*
+ * fork() while another thread holds the driver lock would leave the child
+ * with a lock nobody can release: take it around fork.
+ */
+static void atfork_prepare(void)
+{
+    fc_lock();
+}
+
+static void atfork_release(void)
+{
+    fc_unlock();
+}
+
+__attribute__((constructor)) static void fc_state_ctor(void)
+{
+    pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+/* ------------------------------------------------------------------------ */
+/* cuInit                                                                    */
+/* ------------------------------------------------------------------------ */
+
+FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
+{
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+
+    fc_lock();
+    if (atomic_load(&fc_st.initialized)) {
+        fc_unlock();
+        return CUDA_SUCCESS;
+    }
+
+    uint64_t ndev = 1;
+    if (env_u64("FAKECUDA_DEVICES", &ndev) && ndev > FC_MAX_DEVICES)
+        ndev = FC_MAX_DEVICES;
+    if (ndev == 0) {
+        fc_unlock();
+        return CUDA_ERROR_NO_DEVICE;
+    }
+    uint64_t limit;
+    if (env_u64("FAKECUDA_MEM_LIMIT", &limit))
+        fc_st.mem_limit = (size_t)limit;
+
+    CUresult rc = fc_mem_init();
+    if (rc != CUDA_SUCCESS) {
+        fc_unlock();
+        return rc;
+    }
+
+    fc_st.prng = 0x2545f491u;
+    fc_st.ndevices = (int)ndev;
+    fc_st.next_buffer_id = 1;
+    fc_st.next_stream_id = 1;
+    LIST_INIT(&fc_st.zombie_streams);
+    LIST_INIT(&fc_st.libraries);
+    for (int d = 0; d < fc_st.ndevices; d++) {
+        fc_ctx *c = &fc_st.primary[d];
+        memset(c, 0, sizeof *c);
+        c->dev = d;
+        c->primary = true;
+        LIST_INIT(&c->streams);
+        LIST_INIT(&c->events);
+        LIST_INIT(&c->modules);
+        fc_handle_add(&c->h, FC_K_CTX);
+    }
+    atomic_store_explicit(&fc_st.initialized, true, memory_order_release);
+    fc_unlock();
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+/* ------------------------------------------------------------------------ */
+
+FC_EXPORT(cuDeviceGet, (CUdevice * device, int ordinal), (device, ordinal))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!device)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(ordinal))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *device = ordinal;
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuDeviceGetCount, (int *count), (count))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!count)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *count = fc_st.ndevices;
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuDeviceGetName, (char *name, int len, CUdevice dev), (name, len, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!name || len <= 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        snprintf(name, (size_t)len, "%s", FC_DEVICE_NAME);
+    fc_unlock();
+    return rc;
+}
+
+/* The 32-bit legacy form cannot describe a device of this size. */
+FC_EXPORT(cuDeviceTotalMem, (unsigned int *bytes, CUdevice dev), (bytes, dev))
+{
+    (void)bytes;
+    (void)dev;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_EXPORT(cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev), (bytes, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!bytes)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *bytes = (size_t)FC_DEVICE_MEM;
+    fc_unlock();
+    return rc;
+}
+
+/* A plausible compute capability 9.0 device; everything unlisted reads 0. */
+static int device_attribute(CUdevice_attribute a, CUdevice dev)
+{
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return FC_SM_VERSION / 10;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return FC_SM_VERSION % 10;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 0x7fffffff;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 48 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 227 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 228 * 1024;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 64 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1980000;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 50 * 1024 * 1024;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return dev + 1;
+    default: return 0;
+    }
+}
+
+FC_EXPORT(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pi || (int)attrib <= 0 || (int)attrib >= (int)CU_DEVICE_ATTRIBUTE_MAX)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *pi = device_attribute(attrib, dev);
+    fc_unlock();
+    return rc;
+}

@@ -1,0 +1,397 @@
+/*
+ * Streams, events and the queued-work engine.
+ *
+ * Asynchronous work (async memcpy/memset, launches, stream-ordered frees,
+ * event records) is queued on its stream and runs only when something
+ * forces it: a synchronisation, an event, a query, a synchronous API on the
+ * legacy stream, a context teardown.  Until then its effects are invisible
+ * (fakecuda_read sees the old bytes), so a program that forgets to
+ * synchronise fails on the fake as it would on a GPU, only reliably.
+ *
+ * Ordering.  Every op gets a global sequence number and a list of
+ * prerequisites (stream id, seq): "that stream has run every op up to seq".
+ * Legacy NULL-stream semantics are such prerequisites, added at enqueue time:
+ * an op on the legacy stream waits for all work already queued on the
+ * context's blocking streams (user streams without CU_STREAM_NON_BLOCKING and
+ * per-thread streams), and an op on a blocking stream waits for all work
+ * already queued on the legacy stream.  cuStreamWaitEvent adds one explicit
+ * prerequisite.  Within a stream, ops run in order.  Prerequisites always
+ * name earlier ops, so running is a depth-first walk with no cycles.
+ */
+#include "fc_internal.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static fc_stream *stream_by_id(uint64_t id)
+{
+    fc_tnode *n = fc_tree_find(fc_st.streams_by_id, id);
+    return n ? (fc_stream *)((char *)n - offsetof(fc_stream, id_node)) : NULL;
+}
+
+/* Synchronises with the legacy stream. */
+static bool blocking(const fc_stream *s)
+{
+    return s->kind == FC_S_PER_THREAD || (s->kind == FC_S_USER && !(s->flags & CU_STREAM_NON_BLOCKING));
+}
+
+/* Whether the op a prerequisite names has not run yet. */
+static bool dep_pending(const fc_dep *d)
+{
+    fc_stream *s = stream_by_id(d->stream_id);
+    return s && s->head && s->head->seq <= d->seq;
+}
+
+fc_op *fc_op_new(int kind)
+{
+    fc_op *op = calloc(1, sizeof *op);
+    if (op)
+        op->kind = kind;
+    return op;
+}
+
+void fc_op_free(fc_op *op)
+{
+    if (op->kind == FC_OP_HTOD)
+        free(op->u.copy.host); /* the staged copy of the caller's buffer */
+    free(op->deps);
+    free(op);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stream objects                                                            */
+/* ------------------------------------------------------------------------ */
+
+static fc_stream *stream_new(fc_ctx *c, int kind, unsigned int flags, int priority)
+{
+    fc_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->ctx = c;
+    s->kind = kind;
+    s->flags = flags;
+    s->priority = priority;
+    s->id = fc_st.next_stream_id++;
+    s->id_node.key = s->id;
+    fc_tree_insert(&fc_st.streams_by_id, &s->id_node, fc_rand());
+    LIST_INSERT_HEAD(&c->streams, s, link);
+    if (kind == FC_S_USER)
+        fc_handle_add(&s->h, FC_K_STREAM);
+    return s;
+}
+
+static void drop_ops(fc_stream *s)
+{
+    while (s->head) {
+        fc_op *op = s->head;
+        s->head = op->next;
+        if (op->kind == FC_OP_FREE) {
+            /* A discarded stream-ordered free never happened. */
+            fc_alloc *a = fc_mem_find_base(op->u.free.ptr);
+            if (a && a->buffer_id == op->u.free.buffer_id)
+                a->free_pending = false;
+        }
+        fc_op_free(op);
+    }
+    s->tail = NULL;
+}
+
+static void stream_free(fc_stream *s)
+{
+    drop_ops(s);
+    fc_tree_erase(&fc_st.streams_by_id, s->id);
+    LIST_REMOVE(s, link);
+    if (s->destroyed && s->zombie_link.le_prev)
+        LIST_REMOVE(s, zombie_link);
+    if (s->kind == FC_S_USER && !s->destroyed)
+        fc_handle_del(&s->h);
+    free(s);
+}
+
+/* Destroyed streams whose work has now run are released. */
+static void reap_zombies(void)
+{
+    fc_stream *s = LIST_FIRST(&fc_st.zombie_streams);
+    while (s) {
+        fc_stream *next = LIST_NEXT(s, zombie_link);
+        if (!s->head)
+            stream_free(s);
+        s = next;
+    }
+}
+
+CUresult fc_stream_ctx_activate(fc_ctx *c)
+{
+    c->legacy = stream_new(c, FC_S_LEGACY, 0, 0);
+    return c->legacy ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+void fc_stream_ctx_teardown(fc_ctx *c)
+{
+    while (!LIST_EMPTY(&c->streams))
+        stream_free(LIST_FIRST(&c->streams));
+    while (!LIST_EMPTY(&c->events)) {
+        fc_event *e = LIST_FIRST(&c->events);
+        LIST_REMOVE(e, link);
+        fc_handle_del(&e->h);
+        free(e);
+    }
+    c->legacy = NULL;
+}
+
+/* The calling thread's per-thread default stream in c, made on first use. */
+static fc_stream *per_thread_stream(fc_ctx *c)
+{
+    uint64_t me = fc_thread_id();
+    fc_stream *s;
+    LIST_FOREACH(s, &c->streams, link)
+        if (s->kind == FC_S_PER_THREAD && s->owner == me)
+            return s;
+    s = stream_new(c, FC_S_PER_THREAD, 0, 0);
+    if (s)
+        s->owner = me;
+    return s;
+}
+
+CUresult fc_stream_resolve(CUstream h, bool per_thread, fc_stream **out)
+{
+    if (!h)
+        h = per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        fc_ctx *c;
+        CUresult rc = fc_ctx_current(&c);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        *out = h == CU_STREAM_LEGACY ? c->legacy : per_thread_stream(c);
+        return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    fc_stream *s = fc_handle_get(h, FC_K_STREAM);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (s->ctx->sticky != CUDA_SUCCESS)
+        return s->ctx->sticky;
+    *out = s;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queueing and running                                                      */
+/* ------------------------------------------------------------------------ */
+
+CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra)
+{
+    fc_ctx *c = s->ctx;
+    size_t n = 0;
+    fc_stream *t;
+
+    if (s->kind == FC_S_LEGACY) {
+        LIST_FOREACH(t, &c->streams, link)
+            if (t != s && blocking(t) && t->tail)
+                n++;
+    } else if (blocking(s) && c->legacy && c->legacy->tail) {
+        n++;
+    }
+    bool want_extra = extra && dep_pending(extra);
+    n += want_extra;
+
+    if (n) {
+        op->deps = calloc(n, sizeof *op->deps);
+        if (!op->deps) {
+            fc_op_free(op);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        if (s->kind == FC_S_LEGACY) {
+            LIST_FOREACH(t, &c->streams, link)
+                if (t != s && blocking(t) && t->tail)
+                    op->deps[op->ndeps++] = (fc_dep){t->id, t->tail->seq};
+        } else if (blocking(s) && c->legacy && c->legacy->tail) {
+            op->deps[op->ndeps++] = (fc_dep){c->legacy->id, c->legacy->tail->seq};
+        }
+        if (want_extra)
+            op->deps[op->ndeps++] = *extra;
+    }
+
+    op->seq = ++fc_st.next_seq;
+    op->next = NULL;
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    return CUDA_SUCCESS;
+}
+
+/*
+ * A kernel touched memory outside every allocation: the context is lost, as
+ * on a GPU.  Its sticky error is returned by every later call that uses it
+ * until it is destroyed or reset, and its queued work never runs.
+ */
+static void fault(fc_ctx *c)
+{
+    fc_stream *t;
+    c->sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    LIST_FOREACH(t, &c->streams, link)
+        drop_ops(t);
+}
+
+static void execute(fc_stream *s, fc_op *op)
+{
+    bool ok = true;
+    switch (op->kind) {
+    case FC_OP_MARKER:
+        break;
+    case FC_OP_MEMSET:
+        ok = fc_dev_fill(op->u.memset.dst, op->u.memset.value, op->u.memset.elem, op->u.memset.count);
+        break;
+    case FC_OP_HTOD:
+        ok = fc_dev_write(op->u.copy.dev, op->u.copy.host, op->u.copy.n);
+        break;
+    case FC_OP_DTOH:
+        ok = fc_dev_read(op->u.copy.dev, op->u.copy.host, op->u.copy.n);
+        break;
+    case FC_OP_DTOD:
+        ok = fc_dev_copy(op->u.copy.dev, op->u.copy.dev_src, op->u.copy.n);
+        break;
+    case FC_OP_KERNEL:
+        ok = op->u.kernel.impl->run(op->u.kernel.args);
+        break;
+    case FC_OP_FREE:
+        fc_mem_free_queued(op->u.free.ptr, op->u.free.buffer_id);
+        break;
+    }
+    if (!ok)
+        fault(s->ctx);
+}
+
+/* Run, for each target (stream, seq), that stream's ops up to seq. */
+static void run_targets(const fc_dep *targets, size_t ntargets)
+{
+    size_t n = 0, cap = ntargets + 16;
+    fc_dep *stk = malloc(cap * sizeof *stk);
+    if (!stk) {
+        fputs("fakecuda: out of memory running queued work\n", stderr);
+        abort();
+    }
+    for (size_t i = ntargets; i-- > 0;)
+        stk[n++] = targets[i];
+
+    while (n) {
+        fc_dep *f = &stk[n - 1];
+        fc_stream *s = stream_by_id(f->stream_id);
+        fc_op *op = s ? s->head : NULL;
+        if (!op || op->seq > f->seq) {
+            n--;
+            continue;
+        }
+        const fc_dep *need = NULL;
+        for (unsigned int i = 0; i < op->ndeps && !need; i++)
+            if (dep_pending(&op->deps[i]))
+                need = &op->deps[i];
+        if (need) {
+            if (n == cap) {
+                fc_dep *grown = realloc(stk, 2 * cap * sizeof *stk);
+                if (!grown) {
+                    fputs("fakecuda: out of memory running queued work\n", stderr);
+                    abort();
+                }
+                stk = grown;
+                cap *= 2;
+            }
+            stk[n++] = *need;
+            continue;
+        }
+        s->head = op->next;
+        if (!s->head)
+            s->tail = NULL;
+        execute(s, op);
+        fc_op_free(op);
+    }
+    free(stk);
+    reap_zombies();
+}
+
+/* Targets: every stream of c with queued work (filter: NULL for all). */
+static size_t ctx_targets(fc_ctx *c, const fc_stream *self, fc_dep **out)
+{
+    size_t n = 0;
+    fc_stream *t;
+    LIST_FOREACH(t, &c->streams, link)
+        n++;
+    *out = calloc(n ? n : 1, sizeof **out);
+    if (!*out) {
+        fputs("fakecuda: out of memory running queued work\n", stderr);
+        abort();
+    }
+    n = 0;
+    LIST_FOREACH(t, &c->streams, link)
+        if (t->tail && (!self || t == self || blocking(t)))
+            (*out)[n++] = (fc_dep){t->id, t->tail->seq};
+    return n;
+}
+
+CUresult fc_ctx_sync(fc_ctx *c)
+{
+    fc_dep *targets;
+    size_t n = ctx_targets(c, NULL, &targets);
+    run_targets(targets, n);
+    free(targets);
+    return c->sticky;
+}
+
+CUresult fc_sync_for_api(fc_stream *s)
+{
+    fc_ctx *c = s->ctx;
+    if (s->kind == FC_S_LEGACY) {
+        /* The legacy stream waits for every blocking stream of its context. */
+        fc_dep *targets;
+        size_t n = ctx_targets(c, s, &targets);
+        run_targets(targets, n);
+        free(targets);
+    } else {
+        fc_dep targets[2];
+        size_t n = 0;
+        if (blocking(s) && c->legacy && c->legacy->tail)
+            targets[n++] = (fc_dep){c->legacy->id, c->legacy->tail->seq};
+        if (s->tail)
+            targets[n++] = (fc_dep){s->id, s->tail->seq};
+        run_targets(targets, n);
+    }
+    return c->sticky;
+}
+
+/* ------------------------------------------------------------------------ */
+/* For the stream and event entry points (fc_api_stream.c)                   */
+/* ------------------------------------------------------------------------ */
+
+fc_stream *fc_stream_new_user(fc_ctx *c, unsigned int flags, int priority)
+{
+    return stream_new(c, FC_S_USER, flags, priority);
+}
+
+/*
+ * "In case the device is still doing work in the stream hStream when
+ * cuStreamDestroy() is called, the function will return immediately and the
+ * resources associated with hStream will be released automatically once the
+ * device has completed all work in hStream."  The handle dies now; the
+ * queue stays (still ordered against the legacy stream) until it has run.
+ */
+void fc_stream_destroy(fc_stream *s)
+{
+    fc_handle_del(&s->h);
+    s->destroyed = true;
+    if (s->head)
+        LIST_INSERT_HEAD(&fc_st.zombie_streams, s, zombie_link);
+    else
+        stream_free(s);
+}
+
+bool fc_dep_pending(const fc_dep *d)
+{
+    return dep_pending(d);
+}
+
+void fc_run_dep(const fc_dep *d)
+{
+    run_targets(d, 1);
+}

@@ -1,0 +1,1143 @@
+/*
+ * Unit tests of the fake CUDA driver (libcuda.so.1 in this directory).
+ *
+ * Criterion runs every test in a process of its own, so each one starts
+ * with an uninitialised driver.  The tests pin the documented behaviour the
+ * rest of the suite relies on: result codes, queued-work ordering, pointer
+ * lookups, cuGetProcAddress, kernels, limits and the test controls.
+ */
+#include <criterion/criterion.h>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fakecuda.h"
+
+static const char *errname(CUresult rc)
+{
+    const char *s = NULL;
+    return cuGetErrorName(rc, &s) == CUDA_SUCCESS ? s : "(unknown CUresult)";
+}
+
+#define EXPECT(want, call)                                                                              \
+    do {                                                                                                \
+        CUresult rc_ = (call);                                                                          \
+        cr_assert_eq(rc_, (want), "%s returned %s, expected %s", #call, errname(rc_), errname(want));  \
+    } while (0)
+#define OK(call) EXPECT(CUDA_SUCCESS, call)
+
+/* cuInit and the primary context of device 0, current on this thread. */
+static CUcontext primary(void)
+{
+    CUcontext c = NULL;
+    OK(cuInit(0));
+    OK(cuDevicePrimaryCtxRetain(&c, 0));
+    OK(cuCtxSetCurrent(c));
+    return c;
+}
+
+static CUmodule kernels(void)
+{
+    CUmodule m = NULL;
+    OK(cuModuleLoad(&m, FAKECUDA_PTX));
+    return m;
+}
+
+static CUfunction function(CUmodule m, const char *name)
+{
+    CUfunction f = NULL;
+    OK(cuModuleGetFunction(&f, m, name));
+    return f;
+}
+
+static CUdeviceptr alloc(size_t n)
+{
+    CUdeviceptr p = 0;
+    OK(cuMemAlloc_v2(&p, n));
+    return p;
+}
+
+static unsigned char byte_at(CUdeviceptr p)
+{
+    unsigned char b = 0;
+    cr_assert_eq(fakecuda_read(p, &b, 1), 0);
+    return b;
+}
+
+static CUresult launch3(CUfunction f, CUstream s, void *a, void *b, void *c)
+{
+    void *params[] = {a, b, c};
+    return cuLaunchKernel(f, 4, 1, 1, 128, 1, 1, 0, s, params, NULL);
+}
+
+static CUresult fill(CUfunction gg_fill, CUstream s, CUdeviceptr p, unsigned char v, uint64_t n)
+{
+    return launch3(gg_fill, s, &p, &v, &n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Initialisation and devices                                                */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, driver_version_works_before_init_and_is_13000)
+{
+    int v = 0;
+    OK(cuDriverGetVersion(&v));
+    cr_assert_eq(v, 13000);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDriverGetVersion(NULL));
+}
+
+Test(fakecuda, calls_before_init_are_not_initialized)
+{
+    int n;
+    CUdeviceptr p;
+    CUfunction f;
+    CUcontext c;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuDeviceGetCount(&n));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemAlloc_v2(&p, 16));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuCtxSynchronize());
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuCtxGetCurrent(&c));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuModuleGetFunction(&f, NULL, "gg_fill"));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuDevicePrimaryCtxRetain(&c, 0));
+}
+
+Test(fakecuda, init_with_nonzero_flags_is_invalid_value)
+{
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuInit(1));
+    OK(cuInit(0));
+    OK(cuInit(0));
+}
+
+Test(fakecuda, zero_devices_makes_init_fail_with_no_device)
+{
+    int n;
+    setenv("FAKECUDA_DEVICES", "0", 1);
+    EXPECT(CUDA_ERROR_NO_DEVICE, cuInit(0));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuDeviceGetCount(&n));
+}
+
+Test(fakecuda, device_count_follows_the_environment)
+{
+    int n = 0;
+    CUdevice d;
+    setenv("FAKECUDA_DEVICES", "3", 1);
+    OK(cuInit(0));
+    OK(cuDeviceGetCount(&n));
+    cr_assert_eq(n, 3);
+    OK(cuDeviceGet(&d, 2));
+    cr_assert_eq(d, 2);
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceGet(&d, 3));
+}
+
+Test(fakecuda, device_queries_report_a_compute_9_0_device)
+{
+    char name[64];
+    size_t total = 0;
+    int v = -1;
+    CUdevice d;
+    OK(cuInit(0));
+    OK(cuDeviceGet(&d, 0));
+    OK(cuDeviceGetName(name, sizeof name, d));
+    cr_assert_str_eq(name, "gpuguard fake device");
+    OK(cuDeviceTotalMem_v2(&total, d));
+    cr_assert_gt(total, 0);
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
+    cr_assert_eq(v, 9);
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d));
+    cr_assert_eq(v, 0);
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, d));
+    cr_assert_eq(v, 32);
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, d));
+    cr_assert_eq(v, 0);
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceGetAttribute(NULL, CU_DEVICE_ATTRIBUTE_WARP_SIZE, d));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceGetName(NULL, 10, d));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceTotalMem_v2(&total, -1));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                  */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, apis_without_a_current_context_are_invalid_context)
+{
+    CUdeviceptr p;
+    CUstream s;
+    CUmodule m;
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemAlloc_v2(&p, 16));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxSynchronize());
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuStreamCreate(&s, 0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuModuleLoad(&m, FAKECUDA_PTX));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxPopCurrent_v2(NULL));
+}
+
+Test(fakecuda, created_contexts_stack_on_the_calling_thread)
+{
+    CUcontext a, b, cur;
+    CUdevice dev = -1;
+    OK(cuInit(0));
+    OK(cuCtxCreate_v2(&a, 0, 0));
+    OK(cuCtxCreate_v4(&b, NULL, 0, 0));
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, b);
+    OK(cuCtxPopCurrent_v2(&cur));
+    cr_assert_eq(cur, b);
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, a);
+    OK(cuCtxPushCurrent_v2(b));
+    OK(cuCtxGetDevice(&dev));
+    cr_assert_eq(dev, 0);
+    OK(cuCtxGetDevice_v2(&dev, a));
+    OK(cuCtxDestroy_v2(b)); /* current: popped */
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, a);
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDestroy_v2(b));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxDestroy_v2(NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxPushCurrent_v2(NULL));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuCtxCreate_v2(&b, 0, 7));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxCreate_v2(&b, 3, 0)); /* two schedule flags */
+    OK(cuCtxSetCurrent(NULL));
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_null(cur);
+}
+
+/* Threads report back to the test's thread: Criterion asserts only there. */
+static void *current_context_of_new_thread(void *arg)
+{
+    CUcontext *out = arg;
+    if (cuCtxGetCurrent(out) != CUDA_SUCCESS)
+        *out = (CUcontext)2;
+    return NULL;
+}
+
+Test(fakecuda, the_current_context_is_per_thread)
+{
+    CUcontext seen = (CUcontext)1;
+    pthread_t t;
+    primary();
+    pthread_create(&t, NULL, current_context_of_new_thread, &seen);
+    pthread_join(t, NULL);
+    cr_assert_null(seen);
+}
+
+typedef struct ctx_job {
+    CUcontext ctx;
+    CUresult rc;
+} ctx_job;
+
+static void *destroy_context(void *arg)
+{
+    ctx_job *job = arg;
+    job->rc = cuCtxDestroy_v2(job->ctx);
+    return NULL;
+}
+
+Test(fakecuda, a_context_destroyed_elsewhere_is_destroyed_for_this_thread)
+{
+    CUcontext c;
+    CUdeviceptr p;
+    pthread_t t;
+    ctx_job job;
+    OK(cuInit(0));
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    job.rc = CUDA_ERROR_UNKNOWN;
+    job.ctx = c;
+    pthread_create(&t, NULL, destroy_context, &job);
+    pthread_join(t, NULL);
+    EXPECT(CUDA_SUCCESS, job.rc);
+    EXPECT(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuMemAlloc_v2(&p, 16));
+    EXPECT(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuCtxSynchronize());
+}
+
+Test(fakecuda, destroying_a_context_frees_its_memory_modules_and_streams)
+{
+    CUcontext c;
+    CUstream s;
+    CUmodule m;
+    CUfunction f;
+    CUdeviceptr p;
+    OK(cuInit(0));
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    p = alloc(1000);
+    OK(cuStreamCreate(&s, 0));
+    m = kernels();
+    f = function(m, "gg_fill");
+    OK(fill(f, s, p, 7, 1000));
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    OK(cuCtxDestroy_v2(c));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    cr_assert_eq(fakecuda_mem_used(), 0);
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(s));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleUnload(m));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleGetFunction(&f, m, "gg_fill"));
+}
+
+Test(fakecuda, the_last_primary_release_frees_its_memory)
+{
+    CUcontext c, again;
+    unsigned int flags;
+    int active;
+    c = primary();
+    OK(cuDevicePrimaryCtxRetain(&again, 0));
+    cr_assert_eq(again, c);
+    alloc(64);
+    OK(cuDevicePrimaryCtxRelease_v2(0));
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    OK(cuDevicePrimaryCtxRelease_v2(0));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    cr_assert_eq(active, 0);
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuDevicePrimaryCtxRelease_v2(0));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDevicePrimaryCtxRelease_v2(99));
+}
+
+Test(fakecuda, a_primary_reset_frees_memory_and_keeps_the_handle_usable)
+{
+    CUcontext c = primary();
+    int active = 0;
+    unsigned int flags;
+    alloc(64);
+    OK(cuDevicePrimaryCtxReset_v2(0));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    cr_assert_eq(active, 1);
+    alloc(64);
+    OK(cuCtxSynchronize_v2(c));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDevicePrimaryCtxReset_v2(-1));
+    OK(cuDevicePrimaryCtxSetFlags_v2(0, CU_CTX_SCHED_BLOCKING_SYNC));
+    OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+    cr_assert_eq(flags, CU_CTX_SCHED_BLOCKING_SYNC);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocation                                                                */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, alloc_of_size_zero_is_invalid_value)
+{
+    CUdeviceptr p;
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAlloc_v2(&p, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAlloc_v2(NULL, 16));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAlloc_v2(&p, (size_t)1 << 62));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, legacy_32_bit_allocation_is_not_supported)
+{
+    CUdeviceptr_v1 p;
+    primary();
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemAlloc(&p, 16));
+}
+
+Test(fakecuda, device_addresses_are_aligned_and_not_host_memory)
+{
+    int fds[2];
+    primary();
+    CUdeviceptr a = alloc(1), b = alloc(1);
+    cr_assert_eq(a % 256, 0);
+    cr_assert_eq(b % 256, 0);
+    cr_assert_geq(b > a ? b - a : a - b, 256);
+    /* The kernel reads the buffer of write(): a device address faults. */
+    cr_assert_eq(pipe(fds), 0);
+    errno = 0;
+    cr_assert_eq(write(fds[1], (const void *)(uintptr_t)a, 1), -1);
+    cr_assert_eq(errno, EFAULT);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+Test(fakecuda, fresh_memory_is_not_zeroed)
+{
+    unsigned char buf[256];
+    primary();
+    CUdeviceptr p = alloc(sizeof buf);
+    cr_assert_eq(fakecuda_read(p, buf, sizeof buf), 0);
+    for (size_t i = 0; i < sizeof buf; i++)
+        cr_assert_neq(buf[i], 0, "byte %zu is zero", i);
+}
+
+Test(fakecuda, free_of_unknown_interior_or_freed_pointers_is_invalid_value)
+{
+    primary();
+    CUdeviceptr p = alloc(100);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(p + 4));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(0xdead0000));
+    OK(cuMemFree_v2(p));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(p));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, the_memory_limit_from_the_environment_gives_out_of_memory)
+{
+    CUdeviceptr p;
+    setenv("FAKECUDA_MEM_LIMIT", "1000", 1);
+    primary();
+    p = alloc(600);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAlloc_v2(&p, 401));
+    alloc(400);
+    cr_assert_eq(fakecuda_mem_used(), 1000);
+}
+
+Test(fakecuda, the_memory_limit_control_applies_at_once)
+{
+    CUdeviceptr p;
+    size_t free_b = 0, total = 0;
+    primary();
+    alloc(100);
+    fakecuda_set_mem_limit(150);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAlloc_v2(&p, 51));
+    OK(cuMemGetInfo_v2(&free_b, &total));
+    cr_assert_eq(free_b, 50);
+    fakecuda_set_mem_limit(0);
+    alloc(51);
+    cr_assert_eq(fakecuda_mem_used(), 151);
+    cr_assert_eq(fakecuda_live_allocations(), 2);
+}
+
+Test(fakecuda, address_range_of_an_interior_pointer_gives_base_and_requested_size)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    primary();
+    CUdeviceptr p = alloc(100);
+    OK(cuMemGetAddressRange_v2(&base, &size, p + 99));
+    cr_assert_eq(base, p);
+    cr_assert_eq(size, 100);
+    OK(cuMemGetAddressRange_v2(NULL, &size, p + 1));
+    OK(cuMemGetAddressRange_v2(&base, NULL, p));
+    OK(cuMemGetAddressRange_v2(NULL, NULL, p));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange_v2(&base, &size, p + 100)); /* slack */
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange_v2(&base, &size, 0xdead0000));
+}
+
+Test(fakecuda, pointer_attribute_of_an_interior_pointer)
+{
+    CUcontext c = primary(), owner = NULL;
+    CUdeviceptr start = 0, dp = 0;
+    size_t size = 0;
+    unsigned int type = 0, ordinal = 7;
+    int managed = -1, mapped = 0;
+    unsigned long long id1 = 0, id2 = 0;
+    CUdeviceptr p = alloc(300), q = alloc(10);
+    OK(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p + 299));
+    cr_assert_eq(start, p);
+    OK(cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p + 5));
+    cr_assert_eq(size, 300);
+    OK(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p));
+    cr_assert_eq(owner, c);
+    OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
+    cr_assert_eq(type, CU_MEMORYTYPE_DEVICE);
+    OK(cuPointerGetAttribute(&dp, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, p + 3));
+    cr_assert_eq(dp, p + 3);
+    OK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
+    cr_assert_eq(ordinal, 0);
+    OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    cr_assert_eq(managed, 0);
+    OK(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, p));
+    cr_assert_eq(mapped, 1);
+    OK(cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
+    OK(cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID, q));
+    cr_assert_neq(id1, id2);
+}
+
+Test(fakecuda, pointer_attribute_errors_are_invalid_value)
+{
+    unsigned long long v = 0;
+    primary();
+    CUdeviceptr p = alloc(64);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(NULL, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_RANGE_SIZE, 0xdead0000));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(&v, (CUpointer_attribute)9999, p));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttributes(0, NULL, NULL, p));
+}
+
+Test(fakecuda, pointer_attributes_of_an_unknown_pointer_succeed_with_null_values)
+{
+    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                   CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_MEMORY_TYPE};
+    size_t size = 1;
+    CUdeviceptr start = 1;
+    CUcontext c = (CUcontext)1;
+    unsigned int type = 1;
+    void *data[] = {&size, &start, &c, &type};
+    primary();
+    CUdeviceptr p = alloc(48);
+    OK(cuPointerGetAttributes(4, attrs, data, 0xdead0000));
+    cr_assert_eq(size, 0);
+    cr_assert_eq(start, 0);
+    cr_assert_null(c);
+    cr_assert_eq(type, 0);
+    OK(cuPointerGetAttributes(4, attrs, data, p + 47));
+    cr_assert_eq(size, 48);
+    cr_assert_eq(start, p);
+    cr_assert_eq(type, CU_MEMORYTYPE_DEVICE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* memcpy and memset                                                         */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, memcpy_round_trips_and_ranges_past_the_end_are_invalid_value)
+{
+    unsigned char in[100], out[100];
+    primary();
+    CUdeviceptr p = alloc(100), q = alloc(100);
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (unsigned char)i;
+    OK(cuMemcpyHtoD_v2(p, in, 100));
+    OK(cuMemcpyDtoD_v2(q, p, 100));
+    OK(cuMemcpyDtoH_v2(out, q, 100));
+    cr_assert_arr_eq(in, out, 100);
+    OK(cuMemcpy(p + 10, q, 20));
+    OK(cuMemcpy((CUdeviceptr)(uintptr_t)out, p + 10, 20));
+    cr_assert_arr_eq(in, out, 20);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(p + 1, in, 100));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH_v2(out, p + 99, 2));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoD_v2(q, 0xdead0000, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(p, NULL, 1));
+    OK(cuMemcpyHtoD_v2(p, in, 0));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemcpyHtoD((CUdeviceptr_v1)0, in, 1));
+}
+
+Test(fakecuda, memset_writes_elements_and_checks_alignment_and_range)
+{
+    unsigned char b[12];
+    primary();
+    CUdeviceptr p = alloc(12);
+    OK(cuMemsetD32_v2(p, 0x11223344u, 3));
+    cr_assert_eq(fakecuda_read(p, b, 12), 0);
+    cr_assert_eq(b[0], 0x44);
+    cr_assert_eq(b[3], 0x11);
+    cr_assert_eq(b[11], 0x11);
+    OK(cuMemsetD16_v2(p + 2, 0xaabb, 2));
+    cr_assert_eq(fakecuda_read(p, b, 12), 0);
+    cr_assert_eq(b[2], 0xbb);
+    cr_assert_eq(b[5], 0xaa);
+    cr_assert_eq(b[6], 0x22);
+    OK(cuMemsetD8_v2(p + 11, 0x5a, 1));
+    cr_assert_eq(byte_at(p + 11), 0x5a);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD16_v2(p + 1, 0, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD32_v2(p + 2, 0, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8_v2(p, 0, 13));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD32_v2(p, 0, 4));
+}
+
+Test(fakecuda, fakecuda_read_reaches_the_allocation_extent_and_no_further)
+{
+    unsigned char b[256] = {0};
+    primary();
+    CUdeviceptr p = alloc(100);
+    cr_assert_eq(fakecuda_write(p + 100, b, 156), 0); /* the slack up to 256 */
+    cr_assert_eq(fakecuda_read(p, b, 256), 0);
+    cr_assert_eq(fakecuda_read(p, b, 257), -EFAULT);
+    cr_assert_eq(fakecuda_read(p + 256, b, 1), -EFAULT);
+    cr_assert_eq(fakecuda_read(0xdead0000, b, 1), -EFAULT);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queued work and its ordering                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, an_async_memset_is_invisible_until_its_stream_is_synchronised)
+{
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(16);
+    unsigned char before = byte_at(p);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(p, 0x42, 16, s));
+    cr_assert_eq(byte_at(p), before);
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 0x42);
+}
+
+Test(fakecuda, legacy_stream_apis_flush_blocking_streams_but_not_non_blocking_ones)
+{
+    CUstream blocking, nonblocking;
+    unsigned char b;
+    primary();
+    CUdeviceptr p = alloc(16), q = alloc(16);
+    unsigned char old_q = byte_at(q);
+    OK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+    OK(cuStreamCreate(&nonblocking, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(p, 1, 16, blocking));
+    OK(cuMemsetD8Async(q, 2, 16, nonblocking));
+    OK(cuMemcpyDtoH_v2(&b, p, 1)); /* a synchronous legacy-stream call */
+    cr_assert_eq(b, 1);
+    cr_assert_eq(byte_at(q), old_q);
+    OK(cuStreamSynchronize(NULL));
+    cr_assert_eq(byte_at(q), old_q);
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(q), 2);
+}
+
+Test(fakecuda, work_on_a_blocking_stream_waits_for_earlier_legacy_work)
+{
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(16), q = alloc(16);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuMemsetD8Async(p, 9, 16, NULL));          /* legacy stream */
+    OK(cuMemcpyDtoDAsync_v2(q, p, 16, s));        /* must see the 9s */
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 9);
+}
+
+Test(fakecuda, events_order_streams_and_synchronise_up_to_the_record)
+{
+    CUstream s1, s2;
+    CUevent e;
+    primary();
+    CUdeviceptr p = alloc(16), q = alloc(16);
+    OK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    OK(cuEventQuery(e)); /* never recorded: complete */
+    OK(cuMemsetD8Async(p, 5, 16, s1));
+    OK(cuEventRecord(e, s1));
+    OK(cuMemsetD8Async(p, 6, 16, s1)); /* after the event */
+    OK(cuStreamWaitEvent(s2, e, 0));
+    OK(cuMemcpyDtoDAsync_v2(q, p, 16, s2));
+    OK(cuStreamSynchronize(s2));
+    cr_assert_eq(byte_at(q), 5);
+    cr_assert_eq(byte_at(p), 5); /* the second memset is still queued */
+    OK(cuEventSynchronize(e));
+    cr_assert_eq(byte_at(p), 5);
+    OK(cuStreamQuery(s1));
+    cr_assert_eq(byte_at(p), 6);
+    OK(cuEventDestroy_v2(e));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuEventQuery(e));
+}
+
+Test(fakecuda, a_stream_ordered_free_takes_effect_when_its_stream_runs)
+{
+    CUstream s;
+    CUdeviceptr p;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuMemAllocAsync(&p, 64, s));
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    OK(cuMemsetD8Async(p, 3, 64, s));
+    OK(cuMemFreeAsync(p, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s)); /* already being freed */
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    cr_assert_eq(byte_at(p), 0xde); /* garbage: the memset has not run */
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(0xdead0000, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(&p, 0, s));
+}
+
+Test(fakecuda, mem_free_runs_pending_work_first)
+{
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(16), q = alloc(16);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(q, 8, 16, s));
+    OK(cuMemcpyDtoDAsync_v2(p, q, 16, s));
+    OK(cuMemFree_v2(q)); /* the queued copy reads q first */
+    cr_assert_eq(byte_at(p), 8);
+}
+
+Test(fakecuda, a_destroyed_streams_work_still_runs)
+{
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(16);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(p, 4, 16, s));
+    OK(cuStreamDestroy_v2(s));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(s));
+    cr_assert_neq(byte_at(p), 4);
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p), 4);
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamDestroy_v2(NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamDestroy_v2(CU_STREAM_LEGACY));
+}
+
+Test(fakecuda, per_thread_entry_points_use_the_per_thread_stream)
+{
+    CUcontext c = primary(), sc = NULL;
+    CUdeviceptr p = alloc(16);
+    unsigned int flags = 99;
+    OK(cuMemsetD8Async_ptsz(p, 7, 16, NULL));
+    OK(cuStreamSynchronize(CU_STREAM_LEGACY));  /* the per-thread stream is blocking */
+    cr_assert_eq(byte_at(p), 7);
+    OK(cuMemsetD8Async_ptsz(p, 8, 16, NULL));
+    OK(cuStreamSynchronize_ptsz(NULL));
+    cr_assert_eq(byte_at(p), 8);
+    OK(cuStreamGetCtx_ptsz(NULL, &sc));
+    cr_assert_eq(sc, c);
+    OK(cuStreamGetFlags(CU_STREAM_PER_THREAD, &flags));
+    cr_assert_eq(flags, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Modules and libraries                                                     */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, module_lookup_errors)
+{
+    CUmodule m;
+    CUfunction f;
+    primary();
+    EXPECT(CUDA_ERROR_FILE_NOT_FOUND, cuModuleLoad(&m, "/nonexistent/kernels.ptx"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleLoad(NULL, FAKECUDA_PTX));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleLoadData(&m, NULL));
+    EXPECT(CUDA_ERROR_INVALID_PTX, cuModuleLoadData(&m, "this is not a module image"));
+    m = kernels();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetFunction(NULL, m, "gg_fill"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetFunction(&f, m, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleGetFunction(&f, NULL, "gg_fill"));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuModuleGetFunction(&f, m, "no_such_kernel"));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuModuleGetFunction(&f, m, ""));
+    f = function(m, "gg_sum");
+    OK(cuModuleUnload(m));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleUnload(m));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleUnload(NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+}
+
+static const char custom_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                 ".visible .entry my_kernel()\n{\n\tret;\n}\n";
+
+Test(fakecuda, modules_load_from_memory_and_unknown_entries_run_as_no_ops)
+{
+    CUmodule m;
+    CUfunction f;
+    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    char log[16] = "junk";
+    void *vals[] = {log, (void *)(uintptr_t)sizeof log};
+    primary();
+    OK(cuModuleLoadDataEx(&m, custom_ptx, 2, opts, vals));
+    cr_assert_str_empty(log);
+    f = function(m, "my_kernel");
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    OK(cuCtxSynchronize());
+    OK(cuModuleLoadFatBinary(&m, custom_ptx));
+}
+
+Test(fakecuda, library_kernels_launch_directly_as_functions)
+{
+    CUlibrary lib;
+    CUkernel k;
+    CUmodule m;
+    CUfunction f;
+    uint64_t n = 32;
+    unsigned char v = 0x33;
+    OK(cuInit(0));
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0)); /* no context needed */
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    primary();
+    CUdeviceptr p = alloc(32);
+    void *params[] = {&p, &v, &n};
+    OK(cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 31), 0x33);
+    OK(cuKernelGetFunction(&f, k));
+    OK(cuLibraryGetModule(&m, lib));
+    EXPECT(CUDA_ERROR_NOT_PERMITTED, cuModuleUnload(m));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetKernel(&k, lib, "no_such_kernel"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetKernel(NULL, lib, "gg_fill"));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetKernel(&k, NULL, "gg_fill"));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    EXPECT(CUDA_ERROR_FILE_NOT_FOUND,
+           cuLibraryLoadFromFile(&lib, "/nonexistent.ptx", NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryLoadData(&lib, custom_ptx, NULL, NULL, 0, NULL, NULL, 0));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernels and launches                                                      */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, gg_fill_copy_and_sum_compute_on_device_memory)
+{
+    CUmodule m;
+    primary();
+    m = kernels();
+    CUdeviceptr a = alloc(1000), b = alloc(1000), out = alloc(8);
+    uint64_t n = 1000, sum = 0;
+    OK(fill(function(m, "gg_fill"), NULL, a, 3, n));
+    OK(launch3(function(m, "gg_copy"), NULL, &b, &a, &n));
+    OK(launch3(function(m, "gg_sum"), NULL, &b, &n, &out));
+    OK(cuMemcpyDtoH_v2(&sum, out, sizeof sum));
+    cr_assert_eq(sum, 3000);
+}
+
+Test(fakecuda, kernel_parameters_can_come_in_an_extra_buffer)
+{
+    struct {
+        uint64_t p;
+        uint8_t value;
+        uint64_t n;
+    } args;
+    size_t size = sizeof args;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(64);
+    args.p = p;
+    args.value = 0x77;
+    args.n = 64;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    OK(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL, extra));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 63), 0x77);
+    size = 17; /* packed without alignment: not the kernel's layout */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL, extra));
+}
+
+Test(fakecuda, launch_argument_errors)
+{
+    uint64_t n = 1;
+    unsigned char v = 1;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(8);
+    void *params[] = {&p, &v, &n};
+    void *extra[] = {CU_LAUNCH_PARAM_END};
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel_ptsz(f, 1, 1, 1, 0, 1, 1, 0, NULL, params, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, NULL, params, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, extra));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLaunchCooperativeKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, params));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernelEx(NULL, f, params, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernelEx_ptsz(NULL, f, params, NULL));
+}
+
+Test(fakecuda, launch_ex_and_cooperative_launches_run)
+{
+    uint64_t n = 16;
+    unsigned char v = 0x21;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(16);
+    void *params[] = {&p, &v, &n};
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 16, .blockDimY = 1,
+                          .blockDimZ = 1};
+    OK(cuLaunchKernelEx(&cfg, f, params, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p), 0x21);
+    v = 0x22;
+    OK(cuLaunchCooperativeKernel_ptsz(f, 1, 1, 1, 16, 1, 1, 0, NULL, params));
+    cr_assert_eq(byte_at(p), 0x21); /* queued */
+    OK(cuStreamSynchronize_ptsz(NULL));
+    cr_assert_eq(byte_at(p), 0x22);
+}
+
+Test(fakecuda, gg_overrun_within_the_extent_succeeds)
+{
+    uint64_t n = 100, extra = 156;
+    primary();
+    CUfunction f = function(kernels(), "gg_overrun");
+    CUdeviceptr p = alloc(100);
+    OK(launch3(f, NULL, &p, &n, &extra));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 255), 0x41);
+}
+
+Test(fakecuda, gg_overrun_past_the_extent_is_an_illegal_address_at_the_next_sync)
+{
+    uint64_t n = 100, extra = 157;
+    CUdeviceptr q;
+    primary();
+    CUfunction f = function(kernels(), "gg_overrun");
+    CUdeviceptr p = alloc(100), gap = alloc(256);
+    OK(cuMemFree_v2(gap)); /* nothing lives right after p's extent */
+    OK(launch3(f, NULL, &p, &n, &extra)); /* the launch itself succeeds */
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 255), 0x41); /* bytes before the fault were written */
+    /* The error is sticky: the context is lost until it is reset. */
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuMemAlloc_v2(&q, 16));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    OK(cuDevicePrimaryCtxReset_v2(0));
+    q = alloc(16);
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, a_kernel_on_freed_memory_is_an_illegal_address)
+{
+    uint64_t n = 16;
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(16);
+    unsigned char v = 1;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(fill(function(kernels(), "gg_fill"), s, p, v, n));
+    OK(cuMemFreeAsync(p, NULL)); /* not ordered after the launch on s */
+    OK(cuStreamSynchronize(NULL));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuStreamSynchronize(s));
+}
+
+/* ------------------------------------------------------------------------ */
+/* cuGetProcAddress                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The address dlsym gives for an exported name, from outside the library. */
+static void *exported(const char *name)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    cr_assert_not_null(h, "libcuda.so.1 is not loaded");
+    void *p = dlsym(h, name);
+    dlclose(h);
+    cr_assert_not_null(p, "%s is not exported", name);
+    return p;
+}
+
+static void expect_proc(const char *symbol, int version, cuuint64_t flags, const char *want)
+{
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult status = (CUdriverProcAddressQueryResult)-1;
+    OK(cuGetProcAddress_v2(symbol, &fn, version, flags, &status));
+    cr_assert_eq(status, CU_GET_PROC_ADDRESS_SUCCESS);
+    cr_assert_eq(fn, exported(want), "%s@%d/%llu is not %s", symbol, version, (unsigned long long)flags, want);
+}
+
+Test(fakecuda, get_proc_address_returns_the_variant_for_the_version_and_flags)
+{
+    /* Before cuInit, on purpose. */
+    expect_proc("cuMemAlloc", 2000, 0, "cuMemAlloc");
+    expect_proc("cuMemAlloc", 3020, 0, "cuMemAlloc_v2");
+    expect_proc("cuMemAlloc", 12000, 0, "cuMemAlloc_v2");
+    expect_proc("cuCtxSynchronize", 12000, 0, "cuCtxSynchronize");
+    expect_proc("cuCtxSynchronize", 13000, 0, "cuCtxSynchronize_v2");
+    expect_proc("cuGetProcAddress", 11030, 0, "cuGetProcAddress");
+    expect_proc("cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2");
+    expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuLaunchKernel_ptsz");
+    expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, "cuLaunchKernel");
+    expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_DEFAULT, "cuLaunchKernel");
+    expect_proc("cuMemAllocAsync", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemAllocAsync_ptsz");
+    expect_proc("cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemcpyHtoD_v2_ptds");
+    expect_proc("cuMemcpyHtoD", 5000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemcpyHtoD_v2");
+    expect_proc("cuModuleGetFunction", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuModuleGetFunction");
+    expect_proc("cuGetExportTable", 12000, 0, "cuGetExportTable");
+    expect_proc("cuDriverGetVersion", 12000, 0, "cuDriverGetVersion");
+}
+
+Test(fakecuda, get_proc_address_returns_exactly_what_dlsym_returns)
+{
+    void *fn = NULL;
+    OK(cuGetProcAddress("cuMemAlloc", &fn, 12000, 0));
+    cr_assert_eq(fn, exported("cuMemAlloc_v2"));
+    cr_assert_eq(fn, (void *)cuMemAlloc_v2);
+}
+
+Test(fakecuda, get_proc_address_misses_are_not_found_with_a_status)
+{
+    void *fn = (void *)1;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuGetProcAddress_v2("cuNoSuchFunction", &fn, 12000, 0, &status));
+    cr_assert_null(fn);
+    cr_assert_eq(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    fn = (void *)1;
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuGetProcAddress_v2("cuMemAllocAsync", &fn, 11000, 0, &status));
+    cr_assert_null(fn);
+    cr_assert_eq(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuGetProcAddress_v2("cuNoSuchFunction", &fn, 12000, 0, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetProcAddress_v2(NULL, &fn, 12000, 0, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetProcAddress_v2("cuMemAlloc", NULL, 12000, 0, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetProcAddress(NULL, &fn, 11030, 0));
+}
+
+Test(fakecuda, get_export_table_has_no_tables)
+{
+    const void *table = (const void *)1;
+    CUuuid id = {{0}};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetExportTable(NULL, &id));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetExportTable(&table, NULL));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuGetExportTable(&table, &id));
+    cr_assert_null(table);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Error strings and call counters                                           */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, error_names_and_strings_come_from_cuda_h)
+{
+    const char *s = NULL;
+    OK(cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &s));
+    cr_assert_str_eq(s, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    OK(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &s));
+    cr_assert_str_eq(s, "out of memory");
+    OK(cuGetErrorName(CUDA_ERROR_UNKNOWN, &s));
+    cr_assert_str_eq(s, "CUDA_ERROR_UNKNOWN");
+    s = "x";
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetErrorName((CUresult)123456, &s));
+    cr_assert_null(s);
+    s = "x";
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetErrorString((CUresult)123456, &s));
+    cr_assert_null(s);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetErrorName(CUDA_SUCCESS, NULL));
+}
+
+Test(fakecuda, every_entry_point_call_is_counted)
+{
+    CUdeviceptr p;
+    fakecuda_reset_calls();
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAlloc_v2(&p, 0));
+    p = alloc(8);
+    OK(cuMemFree_v2(p));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemAlloc(NULL, 0));
+    cr_assert_eq(fakecuda_calls("cuMemAlloc_v2"), 2);
+    cr_assert_eq(fakecuda_calls("cuMemFree_v2"), 1);
+    cr_assert_eq(fakecuda_calls("cuMemAlloc"), 1);
+    cr_assert_eq(fakecuda_calls("cuInit"), 1);
+    cr_assert_eq(fakecuda_calls("cuLaunchKernel"), 0);
+    cr_assert_eq(fakecuda_calls("fakecuda_calls"), 0);
+    cr_assert_eq(fakecuda_calls(NULL), 0);
+    fakecuda_reset_calls();
+    cr_assert_eq(fakecuda_calls("cuMemAlloc_v2"), 0);
+}
+
+/*
+ * The calls-file child: this binary run again with FAKECUDA_TEST_CALLS_CHILD
+ * set makes a few calls and exits before Criterion starts.  A fresh exec
+ * (not a fork of a Criterion worker) keeps sanitizers' exit-time checks sane.
+ */
+__attribute__((constructor)) static void calls_file_child(void)
+{
+    int v;
+    if (!getenv("FAKECUDA_TEST_CALLS_CHILD"))
+        return;
+    cuInit(0);
+    cuDriverGetVersion(&v);
+    cuDriverGetVersion(&v);
+    exit(0);
+}
+
+Test(fakecuda, the_calls_file_is_written_at_exit)
+{
+    char path[] = "/tmp/fakecuda-calls-XXXXXX";
+    char self[4096];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    cr_assert_gt(len, 0);
+    self[len] = '\0';
+
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("FAKECUDA_CALLS_FILE", path, 1);
+        setenv("FAKECUDA_TEST_CALLS_CHILD", "1", 1);
+        execl(self, self, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char buf[256] = {0};
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    unlink(path);
+    buf[n] = '\0';
+    cr_assert_str_eq(buf, "cuInit 1\ncuDriverGetVersion 2\n");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Threads and capacity                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define THREADS 16
+#define PER_THREAD 2000
+
+static atomic_int worker_failures;
+
+/* Counts failures instead of asserting: Criterion asserts only on the test's thread. */
+#define WORKER_OK(call)                                                                                 \
+    do {                                                                                                \
+        if ((call) != CUDA_SUCCESS) {                                                                   \
+            atomic_fetch_add(&worker_failures, 1);                                                      \
+            return NULL;                                                                                \
+        }                                                                                               \
+    } while (0)
+
+static void *alloc_free_worker(void *arg)
+{
+    CUcontext c = arg;
+    CUdeviceptr p[64];
+    WORKER_OK(cuCtxSetCurrent(c));
+    for (int round = 0; round < PER_THREAD / 64; round++) {
+        for (int i = 0; i < 64; i++)
+            WORKER_OK(cuMemAlloc_v2(&p[i], (size_t)(i + 1) * 8));
+        for (int i = 0; i < 64; i++) {
+            unsigned char b = (unsigned char)i;
+            WORKER_OK(cuMemsetD8_v2(p[i], b, (size_t)(i + 1) * 8));
+            b = 0xff;
+            WORKER_OK(cuMemcpyDtoH_v2(&b, p[i] + (size_t)i * 8, 1));
+            if (b != (unsigned char)i)
+                atomic_fetch_add(&worker_failures, 1);
+        }
+        for (int i = 0; i < 32; i++)
+            WORKER_OK(cuMemFree_v2(p[i]));
+        for (int i = 32; i < 64; i++)
+            WORKER_OK(cuMemFreeAsync(p[i], CU_STREAM_PER_THREAD));
+        WORKER_OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+    }
+    return NULL;
+}
+
+Test(fakecuda, sixteen_threads_allocate_and_free_concurrently_with_exact_counts)
+{
+    pthread_t t[THREADS];
+    CUcontext c = primary();
+    fakecuda_reset_calls();
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, alloc_free_worker, c);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    cr_assert_eq(atomic_load(&worker_failures), 0);
+    unsigned long rounds = THREADS * (PER_THREAD / 64);
+    cr_assert_eq(fakecuda_calls("cuMemAlloc_v2"), rounds * 64);
+    cr_assert_eq(fakecuda_calls("cuMemFree_v2"), rounds * 32);
+    cr_assert_eq(fakecuda_calls("cuMemFreeAsync"), rounds * 32);
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    cr_assert_eq(fakecuda_mem_used(), 0);
+}
+
+Test(fakecuda, a_million_live_allocations_of_16_bytes, .timeout = 240)
+{
+    enum { N = 1000000 };
+    CUdeviceptr *p = malloc(N * sizeof *p);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    cr_assert_not_null(p);
+    primary();
+    for (size_t i = 0; i < N; i++)
+        cr_assert_eq(cuMemAlloc_v2(&p[i], 16), CUDA_SUCCESS, "allocation %zu", i);
+    cr_assert_eq(fakecuda_live_allocations(), N);
+    cr_assert_eq(fakecuda_mem_used(), (size_t)N * 16);
+    for (size_t i = 0; i < N; i += 99991) {
+        OK(cuMemGetAddressRange_v2(&base, &size, p[i] + 15));
+        cr_assert_eq(base, p[i]);
+        cr_assert_eq(size, 16);
+    }
+    for (size_t i = 0; i < N; i += 2)
+        cr_assert_eq(cuMemFree_v2(p[i]), CUDA_SUCCESS);
+    for (size_t i = 1; i < N; i += 2)
+        cr_assert_eq(cuMemFree_v2(p[i]), CUDA_SUCCESS);
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    free(p);
+}
