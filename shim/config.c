@@ -74,8 +74,8 @@ int gg_config_parse_u64(const char *s, uint64_t *out)
 		base = 16;
 		s += 2;
 	}
-	/* strtoull would accept a sign, spaces or a second "0x": refuse them. */
-	if (!((*s >= '0' && *s <= '9') || (base == 16 && strchr("abcdefABCDEF", *s) && *s)))
+	/* strtoull would accept a sign, spaces or a second "0x": only digits pass. */
+	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
 		return -EINVAL;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, base);

@@ -9,9 +9,16 @@
  * hooked cu… name resolves exactly as it would without the shim.
  *
  * A hooked name is resolved as the caller would see it without the shim;
- * when that answer is the driver's export, our wrapper is returned instead. */
+ * when that answer is the driver's export, our wrapper is returned instead.
+ * For a real handle glibc's answer does not depend on the caller; for
+ * RTLD_NEXT from a caller after the shim the shim is not in the searched
+ * range, so the jump is exact. RTLD_DEFAULT searches the global scope, then
+ * the caller's own group (glibc searches the group of the library that was
+ * dlopen()ed, which is the caller's unless the caller is one of its
+ * dependencies). */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,6 +36,28 @@ struct gg_dlsym_plan {
 };
 
 struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller);
+
+/* This file is built without sanitizers: the sanitizer runtimes call dlsym
+ * while they start, before instrumented code can run. Every lookup but a
+ * hooked name stays in this file. */
+static struct {
+	pthread_once_t once;
+	dlsym_fn real; /* glibc's dlsym; written once under @once */
+} dlsym_state = { .once = PTHREAD_ONCE_INIT };
+
+static void find_real_dlsym(void)
+{
+	/* glibc 2.34 moved dlsym into libc with a new version; older libcs have only 2.2.5. */
+	dlsym_state.real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!dlsym_state.real)
+		dlsym_state.real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+}
+
+void *gg_real_dlsym(void)
+{
+	pthread_once(&dlsym_state.once, find_real_dlsym);
+	return (void *)dlsym_state.real;
+}
 
 static struct link_map *map_of(const void *addr)
 {
@@ -56,7 +85,8 @@ static bool precedes_shim(const void *caller)
 	return false;
 }
 
-/* What RTLD_DEFAULT adds for a caller loaded RTLD_LOCAL: its own group. */
+/* What RTLD_DEFAULT adds to the global scope for a caller dlopen()ed
+ * RTLD_LOCAL: its own group, searched through a handle of the caller. */
 static void *lookup_in_callers_group(dlsym_fn real, const void *caller, const char *name)
 {
 	struct link_map *map = map_of(caller);
@@ -72,25 +102,18 @@ static void *lookup_in_callers_group(dlsym_fn real, const void *caller, const ch
 	return fn;
 }
 
-/* @name as @caller would get it without the shim in the process. */
+/* @name as @caller would get it without the shim. Only the executable and
+ * earlier LD_PRELOADs come before the shim in the global scope, so the
+ * definition the shim hides is the one after it. */
 static void *resolve_without_shim(dlsym_fn real, void *handle, const char *name, void *caller)
 {
-	void *fn;
+	void *fn = real(handle, name);
 
-	if (handle == RTLD_DEFAULT) {
-		fn = real(RTLD_DEFAULT, name);
-		if (fn && gg_hooks_in_shim(fn))
-			fn = real(RTLD_NEXT, name); /* what the shim hides */
-		if (!fn)
-			fn = lookup_in_callers_group(real, caller, name);
-		return fn;
-	}
-	if (handle == RTLD_NEXT) /* only reached when the caller precedes the shim */
-		return real(RTLD_NEXT, name);
-	/* A real handle: glibc's answer does not depend on the caller. */
-	fn = real(handle, name);
+	/* RTLD_NEXT from the shim is already past it; anything else may land on our export. */
 	if (fn && gg_hooks_in_shim(fn))
 		fn = real(RTLD_NEXT, name);
+	if (!fn && handle == RTLD_DEFAULT)
+		fn = lookup_in_callers_group(real, caller, name);
 	return fn;
 }
 

@@ -28,8 +28,7 @@ static void *const hook_wrappers[GG_HOOK_COUNT] = {
 };
 
 static struct {
-	pthread_once_t once;               /* resolves dlsym and self_base */
-	dlsym_fn dlsym;                    /* written once under @once */
+	pthread_once_t once;               /* finds self_base */
 	void *self_base;                   /* written once under @once: the shim's load base */
 	_Atomic(void *) real[GG_HOOK_COUNT]; /* lock-free: set once from NULL, never changed */
 	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
@@ -41,18 +40,8 @@ static void resolve_once(void)
 {
 	Dl_info info;
 
-	/* glibc 2.34 moved dlsym into libc with a new version; older libcs have only 2.2.5. */
-	real_state.dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!real_state.dlsym)
-		real_state.dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
 	if (dladdr((void *)&resolve_once, &info))
 		real_state.self_base = info.dli_fbase;
-}
-
-void *gg_real_dlsym(void)
-{
-	pthread_once(&real_state.once, resolve_once);
-	return (void *)real_state.dlsym;
 }
 
 int gg_hooks_id(const char *name)
@@ -77,7 +66,7 @@ bool gg_hooks_in_shim(const void *addr)
 {
 	Dl_info info;
 
-	gg_real_dlsym();
+	pthread_once(&real_state.once, resolve_once);
 	return dladdr(addr, &info) && info.dli_fbase == real_state.self_base;
 }
 
