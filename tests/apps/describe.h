@@ -1,0 +1,37 @@
+/* "object:symbol" for a function pointer, or "null": what the dlsym and
+ * cuGetProcAddress tests compare with and without the shim. */
+#ifndef APP_DESCRIBE_H
+#define APP_DESCRIBE_H
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+static inline const char *app_describe(const void *p, char *buf, size_t cap)
+{
+	Dl_info info;
+	const char *obj;
+
+	if (!p)
+		return "null";
+	if (!dladdr(p, &info) || !info.dli_fname)
+		return "unknown";
+	obj = strrchr(info.dli_fname, '/');
+	obj = obj ? obj + 1 : info.dli_fname;
+	snprintf(buf, cap, "%s:%s", obj, info.dli_sname ? info.dli_sname : "?");
+	return buf;
+}
+
+/* "WHO RTLD_DEFAULT NAME -> ..." and "WHO RTLD_NEXT NAME -> ...". An inline
+ * function, so the lookups are made from the object that includes this. */
+static inline void app_probe(const char *who, const char *name)
+{
+	char buf[256];
+
+	printf("%s RTLD_DEFAULT %s -> %s\n", who, name,
+	       app_describe(dlsym(RTLD_DEFAULT, name), buf, sizeof(buf)));
+	printf("%s RTLD_NEXT %s -> %s\n", who, name,
+	       app_describe(dlsym(RTLD_NEXT, name), buf, sizeof(buf)));
+}
+
+#endif

@@ -1,0 +1,49 @@
+/* The driver functions the test apps use, once: exact export name, PFN type
+ * and the base name cuGetProcAddress is asked for. */
+#ifndef APP_DRIVER_TABLE_H
+#define APP_DRIVER_TABLE_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+/* APP_FN(field, export, PFN type, base name) */
+#define APP_DRIVER_FUNCTIONS                                                                  \
+	APP_FN(Init, cuInit, PFN_cuInit_v2000, "cuInit")                                  \
+	APP_FN(DeviceGet, cuDeviceGet, PFN_cuDeviceGet_v2000, "cuDeviceGet")              \
+	APP_FN(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000,  \
+	       "cuDevicePrimaryCtxRetain")                                                \
+	APP_FN(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2,                                 \
+	       PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease")        \
+	APP_FN(CtxSetCurrent, cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000, "cuCtxSetCurrent")                                                                            \
+	APP_FN(CtxSynchronize, cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize")                                                                           \
+	APP_FN(ModuleLoad, cuModuleLoad, PFN_cuModuleLoad_v2000, "cuModuleLoad")          \
+	APP_FN(ModuleUnload, cuModuleUnload, PFN_cuModuleUnload_v2000, "cuModuleUnload")  \
+	APP_FN(ModuleGetFunction, cuModuleGetFunction, PFN_cuModuleGetFunction_v2000,           \
+	       "cuModuleGetFunction")                                                     \
+	APP_FN(MemAlloc, cuMemAlloc_v2, PFN_cuMemAlloc_v3020, "cuMemAlloc")               \
+	APP_FN(MemFree, cuMemFree_v2, PFN_cuMemFree_v3020, "cuMemFree")                   \
+	APP_FN(MemAllocAsync, cuMemAllocAsync, PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync")                                                                           \
+	APP_FN(MemFreeAsync, cuMemFreeAsync, PFN_cuMemFreeAsync_v11020, "cuMemFreeAsync")                                                                           \
+	APP_FN(MemcpyDtoH, cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, "cuMemcpyDtoH")       \
+	APP_FN(MemGetAddressRange, cuMemGetAddressRange_v2, PFN_cuMemGetAddressRange_v3020,     \
+	       "cuMemGetAddressRange")                                                    \
+	APP_FN(LaunchKernel, cuLaunchKernel, PFN_cuLaunchKernel_v4000, "cuLaunchKernel")  \
+	APP_FN(StreamCreate, cuStreamCreate, PFN_cuStreamCreate_v2000, "cuStreamCreate")  \
+	APP_FN(StreamSynchronize, cuStreamSynchronize, PFN_cuStreamSynchronize_v2000,           \
+	       "cuStreamSynchronize")                                                     \
+	APP_FN(StreamDestroy, cuStreamDestroy_v2, PFN_cuStreamDestroy_v4000, "cuStreamDestroy")                                                                            \
+	APP_FN(GetErrorName, cuGetErrorName, PFN_cuGetErrorName_v6000, "cuGetErrorName")
+
+struct app_driver {
+#define APP_FN(field, export, pfn, base) pfn field;
+	APP_DRIVER_FUNCTIONS
+#undef APP_FN
+};
+
+/* The common scenario (scenario.c): one module, a found and a missing kernel,
+ * a kernel that fills a buffer, sync and stream-ordered allocations. Prints
+ * what it saw on stdout; returns the exit status. */
+int app_scenario(const struct app_driver *d, const char *route, const char *ptx_path);
+
+#endif

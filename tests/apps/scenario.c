@@ -1,0 +1,77 @@
+/* The scenario every route runs. Its stdout is compared with and without the
+ * shim, so it prints only what the application itself would know. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "driver-table.h"
+
+static const char *name_of(const struct app_driver *d, CUresult rc)
+{
+	const char *s = NULL;
+
+	if (!d->GetErrorName || d->GetErrorName(rc, &s) != CUDA_SUCCESS || !s)
+		return "?";
+	return s;
+}
+
+#define CHECK(call)                                                                       \
+	do {                                                                              \
+		CUresult rc_ = (call);                                                    \
+		if (rc_ != CUDA_SUCCESS) {                                                \
+			fprintf(stderr, "%s: %s failed: %s\n", route, #call, name_of(d, rc_)); \
+			return 2;                                                         \
+		}                                                                         \
+	} while (0)
+
+int app_scenario(const struct app_driver *d, const char *route, const char *ptx_path)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction fill = NULL, missing = NULL;
+	CUdeviceptr buf, abuf, base;
+	CUstream stream;
+	size_t size = 0;
+	unsigned char host[1000];
+	uint64_t n = sizeof(host), sum = 0;
+	unsigned char value = 7;
+	CUresult rc;
+
+	CHECK(d->Init(0));
+	CHECK(d->DeviceGet(&dev, 0));
+	CHECK(d->PrimaryCtxRetain(&ctx, dev));
+	CHECK(d->CtxSetCurrent(ctx));
+	CHECK(d->ModuleLoad(&mod, ptx_path));
+
+	rc = d->ModuleGetFunction(&fill, mod, "gg_fill");
+	printf("lookup gg_fill: %s\n", name_of(d, rc));
+	rc = d->ModuleGetFunction(&missing, mod, "no_such_kernel");
+	printf("lookup no_such_kernel: %s\n", name_of(d, rc));
+
+	CHECK(d->MemAlloc(&buf, n));
+	void *params[] = { &buf, &value, &n };
+	CHECK(d->LaunchKernel(fill, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL));
+	CHECK(d->CtxSynchronize());
+	CHECK(d->MemcpyDtoH(host, buf, n));
+	for (size_t i = 0; i < n; i++)
+		sum += host[i];
+	printf("sum after gg_fill: %" PRIu64 "\n", sum);
+	CHECK(d->MemGetAddressRange(&base, &size, buf + 10));
+	printf("address range of buf+10: base %s, size %zu\n", base == buf ? "buf" : "other", size);
+	CHECK(d->MemFree(buf));
+	rc = d->MemFree(buf);
+	printf("second free: %s\n", name_of(d, rc));
+
+	CHECK(d->StreamCreate(&stream, 0));
+	CHECK(d->MemAllocAsync(&abuf, 256, stream));
+	CHECK(d->MemFreeAsync(abuf, stream));
+	CHECK(d->StreamSynchronize(stream));
+	CHECK(d->StreamDestroy(stream));
+	printf("stream-ordered alloc and free: done\n");
+
+	CHECK(d->ModuleUnload(mod));
+	CHECK(d->PrimaryCtxRelease(dev));
+	printf("%s: ok\n", route);
+	return 0;
+}

@@ -1,0 +1,160 @@
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static bool inherited(const char *kv)
+{
+	static const char *const drop[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "GPUGUARD_",
+					    "FAKECUDA_", "ASAN_OPTIONS=" };
+
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		if (!strncmp(kv, drop[i], strlen(drop[i])))
+			return false;
+	return true;
+}
+
+char *gg_read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap + 1);
+			cr_assert_not_null(buf);
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *slurp_fd(int fd, size_t *len)
+{
+	struct stat st;
+	char *buf;
+
+	cr_assert_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+	buf[st.st_size] = '\0';
+	*len = (size_t)st.st_size;
+	close(fd);
+	return buf;
+}
+
+static int temp_fd(void)
+{
+	char path[] = "/tmp/gg-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
+	unlink(path);
+	return fd;
+}
+
+void gg_run(struct gg_run *r, unsigned flags, const char *const *env, const char *const *argv)
+{
+	size_t n = 0, k = 0;
+	int out = temp_fd(), err = temp_fd();
+	char **envp;
+	pid_t pid;
+
+	while (environ[n])
+		n++;
+	for (const char *const *e = env; e && *e; e++)
+		n++;
+	envp = calloc(n + 4, sizeof(*envp));
+	cr_assert_not_null(envp);
+	for (char **e = environ; *e; e++)
+		if (inherited(*e))
+			envp[k++] = *e;
+	/* A sanitized shim needs the sanitizer runtime first in the process;
+	 * leak reports from programs that are not ours would change their stderr. */
+	if (flags & GG_RUN_SHIM)
+		envp[k++] = "LD_PRELOAD=" GG_PRELOAD_PREFIX GG_SHIM;
+	if (GG_PRELOAD_PREFIX[0])
+		envp[k++] = "ASAN_OPTIONS=detect_leaks=0";
+	if (flags & GG_RUN_FAKE)
+		envp[k++] = "LD_LIBRARY_PATH=" GG_FAKE_DIR;
+	for (const char *const *e = env; e && *e; e++)
+		envp[k++] = (char *)*e;
+	envp[k] = NULL;
+
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		execve(argv[0], (char *const *)argv, envp);
+		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	free(envp);
+	cr_assert_eq(waitpid(pid, &r->status, 0), pid);
+	r->out = slurp_fd(out, &r->out_len);
+	r->err = slurp_fd(err, &r->err_len);
+}
+
+void gg_run_free(struct gg_run *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+int gg_run_exit(const struct gg_run *r)
+{
+	if (WIFSIGNALED(r->status))
+		return -WTERMSIG(r->status);
+	return WEXITSTATUS(r->status);
+}
+
+size_t gg_count_lines(const char *text, const char *needle)
+{
+	size_t count = 0;
+
+	while (text && *text) {
+		const char *eol = strchr(text, '\n');
+		size_t len = eol ? (size_t)(eol - text) : strlen(text);
+		const char *hit = memmem(text, len, needle, strlen(needle));
+
+		count += hit != NULL;
+		text += len + (eol != NULL);
+	}
+	return count;
+}
+
+void gg_replace_all(char *s, const char *from, const char *to)
+{
+	size_t lf = strlen(from), lt = strlen(to);
+	char *hit;
+
+	cr_assert_leq(lt, lf);
+	while ((hit = strstr(s, from))) {
+		memcpy(hit, to, lt);
+		memmove(hit + lt, hit + lf, strlen(hit + lf) + 1);
+		s = hit + lt;
+	}
+}

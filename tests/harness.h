@@ -1,0 +1,41 @@
+/* Integration-test helpers: run a program with LD_PRELOAD set in that child
+ * only, capture its stdout, stderr and exit status. */
+#ifndef GG_TEST_HARNESS_H
+#define GG_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum {
+	GG_RUN_SHIM = 1 << 0, /* LD_PRELOAD=libgpuguard.so */
+	GG_RUN_FAKE = 1 << 1, /* LD_LIBRARY_PATH holds the fake libcuda.so.1 */
+};
+
+struct gg_run {
+	int status;   /* as from waitpid() */
+	char *out;    /* stdout, NUL-terminated */
+	size_t out_len;
+	char *err;    /* stderr, NUL-terminated */
+	size_t err_len;
+};
+
+/* Run @argv (argv[0] a path) with the test's environment, minus any
+ * LD_PRELOAD, LD_LIBRARY_PATH, GPUGUARD_* and FAKECUDA_*, plus @env
+ * ("NAME=value", NULL-terminated, may be NULL). Aborts the test on failure
+ * to start it. */
+void gg_run(struct gg_run *r, unsigned flags, const char *const *env, const char *const *argv);
+void gg_run_free(struct gg_run *r);
+
+/* Exit code, or -signal when the child died of a signal. */
+int gg_run_exit(const struct gg_run *r);
+
+/* Lines of @text that contain @needle. */
+size_t gg_count_lines(const char *text, const char *needle);
+
+/* A file's contents, NUL-terminated (NULL if unreadable). Free with free(). */
+char *gg_read_file(const char *path);
+
+/* Replace every occurrence of @from in @s (in place; @to no longer than @from). */
+void gg_replace_all(char *s, const char *from, const char *to);
+
+#endif

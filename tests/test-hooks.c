@@ -1,0 +1,261 @@
+/* Interposition on all three routes of SPEC §1, through the fake driver. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define APP(name) GG_APPS "/" name
+
+static const char *const trace_env[] = { "GPUGUARD_VERBOSITY=2", NULL };
+
+/* The lines every route of the common scenario must produce at verbosity 2. */
+static void assert_scenario_intercepted(const struct gg_run *r, const char *alloc_async,
+					const char *launch)
+{
+	char want[128];
+
+	cr_assert_eq(gg_run_exit(r), 0, "stderr: %s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "\"gg_fill\") -> CUDA_SUCCESS"), 1, "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "cuModuleGetFunction(module 0x"), 2, "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1,
+		     "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "cuMemAlloc_v2(1000 bytes) #0 -> CUDA_SUCCESS 0x"), 1,
+		     "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "cuMemFree_v2(0x"), 2, "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, ") -> CUDA_ERROR_INVALID_VALUE"), 1,
+		     "the second free fails: %s", r->err);
+	snprintf(want, sizeof(want), "%s(256 bytes) #1 -> CUDA_SUCCESS", alloc_async);
+	cr_assert_eq(gg_count_lines(r->err, want), 1, "%s", r->err);
+	snprintf(want, sizeof(want), "%s 1", launch);
+	cr_assert_eq(gg_count_lines(r->err, "intercepted "), 1, "%s", r->err);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+	cr_assert_neq(strstr(r->err, "cuCtxSynchronize 1"), NULL, "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "gpuguard[") , gg_count_lines(r->err, "INFO: "));
+}
+
+Test(hooks, direct_link_route_is_intercepted)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, trace_env,
+	       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
+	assert_scenario_intercepted(&r, "cuMemAllocAsync", "cuLaunchKernel");
+	cr_assert_neq(strstr(r.out, "direct: ok"), NULL);
+	gg_run_free(&r);
+}
+
+Test(hooks, dlsym_route_is_intercepted)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, trace_env,
+	       (const char *[]){ APP("app-dlsym"), GG_PTX, NULL });
+	assert_scenario_intercepted(&r, "cuMemAllocAsync", "cuLaunchKernel");
+	cr_assert_neq(strstr(r.out, "dlsym: ok"), NULL);
+	gg_run_free(&r);
+}
+
+Test(hooks, cuGetProcAddress_route_is_intercepted)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, trace_env,
+	       (const char *[]){ APP("app-procaddr"), GG_PTX, NULL });
+	assert_scenario_intercepted(&r, "cuMemAllocAsync", "cuLaunchKernel");
+	cr_assert_neq(strstr(r.err, "cuGetProcAddress_v2 "), NULL, "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(hooks, cuGetProcAddress_route_hands_out_per_thread_stream_wrappers)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, trace_env,
+	       (const char *[]){ APP("app-procaddr"), "--ptsz", GG_PTX, NULL });
+	assert_scenario_intercepted(&r, "cuMemAllocAsync_ptsz", "cuLaunchKernel_ptsz");
+	cr_assert_eq(strstr(r.err, "cuLaunchKernel 1"), NULL, "legacy launch seen: %s", r.err);
+	gg_run_free(&r);
+}
+
+/* Each application call reaches the driver exactly once, on every route. */
+Test(hooks, driver_sees_each_call_once)
+{
+	static const char *const apps[][3] = {
+		{ APP("app-direct"), GG_PTX, NULL },
+		{ APP("app-dlsym"), GG_PTX, NULL },
+		{ APP("app-procaddr"), GG_PTX, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char *counts[2];
+
+		for (int with = 0; with < 2; with++) {
+			char path[] = "/tmp/gg-calls-XXXXXX", env[64];
+			int fd = mkstemp(path);
+			struct gg_run r;
+
+			cr_assert_geq(fd, 0);
+			snprintf(env, sizeof(env), "FAKECUDA_CALLS_FILE=%s", path);
+			gg_run(&r, GG_RUN_FAKE | (with ? GG_RUN_SHIM : 0),
+			       (const char *[]){ env, "GPUGUARD_VERBOSITY=2", NULL }, apps[i]);
+			cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", apps[i][0], r.err);
+			counts[with] = gg_read_file(path);
+			cr_assert_not_null(counts[with]);
+			unlink(path);
+			gg_run_free(&r);
+		}
+		cr_assert_neq(strstr(counts[0], "cuMemAlloc_v2 1\n"), NULL, "%s", counts[0]);
+		cr_assert_str_eq(counts[1], counts[0], "%s", apps[i][0]);
+		free(counts[0]);
+		free(counts[1]);
+	}
+}
+
+static void assert_same_modulo_redirect(struct gg_run *with, struct gg_run *without)
+{
+	cr_assert_eq(gg_run_exit(with), 0, "%s", with->err);
+	cr_assert_eq(gg_run_exit(without), 0, "%s", without->err);
+	char *norm = strdup(with->out);
+
+	/* A redirected export is our wrapper of the same name. */
+	gg_replace_all(norm, "libgpuguard.so:", "libcuda.so.1:");
+	cr_assert_str_eq(norm, without->out, "\n-- with shim --\n%s\n-- without --\n%s", with->out,
+			 without->out);
+	free(norm);
+}
+
+Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
+{
+	struct gg_run with, without;
+	const char *const argv[] = { APP("app-procaddr-traps"), NULL };
+
+	gg_run(&with, GG_RUN_SHIM | GG_RUN_FAKE, trace_env, argv);
+	gg_run(&without, GG_RUN_FAKE, NULL, argv);
+	assert_same_modulo_redirect(&with, &without);
+
+	static const char *const expect[] = {
+		/* Asked for itself, at both versions, before cuInit. */
+		"4-arg cuGetProcAddress@11030: rc 0 -> libgpuguard.so:cuGetProcAddress\n",
+		"4-arg cuGetProcAddress@12000: rc 0 -> libgpuguard.so:cuGetProcAddress_v2\n",
+		"cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> libgpuguard.so:cuGetProcAddress_v2\n",
+		/* An old version gets the old, unhooked export, never the _v2 wrapper. */
+		"cuMemAlloc@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc\n",
+		"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
+		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libgpuguard.so:cuCtxSynchronize\n",
+		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libgpuguard.so:cuCtxSynchronize_v2\n",
+		"cuLaunchKernel@12000/2: rc 0 status 0 -> libgpuguard.so:cuLaunchKernel_ptsz\n",
+		"cuMemAllocAsync@12000/2: rc 0 status 0 -> libgpuguard.so:cuMemAllocAsync_ptsz\n",
+		/* Not hooked: the driver's own. */
+		"cuDriverGetVersion@12000/0: rc 0 status 0 -> libcuda.so.1:cuDriverGetVersion\n",
+		"cuGetExportTable@12000/0: rc 0 status 0 -> libcuda.so.1:cuGetExportTable\n",
+		"cuNoSuchFunction@12000/0: rc 500 status 1 -> null\n",
+	};
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		cr_assert_neq(strstr(with.out, expect[i]), NULL, "missing: %s\nin:\n%s", expect[i],
+			      with.out);
+	gg_run_free(&with);
+	gg_run_free(&without);
+}
+
+Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
+{
+	struct gg_run with, without;
+	const char *const argv[] = { APP("app-rtld-local"), GG_PROBE_LIB, NULL };
+
+	gg_run(&with, GG_RUN_SHIM | GG_RUN_FAKE, trace_env, argv);
+	gg_run(&without, GG_RUN_FAKE, NULL, argv);
+	assert_same_modulo_redirect(&with, &without);
+
+	static const char *const expect[] = {
+		/* An interposer in the global scope asks for the next definition: not its own. */
+		"global lib RTLD_NEXT gg_probe_next_symbol -> libprobe-dep.so:gg_probe_next_symbol\n",
+		/* A library loaded RTLD_LOCAL sees its own group... */
+		("local lib local-driver RTLD_DEFAULT gg_probe_local_dep_symbol -> "
+		 "libprobe-local-dep.so:gg_probe_local_dep_symbol\n"),
+		/* ...where the driver is: still redirected. */
+		"local lib local-driver RTLD_DEFAULT cuMemAlloc_v2 -> libgpuguard.so:cuMemAlloc_v2\n",
+		"local lib local-driver RTLD_DEFAULT cuInit -> libcuda.so.1:cuInit\n",
+		"local lib local-driver RTLD_DEFAULT cudnnCreate -> null\n",
+		/* No driver in the executable's scope: the shim's exports must not show. */
+		"exe start RTLD_DEFAULT cuMemAlloc_v2 -> null\n",
+		"exe start RTLD_NEXT cuMemAlloc_v2 -> null\n",
+		"exe local-driver RTLD_DEFAULT cuMemAlloc_v2 -> null\n",
+		/* Once the driver is global, the executable's lookups are redirected. */
+		"exe global-driver RTLD_DEFAULT cuMemAlloc_v2 -> libgpuguard.so:cuMemAlloc_v2\n",
+		"exe global-driver RTLD_NEXT cuMemAlloc_v2 -> libgpuguard.so:cuMemAlloc_v2\n",
+		"exe start RTLD_NEXT gnu_get_libc_version -> libc.so.6:gnu_get_libc_version\n",
+	};
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		cr_assert_neq(strstr(with.out, expect[i]), NULL, "missing: %s\nin:\n%s", expect[i],
+			      with.out);
+	gg_run_free(&with);
+	gg_run_free(&without);
+}
+
+Test(hooks, missing_real_function_returns_not_supported)
+{
+	struct gg_run r;
+
+	gg_run(&r, 0, trace_env, (const char *[]){ APP("app-no-driver"), GG_SHIM, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "cuMemAlloc_v2 -> 801\n"
+				"cuModuleGetFunction -> 801\n"
+				"cuCtxSynchronize -> 801\n"
+				"cuGetProcAddress_v2 -> 801\n");
+	gg_run_free(&r);
+}
+
+Test(hooks, bad_configuration_value_is_named_once)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GPUGUARD_REDZONE=lots", "GPUGUARD_VERBOSITY=1", NULL },
+	       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZONE=\"lots\" is not valid"), 1,
+		     "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 1, "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(hooks, log_goes_to_the_file_named_with_pid)
+{
+	char dir[] = "/tmp/gg-log-XXXXXX", env[128], path[512];
+	struct gg_run r;
+	struct dirent *de;
+	char *log = NULL;
+	DIR *d;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(env, sizeof(env), "GPUGUARD_LOG=%s/log.%%p", dir);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ env, "GPUGUARD_VERBOSITY=2", NULL },
+	       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 0, "stderr: %s", r.err);
+	cr_assert_not_null(d = opendir(dir));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		cr_assert_null(log, "more than one log file");
+		/* log.PID, with the child's pid in its lines too. */
+		cr_assert_eq(strncmp(de->d_name, "log.", 4), 0, "%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		log = gg_read_file(path);
+		cr_assert_not_null(log);
+		snprintf(env, sizeof(env), "gpuguard[%s] INFO: ", de->d_name + 4);
+		cr_assert_neq(strstr(log, env), NULL, "%s", log);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+	cr_assert_not_null(log, "no log file written");
+	cr_assert_eq(gg_count_lines(log, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1, "%s",
+		     log);
+	free(log);
+	gg_run_free(&r);
+}

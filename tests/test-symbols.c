@@ -1,0 +1,122 @@
+/* Symbol hygiene (SPEC §1): the shim adds nothing else to the process. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MAX_NAMES 2048
+
+struct names {
+	char *v[MAX_NAMES];
+	size_t n;
+};
+
+static int cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add(struct names *s, const char *name, size_t len)
+{
+	cr_assert_lt(s->n, MAX_NAMES);
+	s->v[s->n++] = strndup(name, len);
+}
+
+/* One name per line of a command's output. */
+static void from_command(struct names *s, const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	char line[512];
+
+	cr_assert_not_null(p, "%s", cmd);
+	while (fgets(line, sizeof(line), p))
+		add(s, line, strcspn(line, "\n"));
+	cr_assert_eq(pclose(p), 0, "%s failed", cmd);
+	qsort(s->v, s->n, sizeof(s->v[0]), cmp);
+}
+
+static void assert_same(const struct names *a, const struct names *b, const char *what)
+{
+	for (size_t i = 0; i < a->n && i < b->n; i++)
+		cr_assert_str_eq(a->v[i], b->v[i], "%s", what);
+	cr_assert_eq(a->n, b->n, "%s: %zu vs %zu names", what, a->n, b->n);
+}
+
+static void exported(struct names *s)
+{
+	from_command(s, "nm -D --defined-only '" GG_SHIM "' | awk '{print $3}'");
+}
+
+static void version_script(struct names *s)
+{
+	from_command(s, "sed -n '/global:/,/local:/p' '" GG_SOURCE_ROOT "/shim/libgpuguard.map'"
+			" | grep -oE '^ *[A-Za-z_0-9]+;' | tr -d ' ;'");
+}
+
+static void hook_table(struct names *s)
+{
+	from_command(s, "grep -oE '^GG_HOOK\\([A-Za-z_0-9]+' '" GG_SOURCE_ROOT
+			"/shim/hooks/hooks.def' | cut -d'(' -f2");
+}
+
+Test(symbols, exports_are_exactly_the_version_script)
+{
+	struct names nm = { 0 }, map = { 0 };
+
+	exported(&nm);
+	version_script(&map);
+	cr_assert_gt(map.n, 30);
+	assert_same(&nm, &map, "nm -D vs libgpuguard.map");
+}
+
+Test(symbols, version_script_is_the_hook_table_and_dlsym)
+{
+	struct names map = { 0 }, hooks = { 0 };
+
+	version_script(&map);
+	hook_table(&hooks);
+	add(&hooks, "dlsym", 5);
+	qsort(hooks.v, hooks.n, sizeof(hooks.v[0]), cmp);
+	assert_same(&map, &hooks, "libgpuguard.map vs hooks.def");
+}
+
+Test(symbols, process_owned_symbols_are_not_exported)
+{
+	struct names nm = { 0 };
+
+	exported(&nm);
+	for (size_t i = 0; i < nm.n; i++) {
+		cr_assert_neq(strncmp(nm.v[i], "_Unwind_", 8), 0, "%s", nm.v[i]);
+		cr_assert_eq(strstr(nm.v[i], "backtrace"), NULL, "%s", nm.v[i]);
+		cr_assert_eq(strstr(nm.v[i], "alloc") && strncmp(nm.v[i], "cu", 2), 0, "%s",
+			     nm.v[i]);
+		cr_assert(!strcmp(nm.v[i], "dlsym") || !strncmp(nm.v[i], "cu", 2), "%s", nm.v[i]);
+	}
+}
+
+Test(symbols, no_libunwind_or_libcuda_dependency)
+{
+	struct names needed = { 0 };
+
+	from_command(&needed, "readelf -d '" GG_SHIM "' | grep NEEDED | grep -oE '\\[.*\\]'");
+	cr_assert_gt(needed.n, 0);
+	for (size_t i = 0; i < needed.n; i++) {
+		cr_assert_eq(strstr(needed.v[i], "unwind"), NULL, "%s", needed.v[i]);
+		cr_assert_eq(strstr(needed.v[i], "libcuda"), NULL, "%s", needed.v[i]);
+		cr_assert_eq(strstr(needed.v[i], "libgcc_s"), NULL, "%s", needed.v[i]);
+	}
+}
+
+Test(symbols, every_hook_is_a_real_driver_export)
+{
+	struct names hooks = { 0 }, stub = { 0 };
+
+	hook_table(&hooks);
+	from_command(&stub, "nm -D --defined-only '" GG_STUB_LIBCUDA "' | awk '{print $3}'");
+	cr_assert_gt(stub.n, 300, "the toolkit's stub libcuda.so lists every export");
+	for (size_t i = 0; i < hooks.n; i++)
+		cr_assert_not_null(bsearch(&hooks.v[i], stub.v, stub.n, sizeof(stub.v[0]), cmp),
+				   "%s is not exported by the driver", hooks.v[i]);
+}
