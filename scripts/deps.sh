@@ -1,0 +1,38 @@
+# Sourced by scripts/test and scripts/demo: make sure the build's Debian
+# packages are here, installing the missing ones when run as root.
+gg_need() {
+	local missing=()
+	command -v meson >/dev/null || missing+=(meson)
+	command -v ninja >/dev/null || missing+=(ninja-build)
+	command -v pkg-config >/dev/null || missing+=(pkg-config)
+	command -v cc >/dev/null || missing+=(gcc)
+	command -v c++ >/dev/null || missing+=(g++)
+	command -v python3 >/dev/null || missing+=(python3)
+	command -v readelf >/dev/null || missing+=(binutils)
+	if [ "${1:-}" = tests ]; then
+		pkg-config --exists criterion 2>/dev/null || missing+=(libcriterion-dev)
+		[ -e /usr/include/libunwind.h ] || [ -e /usr/include/x86_64-linux-gnu/libunwind.h ] ||
+			missing+=(libunwind-dev)
+	fi
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+		echo "installing: ${missing[*]}" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >&2 && apt-get install -y -qq "${missing[@]}" >&2 && return 0
+		echo "error: apt-get could not install: ${missing[*]}" >&2
+		return 1
+	fi
+	echo "error: missing Debian packages; as root run: apt-get install ${missing[*]}" >&2
+	return 1
+}
+
+gg_cuda_include() {
+	local d
+	for d in "${GG_TOOLKIT_INCLUDE:-}" "${CUDA_HOME:+$CUDA_HOME/include}" \
+		"${CUDA_PATH:+$CUDA_PATH/include}" /usr/local/cuda/include; do
+		[ -n "$d" ] && [ -e "$d/cuda.h" ] && { echo "$d"; return 0; }
+	done
+	echo "error: cuda.h from the CUDA toolkit not found in \$CUDA_HOME/include," \
+		"\$CUDA_PATH/include or /usr/local/cuda/include; install the toolkit or set CUDA_HOME" >&2
+	return 1
+}
