@@ -5,7 +5,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
+#include "audit/audit.h"
+#include "boundary.h"
+#include "callsite.h"
 #include "config.h"
 #include "hooks/hooks.h"
 #include "report/report.h"
@@ -28,8 +32,21 @@ bool gg_shim_disabled(void)
 	return shim_state.disabled;
 }
 
+/* Locks are held across fork() so the child's copies are consistent. */
+static void atfork_prepare(void)
+{
+	gg_audit_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	gg_audit_atfork_parent();
+}
+
 static void atfork_child(void)
 {
+	gg_audit_atfork_child();
+	gg_boundary_atfork_child();
 	gg_report_atfork_child();
 }
 
@@ -42,7 +59,10 @@ static void setup(void)
 	gg_config_load(&cfg);
 	gg_report_open(&cfg);
 	gg_config_report_warnings();
-	pthread_atfork(NULL, NULL, atfork_child);
+	gg_callsite_configure(cfg.skip_objects);
+	gg_audit_configure(&cfg);
+	gg_boundary_configure(&cfg);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atomic_store_explicit(&shim_state.ready, true, memory_order_release);
 }
 
@@ -54,10 +74,17 @@ bool gg_shim_active(void)
 	return atomic_load_explicit(&shim_state.ready, memory_order_acquire);
 }
 
+void gg_shim_fatal(void)
+{
+	gg_report_write_files();
+	abort();
+}
+
 /* Runs on exit() and after main returns; silent unless a hook ran. */
 __attribute__((destructor)) static void shim_fini(void)
 {
 	if (!atomic_load_explicit(&shim_state.ready, memory_order_acquire))
 		return;
 	gg_hooks_report_calls();
+	gg_report_write_files();
 }

@@ -11,4 +11,7 @@ bool gg_shim_disabled(void);
  * configuration and opens the log. False when the shim is disabled. */
 bool gg_shim_active(void);
 
+/* Write the reports (JSON, metrics), then abort(): every abort of the shim. */
+__attribute__((noreturn)) void gg_shim_fatal(void);
+
 #endif

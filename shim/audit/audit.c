@@ -1,11 +1,509 @@
-/* Kernel-lookup audit. So far: every lookup is traced at verbosity 2. */
+/* Kernel-lookup audit and seal gate (SPEC §3).
+ *
+ * Every looked-up (module, function) pair is kept, keyed by the module's
+ * name; a failed lookup is also kept against its call site, which costs one
+ * unwind (a successful lookup never unwinds). At a seal the unresolved pairs
+ * are printed and a required one aborts the process, unless allowed; after a
+ * seal, a failed lookup that is not expected absent is a late miss.
+ *
+ * Lock order: the boundary lock, then audit_state.lock. Nothing is written to
+ * the log while audit_state.lock is held, except by report callbacks of
+ * gg_audit_foreach_unresolved(), which only format and write. */
 #include "audit/audit.h"
 
-#include "report/report.h"
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-void gg_audit_lookup(const char *api, const void *module, const char *name, int rc,
-		     const char *rc_name)
+#include "callsite.h"
+#include "config.h"
+#include "gg.h"
+#include "report/report.h"
+#include "shim.h"
+
+struct site {
+	struct site *next;
+	uintptr_t address;
+	char *object;
+	uintptr_t offset;
+	char *symbol;
+	uintptr_t symbol_offset;
+	uint64_t count;
+	const char *result; /* a static string from the hooks' table */
+};
+
+struct pair {
+	uint64_t hash;
+	char *module;
+	char *function;
+	bool expected_absent;
+	uint64_t found, failed;
+	struct site *sites; /* newest first; printed oldest first */
+};
+
+struct named {
+	uintptr_t key; /* handle | kind; 0 = empty slot */
+	char *name;    /* NULL in a deleted slot */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	/* All below guarded by @lock. */
+	struct pair **pairs; /* open addressing, never shrinks; pairs are never freed */
+	size_t pairs_cap, npairs;
+	struct named *names; /* open addressing with deleted slots (name == NULL) */
+	size_t names_cap, names_used;
+	uint64_t calls, failed_calls;
+	uint64_t unresolved; /* the last gate's count plus every late miss since */
+	uint64_t late_misses;
+	uint64_t seals;
+	bool sealed;
+	bool warned; /* a late miss was logged since the last seal (allow mode) */
+
+	/* Written by gg_audit_configure() during set-up; read-only after. */
+	bool allow;
+	char **expected;
+	size_t nexpected;
+} audit_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+#define KEY(kind, handle) (((uintptr_t)(handle) << 1) | (uintptr_t)(kind))
+
+static uint64_t hash_str(uint64_t h, const char *s)
 {
-	(void)rc;
-	gg_report_lookup(api, module, name, rc_name);
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t hash_key(uintptr_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 29);
+}
+
+/* ---- expected-absent patterns ---- */
+
+static void load_expected(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0, n = 0, alloc = 0;
+	ssize_t len;
+
+	if (!f) {
+		gg_report_expected_unreadable(path, strerror(errno));
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *s = line, *e = line + len;
+
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (s == e || *s == '#')
+			continue;
+		if (n == alloc) {
+			char **grown = realloc(audit_state.expected, (alloc ? alloc * 2 : 16) * sizeof(char *));
+
+			if (!grown)
+				break;
+			audit_state.expected = grown;
+			alloc = alloc ? alloc * 2 : 16;
+		}
+		audit_state.expected[n++] = strndup(s, (size_t)(e - s));
+	}
+	if (ferror(f))
+		gg_report_expected_unreadable(path, strerror(errno));
+	free(line);
+	fclose(f);
+	audit_state.nexpected = n;
+}
+
+void gg_audit_configure(const struct gg_config *cfg)
+{
+	audit_state.allow = cfg->allow_unresolved;
+	if (cfg->expected_absent[0])
+		load_expected(cfg->expected_absent);
+}
+
+static bool is_expected_absent(const char *module, const char *function)
+{
+	char key[2 * GG_AUDIT_NAME_MAX + 3];
+
+	if (!audit_state.nexpected)
+		return false;
+	snprintf(key, sizeof(key), "%s::%s", module, function);
+	for (size_t i = 0; i < audit_state.nexpected; i++)
+		if (audit_state.expected[i] && fnmatch(audit_state.expected[i], key, 0) == 0)
+			return true;
+	return false;
+}
+
+/* ---- handle names (lock held) ---- */
+
+static int names_grow(void)
+{
+	size_t cap = audit_state.names_cap ? audit_state.names_cap * 2 : 64;
+	struct named *old = audit_state.names, *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < audit_state.names_cap; i++) {
+		if (!old[i].name)
+			continue; /* drops deleted slots too */
+		size_t j = hash_key(old[i].key) & (cap - 1);
+
+		while (t[j].key)
+			j = (j + 1) & (cap - 1);
+		t[j] = old[i];
+	}
+	free(old);
+	audit_state.names = t;
+	audit_state.names_cap = cap;
+	audit_state.names_used = 0;
+	for (size_t i = 0; i < cap; i++)
+		audit_state.names_used += t[i].key != 0;
+	return 0;
+}
+
+static struct named *names_find(uintptr_t key)
+{
+	if (!audit_state.names_cap)
+		return NULL;
+	for (size_t j = hash_key(key) & (audit_state.names_cap - 1);; j = (j + 1) & (audit_state.names_cap - 1)) {
+		struct named *e = &audit_state.names[j];
+
+		if (!e->key)
+			return NULL;
+		if (e->key == key && e->name)
+			return e;
+	}
+}
+
+static void names_set(uintptr_t key, const char *name)
+{
+	struct named *e = names_find(key);
+	char *copy = strdup(name);
+
+	if (!copy)
+		return;
+	if (e) { /* a handle value reused without us seeing its unload */
+		free(e->name);
+		e->name = copy;
+		return;
+	}
+	if ((audit_state.names_used + 1) * 4 > audit_state.names_cap * 3 && names_grow()) {
+		free(copy);
+		return;
+	}
+	size_t j = hash_key(key) & (audit_state.names_cap - 1);
+
+	while (audit_state.names[j].key && audit_state.names[j].name)
+		j = (j + 1) & (audit_state.names_cap - 1);
+	audit_state.names_used += audit_state.names[j].key == 0;
+	audit_state.names[j].key = key;
+	audit_state.names[j].name = copy;
+}
+
+static void loaded(enum gg_audit_kind kind, const void *handle, const char *name)
+{
+	pthread_mutex_lock(&audit_state.lock);
+	names_set(KEY(kind, handle), name);
+	pthread_mutex_unlock(&audit_state.lock);
+}
+
+void gg_audit_loaded_file(enum gg_audit_kind kind, const void *handle, const char *path)
+{
+	char name[GG_AUDIT_NAME_MAX];
+
+	gg_audit_name_file(path, name, sizeof(name));
+	loaded(kind, handle, name);
+}
+
+void gg_audit_loaded_image(enum gg_audit_kind kind, const void *handle, const void *image)
+{
+	char name[GG_AUDIT_NAME_MAX];
+
+	gg_audit_name_image(image, name, sizeof(name));
+	loaded(kind, handle, name);
+}
+
+void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle)
+{
+	pthread_mutex_lock(&audit_state.lock);
+	struct named *e = names_find(KEY(kind, handle));
+
+	if (e) {
+		free(e->name);
+		e->name = NULL; /* deleted: the slot keeps its key for probing */
+	}
+	pthread_mutex_unlock(&audit_state.lock);
+}
+
+/* ---- pairs (lock held) ---- */
+
+static int pairs_grow(void)
+{
+	size_t cap = audit_state.pairs_cap ? audit_state.pairs_cap * 2 : 256;
+	struct pair **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < audit_state.pairs_cap; i++) {
+		struct pair *p = audit_state.pairs[i];
+
+		if (!p)
+			continue;
+		size_t j = p->hash & (cap - 1);
+
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = p;
+	}
+	free(audit_state.pairs);
+	audit_state.pairs = t;
+	audit_state.pairs_cap = cap;
+	return 0;
+}
+
+static struct pair *pair_get(const char *module, const char *function)
+{
+	uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull, module) ^ 0x3a3a, function);
+	size_t j;
+
+	if (audit_state.pairs_cap) {
+		for (j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j];
+		     j = (j + 1) & (audit_state.pairs_cap - 1)) {
+			struct pair *p = audit_state.pairs[j];
+
+			if (p->hash == h && !strcmp(p->function, function) && !strcmp(p->module, module))
+				return p;
+		}
+	}
+	if ((audit_state.npairs + 1) * 4 > audit_state.pairs_cap * 3 && pairs_grow())
+		return NULL;
+	struct pair *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->module = strdup(module)) || !(p->function = strdup(function))) {
+		if (p)
+			free(p->module);
+		free(p);
+		return NULL;
+	}
+	p->hash = h;
+	p->expected_absent = is_expected_absent(module, function);
+	for (j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j]; j = (j + 1) & (audit_state.pairs_cap - 1))
+		;
+	audit_state.pairs[j] = p;
+	audit_state.npairs++;
+	return p;
+}
+
+static void site_record(struct pair *p, const struct gg_site *where, const char *result)
+{
+	struct site *s;
+
+	for (s = p->sites; s; s = s->next)
+		if (s->address == where->address)
+			break;
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return;
+		s->address = where->address;
+		s->object = strdup(where->object);
+		s->offset = where->offset;
+		s->symbol = where->symbol ? strdup(where->symbol) : NULL;
+		s->symbol_offset = where->symbol_offset;
+		s->next = p->sites;
+		p->sites = s;
+	}
+	s->count++;
+	s->result = result;
+}
+
+/* ---- lookups ---- */
+
+void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
+		     const char *name, int rc, const char *rc_name)
+{
+	char module[GG_AUDIT_NAME_MAX];
+	const char *function = name ? name : "(null)";
+	struct gg_site where;
+	struct pair *p;
+	bool late = false, first_warning = false;
+	uint64_t seal = 0;
+
+	gg_report_lookup(api, handle, name, rc_name);
+	if (rc != 0) /* only failures are kept against a call site: one unwind */
+		gg_callsite_describe(gg_callsite_find(), &where);
+
+	pthread_mutex_lock(&audit_state.lock);
+	struct named *e = names_find(KEY(kind, handle));
+
+	if (e)
+		snprintf(module, sizeof(module), "%s", e->name);
+	else
+		snprintf(module, sizeof(module), "%s@%p", kind == GG_AUDIT_MODULE ? "module" : "library",
+			 handle);
+	audit_state.calls++;
+	p = pair_get(module, function);
+	if (rc == 0) {
+		if (p)
+			p->found++;
+	} else {
+		audit_state.failed_calls++;
+		if (p) {
+			p->failed++;
+			site_record(p, &where, rc_name);
+		}
+		if (audit_state.sealed && !(p && p->expected_absent)) {
+			/* Counted before anything else happens, abort included. */
+			late = true;
+			audit_state.unresolved++;
+			audit_state.late_misses++;
+			first_warning = !audit_state.warned;
+			audit_state.warned = true;
+			seal = audit_state.seals;
+		}
+	}
+	pthread_mutex_unlock(&audit_state.lock);
+
+	if (!late)
+		return;
+	if (!audit_state.allow) {
+		gg_report_late_miss(true, seal, module, function, rc_name, &where);
+		gg_shim_fatal();
+	}
+	if (first_warning)
+		gg_report_late_miss(false, seal, module, function, rc_name, &where);
+}
+
+/* ---- the gate ---- */
+
+static void count_unresolved(uint64_t *required, uint64_t *expected)
+{
+	*required = *expected = 0;
+	for (size_t i = 0; i < audit_state.pairs_cap; i++) {
+		struct pair *p = audit_state.pairs[i];
+
+		if (p && !p->found)
+			++*(p->expected_absent ? expected : required);
+	}
+}
+
+void gg_audit_seal(const char *why)
+{
+	uint64_t required, expected, seal;
+
+	pthread_mutex_lock(&audit_state.lock);
+	count_unresolved(&required, &expected);
+	audit_state.unresolved = required;
+	audit_state.sealed = true;
+	audit_state.warned = false;
+	seal = ++audit_state.seals;
+	pthread_mutex_unlock(&audit_state.lock);
+
+	gg_report_seal_table(seal, why);
+	if (!required)
+		return;
+	gg_report_gate(seal, required, audit_state.allow);
+	if (!audit_state.allow)
+		gg_shim_fatal();
+}
+
+void gg_audit_stats(struct gg_audit_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&audit_state.lock);
+	out->pairs = audit_state.npairs;
+	count_unresolved(&out->unresolved_required, &out->unresolved_expected);
+	out->resolved = out->pairs - out->unresolved_required - out->unresolved_expected;
+	out->late_misses = audit_state.late_misses;
+	out->unresolved = audit_state.unresolved;
+	out->calls = audit_state.calls;
+	out->failed_calls = audit_state.failed_calls;
+	out->seals = audit_state.seals;
+	out->sealed = audit_state.sealed;
+	pthread_mutex_unlock(&audit_state.lock);
+}
+
+uint64_t gg_audit_unresolved_now(void)
+{
+	uint64_t required, expected;
+
+	pthread_mutex_lock(&audit_state.lock);
+	count_unresolved(&required, &expected);
+	pthread_mutex_unlock(&audit_state.lock);
+	return required;
+}
+
+static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_audit_row *), void *ctx)
+{
+	struct gg_audit_row row = {
+		.module = p->module,
+		.function = p->function,
+		.expected_absent = p->expected_absent,
+		.pair_failed = p->failed,
+		.object = "",
+	};
+	const struct site *order[64];
+	unsigned n = 0;
+
+	/* Sites are kept newest first: take the newest 64, print them oldest first. */
+	for (const struct site *s = p->sites; s && n < GG_ARRAY_SIZE(order); s = s->next)
+		order[n++] = s;
+	if (!n) {
+		fn(ctx, &row);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct site *s = order[n - 1 - i];
+
+		row.site_index = i;
+		row.count = s->count;
+		row.result = s->result;
+		row.address = s->address;
+		row.object = s->object ? s->object : "";
+		row.offset = s->offset;
+		row.symbol = s->symbol;
+		row.symbol_offset = s->symbol_offset;
+		fn(ctx, &row);
+	}
+}
+
+void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_audit_row *row), void *ctx)
+{
+	pthread_mutex_lock(&audit_state.lock);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < audit_state.pairs_cap; i++) {
+			const struct pair *p = audit_state.pairs[i];
+
+			if (p && !p->found && p->expected_absent == (pass == 1))
+				visit_pair(p, fn, ctx);
+		}
+	}
+	pthread_mutex_unlock(&audit_state.lock);
+}
+
+void gg_audit_atfork_prepare(void)
+{
+	pthread_mutex_lock(&audit_state.lock);
+}
+
+void gg_audit_atfork_parent(void)
+{
+	pthread_mutex_unlock(&audit_state.lock);
+}
+
+void gg_audit_atfork_child(void)
+{
+	pthread_mutex_init(&audit_state.lock, NULL);
 }

@@ -1,9 +1,79 @@
-/* Kernel-lookup audit (SPEC §3). */
+/* Kernel-lookup audit and seal gate (SPEC §3). */
 #ifndef GG_AUDIT_H
 #define GG_AUDIT_H
 
-/* A kernel lookup as the driver answered it: @rc 0 means found. */
-void gg_audit_lookup(const char *api, const void *module, const char *name, int rc,
-		     const char *rc_name);
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gg_config;
+
+/* Modules and libraries are named apart: their handles are different objects. */
+enum gg_audit_kind { GG_AUDIT_MODULE, GG_AUDIT_LIBRARY };
+
+/* Set-up: the allow flag and the expected-absent file. */
+void gg_audit_configure(const struct gg_config *cfg);
+
+/* A module or library the driver loaded (from a file, or from an image in memory),
+ * or unloaded. Unloading forgets the handle; a reused value gets its new name. */
+void gg_audit_loaded_file(enum gg_audit_kind kind, const void *handle, const char *path);
+void gg_audit_loaded_image(enum gg_audit_kind kind, const void *handle, const void *image);
+void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
+
+/* A kernel lookup as the driver answered it: @rc 0 means found. A failed one
+ * is recorded against its call site; after a seal it may abort the process. */
+void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
+		     const char *name, int rc, const char *rc_name);
+
+/* The gate: print the unresolved pairs, seal, and abort when a required one is
+ * missing (unless allowed). @why names the boundary. */
+void gg_audit_seal(const char *why);
+
+struct gg_audit_stats {
+	uint64_t pairs;               /* distinct (module, function) pairs looked up */
+	uint64_t resolved;            /* pairs with at least one successful lookup */
+	uint64_t unresolved_required; /* pairs never resolved, not expected absent */
+	uint64_t unresolved_expected; /* pairs never resolved, expected absent */
+	uint64_t late_misses;
+	uint64_t unresolved;          /* the counter: last gate's count + late misses */
+	uint64_t calls, failed_calls; /* lookup calls */
+	uint64_t seals;
+	bool sealed;
+};
+void gg_audit_stats(struct gg_audit_stats *out);
+
+struct gg_audit_row {
+	const char *module, *function;
+	bool expected_absent;
+	uint64_t pair_failed;  /* failed lookups of the pair, all sites */
+	unsigned site_index;   /* 0 for the pair's first site */
+	uint64_t count;        /* failed lookups from this site */
+	const char *result;    /* last result code name from this site */
+	uintptr_t address;     /* the call site (0 when unknown) */
+	const char *object;
+	uintptr_t offset;
+	const char *symbol;    /* NULL when none */
+	uintptr_t symbol_offset;
+};
+
+/* Call @fn for every (unresolved pair, call site), required pairs first,
+ * under the audit lock: @fn must not call back into the audit. */
+void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_audit_row *row),
+				 void *ctx);
+
+/* Unresolved required pairs right now: an error at exit. */
+uint64_t gg_audit_unresolved_now(void);
+
+/* Fork: the child's lock starts free. */
+void gg_audit_atfork_prepare(void);
+void gg_audit_atfork_parent(void);
+void gg_audit_atfork_child(void);
+
+/* Naming helpers (names.c), exposed for tests. */
+#define GG_AUDIT_NAME_MAX 256
+void gg_audit_name_file(const char *path, char *out, size_t cap);
+void gg_audit_name_image(const void *image, char *out, size_t cap);
+size_t gg_audit_image_length(const void *image, const void **start);
+uint64_t gg_audit_hash(const void *data, size_t len);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "audit/audit.h"
+#include "boundary.h"
 #include "gg.h"
 #include "hooks/hooks.h"
 #include "redzone/redzone.h"
@@ -49,6 +50,18 @@ static inline void leave(void)
 
 #define NOTHING ((void)0)
 
+/* The same shape with work done before the call is forwarded. */
+#define FORWARD_AFTER_DOING(name, args, before)                           \
+	gg_pfn_##name real_ = REAL(name);                           \
+	if (GG_UNLIKELY(!real_))                                    \
+		return CUDA_ERROR_NOT_SUPPORTED;                    \
+	if (!enter(GG_ID_##name))                                   \
+		return real_ args;                                  \
+	before;                                                     \
+	CUresult rc = real_ args;                                   \
+	leave();                                                    \
+	return rc
+
 /* Allocations take their index before the driver is asked (failed calls count). */
 #define FORWARD_ALLOC(name, args, dptr, bytes)                                           \
 	gg_pfn_##name real_ = REAL(name);                                                \
@@ -63,8 +76,12 @@ static inline void leave(void)
 	leave();                                                                         \
 	return rc
 
-#define AUDIT_LOOKUP(api, module, kname) \
-	gg_audit_lookup(api, module, kname, (int)rc, gg_hooks_result_name(rc))
+#define AUDIT_LOOKUP(api, kind, handle, kname) \
+	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_hooks_result_name(rc))
+#define LOADED_FILE(kind, handle_ptr, path) \
+	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_file(kind, *(handle_ptr), path) : (void)0)
+#define LOADED_IMAGE(kind, handle_ptr, image) \
+	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_image(kind, *(handle_ptr), image) : (void)0)
 #define FREED(api, ptr) gg_redzone_free(api, ptr, (int)rc, gg_hooks_result_name(rc))
 
 /* Kernel lookups. */
@@ -72,41 +89,44 @@ static inline void leave(void)
 CUresult gg_hook_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	FORWARD(cuModuleGetFunction, (hfunc, hmod, name),
-		AUDIT_LOOKUP("cuModuleGetFunction", hmod, name));
+		AUDIT_LOOKUP("cuModuleGetFunction", GG_AUDIT_MODULE, hmod, name));
 }
 
 CUresult gg_hook_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
 	FORWARD(cuLibraryGetKernel, (pKernel, library, name),
-		AUDIT_LOOKUP("cuLibraryGetKernel", library, name));
+		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name));
 }
 
-/* Module and library loading: counted; naming comes with the audit. */
+/* Module and library loading: the audit names what was loaded. */
 
 CUresult gg_hook_cuModuleLoad(CUmodule *module, const char *fname)
 {
-	FORWARD(cuModuleLoad, (module, fname), NOTHING);
+	FORWARD(cuModuleLoad, (module, fname), LOADED_FILE(GG_AUDIT_MODULE, module, fname));
 }
 
 CUresult gg_hook_cuModuleLoadData(CUmodule *module, const void *image)
 {
-	FORWARD(cuModuleLoadData, (module, image), NOTHING);
+	FORWARD(cuModuleLoadData, (module, image), LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
 CUresult gg_hook_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
 				    CUjit_option *options, void **optionValues)
 {
-	FORWARD(cuModuleLoadDataEx, (module, image, numOptions, options, optionValues), NOTHING);
+	FORWARD(cuModuleLoadDataEx, (module, image, numOptions, options, optionValues),
+		LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
 CUresult gg_hook_cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
-	FORWARD(cuModuleLoadFatBinary, (module, fatCubin), NOTHING);
+	FORWARD(cuModuleLoadFatBinary, (module, fatCubin),
+		LOADED_IMAGE(GG_AUDIT_MODULE, module, fatCubin));
 }
 
+/* Forgotten before the driver can hand the same handle value to another thread. */
 CUresult gg_hook_cuModuleUnload(CUmodule hmod)
 {
-	FORWARD(cuModuleUnload, (hmod), NOTHING);
+	FORWARD_AFTER_DOING(cuModuleUnload, (hmod), gg_audit_unloaded(GG_AUDIT_MODULE, hmod));
 }
 
 CUresult gg_hook_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
@@ -117,7 +137,7 @@ CUresult gg_hook_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_o
 	FORWARD(cuLibraryLoadData,
 		(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
 		 libraryOptionValues, numLibraryOptions),
-		NOTHING);
+		LOADED_IMAGE(GG_AUDIT_LIBRARY, library, code));
 }
 
 CUresult gg_hook_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
@@ -128,12 +148,12 @@ CUresult gg_hook_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
 	FORWARD(cuLibraryLoadFromFile,
 		(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
 		 libraryOptionValues, numLibraryOptions),
-		NOTHING);
+		LOADED_FILE(GG_AUDIT_LIBRARY, library, fileName));
 }
 
 CUresult gg_hook_cuLibraryUnload(CUlibrary library)
 {
-	FORWARD(cuLibraryUnload, (library), NOTHING);
+	FORWARD_AFTER_DOING(cuLibraryUnload, (library), gg_audit_unloaded(GG_AUDIT_LIBRARY, library));
 }
 
 /* Allocations. */
@@ -186,7 +206,8 @@ CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
 	FORWARD(cuPointerGetAttributes, (numAttributes, attributes, data, ptr), NOTHING);
 }
 
-/* Launches and synchronisation: the boundaries' events, counted for now. */
+/* Launches and synchronisation: the boundaries' events. launch:N fires before
+ * the N-th launch is forwarded, sync:N after the N-th synchronize returns. */
 
 #define LAUNCH_PARAMS                                                                     \
 	CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, \
@@ -198,44 +219,45 @@ CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
 
 CUresult gg_hook_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD(cuLaunchKernel, (LAUNCH_ARGS, extra), NOTHING);
+	FORWARD_AFTER_DOING(cuLaunchKernel, (LAUNCH_ARGS, extra), gg_boundary_on_launch());
 }
 
 CUresult gg_hook_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), NOTHING);
+	FORWARD_AFTER_DOING(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), gg_boundary_on_launch());
 }
 
 CUresult gg_hook_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
 {
-	FORWARD(cuLaunchCooperativeKernel, (LAUNCH_ARGS), NOTHING);
+	FORWARD_AFTER_DOING(cuLaunchCooperativeKernel, (LAUNCH_ARGS), gg_boundary_on_launch());
 }
 
 CUresult gg_hook_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
 {
-	FORWARD(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), NOTHING);
+	FORWARD_AFTER_DOING(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), gg_boundary_on_launch());
 }
 
 CUresult gg_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
 				  void **extra)
 {
-	FORWARD(cuLaunchKernelEx, (config, f, kernelParams, extra), NOTHING);
+	FORWARD_AFTER_DOING(cuLaunchKernelEx, (config, f, kernelParams, extra), gg_boundary_on_launch());
 }
 
 CUresult gg_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
 				       void **kernelParams, void **extra)
 {
-	FORWARD(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), NOTHING);
+	FORWARD_AFTER_DOING(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra),
+		      gg_boundary_on_launch());
 }
 
 CUresult gg_hook_cuCtxSynchronize(void)
 {
-	FORWARD(cuCtxSynchronize, (), NOTHING);
+	FORWARD(cuCtxSynchronize, (), gg_boundary_on_sync());
 }
 
 CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
 {
-	FORWARD(cuCtxSynchronize_v2, (ctx), NOTHING);
+	FORWARD(cuCtxSynchronize_v2, (ctx), gg_boundary_on_sync());
 }
 
 /* Context teardown: bands will be checked here before their memory dies. */

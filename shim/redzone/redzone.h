@@ -13,4 +13,10 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, uint64_t pt
 		      const char *rc_name);
 void gg_redzone_free(const char *api, uint64_t ptr, int rc, const char *rc_name);
 
+struct gg_redzone_stats {
+	uint64_t calls;  /* allocation calls, failed ones included */
+	uint64_t failed;
+};
+void gg_redzone_stats(struct gg_redzone_stats *out);
+
 #endif

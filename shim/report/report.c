@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit/audit.h"
+#include "callsite.h"
 #include "config.h"
 
 #define LINE_MAX_BYTES 2048
@@ -232,4 +234,115 @@ void gg_report_bad_value(const char *var, const char *value, const char *why)
 
 	gg_report_warn("%s=\"%s\" is not valid (%s); using the default", var,
 		       printable(value, buf, sizeof(buf)), why);
+}
+
+/* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF" or "an unknown frame". */
+static const char *site_text(uintptr_t address, const char *object, uintptr_t offset,
+			     const char *symbol, uintptr_t symbol_offset, char *out, size_t cap)
+{
+	const char *base = object ? strrchr(object, '/') : NULL;
+
+	base = base ? base + 1 : object;
+	if (!address)
+		snprintf(out, cap, "an unknown frame");
+	else if (!base || !*base)
+		snprintf(out, cap, "0x%llx", (unsigned long long)address);
+	else if (symbol)
+		snprintf(out, cap, "%s+0x%llx (%s+0x%llx)", symbol, (unsigned long long)symbol_offset,
+			 base, (unsigned long long)offset);
+	else
+		snprintf(out, cap, "%s+0x%llx", base, (unsigned long long)offset);
+	return out;
+}
+
+void gg_report_expected_unreadable(const char *path, const char *reason)
+{
+	char buf[256];
+
+	gg_report_error("GPUGUARD_EXPECTED_ABSENT: cannot read \"%s\": %s; no lookup is expected "
+			"absent", printable(path, buf, sizeof(buf)), reason);
+}
+
+void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why)
+{
+	char v[128], i[64];
+
+	gg_report_warn("%s=\"%s\": \"%s\" is not valid (%s); it is ignored", var,
+		       printable(value, v, sizeof(v)), printable(item, i, sizeof(i)), why);
+}
+
+/* Seal table rows: "  required  MODULE::FUNCTION  Nx RESULT" then "at SITE". */
+static void seal_row(void *ctx, const struct gg_audit_row *r)
+{
+	char name[2 * 96 + 8], m[96], f[96], site[320];
+
+	(void)ctx;
+	if (r->site_index == 0) {
+		snprintf(name, sizeof(name), "%s::%s", printable(r->module, m, sizeof(m)),
+			 printable(r->function, f, sizeof(f)));
+		gg_report_info("  %-8s  %s  %llux", r->expected_absent ? "expected" : "REQUIRED", name,
+			       (unsigned long long)r->pair_failed);
+	}
+	if (!r->address && !r->count)
+		return;
+	gg_report_info("            %llux %s at %s", (unsigned long long)r->count,
+		       r->result ? r->result : "?",
+		       site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site,
+				 sizeof(site)));
+}
+
+void gg_report_seal_table(uint64_t seal, const char *why)
+{
+	struct gg_audit_stats s;
+
+	if (report_state.verbosity < 1)
+		return;
+	gg_audit_stats(&s);
+	/* Every line of the table fits 100 columns, whatever the pid. */
+	gg_report_info("seal %llu (%s): %llu kernels: %llu resolved, %llu missing (%llu expected "
+		       "absent)", (unsigned long long)seal, why, (unsigned long long)s.pairs,
+		       (unsigned long long)s.resolved,
+		       (unsigned long long)(s.unresolved_required + s.unresolved_expected),
+		       (unsigned long long)s.unresolved_expected);
+	gg_audit_foreach_unresolved(seal_row, NULL);
+}
+
+void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
+{
+	if (allowed)
+		gg_report_warn("seal %llu: %llu required kernels missing; going on "
+			       "(GPUGUARD_ALLOW_UNRESOLVED=1)", (unsigned long long)seal,
+			       (unsigned long long)required);
+	else
+		gg_report_error("seal %llu: %llu required kernels missing; aborting (see "
+				"GPUGUARD_EXPECTED_ABSENT)", (unsigned long long)seal,
+				(unsigned long long)required);
+}
+
+void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
+			 const char *result, const struct gg_site *where)
+{
+	char m[128], f[128], site[320];
+
+	site_text(where->address, where->object, where->offset, where->symbol, where->symbol_offset,
+		  site, sizeof(site));
+	printable(module, m, sizeof(m));
+	printable(function, f, sizeof(f));
+	if (fatal)
+		gg_report_error("late miss after seal %llu: %s::%s (%s) at %s; aborting",
+				(unsigned long long)seal, m, f, result, site);
+	else
+		gg_report_warn("late miss after seal %llu: %s::%s (%s) at %s; more late misses until "
+			       "the next seal are counted, not logged",
+			       (unsigned long long)seal, m, f, result, site);
+}
+
+void gg_report_write_files(void)
+{
+	const struct gg_config *cfg = gg_config();
+	int err;
+
+	if (cfg->summary_json[0] && (err = gg_report_write_json(cfg->summary_json)))
+		gg_report_error("cannot write GPUGUARD_SUMMARY_JSON \"%s\": %s", cfg->summary_json,
+				strerror(-err));
 }

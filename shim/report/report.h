@@ -3,6 +3,7 @@
 #ifndef GG_REPORT_H
 #define GG_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,21 @@ void gg_report_calls(const char *const *names, const unsigned long *counts, unsi
 
 /* A GPUGUARD_* variable whose value could not be used (WARN). */
 void gg_report_bad_value(const char *var, const char *value, const char *why);
+
+/* Audit (SPEC §3). */
+struct gg_site;
+void gg_report_expected_unreadable(const char *path, const char *reason);
+void gg_report_seal_table(uint64_t seal, const char *why);
+void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
+void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
+			 const char *result, const struct gg_site *where);
+
+/* A list variable with one bad item (WARN). */
+void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);
+
+/* The JSON summary (and, later, the metrics) as configured; errors are logged. */
+void gg_report_write_files(void);
+int gg_report_write_json(const char *pattern);
 
 /* True when TRACE lines are printed, so callers can skip formatting work. */
 int gg_report_tracing(void);

@@ -1,0 +1,138 @@
+/* Boundary events and running a boundary. launch:N fires before the N-th
+ * intercepted launch is forwarded, sync:N after the N-th context synchronize
+ * returns; after:S is run by the watcher (a later change). */
+#include "boundary.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "config.h"
+#include "gg.h"
+#include "report/report.h"
+
+static struct {
+	/* Written by gg_boundary_configure() during set-up; read-only after. */
+	struct gg_boundary_events ev;
+
+	atomic_uint_fast64_t launches; /* lock-free counters */
+	atomic_uint_fast64_t syncs;
+	pthread_mutex_t lock;          /* one boundary at a time; taken before the audit lock */
+} boundary_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	return gg_config_parse_u64(s, out) == 0 && *out >= 1 ? 0 : -EINVAL;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	*out = strtod(s, &end);
+	return *end || errno || *out < 0 || *out > 1e9 ? -EINVAL : 0;
+}
+
+int gg_boundary_parse(const char *list, struct gg_boundary_events *ev, char *bad, size_t badcap)
+{
+	char buf[GG_CONFIG_STR_MAX];
+	char *save = NULL, *tok;
+	int err = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *arg = strchr(tok, ':');
+		unsigned *used = NULL; /* the list the event goes to, once it parsed */
+		int ok = -EINVAL;
+
+		while (*tok == ' ')
+			tok++;
+		if (arg) {
+			*arg = '\0';
+			if (!strcmp(tok, "launch") && ev->nlaunch < GG_ARRAY_SIZE(ev->launch)) {
+				used = &ev->nlaunch;
+				ok = parse_count(arg + 1, &ev->launch[ev->nlaunch]);
+			} else if (!strcmp(tok, "sync") && ev->nsync < GG_ARRAY_SIZE(ev->sync)) {
+				used = &ev->nsync;
+				ok = parse_count(arg + 1, &ev->sync[ev->nsync]);
+			} else if (!strcmp(tok, "after") && ev->nafter < GG_ARRAY_SIZE(ev->after)) {
+				used = &ev->nafter;
+				ok = parse_seconds(arg + 1, &ev->after[ev->nafter]);
+			}
+			*arg = ':';
+		}
+		if (ok == 0) {
+			++*used;
+		} else if (!err) {
+			/* The bad item is dropped; the good ones still count. */
+			snprintf(bad, badcap, "%s", tok);
+			err = -EINVAL;
+		}
+	}
+	return err;
+}
+
+void gg_boundary_configure(const struct gg_config *cfg)
+{
+	char bad[64];
+
+	if (gg_boundary_parse(cfg->boundary, &boundary_state.ev, bad, sizeof(bad)))
+		gg_report_bad_item("GPUGUARD_BOUNDARY", cfg->boundary, bad,
+				   "expected launch:N, sync:N (N >= 1) or after:SECONDS");
+}
+
+void gg_boundary_run(const char *why)
+{
+	pthread_mutex_lock(&boundary_state.lock);
+	/* Red-zone scan first (SPEC §5), then the gate and seal, then the reports. */
+	gg_audit_seal(why);
+	gg_report_write_files();
+	pthread_mutex_unlock(&boundary_state.lock);
+}
+
+static void fire(const uint64_t *events, unsigned n, uint64_t count, const char *kind)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (events[i] == count) {
+			char why[48];
+
+			snprintf(why, sizeof(why), "%s:%llu", kind, (unsigned long long)count);
+			gg_boundary_run(why);
+			return; /* the same N listed twice is one boundary */
+		}
+	}
+}
+
+void gg_boundary_on_launch(void)
+{
+	uint64_t n = atomic_fetch_add_explicit(&boundary_state.launches, 1, memory_order_relaxed) + 1;
+
+	if (boundary_state.ev.nlaunch)
+		fire(boundary_state.ev.launch, boundary_state.ev.nlaunch, n, "launch");
+}
+
+void gg_boundary_on_sync(void)
+{
+	uint64_t n = atomic_fetch_add_explicit(&boundary_state.syncs, 1, memory_order_relaxed) + 1;
+
+	if (boundary_state.ev.nsync)
+		fire(boundary_state.ev.sync, boundary_state.ev.nsync, n, "sync");
+}
+
+uint64_t gg_boundary_launches(void)
+{
+	return atomic_load_explicit(&boundary_state.launches, memory_order_relaxed);
+}
+
+void gg_boundary_atfork_child(void)
+{
+	pthread_mutex_init(&boundary_state.lock, NULL);
+}

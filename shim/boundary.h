@@ -1,0 +1,34 @@
+/* Boundaries (SPEC §5): a red-zone scan, the gate and seal, then the reports. */
+#ifndef GG_BOUNDARY_H
+#define GG_BOUNDARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gg_config;
+
+/* Parse GPUGUARD_BOUNDARY. Set-up only; a bad item is reported as WARN. */
+void gg_boundary_configure(const struct gg_config *cfg);
+
+/* A kernel launch is about to be forwarded / a context synchronize returned. */
+void gg_boundary_on_launch(void);
+void gg_boundary_on_sync(void);
+
+/* Run one boundary now; @why names its event ("launch:3", "signal"). */
+void gg_boundary_run(const char *why);
+
+/* Counters for the reports. */
+uint64_t gg_boundary_launches(void);
+
+/* Parse one event list; for tests. 0 or -EINVAL with *bad the offending item. */
+struct gg_boundary_events {
+	uint64_t launch[16], sync[16];
+	unsigned nlaunch, nsync;
+	double after[16];
+	unsigned nafter;
+};
+int gg_boundary_parse(const char *list, struct gg_boundary_events *ev, char *bad, size_t badcap);
+
+void gg_boundary_atfork_child(void);
+
+#endif

@@ -1,0 +1,247 @@
+/* The JSON summary (SPEC §6, schema 1), rewritten atomically: a temporary
+ * file in the same directory, then rename(2). Formatted through a stack
+ * buffer and written with write(2); nothing is allocated. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "config.h"
+#include "redzone/redzone.h"
+#include "report/report.h"
+
+struct jw {
+	int fd;
+	bool failed;
+	size_t len;
+	char buf[4096];
+};
+
+static void jw_flush(struct jw *w)
+{
+	size_t off = 0;
+
+	while (off < w->len && !w->failed) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			w->failed = true;
+		else
+			off += (size_t)n;
+	}
+	w->len = 0;
+}
+
+static void jw_raw(struct jw *w, const char *s, size_t n)
+{
+	while (n) {
+		size_t room = sizeof(w->buf) - w->len, k = n < room ? n : room;
+
+		memcpy(w->buf + w->len, s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+		if (w->len == sizeof(w->buf))
+			jw_flush(w);
+	}
+}
+
+static void jw_puts(struct jw *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
+
+GG_PRINTF(2, 3) static void jw_printf(struct jw *w, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		jw_raw(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+	uint32_t cp, min;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A JSON string: any byte that is not valid UTF-8 is written as \u00XX, so
+ * the file stays valid whatever bytes a module or symbol name holds. */
+static void jw_str(struct jw *w, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s) {
+		jw_puts(w, "null");
+		return;
+	}
+	jw_raw(w, "\"", 1);
+	while (*p) {
+		size_t n = utf8_len(p);
+		char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+
+		if (n == 1 && *p >= 0x20 && *p != '"' && *p != '\\')
+			jw_raw(w, (const char *)p, 1);
+		else if (*p == '"' || *p == '\\')
+			jw_raw(w, (const char[]){ '\\', (char)*p }, 2);
+		else if (n > 1)
+			jw_raw(w, (const char *)p, n);
+		else
+			jw_raw(w, esc, sizeof(esc));
+		p += n ? n : 1;
+	}
+	jw_raw(w, "\"", 1);
+}
+
+static void jw_hex(struct jw *w, uintptr_t v)
+{
+	jw_printf(w, "\"0x%" PRIxPTR "\"", v);
+}
+
+static void jw_bool(struct jw *w, bool v)
+{
+	jw_puts(w, v ? "true" : "false");
+}
+
+struct rows {
+	struct jw *w;
+	unsigned n;
+};
+
+static void unresolved_row(void *ctx, const struct gg_audit_row *r)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+	char sym[GG_AUDIT_NAME_MAX + 32];
+
+	jw_puts(w, rows->n++ ? ",\n    { \"module\": " : "\n    { \"module\": ");
+	jw_str(w, r->module);
+	jw_puts(w, ", \"function\": ");
+	jw_str(w, r->function);
+	jw_puts(w, ", \"expected_absent\": ");
+	jw_bool(w, r->expected_absent);
+	jw_printf(w, ", \"count\": %" PRIu64 ", \"result\": ", r->count);
+	jw_str(w, r->result);
+	jw_puts(w, ",\n      \"site\": { \"address\": ");
+	jw_hex(w, r->address);
+	jw_puts(w, ", \"object\": ");
+	jw_str(w, r->object);
+	jw_puts(w, ", \"offset\": ");
+	jw_hex(w, r->offset);
+	jw_puts(w, ", \"symbol\": ");
+	if (r->symbol) {
+		snprintf(sym, sizeof(sym), "%s+0x%" PRIxPTR, r->symbol, r->symbol_offset);
+		jw_str(w, sym);
+	} else {
+		jw_puts(w, "null");
+	}
+	jw_puts(w, " } }");
+}
+
+static void write_summary(struct jw *w)
+{
+	const struct gg_config *cfg = gg_config();
+	struct gg_audit_stats a;
+	struct gg_redzone_stats z;
+	struct rows rows = { w, 0 };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	gg_audit_stats(&a);
+	gg_redzone_stats(&z);
+	jw_printf(w, "{ \"schema\": 1, \"pid\": %d, \"exe\": ", (int)getpid());
+	jw_str(w, exe);
+	jw_puts(w, ", \"sealed\": ");
+	jw_bool(w, a.sealed);
+	jw_printf(w, ", \"seals\": %" PRIu64 ",\n  \"config\": { \"redzone\": %" PRIu64
+		  ", \"fill\": %u, \"allow_unresolved\": ", a.seals, cfg->redzone, cfg->fill);
+	jw_bool(w, cfg->allow_unresolved);
+	jw_printf(w, ", \"verbosity\": %d, \"boundary\": ", cfg->verbosity);
+	jw_str(w, cfg->boundary);
+	jw_printf(w, ", \"signal\": %d, \"redzone_min_idx\": %" PRIu64 ", \"check_on_free\": ",
+		  cfg->signal, cfg->redzone_min_idx);
+	jw_bool(w, cfg->check_on_free);
+	jw_puts(w, ", \"halt_on_error\": ");
+	jw_bool(w, cfg->halt_on_error);
+	jw_puts(w, ", \"expected_absent\": ");
+	if (cfg->expected_absent[0])
+		jw_str(w, cfg->expected_absent);
+	else
+		jw_puts(w, "null");
+	jw_printf(w, " },\n  \"lookups\": { \"total\": %" PRIu64 ", \"resolved\": %" PRIu64
+		  ", \"unresolved_required\": %" PRIu64 ", \"unresolved_expected\": %" PRIu64
+		  ",\n    \"late_misses\": %" PRIu64 ", \"unresolved\": %" PRIu64
+		  ", \"calls\": %" PRIu64 ", \"failed_calls\": %" PRIu64 " },\n  \"unresolved\": [",
+		  a.pairs, a.resolved, a.unresolved_required, a.unresolved_expected, a.late_misses,
+		  a.unresolved, a.calls, a.failed_calls);
+	gg_audit_foreach_unresolved(unresolved_row, &rows);
+	jw_printf(w, "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
+		  " },\n  \"errors\": %" PRIu64 " }\n",
+		  rows.n ? "\n  " : "", z.calls, z.failed, a.unresolved);
+}
+
+static struct {
+	atomic_uint serial; /* makes temporary names unique between threads */
+} json_state;
+
+int gg_report_write_json(const char *pattern)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	struct jw w = { .fd = -1 };
+	int err = 0;
+
+	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path)))
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", path, (int)getpid(),
+		 atomic_fetch_add(&json_state.serial, 1));
+	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w.fd < 0)
+		return -errno;
+	write_summary(&w);
+	jw_flush(&w);
+	if (w.failed)
+		err = -EIO;
+	if (close(w.fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
