@@ -158,3 +158,26 @@ void gg_replace_all(char *s, const char *from, const char *to)
 		s = hit + lt;
 	}
 }
+
+char *gg_json(const char *path, const char *expr)
+{
+	static const char script[] = "import json, sys\n"
+				     "j = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+				     "print(eval(sys.argv[2]))\n";
+	struct gg_run r;
+	char *out;
+
+	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", script, path, expr, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", path, r.err);
+	out = strdup(r.out);
+	out[strcspn(out, "\n")] = '\0';
+	gg_run_free(&r);
+	return out;
+}
+
+void gg_tmpdir(char *dir, size_t cap)
+{
+	cr_assert_geq(cap, sizeof("/tmp/gg-test-XXXXXX"));
+	strcpy(dir, "/tmp/gg-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}

@@ -35,6 +35,14 @@ size_t gg_count_lines(const char *text, const char *needle);
 /* A file's contents, NUL-terminated (NULL if unreadable). Free with free(). */
 char *gg_read_file(const char *path);
 
+/* Evaluate the Python expression @expr over the JSON file @path (bound to
+ * `j`) and return what it prints, without the newline. Fails the test when
+ * the file is missing or is not valid JSON. Free with free(). */
+char *gg_json(const char *path, const char *expr);
+
+/* A fresh temporary directory, and a path inside it. */
+void gg_tmpdir(char *dir, size_t cap);
+
 /* Replace every occurrence of @from in @s (in place; @to no longer than @from). */
 void gg_replace_all(char *s, const char *from, const char *to);
 

@@ -1,0 +1,651 @@
+/* Kernel-lookup audit and seal gate (SPEC §3), and the launch:N and sync:N
+ * boundaries (SPEC §5). Integration tests run app-audit under the shim. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "boundary.h"
+#include "callsite.h"
+#include "harness.h"
+
+#define APP(name) GG_APPS "/" name
+#define AUDIT APP("app-audit")
+#define PTX_FILE "file:" GG_PTX
+
+/* One run of app-audit with its JSON summary in a fresh directory. */
+struct audit_run {
+	struct gg_run r;
+	char dir[64];
+	char json[128];
+};
+
+static void run_audit(struct audit_run *a, const char *const *env, const char *const *steps)
+{
+	const char *argv[32] = { AUDIT };
+	const char *envp[16];
+	char json_env[160];
+	size_t n = 1, k = 0;
+
+	gg_tmpdir(a->dir, sizeof(a->dir));
+	snprintf(a->json, sizeof(a->json), "%s/summary.json", a->dir);
+	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", a->json);
+	envp[k++] = json_env;
+	for (; env && *env; env++)
+		envp[k++] = *env;
+	envp[k] = NULL;
+	for (; *steps; steps++)
+		argv[n++] = *steps;
+	argv[n] = NULL;
+	gg_run(&a->r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
+}
+
+static void audit_free(struct audit_run *a)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a->dir);
+	cr_assert_eq(system(cmd), 0);
+	gg_run_free(&a->r);
+}
+
+/* The JSON value of @expr as a string; the caller frees. */
+static char *json(struct audit_run *a, const char *expr)
+{
+	return gg_json(a->json, expr);
+}
+
+static void assert_json(struct audit_run *a, const char *expr, const char *want)
+{
+	char *got = json(a, expr);
+
+	cr_assert_str_eq(got, want, "%s\nstderr:\n%s", expr, a->r.err);
+	free(got);
+}
+
+/* The only unresolved row's field, e.g. unresolved_field(a, "['module']"). */
+static char *only_row(struct audit_run *a, const char *field)
+{
+	char expr[128];
+
+	assert_json(a, "len(j['unresolved'])", "1");
+	snprintf(expr, sizeof(expr), "j['unresolved'][0]%s", field);
+	return json(a, expr);
+}
+
+/* ---- every route records lookups against their call site ---- */
+
+Test(audit, lookups_on_every_route_are_recorded_with_their_call_site)
+{
+	static const char *const apps[] = { APP("app-direct"), APP("app-dlsym"),
+					    APP("app-procaddr") };
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char dir[64], path[128], env[160];
+		struct gg_run r;
+
+		gg_tmpdir(dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/s.json", dir);
+		snprintf(env, sizeof(env), "GPUGUARD_SUMMARY_JSON=%s", path);
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ env, NULL },
+		       (const char *[]){ apps[i], GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", apps[i], r.err);
+		char *row = gg_json(path, "[(u['module'], u['function'], u['count'], u['result'], "
+					  "u['site']['symbol'].split('+')[0]) for u in j['unresolved']]");
+
+		cr_assert_str_eq(row, "[('kernels.ptx', 'no_such_kernel', 1, 'CUDA_ERROR_NOT_FOUND', "
+				      "'app_scenario')]", "%s", apps[i]);
+		free(row);
+		char *totals = gg_json(path, "(j['lookups']['total'], j['lookups']['resolved'], "
+					     "j['lookups']['calls'], j['lookups']['failed_calls'])");
+
+		cr_assert_str_eq(totals, "(2, 1, 2, 1)", "%s", apps[i]);
+		free(totals);
+		gg_run_free(&r);
+		snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+		cr_assert_eq(system(path), 0);
+	}
+}
+
+Test(audit, call_sites_are_kept_apart_and_counted)
+{
+	struct audit_run a;
+
+	run_audit(&a, NULL,
+		  (const char *[]){ PTX_FILE, "get:nope", "get:nope", "get2:nope", "get:other", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "sorted((u['function'], u['site']['symbol'].split('+')[0], u['count']) "
+			"for u in j['unresolved'])",
+		    "[('nope', 'lookup_a', 2), ('nope', 'lookup_b', 1), ('other', 'lookup_a', 1)]");
+	/* Address, object and offset agree with each other. */
+	assert_json(&a, "all(u['site']['object'].endswith('/app-audit') and "
+			"int(u['site']['address'], 16) > int(u['site']['offset'], 16) > 0 "
+			"for u in j['unresolved'])", "True");
+	assert_json(&a, "j['lookups']['unresolved_required']", "2");
+	audit_free(&a);
+}
+
+/* ---- module names ---- */
+
+Test(audit, module_from_a_file_is_named_by_its_basename)
+{
+	struct audit_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:nope", NULL });
+	char *m = only_row(&a, "['module']");
+
+	cr_assert_str_eq(m, "kernels.ptx");
+	free(m);
+	audit_free(&a);
+}
+
+Test(audit, library_from_a_file_is_named_by_its_basename)
+{
+	struct audit_run a;
+
+	run_audit(&a, NULL, (const char *[]){ "lib:" GG_PTX, "kernel:gg_fill", "kernel:nope", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	char *m = only_row(&a, "['module'] + '::' + j['unresolved'][0]['function']");
+
+	cr_assert_str_eq(m, "kernels.ptx::nope");
+	free(m);
+	assert_json(&a, "j['lookups']['resolved']", "1");
+	audit_free(&a);
+}
+
+Test(audit, image_inside_a_mapped_object_is_named_object_plus_offset)
+{
+	struct audit_run a;
+	unsigned long off = 0;
+	char want[64];
+
+	run_audit(&a, NULL, (const char *[]){ "static", "get:static_only", "get:nope", NULL });
+	const char *line = strstr(a.r.out, "static image at +0x");
+
+	cr_assert_not_null(line, "%s", a.r.out);
+	cr_assert_eq(sscanf(line, "static image at +0x%lx", &off), 1);
+	snprintf(want, sizeof(want), "app-audit+0x%lx", off);
+	char *m = only_row(&a, "['module']");
+
+	cr_assert_str_eq(m, want);
+	free(m);
+	audit_free(&a);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+Test(audit, image_on_the_heap_is_named_by_its_hash)
+{
+	struct audit_run a;
+	char want[64];
+	char *ptx = gg_read_file(GG_PTX);
+
+	cr_assert_not_null(ptx);
+	snprintf(want, sizeof(want), "image:%016" PRIx64, fnv1a(ptx));
+	run_audit(&a, NULL, (const char *[]){ "data:" GG_PTX, "get:nope", NULL });
+	char *m = only_row(&a, "['module']");
+
+	cr_assert_str_eq(m, want);
+	free(m);
+	free(ptx);
+	audit_free(&a);
+}
+
+static void assert_named_by_handle(const char *step, const char *printed)
+{
+	struct audit_run a;
+	char want[64];
+	void *handle = NULL;
+
+	run_audit(&a, NULL, (const char *[]){ "lib:" GG_PTX, PTX_FILE, step, "get:nope", NULL });
+	const char *line = strstr(a.r.out, printed);
+
+	cr_assert_not_null(line, "%s", a.r.out);
+	cr_assert_eq(sscanf(line + strlen(printed), "%p", &handle), 1);
+	snprintf(want, sizeof(want), "module@%p", handle);
+	char *m = only_row(&a, "['module']");
+
+	cr_assert_str_eq(m, want);
+	free(m);
+	audit_free(&a);
+}
+
+Test(audit, handle_never_seen_loading_is_named_by_its_value)
+{
+	assert_named_by_handle("libmodule", "library module ");
+}
+
+Test(audit, unloading_forgets_the_handle)
+{
+	assert_named_by_handle("stale", "stale ");
+}
+
+static void name_of_row(void *ctx, const struct gg_audit_row *r)
+{
+	snprintf(ctx, 64, "%s::%s", r->module, r->function);
+}
+
+Test(audit, reused_handle_gets_its_new_name)
+{
+	void *h = (void *)(uintptr_t)0x5eed0;
+	char name[64] = "";
+
+	gg_audit_loaded_file(GG_AUDIT_MODULE, h, "/first/a.ptx");
+	gg_audit_unloaded(GG_AUDIT_MODULE, h);
+	gg_audit_loaded_file(GG_AUDIT_MODULE, h, "/second/b.ptx");
+	gg_audit_loaded_file(GG_AUDIT_LIBRARY, h, "/other/lib.ptx");
+	gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, h, "k", 500, "CUDA_ERROR_NOT_FOUND");
+	gg_audit_foreach_unresolved(name_of_row, name);
+	cr_assert_str_eq(name, "b.ptx::k");
+}
+
+/* ---- image lengths and hashes (unit) ---- */
+
+Test(audit, hash_is_64_bit_fnv1a)
+{
+	cr_assert_eq(gg_audit_hash("", 0), 0xcbf29ce484222325ull);
+	cr_assert_eq(gg_audit_hash("a", 1), 0xaf63dc4c8601ec8cull);
+}
+
+Test(audit, image_lengths_follow_each_format)
+{
+	unsigned char elf[0x40 + 64] = { 0x7f, 'E', 'L', 'F', 2 };
+	unsigned char fatbin[16 + 100] = { 0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0 };
+	uint64_t v, fat_size = 100;
+	uint16_t w;
+	const void *start;
+	struct {
+		int magic, version;
+		const void *data;
+		void *filename;
+	} wrapper = { 0x466243b1, 1, fatbin, NULL };
+
+	v = 0x1000; /* e_shoff: 7 section headers of 64 bytes end at 0x1000 + 448 */
+	memcpy(elf + 0x28, &v, 8);
+	w = 64;
+	memcpy(elf + 0x3a, &w, 2);
+	w = 7;
+	memcpy(elf + 0x3c, &w, 2);
+	cr_assert_eq(gg_audit_image_length(elf, &start), 0x1000 + 7 * 64);
+	cr_assert_eq(start, elf);
+
+	memcpy(fatbin + 8, &fat_size, 8);
+	cr_assert_eq(gg_audit_image_length(fatbin, &start), 16 + 100);
+	cr_assert_eq(gg_audit_image_length(&wrapper, &start), 16 + 100);
+	cr_assert_eq(start, fatbin, "the wrapper's data is what is hashed");
+	cr_assert_eq(gg_audit_image_length(".version 8.0\n", &start), 13);
+	cr_assert_eq(gg_audit_image_length("ab", &start), 2, "short text is read no further");
+}
+
+Test(audit, libunwind_is_loaded_privately_on_the_first_miss)
+{
+	struct audit_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:gg_fill", "unwinder", "get:nope",
+					      "unwinder", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	/* A successful lookup does not unwind; a failed one loads libunwind... */
+	cr_assert_neq(strstr(a.r.out, "get gg_fill: 0\nlibunwind mapped: no\n"), NULL, "%s",
+		      a.r.out);
+	cr_assert_neq(strstr(a.r.out, "get nope: 500\nlibunwind mapped: yes\n"), NULL, "%s",
+		      a.r.out);
+	/* ...and nothing of it joins the process's scope: _Unwind_* stay the process's own. */
+	cr_assert_eq(gg_count_lines(a.r.out, "-> libunwind"), 0, "%s", a.r.out);
+	cr_assert_eq(gg_count_lines(a.r.out, "_ULx86_64_init_local -> null"), 2, "%s", a.r.out);
+	audit_free(&a);
+}
+
+Test(audit, only_failed_lookups_unwind)
+{
+	uint64_t before = gg_callsite_unwinds();
+
+	for (int i = 0; i < 5; i++)
+		gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, (void *)0x77, "found", 0,
+				"CUDA_SUCCESS");
+	cr_assert_eq(gg_callsite_unwinds(), before);
+	for (int i = 0; i < 3; i++)
+		gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, (void *)0x77, "lost", 500,
+				"CUDA_ERROR_NOT_FOUND");
+	cr_assert_eq(gg_callsite_unwinds(), before + 3);
+}
+
+/* ---- skip objects ---- */
+
+Test(audit, skip_objects_move_the_call_site_out_of_a_library)
+{
+	struct audit_run a;
+	char *sym;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "helper:nope", NULL });
+	sym = only_row(&a, "['site']['symbol'].split('+')[0]");
+	cr_assert_str_eq(sym, "helper_lookup");
+	free(sym);
+	audit_free(&a);
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_SKIP_OBJECTS=libhelper.so*", NULL },
+		  (const char *[]){ PTX_FILE, "helper:nope", NULL });
+	free(only_row(&a, ""));
+	sym = json(&a, "(j['unresolved'][0]['site']['symbol'].split('+')[0], "
+		       "j['unresolved'][0]['site']['object'].split('/')[-1])");
+	cr_assert_str_eq(sym, "('main', 'app-audit')");
+	free(sym);
+	audit_free(&a);
+}
+
+/* ---- the gate ---- */
+
+static const char *const launch1[] = { "GPUGUARD_BOUNDARY=launch:1", NULL };
+
+Test(audit, gate_with_a_required_miss_aborts_after_the_log_and_the_reports)
+{
+	struct audit_run a;
+
+	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert_eq(strstr(a.r.out, "launched"), NULL, "the launch was not forwarded");
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernels missing; "
+					      "aborting"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::nope  1x"), 1, "%s", a.r.err);
+	assert_json(&a, "(j['sealed'], j['seals'], j['lookups']['unresolved_required'], "
+			"j['lookups']['unresolved'])", "(True, 1, 1, 1)");
+	audit_free(&a);
+}
+
+Test(audit, gate_warns_and_goes_on_when_allowed)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
+					 NULL },
+		  (const char *[]){ PTX_FILE, "get:nope", "get:other", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_neq(strstr(a.r.out, "launched\ndone\n"), NULL, "%s", a.r.out);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: seal 1: 2 required kernels missing; "
+					      "going on"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
+	assert_json(&a, "j['lookups']['unresolved']", "2");
+	audit_free(&a);
+}
+
+static void write_expected(struct audit_run *a, char *path, size_t cap, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, cap, "%s/expected-absent", a->dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* run_audit with an expected-absent file written first in the run's directory. */
+static void run_with_expected(struct audit_run *a, const char *text, const char *const *env,
+			      const char *const *steps)
+{
+	char dir[64], path[128], envvar[160];
+	const char *envp[8];
+	size_t k = 0;
+
+	gg_tmpdir(dir, sizeof(dir));
+	struct audit_run tmp;
+
+	strcpy(tmp.dir, dir);
+	write_expected(&tmp, path, sizeof(path), text);
+	snprintf(envvar, sizeof(envvar), "GPUGUARD_EXPECTED_ABSENT=%s", path);
+	envp[k++] = envvar;
+	for (; env && *env; env++)
+		envp[k++] = *env;
+	envp[k] = NULL;
+	run_audit(a, envp, steps);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	cr_assert_eq(system(path), 0);
+}
+
+Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
+{
+	struct audit_run a;
+
+	run_with_expected(&a, "# optional kernels\n\n   \n*::nope\n  kernels.ptx::maybe_*  \n",
+			  launch1,
+			  (const char *[]){ PTX_FILE, "get:nope", "get:maybe_fast", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "expected  kernels.ptx::nope"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "expected  kernels.ptx::maybe_fast"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
+	assert_json(&a, "(j['lookups']['unresolved_expected'], j['lookups']['unresolved'], "
+			"[u['expected_absent'] for u in j['unresolved']])", "(2, 0, [True, True])");
+	audit_free(&a);
+
+	/* A name the patterns do not match is still required. */
+	run_with_expected(&a, "*::nope\n", launch1,
+			  (const char *[]){ PTX_FILE, "get:nope", "get:other", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernels missing"), 1, "%s",
+		     a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::other"), 1, "%s", a.r.err);
+	audit_free(&a);
+}
+
+Test(audit, unreadable_expected_absent_file_is_an_error_and_expects_nothing)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/nonexistent/gg-absent",
+					 "GPUGUARD_BOUNDARY=launch:1", NULL },
+		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "
+					      "\"/nonexistent/gg-absent\": No such file or directory"),
+		     1, "%s", a.r.err);
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
+	audit_free(&a);
+}
+
+/* ---- late misses ---- */
+
+Test(audit, late_miss_is_counted_then_aborts)
+{
+	struct audit_run a;
+
+	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "launch", "get:nope", "get:never", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert_eq(strstr(a.r.out, "get nope"), NULL, "the lookup never returned: %s", a.r.out);
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: kernels.ptx::nope "
+					      "(CUDA_ERROR_NOT_FOUND) at lookup_a+0x"), 1, "%s",
+		     a.r.err);
+	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(1, 1)");
+	audit_free(&a);
+}
+
+Test(audit, late_misses_warn_once_per_seal_and_add_to_the_gate_count)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
+					 NULL },
+		  (const char *[]){ PTX_FILE, "get:before", "launch", "get:a", "get:b", "get:a",
+				    "get2:c", "get:d", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 1: kernels.ptx::a "), 1,
+		     "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 1, "%s", a.r.err);
+	/* The gate counted 1; five late misses follow. */
+	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(5, 6)");
+	audit_free(&a);
+}
+
+Test(audit, each_seal_rearms_the_warning)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1,launch:2",
+					 "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
+		  (const char *[]){ PTX_FILE, "launch", "get:x", "get:y", "launch", "get:z", "get:x",
+				    NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 1: kernels.ptx::x "), 1,
+		     "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 2: kernels.ptx::z "), 1,
+		     "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 2, "%s", a.r.err);
+	/* Seal 2 counted x and y (2); z and x came after it. */
+	assert_json(&a, "(j['seals'], j['lookups']['late_misses'], j['lookups']['unresolved'])",
+		    "(2, 4, 4)");
+	audit_free(&a);
+}
+
+Test(audit, expected_absent_late_miss_never_aborts)
+{
+	struct audit_run a;
+
+	run_with_expected(&a, "kernels.ptx::optional*\n", launch1,
+			  (const char *[]){ PTX_FILE, "launch", "get:optional_fast", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 0, "%s", a.r.err);
+	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(0, 0)");
+	audit_free(&a);
+}
+
+/* ---- boundaries ---- */
+
+Test(audit, sync_boundary_seals_after_the_nth_synchronize_returns)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=sync:2", NULL },
+		  (const char *[]){ PTX_FILE, "get:nope", "sync", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.out, "synced"), 1, "%s", a.r.out);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (sync:2)"), 1, "%s", a.r.err);
+	audit_free(&a);
+}
+
+Test(audit, launch_boundary_fires_before_the_nth_launch_only)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:2", "GPUGUARD_ALLOW_UNRESOLVED=1",
+					 NULL },
+		  (const char *[]){ PTX_FILE, "launch", "get:nope", "launch", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (launch:2)"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal "), 2, "one seal: its table and its WARN");
+	assert_json(&a, "j['seals']", "1");
+	audit_free(&a);
+}
+
+Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
+{
+	struct gg_boundary_events ev;
+	char bad[64] = "";
+
+	cr_assert_eq(gg_boundary_parse("launch:3,sync:2,after:0.5", &ev, bad, sizeof(bad)), 0);
+	cr_assert(ev.nlaunch == 1 && ev.launch[0] == 3);
+	cr_assert(ev.nsync == 1 && ev.sync[0] == 2);
+	cr_assert(ev.nafter == 1 && ev.after[0] == 0.5);
+	cr_assert_eq(gg_boundary_parse("launch:x,sync:0x10,launch:0", &ev, bad, sizeof(bad)),
+		     -EINVAL);
+	cr_assert_str_eq(bad, "launch:x");
+	cr_assert(ev.nlaunch == 0 && ev.nsync == 1 && ev.sync[0] == 16);
+	cr_assert_eq(gg_boundary_parse("seal", &ev, bad, sizeof(bad)), -EINVAL);
+	cr_assert_str_eq(bad, "seal");
+}
+
+Test(audit, bad_boundary_item_is_named_once)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:0,sync:1", NULL },
+		  (const char *[]){ PTX_FILE, "sync", NULL });
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_BOUNDARY=\"launch:0,sync:1\": "
+					      "\"launch:0\" is not valid"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (sync:1)"), 1, "the good item stays");
+	audit_free(&a);
+}
+
+/* ---- threads, table, strings ---- */
+
+Test(audit, lookups_from_16_threads_lose_no_count)
+{
+	struct audit_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "threads:16:500:nope", "threads:16:100:gg_fill",
+					      NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "(j['unresolved'][0]['count'], j['lookups']['calls'], "
+			"j['lookups']['failed_calls'])", "(8000, 9600, 8000)");
+	audit_free(&a);
+}
+
+Test(audit, seal_table_fits_a_100_column_terminal)
+{
+	struct audit_run a;
+	const char *line;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
+					 NULL },
+		  (const char *[]){ PTX_FILE, "get:flash_attention_fwd_kernel_bf16", "helper:nope",
+				    "static", "get:nope", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "INFO: seal 1 (launch:1): 4 kernels: 1 resolved, "
+					      "3 missing (0 expected absent)"), 1, "%s", a.r.err);
+	for (line = a.r.err; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		cr_assert_leq(len, 100, "too wide: %.*s", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+	audit_free(&a);
+}
+
+Test(audit, any_bytes_in_a_name_keep_the_json_valid)
+{
+	struct audit_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:q\"uo\\te\x01\xff\xc3\xa9", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	char *f = only_row(&a, "['function'].encode('unicode_escape').decode()");
+
+	cr_assert_str_eq(f, "q\"uo\\\\te\\x01\\xff\\xe9");
+	free(f);
+	audit_free(&a);
+}
+
+Test(audit, verbosity_zero_still_records_and_gates)
+{
+	struct audit_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_VERBOSITY=0", "GPUGUARD_BOUNDARY=launch:1", NULL },
+		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "INFO"), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1"), 1, "%s", a.r.err);
+	assert_json(&a, "j['lookups']['unresolved']", "1");
+	audit_free(&a);
+}
+
+Test(audit, process_without_a_miss_prints_no_table)
+{
+	struct audit_run a;
+
+	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "get:gg_fill", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED"), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
+	assert_json(&a, "(j['sealed'], j['unresolved'], j['lookups']['unresolved'])",
+		    "(True, [], 0)");
+	audit_free(&a);
+}
