@@ -13,6 +13,7 @@
 #include "audit/audit.h"
 #include "config.h"
 #include "gg.h"
+#include "redzone/redzone.h"
 #include "report/report.h"
 
 static struct {
@@ -93,6 +94,7 @@ void gg_boundary_run(const char *why)
 {
 	pthread_mutex_lock(&boundary_state.lock);
 	/* Red-zone scan first (SPEC §5), then the gate and seal, then the reports. */
+	gg_redzone_scan(why);
 	gg_audit_seal(why);
 	gg_report_write_files();
 	pthread_mutex_unlock(&boundary_state.lock);

@@ -28,6 +28,7 @@
 #endif
 
 #define MAX_SKIP 32
+#define SITES (1u << 16) /* interned call sites; power of two */
 
 static struct {
 	/* Written by gg_callsite_configure() during set-up; read-only after. */
@@ -38,6 +39,7 @@ static struct {
 	char exe[PATH_MAX]; /* the executable's full path; dladdr gives argv[0] */
 
 	atomic_uint_fast64_t unwinds; /* lock-free */
+	_Atomic uintptr_t sites[SITES]; /* lock-free: a slot is set once, from 0 */
 
 	pthread_once_t once; /* loads libunwind */
 #ifdef GG_HAVE_LIBUNWIND_H
@@ -138,6 +140,13 @@ int gg_callsite_skipped(const char *path)
 	return 0;
 }
 
+int gg_callsite_in_shim(uintptr_t address)
+{
+	Dl_info info;
+
+	return dladdr((void *)(address - 1), &info) && info.dli_fbase == callsite_state.self_base;
+}
+
 uintptr_t gg_callsite_pick(const uintptr_t *pcs, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -184,4 +193,33 @@ int gg_callsite_describe(uintptr_t address, struct gg_site *site)
 		site->symbol_offset = address - (uintptr_t)info.dli_saddr;
 	}
 	return 0;
+}
+
+uint32_t gg_callsite_intern(uintptr_t address)
+{
+	uint32_t h = (uint32_t)((address * 0x9e3779b97f4a7c15ull) >> 40);
+
+	if (!address)
+		return 0;
+	/* Linear probing; slot 0 is never used, so id 0 can mean unknown. */
+	for (uint32_t n = 0; n < SITES; n++) {
+		uint32_t i = (h + n) & (SITES - 1);
+		uintptr_t seen;
+
+		if (!i)
+			continue;
+		/* Read first: a known site costs no write to a shared line. */
+		seen = atomic_load_explicit(&callsite_state.sites[i], memory_order_acquire);
+		if (!seen && atomic_compare_exchange_strong(&callsite_state.sites[i], &seen, address))
+			return i;
+		if (seen == address)
+			return i;
+	}
+	return 0;
+}
+
+uintptr_t gg_callsite_address(uint32_t id)
+{
+	return id && id < SITES ? atomic_load_explicit(&callsite_state.sites[id], memory_order_relaxed)
+				: 0;
 }

@@ -40,6 +40,15 @@ uintptr_t gg_callsite_find(void);
 /* Describe @address. 0, or -ENOENT when it lies in no loaded object. */
 int gg_callsite_describe(uintptr_t address, struct gg_site *site);
 
+/* Interned call sites: a small id for a return address, so a million zones
+ * from ten call sites hold ten addresses. Lock-free; 0 means unknown (the
+ * table is full, or @address is 0). */
+uint32_t gg_callsite_intern(uintptr_t address);
+uintptr_t gg_callsite_address(uint32_t id);
+
+/* Whether @address lies in the shim itself. */
+int gg_callsite_in_shim(uintptr_t address);
+
 /* Whether @path's basename matches one of the skip globs. */
 int gg_callsite_skipped(const char *path);
 

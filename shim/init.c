@@ -12,6 +12,7 @@
 #include "callsite.h"
 #include "config.h"
 #include "hooks/hooks.h"
+#include "redzone/redzone.h"
 #include "report/report.h"
 
 static struct {
@@ -36,16 +37,19 @@ bool gg_shim_disabled(void)
 static void atfork_prepare(void)
 {
 	gg_audit_atfork_prepare();
+	gg_redzone_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	gg_redzone_atfork_parent();
 	gg_audit_atfork_parent();
 }
 
 static void atfork_child(void)
 {
 	gg_audit_atfork_child();
+	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
 	gg_report_atfork_child();
 }
@@ -61,6 +65,7 @@ static void setup(void)
 	gg_config_report_warnings();
 	gg_callsite_configure(cfg.skip_objects);
 	gg_audit_configure(&cfg);
+	gg_redzone_configure(&cfg);
 	gg_boundary_configure(&cfg);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	atomic_store_explicit(&shim_state.ready, true, memory_order_release);
@@ -85,6 +90,7 @@ __attribute__((destructor)) static void shim_fini(void)
 {
 	if (!atomic_load_explicit(&shim_state.ready, memory_order_acquire))
 		return;
+	gg_redzone_scan("exit");
 	gg_hooks_report_calls();
 	gg_report_write_files();
 }

@@ -50,6 +50,19 @@ static inline void leave(void)
 
 #define NOTHING ((void)0)
 
+/* FORWARD, calling the driver with @own_args when active (the caller's
+ * @args when passing through). */
+#define FORWARD_AS(name, args, own_args, after)                     \
+	gg_pfn_##name real_ = REAL(name);                           \
+	if (GG_UNLIKELY(!real_))                                    \
+		return CUDA_ERROR_NOT_SUPPORTED;                    \
+	if (!enter(GG_ID_##name))                                   \
+		return real_ args;                                  \
+	CUresult rc = real_ own_args;                               \
+	after;                                                      \
+	leave();                                                    \
+	return rc
+
 /* The same shape with work done before the call is forwarded. */
 #define FORWARD_AFTER_DOING(name, args, before)                           \
 	gg_pfn_##name real_ = REAL(name);                           \
@@ -62,17 +75,38 @@ static inline void leave(void)
 	leave();                                                    \
 	return rc
 
-/* Allocations take their index before the driver is asked (failed calls count). */
-#define FORWARD_ALLOC(name, args, dptr, bytes)                                           \
+/* Allocations take their index before the driver is asked (failed calls
+ * count). A padded request that runs out of memory is retried as asked, so
+ * the application never sees an error it would not have had. */
+#define FORWARD_ALLOC(name, args, padded_args, dptr, bytes, stream, async)                \
+	gg_pfn_##name real_ = REAL(name);                                                 \
+	if (GG_UNLIKELY(!real_))                                                          \
+		return CUDA_ERROR_NOT_SUPPORTED;                                          \
+	if (!enter(GG_ID_##name))                                                         \
+		return real_ args;                                                        \
+	uint64_t index = gg_redzone_next_index();                                         \
+	size_t pad = gg_redzone_request(index, bytes);                                    \
+	CUresult rc = pad ? real_ padded_args : real_ args;                               \
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
+		gg_redzone_fallback();                                                    \
+		pad = 0;                                                                  \
+		rc = real_ args;                                                          \
+	}                                                                                 \
+	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
+			 (void *)(stream), async, (int)rc, gg_hooks_result_name(rc));     \
+	leave();                                                                          \
+	return rc
+
+/* Frees: the band is checked (and forgotten) before the memory is released. */
+#define FORWARD_FREE(name, args, ptr, stream, async)                                     \
 	gg_pfn_##name real_ = REAL(name);                                                \
 	if (GG_UNLIKELY(!real_))                                                         \
 		return CUDA_ERROR_NOT_SUPPORTED;                                         \
 	if (!enter(GG_ID_##name))                                                        \
 		return real_ args;                                                       \
-	uint64_t index = gg_redzone_next_index();                                        \
+	gg_redzone_freeing(ptr, (void *)(stream), async);                                \
 	CUresult rc = real_ args;                                                        \
-	gg_redzone_alloc(#name, index, bytes, rc == CUDA_SUCCESS && dptr ? *dptr : 0,    \
-			 (int)rc, gg_hooks_result_name(rc));                             \
+	gg_redzone_freed(#name, ptr, (int)rc, gg_hooks_result_name(rc));                 \
 	leave();                                                                         \
 	return rc
 
@@ -82,7 +116,6 @@ static inline void leave(void)
 	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_file(kind, *(handle_ptr), path) : (void)0)
 #define LOADED_IMAGE(kind, handle_ptr, image) \
 	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_image(kind, *(handle_ptr), image) : (void)0)
-#define FREED(api, ptr) gg_redzone_free(api, ptr, (int)rc, gg_hooks_result_name(rc))
 
 /* Kernel lookups. */
 
@@ -160,50 +193,111 @@ CUresult gg_hook_cuLibraryUnload(CUlibrary library)
 
 CUresult gg_hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	FORWARD_ALLOC(cuMemAlloc_v2, (dptr, bytesize), dptr, bytesize);
+	FORWARD_ALLOC(cuMemAlloc_v2, (dptr, bytesize), (dptr, bytesize + pad), dptr, bytesize, NULL,
+		      false);
 }
 
 CUresult gg_hook_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	FORWARD_ALLOC(cuMemAllocAsync, (dptr, bytesize, hStream), dptr, bytesize);
+	FORWARD_ALLOC(cuMemAllocAsync, (dptr, bytesize, hStream), (dptr, bytesize + pad, hStream),
+		      dptr, bytesize, hStream, true);
 }
 
 CUresult gg_hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream), dptr, bytesize);
+	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream),
+		      (dptr, bytesize + pad, hStream), dptr, bytesize, hStream, true);
 }
 
 CUresult gg_hook_cuMemFree_v2(CUdeviceptr dptr)
 {
-	FORWARD(cuMemFree_v2, (dptr), FREED("cuMemFree_v2", dptr));
+	FORWARD_FREE(cuMemFree_v2, (dptr), dptr, NULL, false);
 }
 
 CUresult gg_hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-	FORWARD(cuMemFreeAsync, (dptr, hStream), FREED("cuMemFreeAsync", dptr));
+	FORWARD_FREE(cuMemFreeAsync, (dptr, hStream), dptr, hStream, true);
 }
 
 CUresult gg_hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-	FORWARD(cuMemFreeAsync_ptsz, (dptr, hStream), FREED("cuMemFreeAsync_ptsz", dptr));
+	FORWARD_FREE(cuMemFreeAsync_ptsz, (dptr, hStream), dptr, hStream, true);
 }
 
-/* Queries that must not reveal padding: counted for now. */
+/* Queries that must not reveal padding: a padded allocation reports the
+ * user's size, and an address inside a band is one the driver would not know. */
+
+/* Whether [base, base+size) is a padded allocation whose band holds @ptr;
+ * *user gets the application's size when it is padded at all. */
+static bool hide_padding(CUdeviceptr base, CUdeviceptr ptr, uint64_t *user)
+{
+	return gg_redzone_user_size(base, user) == 0 && ptr >= base + *user;
+}
 
 CUresult gg_hook_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
-	FORWARD(cuMemGetAddressRange_v2, (pbase, psize, dptr), NOTHING);
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	uint64_t user;
+
+	/* Either out-pointer may be NULL; the base is needed to find the zone. */
+	FORWARD_AS(cuMemGetAddressRange_v2, (pbase, psize, dptr), (&base, &size, dptr), ({
+		if (rc == CUDA_SUCCESS && hide_padding(base, dptr, &user))
+			rc = CUDA_ERROR_NOT_FOUND;
+		else if (rc == CUDA_SUCCESS && gg_redzone_user_size(base, &user) == 0)
+			size = (size_t)user;
+		if (rc == CUDA_SUCCESS && pbase)
+			*pbase = base;
+		if (rc == CUDA_SUCCESS && psize)
+			*psize = size;
+	}));
+}
+
+/* The allocation holding @ptr, through the driver's own range query. */
+static bool range_of(CUdeviceptr ptr, CUdeviceptr *base)
+{
+	gg_pfn_cuMemGetAddressRange_v2 range = REAL(cuMemGetAddressRange_v2);
+	size_t size;
+
+	return range && range(base, &size, ptr) == CUDA_SUCCESS;
 }
 
 CUresult gg_hook_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
-	FORWARD(cuPointerGetAttribute, (data, attribute, ptr), NOTHING);
+	bool size_query = attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data;
+	size_t size = 0;
+	CUdeviceptr base;
+	uint64_t user;
+
+	/* The size goes through a local, so a band address leaves *data untouched. */
+	FORWARD_AS(cuPointerGetAttribute, (data, attribute, ptr),
+		   (size_query ? (void *)&size : data, attribute, ptr), ({
+		if (rc == CUDA_SUCCESS && size_query) {
+			if (range_of(ptr, &base) && gg_redzone_user_size(base, &user) == 0) {
+				if (ptr >= base + user)
+					rc = CUDA_ERROR_INVALID_VALUE;
+				else
+					size = (size_t)user;
+			}
+			if (rc == CUDA_SUCCESS)
+				*(size_t *)data = size;
+		}
+	}));
 }
 
 CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
 					void **data, CUdeviceptr ptr)
 {
-	FORWARD(cuPointerGetAttributes, (numAttributes, attributes, data, ptr), NOTHING);
+	CUdeviceptr base;
+	uint64_t user;
+
+	FORWARD(cuPointerGetAttributes, (numAttributes, attributes, data, ptr), ({
+		for (unsigned i = 0; rc == CUDA_SUCCESS && attributes && data && i < numAttributes; i++) {
+			if (attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data[i] &&
+			    range_of(ptr, &base) && gg_redzone_user_size(base, &user) == 0)
+				*(size_t *)data[i] = ptr >= base + user ? 0 : (size_t)user;
+		}
+	}));
 }
 
 /* Launches and synchronisation: the boundaries' events. launch:N fires before
@@ -260,21 +354,38 @@ CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
 	FORWARD(cuCtxSynchronize_v2, (ctx), gg_boundary_on_sync());
 }
 
-/* Context teardown: bands will be checked here before their memory dies. */
+/* Context teardown: bands are checked before their memory dies, and
+ * forgotten once it has. */
+
+#define FORWARD_TEARDOWN(name, args, before, after)                 \
+	gg_pfn_##name real_ = REAL(name);                           \
+	if (GG_UNLIKELY(!real_))                                    \
+		return CUDA_ERROR_NOT_SUPPORTED;                    \
+	if (!enter(GG_ID_##name))                                   \
+		return real_ args;                                  \
+	before;                                                     \
+	CUresult rc = real_ args;                                   \
+	if (rc == CUDA_SUCCESS)                                     \
+		after;                                              \
+	leave();                                                    \
+	return rc
 
 CUresult gg_hook_cuCtxDestroy_v2(CUcontext ctx)
 {
-	FORWARD(cuCtxDestroy_v2, (ctx), NOTHING);
+	FORWARD_TEARDOWN(cuCtxDestroy_v2, (ctx), gg_redzone_context_ending(ctx),
+			 gg_redzone_context_ended(ctx));
 }
 
 CUresult gg_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-	FORWARD(cuDevicePrimaryCtxRelease_v2, (dev), NOTHING);
+	FORWARD_TEARDOWN(cuDevicePrimaryCtxRelease_v2, (dev), gg_redzone_device_ending(dev),
+			 gg_redzone_device_ended(dev, false));
 }
 
 CUresult gg_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-	FORWARD(cuDevicePrimaryCtxReset_v2, (dev), NOTHING);
+	FORWARD_TEARDOWN(cuDevicePrimaryCtxReset_v2, (dev), gg_redzone_device_ending(dev),
+			 gg_redzone_device_ended(dev, true));
 }
 
 /* cuGetProcAddress: the caller's arguments go through unchanged; only a

@@ -1,22 +1,77 @@
-/* Device allocations: indices now, red zones (SPEC §4) to come. */
+/* Red zones (SPEC §4): every device allocation gets a trailing guard band
+ * filled with a known byte; scans at boundaries, at free, at context
+ * teardown and at exit report any byte that changed. */
 #ifndef GG_REDZONE_H
 #define GG_REDZONE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct gg_config;
+
+void gg_redzone_configure(const struct gg_config *cfg);
 
 /* Every call of an allocation hook takes the next index, failed calls included. */
 uint64_t gg_redzone_next_index(void);
 
-/* An allocation as the driver answered it (@rc 0: @ptr is valid). */
-void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, uint64_t ptr, int rc,
-		      const char *rc_name);
-void gg_redzone_free(const char *api, uint64_t ptr, int rc, const char *rc_name);
+/* Band bytes to add to an allocation of @bytes with @index (0: none). */
+size_t gg_redzone_request(uint64_t index, size_t bytes);
+
+/* The padded request ran out of memory and was retried without the band. */
+void gg_redzone_fallback(void);
+
+/* An allocation as the driver answered it (@rc 0: @ptr is valid), padded by
+ * @pad bytes; @stream is the stream-ordered allocator's stream (NULL: none). */
+void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
+		      void *stream, bool async, int rc, const char *rc_name);
+
+/* Before a free is forwarded: check and forget the band of @ptr (@async:
+ * stream-ordered, after @stream's work). Then, after it: the trace line. */
+void gg_redzone_freeing(uint64_t ptr, void *stream, bool async);
+void gg_redzone_freed(const char *api, uint64_t ptr, int rc, const char *rc_name);
+
+/* The user's size of the padded allocation at @base. 0 or -ENOENT. */
+int gg_redzone_user_size(uint64_t base, uint64_t *user);
+
+/* Read back every band; report and re-fill the changed ones. */
+void gg_redzone_scan(const char *why);
+
+/* Context teardown: check the bands of @ctx (or of every context on @dev)
+ * before their memory dies, then forget them once it has. */
+void gg_redzone_context_ending(void *ctx);
+void gg_redzone_context_ended(void *ctx);
+void gg_redzone_device_ending(int dev);
+void gg_redzone_device_ended(int dev, bool reset);
 
 struct gg_redzone_stats {
 	uint64_t calls;  /* allocation calls, failed ones included */
 	uint64_t failed;
+	uint64_t padded;
+	uint64_t fallbacks;
+	uint64_t live, live_bytes;
+	uint64_t scans, checked, unchecked;
+	uint64_t violations;
+	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
+	bool batched;    /* the last scan read every band in one batch */
 };
 void gg_redzone_stats(struct gg_redzone_stats *out);
+
+struct gg_violation {
+	uint64_t index, user, pad;
+	uint64_t first, last, changed; /* offsets into the band; changed bytes */
+	uint8_t first_value, expected;
+	uint64_t ptr;
+	uint32_t site;
+	const char *detected_by; /* "scan", "free", "teardown", "exit" */
+};
+
+/* The violations kept for the reports (the first 256), under the module's lock. */
+void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violation *v),
+				  void *ctx);
+
+void gg_redzone_atfork_prepare(void);
+void gg_redzone_atfork_parent(void);
+void gg_redzone_atfork_child(void);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "callsite.h"
 #include "config.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
@@ -138,6 +139,27 @@ static void jw_bool(struct jw *w, bool v)
 	jw_puts(w, v ? "true" : "false");
 }
 
+static void jw_site(struct jw *w, uintptr_t address, const char *object, uintptr_t offset,
+		    const char *symbol, uintptr_t symbol_offset)
+{
+	char sym[GG_AUDIT_NAME_MAX + 32];
+
+	jw_puts(w, "{ \"address\": ");
+	jw_hex(w, address);
+	jw_puts(w, ", \"object\": ");
+	jw_str(w, object);
+	jw_puts(w, ", \"offset\": ");
+	jw_hex(w, offset);
+	jw_puts(w, ", \"symbol\": ");
+	if (symbol) {
+		snprintf(sym, sizeof(sym), "%s+0x%" PRIxPTR, symbol, symbol_offset);
+		jw_str(w, sym);
+	} else {
+		jw_puts(w, "null");
+	}
+	jw_puts(w, " }");
+}
+
 struct rows {
 	struct jw *w;
 	unsigned n;
@@ -147,8 +169,6 @@ static void unresolved_row(void *ctx, const struct gg_audit_row *r)
 {
 	struct rows *rows = ctx;
 	struct jw *w = rows->w;
-	char sym[GG_AUDIT_NAME_MAX + 32];
-
 	jw_puts(w, rows->n++ ? ",\n    { \"module\": " : "\n    { \"module\": ");
 	jw_str(w, r->module);
 	jw_puts(w, ", \"function\": ");
@@ -157,20 +177,27 @@ static void unresolved_row(void *ctx, const struct gg_audit_row *r)
 	jw_bool(w, r->expected_absent);
 	jw_printf(w, ", \"count\": %" PRIu64 ", \"result\": ", r->count);
 	jw_str(w, r->result);
-	jw_puts(w, ",\n      \"site\": { \"address\": ");
-	jw_hex(w, r->address);
-	jw_puts(w, ", \"object\": ");
-	jw_str(w, r->object);
-	jw_puts(w, ", \"offset\": ");
-	jw_hex(w, r->offset);
-	jw_puts(w, ", \"symbol\": ");
-	if (r->symbol) {
-		snprintf(sym, sizeof(sym), "%s+0x%" PRIxPTR, r->symbol, r->symbol_offset);
-		jw_str(w, sym);
-	} else {
-		jw_puts(w, "null");
-	}
-	jw_puts(w, " } }");
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, r->address, r->object, r->offset, r->symbol, r->symbol_offset);
+	jw_puts(w, " }");
+}
+
+static void violation_row(void *ctx, const struct gg_violation *v)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+	struct gg_site site;
+
+	gg_callsite_describe(gg_callsite_address(v->site), &site);
+	jw_printf(w, "%s{ \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
+		  ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
+		  ", \"first_value\": %u, \"expected\": %u, \"detected_by\": ",
+		  rows->n++ ? ",\n    " : "\n    ", v->index, v->user, v->pad, v->first, v->last,
+		  v->changed, v->first_value, v->expected);
+	jw_str(w, v->detected_by);
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, site.address, site.object, site.offset, site.symbol, site.symbol_offset);
+	jw_puts(w, " }");
 }
 
 static void write_summary(struct jw *w)
@@ -212,8 +239,18 @@ static void write_summary(struct jw *w)
 		  a.unresolved, a.calls, a.failed_calls);
 	gg_audit_foreach_unresolved(unresolved_row, &rows);
 	jw_printf(w, "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
-		  " },\n  \"errors\": %" PRIu64 " }\n",
-		  rows.n ? "\n  " : "", z.calls, z.failed, a.unresolved);
+		  ", \"padded\": %" PRIu64 ", \"unpadded_fallbacks\": %" PRIu64 ", \"live\": %" PRIu64
+		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
+		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64
+		  ", \"batched\": ",
+		  rows.n ? "\n  " : "", z.calls, z.failed, z.padded, z.fallbacks, z.live, z.live_bytes,
+		  z.scans, z.checked, z.unchecked, z.registry_bytes);
+	jw_bool(w, z.batched);
+	rows.n = 0;
+	jw_puts(w, " },\n  \"violations\": [");
+	gg_redzone_foreach_violation(violation_row, &rows);
+	jw_printf(w, "%s],\n  \"errors\": %" PRIu64 " }\n", rows.n ? "\n  " : "",
+		  a.unresolved + z.violations);
 }
 
 static struct {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "redzone/redzone.h"
 #include "callsite.h"
 #include "config.h"
 
@@ -194,11 +195,15 @@ void gg_report_lookup(const char *api, const void *module, const char *name, con
 			printable(name, buf, sizeof(buf)), rc_name);
 }
 
-void gg_report_alloc(const char *api, uint64_t index, size_t bytes, uint64_t ptr,
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		     const char *rc_name)
 {
-	gg_report_trace("%s(%zu bytes) #%llu -> %s 0x%llx", api, bytes, (unsigned long long)index,
-			rc_name, (unsigned long long)ptr);
+	if (pad)
+		gg_report_trace("%s(%zu bytes) #%llu -> %s 0x%llx, red zone of %zu bytes", api, bytes,
+				(unsigned long long)index, rc_name, (unsigned long long)ptr, pad);
+	else
+		gg_report_trace("%s(%zu bytes) #%llu -> %s 0x%llx", api, bytes,
+				(unsigned long long)index, rc_name, (unsigned long long)ptr);
 }
 
 void gg_report_free(const char *api, uint64_t ptr, const char *rc_name)
@@ -345,4 +350,45 @@ void gg_report_write_files(void)
 	if (cfg->summary_json[0] && (err = gg_report_write_json(cfg->summary_json)))
 		gg_report_error("cannot write GPUGUARD_SUMMARY_JSON \"%s\": %s", cfg->summary_json,
 				strerror(-err));
+}
+
+/* The text of a call site given by address, for reports. */
+static const char *site_of_address(uintptr_t address, char *out, size_t cap)
+{
+	struct gg_site site;
+
+	gg_callsite_describe(address, &site);
+	return site_text(site.address, site.object, site.offset, site.symbol, site.symbol_offset,
+			 out, cap);
+}
+
+void gg_report_violation(const struct gg_violation *v)
+{
+	char site[320];
+
+	gg_report_error("red zone violation (%s): allocation #%llu of %llu bytes at 0x%llx, %llu-byte "
+			"band: %llu bytes changed at offsets %llu..%llu past the end, first 0x%02x "
+			"(expected 0x%02x); allocated at %s",
+			v->detected_by, (unsigned long long)v->index, (unsigned long long)v->user,
+			(unsigned long long)v->ptr, (unsigned long long)v->pad,
+			(unsigned long long)v->changed, (unsigned long long)v->first,
+			(unsigned long long)v->last, v->first_value, v->expected,
+			site_of_address(gg_callsite_address(v->site), site, sizeof(site)));
+}
+
+void gg_report_alloc_stack(uint64_t index, size_t bytes)
+{
+	uintptr_t pcs[GG_CALLSITE_MAX_FRAMES];
+	int n = gg_callsite_frames(pcs, GG_CALLSITE_MAX_FRAMES);
+	char site[320];
+
+	gg_report_info("allocation #%llu (%zu bytes) was made at:", (unsigned long long)index, bytes);
+	for (int i = 0, shown = 0; i < n; i++) {
+		struct gg_site s;
+
+		/* The shim's own frames say nothing about the application. */
+		if (gg_callsite_describe(pcs[i], &s) == 0 && gg_callsite_in_shim(pcs[i]))
+			continue;
+		gg_report_info("  #%d %s", shown++, site_of_address(pcs[i], site, sizeof(site)));
+	}
 }

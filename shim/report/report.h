@@ -26,7 +26,7 @@ void gg_report_trace(const char *fmt, ...) GG_PRINTF(1, 2);
 
 /* One line each at verbosity 2: an intercepted lookup, allocation or free. */
 void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name);
-void gg_report_alloc(const char *api, uint64_t index, size_t bytes, uint64_t ptr,
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		     const char *rc_name);
 void gg_report_free(const char *api, uint64_t ptr, const char *rc_name);
 
@@ -43,6 +43,12 @@ void gg_report_seal_table(uint64_t seal, const char *why);
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
 			 const char *result, const struct gg_site *where);
+
+/* Red zones (SPEC §4): a changed band (ERROR), and the stack of the
+ * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
+struct gg_violation;
+void gg_report_violation(const struct gg_violation *v);
+void gg_report_alloc_stack(uint64_t index, size_t bytes);
 
 /* A list variable with one bad item (WARN). */
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);

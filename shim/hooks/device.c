@@ -1,0 +1,158 @@
+/* The shim's own driver calls (device.h). The driver object is the one the
+ * hooks resolved; each function is looked up there once. */
+#include "hooks/device.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "gg.h"
+#include "hooks/hooks.h"
+
+enum driver_id {
+#define GG_DRIVER(name, pfn) DRV_##name,
+#include "hooks/device.def"
+#undef GG_DRIVER
+	DRV_COUNT
+};
+
+static const char *const driver_names[DRV_COUNT] = {
+#define GG_DRIVER(name, pfn) [DRV_##name] = #name,
+#include "hooks/device.def"
+#undef GG_DRIVER
+};
+
+static struct {
+	_Atomic(void *) fn[DRV_COUNT]; /* lock-free: set once from NULL */
+} device_state;
+
+/* The driver's @id, found beside a hooked function we already resolved. */
+static void *lookup(enum driver_id id)
+{
+	void *fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
+	void *(*real_dlsym)(void *, const char *);
+	void *anchor, *h, *expected = NULL;
+	Dl_info info;
+
+	if (GG_LIKELY(fn))
+		return fn;
+	real_dlsym = (void *(*)(void *, const char *))gg_real_dlsym();
+	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
+	if (!anchor || !real_dlsym || !dladdr(anchor, &info) || !info.dli_fname)
+		return NULL;
+	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	fn = real_dlsym(h, driver_names[id]);
+	dlclose(h);
+	if (fn && !atomic_compare_exchange_strong(&device_state.fn[id], &expected, fn))
+		fn = expected;
+	return fn;
+}
+
+#define GG_DRIVER(name, pfn) typedef pfn gg_driver_##name##_fn;
+#include "hooks/device.def"
+#undef GG_DRIVER
+
+/* Call the driver's @name: 0, -EIO when it refused, -ENOSYS when it has none. */
+#define CALL(name, args)                                                             \
+	({                                                                           \
+		gg_driver_##name##_fn f_ = (gg_driver_##name##_fn)lookup(DRV_##name); \
+		f_ ? (f_ args == CUDA_SUCCESS ? 0 : -EIO) : -ENOSYS;                 \
+	})
+
+int gg_device_current(void **ctx, int *dev)
+{
+	CUcontext c = NULL;
+	CUdevice d = 0;
+	int err = CALL(cuCtxGetCurrent, (&c));
+
+	if (err)
+		return err;
+	if (!c)
+		return -ENOENT;
+	if ((err = CALL(cuCtxGetDevice, (&d))))
+		return err;
+	*ctx = c;
+	*dev = d;
+	return 0;
+}
+
+/* Make @ctx current for the duration of a call; pairs with pop(). */
+static int push(void *ctx)
+{
+	return CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx));
+}
+
+static void pop(void)
+{
+	CUcontext c;
+
+	(void)CALL(cuCtxPopCurrent_v2, (&c));
+}
+
+int gg_device_stream_create(void *ctx, void **stream)
+{
+	CUstream s = NULL;
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
+	pop();
+	if (!err)
+		*stream = s;
+	return err;
+}
+
+int gg_device_stream_destroy(void *ctx, void *stream)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuStreamDestroy_v2, ((CUstream)stream));
+	pop();
+	return err;
+}
+
+int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t n, bool wait)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuMemsetD8Async, ((CUdeviceptr)ptr, value, n, (CUstream)stream));
+	if (!err && wait)
+		err = CALL(cuStreamSynchronize, ((CUstream)stream));
+	pop();
+	return err;
+}
+
+int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	if (stream) {
+		err = CALL(cuMemcpyDtoHAsync_v2, (dst, (CUdeviceptr)ptr, n, (CUstream)stream));
+		if (!err)
+			err = CALL(cuStreamSynchronize, ((CUstream)stream));
+	} else {
+		err = CALL(cuMemcpyDtoH_v2, (dst, (CUdeviceptr)ptr, n));
+	}
+	pop();
+	return err;
+}
+
+int gg_device_primary_active(int dev, bool *active)
+{
+	unsigned flags = 0;
+	int on = 0;
+	int err = CALL(cuDevicePrimaryCtxGetState, ((CUdevice)dev, &flags, &on));
+
+	if (!err)
+		*active = on != 0;
+	return err;
+}

@@ -1,0 +1,31 @@
+/* The device work the shim does itself (filling and reading guard bands),
+ * behind plain C types: CUresult stays in hooks/. Every function returns 0,
+ * -ENOSYS when the driver lacks a function it needs, or -EIO when the driver
+ * refused. Contexts and streams are the driver's handles, passed through. */
+#ifndef GG_DEVICE_H
+#define GG_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The calling thread's current context and its device. -ENOENT if none. */
+int gg_device_current(void **ctx, int *dev);
+
+/* A private non-blocking stream in @ctx: its work waits for nothing of the
+ * application's, and the legacy stream does not wait for it. */
+int gg_device_stream_create(void *ctx, void **stream);
+int gg_device_stream_destroy(void *ctx, void *stream);
+
+/* Set @n bytes at @ptr to @value on @stream, in @ctx; with @wait, return
+ * only when it is done. */
+int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t n, bool wait);
+
+/* Copy @n bytes at @ptr to @dst after the work queued on @stream (NULL: the
+ * legacy stream, which also waits for the blocking streams), in @ctx. */
+int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n);
+
+/* Whether @dev's primary context is active. */
+int gg_device_primary_active(int dev, bool *active);
+
+#endif

@@ -1,0 +1,292 @@
+/* The zone registry.
+ *
+ * 64 shards, chosen by the pointer's hash. A shard keeps its zones in a dense
+ * array (free slots chained) and an open-addressing table of dense indices
+ * (linear probing, backward-shift deletion), so insert, remove and lookup are
+ * O(1) expected and a zone costs 40 bytes plus 4 / load-factor of table.
+ *
+ * Inserts never allocate: after each insert the shard grows ahead of need,
+ * and if that fails the registry reports no room, so the caller does not pad
+ * an allocation it could not record. */
+#include "redzone/registry.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gg.h"
+
+#define SHARDS 64
+#define FREE_END UINT32_MAX
+
+struct shard {
+	pthread_mutex_t lock;
+	/* All below guarded by @lock. */
+	struct gg_zone *zones; /* dense; a free slot has ptr 0 and chains through index */
+	uint32_t cap, used;    /* allocated slots, slots ever used (high-water mark) */
+	uint32_t free_head;    /* first free slot below @used, FREE_END if none */
+	uint32_t live;
+	uint32_t *table;       /* dense index + 1; 0 is empty; power-of-two size */
+	uint32_t table_cap;
+	uint64_t user_bytes;
+	bool tight;            /* the last grow ahead failed */
+} __attribute__((aligned(64)));
+
+static struct {
+	pthread_once_t once;       /* gives every shard its first arrays */
+	atomic_int tight_shards;   /* shards that could not grow ahead */
+	struct shard shard[SHARDS];
+} registry_state = { .once = PTHREAD_ONCE_INIT };
+
+static uint64_t hash_ptr(uint64_t ptr)
+{
+	/* Device pointers are 256-byte aligned: mix the bits that vary. */
+	uint64_t h = (ptr >> 8) * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 31);
+}
+
+static struct shard *shard_of(uint64_t ptr)
+{
+	return &registry_state.shard[hash_ptr(ptr) >> 58]; /* top 6 bits: 64 shards */
+}
+
+/* Grow so the next insert needs no allocation. Lock held. */
+static int grow_ahead(struct shard *s)
+{
+	if (s->free_head == FREE_END && s->used == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		struct gg_zone *z = realloc(s->zones, (size_t)cap * sizeof(*z));
+
+		if (!z || cap < s->cap)
+			return -ENOMEM;
+		s->zones = z;
+		s->cap = cap;
+	}
+	if ((uint64_t)(s->live + 1) * 4 > (uint64_t)s->table_cap * 3) {
+		uint32_t cap = s->table_cap ? s->table_cap * 2 : 32;
+		uint32_t *t = calloc(cap, sizeof(*t));
+
+		if (!t || cap < s->table_cap) {
+			free(t);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < s->table_cap; i++) {
+			uint32_t e = s->table[i];
+
+			if (!e)
+				continue;
+			uint32_t j = (uint32_t)hash_ptr(s->zones[e - 1].ptr) & (cap - 1);
+
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = e;
+		}
+		free(s->table);
+		s->table = t;
+		s->table_cap = cap;
+	}
+	return 0;
+}
+
+static void note_tight(struct shard *s, bool tight)
+{
+	if (s->tight != tight) {
+		s->tight = tight;
+		atomic_fetch_add(&registry_state.tight_shards, tight ? 1 : -1);
+	}
+}
+
+static void init_shards(void)
+{
+	for (int i = 0; i < SHARDS; i++) {
+		struct shard *s = &registry_state.shard[i];
+
+		pthread_mutex_init(&s->lock, NULL);
+		s->free_head = FREE_END;
+		note_tight(s, grow_ahead(s) != 0);
+	}
+}
+
+static void ensure_init(void)
+{
+	pthread_once(&registry_state.once, init_shards);
+}
+
+bool gg_registry_room(void)
+{
+	ensure_init();
+	return atomic_load_explicit(&registry_state.tight_shards, memory_order_relaxed) == 0;
+}
+
+/* Table slot holding @ptr, or -1. Lock held. */
+static int64_t slot_of(const struct shard *s, uint64_t ptr)
+{
+	if (!s->table_cap)
+		return -1;
+	for (uint32_t j = (uint32_t)hash_ptr(ptr) & (s->table_cap - 1);; j = (j + 1) & (s->table_cap - 1)) {
+		uint32_t e = s->table[j];
+
+		if (!e)
+			return -1;
+		if (s->zones[e - 1].ptr == ptr)
+			return j;
+	}
+}
+
+int gg_registry_insert(const struct gg_zone *z)
+{
+	struct shard *s = shard_of(z->ptr);
+	uint32_t idx, j;
+	int err = 0;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if (slot_of(s, z->ptr) >= 0) {
+		err = -EEXIST;
+		goto out;
+	}
+	if (grow_ahead(s)) { /* only when the last grow ahead failed too */
+		err = -ENOMEM;
+		goto out;
+	}
+	if (s->free_head != FREE_END) {
+		idx = s->free_head;
+		s->free_head = (uint32_t)s->zones[idx].index;
+	} else {
+		idx = s->used++;
+	}
+	s->zones[idx] = *z;
+	for (j = (uint32_t)hash_ptr(z->ptr) & (s->table_cap - 1); s->table[j]; j = (j + 1) & (s->table_cap - 1))
+		;
+	s->table[j] = idx + 1;
+	s->live++;
+	s->user_bytes += z->user;
+	note_tight(s, grow_ahead(s) != 0);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* Remove the entry in table slot @i and free its dense slot. Lock held. */
+static void remove_slot(struct shard *s, uint32_t i)
+{
+	uint32_t mask = s->table_cap - 1, idx = s->table[i] - 1, j = i;
+
+	s->live--;
+	s->user_bytes -= s->zones[idx].user;
+	s->zones[idx].ptr = 0;
+	s->zones[idx].index = s->free_head;
+	s->free_head = idx;
+	/* Backward-shift deletion keeps every probe chain unbroken. */
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!s->table[j])
+			break;
+		uint32_t home = (uint32_t)hash_ptr(s->zones[s->table[j] - 1].ptr) & mask;
+
+		/* Move entry j into the hole i unless its home lies in (i, j]. */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			s->table[i] = s->table[j];
+			i = j;
+		}
+	}
+	s->table[i] = 0;
+}
+
+int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		if (out)
+			*out = s->zones[s->table[i] - 1];
+		remove_slot(s, (uint32_t)i);
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+int gg_registry_find(uint64_t ptr, struct gg_zone *out)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		*out = s->zones[s->table[i] - 1];
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void *ctx)
+{
+	ensure_init();
+	for (int k = 0; k < SHARDS; k++) {
+		struct shard *s = &registry_state.shard[k];
+
+		/* Dense indices never move, so the walk survives the lock being let go. */
+		for (uint32_t idx = 0;; idx++) {
+			pthread_mutex_lock(&s->lock);
+			if (idx >= s->used) {
+				pthread_mutex_unlock(&s->lock);
+				break;
+			}
+			struct gg_zone *z = &s->zones[idx];
+
+			if (z->ptr && fn(ctx, z)) {
+				int64_t i = slot_of(s, z->ptr);
+
+				if (i >= 0)
+					remove_slot(s, (uint32_t)i);
+			}
+			pthread_mutex_unlock(&s->lock);
+		}
+	}
+}
+
+void gg_registry_totals(uint64_t *live, uint64_t *user_bytes)
+{
+	*live = *user_bytes = 0;
+	ensure_init();
+	for (int k = 0; k < SHARDS; k++) {
+		struct shard *s = &registry_state.shard[k];
+
+		pthread_mutex_lock(&s->lock);
+		*live += s->live;
+		*user_bytes += s->user_bytes;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+size_t gg_registry_footprint(void)
+{
+	size_t bytes = sizeof(registry_state);
+
+	ensure_init();
+	for (int k = 0; k < SHARDS; k++) {
+		struct shard *s = &registry_state.shard[k];
+
+		pthread_mutex_lock(&s->lock);
+		bytes += (size_t)s->cap * sizeof(struct gg_zone) + (size_t)s->table_cap * sizeof(uint32_t);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return bytes;
+}
+
+void gg_registry_atfork_child(void)
+{
+	for (int k = 0; k < SHARDS; k++)
+		pthread_mutex_init(&registry_state.shard[k].lock, NULL);
+}

@@ -1,0 +1,49 @@
+/* The zone registry: every padded allocation, by pointer. O(1) expected per
+ * insert, remove and lookup; sharded so threads rarely share a lock. */
+#ifndef GG_REGISTRY_H
+#define GG_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One padded allocation: 40 bytes. */
+struct gg_zone {
+	uint64_t ptr;      /* what the application got */
+	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
+	uint64_t index;    /* allocation index */
+	uint32_t pad;      /* band bytes */
+	uint32_t site;     /* interned allocation call site (sites.c) */
+	uint16_t ctx;      /* the context's slot in the redzone module's table */
+	uint8_t expected;  /* the byte the band must hold */
+	uint8_t flags;     /* GG_ZONE_* */
+};
+
+#define GG_ZONE_ASYNC 0x1 /* from a stream-ordered allocator */
+
+/* Whether an insert is sure to succeed (every shard has a free slot). */
+bool gg_registry_room(void);
+
+/* 0, -EEXIST, or -ENOMEM (only when gg_registry_room() was false). */
+int gg_registry_insert(const struct gg_zone *z);
+
+/* Remove the zone at @ptr into @out. 0 or -ENOENT. */
+int gg_registry_remove(uint64_t ptr, struct gg_zone *out);
+
+/* A copy of the zone at @ptr. 0 or -ENOENT. */
+int gg_registry_find(uint64_t ptr, struct gg_zone *out);
+
+/* Call @fn for each zone, holding only that zone's shard lock, so no
+ * allocation or free waits longer than one call. @fn may change the zone's
+ * expected byte or ask for its removal by returning true. */
+void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void *ctx);
+
+/* Live zones and their user bytes. */
+void gg_registry_totals(uint64_t *live, uint64_t *user_bytes);
+
+/* Bytes the registry holds, for the per-zone cost. */
+size_t gg_registry_footprint(void);
+
+void gg_registry_atfork_child(void);
+
+#endif

@@ -1,0 +1,251 @@
+/* Device allocations on demand, for the red-zone tests. Each argument is a step:
+ *   alloc:N          cuMemAlloc_v2 of N bytes (buffer k = the k-th alloc or async)
+ *   async:N          cuMemAllocAsync of N bytes on a stream of the app's
+ *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
+ *   overrun:K:E      kernel gg_overrun writes E bytes past the end of buffer K, then sync
+ *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K
+ *   sum:K:E          kernel gg_sum over K's size + E bytes (reads past the end); prints it
+ *   band:K:P         the P bytes after buffer K's end, read with the fake's fakecuda_read
+ *   range:K:OFF      cuMemGetAddressRange_v2 of buffer K + OFF
+ *   attr:K:OFF       cuPointerGetAttribute(RANGE_SIZE) and cuPointerGetAttributes of K + OFF
+ *   limit:B          the fake driver's memory limit, B bytes
+ *   sync             cuCtxSynchronize
+ *   launch           launch gg_fill on a 64-byte buffer of its own
+ *   reset            cuDevicePrimaryCtxReset_v2, then retain the primary context again
+ *   ctx              create a context (cuCtxCreate_v4) and make it current
+ *   destroy          destroy that context
+ *   threads:T:N:S    T threads, each N alloc/free pairs of S bytes
+ *   many:N:S         N live allocations of S bytes, then free them all
+ * Prints one line per step on stdout, with only what the application knows. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver-table.h"
+
+#define MAX_BUFS 1024
+
+static CUmodule mod;
+static CUstream stream;
+static CUcontext primary, created;
+static struct {
+	CUdeviceptr ptr;
+	size_t size;
+	int async;
+} bufs[MAX_BUFS];
+static int nbufs;
+
+#define CHECK(call)                                                                     \
+	do {                                                                            \
+		CUresult rc_ = (call);                                                  \
+		if (rc_ != CUDA_SUCCESS) {                                              \
+			fprintf(stderr, "app-redzone: %s failed: %d\n", #call, (int)rc_); \
+			exit(2);                                                        \
+		}                                                                       \
+	} while (0)
+
+/* Two exported functions allocate, so the call site has a name. */
+CUresult redzone_alloc(CUdeviceptr *p, size_t n);
+CUresult redzone_alloc_async(CUdeviceptr *p, size_t n);
+
+__attribute__((noinline)) CUresult redzone_alloc(CUdeviceptr *p, size_t n)
+{
+	CUresult rc = cuMemAlloc_v2(p, n);
+
+	__asm__ volatile("" ::: "memory");
+	return rc;
+}
+
+__attribute__((noinline)) CUresult redzone_alloc_async(CUdeviceptr *p, size_t n)
+{
+	CUresult rc = cuMemAllocAsync(p, n, stream);
+
+	__asm__ volatile("" ::: "memory");
+	return rc;
+}
+
+static void launch(const char *name, void **params)
+{
+	CUfunction f;
+
+	CHECK(cuModuleGetFunction(&f, mod, name));
+	CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL));
+	CHECK(cuCtxSynchronize());
+}
+
+static void *pair_thread(void *arg)
+{
+	unsigned long *job = arg; /* count, size */
+
+	for (unsigned long i = 0; i < job[0]; i++) {
+		CUdeviceptr p;
+
+		CHECK(cuCtxSetCurrent(primary));
+		CHECK(redzone_alloc(&p, job[1]));
+		CHECK(cuMemFree_v2(p));
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char ptx_env[] = "GG_TEST_PTX";
+	const char *ptx = getenv(ptx_env);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!ptx) {
+		fprintf(stderr, "app-redzone: set %s to the kernels' PTX file\n", ptx_env);
+		return 64;
+	}
+	CHECK(cuInit(0));
+	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+	CHECK(cuCtxSetCurrent(primary));
+	CHECK(cuModuleLoad(&mod, ptx));
+	CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+	for (int i = 1; i < argc; i++) {
+		unsigned long a = 0, b = 0, c = 0;
+		char *arg = argv[i];
+		int n = sscanf(strchr(arg, ':') ? strchr(arg, ':') + 1 : "", "%lu:%lu:%lu", &a, &b, &c);
+		CUresult rc;
+
+		(void)n;
+		if (!strncmp(arg, "alloc:", 6) || !strncmp(arg, "async:", 6)) {
+			int async = arg[0] == 'a' && arg[1] == 's';
+
+			rc = async ? redzone_alloc_async(&bufs[nbufs].ptr, a) : redzone_alloc(&bufs[nbufs].ptr, a);
+			printf("%s %lu: %d buffer %d\n", async ? "async" : "alloc", a, (int)rc, nbufs);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].size = a;
+				bufs[nbufs++].async = async;
+			}
+		} else if (!strncmp(arg, "free:", 5)) {
+			if (bufs[a].async) {
+				rc = cuMemFreeAsync(bufs[a].ptr, stream);
+				CHECK(cuStreamSynchronize(stream));
+			} else {
+				rc = cuMemFree_v2(bufs[a].ptr);
+			}
+			printf("free %lu: %d\n", a, (int)rc);
+		} else if (!strncmp(arg, "overrun:", 8)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+
+			if (bufs[a].async)
+				CHECK(cuStreamSynchronize(stream));
+			launch("gg_overrun", params);
+			printf("overrun %lu by %lu\n", a, b);
+		} else if (!strncmp(arg, "copy:", 5)) {
+			size_t len = bufs[a].size + b;
+			unsigned char *host = malloc(len);
+
+			memset(host, 0x42, len);
+			rc = cuMemcpyHtoD_v2(bufs[a].ptr, host, len);
+			printf("copy %lu bytes into %lu: %d\n", (unsigned long)len, a, (int)rc);
+			free(host);
+		} else if (!strncmp(arg, "sum:", 4)) {
+			unsigned long long len = bufs[a].size + b, sum = 0;
+			CUdeviceptr out;
+			void *params[] = { &bufs[a].ptr, &len, &out };
+
+			CHECK(cuMemAlloc_v2(&out, 8));
+			launch("gg_sum", params);
+			CHECK(cuMemcpyDtoH_v2(&sum, out, 8));
+			CHECK(cuMemFree_v2(out));
+			printf("sum of %lu + %lu bytes: %llu\n", a, b, sum);
+		} else if (!strncmp(arg, "band:", 5)) {
+			int (*rd)(CUdeviceptr, void *, size_t) =
+				(int (*)(CUdeviceptr, void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_read");
+			unsigned char band[4096];
+
+			CHECK(cuCtxSynchronize());
+			if (!rd || b > sizeof(band) || rd(bufs[a].ptr + bufs[a].size, band, b)) {
+				printf("band %lu: unreadable\n", a);
+				continue;
+			}
+			printf("band %lu:", a);
+			for (unsigned long k = 0; k < b; k++)
+				printf(" %02x", band[k]);
+			printf("\n");
+		} else if (!strncmp(arg, "range:", 6)) {
+			CUdeviceptr base = 0;
+			size_t size = 0;
+
+			rc = cuMemGetAddressRange_v2(&base, &size, bufs[a].ptr + b);
+			printf("range %lu+%lu: %d base %s size %zu\n", a, b, (int)rc,
+			       base == bufs[a].ptr ? "buffer" : base ? "other" : "none", size);
+		} else if (!strncmp(arg, "attr:", 5)) {
+			size_t size = 0;
+			unsigned long long size2 = 0, start = 0;
+			CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+							CU_POINTER_ATTRIBUTE_RANGE_SIZE };
+			void *data[] = { &start, &size2 };
+
+			rc = cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, bufs[a].ptr + b);
+			printf("attr %lu+%lu: %d size %zu;", a, b, (int)rc, size);
+			rc = cuPointerGetAttributes(2, attrs, data, bufs[a].ptr + b);
+			printf(" attrs: %d size %llu\n", (int)rc, size2);
+		} else if (!strncmp(arg, "limit:", 6)) {
+			void (*lim)(size_t) = (void (*)(size_t))dlsym(RTLD_DEFAULT, "fakecuda_set_mem_limit");
+
+			if (lim)
+				lim(a);
+			printf("limit %lu\n", a);
+		} else if (!strcmp(arg, "sync")) {
+			CHECK(cuCtxSynchronize());
+			printf("synced\n");
+		} else if (!strcmp(arg, "launch")) {
+			CUdeviceptr p;
+			unsigned char v = 1;
+			unsigned long long len = 64;
+			void *params[] = { &p, &v, &len };
+
+			CHECK(cuMemAlloc_v2(&p, 64));
+			launch("gg_fill", params);
+			CHECK(cuMemFree_v2(p));
+			printf("launched\n");
+		} else if (!strcmp(arg, "reset")) {
+			CHECK(cuCtxSynchronize());
+			rc = cuDevicePrimaryCtxReset_v2(0);
+			CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+			CHECK(cuCtxSetCurrent(primary));
+			CHECK(cuModuleLoad(&mod, ptx));
+			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+			printf("reset: %d\n", (int)rc);
+		} else if (!strcmp(arg, "ctx")) {
+			CHECK(cuCtxCreate_v4(&created, NULL, 0, 0));
+			CHECK(cuModuleLoad(&mod, ptx));
+			printf("context created\n");
+		} else if (!strcmp(arg, "destroy")) {
+			CHECK(cuCtxSynchronize());
+			rc = cuCtxDestroy_v2(created);
+			CHECK(cuCtxSetCurrent(primary));
+			CHECK(cuModuleLoad(&mod, ptx));
+			printf("destroy: %d\n", (int)rc);
+		} else if (!strncmp(arg, "threads:", 8)) {
+			pthread_t t[64];
+			unsigned long job[2] = { b, c };
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, pair_thread, job);
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_join(t[k], NULL);
+			printf("threads done\n");
+		} else if (!strncmp(arg, "many:", 5)) {
+			CUdeviceptr *ps = malloc(a * sizeof(*ps));
+
+			for (unsigned long k = 0; k < a; k++)
+				CHECK(redzone_alloc(&ps[k], b));
+			for (unsigned long k = 0; k < a; k++)
+				CHECK(cuMemFree_v2(ps[k]));
+			free(ps);
+			printf("many done\n");
+		} else {
+			fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
+			return 64;
+		}
+	}
+	printf("done\n");
+	return 0;
+}
