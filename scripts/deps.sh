@@ -14,6 +14,7 @@ gg_need() {
 		[ -e /usr/include/libunwind.h ] || [ -e /usr/include/x86_64-linux-gnu/libunwind.h ] ||
 			missing+=(libunwind-dev)
 	fi
+	for p in ${GG_EXTRA_PACKAGES:-}; do missing+=("$p"); done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
 		echo "installing: ${missing[*]}" >&2
@@ -35,4 +36,9 @@ gg_cuda_include() {
 	echo "error: cuda.h from the CUDA toolkit not found in \$CUDA_HOME/include," \
 		"\$CUDA_PATH/include or /usr/local/cuda/include; install the toolkit or set CUDA_HOME" >&2
 	return 1
+}
+
+# ldconfig lives in /sbin, which a user's PATH may lack.
+gg_ldconfig() {
+	if command -v ldconfig >/dev/null; then ldconfig "$@"; else /sbin/ldconfig "$@"; fi
 }

@@ -194,7 +194,7 @@ static int parse_one(const struct opt *o, const char *s, struct gg_config *cfg, 
 		*why = "expected USR1, USR2, a catchable signal number, or none";
 		return gg_config_parse_signal(s, field);
 	case OPT_RANGE: {
-		*why = "expected LO:HI with LO < HI";
+		*why = "expected LO:HI with LO <= HI";
 		const char *colon = strchr(s, ':');
 		char lo[32];
 
@@ -202,7 +202,8 @@ static int parse_one(const struct opt *o, const char *s, struct gg_config *cfg, 
 			return -EINVAL;
 		memcpy(lo, s, (size_t)(colon - s));
 		lo[colon - s] = '\0';
-		if (gg_config_parse_u64(lo, &v) || gg_config_parse_u64(colon + 1, &w) || v >= w)
+		/* LO == HI is an empty range: every band gets 0x00. */
+		if (gg_config_parse_u64(lo, &v) || gg_config_parse_u64(colon + 1, &w) || v > w)
 			return -EINVAL;
 		cfg->poison_lo = v;
 		cfg->poison_hi = w;

@@ -48,6 +48,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	gg_hooks_atfork_child();
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();

@@ -86,6 +86,15 @@ Test(config, values_are_read_from_the_environment)
 	cr_assert_eq(gg_config()->redzone, 32, "the process-wide copy is the loaded one");
 }
 
+Test(config, an_empty_poison_range_is_valid)
+{
+	struct gg_config c;
+
+	setenv("GPUGUARD_REDZONE_POISON", "5:5", 1);
+	gg_config_load(&c);
+	cr_assert(c.poison_set && c.poison_lo == 5 && c.poison_hi == 5);
+}
+
 Test(config, redzone_rounds_up_to_sixteen)
 {
 	static const struct {
@@ -107,7 +116,7 @@ Test(config, bad_values_keep_the_default)
 
 	setenv("GPUGUARD_VERBOSITY", "3", 1);
 	setenv("GPUGUARD_REDZONE_FILL", "256", 1);
-	setenv("GPUGUARD_REDZONE_POISON", "5:5", 1);
+	setenv("GPUGUARD_REDZONE_POISON", "6:5", 1);
 	setenv("GPUGUARD_EXITCODE", "-1", 1);
 	setenv("GPUGUARD_DISABLE", "maybe", 1);
 	setenv("GPUGUARD_REDZONE", "lots", 1);

@@ -164,7 +164,7 @@ Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
 Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 {
 	struct gg_run with, without;
-	const char *const argv[] = { APP("app-rtld-local"), GG_PROBE_LIB, NULL };
+	const char *const argv[] = { APP("app-rtld-local"), GG_PROBE_LIB, GG_LOADER_LIB, NULL };
 
 	gg_run(&with, GG_RUN_SHIM | GG_RUN_FAKE, trace_env, argv);
 	gg_run(&without, GG_RUN_FAKE, NULL, argv);
@@ -179,7 +179,14 @@ Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 		/* ...where the driver is: still redirected. */
 		"local lib local-driver RTLD_DEFAULT cuMemAlloc_v2 -> libgpuguard.so:cuMemAlloc_v2\n",
 		"local lib local-driver RTLD_DEFAULT cuInit -> libcuda.so.1:cuInit\n",
-		"local lib local-driver RTLD_DEFAULT cudnnCreate -> null\n",
+		/* Names the shim does not hook are never redirected, wherever they are. */
+		"local lib local-driver RTLD_NEXT cudnnCreate -> libprobe-local-dep.so:cudnnCreate\n",
+		("local lib local-driver RTLD_DEFAULT cuDriverGetVersionFake -> "
+		 "libprobe-local-dep.so:cuDriverGetVersionFake\n"),
+		"exe start RTLD_DEFAULT cudnnCreate -> libprobe-dep.so:cudnnCreate\n",
+		/* A library after the shim asking for the next definition gets the
+		 * driver's own (README, limits). */
+		"local lib local-driver RTLD_NEXT cuMemAlloc_v2 -> libcuda.so.1:cuMemAlloc_v2\n",
 		/* No driver in the executable's scope: the shim's exports must not show. */
 		"exe start RTLD_DEFAULT cuMemAlloc_v2 -> null\n",
 		"exe start RTLD_NEXT cuMemAlloc_v2 -> null\n",
@@ -188,6 +195,8 @@ Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 		"exe global-driver RTLD_DEFAULT cuMemAlloc_v2 -> libgpuguard.so:cuMemAlloc_v2\n",
 		"exe global-driver RTLD_NEXT cuMemAlloc_v2 -> libgpuguard.so:cuMemAlloc_v2\n",
 		"exe start RTLD_NEXT gnu_get_libc_version -> libc.so.6:gnu_get_libc_version\n",
+		/* A driver object's own lookups are the driver's, never our wrappers. */
+		"driver loader cuMemAlloc_v2 -> libcuda.so.1:cuMemAlloc_v2\n",
 	};
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
 		cr_assert_neq(strstr(with.out, expect[i]), NULL, "missing: %s\nin:\n%s", expect[i],

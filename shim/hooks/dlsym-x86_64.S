@@ -4,6 +4,10 @@
  * rax:rdx. rdx != 0: restore the arguments and jump to it (glibc's dlsym),
  * so glibc sees the application's return address as its caller. Otherwise
  * return rax. See dlsym.c. */
+#ifdef __CET__
+#include <cet.h> /* the IBT/SHSTK property note, so the library keeps its marking */
+#endif
+
 	.text
 	.globl	dlsym
 	.type	dlsym, @function

@@ -47,10 +47,13 @@ static struct {
 
 static void find_real_dlsym(void)
 {
-	/* glibc 2.34 moved dlsym into libc with a new version; older libcs have only 2.2.5. */
-	dlsym_state.real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!dlsym_state.real)
-		dlsym_state.real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	/* glibc 2.34 moved dlsym into libc with a new version; before it, each
+	 * architecture has its own base version. */
+	static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17",
+						"GLIBC_2.0" };
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(versions) && !dlsym_state.real; i++)
+		dlsym_state.real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
 }
 
 void *gg_real_dlsym(void)
@@ -134,15 +137,24 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 		return pass;
 	if (handle == RTLD_NEXT && !precedes_shim(caller))
 		return pass; /* the shim is not in the searched range: exact as it is */
+	/* A driver that loads another driver object looks up its real functions:
+	 * our wrapper would call back into it. */
+	if (gg_hooks_in_driver(caller))
+		return pass;
 
 	void *fn = resolve_without_shim(real, handle, name, caller);
 
-	if (fn) {
-		(void)dlerror(); /* a failed intermediate lookup must not leave an error behind */
-		if (gg_hooks_in_driver(fn)) {
-			gg_real_note((enum gg_hook_id)id, fn);
-			fn = gg_hooks_wrapper((enum gg_hook_id)id);
-		}
+	if (!fn) {
+		/* Leave a pending error, as glibc would: the dlopen()/dlclose() of the
+		 * caller's group cleared it. For a real handle the message is glibc's
+		 * own; otherwise it names the shim rather than the caller. */
+		(void)real(handle == RTLD_DEFAULT || handle == RTLD_NEXT ? RTLD_NEXT : handle, name);
+		return (struct gg_dlsym_plan){ NULL, NULL };
+	}
+	(void)dlerror(); /* a failed intermediate lookup must not leave an error behind */
+	if (gg_hooks_in_driver(fn)) {
+		gg_real_note((enum gg_hook_id)id, fn);
+		fn = gg_hooks_wrapper((enum gg_hook_id)id);
 	}
 	return (struct gg_dlsym_plan){ fn, NULL };
 }

@@ -44,6 +44,9 @@ bool gg_hooks_in_driver(const void *addr);
  * the address of a hooked export of the driver that holds @gpa, else @fn. */
 void *gg_hooks_swap_proc(void *gpa, void *fn);
 
+/* After fork, in the child: locks start free. */
+void gg_hooks_atfork_child(void);
+
 /* At exit (verbosity 2): the per-entry-point call counts. */
 void gg_hooks_report_calls(void);
 

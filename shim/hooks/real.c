@@ -31,6 +31,7 @@ static struct {
 	pthread_once_t once;               /* finds self_base */
 	void *self_base;                   /* written once under @once: the shim's load base */
 	_Atomic(void *) real[GG_HOOK_COUNT]; /* lock-free: set once from NULL, never changed */
+	atomic_bool pinned;                /* the driver object is pinned (RTLD_NODELETE) */
 	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
 	_Atomic(void *) proc_base;         /* driver's load base; set (release) after @proc_addr is built */
 	void *proc_addr[GG_HOOK_COUNT];    /* hooked exports of that driver; read-only once published */
@@ -82,12 +83,23 @@ bool gg_hooks_in_driver(const void *addr)
 	return fnmatch("libcuda.so*", base, 0) == 0;
 }
 
+/* Keep the object holding @fn loaded for good: cached pointers into it must
+ * never dangle, whatever the application dlclose()s. */
+static void pin(void *fn)
+{
+	Dl_info info;
+
+	if (!atomic_exchange(&real_state.pinned, true) && dladdr(fn, &info) && info.dli_fname)
+		(void)dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 void gg_real_note(enum gg_hook_id id, void *fn)
 {
 	void *expected = NULL;
 
-	if (fn && !gg_hooks_in_shim(fn))
-		atomic_compare_exchange_strong(&real_state.real[id], &expected, fn);
+	if (fn && !gg_hooks_in_shim(fn) &&
+	    atomic_compare_exchange_strong(&real_state.real[id], &expected, fn))
+		pin(fn);
 }
 
 static void *resolve(enum gg_hook_id id)
@@ -119,23 +131,28 @@ void *gg_real_get(enum gg_hook_id id)
 }
 
 /* Fill proc_addr with the hooked exports of the driver loaded at @base (file
- * @path). Called once, with proc_lock held, before proc_base is published. */
-static void build_proc_table(const char *path, void *base)
+ * @path). Called with proc_lock held, before proc_base is published; false
+ * when nothing was found, so a later call tries again. */
+static bool build_proc_table(const char *path, void *base)
 {
 	dlsym_fn real_dlsym = (dlsym_fn)gg_real_dlsym();
 	void *h = real_dlsym ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	bool found = false;
 
 	if (!h)
-		return;
+		return false;
 	for (int i = 0; i < GG_HOOK_COUNT; i++) {
 		void *fn = real_dlsym(h, hook_names[i]);
 		Dl_info fi;
 
 		/* The handle's scope is the driver and its dependencies: keep only its own. */
-		if (fn && dladdr(fn, &fi) && fi.dli_fbase == base)
+		if (fn && dladdr(fn, &fi) && fi.dli_fbase == base) {
 			real_state.proc_addr[i] = fn;
+			found = true;
+		}
 	}
 	dlclose(h);
+	return found;
 }
 
 void *gg_hooks_swap_proc(void *gpa, void *fn)
@@ -149,12 +166,13 @@ void *gg_hooks_swap_proc(void *gpa, void *fn)
 	if (!base) {
 		pthread_mutex_lock(&real_state.proc_lock);
 		base = atomic_load_explicit(&real_state.proc_base, memory_order_relaxed);
-		if (!base) {
-			build_proc_table(info.dli_fname, info.dli_fbase);
+		if (!base && build_proc_table(info.dli_fname, info.dli_fbase)) {
 			base = info.dli_fbase;
 			atomic_store_explicit(&real_state.proc_base, base, memory_order_release);
 		}
 		pthread_mutex_unlock(&real_state.proc_lock);
+		if (!base)
+			return fn;
 	}
 	/* A second driver object (a stub beside the real one): its pointers pass through. */
 	if (base != info.dli_fbase)
@@ -183,4 +201,10 @@ const char *gg_hooks_result_name(CUresult rc)
 		if (result_names[i].rc == rc)
 			return result_names[i].name;
 	return "CUDA_ERROR_UNKNOWN_CODE";
+}
+
+void gg_hooks_atfork_child(void)
+{
+	/* A fork while another thread built the table must not leave it held. */
+	pthread_mutex_init(&real_state.proc_lock, NULL);
 }

@@ -1,8 +1,10 @@
 // C++ exceptions unwinding through several frames, and backtrace(): both
 // belong to the process, and must work the same with the shim preloaded.
+#include <dlfcn.h>
 #include <execinfo.h>
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -27,5 +29,15 @@ int main()
 	void *frames[16];
 	int n = backtrace(frames, 16);
 	std::printf("caught %d of 100; backtrace %s\n", caught, n >= 2 ? "ok" : "short");
+	// Which objects the process's unwinder symbols come from: never libunwind.
+	for (const char *name : { "_Unwind_RaiseException", "_Unwind_Backtrace", "_Unwind_GetIP",
+				  "backtrace" }) {
+		Dl_info info{};
+		void *p = dlsym(RTLD_DEFAULT, name);
+		const char *obj = p && dladdr(p, &info) && info.dli_fname ? info.dli_fname : "none";
+		const char *base = std::strrchr(obj, '/');
+
+		std::printf("%s from %s\n", name, base ? base + 1 : obj);
+	}
 	return caught == 100 ? 0 : 1;
 }

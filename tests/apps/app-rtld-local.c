@@ -11,7 +11,7 @@ void probe_global_run(void);
 
 static void probe_exe(const char *when)
 {
-	static const char *const names[] = { "cuMemAlloc_v2", "cuInit", "gg_probe_next_symbol",
+	static const char *const names[] = { "cuMemAlloc_v2", "cuInit", "gg_probe_next_symbol", "cudnnCreate",
 					     "gg_probe_local_dep_symbol", "gnu_get_libc_version" };
 	char who[64];
 
@@ -25,8 +25,8 @@ int main(int argc, char **argv)
 	void *lib, *driver;
 	void (*run)(const char *);
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s LIBPROBE-LOCAL.so\n", argv[0]);
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s LIBPROBE-LOCAL.so LIBCUDA-LOADER.so\n", argv[0]);
 		return 64;
 	}
 	probe_exe("start");
@@ -45,5 +45,17 @@ int main(int argc, char **argv)
 	}
 	run("global-driver");
 	probe_exe("global-driver");
+
+	/* A driver object asking for the real driver's functions. */
+	void *loader = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+	void *(*lookup)(const char *) = loader ? (void *(*)(const char *))dlsym(loader, "loader_lookup")
+					       : NULL;
+	char buf[256];
+
+	if (!lookup) {
+		fprintf(stderr, "rtld-local: %s\n", dlerror());
+		return 3;
+	}
+	printf("driver loader cuMemAlloc_v2 -> %s\n", app_describe(lookup("cuMemAlloc_v2"), buf, sizeof(buf)));
 	return 0;
 }

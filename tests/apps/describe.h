@@ -27,11 +27,17 @@ static inline const char *app_describe(const void *p, char *buf, size_t cap)
 static inline void app_probe(const char *who, const char *name)
 {
 	char buf[256];
+	void *p;
 
-	printf("%s RTLD_DEFAULT %s -> %s\n", who, name,
-	       app_describe(dlsym(RTLD_DEFAULT, name), buf, sizeof(buf)));
-	printf("%s RTLD_NEXT %s -> %s\n", who, name,
-	       app_describe(dlsym(RTLD_NEXT, name), buf, sizeof(buf)));
+	/* A NULL answer must come with a pending dlerror(), as documented. */
+	(void)dlerror();
+	p = dlsym(RTLD_DEFAULT, name);
+	printf("%s RTLD_DEFAULT %s -> %s%s\n", who, name, app_describe(p, buf, sizeof(buf)),
+	       !p && !dlerror() ? " without dlerror" : "");
+	(void)dlerror();
+	p = dlsym(RTLD_NEXT, name);
+	printf("%s RTLD_NEXT %s -> %s%s\n", who, name, app_describe(p, buf, sizeof(buf)),
+	       !p && !dlerror() ? " without dlerror" : "");
 }
 
 #endif
