@@ -1,6 +1,6 @@
 /* Boundary events and running a boundary. launch:N fires before the N-th
  * intercepted launch is forwarded, sync:N after the N-th context synchronize
- * returns; after:S is run by the watcher (a later change). */
+ * returns; after:S and the signal are run by the watcher (watcher.c). */
 #include "boundary.h"
 
 #include <errno.h>
@@ -127,6 +127,11 @@ void gg_boundary_on_sync(void)
 
 	if (boundary_state.ev.nsync)
 		fire(boundary_state.ev.sync, boundary_state.ev.nsync, n, "sync");
+}
+
+const struct gg_boundary_events *gg_boundary_events(void)
+{
+	return &boundary_state.ev;
 }
 
 uint64_t gg_boundary_launches(void)

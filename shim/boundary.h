@@ -29,6 +29,9 @@ struct gg_boundary_events {
 };
 int gg_boundary_parse(const char *list, struct gg_boundary_events *ev, char *bad, size_t badcap);
 
+/* The events parsed from GPUGUARD_BOUNDARY (after: ones go to the watcher). */
+const struct gg_boundary_events *gg_boundary_events(void);
+
 void gg_boundary_atfork_child(void);
 
 #endif

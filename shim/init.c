@@ -1,11 +1,14 @@
-/* Start-up: nothing happens at load time beyond what the dynamic linker does.
- * The first hooked call sets the shim up (configuration, log, exit and fork
- * handlers), so a process that never calls the driver sees no trace of it. */
+/* Start-up: nothing happens at load time beyond what the dynamic linker does
+ * (and noting the time, for after:S). The first hooked call sets the shim up
+ * (configuration, log, exit and fork handlers, the watcher), so a process
+ * that never calls the driver sees no trace of it. */
 #include "shim.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "boundary.h"
@@ -14,12 +17,18 @@
 #include "hooks/hooks.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
+#include "watcher.h"
 
 static struct {
 	pthread_once_t env_once;   /* reads GPUGUARD_DISABLE */
 	bool disabled;             /* written once under @env_once */
 	pthread_once_t setup_once; /* the rest of the set-up */
 	atomic_bool ready;         /* set (release) when set-up is complete and enabled */
+	atomic_bool forked;        /* a forked child whose watcher is not started yet */
+	bool exitcode_set;         /* written once by set-up */
+	int exitcode;
+	bool exiting;              /* written by the exit handler, read by the destructor */
+	int exit_status;
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
 
 static void read_disable(void)
@@ -53,6 +62,33 @@ static void atfork_child(void)
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
 	gg_report_atfork_child();
+	/* The watcher thread did not come along; the child's first hook starts
+	 * one (no thread is created inside a fork handler). */
+	atomic_store(&shim_state.forked, true);
+}
+
+/* Whether anything was found that SPEC §5 calls an error at exit. */
+static bool error_found(void)
+{
+	struct gg_audit_stats a;
+	struct gg_redzone_stats z;
+
+	gg_audit_stats(&a);
+	gg_redzone_stats(&z);
+	return z.violations || a.unresolved || a.unresolved_required;
+}
+
+/* exit() and a return from main: the final scan and the reports, while the
+ * driver still works (library destructors run after exit handlers). */
+static void at_exit(int status, void *arg)
+{
+	(void)arg;
+	shim_state.exit_status = status;
+	shim_state.exiting = true;
+	gg_redzone_scan("exit");
+	gg_hooks_report_calls();
+	gg_report_exit_summary();
+	gg_report_write_files();
 }
 
 static void setup(void)
@@ -68,14 +104,24 @@ static void setup(void)
 	gg_audit_configure(&cfg);
 	gg_redzone_configure(&cfg);
 	gg_boundary_configure(&cfg);
+	shim_state.exitcode_set = cfg.exitcode_set;
+	shim_state.exitcode = cfg.exitcode;
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	on_exit(at_exit, NULL);
+	if (gg_watcher_start(&cfg, gg_boundary_events()))
+		gg_report_error("cannot start the boundary watcher (GPUGUARD_SIGNAL, after:); those "
+				"boundaries will not run");
 	atomic_store_explicit(&shim_state.ready, true, memory_order_release);
 }
 
 bool gg_shim_active(void)
 {
-	if (GG_LIKELY(atomic_load_explicit(&shim_state.ready, memory_order_acquire)))
+	if (GG_LIKELY(atomic_load_explicit(&shim_state.ready, memory_order_acquire))) {
+		if (GG_UNLIKELY(atomic_load_explicit(&shim_state.forked, memory_order_relaxed)) &&
+		    atomic_exchange(&shim_state.forked, false))
+			(void)gg_watcher_restart_in_child();
 		return true;
+	}
 	pthread_once(&shim_state.setup_once, setup);
 	return atomic_load_explicit(&shim_state.ready, memory_order_acquire);
 }
@@ -86,12 +132,15 @@ void gg_shim_fatal(void)
 	abort();
 }
 
-/* Runs on exit() and after main returns; silent unless a hook ran. */
+/* The last word on the exit status. Library destructors run after every
+ * exit handler, so GPUGUARD_EXITCODE skips as little as it can: stdio is
+ * flushed, then the process ends with the new status. */
 __attribute__((destructor)) static void shim_fini(void)
 {
-	if (!atomic_load_explicit(&shim_state.ready, memory_order_acquire))
+	if (!atomic_load_explicit(&shim_state.ready, memory_order_acquire) || !shim_state.exiting)
 		return;
-	gg_redzone_scan("exit");
-	gg_hooks_report_calls();
-	gg_report_write_files();
+	if (shim_state.exitcode_set && shim_state.exit_status == 0 && error_found()) {
+		fflush(NULL);
+		_exit(shim_state.exitcode);
+	}
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -70,12 +71,11 @@ static int temp_fd(void)
 	return fd;
 }
 
-void gg_run(struct gg_run *r, unsigned flags, const char *const *env, const char *const *argv)
+/* The child's environment: ours, less what the tests set themselves. */
+static char **child_env(unsigned flags, const char *const *env)
 {
 	size_t n = 0, k = 0;
-	int out = temp_fd(), err = temp_fd();
 	char **envp;
-	pid_t pid;
 
 	while (environ[n])
 		n++;
@@ -97,24 +97,81 @@ void gg_run(struct gg_run *r, unsigned flags, const char *const *env, const char
 	for (const char *const *e = env; e && *e; e++)
 		envp[k++] = (char *)*e;
 	envp[k] = NULL;
+	return envp;
+}
 
+void gg_spawn(struct gg_spawn *s, unsigned flags, const char *const *env, const char *const *argv)
+{
+	char **envp = child_env(flags, env);
+
+	s->out_fd = temp_fd();
+	s->err_fd = temp_fd();
 	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
+	s->pid = fork();
+	cr_assert_geq(s->pid, 0);
+	if (s->pid == 0) {
 		int in = open("/dev/null", O_RDONLY);
 
 		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
+		dup2(s->out_fd, 1);
+		dup2(s->err_fd, 2);
 		execve(argv[0], (char *const *)argv, envp);
 		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	free(envp);
-	cr_assert_eq(waitpid(pid, &r->status, 0), pid);
-	r->out = slurp_fd(out, &r->out_len);
-	r->err = slurp_fd(err, &r->err_len);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+bool gg_spawn_wait_output(struct gg_spawn *s, const char *text, double seconds)
+{
+	for (int waited = 0; waited < seconds * 1000; waited += 10) {
+		struct stat st;
+		char buf[65536];
+		ssize_t n;
+
+		if (fstat(s->out_fd, &st) == 0 && st.st_size > 0) {
+			n = pread(s->out_fd, buf, sizeof(buf) - 1, 0);
+			if (n > 0) {
+				buf[n] = '\0';
+				if (strstr(buf, text))
+					return true;
+			}
+		}
+		sleep_ms(10);
+	}
+	return false;
+}
+
+bool gg_wait_file(const char *path, double seconds)
+{
+	for (int waited = 0; waited < seconds * 1000; waited += 10) {
+		if (access(path, F_OK) == 0)
+			return true;
+		sleep_ms(10);
+	}
+	return false;
+}
+
+void gg_spawn_finish(struct gg_spawn *s, struct gg_run *r)
+{
+	cr_assert_eq(waitpid(s->pid, &r->status, 0), s->pid);
+	r->out = slurp_fd(s->out_fd, &r->out_len);
+	r->err = slurp_fd(s->err_fd, &r->err_len);
+}
+
+void gg_run(struct gg_run *r, unsigned flags, const char *const *env, const char *const *argv)
+{
+	struct gg_spawn s;
+
+	gg_spawn(&s, flags, env, argv);
+	gg_spawn_finish(&s, r);
 }
 
 void gg_run_free(struct gg_run *r)

@@ -26,6 +26,20 @@ struct gg_run {
 void gg_run(struct gg_run *r, unsigned flags, const char *const *env, const char *const *argv);
 void gg_run_free(struct gg_run *r);
 
+/* The same, in the background: start it, then wait for its stdout to hold
+ * @text (gg_spawn_wait_output), then gg_spawn_finish() collects it. */
+struct gg_spawn {
+	int pid;
+	int out_fd, err_fd;
+};
+void gg_spawn(struct gg_spawn *s, unsigned flags, const char *const *env, const char *const *argv);
+/* True once the child's stdout holds @text; false after @seconds. */
+bool gg_spawn_wait_output(struct gg_spawn *s, const char *text, double seconds);
+void gg_spawn_finish(struct gg_spawn *s, struct gg_run *r);
+
+/* True once @path exists; false after @seconds. */
+bool gg_wait_file(const char *path, double seconds);
+
 /* Exit code, or -signal when the child died of a signal. */
 int gg_run_exit(const struct gg_run *r);
 

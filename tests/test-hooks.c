@@ -228,7 +228,8 @@ Test(hooks, bad_configuration_value_is_named_once)
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZONE=\"lots\" is not valid"), 1,
 		     "%s", r.err);
-	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "] WARN: "), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 2, "the WARN and the exit line: %s", r.err);
 	gg_run_free(&r);
 }
 

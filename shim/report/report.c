@@ -350,6 +350,9 @@ void gg_report_write_files(void)
 	if (cfg->summary_json[0] && (err = gg_report_write_json(cfg->summary_json)))
 		gg_report_error("cannot write GPUGUARD_SUMMARY_JSON \"%s\": %s", cfg->summary_json,
 				strerror(-err));
+	if (cfg->metrics[0] && (err = gg_report_write_metrics(cfg->metrics)))
+		gg_report_error("cannot write GPUGUARD_METRICS \"%s\": %s", cfg->metrics,
+				strerror(-err));
 }
 
 /* The text of a call site given by address, for reports. */
@@ -391,4 +394,25 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes)
 			continue;
 		gg_report_info("  #%d %s", shown++, site_of_address(pcs[i], site, sizeof(site)));
 	}
+}
+
+void gg_report_exit_summary(void)
+{
+	struct gg_audit_stats a;
+	struct gg_redzone_stats z;
+
+	gg_audit_stats(&a);
+	gg_redzone_stats(&z);
+	/* One line, short enough for a 100-column terminal; the JSON has the rest. */
+	gg_report_info("exit: %llu kernels, %llu missing, %llu late; %llu allocations, %llu padded; "
+		       "%llu violations", (unsigned long long)a.pairs,
+		       (unsigned long long)(a.unresolved_required + a.unresolved_expected),
+		       (unsigned long long)a.late_misses, (unsigned long long)z.calls,
+		       (unsigned long long)z.padded, (unsigned long long)z.violations);
+}
+
+void gg_report_handler_replaced(int sig)
+{
+	gg_report_warn("the application replaced gpuguard's handler of signal %d; GPUGUARD_SIGNAL "
+		       "no longer triggers a boundary", sig);
 }

@@ -53,9 +53,15 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes);
 /* A list variable with one bad item (WARN). */
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);
 
-/* The JSON summary (and, later, the metrics) as configured; errors are logged. */
+/* The JSON summary and the metrics as configured; errors are logged. */
 void gg_report_write_files(void);
 int gg_report_write_json(const char *pattern);
+int gg_report_write_metrics(const char *pattern);
+
+/* The exit summary line (INFO), and the WARN that the application replaced
+ * the boundary signal's handler. */
+void gg_report_exit_summary(void);
+void gg_report_handler_replaced(int sig);
 
 /* True when TRACE lines are printed, so callers can skip formatting work. */
 int gg_report_tracing(void);

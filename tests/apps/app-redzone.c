@@ -16,12 +16,27 @@
  *   destroy          destroy that context
  *   threads:T:N:S    T threads, each N alloc/free pairs of S bytes
  *   many:N:S         N live allocations of S bytes, then free them all
+ *   wait:PATH        wait (up to 30 s) until PATH exists
+ *   raise:SIG        send signal number SIG to this process
+ *   storm:T:N:K      T threads, each N alloc/free pairs, while K signals
+ *                    GPUGUARD_SIGNAL's number (GG_TEST_SIGNAL) arrive
+ *   handler:SIG      install a handler of the application's own for SIG
+ *   fork:SIG         fork; the child allocates 64 bytes, overruns it by 2,
+ *                    sends itself SIG (when not 0) and waits for its own
+ *                    summary (GPUGUARD_SUMMARY_JSON, %p = its pid), then exits
+ *                    0; the parent waits for it
+ *   tasks            how many threads this process has
+ *   print:N          N lines through a fully buffered stream, never flushed
+ *   exit:N           exit(N) here
  * Prints one line per step on stdout, with only what the application knows. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "driver-table.h"
 
@@ -73,6 +88,17 @@ static void launch(const char *name, void **params)
 	CHECK(cuModuleGetFunction(&f, mod, name));
 	CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL));
 	CHECK(cuCtxSynchronize());
+}
+
+static void on_app_signal(int sig)
+{
+	(void)sig;
+}
+
+static void wait_for(const char *path)
+{
+	for (int i = 0; i < 3000 && access(path, F_OK); i++)
+		usleep(10000);
 }
 
 static void *pair_thread(void *arg)
@@ -241,6 +267,71 @@ int main(int argc, char **argv)
 				CHECK(cuMemFree_v2(ps[k]));
 			free(ps);
 			printf("many done\n");
+		} else if (!strncmp(arg, "wait:", 5)) {
+			wait_for(arg + 5);
+			printf("waited\n");
+		} else if (!strncmp(arg, "raise:", 6)) {
+			kill(getpid(), (int)a);
+			printf("raised %lu\n", a);
+		} else if (!strncmp(arg, "storm:", 6)) {
+			pthread_t t[64];
+			unsigned long job[2] = { b, 64 };
+			const char *sig = getenv("GG_TEST_SIGNAL");
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, pair_thread, job);
+			for (unsigned long k = 0; k < c && sig; k++) {
+				kill(getpid(), atoi(sig));
+				usleep(100);
+			}
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_join(t[k], NULL);
+			printf("storm done\n");
+		} else if (!strncmp(arg, "handler:", 8)) {
+			signal((int)a, on_app_signal);
+			printf("handler %lu\n", a);
+		} else if (!strncmp(arg, "fork:", 5)) {
+			pid_t pid = fork();
+			int status = 0;
+
+			if (pid == 0) {
+				CUdeviceptr p;
+				unsigned long long size = 64, extra = 2;
+				void *params[] = { &p, &size, &extra };
+				const char *pattern = getenv("GPUGUARD_SUMMARY_JSON");
+				char path[512];
+
+				CHECK(redzone_alloc(&p, 64));
+				launch("gg_overrun", params);
+				if (a && pattern && strstr(pattern, "%p")) {
+					snprintf(path, sizeof(path), "%.*s%d%s",
+						 (int)(strstr(pattern, "%p") - pattern), pattern,
+						 (int)getpid(), strstr(pattern, "%p") + 2);
+					kill(getpid(), (int)a);
+					wait_for(path);
+				}
+				exit(0);
+			}
+			waitpid(pid, &status, 0);
+			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strcmp(arg, "tasks")) {
+			char cmd[64];
+
+			snprintf(cmd, sizeof(cmd), "ls /proc/%d/task | wc -l", (int)getpid());
+			fflush(stdout);
+			printf("tasks ");
+			fflush(stdout);
+			if (system(cmd) != 0)
+				printf("?\n");
+		} else if (!strncmp(arg, "print:", 6)) {
+			FILE *f = fdopen(dup(1), "w");
+
+			setvbuf(f, NULL, _IOFBF, 1 << 16);
+			for (unsigned long k = 0; k < a; k++)
+				fprintf(f, "buffered line %lu\n", k);
+			/* Not flushed, not closed: exit() must do it. */
+		} else if (!strncmp(arg, "exit:", 5)) {
+			exit((int)a);
 		} else {
 			fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
 			return 64;

@@ -1,6 +1,7 @@
-/* The JSON summary (SPEC §6, schema 1), rewritten atomically: a temporary
- * file in the same directory, then rename(2). Formatted through a stack
- * buffer and written with write(2); nothing is allocated. */
+/* The report files (SPEC §6): the JSON summary (schema 1) and the Prometheus
+ * text file, each rewritten atomically (a temporary file in the same
+ * directory, then rename(2)). Formatted through a stack buffer and written
+ * with write(2); nothing is allocated. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -255,9 +256,10 @@ static void write_summary(struct jw *w)
 
 static struct {
 	atomic_uint serial; /* makes temporary names unique between threads */
-} json_state;
+} files_state;
 
-int gg_report_write_json(const char *pattern)
+/* Write a file at @pattern (%p = pid) with @fill, atomically. 0 or -errno. */
+static int replace_file(const char *pattern, void (*fill)(struct jw *w))
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 32];
 	struct jw w = { .fd = -1 };
@@ -266,11 +268,11 @@ int gg_report_write_json(const char *pattern)
 	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path)))
 		return -ENAMETOOLONG;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", path, (int)getpid(),
-		 atomic_fetch_add(&json_state.serial, 1));
+		 atomic_fetch_add(&files_state.serial, 1));
 	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w.fd < 0)
 		return -errno;
-	write_summary(&w);
+	fill(&w);
 	jw_flush(&w);
 	if (w.failed)
 		err = -EIO;
@@ -281,4 +283,46 @@ int gg_report_write_json(const char *pattern)
 	if (err)
 		unlink(tmp);
 	return err;
+}
+
+int gg_report_write_json(const char *pattern)
+{
+	return replace_file(pattern, write_summary);
+}
+
+/* One metric: its HELP, TYPE and value, labelled with the pid so files of
+ * several processes can be collected side by side. */
+static void metric(struct jw *w, const char *name, const char *type, const char *help,
+		   uint64_t value)
+{
+	jw_printf(w, "# HELP %s %s\n# TYPE %s %s\n%s{pid=\"%d\"} %" PRIu64 "\n", name, help, name,
+		  type, name, (int)getpid(), value);
+}
+
+static void write_metrics(struct jw *w)
+{
+	struct gg_audit_stats a;
+	struct gg_redzone_stats z;
+
+	gg_audit_stats(&a);
+	gg_redzone_stats(&z);
+	metric(w, "gpuguard_kernel_lookups_total", "counter", "Kernel lookups intercepted.", a.calls);
+	metric(w, "gpuguard_kernel_lookups_failed_total", "counter",
+	       "Kernel lookups the driver failed.", a.failed_calls);
+	metric(w, "gpuguard_kernel_lookups_unresolved", "gauge",
+	       "Required kernels unresolved at the last seal, plus late misses since.", a.unresolved);
+	metric(w, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.", a.seals);
+	metric(w, "gpuguard_allocations_total", "counter",
+	       "Device allocation calls intercepted, failed ones included.", z.calls);
+	metric(w, "gpuguard_allocations_live", "gauge", "Padded allocations not yet freed.", z.live);
+	metric(w, "gpuguard_allocation_bytes_live", "gauge",
+	       "Bytes the application asked for in padded allocations not yet freed.", z.live_bytes);
+	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
+	metric(w, "gpuguard_redzone_violations_total", "counter",
+	       "Red zones found changed.", z.violations);
+}
+
+int gg_report_write_metrics(const char *pattern)
+{
+	return replace_file(pattern, write_metrics);
 }

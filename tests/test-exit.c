@@ -1,0 +1,332 @@
+/* The exit path, exit codes and the report files (SPEC §5, §6). */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define RZ GG_APPS "/app-redzone"
+#define AUDIT GG_APPS "/app-audit"
+
+struct files {
+	char dir[64], json[128], metrics[128];
+	char env_json[160], env_metrics[160];
+};
+
+static void files_init(struct files *f)
+{
+	gg_tmpdir(f->dir, sizeof(f->dir));
+	snprintf(f->json, sizeof(f->json), "%s/summary.json", f->dir);
+	snprintf(f->metrics, sizeof(f->metrics), "%s/gpuguard.prom", f->dir);
+	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s", f->json);
+	snprintf(f->env_metrics, sizeof(f->env_metrics), "GPUGUARD_METRICS=%s", f->metrics);
+}
+
+static void files_free(struct files *f)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static int run_rz(struct gg_run *r, const char *const *env, const char *const *steps)
+{
+	const char *argv[16] = { RZ }, *envp[16] = { "GG_TEST_PTX=" GG_PTX };
+	size_t n = 1, k = 1;
+
+	for (; env && *env; env++)
+		envp[k++] = *env;
+	envp[k] = NULL;
+	for (; *steps; steps++)
+		argv[n++] = *steps;
+	argv[n] = NULL;
+	gg_run(r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
+	return gg_run_exit(r);
+}
+
+/* ---- exit status ---- */
+
+Test(exit, an_error_turns_a_zero_status_into_the_exit_code)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_rz(&r, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_EXITCODE=42", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:1", "print:3000", NULL }),
+		     42, "%s", r.err);
+	/* Every buffered line made it out first. */
+	cr_assert_eq(gg_count_lines(r.out, "buffered line "), 3000, "%zu bytes", r.out_len);
+	cr_assert_neq(strstr(r.out, "buffered line 2999\n"), NULL);
+	cr_assert_neq(strstr(r.out, "done\n"), NULL);
+	gg_run_free(&r);
+}
+
+Test(exit, a_clean_run_keeps_status_zero)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_rz(&r, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_EXITCODE=42", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:0", "free:0", NULL }),
+		     0, "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(exit, the_applications_own_failure_status_is_kept)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_rz(&r, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_EXITCODE=42", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:1", "print:10", "exit:3", NULL }),
+		     3, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.out, "buffered line "), 10);
+	gg_run_free(&r);
+}
+
+Test(exit, without_exitcode_an_error_changes_nothing)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_rz(&r, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:1", NULL }),
+		     0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "ERROR: red zone violation (exit)"), 1, "%s", r.err);
+	gg_run_free(&r);
+}
+
+static int run_audit(struct gg_run *r, const char *const *env, const char *const *steps)
+{
+	const char *argv[16] = { AUDIT };
+	size_t n = 1;
+
+	for (; *steps; steps++)
+		argv[n++] = *steps;
+	argv[n] = NULL;
+	gg_run(r, GG_RUN_SHIM | GG_RUN_FAKE, env, argv);
+	return gg_run_exit(r);
+}
+
+Test(exit, a_required_kernel_missing_at_exit_is_an_error)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_audit(&r, (const char *[]){ "GPUGUARD_EXITCODE=7", NULL },
+			       (const char *[]){ "file:" GG_PTX, "get:nope", NULL }),
+		     7, "%s", r.err);
+	gg_run_free(&r);
+	cr_assert_eq(run_audit(&r, (const char *[]){ "GPUGUARD_EXITCODE=7", NULL },
+			       (const char *[]){ "file:" GG_PTX, "get:gg_fill", NULL }),
+		     0, "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(exit, an_allowed_gate_failure_is_an_error_at_exit)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_audit(&r, (const char *[]){ "GPUGUARD_EXITCODE=9", "GPUGUARD_ALLOW_UNRESOLVED=1",
+						     "GPUGUARD_BOUNDARY=launch:1", NULL },
+			       (const char *[]){ "file:" GG_PTX, "get:nope", "launch", NULL }),
+		     9, "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(exit, verbosity_zero_still_records_and_sets_the_exit_code)
+{
+	struct files f;
+	struct gg_run r;
+
+	files_init(&f);
+	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, "GPUGUARD_REDZONE=16",
+						  "GPUGUARD_EXITCODE=5", "GPUGUARD_VERBOSITY=0", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:1", NULL }),
+		     5, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO"), 0, "%s", r.err);
+	char *v = gg_json(f.json, "(len(j['violations']), j['errors'])");
+
+	cr_assert_str_eq(v, "(1, 1)");
+	free(v);
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+Test(exit, the_exit_line_sums_up_at_verbosity_one)
+{
+	struct gg_run r;
+
+	run_rz(&r, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:64", "alloc:32", "overrun:1:1", NULL });
+	cr_assert_eq(gg_count_lines(r.err, "INFO: exit: 1 kernels, 0 missing, 0 late; 2 allocations, "
+					   "2 padded; 1 violations"), 1, "%s", r.err);
+	gg_run_free(&r);
+}
+
+/* ---- the report files ---- */
+
+/* A Prometheus text-format check: HELP and TYPE before each family, valid
+ * names, numeric values, and the metrics SPEC §6 lists. */
+static char *assert_prometheus(const char *path)
+{
+	static const char check[] =
+		"import re, sys\n"
+		"want = {'gpuguard_kernel_lookups_total', 'gpuguard_kernel_lookups_failed_total',\n"
+		"  'gpuguard_kernel_lookups_unresolved', 'gpuguard_seals_total',\n"
+		"  'gpuguard_allocations_total', 'gpuguard_allocations_live',\n"
+		"  'gpuguard_allocation_bytes_live', 'gpuguard_redzone_scans_total',\n"
+		"  'gpuguard_redzone_violations_total'}\n"
+		"helped, typed, seen, values = set(), {}, set(), {}\n"
+		"for line in open(sys.argv[1]):\n"
+		"  line = line.rstrip('\\n')\n"
+		"  m = re.fullmatch(r'# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .+', line)\n"
+		"  if m: helped.add(m[1]); continue\n"
+		"  m = re.fullmatch(r'# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)', line)\n"
+		"  if m: typed[m[1]] = m[2]; continue\n"
+		"  m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{pid=\"[0-9]+\"\\} ([0-9.e+-]+)', line)\n"
+		"  assert m, 'bad line: ' + line\n"
+		"  assert m[1] in helped and m[1] in typed, 'no HELP/TYPE before ' + m[1]\n"
+		"  assert typed[m[1]] != 'counter' or m[1].endswith('_total'), m[1]\n"
+		"  seen.add(m[1]); values[m[1]] = float(m[2])\n"
+		"assert seen == want, seen ^ want\n"
+		"print(' '.join('%s=%g' % kv for kv in sorted(values.items())))\n";
+	struct gg_run r;
+
+	char *values;
+
+	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", check, path, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	values = strdup(r.out);
+	gg_run_free(&r);
+	return values; /* "name=value ..." */
+}
+
+static void assert_schema(const char *path)
+{
+	char *v = gg_json(path,
+		"all([j['schema'] == 1, type(j['pid']) is int, type(j['exe']) is str,"
+		" type(j['sealed']) is bool, type(j['seals']) is int, type(j['config']) is dict,"
+		" set(j['lookups']) >= {'total', 'resolved', 'unresolved_required',"
+		"   'unresolved_expected', 'late_misses', 'unresolved'},"
+		" all(set(u) >= {'module', 'function', 'expected_absent', 'count', 'result', 'site'}"
+		"   and set(u['site']) == {'address', 'object', 'offset', 'symbol'} for u in j['unresolved']),"
+		" set(j['allocations']) >= {'calls', 'failed', 'padded', 'unpadded_fallbacks', 'live',"
+		"   'live_bytes'},"
+		" set(j['redzones']) >= {'scans', 'checked', 'unchecked'},"
+		" all(set(x) >= {'index', 'user_bytes', 'pad_bytes', 'first', 'last', 'changed',"
+		"   'first_value', 'detected_by', 'site'} for x in j['violations']),"
+		" type(j['errors']) is int])");
+
+	cr_assert_str_eq(v, "True", "%s does not follow schema 1", path);
+	free(v);
+}
+
+Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
+{
+	struct files f;
+	struct gg_run r;
+
+	files_init(&f);
+	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
+						  "GPUGUARD_BOUNDARY=sync:1", NULL },
+			    (const char *[]){ "alloc:64", "alloc:32", "overrun:0:2", "sync", "free:1", NULL }),
+		     0, "%s", r.err);
+	assert_schema(f.json);
+	char *prom = assert_prometheus(f.metrics);
+	char *v = gg_json(f.json, "(j['seals'], j['allocations']['live'], len(j['violations']))");
+
+	cr_assert_str_eq(v, "(1, 1, 1)");
+	free(v);
+	cr_assert_str_eq(prom, "gpuguard_allocation_bytes_live=64 gpuguard_allocations_live=1 "
+			       "gpuguard_allocations_total=2 gpuguard_kernel_lookups_failed_total=0 "
+			       "gpuguard_kernel_lookups_total=1 gpuguard_kernel_lookups_unresolved=0 "
+			       "gpuguard_redzone_scans_total=2 gpuguard_redzone_violations_total=1 "
+			       "gpuguard_seals_total=1\n");
+	free(prom);
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+Test(exit, an_abort_leaves_complete_json_and_metrics)
+{
+	struct files f;
+	struct gg_run r;
+
+	files_init(&f);
+	cr_assert_eq(run_audit(&r, (const char *[]){ f.env_json, f.env_metrics,
+						     "GPUGUARD_BOUNDARY=launch:1", NULL },
+			       (const char *[]){ "file:" GG_PTX, "get:nope", "launch", NULL }),
+		     -SIGABRT, "%s", r.err);
+	assert_schema(f.json);
+	char *prom = assert_prometheus(f.metrics);
+
+	/* Written after the gate counted, before the abort. */
+	cr_assert_neq(strstr(prom, "gpuguard_kernel_lookups_unresolved=1 "), NULL, "%s", prom);
+	cr_assert_neq(strstr(prom, "gpuguard_seals_total=1"), NULL, "%s", prom);
+	free(prom);
+	gg_run_free(&r);
+	files_free(&f);
+
+	/* The red-zone abort too. */
+	files_init(&f);
+	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
+						  "GPUGUARD_HALT_ON_ERROR=1", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:1", "free:0", NULL }),
+		     -SIGABRT, "%s", r.err);
+	assert_schema(f.json);
+	prom = assert_prometheus(f.metrics);
+	cr_assert_neq(strstr(prom, "gpuguard_redzone_violations_total=1 "), NULL, "%s", prom);
+	free(prom);
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+Test(exit, a_file_that_cannot_be_written_is_an_error_not_a_crash)
+{
+	struct gg_run r;
+
+	cr_assert_eq(run_rz(&r, (const char *[]){ "GPUGUARD_SUMMARY_JSON=/nonexistent/dir/s.json",
+						  "GPUGUARD_METRICS=/nonexistent/dir/m.prom", NULL },
+			    (const char *[]){ "alloc:64", NULL }),
+		     0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot write GPUGUARD_SUMMARY_JSON "
+					   "\"/nonexistent/dir/s.json\": No such file or directory"), 1,
+		     "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot write GPUGUARD_METRICS"), 1, "%s", r.err);
+	gg_run_free(&r);
+}
+
+/* ---- every variable ---- */
+
+Test(exit, every_variable_with_a_bad_value_is_named_once_and_defaults)
+{
+	static const char *const bad[] = {
+		"GPUGUARD_DISABLE=perhaps", "GPUGUARD_VERBOSITY=loud", "GPUGUARD_EXITCODE=300",
+		"GPUGUARD_HALT_ON_ERROR=2", "GPUGUARD_ALLOW_UNRESOLVED=yes please",
+		"GPUGUARD_SIGNAL=USR9", "GPUGUARD_REDZONE=-64", "GPUGUARD_REDZONE_MIN_IDX=one",
+		"GPUGUARD_REDZONE_TRACE_IDX=0x", "GPUGUARD_REDZONE_FILL=0x100",
+		"GPUGUARD_REDZONE_POISON=9:2", "GPUGUARD_CHECK_ON_FREE=maybe",
+		"GPUGUARD_BOUNDARY=launch:x", NULL,
+	};
+	const char *env[32] = { "GG_TEST_PTX=" GG_PTX };
+	struct gg_run r;
+	size_t k = 1;
+
+	for (const char *const *b = bad; *b; b++)
+		env[k++] = *b;
+	env[k] = NULL;
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env,
+	       (const char *[]){ RZ, "alloc:64", "band:0:16", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	for (const char *const *b = bad; *b; b++) {
+		char want[128];
+		const char *eq = strchr(*b, '=');
+
+		snprintf(want, sizeof(want), "WARN: %.*s=\"%s\"", (int)(eq - *b), *b, eq + 1);
+		cr_assert_eq(gg_count_lines(r.err, want), 1, "%s:\n%s", want, r.err);
+	}
+	/* The defaults held: no padding, verbosity 1 (the exit line, no trace). */
+	cr_assert_eq(strstr(r.out, "band 0: ee ee"), NULL, "%s", r.out);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: exit:"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "cuMemAlloc_v2("), 0, "%s", r.err);
+	gg_run_free(&r);
+}

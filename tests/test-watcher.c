@@ -1,0 +1,197 @@
+/* Signal and after:S boundaries run by the watcher (SPEC §5), and fork. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define RZ GG_APPS "/app-redzone"
+
+static void cleanup(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(watcher, signal_scans_while_the_application_runs)
+{
+	char dir[64], json[128], go[128], env_json[160], step_wait[160];
+	struct gg_spawn s;
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/summary.json", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(step_wait, sizeof(step_wait), "wait:%s", go);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_SIGNAL=USR1",
+				   "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", "overrun:0:4", "sync", step_wait, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "synced\n", 30), "the app never got going");
+	cr_assert_eq(kill(s.pid, SIGUSR1), 0);
+	cr_assert(gg_wait_file(json, 30), "no boundary ran");
+	/* The application is still waiting: the scan ran beside it. */
+	char *v = gg_json(json, "[(x['index'], x['changed'], x['detected_by']) for x in j['violations']]");
+
+	cr_assert_str_eq(v, "[(0, 4, 'scan')]");
+	free(v);
+	v = gg_json(json, "(j['sealed'], j['redzones']['scans'])");
+	cr_assert_str_eq(v, "(True, 1)");
+	free(v);
+	FILE *f = fopen(go, "w");
+
+	cr_assert_not_null(f);
+	fclose(f);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "violation (scan)"), 1, "reported once, then re-filled: %s",
+		     r.err);
+	gg_run_free(&r);
+	cleanup(dir);
+}
+
+Test(watcher, a_storm_of_signals_during_allocations_loses_nothing)
+{
+	char dir[64], json[128], env_json[160];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/summary.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_SIGNAL=USR2",
+				 "GG_TEST_SIGNAL=12", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "storm:8:400:300", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "storm done\ndone\n"), NULL, "%s", r.out);
+	char *v = gg_json(json, "(j['allocations']['calls'], j['allocations']['padded'], "
+				"j['allocations']['live'], j['violations'], j['seals'] >= 1, "
+				"j['seals'] <= 300)");
+
+	cr_assert_str_eq(v, "(3200, 3200, 0, [], True, True)");
+	free(v);
+	gg_run_free(&r);
+	cleanup(dir);
+}
+
+Test(watcher, after_runs_a_boundary_on_time)
+{
+	char dir[64], json[128], env_json[160], step_wait[160];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/summary.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(step_wait, sizeof(step_wait), "wait:%s", json);
+	/* The app waits for the summary only a boundary can write before exit. */
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_BOUNDARY=after:0.2",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "overrun:0:1", "sync", step_wait, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (after:0.2)"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "violation (scan)"), 1, "%s", r.err);
+	gg_run_free(&r);
+	cleanup(dir);
+}
+
+/* "tasks N" as the app printed it. */
+static int tasks_of(const char *const *env)
+{
+	struct gg_run r;
+	int n = -1;
+	const char *line;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env, (const char *[]){ RZ, "alloc:64", "tasks", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	line = strstr(r.out, "tasks ");
+	cr_assert_not_null(line, "%s", r.out);
+	cr_assert_eq(sscanf(line, "tasks %d", &n), 1, "%s", r.out);
+	gg_run_free(&r);
+	return n;
+}
+
+Test(watcher, the_watcher_thread_exists_only_when_asked_for)
+{
+	int none = tasks_of((const char *[]){ "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL });
+	int with_signal = tasks_of((const char *[]){ "GPUGUARD_SIGNAL=USR1", "GG_TEST_PTX=" GG_PTX,
+						     NULL });
+	int with_after = tasks_of((const char *[]){ "GPUGUARD_BOUNDARY=after:60,sync:1",
+						    "GG_TEST_PTX=" GG_PTX, NULL });
+	int launch_only = tasks_of((const char *[]){ "GPUGUARD_BOUNDARY=launch:5",
+						     "GG_TEST_PTX=" GG_PTX, NULL });
+
+	cr_assert_eq(with_signal, none + 1);
+	cr_assert_eq(with_after, none + 1);
+	cr_assert_eq(launch_only, none);
+}
+
+Test(watcher, a_replaced_handler_is_reported_once)
+{
+	char dir[64], json[128], env_json[160], step_wait[160];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/summary.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(step_wait, sizeof(step_wait), "wait:%s", json);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_json, "GPUGUARD_SIGNAL=USR1", "GPUGUARD_BOUNDARY=after:0.1,after:0.2",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: the application replaced gpuguard's handler of "
+					   "signal 10"), 1, "%s", r.err);
+	gg_run_free(&r);
+	cleanup(dir);
+}
+
+Test(watcher, a_forked_child_reports_as_itself_with_its_own_watcher)
+{
+	char dir[64], pattern[160], cmd[256];
+	struct gg_run r;
+	FILE *ls;
+	char line[256];
+	int files = 0, child_files = 0;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(pattern, sizeof(pattern), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", dir);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ pattern, "GPUGUARD_REDZONE=16", "GPUGUARD_SIGNAL=USR1",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:32", "fork:10", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "child exited 0\n"), NULL, "%s", r.out);
+	snprintf(cmd, sizeof(cmd), "ls %s", dir);
+	ls = popen(cmd, "r");
+	while (fgets(line, sizeof(line), ls)) {
+		char path[512], want[64], *v;
+		int pid;
+
+		line[strcspn(line, "\n")] = '\0';
+		cr_assert_eq(sscanf(line, "s.%d.json", &pid), 1, "%s", line);
+		snprintf(path, sizeof(path), "%s/%s", dir, line);
+		files++;
+		/* Each file is its own process's. Only the child overran, and only
+		 * the child's own watcher ran the boundary its signal asked for. */
+		v = gg_json(path, "(j['pid'], len(j['violations']), j['seals'])");
+		if (strstr(v, ", 1, 1)"))
+			child_files++;
+		snprintf(want, sizeof(want), strstr(v, ", 1, 1)") ? "(%d, 1, 1)" : "(%d, 0, 0)", pid);
+		cr_assert_str_eq(v, want);
+		free(v);
+	}
+	pclose(ls);
+	cr_assert_eq(files, 2, "one summary per process");
+	cr_assert_eq(child_files, 1, "the child's boundary ran in the child");
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
+	gg_run_free(&r);
+	cleanup(dir);
+}
