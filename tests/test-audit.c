@@ -439,6 +439,30 @@ Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 	audit_free(&a);
 }
 
+Test(audit, a_long_mangled_name_can_be_expected_absent)
+{
+	char name[700], step[720], text[760];
+	struct audit_run a;
+
+	memset(name, 'x', sizeof(name) - 1);
+	memcpy(name, "_ZN7cutlass6KernelI", 19);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(step, sizeof(step), "get:%s", name);
+	snprintf(text, sizeof(text), "kernels.ptx::%s\n", name);
+	run_with_expected(&a, text, launch1, (const char *[]){ PTX_FILE, step, "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "(j['lookups']['unresolved_expected'], len(j['unresolved'][0]['function']))",
+		    "(1, 699)");
+	/* The table cuts it to fit the terminal. */
+	for (const char *line = a.r.err; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		cr_assert_leq(len, 100, "too wide: %.*s", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+	audit_free(&a);
+}
+
 Test(audit, unreadable_expected_absent_file_is_an_error_and_expects_nothing)
 {
 	struct audit_run a;

@@ -370,7 +370,8 @@ Test(redzone, context_reset_checks_live_bands_before_their_memory_dies)
 	assert_out(&a, "reset: 0\n");
 	assert_json(&a, VIOLATIONS, "[(1, 64, 32, 0, 2, 3, 65, 'teardown')]");
 	/* Forgotten once the memory died: nothing left for the exit scan. */
-	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'])", "(0, 2)");
+	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'], "
+			"j['redzones']['unchecked'])", "(0, 2, 0)");
 	rz_free(&a);
 }
 
@@ -384,6 +385,47 @@ Test(redzone, context_destroy_checks_its_bands_only)
 	assert_out(&a, "destroy: 0\n");
 	assert_json(&a, VIOLATIONS, "[(1, 64, 16, 0, 0, 1, 65, 'teardown')]");
 	assert_json(&a, "j['allocations']['live']", "1");
+	rz_free(&a);
+}
+
+Test(redzone, a_reset_spares_the_zones_of_created_contexts)
+{
+	struct rz_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "ctx", "alloc:100", "reset", "range:0:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "range 0+0: 0 base buffer size 100\n");
+	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'], "
+			"j['redzones']['unchecked'])", "(1, 1, 0)");
+	rz_free(&a);
+}
+
+Test(redzone, padding_stays_hidden_across_many_context_lifetimes)
+{
+	struct rz_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "cycles:1200", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "cycles: 0 of 1200 showed padding\n");
+	assert_json(&a, "(j['allocations']['padded'], j['violations'])", "(1200, [])");
+	rz_free(&a);
+}
+
+Test(redzone, a_stream_ordered_fill_is_never_read_before_it_is_done)
+{
+	struct rz_run a;
+
+	/* The application never synchronises the allocation's stream before the
+	 * boundary: a scan through the shim's own stream would read the band
+	 * before the fill queued on the application's stream has run. */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=launch:1",
+				     "GPUGUARD_HALT_ON_ERROR=1", NULL },
+	       (const char *[]){ "async:100", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "(j['violations'], j['redzones']['checked'] + j['redzones']['unchecked'])",
+		    "([], 4)");
 	rz_free(&a);
 }
 

@@ -119,8 +119,10 @@ static void load_expected(const char *path)
 		}
 		audit_state.expected[n++] = strndup(s, (size_t)(e - s));
 	}
-	if (ferror(f))
+	if (ferror(f)) {
 		gg_report_expected_unreadable(path, strerror(errno));
+		n = 0; /* a list read in part is no list (SPEC §2) */
+	}
 	free(line);
 	fclose(f);
 	audit_state.nexpected = n;
@@ -133,17 +135,20 @@ void gg_audit_configure(const struct gg_config *cfg)
 		load_expected(cfg->expected_absent);
 }
 
+/* Once per new pair, so the key may be allocated: mangled names run long. */
 static bool is_expected_absent(const char *module, const char *function)
 {
-	char key[2 * GG_AUDIT_NAME_MAX + 3];
+	size_t len = strlen(module) + strlen(function) + 3;
+	char *key;
+	bool match = false;
 
-	if (!audit_state.nexpected)
+	if (!audit_state.nexpected || !(key = malloc(len)))
 		return false;
-	snprintf(key, sizeof(key), "%s::%s", module, function);
-	for (size_t i = 0; i < audit_state.nexpected; i++)
-		if (audit_state.expected[i] && fnmatch(audit_state.expected[i], key, 0) == 0)
-			return true;
-	return false;
+	snprintf(key, len, "%s::%s", module, function);
+	for (size_t i = 0; i < audit_state.nexpected && !match; i++)
+		match = audit_state.expected[i] && fnmatch(audit_state.expected[i], key, 0) == 0;
+	free(key);
+	return match;
 }
 
 /* ---- handle names (lock held) ---- */

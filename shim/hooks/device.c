@@ -61,6 +61,16 @@ static void *lookup(enum driver_id id)
 		f_ ? (f_ args == CUDA_SUCCESS ? 0 : -EIO) : -ENOSYS;                 \
 	})
 
+int gg_device_resolve(void)
+{
+	int err = 0;
+
+	for (int id = 0; id < DRV_COUNT; id++)
+		if (!lookup((enum driver_id)id))
+			err = -ENOSYS;
+	return err;
+}
+
 int gg_device_current(void **ctx, int *dev)
 {
 	CUcontext c = NULL;
@@ -154,5 +164,74 @@ int gg_device_primary_active(int dev, bool *active)
 
 	if (!err)
 		*active = on != 0;
+	return err;
+}
+
+int gg_device_primary(int dev, void **ctx)
+{
+	CUcontext c = NULL;
+	bool active = false;
+	int err = gg_device_primary_active(dev, &active);
+
+	if (err)
+		return err;
+	if (!active)
+		return -ENOENT;
+	/* Retain and release at once: the handle, and the count as it was. */
+	if ((err = CALL(cuDevicePrimaryCtxRetain, (&c, (CUdevice)dev))))
+		return err;
+	(void)CALL(cuDevicePrimaryCtxRelease_v2, ((CUdevice)dev));
+	*ctx = c;
+	return 0;
+}
+
+int gg_device_capturing(void *stream, bool *capturing)
+{
+	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+	int err = CALL(cuStreamIsCapturing, ((CUstream)stream, &status));
+
+	*capturing = !err && status != CU_STREAM_CAPTURE_STATUS_NONE;
+	return err == -ENOSYS ? 0 : err; /* a driver without capture captures nothing */
+}
+
+int gg_device_event_after(void *ctx, void *stream, void **event)
+{
+	CUevent e = NULL;
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
+	if (!err && (err = CALL(cuEventRecord, (e, (CUstream)stream))))
+		(void)CALL(cuEventDestroy_v2, (e));
+	pop();
+	if (!err)
+		*event = e;
+	return err;
+}
+
+int gg_device_event_done(void *ctx, void *event)
+{
+	gg_driver_cuEventQuery_fn query = (gg_driver_cuEventQuery_fn)lookup(DRV_cuEventQuery);
+	CUresult rc;
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	rc = query ? query((CUevent)event) : CUDA_ERROR_NOT_SUPPORTED;
+	pop();
+	if (rc == CUDA_SUCCESS)
+		return 1;
+	return rc == CUDA_ERROR_NOT_READY ? 0 : -EIO;
+}
+
+int gg_device_event_destroy(void *ctx, void *event)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuEventDestroy_v2, ((CUevent)event));
+	pop();
 	return err;
 }

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Find every function below in the driver, once; called outside the shim's
+ * locks, so no later call needs the dynamic loader. 0 or -ENOSYS. */
+int gg_device_resolve(void);
+
 /* The calling thread's current context and its device. -ENOENT if none. */
 int gg_device_current(void **ctx, int *dev);
 
@@ -27,5 +31,18 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n);
 
 /* Whether @dev's primary context is active. */
 int gg_device_primary_active(int dev, bool *active);
+
+/* @dev's primary context, when it is active (-ENOENT otherwise; never
+ * activates it). */
+int gg_device_primary(int dev, void **ctx);
+
+/* Whether @stream is being captured into a graph. */
+int gg_device_capturing(void *stream, bool *capturing);
+
+/* An event recorded on @stream after the work queued so far, in @ctx;
+ * gg_device_event_done: 1 when that work is done, 0 while it is not. */
+int gg_device_event_after(void *ctx, void *stream, void **event);
+int gg_device_event_done(void *ctx, void *event);
+int gg_device_event_destroy(void *ctx, void *event);
 
 #endif

@@ -85,7 +85,8 @@ static inline void leave(void)
 	if (!enter(GG_ID_##name))                                                         \
 		return real_ args;                                                        \
 	uint64_t index = gg_redzone_next_index();                                         \
-	size_t pad = gg_redzone_request(index, bytes);                                    \
+	struct gg_redzone_ticket ticket;                                                  \
+	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
 		gg_redzone_fallback();                                                    \
@@ -93,7 +94,7 @@ static inline void leave(void)
 		rc = real_ args;                                                          \
 	}                                                                                 \
 	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
-			 (void *)(stream), async, (int)rc, gg_hooks_result_name(rc));     \
+			 (void *)(stream), async, &ticket, (int)rc, gg_hooks_result_name(rc)); \
 	leave();                                                                          \
 	return rc
 
@@ -378,14 +379,18 @@ CUresult gg_hook_cuCtxDestroy_v2(CUcontext ctx)
 
 CUresult gg_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-	FORWARD_TEARDOWN(cuDevicePrimaryCtxRelease_v2, (dev), gg_redzone_device_ending(dev),
-			 gg_redzone_device_ended(dev, false));
+	void *primary = NULL;
+
+	FORWARD_TEARDOWN(cuDevicePrimaryCtxRelease_v2, (dev), primary = gg_redzone_device_ending(dev),
+			 gg_redzone_device_ended(dev, primary, false));
 }
 
 CUresult gg_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-	FORWARD_TEARDOWN(cuDevicePrimaryCtxReset_v2, (dev), gg_redzone_device_ending(dev),
-			 gg_redzone_device_ended(dev, true));
+	void *primary = NULL;
+
+	FORWARD_TEARDOWN(cuDevicePrimaryCtxReset_v2, (dev), primary = gg_redzone_device_ending(dev),
+			 gg_redzone_device_ended(dev, primary, true));
 }
 
 /* cuGetProcAddress: the caller's arguments go through unchanged; only a

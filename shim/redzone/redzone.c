@@ -1,16 +1,20 @@
 /* Red zones (SPEC §4).
  *
  * An allocation of N bytes with index >= MIN_IDX is asked of the driver as
- * N + P bytes; the band [ptr+N, ptr+N+P) is filled before the call returns
- * (on a private non-blocking stream of the context, synchronised, so nothing
- * of the application's is waited for) or, for a stream-ordered allocation,
- * on the allocation's own stream, ahead of any work the application queues
- * there. Each zone remembers its own expected byte (poison), so checks never
- * confuse the two fills.
+ * N + P bytes; the band [ptr+N, ptr+N+P) is filled before the call returns:
+ * on a private non-blocking stream of the context, waited for (nothing of the
+ * application's is waited for), or, for a stream-ordered allocation, on the
+ * allocation's own stream, ahead of any work the application queues there,
+ * with an event that tells scans when the fill is done. Each zone remembers
+ * its own expected byte (poison), so checks never confuse the two fills.
  *
- * Lock order: the boundary lock, then redzone_state.lock, then a registry
- * shard lock. Reports are written with no lock of this module held, except
- * the violation list's readers. */
+ * Everything that can fail is settled before the driver is asked (the
+ * context's slot, its private stream, room in the registry), so a padded
+ * allocation is always recorded, and its padding always hidden.
+ *
+ * Lock order: the boundary lock, redzone_state.lock, a registry shard lock,
+ * then the leaves pending_lock and viol_lock. Reports and dladdr() run with
+ * no lock of this module held. */
 #include "redzone/redzone.h"
 
 #include <errno.h>
@@ -26,15 +30,23 @@
 #include "report/report.h"
 #include "shim.h"
 
-#define MAX_CTX 256         /* contexts ever seen; u16 ids in zones */
+#define MAX_CTX 1024        /* live contexts at once; u16 ids in zones */
+#define MAX_PENDING 4096    /* stream-ordered fills not yet seen done */
 #define MAX_VIOLATIONS 256  /* kept for the reports; all are counted */
 #define CHUNK 4096          /* bytes of a band read at a time */
 
 struct ctx_slot {
-	_Atomic(void *) ctx; /* set once under the lock; never reused */
-	void *stream;        /* private stream; under the lock */
-	int dev;
+	_Atomic(void *) ctx;    /* set under the lock */
+	_Atomic(void *) stream; /* the private stream; created under the lock, read lock-free */
+	int dev;                /* set under the lock with @ctx */
 	atomic_bool alive;
+	atomic_uint zones;      /* zones recorded in this slot; a dead slot is reused at 0 */
+};
+
+struct pending {
+	uint64_t ptr;  /* the zone whose fill was queued on the application's stream */
+	void *event;   /* recorded after that fill */
+	uint16_t ctx;
 };
 
 static struct {
@@ -46,14 +58,24 @@ static struct {
 	/* Lock-free counters. */
 	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
-	atomic_bool batched;
+	atomic_bool resolved;  /* the driver functions were all found */
 
-	pthread_mutex_t lock;  /* guards ctx streams, nctx growth, @viol, @nviol */
+	pthread_mutex_t lock;  /* guards slot creation and reuse */
 	struct ctx_slot ctx[MAX_CTX];
-	atomic_uint nctx;      /* slots in use; read lock-free */
+	atomic_uint nctx;      /* slots ever used; read lock-free */
+
+	pthread_mutex_t pending_lock; /* leaf: guards @pending, @npending */
+	struct pending pending[MAX_PENDING];
+	unsigned npending;
+
+	pthread_mutex_t viol_lock;    /* leaf: guards @viol, @nviol */
 	struct gg_violation viol[MAX_VIOLATIONS];
 	unsigned nviol;
-} redzone_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} redzone_state = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.pending_lock = PTHREAD_MUTEX_INITIALIZER,
+	.viol_lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 void gg_redzone_configure(const struct gg_config *cfg)
 {
@@ -74,15 +96,6 @@ uint64_t gg_redzone_next_index(void)
 	return atomic_fetch_add_explicit(&redzone_state.next_index, 1, memory_order_relaxed);
 }
 
-size_t gg_redzone_request(uint64_t index, size_t bytes)
-{
-	size_t pad = (size_t)redzone_state.pad;
-
-	if (!pad || !bytes || index < redzone_state.min_idx || bytes > SIZE_MAX - pad)
-		return 0;
-	return gg_registry_room() ? pad : 0; /* a zone that cannot be recorded: no band */
-}
-
 void gg_redzone_fallback(void)
 {
 	atomic_fetch_add_explicit(&redzone_state.fallbacks, 1, memory_order_relaxed);
@@ -96,81 +109,193 @@ static uint8_t expected_byte(uint64_t index)
 										  : 0x00;
 }
 
-/* The slot of @ctx, added if new; -ENOSPC when the table is full. Lock-free
- * when known: contexts are few and never leave the table. */
-static int ctx_id(void *ctx, int dev)
+/* The live slot of @ctx, or -1. Lock-free: slots only ever get added. */
+static int find_ctx(void *ctx)
 {
 	unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_acquire);
-	int id = -ENOSPC;
 
-	for (unsigned i = 0; i < n; i++)
-		if (atomic_load_explicit(&redzone_state.ctx[i].ctx, memory_order_relaxed) == ctx &&
-		    atomic_load_explicit(&redzone_state.ctx[i].alive, memory_order_relaxed))
+	for (unsigned i = 0; i < n; i++) {
+		struct ctx_slot *s = &redzone_state.ctx[i];
+
+		if (atomic_load_explicit(&s->ctx, memory_order_acquire) == ctx &&
+		    atomic_load_explicit(&s->alive, memory_order_acquire))
 			return (int)i;
-	pthread_mutex_lock(&redzone_state.lock);
-	n = atomic_load_explicit(&redzone_state.nctx, memory_order_relaxed);
-	for (unsigned i = 0; i < n; i++)
-		if (redzone_state.ctx[i].ctx == ctx && redzone_state.ctx[i].alive)
-			id = (int)i;
-	if (id < 0 && n < MAX_CTX) {
-		/* A handle value reused by a new context gets a new slot. */
-		struct ctx_slot *s = &redzone_state.ctx[n];
-
-		s->ctx = ctx;
-		s->dev = dev;
-		s->stream = NULL;
-		s->alive = true;
-		atomic_store_explicit(&redzone_state.nctx, n + 1, memory_order_release);
-		id = (int)n;
 	}
-	pthread_mutex_unlock(&redzone_state.lock);
-	return id;
+	return -1;
 }
 
-/* The private stream of context slot @id, created on first use. */
-static int private_stream(int id, void **stream)
+/* The slot of @ctx with its private stream, made if new: a dead slot with
+ * no zone left is reused. -ENOSPC, or the driver's error. */
+static int ctx_slot(void *ctx, int dev)
 {
-	struct ctx_slot *s = &redzone_state.ctx[id];
+	int id = find_ctx(ctx);
+	struct ctx_slot *s;
 	int err = 0;
 
+	if (id >= 0 && atomic_load_explicit(&redzone_state.ctx[id].stream, memory_order_acquire))
+		return id;
 	pthread_mutex_lock(&redzone_state.lock);
-	if (!s->stream)
-		err = gg_device_stream_create(s->ctx, &s->stream);
-	*stream = s->stream;
+	if ((id = find_ctx(ctx)) < 0) {
+		unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_relaxed);
+
+		for (unsigned i = 0; i < n && id < 0; i++)
+			if (!redzone_state.ctx[i].alive && !redzone_state.ctx[i].zones)
+				id = (int)i;
+		if (id < 0 && n < MAX_CTX)
+			id = (int)n;
+		if (id >= 0) {
+			s = &redzone_state.ctx[id];
+			s->dev = dev;
+			atomic_store(&s->stream, NULL);
+			atomic_store(&s->ctx, ctx);
+			atomic_store(&s->alive, true);
+			if ((unsigned)id == n)
+				atomic_store_explicit(&redzone_state.nctx, n + 1, memory_order_release);
+		}
+	}
+	if (id < 0) {
+		err = -ENOSPC;
+	} else if (!redzone_state.ctx[id].stream) {
+		void *stream = NULL;
+
+		err = gg_device_stream_create(ctx, &stream);
+		atomic_store_explicit(&redzone_state.ctx[id].stream, stream, memory_order_release);
+	}
 	pthread_mutex_unlock(&redzone_state.lock);
-	return err;
+	return err ? err : id;
+}
+
+size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async,
+			  struct gg_redzone_ticket *t)
+{
+	size_t pad = (size_t)redzone_state.pad;
+	bool capturing = false;
+	void *ctx;
+	int dev;
+
+	t->ctx = -1;
+	if (!pad || !bytes || index < redzone_state.min_idx || bytes > SIZE_MAX - pad)
+		return 0;
+	/* The loader is called here, with no lock held, and never again after. */
+	if (!atomic_load_explicit(&redzone_state.resolved, memory_order_acquire)) {
+		if (gg_device_resolve())
+			return 0;
+		atomic_store_explicit(&redzone_state.resolved, true, memory_order_release);
+	}
+	/* A zone that cannot be recorded gets no band. A stream being captured
+	 * into a graph gets none either: the fill would become part of the graph. */
+	if (!gg_registry_room() || gg_device_current(&ctx, &dev) ||
+	    (async && (gg_device_capturing(stream, &capturing) || capturing)))
+		return 0;
+	if ((t->ctx = ctx_slot(ctx, dev)) < 0)
+		return 0;
+	return pad;
+}
+
+static void pending_add(uint64_t ptr, void *event, uint16_t ctx)
+{
+	pthread_mutex_lock(&redzone_state.pending_lock);
+	if (redzone_state.npending < MAX_PENDING)
+		redzone_state.pending[redzone_state.npending++] =
+			(struct pending){ .ptr = ptr, .event = event, .ctx = ctx };
+	else
+		event = NULL; /* full: the zone stays pending, checked never */
+	pthread_mutex_unlock(&redzone_state.pending_lock);
+	(void)event;
+}
+
+/* Take the pending entry of @ptr out of the list; its event, or NULL. */
+static void *pending_take(uint64_t ptr)
+{
+	void *event = NULL;
+
+	pthread_mutex_lock(&redzone_state.pending_lock);
+	for (unsigned i = 0; i < redzone_state.npending; i++) {
+		if (redzone_state.pending[i].ptr == ptr) {
+			event = redzone_state.pending[i].event;
+			redzone_state.pending[i] = redzone_state.pending[--redzone_state.npending];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&redzone_state.pending_lock);
+	return event;
+}
+
+/* Whether the stream-ordered fill of @z is done; clears the flag once it is. */
+static bool fill_done(struct gg_zone *z)
+{
+	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
+	void *event;
+	int done;
+
+	if (!(z->flags & GG_ZONE_PENDING))
+		return true;
+	if (!(event = pending_take(z->ptr)))
+		return false; /* the list was full: never known to be done */
+	done = gg_device_event_done(s->ctx, event);
+	if (done == 1) {
+		(void)gg_device_event_destroy(s->ctx, event);
+		z->flags &= (uint8_t)~GG_ZONE_PENDING;
+		return true;
+	}
+	pending_add(z->ptr, event, z->ctx);
+	return false;
+}
+
+/* Forget the zone at @ptr (freed, or its memory died). */
+static void forgotten(const struct gg_zone *z, bool ctx_alive)
+{
+	void *event = pending_take(z->ptr);
+
+	if (event && ctx_alive)
+		(void)gg_device_event_destroy(redzone_state.ctx[z->ctx].ctx, event);
+	atomic_fetch_sub(&redzone_state.ctx[z->ctx].zones, 1);
 }
 
 void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
-		      void *stream, bool async, int rc, const char *rc_name)
+		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
+		      const char *rc_name)
 {
 	struct gg_zone z = { .ptr = ptr, .user = bytes, .index = index, .pad = (uint32_t)pad };
-	void *ctx, *fill_stream;
-	int dev, id;
+	struct ctx_slot *s;
+	void *event = NULL;
+	struct gg_zone old;
 
 	if (rc != 0)
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
 	gg_report_alloc(api, index, bytes, pad, rc == 0 ? ptr : 0, rc_name);
 	if (redzone_state.trace_set && index == redzone_state.trace_idx)
 		gg_report_alloc_stack(index, bytes);
-	if (rc != 0 || !pad || !ptr)
+	if (rc != 0 || !pad || !ptr || t->ctx < 0)
 		return;
-	if (gg_device_current(&ctx, &dev) || (id = ctx_id(ctx, dev)) < 0)
-		return; /* unrecorded: the band stays, unchecked and unseen */
-	z.ctx = (uint16_t)id;
+	s = &redzone_state.ctx[t->ctx];
+	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
-	z.flags = async ? GG_ZONE_ASYNC : 0;
-	/* Filled before the call returns: on the allocation's own stream (ahead
-	 * of the application's next work there), else on ours, waited for. */
-	if (async)
-		fill_stream = stream;
-	else if (private_stream(id, &fill_stream))
-		return;
-	if (gg_device_fill(ctx, fill_stream, ptr + bytes, z.expected, pad, !async))
-		return;
 	z.site = gg_callsite_intern(gg_callsite_find());
-	if (gg_registry_insert(&z) == 0)
+	if (async) {
+		/* On the allocation's own stream, ahead of the application's next work
+		 * there; the event tells scans when it is done. */
+		z.flags = GG_ZONE_ASYNC;
+		if (gg_device_fill(s->ctx, stream, ptr + bytes, z.expected, pad, false) ||
+		    gg_device_event_after(s->ctx, stream, &event))
+			z.flags |= GG_ZONE_UNFILLED;
+		else
+			z.flags |= GG_ZONE_PENDING;
+	} else if (gg_device_fill(s->ctx, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
+		z.flags = GG_ZONE_UNFILLED; /* still recorded: the padding stays hidden */
+	}
+	/* A pointer we still hold was freed where we could not see it. */
+	if (gg_registry_remove(ptr, &old) == 0)
+		forgotten(&old, true);
+	if (event)
+		pending_add(ptr, event, z.ctx);
+	atomic_fetch_add(&s->zones, 1);
+	if (gg_registry_insert(&z) == 0) {
 		atomic_fetch_add_explicit(&redzone_state.padded, 1, memory_order_relaxed);
+	} else {
+		/* Cannot happen while gg_registry_room() held; keep the counts true. */
+		forgotten(&z, true);
+	}
 }
 
 /* What a band read found. */
@@ -212,40 +337,53 @@ static int read_band(const struct gg_zone *z, void *ctx, void *stream, struct ba
 	return 0;
 }
 
-static void violation(const struct gg_zone *z, const struct band_check *c, const char *by)
+static struct gg_violation violation_of(const struct gg_zone *z, const struct band_check *c,
+					const char *by)
 {
-	struct gg_violation v = {
+	return (struct gg_violation){
 		.index = z->index, .user = z->user, .pad = z->pad,
 		.first = c->first, .last = c->last, .changed = c->changed,
 		.first_value = c->first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = by,
 	};
-
-	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
-	pthread_mutex_lock(&redzone_state.lock);
-	if (redzone_state.nviol < MAX_VIOLATIONS)
-		redzone_state.viol[redzone_state.nviol++] = v;
-	pthread_mutex_unlock(&redzone_state.lock);
-	gg_report_violation(&v);
 }
 
-/* Check one band; true when it was read. */
-static bool check(const struct gg_zone *z, void *stream, const char *by, bool refill)
+/* Record and report a violation. No lock held: the report runs dladdr(). */
+static void violation(const struct gg_violation *v)
+{
+	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
+	pthread_mutex_lock(&redzone_state.viol_lock);
+	if (redzone_state.nviol < MAX_VIOLATIONS)
+		redzone_state.viol[redzone_state.nviol++] = *v;
+	pthread_mutex_unlock(&redzone_state.viol_lock);
+	gg_report_violation(v);
+}
+
+static void unchecked(void)
+{
+	atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
+}
+
+/* Check the band of @z, read through @stream; true and *v set on a
+ * violation. A band that cannot be read is counted unchecked, never clean. */
+static bool check(struct gg_zone *z, void *stream, const char *by, bool refill, struct gg_violation *v)
 {
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	struct band_check c;
 
-	if (!atomic_load_explicit(&s->alive, memory_order_acquire) || read_band(z, s->ctx, stream, &c)) {
-		atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
+	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !fill_done(z) ||
+	    read_band(z, s->ctx, stream, &c)) {
+		unchecked();
 		return false;
 	}
 	atomic_fetch_add_explicit(&redzone_state.checked, 1, memory_order_relaxed);
 	if (!c.changed)
-		return true;
-	violation(z, &c, by);
+		return false;
+	*v = violation_of(z, &c, by);
 	/* Re-filled, so the next scan reports only new writes. */
-	if (refill && stream)
-		(void)gg_device_fill(s->ctx, stream, z->ptr + z->user, z->expected, z->pad, true);
+	if (refill)
+		(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z->ptr + z->user, z->expected,
+				     z->pad, true);
 	return true;
 }
 
@@ -257,14 +395,22 @@ static void halt_if_asked(uint64_t before)
 
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async)
 {
-	struct gg_zone z;
 	uint64_t before = atomic_load(&redzone_state.violations);
+	struct gg_violation v;
+	struct gg_zone z;
+	bool capturing = false;
 
 	if (!ptr || gg_registry_remove(ptr, &z))
 		return; /* not ours: untouched */
-	if (redzone_state.check_on_free)
-		/* Sync frees read on the legacy stream: after the work that could write. */
-		check(&z, async ? stream : NULL, "free", false);
+	if (redzone_state.check_on_free) {
+		/* A stream-ordered free reads after the work queued on its stream, which
+		 * waits for it; one being captured into a graph cannot be waited for. */
+		if (async && (gg_device_capturing(stream, &capturing) || capturing))
+			unchecked();
+		else if (check(&z, async ? stream : NULL, "free", false, &v))
+			violation(&v);
+	}
+	forgotten(&z, true);
 	halt_if_asked(before);
 }
 
@@ -286,24 +432,36 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user)
 
 struct scan {
 	const char *by;
-	int only_ctx;  /* -1: all */
-	int only_dev;  /* -1: all */
-	bool forget;   /* drop the zones after checking (their memory dies) */
+	int only_ctx;            /* -1: every context */
+	bool forget;             /* the zones' memory died: drop them, count nothing */
+	bool found;              /* @v holds a violation to report */
+	struct gg_violation v;
 };
 
+/* Under the zone's shard lock: one band read at most. */
 static bool scan_zone(void *arg, struct gg_zone *z)
 {
 	struct scan *sc = arg;
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
-	void *stream = NULL;
 
-	if ((sc->only_ctx >= 0 && z->ctx != sc->only_ctx) || (sc->only_dev >= 0 && s->dev != sc->only_dev))
+	if (sc->only_ctx >= 0 && z->ctx != sc->only_ctx)
 		return false;
-	if (!atomic_load_explicit(&s->alive, memory_order_acquire) || private_stream(z->ctx, &stream))
-		atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
-	else
-		check(z, stream, sc->by, !sc->forget);
-	return sc->forget;
+	if (sc->forget) {
+		forgotten(z, false);
+		return true;
+	}
+	sc->found = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
+	return false;
+}
+
+/* With no lock held: the report of what scan_zone() found. */
+static void scan_after(void *arg)
+{
+	struct scan *sc = arg;
+
+	if (sc->found)
+		violation(&sc->v);
+	sc->found = false;
 }
 
 static void scan(struct scan *sc)
@@ -312,40 +470,22 @@ static void scan(struct scan *sc)
 
 	if (!redzone_state.pad)
 		return;
-	atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
-	gg_registry_foreach(scan_zone, sc);
+	if (!sc->forget)
+		atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
+	gg_registry_foreach(scan_zone, scan_after, sc);
 	halt_if_asked(before);
 }
 
 void gg_redzone_scan(const char *why)
 {
-	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1, .only_dev = -1 };
+	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
 
 	scan(&sc);
 }
 
-static int find_ctx(void *ctx)
-{
-	unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_acquire);
-
-	for (unsigned i = 0; i < n; i++)
-		if (redzone_state.ctx[i].ctx == ctx && redzone_state.ctx[i].alive)
-			return (int)i;
-	return -1;
-}
-
-/* The context of slot @id is gone: its stream went with it. */
-static void ctx_dead(int id)
-{
-	pthread_mutex_lock(&redzone_state.lock);
-	redzone_state.ctx[id].stream = NULL;
-	atomic_store(&redzone_state.ctx[id].alive, false);
-	pthread_mutex_unlock(&redzone_state.lock);
-}
-
 void gg_redzone_context_ending(void *ctx)
 {
-	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .only_dev = -1 };
+	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
 
 	if (sc.only_ctx >= 0)
 		scan(&sc);
@@ -353,50 +493,35 @@ void gg_redzone_context_ending(void *ctx)
 
 void gg_redzone_context_ended(void *ctx)
 {
-	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .only_dev = -1 };
+	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .forget = true };
 
 	if (sc.only_ctx < 0)
 		return;
-	ctx_dead(sc.only_ctx);
-	sc.forget = true;
-	gg_registry_foreach(scan_zone, &sc); /* dead: counted unchecked? no: forgotten */
+	/* Its stream and events went with it. */
+	atomic_store(&redzone_state.ctx[sc.only_ctx].alive, false);
+	atomic_store(&redzone_state.ctx[sc.only_ctx].stream, NULL);
+	scan(&sc);
 }
 
-/* Whether any context of @dev ever held a zone: nothing to do otherwise. */
-static bool device_seen(int dev)
+void *gg_redzone_device_ending(int dev)
 {
-	unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_acquire);
+	void *primary = NULL;
 
-	for (unsigned i = 0; i < n; i++)
-		if (redzone_state.ctx[i].dev == dev && redzone_state.ctx[i].alive)
-			return true;
-	return false;
+	/* Only the primary context dies: contexts made with cuCtxCreate live on. */
+	if (!redzone_state.pad || gg_device_primary(dev, &primary) || find_ctx(primary) < 0)
+		return NULL;
+	gg_redzone_context_ending(primary);
+	return primary;
 }
 
-void gg_redzone_device_ending(int dev)
-{
-	struct scan sc = { .by = "teardown", .only_ctx = -1, .only_dev = dev };
-
-	if (device_seen(dev))
-		scan(&sc);
-}
-
-void gg_redzone_device_ended(int dev, bool reset)
+void gg_redzone_device_ended(int dev, void *primary, bool reset)
 {
 	bool active = false;
-	unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_acquire);
 
 	/* A release that was not the last leaves the primary context alive. */
-	if (!device_seen(dev) || (!reset && (gg_device_primary_active(dev, &active) || active)))
+	if (!primary || (!reset && (gg_device_primary_active(dev, &active) || active)))
 		return;
-	for (unsigned i = 0; i < n; i++) {
-		struct scan sc = { .by = "teardown", .only_ctx = (int)i, .only_dev = dev, .forget = true };
-
-		if (redzone_state.ctx[i].dev != dev || !redzone_state.ctx[i].alive)
-			continue;
-		ctx_dead((int)i);
-		gg_registry_foreach(scan_zone, &sc);
-	}
+	gg_redzone_context_ended(primary);
 }
 
 void gg_redzone_stats(struct gg_redzone_stats *out)
@@ -412,24 +537,40 @@ void gg_redzone_stats(struct gg_redzone_stats *out)
 	out->checked = atomic_load_explicit(&redzone_state.checked, memory_order_relaxed);
 	out->unchecked = atomic_load_explicit(&redzone_state.unchecked, memory_order_relaxed);
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
-	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 }
 
 void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violation *v), void *ctx)
 {
-	pthread_mutex_lock(&redzone_state.lock);
-	for (unsigned i = 0; i < redzone_state.nviol; i++)
-		fn(ctx, &redzone_state.viol[i]);
-	pthread_mutex_unlock(&redzone_state.lock);
+	struct gg_violation batch[16];
+
+	/* In small copies, so @fn (which may call dladdr) runs with no lock held. */
+	for (unsigned i = 0;;) {
+		unsigned n = 0;
+
+		pthread_mutex_lock(&redzone_state.viol_lock);
+		while (n < GG_ARRAY_SIZE(batch) && i < redzone_state.nviol)
+			batch[n++] = redzone_state.viol[i++];
+		pthread_mutex_unlock(&redzone_state.viol_lock);
+		if (!n)
+			return;
+		for (unsigned k = 0; k < n; k++)
+			fn(ctx, &batch[k]);
+	}
 }
 
 void gg_redzone_atfork_prepare(void)
 {
 	pthread_mutex_lock(&redzone_state.lock);
+	gg_registry_atfork_prepare();
+	pthread_mutex_lock(&redzone_state.pending_lock);
+	pthread_mutex_lock(&redzone_state.viol_lock);
 }
 
 void gg_redzone_atfork_parent(void)
 {
+	pthread_mutex_unlock(&redzone_state.viol_lock);
+	pthread_mutex_unlock(&redzone_state.pending_lock);
+	gg_registry_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.lock);
 }
 
@@ -437,4 +578,6 @@ void gg_redzone_atfork_child(void)
 {
 	pthread_mutex_init(&redzone_state.lock, NULL);
 	gg_registry_atfork_child();
+	pthread_mutex_init(&redzone_state.pending_lock, NULL);
+	pthread_mutex_init(&redzone_state.viol_lock, NULL);
 }

@@ -15,8 +15,16 @@ void gg_redzone_configure(const struct gg_config *cfg);
 /* Every call of an allocation hook takes the next index, failed calls included. */
 uint64_t gg_redzone_next_index(void);
 
-/* Band bytes to add to an allocation of @bytes with @index (0: none). */
-size_t gg_redzone_request(uint64_t index, size_t bytes);
+/* What gg_redzone_request() settled for gg_redzone_alloc(). */
+struct gg_redzone_ticket {
+	int ctx; /* the context's slot; -1: no band */
+};
+
+/* Band bytes to add to an allocation of @bytes with @index (0: none), on
+ * @stream when @async. Settles everything a band needs before the driver is
+ * asked, so a padded allocation is always recorded. */
+size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async,
+			  struct gg_redzone_ticket *t);
 
 /* The padded request ran out of memory and was retried without the band. */
 void gg_redzone_fallback(void);
@@ -24,7 +32,8 @@ void gg_redzone_fallback(void);
 /* An allocation as the driver answered it (@rc 0: @ptr is valid), padded by
  * @pad bytes; @stream is the stream-ordered allocator's stream (NULL: none). */
 void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
-		      void *stream, bool async, int rc, const char *rc_name);
+		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
+		      const char *rc_name);
 
 /* Before a free is forwarded: check and forget the band of @ptr (@async:
  * stream-ordered, after @stream's work). Then, after it: the trace line. */
@@ -37,12 +46,13 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user);
 /* Read back every band; report and re-fill the changed ones. */
 void gg_redzone_scan(const char *why);
 
-/* Context teardown: check the bands of @ctx (or of every context on @dev)
- * before their memory dies, then forget them once it has. */
+/* Context teardown: check the bands of @ctx (or of @dev's primary context)
+ * before their memory dies, then forget them once it has. _ending returns
+ * the primary context to hand to _ended (NULL: nothing to do). */
 void gg_redzone_context_ending(void *ctx);
 void gg_redzone_context_ended(void *ctx);
-void gg_redzone_device_ending(int dev);
-void gg_redzone_device_ended(int dev, bool reset);
+void *gg_redzone_device_ending(int dev);
+void gg_redzone_device_ended(int dev, void *primary, bool reset);
 
 struct gg_redzone_stats {
 	uint64_t calls;  /* allocation calls, failed ones included */
@@ -53,7 +63,6 @@ struct gg_redzone_stats {
 	uint64_t scans, checked, unchecked;
 	uint64_t violations;
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
-	bool batched;    /* the last scan read every band in one batch */
 };
 void gg_redzone_stats(struct gg_redzone_stats *out);
 

@@ -230,7 +230,8 @@ int gg_registry_find(uint64_t ptr, struct gg_zone *out)
 	return err;
 }
 
-void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void *ctx)
+void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
+			 void *ctx)
 {
 	ensure_init();
 	for (int k = 0; k < SHARDS; k++) {
@@ -245,13 +246,17 @@ void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void *ctx)
 			}
 			struct gg_zone *z = &s->zones[idx];
 
-			if (z->ptr && fn(ctx, z)) {
+			bool called = z->ptr != 0;
+
+			if (called && fn(ctx, z)) {
 				int64_t i = slot_of(s, z->ptr);
 
 				if (i >= 0)
 					remove_slot(s, (uint32_t)i);
 			}
 			pthread_mutex_unlock(&s->lock);
+			if (called && after)
+				after(ctx);
 		}
 	}
 }
@@ -283,6 +288,19 @@ size_t gg_registry_footprint(void)
 		pthread_mutex_unlock(&s->lock);
 	}
 	return bytes;
+}
+
+void gg_registry_atfork_prepare(void)
+{
+	ensure_init();
+	for (int k = 0; k < SHARDS; k++)
+		pthread_mutex_lock(&registry_state.shard[k].lock);
+}
+
+void gg_registry_atfork_parent(void)
+{
+	for (int k = SHARDS - 1; k >= 0; k--)
+		pthread_mutex_unlock(&registry_state.shard[k].lock);
 }
 
 void gg_registry_atfork_child(void)

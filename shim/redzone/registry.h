@@ -19,7 +19,9 @@ struct gg_zone {
 	uint8_t flags;     /* GG_ZONE_* */
 };
 
-#define GG_ZONE_ASYNC 0x1 /* from a stream-ordered allocator */
+#define GG_ZONE_ASYNC 0x1    /* from a stream-ordered allocator */
+#define GG_ZONE_UNFILLED 0x2 /* the fill failed: hidden, never checked */
+#define GG_ZONE_PENDING 0x4  /* the fill was queued on the application's stream */
 
 /* Whether an insert is sure to succeed (every shard has a free slot). */
 bool gg_registry_room(void);
@@ -34,9 +36,12 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out);
 int gg_registry_find(uint64_t ptr, struct gg_zone *out);
 
 /* Call @fn for each zone, holding only that zone's shard lock, so no
- * allocation or free waits longer than one call. @fn may change the zone's
- * expected byte or ask for its removal by returning true. */
-void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void *ctx);
+ * allocation or free waits longer than one call; then, with no lock held,
+ * @after (when not NULL), for what must not run under a registry lock
+ * (reports, dladdr). @fn may update the zone, or ask for its removal by
+ * returning true. */
+void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
+			 void *ctx);
 
 /* Live zones and their user bytes. */
 void gg_registry_totals(uint64_t *live, uint64_t *user_bytes);
@@ -44,6 +49,10 @@ void gg_registry_totals(uint64_t *live, uint64_t *user_bytes);
 /* Bytes the registry holds, for the per-zone cost. */
 size_t gg_registry_footprint(void);
 
+/* Fork: every shard lock is held across fork() (taken after the redzone
+ * module's locks), then released in the parent and re-made in the child. */
+void gg_registry_atfork_prepare(void);
+void gg_registry_atfork_parent(void);
 void gg_registry_atfork_child(void);
 
 #endif

@@ -64,7 +64,7 @@ static void jw_puts(struct jw *w, const char *s)
 
 GG_PRINTF(2, 3) static void jw_printf(struct jw *w, const char *fmt, ...)
 {
-	char tmp[256];
+	char tmp[1024]; /* every format here fits, with every number at 20 digits */
 	va_list ap;
 	int n;
 
@@ -242,11 +242,9 @@ static void write_summary(struct jw *w)
 	jw_printf(w, "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
 		  ", \"padded\": %" PRIu64 ", \"unpadded_fallbacks\": %" PRIu64 ", \"live\": %" PRIu64
 		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
-		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64
-		  ", \"batched\": ",
+		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64,
 		  rows.n ? "\n  " : "", z.calls, z.failed, z.padded, z.fallbacks, z.live, z.live_bytes,
 		  z.scans, z.checked, z.unchecked, z.registry_bytes);
-	jw_bool(w, z.batched);
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	gg_redzone_foreach_violation(violation_row, &rows);

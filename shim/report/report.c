@@ -276,24 +276,38 @@ void gg_report_bad_item(const char *var, const char *value, const char *item, co
 		       printable(value, v, sizeof(v)), printable(item, i, sizeof(i)), why);
 }
 
-/* Seal table rows: "  required  MODULE::FUNCTION  Nx RESULT" then "at SITE". */
+/* Seal table rows: "  REQUIRED  MODULE::FUNCTION  Nx", then one "Nx RESULT at
+ * SITE" line per call site. Every line fits 100 columns whatever the pid
+ * (7 digits): names and sites are cut with "..."; the JSON has them whole. */
+#define TABLE_WIDTH (100 - (int)sizeof("gpuguard[4194304] INFO: ") + 1)
+
+static void cut(char *s, size_t width)
+{
+	if (strlen(s) > width && width > 3)
+		memcpy(s + width - 3, "...", 4);
+}
+
 static void seal_row(void *ctx, const struct gg_audit_row *r)
 {
-	char name[2 * 96 + 8], m[96], f[96], site[320];
+	char name[2 * 128 + 3], m[128], f[128], head[64], site[320];
 
 	(void)ctx;
 	if (r->site_index == 0) {
+		int count = snprintf(head, sizeof(head), "  %llux", (unsigned long long)r->pair_failed);
+
 		snprintf(name, sizeof(name), "%s::%s", printable(r->module, m, sizeof(m)),
 			 printable(r->function, f, sizeof(f)));
-		gg_report_info("  %-8s  %s  %llux", r->expected_absent ? "expected" : "REQUIRED", name,
-			       (unsigned long long)r->pair_failed);
+		cut(name, (size_t)(TABLE_WIDTH - 12 - count));
+		gg_report_info("  %-8s  %s%s", r->expected_absent ? "expected" : "REQUIRED", name, head);
 	}
 	if (!r->address && !r->count)
 		return;
-	gg_report_info("            %llux %s at %s", (unsigned long long)r->count,
-		       r->result ? r->result : "?",
-		       site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site,
-				 sizeof(site)));
+	int lead = snprintf(head, sizeof(head), "            %llux %s at ",
+			    (unsigned long long)r->count, r->result ? r->result : "?");
+
+	site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site, sizeof(site));
+	cut(site, lead < TABLE_WIDTH - 16 ? (size_t)(TABLE_WIDTH - lead) : 16);
+	gg_report_info("%s%s", head, site);
 }
 
 void gg_report_seal_table(uint64_t seal, const char *why)

@@ -26,6 +26,8 @@
  *                    summary (GPUGUARD_SUMMARY_JSON, %p = its pid), then exits
  *                    0; the parent waits for it
  *   tasks            how many threads this process has
+ *   cycles:N         N times: reset the primary context, allocate 100 bytes,
+ *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
  *   exit:N           exit(N) here
  * Prints one line per step on stdout, with only what the application knows. */
@@ -314,6 +316,24 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "cycles:", 7)) {
+			unsigned long bad = 0;
+
+			for (unsigned long k = 0; k < a; k++) {
+				CUdeviceptr p, base;
+				size_t size = 0;
+
+				CHECK(cuDevicePrimaryCtxReset_v2(0));
+				CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+				CHECK(cuCtxSetCurrent(primary));
+				CHECK(redzone_alloc(&p, 100));
+				CHECK(cuMemGetAddressRange_v2(&base, &size, p));
+				bad += size != 100;
+				CHECK(cuMemFree_v2(p));
+			}
+			CHECK(cuModuleLoad(&mod, ptx));
+			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+			printf("cycles: %lu of %lu showed padding\n", bad, a);
 		} else if (!strcmp(arg, "tasks")) {
 			char cmd[64];
 

@@ -127,6 +127,8 @@
     X(cuStreamQuery_ptsz, cuStreamQuery, 7000, 1)                             \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, 0)                          \
     X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, 1)                     \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, 0)                     \
+    X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing, 10000, 1)                \
     X(cuStreamGetFlags, cuStreamGetFlags, 5050, 0)                            \
     X(cuStreamGetFlags_ptsz, cuStreamGetFlags, 7000, 1)                       \
     X(cuStreamGetPriority, cuStreamGetPriority, 5050, 0)                      \

@@ -176,6 +176,30 @@ FC_EXPORT(cuStreamGetFlags_ptsz, (CUstream hStream, unsigned int *flags), (hStre
     return stream_get_flags(hStream, flags, true);
 }
 
+/* The fake has no stream capture: every valid stream reports none. */
+static CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool per_thread)
+{
+    fc_stream *s;
+    CUresult rc = stream_query(h, per_thread, status, &s);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    fc_unlock();
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
+          (hStream, captureStatus))
+{
+    return stream_is_capturing(hStream, captureStatus, false);
+}
+
+FC_EXPORT(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
+          (hStream, captureStatus))
+{
+    return stream_is_capturing(hStream, captureStatus, true);
+}
+
 static CUresult stream_get_priority(CUstream h, int *priority, bool per_thread)
 {
     fc_stream *s;
