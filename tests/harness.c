@@ -91,7 +91,7 @@ static char **child_env(unsigned flags, const char *const *env)
 	if (flags & GG_RUN_SHIM)
 		envp[k++] = "LD_PRELOAD=" GG_PRELOAD_PREFIX GG_SHIM;
 	if (GG_PRELOAD_PREFIX[0])
-		envp[k++] = "ASAN_OPTIONS=detect_leaks=0";
+		envp[k++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0";
 	if (flags & GG_RUN_FAKE)
 		envp[k++] = "LD_LIBRARY_PATH=" GG_FAKE_DIR;
 	for (const char *const *e = env; e && *e; e++)

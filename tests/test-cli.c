@@ -1,0 +1,280 @@
+/* The gpuguard command: running a program, scan and bisect. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define RZ GG_APPS "/app-redzone"
+
+/* The command runs with the fake driver's directory on LD_LIBRARY_PATH. (A
+ * sanitized shim brings its runtime as a dependency; the harness tells ASan
+ * not to insist on coming first.) */
+static void cli(struct gg_run *r, const char *const *env, const char *const *argv)
+{
+	const char *envp[16];
+	size_t k = 0;
+
+	envp[k++] = "GG_TEST_PTX=" GG_PTX;
+	for (; env && *env; env++)
+		envp[k++] = *env;
+	envp[k] = NULL;
+	gg_run(r, GG_RUN_FAKE, envp, argv);
+}
+
+/* ---- gpuguard -- PROGRAM ---- */
+
+Test(cli, runs_the_program_under_the_shim_with_options_mapped)
+{
+	char dir[64], json[128], json_opt[160];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(json_opt, sizeof(json_opt), "--json=%s", json);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone", "48", "--fill", "0x5a", json_opt,
+					"--boundary", "sync:2", "--verbosity", "2", "--", RZ,
+					"alloc:64", "band:0:48", "copy:0:1", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "band 0: 5a 5a"), NULL, "%s", r.out);
+	cr_assert_eq(gg_count_lines(r.err, "red zone of 48 bytes"), 1, "%s", r.err);
+	char *v = gg_json(json, "(j['config']['redzone'], j['config']['fill'], j['seals'], "
+				"[x['detected_by'] for x in j['violations']])");
+
+	cr_assert_str_eq(v, "(48, 90, 1, ['scan'])");
+	free(v);
+	gg_run_free(&r);
+	snprintf(json, sizeof(json), "rm -rf %s", dir);
+	cr_assert_eq(system(json), 0);
+}
+
+Test(cli, passes_the_programs_exit_status_through)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--", "/bin/sh", "-c", "exit 7", NULL });
+	cr_assert_eq(gg_run_exit(&r), 7, "%s", r.err);
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone=16", "--exitcode", "42", "--", RZ,
+					"alloc:64", "overrun:0:1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 42, "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(cli, puts_the_shim_before_an_existing_preload)
+{
+	struct gg_run r;
+
+	cli(&r, (const char *[]){ "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6", NULL },
+	    (const char *[]){ GG_CLI, "--", "/bin/sh", "-c", "echo \"$LD_PRELOAD\"", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(strncmp(r.out, "/", 1), 0, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "libgpuguard.so:"), NULL, "%s", r.out);
+	cr_assert_neq(strstr(r.out, ":/lib/x86_64-linux-gnu/libm.so.6\n"), NULL, "%s", r.out);
+	gg_run_free(&r);
+}
+
+Test(cli, an_unknown_option_is_named)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzon", "64", "--", "/bin/true", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: unknown option '--redzon' (see gpuguard --help)\n");
+	gg_run_free(&r);
+}
+
+Test(cli, a_bad_value_is_named)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--fill", "300", "--", "/bin/true", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: --fill: \"300\" is not a valid value\n");
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--json", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: --json needs a value\n");
+	gg_run_free(&r);
+}
+
+Test(cli, a_missing_program_is_an_error)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone", "64", "--", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: no program to run after --\n");
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--", "/nonexistent/program", NULL });
+	cr_assert_eq(gg_run_exit(&r), 127);
+	cr_assert_str_eq(r.err, "gpuguard: cannot run /nonexistent/program: No such file or directory\n");
+	gg_run_free(&r);
+}
+
+Test(cli, help_and_version)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--help", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0);
+	cr_assert_neq(strstr(r.out, "usage: gpuguard [OPTIONS] -- PROGRAM"), NULL);
+	cr_assert_neq(strstr(r.out, "--expected-absent FILE"), NULL);
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--version", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0);
+	cr_assert_eq(strncmp(r.out, "gpuguard ", 9), 0, "%s", r.out);
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	gg_run_free(&r);
+}
+
+/* ---- gpuguard scan ---- */
+
+Test(cli, scan_sends_the_configured_signal_and_the_process_scans)
+{
+	char dir[64], json[128], go[128], env_json[160], step[160], pid[32];
+	struct gg_spawn s;
+	struct gg_run r, scan;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_SIGNAL=USR2",
+				   "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", "overrun:0:2", "sync", step, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "synced\n", 30));
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
+	cr_assert_neq(strstr(scan.out, "sent SIGUSR2 to process"), NULL, "%s", scan.out);
+	cr_assert(gg_wait_file(json, 30), "the process never scanned");
+	char *v = gg_json(json, "[x['detected_by'] for x in j['violations']]");
+
+	cr_assert_str_eq(v, "['scan']");
+	free(v);
+	fclose(fopen(go, "w"));
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	gg_run_free(&r);
+	gg_run_free(&scan);
+	snprintf(json, sizeof(json), "rm -rf %s", dir);
+	cr_assert_eq(system(json), 0);
+}
+
+Test(cli, scan_refuses_what_it_cannot_do)
+{
+	struct gg_spawn s;
+	struct gg_run r, sleeper;
+	char pid[32];
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "4194304", NULL });
+	cr_assert_eq(gg_run_exit(&r), 1);
+	cr_assert_str_eq(r.err, "gpuguard: scan: no process 4194304\n");
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	gg_run_free(&r);
+
+	/* A process without the shim, and one without GPUGUARD_SIGNAL: untouched. */
+	gg_spawn(&s, 0, NULL, (const char *[]){ "/bin/sleep", "30", NULL });
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1);
+	cr_assert_neq(strstr(r.err, "was not started with GPUGUARD_SIGNAL"), NULL, "%s", r.err);
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "USR1", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1);
+	cr_assert_neq(strstr(r.err, "has no libgpuguard.so loaded"), NULL, "%s", r.err);
+	gg_run_free(&r);
+	cr_assert_eq(kill(s.pid, 0), 0, "the sleeper must still be alive");
+	kill(s.pid, SIGTERM);
+	gg_spawn_finish(&s, &sleeper);
+	gg_run_free(&sleeper);
+}
+
+/* ---- gpuguard bisect ---- */
+
+Test(cli, bisect_names_the_allocation_read_past_and_where_it_was_made)
+{
+	struct gg_run r;
+
+	/* Twelve buffers; the program sums 3 bytes past the end of buffer 7 only. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--", RZ, "alloc:64", "alloc:64", "alloc:64",
+					"alloc:64", "alloc:64", "alloc:64", "alloc:64", "alloc:32",
+					"alloc:64", "alloc:64", "alloc:64", "alloc:64", "copy:7:0",
+					"sum:7:3", "sum:2:0", NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s\n%s", r.out, r.err);
+	cr_assert_neq(strstr(r.out, "bisect: allocation #7 is read past its end"), NULL, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "bisect: allocation #7 (32 bytes) was made at:"), NULL, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "bisect:   #0 redzone_alloc+0x"), NULL, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "bisect:   #1 main+0x"), NULL, "%s", r.out);
+	gg_run_free(&r);
+}
+
+Test(cli, bisect_says_when_no_band_matters)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--", RZ, "alloc:64", "copy:0:0", "sum:0:0",
+					NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s\n%s", r.out, r.err);
+	cr_assert_neq(strstr(r.out, "the output depends on no guard band"), NULL, "%s", r.out);
+	gg_run_free(&r);
+}
+
+Test(cli, bisect_needs_a_deterministic_program)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--", "/bin/sh", "-c", "echo $$", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.out);
+	cr_assert_neq(strstr(r.err, "two identical runs of /bin/sh gave different output"), NULL,
+		      "%s", r.err);
+	gg_run_free(&r);
+}
+
+Test(cli, bisect_refuses_options_it_would_override)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--poison", "0:1", "--", RZ, NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: unknown option '--poison' (see gpuguard --help)\n");
+	gg_run_free(&r);
+}
+
+/* ---- meson install ---- */
+
+Test(cli, install_puts_the_library_command_and_man_page_where_they_belong, .timeout = 120)
+{
+	char dir[64], cmd[512];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(cmd, sizeof(cmd), "meson install -C '%s' --no-rebuild --destdir '%s' >/dev/null 2>&1",
+		 GG_BUILD_ROOT, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "%s%s/bin/gpuguard", dir, GG_PREFIX);
+	cr_assert_eq(access(cmd, X_OK), 0, "%s", cmd);
+	/* The installed command finds the installed library, not the build tree's. */
+	cli(&r, NULL, (const char *[]){ cmd, "--", "/bin/sh", "-c", "echo \"$LD_PRELOAD\"", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(strncmp(r.out, dir, strlen(dir)), 0, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "/libgpuguard.so"), NULL, "%s", r.out);
+	gg_run_free(&r);
+	snprintf(cmd, sizeof(cmd), "test -f %s%s/share/man/man1/gpuguard.1", dir, GG_PREFIX);
+	cr_assert_eq(system(cmd), 0, "no man page");
+	/* Nothing of the tests: no fake driver. */
+	snprintf(cmd, sizeof(cmd), "find '%s' -name 'libcuda*' | grep -q .", dir);
+	cr_assert_neq(system(cmd), 0, "the fake driver was installed");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}

@@ -1,0 +1,701 @@
+/* The gpuguard command: runs a program with the shim preloaded, and the
+ * subcommands around it (scan, report, symbolize, bisect). It is the user's
+ * front end, so unlike the shim it prints to stdout. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json.h"
+
+#ifndef GG_VERSION
+#define GG_VERSION "0"
+#endif
+#ifndef GG_INSTALL_LIBDIR
+#define GG_INSTALL_LIBDIR "/usr/local/lib"
+#endif
+
+static const char usage_text[] =
+	"usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...]\n"
+	"       gpuguard scan [--signal SIG] PID\n"
+	"       gpuguard report FILE.json...\n"
+	"       gpuguard symbolize [-d DIR]... [FILE]\n"
+	"       gpuguard bisect [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]\n"
+	"\n"
+	"Runs PROGRAM with libgpuguard.so preloaded: a kernel-lookup audit with a seal\n"
+	"gate, and red zones after every device allocation. See gpuguard(1).\n"
+	"\n"
+	"Options (each sets the GPUGUARD_ variable named):\n"
+	"  --redzone N             guard-band bytes per allocation (REDZONE)\n"
+	"  --fill BYTE             the band's byte, default 0xEE (REDZONE_FILL)\n"
+	"  --min-idx N             pad allocations from index N on (REDZONE_MIN_IDX)\n"
+	"  --trace-idx N           log the stack of allocation N (REDZONE_TRACE_IDX)\n"
+	"  --poison LO:HI          fill bands LO..HI-1 only, zero the others (REDZONE_POISON)\n"
+	"  --no-check-on-free      do not check a band when it is freed (CHECK_ON_FREE=0)\n"
+	"  --halt-on-error         abort at the first red-zone violation (HALT_ON_ERROR)\n"
+	"  --boundary LIST         launch:N, sync:N, after:SECONDS, comma-separated (BOUNDARY)\n"
+	"  --signal SIG            USR1, USR2 or a number: each delivery runs a boundary (SIGNAL)\n"
+	"  --expected-absent FILE  module::function globs that are never fatal (EXPECTED_ABSENT)\n"
+	"  --allow-unresolved      warn instead of abort at the gate (ALLOW_UNRESOLVED)\n"
+	"  --skip-objects LIST     objects skipped when finding a call site (SKIP_OBJECTS)\n"
+	"  --log FILE              log file, %p = pid (LOG)\n"
+	"  --json FILE             JSON summary, %p = pid (SUMMARY_JSON)\n"
+	"  --metrics FILE          Prometheus text file, %p = pid (METRICS)\n"
+	"  --exitcode N            exit status when an error was found (EXITCODE)\n"
+	"  --verbosity N           0, 1 or 2 (VERBOSITY)\n"
+	"  --disable               preload, but pass every call straight through (DISABLE)\n"
+	"  --shim PATH             the libgpuguard.so to preload\n"
+	"  --help, --version\n";
+
+/* ---- values ---- */
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	int base = 10;
+
+	if (!s || !*s)
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, base);
+	return errno == 0 && !*end;
+}
+
+/* A signal by name (USR1, SIGUSR2) or number; 0 when not valid. */
+static int parse_signal(const char *s)
+{
+	uint64_t n;
+
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	if (!strcasecmp(s, "USR1"))
+		return SIGUSR1;
+	if (!strcasecmp(s, "USR2"))
+		return SIGUSR2;
+	if (parse_u64(s, &n) && n > 0 && n < (uint64_t)NSIG && n != SIGKILL && n != SIGSTOP)
+		return (int)n;
+	return 0;
+}
+
+/* ---- finding the library ---- */
+
+static bool usable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* libgpuguard.so next to the command, in the build tree, or in the install tree. */
+static bool find_shim(char *out, size_t cap)
+{
+	char self[PATH_MAX], dir[PATH_MAX], candidate[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	static const char *const relative[] = {
+		"libgpuguard.so",             /* next to the command */
+		"../shim/libgpuguard.so",     /* meson build tree: build/tools/gpuguard */
+		GG_INSTALL_LIBDIR_REL "/libgpuguard.so", /* installed: bin/ -> lib/ */
+	};
+
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(dir, sizeof(dir), "%s", self);
+		*strrchr(dir, '/') = '\0';
+		for (size_t i = 0; i < sizeof(relative) / sizeof(relative[0]); i++) {
+			snprintf(candidate, sizeof(candidate), "%s/%s", dir, relative[i]);
+			if (usable(candidate) && realpath(candidate, out))
+				return true;
+		}
+	}
+	snprintf(candidate, sizeof(candidate), "%s/libgpuguard.so", GG_INSTALL_LIBDIR);
+	if (usable(candidate) && realpath(candidate, out))
+		return true;
+	(void)cap;
+	return false;
+}
+
+/* ---- gpuguard [options] -- PROGRAM ---- */
+
+struct env_list {
+	char *v[64];
+	int n;
+};
+
+static void env_add(struct env_list *e, const char *name, const char *value)
+{
+	size_t len = strlen(name) + strlen(value) + 2;
+	char *kv = malloc(len);
+
+	if (!kv || e->n >= (int)(sizeof(e->v) / sizeof(e->v[0]))) {
+		gg_cli_error("too many options");
+		exit(2);
+	}
+	snprintf(kv, len, "%s=%s", name, value);
+	e->v[e->n++] = kv;
+}
+
+/* Options shared by running and bisecting: their variables. */
+struct option_map {
+	const char *flag;
+	const char *var;
+	enum { TAKES_NUMBER, TAKES_BYTE, TAKES_TEXT, TAKES_SIGNAL, TAKES_RANGE, SETS_0, SETS_1,
+	       TAKES_VERBOSITY } kind;
+};
+
+static const struct option_map options[] = {
+	{ "--redzone", "GPUGUARD_REDZONE", TAKES_NUMBER },
+	{ "--fill", "GPUGUARD_REDZONE_FILL", TAKES_BYTE },
+	{ "--min-idx", "GPUGUARD_REDZONE_MIN_IDX", TAKES_NUMBER },
+	{ "--trace-idx", "GPUGUARD_REDZONE_TRACE_IDX", TAKES_NUMBER },
+	{ "--poison", "GPUGUARD_REDZONE_POISON", TAKES_RANGE },
+	{ "--no-check-on-free", "GPUGUARD_CHECK_ON_FREE", SETS_0 },
+	{ "--halt-on-error", "GPUGUARD_HALT_ON_ERROR", SETS_1 },
+	{ "--boundary", "GPUGUARD_BOUNDARY", TAKES_TEXT },
+	{ "--signal", "GPUGUARD_SIGNAL", TAKES_SIGNAL },
+	{ "--expected-absent", "GPUGUARD_EXPECTED_ABSENT", TAKES_TEXT },
+	{ "--allow-unresolved", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1 },
+	{ "--dangerously-allow-unresolved-kernel-lookups", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1 },
+	{ "--skip-objects", "GPUGUARD_SKIP_OBJECTS", TAKES_TEXT },
+	{ "--log", "GPUGUARD_LOG", TAKES_TEXT },
+	{ "--json", "GPUGUARD_SUMMARY_JSON", TAKES_TEXT },
+	{ "--metrics", "GPUGUARD_METRICS", TAKES_TEXT },
+	{ "--exitcode", "GPUGUARD_EXITCODE", TAKES_BYTE },
+	{ "--verbosity", "GPUGUARD_VERBOSITY", TAKES_VERBOSITY },
+	{ "--disable", "GPUGUARD_DISABLE", SETS_1 },
+};
+
+/* Check @value for option @o; a message naming both when it is wrong. */
+static bool valid(const struct option_map *o, const char *value)
+{
+	uint64_t n, m;
+	const char *colon;
+
+	switch (o->kind) {
+	case TAKES_NUMBER:
+		return parse_u64(value, &n);
+	case TAKES_BYTE:
+		return parse_u64(value, &n) && n <= 255;
+	case TAKES_VERBOSITY:
+		return parse_u64(value, &n) && n <= 2;
+	case TAKES_SIGNAL:
+		return !strcasecmp(value, "none") || parse_signal(value);
+	case TAKES_RANGE: {
+		char lo[32];
+
+		colon = strchr(value, ':');
+		if (!colon || (size_t)(colon - value) >= sizeof(lo))
+			return false;
+		memcpy(lo, value, (size_t)(colon - value));
+		lo[colon - value] = '\0';
+		return parse_u64(lo, &n) && parse_u64(colon + 1, &m) && n <= m;
+	}
+	default:
+		return *value != '\0';
+	}
+}
+
+/* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message given). */
+static int parse_options(int argc, char **argv, int first, struct env_list *e, char *shim,
+			 size_t shim_cap, const char *const *allowed)
+{
+	for (int i = first; i < argc; i++) {
+		const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
+		size_t flag_len = eq ? (size_t)(eq - arg) : strlen(arg);
+		const struct option_map *o = NULL;
+
+		if (!strcmp(arg, "--"))
+			return i + 1 < argc ? i + 1 : (gg_cli_error("no program to run after --"), -1);
+		if (arg[0] != '-') /* gpuguard PROGRAM without "--" works too */
+			return i;
+		if (!strncmp(arg, "--shim", flag_len) && flag_len == 6) {
+			value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!value || !realpath(value, shim)) {
+				gg_cli_error("--shim: cannot use \"%s\": %s", value ? value : "",
+					     value ? strerror(errno) : "missing value");
+				return -1;
+			}
+			(void)shim_cap;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(options) / sizeof(options[0]); k++)
+			if (strlen(options[k].flag) == flag_len && !strncmp(options[k].flag, arg, flag_len))
+				o = &options[k];
+		if (o && allowed) {
+			bool ok = false;
+
+			for (const char *const *a = allowed; *a; a++)
+				ok |= !strcmp(*a, o->flag);
+			if (!ok)
+				o = NULL;
+		}
+		if (!o) {
+			gg_cli_error("unknown option '%s' (see gpuguard --help)", arg);
+			return -1;
+		}
+		if (o->kind == SETS_0 || o->kind == SETS_1) {
+			if (eq) {
+				gg_cli_error("%.*s takes no value", (int)flag_len, arg);
+				return -1;
+			}
+			env_add(e, o->var, o->kind == SETS_1 ? "1" : "0");
+			continue;
+		}
+		value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+		if (!value) {
+			gg_cli_error("%s needs a value", o->flag);
+			return -1;
+		}
+		if (!valid(o, value)) {
+			gg_cli_error("%s: \"%s\" is not a valid value", o->flag, value);
+			return -1;
+		}
+		env_add(e, o->var, value);
+	}
+	gg_cli_error("no program to run (usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...])");
+	return -1;
+}
+
+/* Set LD_PRELOAD with @shim first, then the variables of @e. */
+static void apply_env(const char *shim, const struct env_list *e)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(shim) + (old ? strlen(old) : 0) + 2;
+	char *preload = malloc(len);
+
+	if (!preload) {
+		gg_cli_error("out of memory");
+		exit(2);
+	}
+	if (old && *old)
+		snprintf(preload, len, "%s:%s", shim, old);
+	else
+		snprintf(preload, len, "%s", shim);
+	setenv("LD_PRELOAD", preload, 1);
+	free(preload);
+	for (int i = 0; i < e->n; i++)
+		putenv(e->v[i]);
+}
+
+static bool shim_or_complain(char *shim, size_t cap)
+{
+	if (shim[0] || find_shim(shim, cap))
+		return true;
+	gg_cli_error("libgpuguard.so not found next to this command, in its build tree, or in "
+		     "%s; pass --shim PATH", GG_INSTALL_LIBDIR);
+	return false;
+}
+
+int gg_cmd_run(int argc, char **argv)
+{
+	struct env_list e = { .n = 0 };
+	char shim[PATH_MAX] = "";
+	int prog = parse_options(argc, argv, 1, &e, shim, sizeof(shim), NULL);
+
+	if (prog < 0)
+		return 2;
+	if (!shim_or_complain(shim, sizeof(shim)))
+		return 2;
+	apply_env(shim, &e);
+	execvp(argv[prog], argv + prog);
+	/* As a shell says it: 127 not found, 126 found but not runnable. */
+	gg_cli_error("cannot run %s: %s", argv[prog], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
+/* ---- gpuguard scan PID ---- */
+
+/* GPUGUARD_SIGNAL from the environment PID was started with, or NULL. */
+static char *signal_of(pid_t pid, char *buf, size_t cap)
+{
+	char path[64], env[65536];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return NULL;
+	n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	env[n] = '\0';
+	for (char *p = env; p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "GPUGUARD_SIGNAL=", 16)) {
+			snprintf(buf, cap, "%s", p + 16);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Whether PID has libgpuguard.so mapped. -1 when that cannot be told. */
+static int has_shim(pid_t pid)
+{
+	char path[64], line[1024];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		found |= strstr(line, "libgpuguard") != NULL;
+	fclose(f);
+	return found;
+}
+
+int gg_cmd_scan(int argc, char **argv)
+{
+	const char *sig_name = NULL, *pid_arg = NULL;
+	char from_env[64];
+	uint64_t pid;
+	int sig;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help")) {
+			puts("usage: gpuguard scan [--signal SIG] PID\n\n"
+			     "Sends PID the signal it runs a boundary on (its GPUGUARD_SIGNAL, or SIG):\n"
+			     "a scan of every red zone, the gate, and the reports.");
+			return 0;
+		} else if (!strcmp(argv[i], "--signal") && i + 1 < argc) {
+			sig_name = argv[++i];
+		} else if (!strncmp(argv[i], "--signal=", 9)) {
+			sig_name = argv[i] + 9;
+		} else if (argv[i][0] == '-' || pid_arg) {
+			gg_cli_error("scan: unexpected '%s' (usage: gpuguard scan [--signal SIG] PID)",
+				     argv[i]);
+			return 2;
+		} else {
+			pid_arg = argv[i];
+		}
+	}
+	if (!pid_arg || !parse_u64(pid_arg, &pid) || pid == 0 || pid > INT_MAX) {
+		gg_cli_error("scan: %s", pid_arg ? "not a process id" : "which process? (gpuguard scan PID)");
+		return 2;
+	}
+	if (kill((pid_t)pid, 0) && errno == ESRCH) {
+		gg_cli_error("scan: no process %llu", (unsigned long long)pid);
+		return 1;
+	}
+	if (!sig_name && !(sig_name = signal_of((pid_t)pid, from_env, sizeof(from_env)))) {
+		gg_cli_error("scan: process %llu was not started with GPUGUARD_SIGNAL; pass --signal SIG "
+			     "if it uses one", (unsigned long long)pid);
+		return 1;
+	}
+	if (!strcasecmp(sig_name, "none") || !(sig = parse_signal(sig_name))) {
+		gg_cli_error("scan: \"%s\" is not a signal gpuguard listens to", sig_name);
+		return 2;
+	}
+	if (has_shim((pid_t)pid) == 0) {
+		gg_cli_error("scan: process %llu has no libgpuguard.so loaded; the signal would reach "
+			     "the program itself", (unsigned long long)pid);
+		return 1;
+	}
+	if (kill((pid_t)pid, sig)) {
+		gg_cli_error("scan: cannot signal %llu: %s", (unsigned long long)pid, strerror(errno));
+		return 1;
+	}
+	printf("gpuguard: sent SIG%s to process %llu: it scans its red zones, runs the gate and "
+	       "rewrites its reports\n", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+	       (unsigned long long)pid);
+	return 0;
+}
+
+/* ---- gpuguard bisect ---- */
+
+struct outcome {
+	int status;    /* as from waitpid */
+	char *out;     /* stdout */
+	size_t len;
+	char *err;     /* stderr */
+};
+
+static char *slurp(int fd, size_t *len)
+{
+	struct stat st;
+	char *buf;
+
+	if (fstat(fd, &st) || !(buf = malloc((size_t)st.st_size + 1)))
+		return NULL;
+	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	buf[st.st_size] = '\0';
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static int temp_fd(void)
+{
+	char path[] = "/tmp/gpuguard-bisect-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* Run PROGRAM under the shim with the variables of @e plus @extra. */
+static int run_once(char **prog, const char *shim, const struct env_list *e,
+		    const char *const *extra, struct outcome *o)
+{
+	int out = temp_fd(), err = temp_fd();
+	pid_t pid;
+
+	if (out < 0 || err < 0)
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct env_list all = *e;
+
+		for (const char *const *x = extra; *x; x++)
+			all.v[all.n++] = (char *)*x;
+		apply_env(shim, &all);
+		dup2(out, 1);
+		dup2(err, 2);
+		execvp(prog[0], prog);
+		dprintf(2, "gpuguard: cannot run %s: %s\n", prog[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &o->status, 0) != pid)
+		return -errno;
+	o->out = slurp(out, &o->len);
+	size_t ignored;
+
+	o->err = slurp(err, &ignored);
+	close(out);
+	close(err);
+	return o->out && o->err ? 0 : -ENOMEM;
+}
+
+static void outcome_free(struct outcome *o)
+{
+	free(o->out);
+	free(o->err);
+}
+
+static bool same(const struct outcome *a, const struct outcome *b)
+{
+	return a->status == b->status && a->len == b->len && !memcmp(a->out, b->out, a->len);
+}
+
+/* The allocation count of a run, from its JSON summary. */
+static bool allocations_of(const char *json_path, uint64_t *calls)
+{
+	struct gg_json_error err;
+	struct gg_json *doc = gg_json_parse_file(json_path, &err);
+	const struct gg_json *a;
+
+	if (!doc)
+		return false;
+	a = gg_json_get(gg_json_get(doc, "allocations"), "calls");
+	*calls = gg_json_u64(a, 0);
+	gg_json_free(doc);
+	return a != NULL;
+}
+
+/* Whether filling the bands of allocations [lo, hi) changes the output:
+ * 1, 0, or -1 when the program could not be run. */
+static int poisoned_changes(char **prog, const char *shim, const struct env_list *e,
+			    const struct outcome *base, uint64_t lo, uint64_t hi, int *runs)
+{
+	char poison[80];
+	const char *const env_poison[] = { poison, NULL };
+	struct outcome probe;
+	bool changed;
+
+	snprintf(poison, sizeof(poison), "GPUGUARD_REDZONE_POISON=%llu:%llu", (unsigned long long)lo,
+		 (unsigned long long)hi);
+	if (run_once(prog, shim, e, env_poison, &probe)) {
+		gg_cli_error("bisect: cannot run %s", prog[0]);
+		return -1;
+	}
+	++*runs;
+	changed = !same(base, &probe);
+	outcome_free(&probe);
+	printf("bisect: bands of allocations %llu..%llu filled: output %s\n", (unsigned long long)lo,
+	       (unsigned long long)hi - 1, changed ? "changed" : "the same");
+	return changed;
+}
+
+int gg_cmd_bisect(int argc, char **argv)
+{
+	static const char *const allowed[] = { "--redzone", "--fill", "--min-idx", "--skip-objects",
+					       "--expected-absent", "--allow-unresolved",
+					       "--dangerously-allow-unresolved-kernel-lookups", NULL };
+	struct env_list e = { .n = 0 };
+	char shim[PATH_MAX] = "", dir[] = "/tmp/gpuguard-bisect-XXXXXX", json_env[PATH_MAX + 32];
+	char poison[PATH_MAX + 32];
+	struct outcome base, again, probe;
+	uint64_t calls = 0, lo = 0, hi;
+	int prog, rc = 2, runs = 0;
+	bool has_redzone = false;
+
+	if (argc > 1 && !strcmp(argv[1], "--help")) {
+		puts("usage: gpuguard bisect [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]\n\n"
+		     "Finds which allocation PROGRAM reads past the end of: runs it with every guard\n"
+		     "band zeroed and with every band filled, and if its output differs, halves the\n"
+		     "filled range of allocation indices until one remains, then shows where that\n"
+		     "allocation was made. PROGRAM's output (stdout and exit status) must be the\n"
+		     "same from run to run. Exit status: 1 when it found one, 0 when the output\n"
+		     "does not depend on any band, 2 when it could not tell.");
+		return 0;
+	}
+	if ((prog = parse_options(argc, argv, 1, &e, shim, sizeof(shim), allowed)) < 0)
+		return 2;
+	if (!shim_or_complain(shim, sizeof(shim)))
+		return 2;
+	for (int i = 0; i < e.n; i++)
+		has_redzone |= !strncmp(e.v[i], "GPUGUARD_REDZONE=", 17);
+	if (!has_redzone)
+		env_add(&e, "GPUGUARD_REDZONE", "64");
+	env_add(&e, "GPUGUARD_VERBOSITY", "0");
+	if (!mkdtemp(dir)) {
+		gg_cli_error("bisect: cannot make a temporary directory: %s", strerror(errno));
+		return 2;
+	}
+	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s/summary.json", dir);
+
+	/* Twice with every band zeroed: the reference, and whether it is one. */
+	const char *const zeroed[] = { "GPUGUARD_REDZONE_POISON=0:0", json_env, NULL };
+
+	if (run_once(argv + prog, shim, &e, zeroed, &base) || run_once(argv + prog, shim, &e, zeroed, &again)) {
+		gg_cli_error("bisect: cannot run %s", argv[prog]);
+		goto out;
+	}
+	runs = 2;
+	if (!same(&base, &again)) {
+		gg_cli_error("bisect: two identical runs of %s gave different output; bisect needs a "
+			     "program whose output (stdout and exit status) is the same every time",
+			     argv[prog]);
+		outcome_free(&again);
+		goto out_base;
+	}
+	outcome_free(&again);
+	snprintf(poison, sizeof(poison), "%s/summary.json", dir);
+	if (!allocations_of(poison, &calls) || !calls) {
+		gg_cli_error("bisect: %s made no device allocation gpuguard saw", argv[prog]);
+		goto out_base;
+	}
+	printf("bisect: %s makes %llu allocations; reference output: %zu bytes, status %d\n",
+	       argv[prog], (unsigned long long)calls, base.len,
+	       WIFEXITED(base.status) ? WEXITSTATUS(base.status) : -1);
+
+	/* Invariant: filling the bands of [lo, hi) changes the output. First,
+	 * does filling all of them? Then halve until one allocation remains. */
+	hi = calls;
+	int changed = poisoned_changes(argv + prog, shim, &e, &base, lo, hi, &runs);
+
+	if (changed < 0)
+		goto out_base;
+	if (!changed) {
+		printf("bisect: the output depends on no guard band: no read past the end of an "
+		       "allocation was seen (%d runs)\n", runs);
+		rc = 0;
+		goto out_base;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if ((changed = poisoned_changes(argv + prog, shim, &e, &base, lo, mid, &runs)) < 0)
+			goto out_base;
+		if (changed)
+			hi = mid;
+		else
+			lo = mid; /* not in the first half: in the second */
+	}
+
+	/* One allocation: where was it made? */
+	char trace[64];
+	const char *const env_trace[] = { "GPUGUARD_REDZONE_POISON=0:0", trace, "GPUGUARD_VERBOSITY=1",
+					  NULL };
+
+	snprintf(trace, sizeof(trace), "GPUGUARD_REDZONE_TRACE_IDX=%llu", (unsigned long long)lo);
+	printf("bisect: allocation #%llu is read past its end (%d runs)\n", (unsigned long long)lo,
+	       runs + 1);
+	if (run_once(argv + prog, shim, &e, env_trace, &probe) == 0) {
+		char needle[64];
+		bool found = false;
+
+		/* The trace: "allocation #N (...) was made at:", then "  #K frame" lines. */
+		snprintf(needle, sizeof(needle), "allocation #%llu (", (unsigned long long)lo);
+		for (char *line = probe.err; line && *line;) {
+			char *eol = strchr(line, '\n');
+			char *msg = strstr(line, "INFO: ");
+
+			if (eol)
+				*eol = '\0';
+			if (msg) {
+				msg += 6;
+				if (!found && !strncmp(msg, needle, strlen(needle)))
+					found = true;
+				else if (found && strncmp(msg, "  #", 3))
+					break;
+				if (found)
+					printf("bisect: %s\n", msg);
+			}
+			line = eol ? eol + 1 : NULL;
+		}
+		outcome_free(&probe);
+	}
+	rc = 1;
+out_base:
+	outcome_free(&base);
+out:
+	snprintf(json_env, sizeof(json_env), "%s/summary.json", dir);
+	unlink(json_env);
+	rmdir(dir);
+	return rc;
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} subcommands[] = {
+		{ "scan", gg_cmd_scan },
+		{ "report", gg_cmd_report },
+		{ "symbolize", gg_cmd_symbolize },
+		{ "bisect", gg_cmd_bisect },
+	};
+
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("gpuguard %s\n", GG_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].fn(argc - 1, argv + 1);
+	return gg_cmd_run(argc, argv);
+}

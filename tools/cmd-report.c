@@ -1,0 +1,926 @@
+/* gpuguard report: a human summary, for CI logs, of one or more JSON summaries
+ * (SPEC §6, schema 1). Several files (one per process of a job) are merged
+ * into one view: totals, then each finding once with the pids it was seen in. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+
+#define WIDTH 100
+
+static const char report_usage[] =
+	"usage: gpuguard report [--help] FILE.json...\n"
+	"\n"
+	"Summarizes gpuguard JSON summaries (GPUGUARD_SUMMARY_JSON) for a CI log. Several\n"
+	"files, one per process of a job (%p in the path), are merged into one view:\n"
+	"totals, then each unresolved kernel lookup and red-zone violation once, with the\n"
+	"pids it was seen in. FILE '-' is standard input.\n"
+	"\n"
+	"Exit status: 0 when no file counts an error, 1 when any does, 2 for a usage\n"
+	"error or a file that cannot be read or is not a schema 1 summary.\n";
+
+/* ---- text ---------------------------------------------------------------- */
+
+struct sb {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_add(struct sb *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 128;
+		char *bigger;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		bigger = realloc(b->s, cap);
+		if (!bigger) {
+			b->oom = true;
+			return;
+		}
+		b->s = bigger;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		sb_add(b, tmp, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+
+	if (!big) {
+		b->oom = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb_add(b, big, (size_t)n);
+	free(big);
+}
+
+/* Keeps the words on either side together when lines are wrapped. */
+#define GLUE "\x1f"
+
+/* Text from a summary, made safe for a terminal: control characters (C0, DEL
+ * and C1, and the GLUE byte) are written as \xNN or \u00NN. */
+static void sb_clean(struct sb *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f)
+			sb_printf(b, "\\x%02x", c);
+		else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+			 (unsigned char)s[i + 1] <= 0x9f)
+			sb_printf(b, "\\u%04x", (unsigned char)s[++i]);
+		else
+			sb_add(b, s + i, 1);
+	}
+}
+
+/* A string member of a summary, cleaned; @def when it is not a string. */
+static void sb_str(struct sb *b, const struct gg_json *v, const char *def)
+{
+	if (gg_json_is(v, GG_JSON_STRING))
+		sb_clean(b, v->u.string.s, v->u.string.len);
+	else
+		sb_add(b, def, strlen(def));
+}
+
+static size_t columns(const char *s, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			c++;
+	return c;
+}
+
+/* Print @text at @indent, wrapped at spaces to WIDTH columns, continuation
+ * lines at @hang. Spaces are kept as they are, except where a line is broken.
+ * A word longer than a line is printed whole. */
+static void emit(unsigned indent, unsigned hang, const char *text)
+{
+	size_t col = indent;
+
+	printf("%*s", (int)indent, "");
+	while (*text) {
+		size_t gap = strspn(text, " "), n = strcspn(text + gap, " ");
+		size_t w = columns(text + gap, n);
+
+		if (!n)
+			break; /* trailing spaces */
+		if (col > hang && col + gap + w > WIDTH) {
+			printf("\n%*s", (int)hang, "");
+			col = hang;
+		} else {
+			printf("%.*s", (int)gap, text);
+			col += gap;
+		}
+		text += gap;
+		for (size_t i = 0; i < n; i++)
+			putchar(text[i] == GLUE[0] ? ' ' : text[i]);
+		col += w;
+		text += n;
+	}
+	putchar('\n');
+}
+
+static void emit_sb(unsigned indent, unsigned hang, struct sb *b)
+{
+	emit(indent, hang, b->s ? b->s : "");
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* ---- checking a summary -------------------------------------------------- */
+
+struct check {
+	const char *file;
+	bool bad;
+};
+
+__attribute__((format(printf, 3, 4))) static void complain(struct check *ck,
+							   const struct gg_json *at,
+							   const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (ck->bad)
+		return; /* the first problem is enough */
+	ck->bad = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (at)
+		gg_cli_error("report: %s: line %u, column %u: %s", ck->file, at->line, at->column,
+			     msg);
+	else
+		gg_cli_error("report: %s: %s", ck->file, msg);
+}
+
+enum want { W_U64, W_BOOL, W_STRING, W_STRING_OR_NULL, W_OBJECT, W_OBJECT_OR_NULL, W_ARRAY };
+
+static const char *const want_text[] = {
+	[W_U64] = "a non-negative integer",
+	[W_BOOL] = "true or false",
+	[W_STRING] = "a string",
+	[W_STRING_OR_NULL] = "a string or null",
+	[W_OBJECT] = "an object",
+	[W_OBJECT_OR_NULL] = "an object or null",
+	[W_ARRAY] = "an array",
+};
+
+static bool is_want(const struct gg_json *v, enum want w)
+{
+	switch (w) {
+	case W_U64: return gg_json_is_u64(v);
+	case W_BOOL: return gg_json_is(v, GG_JSON_BOOL);
+	case W_STRING: return gg_json_is(v, GG_JSON_STRING);
+	case W_STRING_OR_NULL: return gg_json_is(v, GG_JSON_STRING) || gg_json_is(v, GG_JSON_NULL);
+	case W_OBJECT: return gg_json_is(v, GG_JSON_OBJECT);
+	case W_OBJECT_OR_NULL: return gg_json_is(v, GG_JSON_OBJECT) || gg_json_is(v, GG_JSON_NULL);
+	case W_ARRAY: return gg_json_is(v, GG_JSON_ARRAY);
+	}
+	return false;
+}
+
+/* Member @key of @obj (@where: the path of @obj, "" or "a.b[1].") must be
+ * what @w says when present, and be present when @required. */
+static void expect(struct check *ck, const struct gg_json *obj, const char *where, const char *key,
+		   enum want w, bool required)
+{
+	const struct gg_json *v = gg_json_get(obj, key);
+
+	if (!v) {
+		if (required)
+			complain(ck, obj, "no \"%s%s\" member", where, key);
+		return;
+	}
+	if (!is_want(v, w))
+		complain(ck, v, "\"%s%s\" is %s%s, expected %s", where, key,
+			 v->type == GG_JSON_NUMBER ? "the number " : "a ",
+			 v->type == GG_JSON_NUMBER ? v->u.number.text : gg_json_type_name(v->type),
+			 want_text[w]);
+}
+
+static void check_counters(struct check *ck, const struct gg_json *root, const char *section,
+			   const char *const *keys)
+{
+	const struct gg_json *obj = gg_json_get(root, section);
+	char where[64];
+
+	expect(ck, root, "", section, W_OBJECT, false);
+	if (!gg_json_is(obj, GG_JSON_OBJECT))
+		return;
+	snprintf(where, sizeof(where), "%s.", section);
+	for (; *keys; keys++)
+		expect(ck, obj, where, *keys, W_U64, false);
+}
+
+static void check_site(struct check *ck, const struct gg_json *row, const char *where)
+{
+	const struct gg_json *site = gg_json_get(row, "site");
+	char w[128];
+
+	expect(ck, row, where, "site", W_OBJECT_OR_NULL, false);
+	if (!gg_json_is(site, GG_JSON_OBJECT))
+		return;
+	snprintf(w, sizeof(w), "%ssite.", where);
+	expect(ck, site, w, "address", W_STRING_OR_NULL, false);
+	expect(ck, site, w, "object", W_STRING_OR_NULL, false);
+	expect(ck, site, w, "offset", W_STRING_OR_NULL, false);
+	expect(ck, site, w, "symbol", W_STRING_OR_NULL, false);
+	expect(ck, site, w, "line", W_STRING_OR_NULL, false);
+}
+
+static void check_rows(struct check *ck, const struct gg_json *root, const char *name,
+		       void (*row)(struct check *, const struct gg_json *, const char *))
+{
+	const struct gg_json *arr = gg_json_get(root, name);
+	char where[64];
+
+	expect(ck, root, "", name, W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
+		const struct gg_json *r = gg_json_at(arr, i);
+
+		snprintf(where, sizeof(where), "%s[%zu].", name, i);
+		if (!gg_json_is(r, GG_JSON_OBJECT)) {
+			complain(ck, r, "\"%s[%zu]\" is a %s, expected an object", name, i,
+				 gg_json_type_name(r->type));
+			return;
+		}
+		row(ck, r, where);
+		check_site(ck, r, where);
+	}
+}
+
+static void check_unresolved_row(struct check *ck, const struct gg_json *r, const char *where)
+{
+	expect(ck, r, where, "module", W_STRING_OR_NULL, false);
+	expect(ck, r, where, "function", W_STRING_OR_NULL, false);
+	expect(ck, r, where, "expected_absent", W_BOOL, false);
+	expect(ck, r, where, "count", W_U64, false);
+	expect(ck, r, where, "result", W_STRING_OR_NULL, false);
+}
+
+static void check_violation_row(struct check *ck, const struct gg_json *r, const char *where)
+{
+	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
+					    "changed", "first_value", "expected", NULL };
+
+	for (const char *const *k = keys; *k; k++)
+		expect(ck, r, where, *k, W_U64, false);
+	expect(ck, r, where, "detected_by", W_STRING_OR_NULL, false);
+}
+
+/* Whether @root is a schema 1 summary this report can read; says why not. */
+static bool check_summary(const char *file, const struct gg_json *root)
+{
+	static const char *const lookups[] = { "total", "resolved", "unresolved_required",
+					       "unresolved_expected", "late_misses", "unresolved",
+					       NULL };
+	static const char *const allocations[] = { "calls", "failed", "padded",
+						   "unpadded_fallbacks", "live", "live_bytes",
+						   NULL };
+	static const char *const redzones[] = { "scans", "checked", "unchecked", NULL };
+	struct check ck = { file, false };
+	const struct gg_json *schema = gg_json_get(root, "schema");
+
+	if (!gg_json_is(root, GG_JSON_OBJECT)) {
+		complain(&ck, root, "not a gpuguard summary (a JSON %s, not an object)",
+			 gg_json_type_name(root->type));
+		return false;
+	}
+	if (!schema) {
+		complain(&ck, NULL, "not a gpuguard summary (no \"schema\" member)");
+		return false;
+	}
+	if (!gg_json_is(schema, GG_JSON_NUMBER) || gg_json_u64(schema, 0) != 1) {
+		struct sb b = { 0 };
+
+		if (gg_json_is(schema, GG_JSON_NUMBER))
+			sb_clean(&b, schema->u.number.text, strlen(schema->u.number.text));
+		else
+			sb_printf(&b, "a %s", gg_json_type_name(schema->type));
+		complain(&ck, schema, "schema %s is not supported (this gpuguard reads schema 1)",
+			 b.s ? b.s : "?");
+		free(b.s);
+		return false;
+	}
+	expect(&ck, root, "", "pid", W_U64, true);
+	expect(&ck, root, "", "exe", W_STRING_OR_NULL, false);
+	expect(&ck, root, "", "sealed", W_BOOL, false);
+	expect(&ck, root, "", "seals", W_U64, false);
+	check_counters(&ck, root, "lookups", lookups);
+	check_counters(&ck, root, "allocations", allocations);
+	check_counters(&ck, root, "redzones", redzones);
+	check_rows(&ck, root, "unresolved", check_unresolved_row);
+	check_rows(&ck, root, "violations", check_violation_row);
+	expect(&ck, root, "", "errors", W_U64, true);
+	return !ck.bad;
+}
+
+/* ---- merging ------------------------------------------------------------- */
+
+struct proc {
+	const char *file;
+	struct gg_json *root;
+	uint64_t pid, errors;
+};
+
+struct pids {
+	uint64_t *v;
+	size_t len, cap;
+};
+
+static void pids_add(struct pids *p, uint64_t pid)
+{
+	for (size_t i = 0; i < p->len; i++)
+		if (p->v[i] == pid)
+			return;
+	if (p->len == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 4;
+		uint64_t *bigger = realloc(p->v, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return; /* the list is only shortened */
+		p->v = bigger;
+		p->cap = cap;
+	}
+	p->v[p->len++] = pid;
+}
+
+static void sb_pids(struct sb *b, const struct pids *p)
+{
+	for (size_t i = 0; i < p->len; i++)
+		sb_printf(b, "%s%" PRIu64, i ? ", " : "", p->v[i]);
+}
+
+/* One call site of an unresolved pair, over every process. */
+struct site_group {
+	char *text;   /* the site as printed */
+	char *result; /* cleaned */
+	uint64_t count;
+	struct pids pids;
+};
+
+/* One unresolved (module, function) pair, over every process. */
+struct pair_group {
+	const struct gg_json *module, *function;
+	bool required;
+	struct pids pids, required_pids, expected_pids;
+	uint64_t count;
+	struct site_group *sites;
+	size_t nsites, cap;
+};
+
+struct violation_group {
+	const struct gg_json *row; /* the first one seen */
+	char *key;
+	struct pids pids;
+};
+
+struct view {
+	struct proc *procs;
+	size_t nprocs;
+	struct pair_group *pairs;
+	size_t npairs, pairs_cap;
+	struct violation_group *violations;
+	size_t nviolations, violations_cap;
+};
+
+static bool same_string(const struct gg_json *a, const struct gg_json *b)
+{
+	if (!gg_json_is(a, GG_JSON_STRING) || !gg_json_is(b, GG_JSON_STRING))
+		return gg_json_is(a, GG_JSON_STRING) == gg_json_is(b, GG_JSON_STRING);
+	return a->u.string.len == b->u.string.len &&
+	       memcmp(a->u.string.s, b->u.string.s, a->u.string.len) == 0;
+}
+
+static bool hex_value(const struct gg_json *v, uint64_t *out)
+{
+	const char *s = gg_json_string(v, NULL);
+	char *end;
+
+	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
+		return false;
+	errno = 0;
+	*out = strtoull(s + 2, &end, 16);
+	return !*end && !errno;
+}
+
+/* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF", "0xADDRESS" or "an unknown
+ * frame", as the log writes it, then " at FILE:LINE" when symbolized. */
+static void sb_site(struct sb *b, const struct gg_json *site)
+{
+	const struct gg_json *object = gg_json_get(site, "object");
+	const struct gg_json *symbol = gg_json_get(site, "symbol");
+	const struct gg_json *line = gg_json_get(site, "line");
+	const char *path = gg_json_string(object, "");
+	const char *base = strrchr(path, '/');
+	uint64_t address = 0, offset = 0;
+
+	base = base ? base + 1 : path;
+	if (!hex_value(gg_json_get(site, "address"), &address) || !address) {
+		sb_add(b, "an unknown frame", strlen("an unknown frame"));
+		return;
+	}
+	if (!*base) {
+		sb_printf(b, "0x%" PRIx64, address);
+	} else {
+		hex_value(gg_json_get(site, "offset"), &offset);
+		if (gg_json_is(symbol, GG_JSON_STRING)) {
+			sb_str(b, symbol, "");
+			sb_add(b, GLUE "(", 2);
+		}
+		sb_clean(b, base, strlen(base));
+		sb_printf(b, "+0x%" PRIx64 "%s", offset,
+			  gg_json_is(symbol, GG_JSON_STRING) ? ")" : "");
+	}
+	if (gg_json_is(line, GG_JSON_STRING)) {
+		sb_add(b, " at ", 4);
+		sb_str(b, line, "");
+	}
+}
+
+static void add_unresolved(struct view *vw, const struct proc *pr, const struct gg_json *row)
+{
+	const struct gg_json *module = gg_json_get(row, "module");
+	const struct gg_json *function = gg_json_get(row, "function");
+	bool expected = gg_json_bool(gg_json_get(row, "expected_absent"), false);
+	uint64_t count = gg_json_u64(gg_json_get(row, "count"), 0);
+	const struct gg_json *site = gg_json_get(row, "site");
+	struct pair_group *g = NULL;
+	struct sb text = { 0 }, result = { 0 };
+	uint64_t address = 0;
+
+	for (size_t i = 0; i < vw->npairs && !g; i++)
+		if (same_string(vw->pairs[i].module, module) &&
+		    same_string(vw->pairs[i].function, function))
+			g = &vw->pairs[i];
+	if (!g) {
+		if (!gg_cli_grow((void **)&vw->pairs, &vw->pairs_cap, vw->npairs, sizeof(*g)))
+			return;
+		g = &vw->pairs[vw->npairs++];
+		memset(g, 0, sizeof(*g));
+		g->module = module;
+		g->function = function;
+	}
+	pids_add(&g->pids, pr->pid);
+	pids_add(expected ? &g->expected_pids : &g->required_pids, pr->pid);
+	g->required |= !expected;
+	g->count += count;
+	/* A row without a call site or a failed call has no line of its own. */
+	if (!count && (!hex_value(gg_json_get(site, "address"), &address) || !address))
+		return;
+	sb_site(&text, site);
+	sb_str(&result, gg_json_get(row, "result"), "?");
+	if (text.oom || result.oom || !text.s || !result.s)
+		goto out;
+	for (size_t i = 0; i < g->nsites; i++) {
+		struct site_group *s = &g->sites[i];
+
+		if (!strcmp(s->text, text.s) && !strcmp(s->result, result.s)) {
+			s->count += count;
+			pids_add(&s->pids, pr->pid);
+			goto out;
+		}
+	}
+	if (!gg_cli_grow((void **)&g->sites, &g->cap, g->nsites, sizeof(*g->sites)))
+		goto out;
+	g->sites[g->nsites] = (struct site_group){ text.s, result.s, count, { 0 } };
+	pids_add(&g->sites[g->nsites].pids, pr->pid);
+	g->nsites++;
+	return;
+out:
+	free(text.s);
+	free(result.s);
+}
+
+static uint64_t member_u64(const struct gg_json *obj, const char *key)
+{
+	return gg_json_u64(gg_json_get(obj, key), 0);
+}
+
+static void add_violation(struct view *vw, const struct proc *pr, const struct gg_json *row)
+{
+	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
+					    "changed", "first_value", "expected", NULL };
+	struct sb key = { 0 };
+	struct violation_group *g;
+
+	for (const char *const *k = keys; *k; k++)
+		sb_printf(&key, "%" PRIu64 " ", member_u64(row, *k));
+	sb_printf(&key, "%d ", gg_json_is(gg_json_get(row, "expected"), GG_JSON_NUMBER));
+	sb_str(&key, gg_json_get(row, "detected_by"), "?");
+	sb_add(&key, " ", 1);
+	sb_site(&key, gg_json_get(row, "site"));
+	if (key.oom || !key.s) {
+		free(key.s);
+		return;
+	}
+	for (size_t i = 0; i < vw->nviolations; i++) {
+		if (!strcmp(vw->violations[i].key, key.s)) {
+			pids_add(&vw->violations[i].pids, pr->pid);
+			free(key.s);
+			return;
+		}
+	}
+	if (!gg_cli_grow((void **)&vw->violations, &vw->violations_cap, vw->nviolations,
+			sizeof(*g))) {
+		free(key.s);
+		return;
+	}
+	g = &vw->violations[vw->nviolations++];
+	*g = (struct violation_group){ row, key.s, { 0 } };
+	pids_add(&g->pids, pr->pid);
+}
+
+static void free_view(struct view *vw)
+{
+	for (size_t i = 0; i < vw->npairs; i++) {
+		struct pair_group *g = &vw->pairs[i];
+
+		for (size_t j = 0; j < g->nsites; j++) {
+			free(g->sites[j].text);
+			free(g->sites[j].result);
+			free(g->sites[j].pids.v);
+		}
+		free(g->sites);
+		free(g->pids.v);
+		free(g->required_pids.v);
+		free(g->expected_pids.v);
+	}
+	free(vw->pairs);
+	for (size_t i = 0; i < vw->nviolations; i++) {
+		free(vw->violations[i].key);
+		free(vw->violations[i].pids.v);
+	}
+	free(vw->violations);
+	for (size_t i = 0; i < vw->nprocs; i++)
+		gg_json_free(vw->procs[i].root);
+	free(vw->procs);
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+static uint64_t total(const struct view *vw, const char *section, const char *key)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < vw->nprocs; i++)
+		sum += member_u64(gg_json_get(vw->procs[i].root, section), key);
+	return sum;
+}
+
+static void print_counters(const struct view *vw, unsigned indent)
+{
+	struct sb b = { 0 };
+	uint64_t n;
+
+	n = total(vw, "lookups", "total");
+	sb_printf(&b, "lookups: %" PRIu64 " %s, %" PRIu64 " resolved, %" PRIu64
+		  " required unresolved, %" PRIu64 " expected absent, %" PRIu64 " late %s",
+		  n, plural(n, "kernel", "kernels"), total(vw, "lookups", "resolved"),
+		  total(vw, "lookups", "unresolved_required"),
+		  total(vw, "lookups", "unresolved_expected"), total(vw, "lookups", "late_misses"),
+		  plural(total(vw, "lookups", "late_misses"), "miss", "misses"));
+	emit_sb(indent, indent + 4, &b);
+	n = total(vw, "allocations", "calls");
+	sb_printf(&b, "allocations: %" PRIu64 " %s, %" PRIu64 " failed, %" PRIu64 " padded, %" PRIu64
+		  " unpadded %s, %" PRIu64 " live (%" PRIu64 " bytes)",
+		  n, plural(n, "call", "calls"), total(vw, "allocations", "failed"),
+		  total(vw, "allocations", "padded"), total(vw, "allocations", "unpadded_fallbacks"),
+		  plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
+		  total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"));
+	emit_sb(indent, indent + 4, &b);
+	n = total(vw, "redzones", "scans");
+	sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " bands checked, %" PRIu64 " unchecked",
+		  n, plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
+		  total(vw, "redzones", "unchecked"));
+	emit_sb(indent, indent + 4, &b);
+	free(b.s);
+}
+
+static void print_process(const struct proc *pr, bool several)
+{
+	struct sb b = { 0 };
+	uint64_t seals = member_u64(pr->root, "seals");
+
+	sb_printf(&b, "process %" PRIu64 ": ", pr->pid);
+	sb_str(&b, gg_json_get(pr->root, "exe"), "(unknown program)");
+	if (gg_json_bool(gg_json_get(pr->root, "sealed"), false))
+		sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals, plural(seals, "seal", "seals"));
+	else
+		sb_printf(&b, ", not sealed");
+	sb_printf(&b, ", %" PRIu64 " %s", pr->errors, plural(pr->errors, "error", "errors"));
+	if (several) {
+		sb_add(&b, " [", 2);
+		sb_clean(&b, pr->file, strlen(pr->file));
+		sb_add(&b, "]", 1);
+	}
+	emit_sb(several ? 2 : 0, several ? 6 : 4, &b);
+	free(b.s);
+}
+
+static void print_unresolved(const struct view *vw, bool several)
+{
+	struct sb b = { 0 };
+	size_t required = 0;
+
+	for (size_t i = 0; i < vw->npairs; i++)
+		required += vw->pairs[i].required;
+	printf("\n");
+	if (!vw->npairs) {
+		printf("unresolved kernel lookups: none\n");
+		return;
+	}
+	printf("unresolved kernel lookups: %zu (%zu required, %zu expected absent)\n", vw->npairs,
+	       required, vw->npairs - required);
+	for (size_t i = 0; i < vw->npairs; i++) {
+		const struct pair_group *g = &vw->pairs[i];
+
+		sb_printf(&b, "%-8s  ", g->required ? "REQUIRED" : "expected");
+		sb_str(&b, g->module, "?");
+		sb_add(&b, "::", 2);
+		sb_str(&b, g->function, "?");
+		sb_printf(&b, "  %" PRIu64 "x", g->count);
+		if (several) {
+			sb_printf(&b, " in %zu %s: ", g->pids.len,
+				  plural(g->pids.len, "process", "processes"));
+			sb_pids(&b, &g->pids);
+		}
+		if (g->required && g->expected_pids.len) {
+			sb_printf(&b, " (expected absent in %s ",
+				  plural(g->expected_pids.len, "pid", "pids"));
+			sb_pids(&b, &g->expected_pids);
+			sb_add(&b, ")", 1);
+		}
+		emit_sb(2, 12, &b);
+		for (size_t j = 0; j < g->nsites; j++) {
+			const struct site_group *s = &g->sites[j];
+
+			sb_printf(&b, "%" PRIu64 "x %s at %s", s->count, s->result, s->text);
+			if (several && s->pids.len < g->pids.len) {
+				sb_printf(&b, " (%s ", plural(s->pids.len, "pid", "pids"));
+				sb_pids(&b, &s->pids);
+				sb_add(&b, ")", 1);
+			}
+			emit_sb(12, 16, &b);
+		}
+	}
+	free(b.s);
+}
+
+static void print_violations(const struct view *vw, bool several)
+{
+	struct sb b = { 0 };
+
+	printf("\n");
+	if (!vw->nviolations) {
+		printf("red zone violations: none\n");
+		return;
+	}
+	printf("red zone violations: %zu\n", vw->nviolations);
+	for (size_t i = 0; i < vw->nviolations; i++) {
+		const struct violation_group *g = &vw->violations[i];
+		const struct gg_json *r = g->row, *expected = gg_json_get(r, "expected");
+		uint64_t changed = member_u64(r, "changed");
+
+		if (several) {
+			sb_printf(&b, "%s ", plural(g->pids.len, "pid", "pids"));
+			sb_pids(&b, &g->pids);
+			sb_add(&b, ": ", 2);
+		}
+		sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " bytes, %" PRIu64
+			  "-byte band): %" PRIu64 " %s changed", member_u64(r, "index"),
+			  member_u64(r, "user_bytes"), member_u64(r, "pad_bytes"), changed,
+			  plural(changed, "byte", "bytes"));
+		emit_sb(2, 6, &b);
+		sb_printf(&b, "at offsets %" PRIu64 "..%" PRIu64 " past the end, first 0x%02" PRIx64,
+			  member_u64(r, "first"), member_u64(r, "last"), member_u64(r, "first_value"));
+		if (expected)
+			sb_printf(&b, GLUE "(expected" GLUE "0x%02" PRIx64 ")",
+				  gg_json_u64(expected, 0));
+		sb_add(&b, ", detected by ", strlen(", detected by "));
+		sb_str(&b, gg_json_get(r, "detected_by"), "?");
+		emit_sb(6, 10, &b);
+		sb_add(&b, "allocated at ", strlen("allocated at "));
+		sb_site(&b, gg_json_get(r, "site"));
+		emit_sb(6, 10, &b);
+	}
+	free(b.s);
+}
+
+static void print_errors(const struct view *vw, bool several)
+{
+	struct sb b = { 0 };
+	uint64_t sum = 0;
+	size_t with = 0;
+
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		sum += vw->procs[i].errors;
+		with += vw->procs[i].errors != 0;
+	}
+	printf("\n");
+	sb_printf(&b, "errors: %" PRIu64, sum);
+	if (several && sum) {
+		sb_printf(&b, " in %zu of %zu processes (", with, vw->nprocs);
+		for (size_t i = 0, n = 0; i < vw->nprocs; i++)
+			if (vw->procs[i].errors)
+				sb_printf(&b, "%s%" PRIu64 ": %" PRIu64, n++ ? ", " : "",
+					  vw->procs[i].pid, vw->procs[i].errors);
+		sb_add(&b, ")", 1);
+	}
+	emit_sb(0, 4, &b);
+	free(b.s);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->file < y->file ? -1 : x->file > y->file; /* argv order */
+}
+
+static struct gg_json *load(const char *file)
+{
+	struct gg_json_error err;
+	struct gg_json *root;
+
+	if (!strcmp(file, "-")) {
+		size_t len;
+		char *text = gg_json_read_fd(STDIN_FILENO, &len);
+
+		if (!text) {
+			gg_cli_error("report: standard input: %s", strerror(errno));
+			return NULL;
+		}
+		root = gg_json_parse(text, len, &err);
+		free(text);
+	} else {
+		root = gg_json_parse_file(file, &err);
+	}
+	if (!root) {
+		if (err.line)
+			gg_cli_error("report: %s: line %u, column %u: %s", file, err.line,
+				     err.column, err.message);
+		else
+			gg_cli_error("report: %s: cannot read: %s", file, err.message);
+		return NULL;
+	}
+	if (!check_summary(file, root)) {
+		gg_json_free(root);
+		return NULL;
+	}
+	return root;
+}
+
+int gg_cmd_report(int argc, char **argv)
+{
+	struct view vw = { 0 };
+	bool bad = false, several, stdin_used = false, options = true;
+	int files = 0, status;
+
+	for (int i = 1; i < argc; i++) {
+		if (options && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
+			fputs(report_usage, stdout);
+			return fflush(stdout) ? 2 : 0;
+		}
+		if (options && !strcmp(argv[i], "--")) {
+			options = false;
+			continue;
+		}
+		if (options && argv[i][0] == '-' && argv[i][1]) {
+			gg_cli_error("report: unknown option '%s' (see gpuguard report --help)",
+				     argv[i]);
+			return 2;
+		}
+		if (!strcmp(argv[i], "-")) {
+			if (stdin_used) {
+				gg_cli_error("report: standard input ('-') given twice");
+				return 2;
+			}
+			stdin_used = true;
+		}
+		files++;
+	}
+	if (!files) {
+		gg_cli_error("report: no FILE.json given (usage: gpuguard report FILE.json...)");
+		return 2;
+	}
+	vw.procs = calloc((size_t)files, sizeof(*vw.procs));
+	if (!vw.procs) {
+		gg_cli_error("report: out of memory");
+		return 2;
+	}
+	options = true;
+	for (int i = 1; i < argc; i++) {
+		struct proc *pr;
+
+		if (options && !strcmp(argv[i], "--")) {
+			options = false;
+			continue;
+		}
+		pr = &vw.procs[vw.nprocs];
+		pr->file = argv[i];
+		pr->root = load(argv[i]);
+		if (!pr->root) {
+			bad = true;
+			continue;
+		}
+		pr->pid = member_u64(pr->root, "pid");
+		pr->errors = member_u64(pr->root, "errors");
+		vw.nprocs++;
+	}
+	if (bad) {
+		free_view(&vw);
+		return 2;
+	}
+	several = vw.nprocs > 1;
+	qsort(vw.procs, vw.nprocs, sizeof(*vw.procs), by_pid);
+	for (size_t i = 0; i < vw.nprocs; i++) {
+		const struct proc *pr = &vw.procs[i];
+		const struct gg_json *rows = gg_json_get(pr->root, "unresolved");
+
+		for (size_t j = 0; j < gg_json_length(rows); j++)
+			add_unresolved(&vw, pr, gg_json_at(rows, j));
+		rows = gg_json_get(pr->root, "violations");
+		for (size_t j = 0; j < gg_json_length(rows); j++)
+			add_violation(&vw, pr, gg_json_at(rows, j));
+	}
+
+	if (several) {
+		printf("gpuguard report: %zu processes\n", vw.nprocs);
+		for (size_t i = 0; i < vw.nprocs; i++)
+			print_process(&vw.procs[i], true);
+		printf("totals:\n");
+	} else {
+		struct sb b = { 0 };
+
+		sb_add(&b, "gpuguard report: ", strlen("gpuguard report: "));
+		sb_clean(&b, vw.procs[0].file, strlen(vw.procs[0].file));
+		emit_sb(0, 4, &b);
+		free(b.s);
+		print_process(&vw.procs[0], false);
+	}
+	print_counters(&vw, 2);
+	print_unresolved(&vw, several);
+	print_violations(&vw, several);
+	print_errors(&vw, several);
+
+	status = 0;
+	for (size_t i = 0; i < vw.nprocs; i++)
+		if (vw.procs[i].errors)
+			status = 1;
+	free_view(&vw);
+	if (fflush(stdout) || ferror(stdout)) {
+		gg_cli_error("report: cannot write the report: %s", strerror(errno));
+		return 2;
+	}
+	return status;
+}
