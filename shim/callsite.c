@@ -48,6 +48,7 @@ static struct {
 	int (*init_local)(unw_cursor_t *, unw_context_t *);
 	int (*step)(unw_cursor_t *);
 	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*fast_backtrace)(void **, int); /* unw_backtrace: cached frame info */
 #endif
 } callsite_state = { .once = PTHREAD_ONCE_INIT };
 
@@ -88,6 +89,9 @@ static void load_unwinder(void)
 	if (!callsite_state.getcontext || !callsite_state.init_local || !callsite_state.step ||
 	    !callsite_state.get_reg)
 		callsite_state.getcontext = NULL; /* incomplete: use backtrace() */
+	/* libunwind's own fast path: it caches how to step each frame, which makes
+	 * an unwind several times cheaper than stepping a cursor. */
+	callsite_state.fast_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 #endif
 }
 
@@ -99,6 +103,14 @@ __attribute__((noinline)) int gg_callsite_frames(uintptr_t *pcs, int max)
 	atomic_fetch_add_explicit(&callsite_state.unwinds, 1, memory_order_relaxed);
 	pthread_once(&callsite_state.once, load_unwinder);
 #ifdef GG_HAVE_LIBUNWIND_H
+	if (callsite_state.fast_backtrace) {
+		void *buf[GG_CALLSITE_MAX_FRAMES + 1];
+		int got = callsite_state.fast_backtrace(buf, GG_CALLSITE_MAX_FRAMES + 1);
+
+		for (int i = 1; i < got && n < max; i++) /* buf[0] is this function */
+			pcs[n++] = (uintptr_t)buf[i];
+		return n;
+	}
 	if (callsite_state.getcontext) {
 		unw_context_t uc;
 		unw_cursor_t cursor;

@@ -429,6 +429,38 @@ Test(redzone, a_stream_ordered_fill_is_never_read_before_it_is_done)
 	rz_free(&a);
 }
 
+static char *scan_calls_with(const char *zones)
+{
+	struct rz_run a;
+	char step[32], *v;
+
+	snprintf(step, sizeof(step), "hold:%s:64", zones);
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ step, "alloc:64", "alloc:64", "copy:1:2", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	v = gg_json(a.json, "(j['redzones']['batched'], j['redzones']['scan_driver_calls'], "
+			    "j['redzones']['checked'], "
+			    "[(x['index'], x['detected_by']) for x in j['violations']])");
+	rz_free(&a);
+	return v;
+}
+
+Test(redzone, a_scan_reads_every_band_in_a_constant_number_of_driver_calls)
+{
+	/* 2 (or 200) live zones, then the two the test writes past. */
+	char *few = scan_calls_with("2"), *many = scan_calls_with("200");
+	char want_few[64], want_many[64];
+
+	/* One batched copy and one wait per scan, whatever the number of zones;
+	 * the last scan is the exit scan, after the boundary reported the write. */
+	snprintf(want_few, sizeof(want_few), "(True, 2, 8, [(3, 'scan')])");
+	snprintf(want_many, sizeof(want_many), "(True, 2, 404, [(201, 'scan')])");
+	cr_assert_str_eq(few, want_few);
+	cr_assert_str_eq(many, want_many);
+	free(few);
+	free(many);
+}
+
 /* ---- tracing ---- */
 
 Test(redzone, trace_idx_names_the_allocating_function)

@@ -61,12 +61,20 @@ static void *lookup(enum driver_id id)
 		f_ ? (f_ args == CUDA_SUCCESS ? 0 : -EIO) : -ENOSYS;                 \
 	})
 
+/* Functions the shim can do without (older drivers): gg_device_resolve()
+ * does not insist on them. */
+static bool optional(enum driver_id id)
+{
+	return id == DRV_cuMemcpyBatchAsync_v2 || id == DRV_cuMemcpyBatchAsync ||
+	       id == DRV_cuStreamIsCapturing;
+}
+
 int gg_device_resolve(void)
 {
 	int err = 0;
 
 	for (int id = 0; id < DRV_COUNT; id++)
-		if (!lookup((enum driver_id)id))
+		if (!lookup((enum driver_id)id) && !optional((enum driver_id)id))
 			err = -ENOSYS;
 	return err;
 }
@@ -234,4 +242,33 @@ int gg_device_event_destroy(void *ctx, void *event)
 	err = CALL(cuEventDestroy_v2, ((CUevent)event));
 	pop();
 	return err;
+}
+
+int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *const *dsts,
+			 const size_t *sizes, size_t count)
+{
+	gg_driver_cuMemcpyBatchAsync_v2_fn v2 =
+		(gg_driver_cuMemcpyBatchAsync_v2_fn)lookup(DRV_cuMemcpyBatchAsync_v2);
+	gg_driver_cuMemcpyBatchAsync_fn v1 =
+		(gg_driver_cuMemcpyBatchAsync_fn)lookup(DRV_cuMemcpyBatchAsync);
+	/* One attribute for every copy: ordinary stream ordering of the sources. */
+	CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
+	size_t attr_idx = 0, fail = 0;
+	CUresult rc;
+	int err;
+
+	if (!v2 && !v1)
+		return -ENOSYS;
+	if ((err = push(ctx)))
+		return err;
+	/* Host destinations are plain addresses under unified addressing. */
+	if (v2)
+		rc = v2((CUdeviceptr *)dsts, (CUdeviceptr *)srcs, (size_t *)sizes, count, &attr,
+			&attr_idx, 1, (CUstream)stream);
+	else
+		rc = v1((CUdeviceptr *)dsts, (CUdeviceptr *)srcs, (size_t *)sizes, count, &attr,
+			&attr_idx, 1, &fail, (CUstream)stream);
+	err = rc == CUDA_SUCCESS ? CALL(cuStreamSynchronize, ((CUstream)stream)) : -EIO;
+	pop();
+	return rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS : err;
 }

@@ -29,6 +29,12 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
  * legacy stream, which also waits for the blocking streams), in @ctx. */
 int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n);
 
+/* @count copies, device @srcs[i] to host @dsts[i] of @sizes[i] bytes, as one
+ * cuMemcpyBatchAsync on @stream (not the legacy stream), waited for.
+ * -ENOSYS when the driver has no batched copy. */
+int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *const *dsts,
+			 const size_t *sizes, size_t count);
+
 /* Whether @dev's primary context is active. */
 int gg_device_primary_active(int dev, bool *active);
 

@@ -13,13 +13,19 @@
  * allocation is always recorded, and its padding always hidden.
  *
  * Lock order: the boundary lock, redzone_state.lock, a registry shard lock,
- * then the leaves pending_lock and viol_lock. Reports and dladdr() run with
- * no lock of this module held. */
+ * then the leaves pending_lock, viol_lock and batch_lock. Reports and
+ * dladdr() run with no lock of this module held.
+ *
+ * A full scan reads every band of a context with one batched copy (when the
+ * driver has cuMemcpyBatchAsync): a constant number of driver calls however
+ * many zones there are. Its zones are flagged while it reads, and a free of
+ * one of them waits for the batch, so no band is read after its memory died. */
 #include "redzone/redzone.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "callsite.h"
@@ -71,10 +77,18 @@ static struct {
 	pthread_mutex_t viol_lock;    /* leaf: guards @viol, @nviol */
 	struct gg_violation viol[MAX_VIOLATIONS];
 	unsigned nviol;
+
+	pthread_mutex_t batch_lock;   /* leaf: guards @batch_active; @batch_done waits on it */
+	pthread_cond_t batch_done;
+	bool batch_active;            /* zones flagged SCANNING are being read */
+	atomic_bool batched;          /* the last full scan read its bands in batches */
+	atomic_uint_fast64_t scan_calls; /* driver calls of the last full scan's reads */
 } redzone_state = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.pending_lock = PTHREAD_MUTEX_INITIALIZER,
 	.viol_lock = PTHREAD_MUTEX_INITIALIZER,
+	.batch_lock = PTHREAD_MUTEX_INITIALIZER,
+	.batch_done = PTHREAD_COND_INITIALIZER,
 };
 
 void gg_redzone_configure(const struct gg_config *cfg)
@@ -402,6 +416,13 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async)
 
 	if (!ptr || gg_registry_remove(ptr, &z))
 		return; /* not ours: untouched */
+	if (z.flags & GG_ZONE_SCANNING) {
+		/* A batched scan is reading its band: the memory must outlive the read. */
+		pthread_mutex_lock(&redzone_state.batch_lock);
+		while (redzone_state.batch_active)
+			pthread_cond_wait(&redzone_state.batch_done, &redzone_state.batch_lock);
+		pthread_mutex_unlock(&redzone_state.batch_lock);
+	}
 	if (redzone_state.check_on_free) {
 		/* A stream-ordered free reads after the work queued on its stream, which
 		 * waits for it; one being captured into a graph cannot be waited for. */
@@ -476,11 +497,164 @@ static void scan(struct scan *sc)
 	halt_if_asked(before);
 }
 
+/* ---- batched scans: a constant number of driver calls per context ---- */
+
+struct batch {
+	struct gg_zone *zones; /* copies of the zones flagged SCANNING */
+	size_t n, cap;
+	bool oom;
+};
+
+/* Under the zone's shard lock: take it into the batch, or count it unchecked. */
+static bool collect_zone(void *arg, struct gg_zone *z)
+{
+	struct batch *b = arg;
+	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
+
+	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !atomic_load(&s->stream) ||
+	    !fill_done(z)) {
+		unchecked();
+		return false;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct gg_zone *zones = realloc(b->zones, cap * sizeof(*zones));
+
+		if (!zones) {
+			b->oom = true;
+			unchecked();
+			return false;
+		}
+		b->zones = zones;
+		b->cap = cap;
+	}
+	z->flags |= GG_ZONE_SCANNING;
+	b->zones[b->n++] = *z;
+	return false;
+}
+
+static int by_ctx(const void *a, const void *b)
+{
+	const struct gg_zone *x = a, *y = b;
+
+	return (x->ctx > y->ctx) - (x->ctx < y->ctx);
+}
+
+/* Read the bands of @zones (all of one context) into @buf: one batched copy,
+ * or one read per band when the driver has no batched copy. */
+static bool read_group(const struct gg_zone *zones, size_t n, uint8_t *buf, bool *batched)
+{
+	struct ctx_slot *s = &redzone_state.ctx[zones[0].ctx];
+	void *stream = atomic_load(&s->stream);
+	uint64_t *srcs = malloc(n * sizeof(*srcs));
+	void **dsts = malloc(n * sizeof(*dsts));
+	size_t *sizes = malloc(n * sizeof(*sizes));
+	uint8_t *at = buf;
+	int err = -ENOMEM;
+
+	if (srcs && dsts && sizes) {
+		for (size_t i = 0; i < n; i++) {
+			srcs[i] = zones[i].ptr + zones[i].user;
+			dsts[i] = at;
+			sizes[i] = zones[i].pad;
+			at += zones[i].pad;
+		}
+		err = gg_device_read_batch(s->ctx, stream, srcs, dsts, sizes, n);
+		if (!err)
+			atomic_fetch_add(&redzone_state.scan_calls, 2); /* the copy and the wait */
+	}
+	if (err == -ENOSYS) {
+		*batched = false;
+		err = 0;
+		for (size_t i = 0; i < n && !err; i++) {
+			err = gg_device_read(s->ctx, stream, srcs[i], dsts[i], sizes[i]);
+			atomic_fetch_add(&redzone_state.scan_calls, 2);
+		}
+	}
+	free(srcs);
+	free(dsts);
+	free(sizes);
+	return err == 0;
+}
+
+/* A scan of every band, in batches. False when it could not be done (the
+ * caller scans band by band). */
+static bool scan_batched(struct scan *sc)
+{
+	struct batch b = { 0 };
+	uint64_t total = 0;
+	uint8_t *buf = NULL;
+	bool batched = true;
+
+	pthread_mutex_lock(&redzone_state.batch_lock);
+	redzone_state.batch_active = true;
+	pthread_mutex_unlock(&redzone_state.batch_lock);
+	atomic_store(&redzone_state.scan_calls, 0);
+	gg_registry_foreach(collect_zone, NULL, &b);
+	for (size_t i = 0; i < b.n; i++)
+		total += b.zones[i].pad;
+	if (b.n && !(buf = malloc(total)))
+		b.oom = true;
+	if (!b.oom) {
+		qsort(b.zones, b.n, sizeof(*b.zones), by_ctx);
+		uint8_t *at = buf;
+
+		for (size_t i = 0, j; i < b.n; i = j) {
+			bool read;
+
+			for (j = i; j < b.n && b.zones[j].ctx == b.zones[i].ctx; j++)
+				;
+			read = read_group(&b.zones[i], j - i, at, &batched);
+			for (size_t k = i; k < j; k++) {
+				const struct gg_zone *z = &b.zones[k];
+				const uint8_t *band = at;
+				struct band_check c = { 0 };
+
+				at += z->pad;
+				if (!read) {
+					unchecked();
+					continue;
+				}
+				atomic_fetch_add_explicit(&redzone_state.checked, 1, memory_order_relaxed);
+				compare(&c, band, z->pad, 0, z->expected);
+				if (!c.changed)
+					continue;
+				struct gg_violation v = violation_of(z, &c, sc->by);
+				struct ctx_slot *s = &redzone_state.ctx[z->ctx];
+
+				violation(&v);
+				/* Re-filled, so the next scan reports only new writes. */
+				(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z->ptr + z->user,
+						     z->expected, z->pad, true);
+			}
+		}
+	}
+	for (size_t i = 0; i < b.n; i++)
+		(void)gg_registry_clear_flags(b.zones[i].ptr, GG_ZONE_SCANNING);
+	pthread_mutex_lock(&redzone_state.batch_lock);
+	redzone_state.batch_active = false;
+	pthread_cond_broadcast(&redzone_state.batch_done);
+	pthread_mutex_unlock(&redzone_state.batch_lock);
+	free(buf);
+	free(b.zones);
+	atomic_store(&redzone_state.batched, batched);
+	return !b.oom;
+}
+
 void gg_redzone_scan(const char *why)
 {
 	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
+	uint64_t before = atomic_load(&redzone_state.violations);
 
-	scan(&sc);
+	if (!redzone_state.pad)
+		return;
+	atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
+	if (!scan_batched(&sc)) {
+		/* Out of memory for the batch: band by band, with no allocation. */
+		atomic_store(&redzone_state.batched, false);
+		gg_registry_foreach(scan_zone, scan_after, &sc);
+	}
+	halt_if_asked(before);
 }
 
 void gg_redzone_context_ending(void *ctx)
@@ -537,6 +711,8 @@ void gg_redzone_stats(struct gg_redzone_stats *out)
 	out->checked = atomic_load_explicit(&redzone_state.checked, memory_order_relaxed);
 	out->unchecked = atomic_load_explicit(&redzone_state.unchecked, memory_order_relaxed);
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
+	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
+	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 }
 
 void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violation *v), void *ctx)
@@ -564,10 +740,12 @@ void gg_redzone_atfork_prepare(void)
 	gg_registry_atfork_prepare();
 	pthread_mutex_lock(&redzone_state.pending_lock);
 	pthread_mutex_lock(&redzone_state.viol_lock);
+	pthread_mutex_lock(&redzone_state.batch_lock);
 }
 
 void gg_redzone_atfork_parent(void)
 {
+	pthread_mutex_unlock(&redzone_state.batch_lock);
 	pthread_mutex_unlock(&redzone_state.viol_lock);
 	pthread_mutex_unlock(&redzone_state.pending_lock);
 	gg_registry_atfork_parent();
@@ -580,4 +758,7 @@ void gg_redzone_atfork_child(void)
 	gg_registry_atfork_child();
 	pthread_mutex_init(&redzone_state.pending_lock, NULL);
 	pthread_mutex_init(&redzone_state.viol_lock, NULL);
+	pthread_mutex_init(&redzone_state.batch_lock, NULL);
+	pthread_cond_init(&redzone_state.batch_done, NULL);
+	redzone_state.batch_active = false; /* the scanning thread did not come along */
 }

@@ -63,6 +63,8 @@ struct gg_redzone_stats {
 	uint64_t scans, checked, unchecked;
 	uint64_t violations;
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
+	bool batched;            /* the last full scan read its bands in batched copies */
+	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
 };
 void gg_redzone_stats(struct gg_redzone_stats *out);
 

@@ -214,6 +214,22 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
 	return err;
 }
 
+int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		s->zones[s->table[i] - 1].flags &= (uint8_t)~flags;
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
 int gg_registry_find(uint64_t ptr, struct gg_zone *out)
 {
 	struct shard *s = shard_of(ptr);

@@ -22,6 +22,7 @@ struct gg_zone {
 #define GG_ZONE_ASYNC 0x1    /* from a stream-ordered allocator */
 #define GG_ZONE_UNFILLED 0x2 /* the fill failed: hidden, never checked */
 #define GG_ZONE_PENDING 0x4  /* the fill was queued on the application's stream */
+#define GG_ZONE_SCANNING 0x8 /* in a batched scan: its free waits for the batch */
 
 /* Whether an insert is sure to succeed (every shard has a free slot). */
 bool gg_registry_room(void);
@@ -31,6 +32,9 @@ int gg_registry_insert(const struct gg_zone *z);
 
 /* Remove the zone at @ptr into @out. 0 or -ENOENT. */
 int gg_registry_remove(uint64_t ptr, struct gg_zone *out);
+
+/* Clear @flags of the zone at @ptr. 0 or -ENOENT. */
+int gg_registry_clear_flags(uint64_t ptr, uint8_t flags);
 
 /* A copy of the zone at @ptr. 0 or -ENOENT. */
 int gg_registry_find(uint64_t ptr, struct gg_zone *out);

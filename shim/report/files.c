@@ -242,9 +242,11 @@ static void write_summary(struct jw *w)
 	jw_printf(w, "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
 		  ", \"padded\": %" PRIu64 ", \"unpadded_fallbacks\": %" PRIu64 ", \"live\": %" PRIu64
 		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
-		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64,
+		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64
+		  ", \"scan_driver_calls\": %" PRIu64 ", \"batched\": %s",
 		  rows.n ? "\n  " : "", z.calls, z.failed, z.padded, z.fallbacks, z.live, z.live_bytes,
-		  z.scans, z.checked, z.unchecked, z.registry_bytes);
+		  z.scans, z.checked, z.unchecked, z.registry_bytes, z.scan_calls,
+		  z.batched ? "true" : "false");
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	gg_redzone_foreach_violation(violation_row, &rows);

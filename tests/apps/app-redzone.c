@@ -16,6 +16,7 @@
  *   destroy          destroy that context
  *   threads:T:N:S    T threads, each N alloc/free pairs of S bytes
  *   many:N:S         N live allocations of S bytes, then free them all
+ *   hold:N:S         N allocations of S bytes, kept until exit
  *   wait:PATH        wait (up to 30 s) until PATH exists
  *   raise:SIG        send signal number SIG to this process
  *   storm:T:N:K      T threads, each N alloc/free pairs, while K signals
@@ -260,6 +261,13 @@ int main(int argc, char **argv)
 			for (unsigned long k = 0; k < a && k < 64; k++)
 				pthread_join(t[k], NULL);
 			printf("threads done\n");
+		} else if (!strncmp(arg, "hold:", 5)) {
+			for (unsigned long k = 0; k < a; k++) {
+				CUdeviceptr p;
+
+				CHECK(redzone_alloc(&p, b));
+			}
+			printf("holding %lu\n", a);
 		} else if (!strncmp(arg, "many:", 5)) {
 			CUdeviceptr *ps = malloc(a * sizeof(*ps));
 

@@ -116,6 +116,10 @@
     X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync, 3000, 0)                          \
     X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020, 0)                       \
     X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync, 7000, 1)                  \
+    X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080, 0)                       \
+    X(cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync, 12080, 1)                  \
+    X(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync, 13000, 0)                    \
+    X(cuMemcpyBatchAsync_v2_ptsz, cuMemcpyBatchAsync, 13000, 1)               \
     /* streams */                                                             \
     X(cuStreamCreate, cuStreamCreate, 2000, 0)                                \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050, 0)        \

@@ -153,6 +153,68 @@ static xfer unified(CUdeviceptr dst, CUdeviceptr src, size_t n)
     return x;
 }
 
+/*
+ * cuMemcpyBatchAsync: each copy's direction follows its pointers (unified
+ * addressing); the copies are queued in order on the stream. As documented,
+ * the legacy NULL stream is refused, at least one attribute is needed and the
+ * first must apply from copy 0; the index of a copy that fails its checks is
+ * given back (SIZE_MAX when the failure is not about one copy), and the
+ * copies before it stay queued.
+ */
+static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                             CUmemcpyAttributes *attrs, size_t *attrIdxs, size_t numAttrs,
+                             size_t *failIdx, CUstream h, bool per_thread)
+{
+    if (failIdx)
+        *failIdx = SIZE_MAX;
+    if (!dsts || !srcs || !sizes || !count || !attrs || !attrIdxs || !numAttrs ||
+        numAttrs > count || attrIdxs[0] != 0 || h == NULL || h == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++) {
+        xfer x = unified(dsts[i], srcs[i], sizes[i]);
+        CUresult rc = sizes[i] ? xfer_async(&x, h, per_thread) : CUDA_ERROR_INVALID_VALUE;
+
+        if (rc != CUDA_SUCCESS) {
+            if (failIdx)
+                *failIdx = i;
+            return rc;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuMemcpyBatchAsync,
+          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+           size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+          (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream))
+{
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream, false);
+}
+
+FC_EXPORT(cuMemcpyBatchAsync_ptsz,
+          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+           size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+          (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream))
+{
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream, true);
+}
+
+FC_EXPORT(cuMemcpyBatchAsync_v2,
+          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+           size_t *attrIdxs, size_t numAttrs, CUstream hStream),
+          (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream))
+{
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, NULL, hStream, false);
+}
+
+FC_EXPORT(cuMemcpyBatchAsync_v2_ptsz,
+          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+           size_t *attrIdxs, size_t numAttrs, CUstream hStream),
+          (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream))
+{
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, NULL, hStream, true);
+}
+
 /* ------------------------------------------------------------------------ */
 /* memcpy                                                                    */
 /* ------------------------------------------------------------------------ */

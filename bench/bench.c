@@ -1,0 +1,157 @@
+/* gpuguard's benchmarks: one driver-API program, one case per run, timed
+ * with CLOCK_MONOTONIC around the measured loop only. scripts/bench runs it
+ * without the shim, with the shim disabled, with the audit only and with red
+ * zones, and under callgrind for instruction counts.
+ *
+ *   bench lookup-hit N       N cuModuleGetFunction that succeed
+ *   bench lookup-miss N      N that fail (each unwinds once)
+ *   bench launch N           N cuLaunchKernel of an empty kernel
+ *   bench alloc N S          N cuMemAlloc_v2 + cuMemFree_v2 pairs of S bytes
+ *   bench scale L N          the same with L allocations live meanwhile
+ *   bench threads T N        T threads, N pairs each: pairs per second
+ *   bench scan Z             one cuCtxSynchronize with Z live allocations
+ *                            (a scan when GPUGUARD_BOUNDARY=sync:1)
+ *
+ * Prints "ns_per_op X" (or "pairs_per_s X", "ns X") on stdout.
+ * Needs GG_BENCH_PTX: the kernels' PTX file (tests/fakecuda/kernels.ptx). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#define CHECK(call)                                                                 \
+	do {                                                                        \
+		CUresult rc_ = (call);                                              \
+		if (rc_ != CUDA_SUCCESS) {                                          \
+			fprintf(stderr, "bench: %s failed: %d\n", #call, (int)rc_);  \
+			exit(2);                                                    \
+		}                                                                   \
+	} while (0)
+
+static CUcontext ctx;
+static CUmodule mod;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void pairs(unsigned long n, size_t bytes)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		CUdeviceptr p;
+
+		CHECK(cuMemAlloc_v2(&p, bytes));
+		CHECK(cuMemFree_v2(p));
+	}
+}
+
+struct job {
+	unsigned long n;
+};
+
+static void *pair_thread(void *arg)
+{
+	struct job *j = arg;
+
+	CHECK(cuCtxSetCurrent(ctx));
+	pairs(j->n, 256);
+	return NULL;
+}
+
+static CUdeviceptr *hold(unsigned long n)
+{
+	CUdeviceptr *live = malloc(n * sizeof(*live));
+
+	if (!live)
+		exit(2);
+	for (unsigned long i = 0; i < n; i++)
+		CHECK(cuMemAlloc_v2(&live[i], 256));
+	return live;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ptx = getenv("GG_BENCH_PTX"), *what = argc > 1 ? argv[1] : "";
+	unsigned long a = argc > 2 ? strtoul(argv[2], NULL, 0) : 0;
+	unsigned long b = argc > 3 ? strtoul(argv[3], NULL, 0) : 0;
+	CUfunction f;
+	double t0, t;
+
+	if (!ptx || !a) {
+		fprintf(stderr, "usage: GG_BENCH_PTX=kernels.ptx bench CASE N [M]\n");
+		return 64;
+	}
+	CHECK(cuInit(0));
+	CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	CHECK(cuCtxSetCurrent(ctx));
+	CHECK(cuModuleLoad(&mod, ptx));
+
+	if (!strcmp(what, "lookup-hit") || !strcmp(what, "lookup-miss")) {
+		const char *name = what[7] == 'h' ? "gg_fill" : "no_such_kernel";
+
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			(void)cuModuleGetFunction(&f, mod, name);
+		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
+	} else if (!strcmp(what, "launch")) {
+		unsigned char v = 0;
+		unsigned long long n = 0;
+		CUdeviceptr p = 0;
+		void *params[] = { &p, &v, &n };
+
+		CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+		t = now_ns() - t0;
+		CHECK(cuCtxSynchronize());
+		printf("ns_per_op %.1f\n", t / (double)a);
+	} else if (!strcmp(what, "alloc")) {
+		t0 = now_ns();
+		pairs(a, b ? b : 256);
+		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
+	} else if (!strcmp(what, "scale")) {
+		CUdeviceptr *live = hold(a);
+
+		t0 = now_ns();
+		pairs(b, 256);
+		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)b);
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuMemFree_v2(live[i]));
+		free(live);
+	} else if (!strcmp(what, "threads")) {
+		pthread_t th[64];
+		struct job job = { b };
+
+		if (a > 64)
+			return 64;
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			pthread_create(&th[i], NULL, pair_thread, &job);
+		for (unsigned long i = 0; i < a; i++)
+			pthread_join(th[i], NULL);
+		t = now_ns() - t0;
+		printf("pairs_per_s %.0f\n", (double)(a * b) / (t / 1e9));
+	} else if (!strcmp(what, "scan")) {
+		CUdeviceptr *live = hold(a);
+
+		t0 = now_ns();
+		CHECK(cuCtxSynchronize());
+		printf("ns %.0f\n", now_ns() - t0);
+		free(live); /* left live: the exit scan reads them too */
+	} else {
+		fprintf(stderr, "bench: unknown case '%s'\n", what);
+		return 64;
+	}
+	CHECK(cuModuleUnload(mod));
+	CHECK(cuDevicePrimaryCtxRelease_v2(0));
+	return 0;
+}
