@@ -33,18 +33,25 @@ static fc_alloc *as_alloc(fc_tnode *n)
 
 CUresult fc_mem_init(void)
 {
-    void *p = mmap(NULL, FC_VA_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* The whole device address space, or less where the process may not map
+     * that much (valgrind, a ulimit -v): down to 1 GiB. */
+    uint64_t size = FC_VA_SIZE;
+    void *p = MAP_FAILED;
+
+    for (; size >= ((uint64_t)1 << 30) && p == MAP_FAILED; size /= 4)
+        p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    size *= 4; /* the loop divided once more after the mapping that worked */
     fc_tnode *all = calloc(1, sizeof *all);
     if (!all) {
-        munmap(p, FC_VA_SIZE);
+        munmap(p, size);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     fc_st.va_base = (uint64_t)(uintptr_t)p;
-    fc_st.va_end = fc_st.va_base + FC_VA_SIZE;
+    fc_st.va_end = fc_st.va_base + size;
     all->key = fc_st.va_base;
-    all->val = FC_VA_SIZE;
+    all->val = size;
     fc_tree_insert(&fc_st.free_va, all, fc_rand());
     return CUDA_SUCCESS;
 }
