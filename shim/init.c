@@ -23,13 +23,17 @@ static struct {
 	pthread_once_t env_once;   /* reads GPUGUARD_DISABLE */
 	bool disabled;             /* written once under @env_once */
 	pthread_once_t setup_once; /* the rest of the set-up */
-	atomic_bool ready;         /* set (release) when set-up is complete and enabled */
 	atomic_bool forked;        /* a forked child whose watcher is not started yet */
 	bool exitcode_set;         /* written once by set-up */
 	int exitcode;
 	bool exiting;              /* written by the exit handler, read by the destructor */
 	int exit_status;
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
+
+/* The one piece of this module's state outside shim_state: every hook reads
+ * it first (shim.h), so it is a plain hidden global. Set (release) by set-up;
+ * GG_MODE_FORKED sends a forked child's first hook to the slow path. */
+atomic_int gg_shim_mode;
 
 static void read_disable(void)
 {
@@ -65,6 +69,8 @@ static void atfork_child(void)
 	/* The watcher thread did not come along; the child's first hook starts
 	 * one (no thread is created inside a fork handler). */
 	atomic_store(&shim_state.forked, true);
+	if (atomic_load(&gg_shim_mode) == GG_MODE_ACTIVE)
+		atomic_store(&gg_shim_mode, GG_MODE_FORKED);
 }
 
 /* Whether anything was found that SPEC §5 calls an error at exit. */
@@ -95,8 +101,10 @@ static void setup(void)
 {
 	static struct gg_config cfg; /* too big for an application thread's stack */
 
-	if (gg_shim_disabled())
+	if (gg_shim_disabled()) {
+		atomic_store_explicit(&gg_shim_mode, GG_MODE_DISABLED, memory_order_release);
 		return;
+	}
 	gg_config_load(&cfg);
 	gg_report_open(&cfg);
 	gg_config_report_warnings();
@@ -111,19 +119,25 @@ static void setup(void)
 	if (gg_watcher_start(&cfg, gg_boundary_events()))
 		gg_report_error("cannot start the boundary watcher (GPUGUARD_SIGNAL, after:); those "
 				"boundaries will not run");
-	atomic_store_explicit(&shim_state.ready, true, memory_order_release);
+	atomic_store_explicit(&gg_shim_mode, GG_MODE_ACTIVE, memory_order_release);
 }
 
 bool gg_shim_active(void)
 {
-	if (GG_LIKELY(atomic_load_explicit(&shim_state.ready, memory_order_acquire))) {
-		if (GG_UNLIKELY(atomic_load_explicit(&shim_state.forked, memory_order_relaxed)) &&
-		    atomic_exchange(&shim_state.forked, false))
+	int mode = atomic_load_explicit(&gg_shim_mode, memory_order_acquire);
+
+	if (GG_LIKELY(mode == GG_MODE_ACTIVE))
+		return true;
+	if (mode == GG_MODE_FORKED) {
+		if (atomic_exchange(&shim_state.forked, false))
 			(void)gg_watcher_restart_in_child();
+		atomic_store_explicit(&gg_shim_mode, GG_MODE_ACTIVE, memory_order_release);
 		return true;
 	}
+	if (mode == GG_MODE_DISABLED)
+		return false;
 	pthread_once(&shim_state.setup_once, setup);
-	return atomic_load_explicit(&shim_state.ready, memory_order_acquire);
+	return atomic_load_explicit(&gg_shim_mode, memory_order_acquire) == GG_MODE_ACTIVE;
 }
 
 void gg_shim_fatal(void)
@@ -137,7 +151,8 @@ void gg_shim_fatal(void)
  * flushed, then the process ends with the new status. */
 __attribute__((destructor)) static void shim_fini(void)
 {
-	if (!atomic_load_explicit(&shim_state.ready, memory_order_acquire) || !shim_state.exiting)
+	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
+	    !shim_state.exiting)
 		return;
 	if (shim_state.exitcode_set && shim_state.exit_status == 0 && error_found()) {
 		fflush(NULL);

@@ -352,14 +352,16 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 
 	pthread_mutex_lock(&audit_state.lock);
 	struct named *e = names_find(KEY(kind, handle));
+	const char *mod_name = module;
 
+	/* A known handle's name is used in place: no formatting on the hot path. */
 	if (e)
-		snprintf(module, sizeof(module), "%s", e->name);
+		mod_name = e->name;
 	else
 		snprintf(module, sizeof(module), "%s@%p", kind == GG_AUDIT_MODULE ? "module" : "library",
 			 handle);
 	audit_state.calls++;
-	p = pair_get(module, function);
+	p = pair_get(mod_name, function);
 	if (rc == 0) {
 		if (p)
 			p->found++;
@@ -383,12 +385,14 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 
 	if (!late)
 		return;
+	/* The pair's copy of the name outlives the lock: pairs are never freed. */
+	mod_name = p ? p->module : module;
 	if (!audit_state.allow) {
-		gg_report_late_miss(true, seal, module, function, rc_name, &where);
+		gg_report_late_miss(true, seal, mod_name, function, rc_name, &where);
 		gg_shim_fatal();
 	}
 	if (first_warning)
-		gg_report_late_miss(false, seal, module, function, rc_name, &where);
+		gg_report_late_miss(false, seal, mod_name, function, rc_name, &where);
 }
 
 /* ---- the gate ---- */

@@ -16,13 +16,14 @@ static struct {
 } hooks_state;
 
 /* Set while this thread is inside a hook: a driver that calls its own exports
- * is passed straight through, so one application call is seen once. */
-static __thread int in_hook;
+ * is passed straight through, so one application call is seen once. Initial
+ * exec: the shim is preloaded, and this is on every call's path. */
+static __thread int in_hook __attribute__((tls_model("initial-exec")));
 
 /* False: pass straight through (disabled, or re-entered from the driver). */
 static inline bool enter(enum gg_hook_id id)
 {
-	if (in_hook || !gg_shim_active())
+	if (!gg_shim_ready() || GG_UNLIKELY(in_hook))
 		return false;
 	in_hook = 1;
 	atomic_fetch_add_explicit(&hooks_state.calls[id], 1, memory_order_relaxed);

@@ -3,6 +3,7 @@
 #ifndef GG_HOOKS_H
 #define GG_HOOKS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "hooks/cuda-api.h"
@@ -20,8 +21,17 @@ enum gg_hook_id {
 #undef GG_HOOK
 
 /* The driver's function for @id, resolved on first use and cached: the driver
- * is often dlopen()ed long after the shim starts. NULL while there is none. */
-void *gg_real_get(enum gg_hook_id id);
+ * is often dlopen()ed long after the shim starts. NULL while there is none.
+ * Inline, as every hook calls it; gg_real_resolve() is the slow path. */
+extern _Atomic(void *) gg_real_fns[GG_HOOK_COUNT];
+void *gg_real_resolve(enum gg_hook_id id);
+
+static inline void *gg_real_get(enum gg_hook_id id)
+{
+	void *fn = atomic_load_explicit(&gg_real_fns[id], memory_order_acquire);
+
+	return __builtin_expect(fn != NULL, 1) ? fn : gg_real_resolve(id);
+}
 
 /* Remember @fn as the driver's function for @id when none is known yet. */
 void gg_real_note(enum gg_hook_id id, void *fn);

@@ -15,6 +15,10 @@
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
+/* The real functions, outside real_state because every hook reads its entry
+ * inline (hooks.h). Lock-free: each set once from NULL, never changed. */
+_Atomic(void *) gg_real_fns[GG_HOOK_COUNT];
+
 static const char *const hook_names[GG_HOOK_COUNT] = {
 #define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = #name,
 #include "hooks/hooks.def"
@@ -30,7 +34,6 @@ static void *const hook_wrappers[GG_HOOK_COUNT] = {
 static struct {
 	pthread_once_t once;               /* finds self_base */
 	void *self_base;                   /* written once under @once: the shim's load base */
-	_Atomic(void *) real[GG_HOOK_COUNT]; /* lock-free: set once from NULL, never changed */
 	atomic_bool pinned;                /* the driver object is pinned (RTLD_NODELETE) */
 	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
 	_Atomic(void *) proc_base;         /* driver's load base; set (release) after @proc_addr is built */
@@ -98,11 +101,11 @@ void gg_real_note(enum gg_hook_id id, void *fn)
 	void *expected = NULL;
 
 	if (fn && !gg_hooks_in_shim(fn) &&
-	    atomic_compare_exchange_strong(&real_state.real[id], &expected, fn))
+	    atomic_compare_exchange_strong(&gg_real_fns[id], &expected, fn))
 		pin(fn);
 }
 
-static void *resolve(enum gg_hook_id id)
+void *gg_real_resolve(enum gg_hook_id id)
 {
 	dlsym_fn real_dlsym = (dlsym_fn)gg_real_dlsym();
 	void *fn = NULL, *h;
@@ -120,15 +123,9 @@ static void *resolve(enum gg_hook_id id)
 		}
 	}
 	gg_real_note(id, fn);
-	return atomic_load_explicit(&real_state.real[id], memory_order_acquire);
+	return atomic_load_explicit(&gg_real_fns[id], memory_order_acquire);
 }
 
-void *gg_real_get(enum gg_hook_id id)
-{
-	void *fn = atomic_load_explicit(&real_state.real[id], memory_order_acquire);
-
-	return GG_LIKELY(fn) ? fn : resolve(id);
-}
 
 /* Fill proc_addr with the hooked exports of the driver loaded at @base (file
  * @path). Called with proc_lock held, before proc_base is published; false

@@ -589,8 +589,11 @@ static bool scan_batched(struct scan *sc)
 	pthread_mutex_lock(&redzone_state.batch_lock);
 	redzone_state.batch_active = true;
 	pthread_mutex_unlock(&redzone_state.batch_lock);
-	atomic_store(&redzone_state.scan_calls, 0);
 	gg_registry_foreach(collect_zone, NULL, &b);
+	/* The figure is the last scan's that read anything (an exit with no zone
+	 * left would hide it). */
+	if (b.n)
+		atomic_store(&redzone_state.scan_calls, 0);
 	for (size_t i = 0; i < b.n; i++)
 		total += b.zones[i].pad;
 	if (b.n && !(buf = malloc(total)))
