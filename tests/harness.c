@@ -238,3 +238,34 @@ void gg_tmpdir(char *dir, size_t cap)
 	strcpy(dir, "/tmp/gg-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 }
+
+void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
+		const char *const *steps)
+{
+	const char *argv[32] = { app };
+	const char *envp[24];
+	char json_env[160];
+	size_t n = 1, k = 0;
+
+	gg_tmpdir(a->dir, sizeof(a->dir));
+	snprintf(a->json, sizeof(a->json), "%s/summary.json", a->dir);
+	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", a->json);
+	envp[k++] = json_env;
+	envp[k++] = "GG_TEST_PTX=" GG_PTX;
+	for (; env && *env && k < 23; env++)
+		envp[k++] = *env;
+	envp[k] = NULL;
+	for (; *steps && n < 31; steps++)
+		argv[n++] = *steps;
+	argv[n] = NULL;
+	gg_run(&a->r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
+}
+
+void gg_app_run_free(struct gg_app_run *a)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a->dir);
+	cr_assert_eq(system(cmd), 0);
+	gg_run_free(&a->r);
+}

@@ -54,6 +54,19 @@ char *gg_read_file(const char *path);
  * the file is missing or is not valid JSON. Free with free(). */
 char *gg_json(const char *path, const char *expr);
 
+/* One run of a test app under the shim and the fake driver, with its JSON
+ * summary in a fresh directory (@json), the kernels' PTX in GG_TEST_PTX, and
+ * @env (may be NULL) and @steps (NULL-terminated) added. */
+struct gg_app_run {
+	struct gg_run r;
+	char dir[64];
+	char json[128];
+};
+void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
+		const char *const *steps);
+/* Free the run and remove its directory. */
+void gg_app_run_free(struct gg_app_run *a);
+
 /* A fresh temporary directory, and a path inside it. */
 void gg_tmpdir(char *dir, size_t cap);
 

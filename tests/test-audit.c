@@ -19,48 +19,19 @@
 #define PTX_FILE "file:" GG_PTX
 
 /* One run of app-audit with its JSON summary in a fresh directory. */
-struct audit_run {
-	struct gg_run r;
-	char dir[64];
-	char json[128];
-};
 
-static void run_audit(struct audit_run *a, const char *const *env, const char *const *steps)
+static void run_audit(struct gg_app_run *a, const char *const *env, const char *const *steps)
 {
-	const char *argv[32] = { AUDIT };
-	const char *envp[16];
-	char json_env[160];
-	size_t n = 1, k = 0;
-
-	gg_tmpdir(a->dir, sizeof(a->dir));
-	snprintf(a->json, sizeof(a->json), "%s/summary.json", a->dir);
-	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", a->json);
-	envp[k++] = json_env;
-	for (; env && *env; env++)
-		envp[k++] = *env;
-	envp[k] = NULL;
-	for (; *steps; steps++)
-		argv[n++] = *steps;
-	argv[n] = NULL;
-	gg_run(&a->r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
-}
-
-static void audit_free(struct audit_run *a)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a->dir);
-	cr_assert_eq(system(cmd), 0);
-	gg_run_free(&a->r);
+	gg_app_run(a, AUDIT, env, steps);
 }
 
 /* The JSON value of @expr as a string; the caller frees. */
-static char *json(struct audit_run *a, const char *expr)
+static char *json(struct gg_app_run *a, const char *expr)
 {
 	return gg_json(a->json, expr);
 }
 
-static void assert_json(struct audit_run *a, const char *expr, const char *want)
+static void assert_json(struct gg_app_run *a, const char *expr, const char *want)
 {
 	char *got = json(a, expr);
 
@@ -69,7 +40,7 @@ static void assert_json(struct audit_run *a, const char *expr, const char *want)
 }
 
 /* The only unresolved row's field, e.g. unresolved_field(a, "['module']"). */
-static char *only_row(struct audit_run *a, const char *field)
+static char *only_row(struct gg_app_run *a, const char *field)
 {
 	char expr[128];
 
@@ -114,7 +85,7 @@ Test(audit, lookups_on_every_route_are_recorded_with_their_call_site)
 
 Test(audit, call_sites_are_kept_apart_and_counted)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, NULL,
 		  (const char *[]){ PTX_FILE, "get:nope", "get:nope", "get2:nope", "get:other", NULL });
@@ -127,26 +98,26 @@ Test(audit, call_sites_are_kept_apart_and_counted)
 			"int(u['site']['address'], 16) > int(u['site']['offset'], 16) > 0 "
 			"for u in j['unresolved'])", "True");
 	assert_json(&a, "j['lookups']['unresolved_required']", "2");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- module names ---- */
 
 Test(audit, module_from_a_file_is_named_by_its_basename)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:nope", NULL });
 	char *m = only_row(&a, "['module']");
 
 	cr_assert_str_eq(m, "kernels.ptx");
 	free(m);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, library_from_a_file_is_named_by_its_basename)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, NULL, (const char *[]){ "lib:" GG_PTX, "kernel:gg_fill", "kernel:nope", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
@@ -155,12 +126,12 @@ Test(audit, library_from_a_file_is_named_by_its_basename)
 	cr_assert_str_eq(m, "kernels.ptx::nope");
 	free(m);
 	assert_json(&a, "j['lookups']['resolved']", "1");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, image_inside_a_mapped_object_is_named_object_plus_offset)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 	unsigned long off = 0;
 	char want[64];
 
@@ -174,7 +145,7 @@ Test(audit, image_inside_a_mapped_object_is_named_object_plus_offset)
 
 	cr_assert_str_eq(m, want);
 	free(m);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 static uint64_t fnv1a(const char *s)
@@ -188,7 +159,7 @@ static uint64_t fnv1a(const char *s)
 
 Test(audit, image_on_the_heap_is_named_by_its_hash)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 	char want[64];
 	char *ptx = gg_read_file(GG_PTX);
 
@@ -200,12 +171,12 @@ Test(audit, image_on_the_heap_is_named_by_its_hash)
 	cr_assert_str_eq(m, want);
 	free(m);
 	free(ptx);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 static void assert_named_by_handle(const char *step, const char *printed)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 	char want[64];
 	void *handle = NULL;
 
@@ -219,7 +190,7 @@ static void assert_named_by_handle(const char *step, const char *printed)
 
 	cr_assert_str_eq(m, want);
 	free(m);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, handle_never_seen_loading_is_named_by_its_value)
@@ -291,7 +262,7 @@ Test(audit, image_lengths_follow_each_format)
 
 Test(audit, libunwind_is_loaded_privately_on_the_first_miss)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:gg_fill", "unwinder", "get:nope",
 					      "unwinder", NULL });
@@ -304,7 +275,7 @@ Test(audit, libunwind_is_loaded_privately_on_the_first_miss)
 	/* ...and nothing of it joins the process's scope: _Unwind_* stay the process's own. */
 	cr_assert_eq(gg_count_lines(a.r.out, "-> libunwind"), 0, "%s", a.r.out);
 	cr_assert_eq(gg_count_lines(a.r.out, "_ULx86_64_init_local -> null"), 2, "%s", a.r.out);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, only_failed_lookups_unwind)
@@ -325,14 +296,14 @@ Test(audit, only_failed_lookups_unwind)
 
 Test(audit, skip_objects_move_the_call_site_out_of_a_library)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 	char *sym;
 
 	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "helper:nope", NULL });
 	sym = only_row(&a, "['site']['symbol'].split('+')[0]");
 	cr_assert_str_eq(sym, "helper_lookup");
 	free(sym);
-	audit_free(&a);
+	gg_app_run_free(&a);
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_SKIP_OBJECTS=libhelper.so*", NULL },
 		  (const char *[]){ PTX_FILE, "helper:nope", NULL });
@@ -341,7 +312,7 @@ Test(audit, skip_objects_move_the_call_site_out_of_a_library)
 		       "j['unresolved'][0]['site']['object'].split('/')[-1])");
 	cr_assert_str_eq(sym, "('main', 'app-audit')");
 	free(sym);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- the gate ---- */
@@ -350,7 +321,7 @@ static const char *const launch1[] = { "GPUGUARD_BOUNDARY=launch:1", NULL };
 
 Test(audit, gate_with_a_required_miss_aborts_after_the_log_and_the_reports)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
@@ -360,12 +331,12 @@ Test(audit, gate_with_a_required_miss_aborts_after_the_log_and_the_reports)
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::nope  1x"), 1, "%s", a.r.err);
 	assert_json(&a, "(j['sealed'], j['seals'], j['lookups']['unresolved_required'], "
 			"j['lookups']['unresolved'])", "(True, 1, 1, 1)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, gate_warns_and_goes_on_when_allowed)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
 					 NULL },
@@ -376,10 +347,10 @@ Test(audit, gate_warns_and_goes_on_when_allowed)
 					      "going on"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
 	assert_json(&a, "j['lookups']['unresolved']", "2");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
-static void write_expected(struct audit_run *a, char *path, size_t cap, const char *text)
+static void write_expected(struct gg_app_run *a, char *path, size_t cap, const char *text)
 {
 	FILE *f;
 
@@ -391,7 +362,7 @@ static void write_expected(struct audit_run *a, char *path, size_t cap, const ch
 }
 
 /* run_audit with an expected-absent file written first in the run's directory. */
-static void run_with_expected(struct audit_run *a, const char *text, const char *const *env,
+static void run_with_expected(struct gg_app_run *a, const char *text, const char *const *env,
 			      const char *const *steps)
 {
 	char dir[64], path[128], envvar[160];
@@ -399,7 +370,7 @@ static void run_with_expected(struct audit_run *a, const char *text, const char 
 	size_t k = 0;
 
 	gg_tmpdir(dir, sizeof(dir));
-	struct audit_run tmp;
+	struct gg_app_run tmp;
 
 	strcpy(tmp.dir, dir);
 	write_expected(&tmp, path, sizeof(path), text);
@@ -415,7 +386,7 @@ static void run_with_expected(struct audit_run *a, const char *text, const char 
 
 Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_with_expected(&a, "# optional kernels\n\n   \n*::nope\n  kernels.ptx::maybe_*  \n",
 			  launch1,
@@ -427,7 +398,7 @@ Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
 	assert_json(&a, "(j['lookups']['unresolved_expected'], j['lookups']['unresolved'], "
 			"[u['expected_absent'] for u in j['unresolved']])", "(2, 0, [True, True])");
-	audit_free(&a);
+	gg_app_run_free(&a);
 
 	/* A name the patterns do not match is still required. */
 	run_with_expected(&a, "*::nope\n", launch1,
@@ -436,13 +407,13 @@ Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernels missing"), 1, "%s",
 		     a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::other"), 1, "%s", a.r.err);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, a_long_mangled_name_can_be_expected_absent)
 {
 	char name[700], step[720], text[760];
-	struct audit_run a;
+	struct gg_app_run a;
 
 	memset(name, 'x', sizeof(name) - 1);
 	memcpy(name, "_ZN7cutlass6KernelI", 19);
@@ -460,12 +431,12 @@ Test(audit, a_long_mangled_name_can_be_expected_absent)
 		cr_assert_leq(len, 100, "too wide: %.*s", (int)len, line);
 		line += len + (line[len] == '\n');
 	}
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, unreadable_expected_absent_file_is_an_error_and_expects_nothing)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/nonexistent/gg-absent",
 					 "GPUGUARD_BOUNDARY=launch:1", NULL },
@@ -474,14 +445,14 @@ Test(audit, unreadable_expected_absent_file_is_an_error_and_expects_nothing)
 					      "\"/nonexistent/gg-absent\": No such file or directory"),
 		     1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- late misses ---- */
 
 Test(audit, late_miss_is_counted_then_aborts)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "launch", "get:nope", "get:never", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
@@ -490,12 +461,12 @@ Test(audit, late_miss_is_counted_then_aborts)
 					      "(CUDA_ERROR_NOT_FOUND) at lookup_a+0x"), 1, "%s",
 		     a.r.err);
 	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(1, 1)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, late_misses_warn_once_per_seal_and_add_to_the_gate_count)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
 					 NULL },
@@ -507,12 +478,12 @@ Test(audit, late_misses_warn_once_per_seal_and_add_to_the_gate_count)
 	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 1, "%s", a.r.err);
 	/* The gate counted 1; five late misses follow. */
 	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(5, 6)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, each_seal_rearms_the_warning)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1,launch:2",
 					 "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
@@ -527,38 +498,38 @@ Test(audit, each_seal_rearms_the_warning)
 	/* Seal 2 counted x and y (2); z and x came after it. */
 	assert_json(&a, "(j['seals'], j['lookups']['late_misses'], j['lookups']['unresolved'])",
 		    "(2, 4, 4)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, expected_absent_late_miss_never_aborts)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_with_expected(&a, "kernels.ptx::optional*\n", launch1,
 			  (const char *[]){ PTX_FILE, "launch", "get:optional_fast", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 0, "%s", a.r.err);
 	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(0, 0)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- boundaries ---- */
 
 Test(audit, sync_boundary_seals_after_the_nth_synchronize_returns)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=sync:2", NULL },
 		  (const char *[]){ PTX_FILE, "get:nope", "sync", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.out, "synced"), 1, "%s", a.r.out);
 	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (sync:2)"), 1, "%s", a.r.err);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, launch_boundary_fires_before_the_nth_launch_only)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:2", "GPUGUARD_ALLOW_UNRESOLVED=1",
 					 NULL },
@@ -567,7 +538,7 @@ Test(audit, launch_boundary_fires_before_the_nth_launch_only)
 	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (launch:2)"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "seal "), 2, "one seal: its table and its WARN");
 	assert_json(&a, "j['seals']", "1");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
@@ -589,33 +560,33 @@ Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
 
 Test(audit, bad_boundary_item_is_named_once)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:0,sync:1", NULL },
 		  (const char *[]){ PTX_FILE, "sync", NULL });
 	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_BOUNDARY=\"launch:0,sync:1\": "
 					      "\"launch:0\" is not valid"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (sync:1)"), 1, "the good item stays");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- threads, table, strings ---- */
 
 Test(audit, lookups_from_16_threads_lose_no_count)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "threads:16:500:nope", "threads:16:100:gg_fill",
 					      NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['unresolved'][0]['count'], j['lookups']['calls'], "
 			"j['lookups']['failed_calls'])", "(8000, 9600, 8000)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, seal_table_fits_a_100_column_terminal)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 	const char *line;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
@@ -631,12 +602,12 @@ Test(audit, seal_table_fits_a_100_column_terminal)
 		cr_assert_leq(len, 100, "too wide: %.*s", (int)len, line);
 		line += len + (line[len] == '\n');
 	}
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, any_bytes_in_a_name_keep_the_json_valid)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:q\"uo\\te\x01\xff\xc3\xa9", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
@@ -644,12 +615,12 @@ Test(audit, any_bytes_in_a_name_keep_the_json_valid)
 
 	cr_assert_str_eq(f, "q\"uo\\\\te\\x01\\xff\\xe9");
 	free(f);
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, verbosity_zero_still_records_and_gates)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_VERBOSITY=0", "GPUGUARD_BOUNDARY=launch:1", NULL },
 		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
@@ -657,12 +628,12 @@ Test(audit, verbosity_zero_still_records_and_gates)
 	cr_assert_eq(gg_count_lines(a.r.err, "INFO"), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1"), 1, "%s", a.r.err);
 	assert_json(&a, "j['lookups']['unresolved']", "1");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(audit, process_without_a_miss_prints_no_table)
 {
-	struct audit_run a;
+	struct gg_app_run a;
 
 	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "get:gg_fill", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
@@ -671,5 +642,5 @@ Test(audit, process_without_a_miss_prints_no_table)
 	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
 	assert_json(&a, "(j['sealed'], j['unresolved'], j['lookups']['unresolved'])",
 		    "(True, [], 0)");
-	audit_free(&a);
+	gg_app_run_free(&a);
 }

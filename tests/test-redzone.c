@@ -11,43 +11,13 @@
 
 #define RZ GG_APPS "/app-redzone"
 
-struct rz_run {
-	struct gg_run r;
-	char dir[64];
-	char json[128];
-};
 
-static void run_rz(struct rz_run *a, const char *const *env, const char *const *steps)
+static void run_rz(struct gg_app_run *a, const char *const *env, const char *const *steps)
 {
-	const char *argv[32] = { RZ };
-	const char *envp[16];
-	char json_env[160];
-	size_t n = 1, k = 0;
-
-	gg_tmpdir(a->dir, sizeof(a->dir));
-	snprintf(a->json, sizeof(a->json), "%s/summary.json", a->dir);
-	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", a->json);
-	envp[k++] = json_env;
-	envp[k++] = "GG_TEST_PTX=" GG_PTX;
-	for (; env && *env; env++)
-		envp[k++] = *env;
-	envp[k] = NULL;
-	for (; *steps; steps++)
-		argv[n++] = *steps;
-	argv[n] = NULL;
-	gg_run(&a->r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
+	gg_app_run(a, RZ, env, steps);
 }
 
-static void rz_free(struct rz_run *a)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a->dir);
-	cr_assert_eq(system(cmd), 0);
-	gg_run_free(&a->r);
-}
-
-static void assert_json(struct rz_run *a, const char *expr, const char *want)
+static void assert_json(struct gg_app_run *a, const char *expr, const char *want)
 {
 	char *got = gg_json(a->json, expr);
 
@@ -55,7 +25,7 @@ static void assert_json(struct rz_run *a, const char *expr, const char *want)
 	free(got);
 }
 
-static void assert_out(struct rz_run *a, const char *line)
+static void assert_out(struct gg_app_run *a, const char *line)
 {
 	cr_assert_neq(strstr(a->r.out, line), NULL, "missing \"%s\" in:\n%s\nstderr:\n%s", line,
 		      a->r.out, a->r.err);
@@ -89,7 +59,7 @@ static const char *band_line(int k, unsigned value, int n)
 
 Test(redzone, band_holds_the_default_fill_rounded_up_to_16)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=20", "GPUGUARD_VERBOSITY=2", NULL },
 	       (const char *[]){ "alloc:100", "band:0:32", NULL });
@@ -98,12 +68,12 @@ Test(redzone, band_holds_the_default_fill_rounded_up_to_16)
 	cr_assert_eq(gg_count_lines(a.r.err, "cuMemAlloc_v2(100 bytes) #0 -> CUDA_SUCCESS 0x"), 1);
 	cr_assert_eq(gg_count_lines(a.r.err, "red zone of 32 bytes"), 1, "%s", a.r.err);
 	assert_json(&a, "(j['allocations']['padded'], j['violations'], j['errors'])", "(1, [], 0)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, band_holds_a_chosen_fill)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_FILL=0x5a", NULL },
 	       (const char *[]){ "alloc:64", "alloc:7", "band:0:16", "band:1:16", NULL });
@@ -111,12 +81,12 @@ Test(redzone, band_holds_a_chosen_fill)
 	assert_out(&a, band_line(0, 0x5a, 16));
 	assert_out(&a, band_line(1, 0x5a, 16));
 	assert_json(&a, "j['config']['fill']", "90");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, allocations_below_min_idx_get_no_band)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_MIN_IDX=2", NULL },
 	       (const char *[]){ "alloc:64", "alloc:64", "alloc:64", "band:0:16", "band:2:16",
@@ -125,29 +95,29 @@ Test(redzone, allocations_below_min_idx_get_no_band)
 	cr_assert_eq(strstr(a.r.out, band_line(0, 0xee, 16)), NULL, "index 0 padded:\n%s", a.r.out);
 	assert_out(&a, band_line(2, 0xee, 16));
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['padded'])", "(3, 1)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, zero_bytes_and_no_redzone_are_not_padded)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, NULL, (const char *[]){ "alloc:64", NULL });
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['padded'])", "(1, 0)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, (const char *[]){ "alloc:0", NULL });
 	/* The driver refuses 0 bytes, padded or not. */
 	assert_out(&a, "alloc 0: 1 buffer 0\n");
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['failed'], "
 			"j['allocations']['padded'])", "(1, 1, 0)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- overruns ---- */
 
 Test(redzone, kernel_overrun_is_reported_at_free_with_exact_fields)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 	       (const char *[]){ "alloc:1000", "alloc:200", "overrun:1:8", "free:1", "free:0", NULL });
@@ -160,24 +130,24 @@ Test(redzone, kernel_overrun_is_reported_at_free_with_exact_fields)
 	cr_assert_eq(gg_count_lines(a.r.err, "64-byte band: 8 bytes changed at offsets 0..7 past the "
 					      "end, first 0x41 (expected 0xee); allocated at "
 					      "redzone_alloc+0x"), 1, "%s", a.r.err);
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, copy_past_the_end_is_reported_at_a_scan)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
 	       (const char *[]){ "alloc:100", "copy:0:3", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, VIOLATIONS, "[(0, 100, 32, 0, 2, 3, 66, 'scan')]");
 	assert_json(&a, "(j['redzones']['scans'] >= 1, j['redzones']['checked'] >= 1)", "(True, True)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, a_scan_refills_so_the_next_reports_only_new_writes)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1,sync:2,sync:3",
 				     NULL },
@@ -187,22 +157,22 @@ Test(redzone, a_scan_refills_so_the_next_reports_only_new_writes)
 	assert_json(&a, VIOLATIONS, "[(0, 100, 32, 0, 4, 5, 66, 'scan'), (0, 100, 32, 0, 1, 2, 66, 'scan')]");
 	/* The last scan re-filled what the second copy wrote. */
 	assert_out(&a, band_line(0, 0xee, 32));
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, last_byte_of_the_band_is_checked_too)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "alloc:48", "overrun:0:16", "free:0", NULL });
 	assert_json(&a, VIOLATIONS, "[(0, 48, 16, 0, 15, 16, 65, 'free')]");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, stream_ordered_allocation_is_filled_on_its_stream_and_checked_at_free)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_VERBOSITY=2", NULL },
 	       (const char *[]){ "async:256", "band:0:16", "overrun:0:4", "free:0", NULL });
@@ -210,35 +180,35 @@ Test(redzone, stream_ordered_allocation_is_filled_on_its_stream_and_checked_at_f
 	assert_out(&a, band_line(0, 0xee, 16));
 	assert_json(&a, VIOLATIONS, "[(0, 256, 16, 0, 3, 4, 65, 'free')]");
 	cr_assert_eq(gg_count_lines(a.r.err, "cuMemAllocAsync(256 bytes) #0 -> CUDA_SUCCESS"), 1);
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, check_on_free_can_be_turned_off)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_CHECK_ON_FREE=0", NULL },
 	       (const char *[]){ "alloc:64", "overrun:0:4", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['violations'], j['allocations']['live'])", "([], 0)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, exit_scans_the_bands_still_live)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "alloc:64", "alloc:64", "overrun:1:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, VIOLATIONS, "[(1, 64, 16, 0, 0, 1, 65, 'exit')]");
 	assert_json(&a, "(j['redzones']['checked'], j['allocations']['live'])", "(2, 2)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, clean_run_reports_nothing)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
 	       (const char *[]){ "alloc:64", "alloc:1000", "overrun:0:0", "sync", "free:0", "free:1",
@@ -248,37 +218,37 @@ Test(redzone, clean_run_reports_nothing)
 	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
 	assert_json(&a, "(j['violations'], j['errors'], j['redzones']['checked'] >= 4)",
 		    "([], 0, True)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, halt_on_error_aborts_at_the_first_violation)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_HALT_ON_ERROR=1", NULL },
 	       (const char *[]){ "alloc:64", "overrun:0:2", "free:0", "alloc:64", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(strstr(a.r.out, "free 0"), NULL, "aborted inside the free: %s", a.r.out);
 	assert_json(&a, "len(j['violations'])", "1");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, verbosity_zero_still_detects)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_VERBOSITY=0", NULL },
 	       (const char *[]){ "alloc:64", "overrun:0:2", "free:0", NULL });
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: red zone violation (free)"), 1, "%s", a.r.err);
 	assert_json(&a, "j['errors']", "1");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- poison ---- */
 
 Test(redzone, poison_fills_the_range_and_zeroes_the_rest_without_false_reports)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_POISON=1:3",
 				     "GPUGUARD_REDZONE_FILL=0x77", "GPUGUARD_BOUNDARY=sync:1", NULL },
@@ -290,29 +260,29 @@ Test(redzone, poison_fills_the_range_and_zeroes_the_rest_without_false_reports)
 	assert_out(&a, band_line(2, 0x77, 16));
 	assert_out(&a, band_line(3, 0x00, 16));
 	assert_json(&a, "(j['violations'], j['redzones']['checked'])", "([], 8)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, reading_past_the_end_sees_the_poison)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	/* The output of a read past the end changes with the band's byte. */
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_POISON=0:1", NULL },
 	       (const char *[]){ "alloc:4", "copy:0:0", "sum:0:2", NULL });
 	assert_out(&a, "sum of 0 + 2 bytes: 740\n"); /* 4 x 0x42 + 2 x 0xee */
-	rz_free(&a);
+	gg_app_run_free(&a);
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_POISON=1:2", NULL },
 	       (const char *[]){ "alloc:4", "copy:0:0", "sum:0:2", NULL });
 	assert_out(&a, "sum of 0 + 2 bytes: 264\n"); /* 4 x 0x42 + 2 x 0x00 */
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- padding stays invisible ---- */
 
 Test(redzone, out_of_memory_on_the_padded_request_is_retried_unpadded)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 	       (const char *[]){ "limit:1000", "alloc:1000", "alloc:1", "range:0:0", NULL });
@@ -323,12 +293,12 @@ Test(redzone, out_of_memory_on_the_padded_request_is_retried_unpadded)
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['failed'], "
 			"j['allocations']['padded'], j['allocations']['unpadded_fallbacks'])",
 		    "(2, 1, 0, 2)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, address_range_and_pointer_attributes_report_the_user_size)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 	       (const char *[]){ "alloc:100", "range:0:0", "range:0:99", "range:0:100", "attr:0:0",
@@ -340,7 +310,7 @@ Test(redzone, address_range_and_pointer_attributes_report_the_user_size)
 	assert_out(&a, "attr 0+0: 0 size 100; attrs: 0 size 100\n");
 	assert_out(&a, "attr 0+50: 0 size 100; attrs: 0 size 100\n");
 	assert_out(&a, "attr 0+120: 1 size 0; attrs: 0 size 0\n");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, padding_changes_no_output_of_a_clean_program)
@@ -362,7 +332,7 @@ Test(redzone, padding_changes_no_output_of_a_clean_program)
 
 Test(redzone, context_reset_checks_live_bands_before_their_memory_dies)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", NULL },
 	       (const char *[]){ "alloc:64", "alloc:64", "overrun:1:3", "reset", NULL });
@@ -372,12 +342,12 @@ Test(redzone, context_reset_checks_live_bands_before_their_memory_dies)
 	/* Forgotten once the memory died: nothing left for the exit scan. */
 	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'], "
 			"j['redzones']['unchecked'])", "(0, 2, 0)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, context_destroy_checks_its_bands_only)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "alloc:64", "ctx", "alloc:64", "overrun:1:1", "destroy", NULL });
@@ -385,12 +355,12 @@ Test(redzone, context_destroy_checks_its_bands_only)
 	assert_out(&a, "destroy: 0\n");
 	assert_json(&a, VIOLATIONS, "[(1, 64, 16, 0, 0, 1, 65, 'teardown')]");
 	assert_json(&a, "j['allocations']['live']", "1");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, a_reset_spares_the_zones_of_created_contexts)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 	       (const char *[]){ "ctx", "alloc:100", "reset", "range:0:0", NULL });
@@ -398,24 +368,24 @@ Test(redzone, a_reset_spares_the_zones_of_created_contexts)
 	assert_out(&a, "range 0+0: 0 base buffer size 100\n");
 	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'], "
 			"j['redzones']['unchecked'])", "(1, 1, 0)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, padding_stays_hidden_across_many_context_lifetimes)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 	       (const char *[]){ "cycles:1200", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, "cycles: 0 of 1200 showed padding\n");
 	assert_json(&a, "(j['allocations']['padded'], j['violations'])", "(1200, [])");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, a_stream_ordered_fill_is_never_read_before_it_is_done)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	/* The application never synchronises the allocation's stream before the
 	 * boundary: a scan through the shim's own stream would read the band
@@ -426,12 +396,12 @@ Test(redzone, a_stream_ordered_fill_is_never_read_before_it_is_done)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['violations'], j['redzones']['checked'] + j['redzones']['unchecked'])",
 		    "([], 4)");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 static char *scan_calls_with(const char *zones)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 	char step[32], *v;
 
 	snprintf(step, sizeof(step), "hold:%s:64", zones);
@@ -441,7 +411,7 @@ static char *scan_calls_with(const char *zones)
 	v = gg_json(a.json, "(j['redzones']['batched'], j['redzones']['scan_driver_calls'], "
 			    "j['redzones']['checked'], "
 			    "[(x['index'], x['detected_by']) for x in j['violations']])");
-	rz_free(&a);
+	gg_app_run_free(&a);
 	return v;
 }
 
@@ -465,7 +435,7 @@ Test(redzone, a_scan_reads_every_band_in_a_constant_number_of_driver_calls)
 
 Test(redzone, trace_idx_names_the_allocating_function)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_TRACE_IDX=1", NULL },
 	       (const char *[]){ "alloc:64", "alloc:128", "alloc:64", NULL });
@@ -475,26 +445,26 @@ Test(redzone, trace_idx_names_the_allocating_function)
 	cr_assert_eq(gg_count_lines(a.r.err, "INFO:   #0 redzone_alloc+0x"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "INFO:   #1 main+0x"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "was made at"), 1, "only #1: %s", a.r.err);
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- scale ---- */
 
 Test(redzone, threads_allocating_and_freeing_lose_no_count)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "threads:16:300:64", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['padded'], "
 			"j['allocations']['live'], j['violations'])", "(4800, 4800, 0, [])");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 Test(redzone, a_million_live_zones_fit, .timeout = 600)
 {
-	struct rz_run a;
+	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "many:1000000:16", NULL });
@@ -503,7 +473,7 @@ Test(redzone, a_million_live_zones_fit, .timeout = 600)
 		    "(1000000, 0, [])");
 	/* What the registry cost per zone at its peak. */
 	assert_json(&a, "j['redzones']['registry_bytes'] // 1000000 <= 96", "True");
-	rz_free(&a);
+	gg_app_run_free(&a);
 }
 
 /* ---- the registry (unit) ---- */

@@ -49,7 +49,7 @@ size_t gg_audit_image_length(const void *image, const void **start)
 		return (size_t)header_size + (size_t)ld64(p + 8);
 	}
 	if (has_magic(p, 0x464c457fu) && p[4] == 2 /* ELFCLASS64 */) {
-		/* The section and program header tables bound the file (nvcc puts the former last). */
+		/* The section and program header tables bound the file (nvcc places the former last). */
 		uint64_t phoff = ld64(p + 0x20), shoff = ld64(p + 0x28);
 		uint16_t phentsize, phnum, shentsize, shnum;
 
