@@ -37,54 +37,34 @@ static inline void leave(void)
 
 #define REAL(name) ((gg_pfn_##name)gg_real_get(GG_ID_##name))
 
-/* The common shape: resolve, pass through when inactive, else call, then @after. */
-#define FORWARD(name, args, after)                                  \
+/* Every hook starts so: resolve, and pass straight through when inactive. */
+#define ENTER_OR_PASS(name, args)                                   \
 	gg_pfn_##name real_ = REAL(name);                           \
 	if (GG_UNLIKELY(!real_))                                    \
 		return CUDA_ERROR_NOT_SUPPORTED;                    \
 	if (!enter(GG_ID_##name))                                   \
-		return real_ args;                                  \
-	CUresult rc = real_ args;                                   \
-	after;                                                      \
-	leave();                                                    \
-	return rc
+		return real_ args
 
-#define NOTHING ((void)0)
-
-/* FORWARD, calling the driver with @own_args when active (the caller's
- * @args when passing through). */
-#define FORWARD_AS(name, args, own_args, after)                     \
-	gg_pfn_##name real_ = REAL(name);                           \
-	if (GG_UNLIKELY(!real_))                                    \
-		return CUDA_ERROR_NOT_SUPPORTED;                    \
-	if (!enter(GG_ID_##name))                                   \
-		return real_ args;                                  \
+/* The common shape: @before, the call (with @own_args, which may differ from
+ * the caller's @args), @after. */
+#define FORWARD_WITH(name, args, own_args, before, after)           \
+	ENTER_OR_PASS(name, args);                                  \
+	before;                                                     \
 	CUresult rc = real_ own_args;                               \
 	after;                                                      \
 	leave();                                                    \
 	return rc
 
-/* The same shape with work done before the call is forwarded. */
-#define FORWARD_AFTER_DOING(name, args, before)                           \
-	gg_pfn_##name real_ = REAL(name);                           \
-	if (GG_UNLIKELY(!real_))                                    \
-		return CUDA_ERROR_NOT_SUPPORTED;                    \
-	if (!enter(GG_ID_##name))                                   \
-		return real_ args;                                  \
-	before;                                                     \
-	CUresult rc = real_ args;                                   \
-	leave();                                                    \
-	return rc
+#define NOTHING ((void)0)
+#define FORWARD(name, args, after) FORWARD_WITH(name, args, args, NOTHING, after)
+#define FORWARD_AS(name, args, own_args, after) FORWARD_WITH(name, args, own_args, NOTHING, after)
+#define FORWARD_AFTER_DOING(name, args, before) FORWARD_WITH(name, args, args, before, NOTHING)
 
 /* Allocations take their index before the driver is asked (failed calls
  * count). A padded request that runs out of memory is retried as asked, so
  * the application never sees an error it would not have had. */
 #define FORWARD_ALLOC(name, args, padded_args, dptr, bytes, stream, async)                \
-	gg_pfn_##name real_ = REAL(name);                                                 \
-	if (GG_UNLIKELY(!real_))                                                          \
-		return CUDA_ERROR_NOT_SUPPORTED;                                          \
-	if (!enter(GG_ID_##name))                                                         \
-		return real_ args;                                                        \
+	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_redzone_next_index();                                         \
 	struct gg_redzone_ticket ticket;                                                  \
 	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
@@ -101,16 +81,8 @@ static inline void leave(void)
 
 /* Frees: the band is checked (and forgotten) before the memory is released. */
 #define FORWARD_FREE(name, args, ptr, stream, async)                                     \
-	gg_pfn_##name real_ = REAL(name);                                                \
-	if (GG_UNLIKELY(!real_))                                                         \
-		return CUDA_ERROR_NOT_SUPPORTED;                                         \
-	if (!enter(GG_ID_##name))                                                        \
-		return real_ args;                                                       \
-	gg_redzone_freeing(ptr, (void *)(stream), async);                                \
-	CUresult rc = real_ args;                                                        \
-	gg_redzone_freed(#name, ptr, (int)rc, gg_hooks_result_name(rc));                 \
-	leave();                                                                         \
-	return rc
+	FORWARD_WITH(name, args, args, gg_redzone_freeing(ptr, (void *)(stream), async),  \
+		     gg_redzone_freed(#name, ptr, (int)rc, gg_hooks_result_name(rc)))
 
 #define AUDIT_LOOKUP(api, kind, handle, kname) \
 	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_hooks_result_name(rc))
@@ -359,18 +331,8 @@ CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
 /* Context teardown: bands are checked before their memory dies, and
  * forgotten once it has. */
 
-#define FORWARD_TEARDOWN(name, args, before, after)                 \
-	gg_pfn_##name real_ = REAL(name);                           \
-	if (GG_UNLIKELY(!real_))                                    \
-		return CUDA_ERROR_NOT_SUPPORTED;                    \
-	if (!enter(GG_ID_##name))                                   \
-		return real_ args;                                  \
-	before;                                                     \
-	CUresult rc = real_ args;                                   \
-	if (rc == CUDA_SUCCESS)                                     \
-		after;                                              \
-	leave();                                                    \
-	return rc
+#define FORWARD_TEARDOWN(name, args, before, after) \
+	FORWARD_WITH(name, args, args, before, if (rc == CUDA_SUCCESS) after)
 
 CUresult gg_hook_cuCtxDestroy_v2(CUcontext ctx)
 {
