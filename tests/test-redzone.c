@@ -371,6 +371,86 @@ Test(redzone, a_reset_spares_the_zones_of_created_contexts)
 	gg_app_run_free(&a);
 }
 
+/* ---- frees the driver refuses (SPEC §4) ---- */
+
+Test(redzone, a_free_refused_for_want_of_a_context_keeps_the_zone_watched)
+{
+	struct gg_app_run a;
+
+	/* numba's cuda.close() frees with no context current. */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:1000", "pop", "free:0", "push", "range:0:0", "overrun:0:8",
+				 "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "free 0: 201\n"); /* CUDA_ERROR_INVALID_CONTEXT, as without the shim */
+	assert_out(&a, "range 0+0: 0 base buffer size 1000\n");
+	assert_out(&a, "free 0: 0\n");
+	assert_json(&a, VIOLATIONS, "[(0, 1000, 64, 0, 7, 8, 65, 'free')]");
+	assert_json(&a, "j['allocations']['live']", "0");
+	gg_app_run_free(&a);
+}
+
+Test(redzone, a_stream_ordered_free_on_a_destroyed_stream_keeps_the_zone_watched)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "async:1000", "deadfree:0", "range:0:0", "overrun:0:8", "free:0",
+				 NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "free 0 on a destroyed stream: refused\n");
+	assert_out(&a, "range 0+0: 0 base buffer size 1000\n");
+	assert_json(&a, VIOLATIONS, "[(0, 1000, 64, 0, 7, 8, 65, 'free')]");
+	gg_app_run_free(&a);
+}
+
+Test(redzone, a_violation_seen_at_a_refused_free_is_reported_once)
+{
+	struct gg_app_run a;
+
+	/* Checked at the refused free, re-filled, so the exit scan finds it clean. */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:1000", "overrun:0:3", "pop", "free:0", "push", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, VIOLATIONS, "[(0, 1000, 64, 0, 2, 3, 65, 'free')]");
+	assert_json(&a, "(j['allocations']['live'], j['redzones']['unchecked'])", "(1, 0)");
+	gg_app_run_free(&a);
+}
+
+/* ---- legacy teardown entry points (SPEC §1) ---- */
+
+Test(redzone, legacy_ctx_destroy_checks_its_bands)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:64", "ctx", "alloc:64", "overrun:1:1", "old-destroy", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "old-destroy: 0\n");
+	assert_json(&a, VIOLATIONS, "[(1, 64, 16, 0, 0, 1, 65, 'teardown')]");
+	assert_json(&a, "j['allocations']['live']", "1");
+	gg_app_run_free(&a);
+}
+
+Test(redzone, legacy_primary_reset_and_release_check_live_bands)
+{
+	const char *ops[] = { "old-reset", "old-release" };
+
+	for (int i = 0; i < 2; i++) {
+		struct gg_app_run a;
+		char line[64];
+
+		run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", NULL },
+		       (const char *[]){ "alloc:64", "alloc:64", "overrun:1:3", ops[i], NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+		snprintf(line, sizeof(line), "%s: 0\n", ops[i]);
+		assert_out(&a, line);
+		assert_json(&a, VIOLATIONS, "[(1, 64, 32, 0, 2, 3, 65, 'teardown')]");
+		assert_json(&a, "(j['allocations']['live'], j['redzones']['unchecked'])", "(0, 0)");
+		gg_app_run_free(&a);
+	}
+}
+
 Test(redzone, padding_stays_hidden_across_many_context_lifetimes)
 {
 	struct gg_app_run a;

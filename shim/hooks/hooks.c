@@ -79,10 +79,12 @@ static inline void leave(void)
 	leave();                                                                          \
 	return rc
 
-/* Frees: the band is checked (and forgotten) before the memory is released. */
-#define FORWARD_FREE(name, args, ptr, stream, async)                                     \
-	FORWARD_WITH(name, args, args, gg_redzone_freeing(ptr, (void *)(stream), async),  \
-		     gg_redzone_freed(#name, ptr, (int)rc, gg_hooks_result_name(rc)))
+/* Frees: the band is checked before the memory is released, and forgotten
+ * only when the driver did release it. */
+#define FORWARD_FREE(name, args, ptr, stream, async)                                          \
+	struct gg_redzone_free ticket;                                                         \
+	FORWARD_WITH(name, args, args, gg_redzone_freeing(ptr, (void *)(stream), async, &ticket), \
+		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_hooks_result_name(rc)))
 
 #define AUDIT_LOOKUP(api, kind, handle, kname) \
 	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_hooks_result_name(rc))
@@ -334,27 +336,27 @@ CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
 #define FORWARD_TEARDOWN(name, args, before, after) \
 	FORWARD_WITH(name, args, args, before, if (rc == CUDA_SUCCESS) after)
 
-CUresult gg_hook_cuCtxDestroy_v2(CUcontext ctx)
-{
-	FORWARD_TEARDOWN(cuCtxDestroy_v2, (ctx), gg_redzone_context_ending(ctx),
-			 gg_redzone_context_ended(ctx));
-}
+/* Each teardown twice: the current entry point and its legacy same-ABI form. */
+#define CTX_DESTROY(name)                                                             \
+	CUresult gg_hook_##name(CUcontext ctx)                                        \
+	{                                                                             \
+		FORWARD_TEARDOWN(name, (ctx), gg_redzone_context_ending(ctx),         \
+				 gg_redzone_context_ended(ctx));                      \
+	}
+#define PRIMARY_TEARDOWN(name, reset)                                                 \
+	CUresult gg_hook_##name(CUdevice dev)                                         \
+	{                                                                             \
+		void *primary = NULL;                                                 \
+		FORWARD_TEARDOWN(name, (dev), primary = gg_redzone_device_ending(dev), \
+				 gg_redzone_device_ended(dev, primary, reset));       \
+	}
 
-CUresult gg_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-	void *primary = NULL;
-
-	FORWARD_TEARDOWN(cuDevicePrimaryCtxRelease_v2, (dev), primary = gg_redzone_device_ending(dev),
-			 gg_redzone_device_ended(dev, primary, false));
-}
-
-CUresult gg_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
-{
-	void *primary = NULL;
-
-	FORWARD_TEARDOWN(cuDevicePrimaryCtxReset_v2, (dev), primary = gg_redzone_device_ending(dev),
-			 gg_redzone_device_ended(dev, primary, true));
-}
+CTX_DESTROY(cuCtxDestroy_v2)
+CTX_DESTROY(cuCtxDestroy)
+PRIMARY_TEARDOWN(cuDevicePrimaryCtxRelease_v2, false)
+PRIMARY_TEARDOWN(cuDevicePrimaryCtxRelease, false)
+PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset_v2, true)
+PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset, true)
 
 /* cuGetProcAddress: the caller's arguments go through unchanged; only a
  * returned pointer that is a hooked driver export is swapped for our wrapper

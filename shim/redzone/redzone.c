@@ -407,38 +407,64 @@ static void halt_if_asked(uint64_t before)
 		gg_shim_fatal();
 }
 
-void gg_redzone_freeing(uint64_t ptr, void *stream, bool async)
+void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
 {
 	uint64_t before = atomic_load(&redzone_state.violations);
 	struct gg_violation v;
-	struct gg_zone z;
 	bool capturing = false;
 
-	if (!ptr || gg_registry_remove(ptr, &z))
+	t->held = false;
+	t->violated = false;
+	/* Out of the registry before the driver frees, so an allocation that gets
+	 * the same address on another thread never meets this zone. */
+	if (!ptr || gg_registry_remove(ptr, &t->zone))
 		return; /* not ours: untouched */
-	if (z.flags & GG_ZONE_SCANNING) {
+	t->held = true;
+	if (t->zone.flags & GG_ZONE_SCANNING) {
 		/* A batched scan is reading its band: the memory must outlive the read. */
 		pthread_mutex_lock(&redzone_state.batch_lock);
 		while (redzone_state.batch_active)
 			pthread_cond_wait(&redzone_state.batch_done, &redzone_state.batch_lock);
 		pthread_mutex_unlock(&redzone_state.batch_lock);
+		t->zone.flags &= (uint8_t)~GG_ZONE_SCANNING;
 	}
 	if (redzone_state.check_on_free) {
 		/* A stream-ordered free reads after the work queued on its stream, which
 		 * waits for it; one being captured into a graph cannot be waited for. */
 		if (async && (gg_device_capturing(stream, &capturing) || capturing))
 			unchecked();
-		else if (check(&z, async ? stream : NULL, "free", false, &v))
-			violation(&v);
+		else if (check(&t->zone, async ? stream : NULL, "free", false, &v))
+			t->violated = true, violation(&v);
 	}
-	forgotten(&z, true);
 	halt_if_asked(before);
 }
 
-void gg_redzone_freed(const char *api, uint64_t ptr, int rc, const char *rc_name)
+void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_free *t, int rc,
+		      const char *rc_name)
 {
 	gg_report_free(api, ptr, rc_name);
-	(void)rc;
+	if (!t->held)
+		return;
+	if (rc == 0) {
+		forgotten(&t->zone, true);
+		return;
+	}
+	/* The driver refused: the allocation lives on, and so does its zone, as it
+	 * was (SPEC §4). Re-filled when the check above reported it, so a later
+	 * scan reports only new writes. */
+	struct gg_zone z = t->zone;
+
+	if (t->violated) {
+		struct ctx_slot *s = &redzone_state.ctx[z.ctx];
+
+		(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z.ptr + z.user, z.expected,
+				     z.pad, true);
+	}
+	if (gg_registry_insert(&z) != 0) {
+		/* Out of memory for the registry: the band can no longer be watched. */
+		unchecked();
+		forgotten(&z, true);
+	}
 }
 
 int gg_redzone_user_size(uint64_t base, uint64_t *user)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "redzone/registry.h"
+
 struct gg_config;
 
 void gg_redzone_configure(const struct gg_config *cfg);
@@ -35,10 +37,20 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
 		      const char *rc_name);
 
-/* Before a free is forwarded: check and forget the band of @ptr (@async:
- * stream-ordered, after @stream's work). Then, after it: the trace line. */
-void gg_redzone_freeing(uint64_t ptr, void *stream, bool async);
-void gg_redzone_freed(const char *api, uint64_t ptr, int rc, const char *rc_name);
+/* A free in flight: the zone taken out of the registry while the driver is asked. */
+struct gg_redzone_free {
+	struct gg_zone zone;
+	bool held;     /* @zone was ours */
+	bool violated; /* its check found a violation */
+};
+
+/* Before a free is forwarded: check the band of @ptr (@async: stream-ordered,
+ * after @stream's work) and take it out of the registry into @t. After it:
+ * the trace line, and the zone forgotten, or put back as it was when the
+ * driver refused the free (@rc != 0). */
+void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t);
+void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_free *t, int rc,
+		      const char *rc_name);
 
 /* The user's size of the padded allocation at @base. 0 or -ENOENT. */
 int gg_redzone_user_size(uint64_t base, uint64_t *user);

@@ -12,8 +12,13 @@
  *   sync             cuCtxSynchronize
  *   launch           launch gg_fill on a 64-byte buffer of its own
  *   reset            cuDevicePrimaryCtxReset_v2, then retain the primary context again
+ *   old-reset        the same through the legacy cuDevicePrimaryCtxReset
+ *   old-release      cuDevicePrimaryCtxRelease (legacy) of the only retain, then retain again
+ *   pop / push       cuCtxPopCurrent_v2 / cuCtxPushCurrent_v2 of the primary context
+ *   deadfree:K       cuMemFreeAsync of buffer K on a stream already destroyed
  *   ctx              create a context (cuCtxCreate_v4) and make it current
  *   destroy          destroy that context
+ *   old-destroy      destroy it through the legacy cuCtxDestroy
  *   threads:T:N:S    T threads, each N alloc/free pairs of S bytes
  *   many:N:S         N live allocations of S bytes, then free them all
  *   hold:N:S         N allocations of S bytes, kept until exit
@@ -242,16 +247,39 @@ int main(int argc, char **argv)
 			CHECK(cuModuleLoad(&mod, ptx));
 			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 			printf("reset: %d\n", (int)rc);
+		} else if (!strcmp(arg, "old-reset") || !strcmp(arg, "old-release")) {
+			CHECK(cuCtxSynchronize());
+			rc = !strcmp(arg, "old-reset") ? cuDevicePrimaryCtxReset(0)
+									   : cuDevicePrimaryCtxRelease(0);
+			CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+			CHECK(cuCtxSetCurrent(primary));
+			CHECK(cuModuleLoad(&mod, ptx));
+			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+			printf("%s: %d\n", arg, (int)rc);
+		} else if (!strcmp(arg, "pop")) {
+			CUcontext top = NULL;
+
+			rc = cuCtxPopCurrent_v2(&top);
+			printf("pop: %d %s\n", (int)rc, top == primary ? "primary" : "other");
+		} else if (!strcmp(arg, "push")) {
+			printf("push: %d\n", (int)cuCtxPushCurrent_v2(primary));
+		} else if (!strncmp(arg, "deadfree:", 9)) {
+			CUstream dead;
+
+			CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamDestroy_v2(dead));
+			rc = cuMemFreeAsync(bufs[a].ptr, dead);
+			printf("free %lu on a destroyed stream: %s\n", a, rc ? "refused" : "done");
 		} else if (!strcmp(arg, "ctx")) {
 			CHECK(cuCtxCreate_v4(&created, NULL, 0, 0));
 			CHECK(cuModuleLoad(&mod, ptx));
 			printf("context created\n");
-		} else if (!strcmp(arg, "destroy")) {
+		} else if (!strcmp(arg, "destroy") || !strcmp(arg, "old-destroy")) {
 			CHECK(cuCtxSynchronize());
-			rc = cuCtxDestroy_v2(created);
+			rc = arg[0] == 'o' ? cuCtxDestroy(created) : cuCtxDestroy_v2(created);
 			CHECK(cuCtxSetCurrent(primary));
 			CHECK(cuModuleLoad(&mod, ptx));
-			printf("destroy: %d\n", (int)rc);
+			printf("%s: %d\n", arg, (int)rc);
 		} else if (!strncmp(arg, "threads:", 8)) {
 			pthread_t t[64];
 			unsigned long job[2] = { b, c };
