@@ -205,6 +205,54 @@ Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 	gg_run_free(&without);
 }
 
+/* SPEC §1: every handle kind x the driver not loaded, loaded RTLD_LOCAL,
+ * loaded RTLD_GLOBAL x a hooked name, an unhooked driver name and names
+ * nobody defines. NULL or not, the object, and the dlerror() text left
+ * behind are the same with and without the shim. */
+Test(hooks, dlsym_answers_and_dlerror_are_the_same_as_without_the_shim)
+{
+	static const char *const states[] = { "none", "local", "global" };
+
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		const char *const argv[] = { APP("app-dlsym-parity"), states[i], NULL };
+		struct gg_run with, without;
+
+		gg_run(&with, GG_RUN_SHIM | GG_RUN_FAKE, NULL, argv);
+		gg_run(&without, GG_RUN_FAKE, NULL, argv);
+		cr_assert_eq(gg_run_exit(&without), 0, "%s", without.err);
+		cr_assert_eq(gg_run_exit(&with), 0, "%s", with.err);
+		cr_assert_geq(gg_count_lines(without.out, "dlerror: "), 24, "%s", without.out);
+		/* A failed lookup always leaves an error naming the symbol. */
+		cr_assert_eq(gg_count_lines(without.out, ": NULL; dlerror: none"), 0, "%s", without.out);
+		cr_assert_str_eq(with.out, without.out, "driver %s", states[i]);
+		cr_assert_str_eq(with.err, "", "a process that found no driver function writes nothing");
+		gg_run_free(&with);
+		gg_run_free(&without);
+	}
+}
+
+/* The reproduction that found the missing dlerror(): ctypes builds its
+ * AttributeError from the message, and crashed on NULL. */
+Test(hooks, python_ctypes_asks_for_a_driver_function_that_is_not_there)
+{
+	const char *const argv[] = {
+		"/usr/bin/python3", "-c",
+		"import ctypes\n"
+		"print(hasattr(ctypes.CDLL(None), 'cuLaunchKernel'))\n"
+		"try:\n    ctypes.CDLL(None).cuMemAlloc_v2\n"
+		"except AttributeError as e:\n    print(e)\n",
+		NULL };
+	struct gg_run with, without;
+
+	gg_run(&with, GG_RUN_SHIM, NULL, argv);
+	gg_run(&without, 0, NULL, argv);
+	cr_assert_eq(gg_run_exit(&with), 0, "%s", with.err);
+	cr_assert_str_eq(with.out, "False\n/usr/bin/python3: undefined symbol: cuMemAlloc_v2\n");
+	cr_assert_str_eq(with.out, without.out);
+	gg_run_free(&with);
+	gg_run_free(&without);
+}
+
 Test(hooks, missing_real_function_returns_not_supported)
 {
 	struct gg_run r;

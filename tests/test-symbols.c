@@ -44,9 +44,12 @@ static void assert_same(const struct names *a, const struct names *b, const char
 	cr_assert_eq(a->n, b->n, "%s: %zu vs %zu names", what, a->n, b->n);
 }
 
+/* The hooks carry the hidden version GPUGUARD_HOOK (libgpuguard.map): the
+ * names without it, and no version node symbol (type A). */
 static void exported(struct names *s)
 {
-	from_command(s, "nm -D --defined-only '" GG_SHIM "' | awk '{print $3}'");
+	from_command(s, "nm -D --defined-only '" GG_SHIM "' | awk '$2 != \"A\" {print $3}'"
+			" | sed 's/@GPUGUARD_HOOK$//'");
 }
 
 static void version_script(struct names *s)
@@ -61,25 +64,42 @@ static void hook_table(struct names *s)
 			"/shim/hooks/hooks.def' | cut -d'(' -f2");
 }
 
-Test(symbols, exports_are_exactly_the_version_script)
+Test(symbols, exports_are_exactly_the_version_script_and_dlsym)
 {
 	struct names nm = { 0 }, map = { 0 };
 
 	exported(&nm);
 	version_script(&map);
 	cr_assert_gt(map.n, 30);
-	assert_same(&nm, &map, "nm -D vs libgpuguard.map");
+	add(&map, "dlsym", 5); /* exported unversioned, outside the map's version node */
+	qsort(map.v, map.n, sizeof(map.v[0]), cmp);
+	assert_same(&nm, &map, "nm -D vs libgpuguard.map and dlsym");
 }
 
-Test(symbols, version_script_is_the_hook_table_and_dlsym)
+Test(symbols, version_script_is_the_hook_table)
 {
 	struct names map = { 0 }, hooks = { 0 };
 
 	version_script(&map);
 	hook_table(&hooks);
-	add(&hooks, "dlsym", 5);
-	qsort(hooks.v, hooks.n, sizeof(hooks.v[0]), cmp);
 	assert_same(&map, &hooks, "libgpuguard.map vs hooks.def");
+}
+
+/* Hidden (one '@'): a direct link binds to them, dlsym() never finds them;
+ * dlsym itself is unversioned, so callers of every glibc version reach it. */
+Test(symbols, hooks_have_the_hidden_version_and_dlsym_none)
+{
+	struct names nm = { 0 };
+
+	from_command(&nm, "nm -D --defined-only '" GG_SHIM "' | awk '$2 != \"A\" {print $3}'");
+	cr_assert_gt(nm.n, 30);
+	for (size_t i = 0; i < nm.n; i++) {
+		const char *at = strchr(nm.v[i], '@');
+
+		if (!strcmp(nm.v[i], "dlsym"))
+			continue;
+		cr_assert(at && !strcmp(at, "@GPUGUARD_HOOK"), "%s", nm.v[i]);
+	}
 }
 
 Test(symbols, process_owned_symbols_are_not_exported)

@@ -105,19 +105,35 @@ static void *lookup_in_callers_group(dlsym_fn real, const void *caller, const ch
 	return fn;
 }
 
-/* @name as @caller would get it without the shim. Only the executable and
- * earlier LD_PRELOADs come before the shim in the global scope, so the
- * definition the shim hides is the one after it. */
+/* @name as @caller would get it without the shim. The shim's exports are
+ * invisible to dlsym; what depends on the caller is RTLD_DEFAULT's second
+ * search, in the group of a caller loaded RTLD_LOCAL, and RTLD_NEXT, whose
+ * range starts after the shim here: only the executable and earlier
+ * LD_PRELOADs come before it, and they define no driver function. */
 static void *resolve_without_shim(dlsym_fn real, void *handle, const char *name, void *caller)
 {
 	void *fn = real(handle, name);
 
-	/* RTLD_NEXT from the shim is already past it; anything else may land on our export. */
-	if (fn && gg_hooks_in_shim(fn))
-		fn = real(RTLD_NEXT, name);
 	if (!fn && handle == RTLD_DEFAULT)
 		fn = lookup_in_callers_group(real, caller, name);
 	return fn;
+}
+
+/* Leave pending the error glibc would have left for a NULL answer, as a
+ * failed lookup made last, so nothing clears it. glibc's message names the
+ * object searched: the handle's, or for RTLD_DEFAULT and RTLD_NEXT the
+ * caller's (the program's argv[0] for the program). A lookup in that object's
+ * own scope names it the same way (a glibc handle is its link_map), and fails
+ * as the caller's did: the shim's exports are invisible to dlsym
+ * (libgpuguard.map) and nothing found the name for the caller. */
+static void leave_error(dlsym_fn real, void *handle, const char *name, const void *caller)
+{
+	void *named = handle == RTLD_DEFAULT || handle == RTLD_NEXT ? (void *)map_of(caller) : handle;
+
+	if (named && !real(named, name))
+		return;
+	if (real(handle, name)) /* found after all (the driver was loaded meanwhile) */
+		(void)dlerror();
 }
 
 static bool is_hookable_name(const char *name)
@@ -145,10 +161,9 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 	void *fn = resolve_without_shim(real, handle, name, caller);
 
 	if (!fn) {
-		/* Leave a pending error, as glibc would: the dlopen()/dlclose() of the
-		 * caller's group cleared it. For a real handle the message is glibc's
-		 * own; otherwise it names the shim rather than the caller. */
-		(void)real(handle == RTLD_DEFAULT || handle == RTLD_NEXT ? RTLD_NEXT : handle, name);
+		/* The intermediate lookups left another error, or none (a lookup that
+		 * found our export succeeded): ctypes dereferences this message. */
+		leave_error(real, handle, name, caller);
 		return (struct gg_dlsym_plan){ NULL, NULL };
 	}
 	(void)dlerror(); /* a failed intermediate lookup must not leave an error behind */

@@ -389,12 +389,23 @@ void gg_hooks_report_calls(void)
 	gg_report_calls(names, counts, GG_HOOK_COUNT);
 }
 
-/* Export each gg_hook_NAME as NAME, checked against cudaTypedefs.h. The shim's
- * own references use the hidden names, which nothing can interpose. */
+/* Export each gg_hook_NAME as NAME@GPUGUARD_HOOK, checked against cudaTypedefs.h.
+ * A hidden (non-default) version: a program's unversioned reference (libcuda
+ * has no symbol versions) binds to it, but dlsym() never sees it, so every
+ * lookup succeeds or fails, dlerror() included, exactly as without the shim
+ * (libgpuguard.map). The shim's own references use the hidden names, which
+ * nothing can interpose. The unit tests' static copy exports nothing. */
+#ifdef GG_EXPORT_HOOKS
 #define GG_HOOK(name, pfn, params, args)                                                      \
-	extern __typeof__(gg_hook_##name) name                                                \
+	extern __typeof__(gg_hook_##name) gg_export_##name                                    \
 		__attribute__((alias("gg_hook_" #name), visibility("default")));             \
+	__asm__(".symver gg_export_" #name ", " #name "@GPUGUARD_HOOK");                      \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn),        \
 		       #name " does not have the signature of " #pfn);
+#else
+#define GG_HOOK(name, pfn, params, args)                                                      \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn),        \
+		       #name " does not have the signature of " #pfn);
+#endif
 #include "hooks/hooks.def"
 #undef GG_HOOK

@@ -1,5 +1,6 @@
 /* The shim with no driver anywhere: dlopen it directly (not preloaded) and
- * call its hooks. Each must return CUDA_ERROR_NOT_SUPPORTED, never crash. */
+ * call its hooks. Each must return CUDA_ERROR_NOT_SUPPORTED, never crash.
+ * dlsym() does not see the hooks' hidden version (libgpuguard.map): ask for it. */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -20,10 +21,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s LIBGPUGUARD.so (%s)\n", argv[0], dlerror());
 		return 64;
 	}
-	alloc = (PFN_cuMemAlloc_v3020)dlsym(shim, "cuMemAlloc_v2");
-	lookup = (PFN_cuModuleGetFunction_v2000)dlsym(shim, "cuModuleGetFunction");
-	sync = (PFN_cuCtxSynchronize_v2000)dlsym(shim, "cuCtxSynchronize");
-	gpa = (PFN_cuGetProcAddress_v12000)dlsym(shim, "cuGetProcAddress_v2");
+	alloc = (PFN_cuMemAlloc_v3020)dlvsym(shim, "cuMemAlloc_v2", "GPUGUARD_HOOK");
+	lookup = (PFN_cuModuleGetFunction_v2000)dlvsym(shim, "cuModuleGetFunction", "GPUGUARD_HOOK");
+	sync = (PFN_cuCtxSynchronize_v2000)dlvsym(shim, "cuCtxSynchronize", "GPUGUARD_HOOK");
+	gpa = (PFN_cuGetProcAddress_v12000)dlvsym(shim, "cuGetProcAddress_v2", "GPUGUARD_HOOK");
 	if (!alloc || !lookup || !sync || !gpa) {
 		fprintf(stderr, "hooks missing from the shim\n");
 		return 3;
