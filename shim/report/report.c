@@ -26,31 +26,6 @@ static struct {
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
 } report_state = { .fd = 2, .verbosity = 1 };
 
-int gg_report_expand_path(const char *pattern, int pid, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	for (const char *p = pattern; *p; p++) {
-		char num[16];
-		const char *piece = p;
-		size_t n = 1;
-
-		if (p[0] == '%' && p[1] == 'p') {
-			n = (size_t)snprintf(num, sizeof(num), "%d", pid);
-			piece = num;
-			p++;
-		}
-		if (o + n >= cap)
-			return -ENAMETOOLONG;
-		memcpy(out + o, piece, n);
-		o += n;
-	}
-	if (o >= cap)
-		return -ENAMETOOLONG;
-	out[o] = '\0';
-	return 0;
-}
-
 static int open_log(const char *pattern, int *err)
 {
 	char path[PATH_MAX];

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gg.h"
+#include "report/paths.h"
 
 struct gg_config;
 
@@ -65,8 +66,5 @@ void gg_report_handler_replaced(int sig);
 
 /* True when TRACE lines are printed, so callers can skip formatting work. */
 int gg_report_tracing(void);
-
-/* Copy @pattern to @out with each "%p" replaced by @pid. 0 or -ENAMETOOLONG. */
-int gg_report_expand_path(const char *pattern, int pid, char *out, size_t cap);
 
 #endif
