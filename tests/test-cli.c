@@ -93,7 +93,8 @@ Test(cli, a_bad_value_is_named)
 
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--fill", "300", "--", "/bin/true", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);
-	cr_assert_str_eq(r.err, "gpuguard: --fill: \"300\" is not a valid value\n");
+	cr_assert_str_eq(r.err, "gpuguard: --fill: \"300\" is not a valid value (expected a byte "
+				"value from 0 to 255 (0x00 to 0xff))\n");
 	gg_run_free(&r);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--json", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);
@@ -171,9 +172,7 @@ Test(cli, scan_sends_the_configured_signal_and_the_process_scans)
 
 Test(cli, scan_refuses_what_it_cannot_do)
 {
-	struct gg_spawn s;
-	struct gg_run r, sleeper;
-	char pid[32];
+	struct gg_run r;
 
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "4194304", NULL });
 	cr_assert_eq(gg_run_exit(&r), 1);
@@ -182,17 +181,254 @@ Test(cli, scan_refuses_what_it_cannot_do)
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);
 	gg_run_free(&r);
+	/* What the shim refuses is no signal to send either. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "11", "1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: scan: --signal: \"11\" is not a signal gpuguard listens "
+				"to (expected USR1, USR2 or a signal number other than KILL, STOP, "
+				"SEGV, BUS, FPE, ILL and ABRT)\n");
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--wait", "--timeout", "0", "1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_neq(strstr(r.err, "--timeout: \"0\" is not a valid value"), NULL, "%s", r.err);
+	gg_run_free(&r);
+}
 
-	/* A process without the shim, and one without GPUGUARD_SIGNAL: untouched. */
-	gg_spawn(&s, 0, NULL, (const char *[]){ "/bin/sleep", "30", NULL });
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fclose(f);
+}
+
+/* A shell that takes SIGUSR2 itself ("got USR2") and runs until @go exists. */
+static const char trapping_script[] =
+	"trap 'echo got USR2' USR2; echo ready; while [ ! -e \"$1\" ]; do sleep 0.01; done; echo done";
+
+Test(cli, scan_refuses_a_process_without_the_shim)
+{
+	char dir[64], sh[128], go[128], pid[32], cmd[256];
+	struct gg_spawn s;
+	struct gg_run r, target;
+
+	/* A program run from a checkout named libgpuguard, and GPUGUARD_SIGNAL
+	 * exported in its shell, but no shim: its own handler must not run. */
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(sh, sizeof(sh), "%s/libgpuguard/sh", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir '%s/libgpuguard' && cp /bin/sh '%s'", dir, sh);
+	cr_assert_eq(system(cmd), 0);
+	gg_spawn(&s, 0, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
+		 (const char *[]){ sh, "-c", trapping_script, "sh", go, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "ready\n", 30));
 	snprintf(pid, sizeof(pid), "%d", s.pid);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
-	cr_assert_eq(gg_run_exit(&r), 1);
-	cr_assert_neq(strstr(r.err, "was not started with GPUGUARD_SIGNAL"), NULL, "%s", r.err);
+	cr_assert_eq(gg_run_exit(&r), 1, "%s%s", r.out, r.err);
+	snprintf(cmd, sizeof(cmd), "gpuguard: scan: process %s has no libgpuguard.so loaded (it was "
+		 "not started under gpuguard or with LD_PRELOAD): a signal would reach the program "
+		 "itself; nothing sent\n", pid);
+	cr_assert_str_eq(r.err, cmd);
+	cr_assert_str_eq(r.out, "");
 	gg_run_free(&r);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
+	cr_assert_str_eq(target.out, "ready\ndone\n", "the program was signalled");
+	gg_run_free(&target);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* app-redzone under the shim with GPUGUARD_SIGNAL=@signal, past its first CUDA
+ * calls and waiting for @go. */
+static void spawn_listening(struct gg_spawn *s, const char *signal, const char *go, char *pid,
+			    size_t cap)
+{
+	char env_signal[64], step[160];
+
+	snprintf(env_signal, sizeof(env_signal), "GPUGUARD_SIGNAL=%s", signal);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	gg_spawn(s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_signal, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", "sync", step, NULL });
+	cr_assert(gg_spawn_wait_output(s, "synced\n", 30));
+	snprintf(pid, cap, "%d", s->pid);
+}
+
+Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
+{
+	char dir[64], go[128], pid[32], want[512];
+	struct gg_spawn s;
+	struct gg_run r, target;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+
+	/* It listens to USR2: USR1 would kill it. */
+	spawn_listening(&s, "USR2", go, pid, sizeof(pid));
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "USR1", pid, NULL });
-	cr_assert_eq(gg_run_exit(&r), 1);
-	cr_assert_neq(strstr(r.err, "has no libgpuguard.so loaded"), NULL, "%s", r.err);
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	snprintf(want, sizeof(want), "gpuguard: scan: process %s listens to SIGUSR2 "
+		 "(GPUGUARD_SIGNAL=USR2), not to USR1; nothing sent\n", pid);
+	cr_assert_str_eq(r.err, want);
+	gg_run_free(&r);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
+	gg_run_free(&target);
+	unlink(go);
+
+	/* GPUGUARD_SIGNAL=11: the shim refused it and installed nothing. */
+	spawn_listening(&s, "11", go, pid, sizeof(pid));
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	cr_assert_neq(strstr(r.err, "was started with GPUGUARD_SIGNAL=11, which the shim refuses"),
+		      NULL, "%s", r.err);
+	gg_run_free(&r);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
+	cr_assert_eq(gg_count_lines(target.err, "WARN: GPUGUARD_SIGNAL=\"11\""), 1, "%s", target.err);
+	gg_run_free(&target);
+	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
+	cr_assert_eq(system(want), 0);
+}
+
+Test(cli, run_refuses_a_signal_the_shim_would_refuse)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--signal", "SEGV", "--", "/bin/true", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: --signal: \"SEGV\" is not a valid value (expected USR1, "
+				"USR2 or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL "
+				"and ABRT, or none)\n");
+	gg_run_free(&r);
+}
+
+Test(cli, scan_refuses_before_the_handler_is_installed)
+{
+	char dir[64], go[128], pid[32], cmd[128];
+	struct gg_spawn s;
+	struct gg_run r, target;
+
+	/* A wrapper script under the shim: it never makes a CUDA call, so the
+	 * shim never takes USR2, and USR2 would kill it. */
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	gg_spawn(&s, GG_RUN_SHIM, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
+		 (const char *[]){ "/bin/sh", "-c",
+				   "echo ready; while [ ! -e \"$1\" ]; do sleep 0.01; done; echo done",
+				   "sh", go, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "ready\n", 30));
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	cr_assert_neq(strstr(r.err, "has libgpuguard.so loaded but no handler for SIGUSR2 yet: the "
+				    "shim installs it at the process's first CUDA call"), NULL,
+		      "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	gg_run_free(&r);
+	/* --wait waits for a handler that never comes, and gives up. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--wait", "--timeout", "0.3", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	cr_assert_neq(strstr(r.err, "gpuguard: scan: gave up after 0.3 s, nothing sent: process"),
+		      NULL, "%s", r.err);
+	gg_run_free(&r);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	cr_assert_eq(gg_run_exit(&target), 0, "the script was signalled: %s", target.err);
+	cr_assert_str_eq(target.out, "ready\ndone\n");
+	gg_run_free(&target);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(cli, scan_wait_reports_what_the_boundary_found)
+{
+	char dir[64], json[128], go[128], env_json[160], step[160], pid[32], want[512];
+	struct gg_spawn s;
+	struct gg_run r, scan;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.%%p.json", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_SIGNAL=USR2",
+				   "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", "overrun:0:2", "sync", step, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "synced\n", 30));
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", "--wait", pid, NULL });
+	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
+	snprintf(want, sizeof(want),
+		 "gpuguard: sent SIGUSR2 to process %s: it scans its red zones, runs the gate and "
+		 "rewrites its reports\n"
+		 "gpuguard: process %s ran its boundary (seal 1): 1 red-zone violation (1 new), "
+		 "0 required kernels unresolved, 0 late misses; 1 error in all\n"
+		 "gpuguard: summary: %s/s.%s.json (gpuguard report shows it all)\n",
+		 pid, pid, dir, pid);
+	cr_assert_str_eq(scan.out, want);
+	gg_run_free(&scan);
+	touch(go);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	gg_run_free(&r);
+	snprintf(want, sizeof(want), "rm -rf %s", dir);
+	cr_assert_eq(system(want), 0);
+}
+
+Test(cli, scan_wait_right_after_starting_the_program_waits_for_its_handler)
+{
+	char dir[64], json[128], go[128], step[160], pid[32], want[160];
+	struct gg_spawn s;
+	struct gg_run r, scan;
+
+	/* The man page's "gpuguard --signal USR2 ... -- ./server & gpuguard scan
+	 * --wait $!": the pid is gpuguard's until it execs the program, whose
+	 * shim takes the signal at its first CUDA call. */
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "--json=%s/s.%%p.json", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	gg_spawn(&s, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ GG_CLI, "--signal", "USR2", "--redzone", "16", json, "--", RZ,
+				   "alloc:64", step, NULL });
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", "--wait", "--timeout", "60", pid, NULL });
+	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
+	snprintf(want, sizeof(want), "gpuguard: process %s ran its boundary (seal 1)", pid);
+	cr_assert_neq(strstr(scan.out, want), NULL, "%s", scan.out);
+	gg_run_free(&scan);
+	touch(go);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
+	gg_run_free(&r);
+	snprintf(want, sizeof(want), "rm -rf %s", dir);
+	cr_assert_eq(system(want), 0);
+}
+
+Test(cli, scan_says_when_the_process_is_another_users)
+{
+	char pid[32], want[160];
+	struct gg_spawn s;
+	struct gg_run r, sleeper;
+
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK))
+		cr_skip_test("needs root and setpriv to run gpuguard scan as another user");
+	gg_spawn(&s, 0, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
+		 (const char *[]){ "/bin/sleep", "30", NULL });
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&r, NULL, (const char *[]){ "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+					"--clear-groups", GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	snprintf(want, sizeof(want), "gpuguard: scan: cannot read /proc/%s/environ: Permission "
+		 "denied (the process belongs to another user", pid);
+	cr_assert_eq(strncmp(r.err, want, strlen(want)), 0, "%s", r.err);
 	gg_run_free(&r);
 	cr_assert_eq(kill(s.pid, 0), 0, "the sleeper must still be alive");
 	kill(s.pid, SIGTERM);

@@ -59,42 +59,6 @@ static const char usage_text[] =
 	"  --shim PATH             the libgpuguard.so to preload\n"
 	"  --help, --version\n";
 
-/* ---- values ---- */
-
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	int base = 10;
-
-	if (!s || !*s)
-		return false;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
-		return false;
-	errno = 0;
-	*out = strtoull(s, &end, base);
-	return errno == 0 && !*end;
-}
-
-/* A signal by name (USR1, SIGUSR2) or number; 0 when not valid. */
-static int parse_signal(const char *s)
-{
-	uint64_t n;
-
-	if (!strncasecmp(s, "SIG", 3))
-		s += 3;
-	if (!strcasecmp(s, "USR1"))
-		return SIGUSR1;
-	if (!strcasecmp(s, "USR2"))
-		return SIGUSR2;
-	if (parse_u64(s, &n) && n > 0 && n < (uint64_t)NSIG && n != SIGKILL && n != SIGSTOP)
-		return (int)n;
-	return 0;
-}
-
 /* ---- finding the library ---- */
 
 static bool usable(const char *path)
@@ -150,37 +114,43 @@ static void env_add(struct env_list *e, const char *name, const char *value)
 	e->v[e->n++] = kv;
 }
 
-/* Options shared by running and bisecting: their variables. */
+/* Options shared by running and bisecting: their variables, and what each
+ * accepts, by the shim's rules (shim/config.c) and in its words. */
 struct option_map {
 	const char *flag;
 	const char *var;
-	enum { TAKES_NUMBER, TAKES_BYTE, TAKES_TEXT, TAKES_SIGNAL, TAKES_RANGE, SETS_0, SETS_1,
-	       TAKES_VERBOSITY } kind;
+	enum { TAKES_NUMBER, TAKES_BYTE, TAKES_REDZONE, TAKES_TEXT, TAKES_OUTPUT, TAKES_SIGNAL,
+	       TAKES_RANGE, SETS_0, SETS_1, TAKES_VERBOSITY } kind;
+	const char *accepted;
 };
+
+#define A_NUMBER "a decimal or 0x hex number"
+#define A_TEXT "a non-empty value"
+#define A_FILE "a file name; %p becomes the pid"
 
 static const struct option_map options[] = {
-	{ "--redzone", "GPUGUARD_REDZONE", TAKES_NUMBER },
-	{ "--fill", "GPUGUARD_REDZONE_FILL", TAKES_BYTE },
-	{ "--min-idx", "GPUGUARD_REDZONE_MIN_IDX", TAKES_NUMBER },
-	{ "--trace-idx", "GPUGUARD_REDZONE_TRACE_IDX", TAKES_NUMBER },
-	{ "--poison", "GPUGUARD_REDZONE_POISON", TAKES_RANGE },
-	{ "--no-check-on-free", "GPUGUARD_CHECK_ON_FREE", SETS_0 },
-	{ "--halt-on-error", "GPUGUARD_HALT_ON_ERROR", SETS_1 },
-	{ "--boundary", "GPUGUARD_BOUNDARY", TAKES_TEXT },
-	{ "--signal", "GPUGUARD_SIGNAL", TAKES_SIGNAL },
-	{ "--expected-absent", "GPUGUARD_EXPECTED_ABSENT", TAKES_TEXT },
-	{ "--allow-unresolved", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1 },
-	{ "--dangerously-allow-unresolved-kernel-lookups", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1 },
-	{ "--skip-objects", "GPUGUARD_SKIP_OBJECTS", TAKES_TEXT },
-	{ "--log", "GPUGUARD_LOG", TAKES_TEXT },
-	{ "--json", "GPUGUARD_SUMMARY_JSON", TAKES_TEXT },
-	{ "--metrics", "GPUGUARD_METRICS", TAKES_TEXT },
-	{ "--exitcode", "GPUGUARD_EXITCODE", TAKES_BYTE },
-	{ "--verbosity", "GPUGUARD_VERBOSITY", TAKES_VERBOSITY },
-	{ "--disable", "GPUGUARD_DISABLE", SETS_1 },
+	{ "--redzone", "GPUGUARD_REDZONE", TAKES_REDZONE, "a number of bytes, at most 1 GiB" },
+	{ "--fill", "GPUGUARD_REDZONE_FILL", TAKES_BYTE, "a byte value from 0 to 255 (0x00 to 0xff)" },
+	{ "--min-idx", "GPUGUARD_REDZONE_MIN_IDX", TAKES_NUMBER, A_NUMBER },
+	{ "--trace-idx", "GPUGUARD_REDZONE_TRACE_IDX", TAKES_NUMBER, A_NUMBER },
+	{ "--poison", "GPUGUARD_REDZONE_POISON", TAKES_RANGE, "LO:HI with LO <= HI" },
+	{ "--no-check-on-free", "GPUGUARD_CHECK_ON_FREE", SETS_0, NULL },
+	{ "--halt-on-error", "GPUGUARD_HALT_ON_ERROR", SETS_1, NULL },
+	{ "--boundary", "GPUGUARD_BOUNDARY", TAKES_TEXT, A_TEXT },
+	{ "--signal", "GPUGUARD_SIGNAL", TAKES_SIGNAL, GG_CLI_SIGNALS ", or none" },
+	{ "--expected-absent", "GPUGUARD_EXPECTED_ABSENT", TAKES_TEXT, A_TEXT },
+	{ "--allow-unresolved", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1, NULL },
+	{ "--dangerously-allow-unresolved-kernel-lookups", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1, NULL },
+	{ "--skip-objects", "GPUGUARD_SKIP_OBJECTS", TAKES_TEXT, A_TEXT },
+	{ "--log", "GPUGUARD_LOG", TAKES_OUTPUT, A_FILE },
+	{ "--json", "GPUGUARD_SUMMARY_JSON", TAKES_OUTPUT, A_FILE },
+	{ "--metrics", "GPUGUARD_METRICS", TAKES_OUTPUT, A_FILE },
+	{ "--exitcode", "GPUGUARD_EXITCODE", TAKES_BYTE, "an exit status from 0 to 255" },
+	{ "--verbosity", "GPUGUARD_VERBOSITY", TAKES_VERBOSITY, "0, 1 or 2" },
+	{ "--disable", "GPUGUARD_DISABLE", SETS_1, NULL },
 };
 
-/* Check @value for option @o; a message naming both when it is wrong. */
+/* Whether @value is one @o accepts. */
 static bool valid(const struct option_map *o, const char *value)
 {
 	uint64_t n, m;
@@ -188,13 +158,15 @@ static bool valid(const struct option_map *o, const char *value)
 
 	switch (o->kind) {
 	case TAKES_NUMBER:
-		return parse_u64(value, &n);
+		return gg_cli_parse_u64(value, &n);
 	case TAKES_BYTE:
-		return parse_u64(value, &n) && n <= 255;
+		return gg_cli_parse_u64(value, &n) && n <= 255;
+	case TAKES_REDZONE:
+		return gg_cli_parse_u64(value, &n) && n <= (UINT64_C(1) << 30);
 	case TAKES_VERBOSITY:
-		return parse_u64(value, &n) && n <= 2;
+		return gg_cli_parse_u64(value, &n) && n <= 2;
 	case TAKES_SIGNAL:
-		return !strcasecmp(value, "none") || parse_signal(value);
+		return !strcasecmp(value, "none") || gg_cli_parse_signal(value);
 	case TAKES_RANGE: {
 		char lo[32];
 
@@ -203,8 +175,10 @@ static bool valid(const struct option_map *o, const char *value)
 			return false;
 		memcpy(lo, value, (size_t)(colon - value));
 		lo[colon - value] = '\0';
-		return parse_u64(lo, &n) && parse_u64(colon + 1, &m) && n <= m;
+		return gg_cli_parse_u64(lo, &n) && gg_cli_parse_u64(colon + 1, &m) && n <= m;
 	}
+	case TAKES_OUTPUT:
+		return *value != '\0' && strlen(value) < PATH_MAX;
 	default:
 		return *value != '\0';
 	}
@@ -262,7 +236,8 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			return -1;
 		}
 		if (!valid(o, value)) {
-			gg_cli_error("%s: \"%s\" is not a valid value", o->flag, value);
+			gg_cli_error("%s: \"%s\" is not a valid value (expected %s)", o->flag, value,
+				     o->accepted);
 			return -1;
 		}
 		env_add(e, o->var, value);
@@ -316,105 +291,6 @@ int gg_cmd_run(int argc, char **argv)
 	/* As a shell says it: 127 not found, 126 found but not runnable. */
 	gg_cli_error("cannot run %s: %s", argv[prog], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
-}
-
-/* ---- gpuguard scan PID ---- */
-
-/* GPUGUARD_SIGNAL from the environment PID was started with, or NULL. */
-static char *signal_of(pid_t pid, char *buf, size_t cap)
-{
-	char path[64], env[65536];
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return NULL;
-	n = read(fd, env, sizeof(env) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	env[n] = '\0';
-	for (char *p = env; p < env + n; p += strlen(p) + 1) {
-		if (!strncmp(p, "GPUGUARD_SIGNAL=", 16)) {
-			snprintf(buf, cap, "%s", p + 16);
-			return buf;
-		}
-	}
-	return NULL;
-}
-
-/* Whether PID has libgpuguard.so mapped. -1 when that cannot be told. */
-static int has_shim(pid_t pid)
-{
-	char path[64], line[1024];
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		found |= strstr(line, "libgpuguard") != NULL;
-	fclose(f);
-	return found;
-}
-
-int gg_cmd_scan(int argc, char **argv)
-{
-	const char *sig_name = NULL, *pid_arg = NULL;
-	char from_env[64];
-	uint64_t pid;
-	int sig;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help")) {
-			puts("usage: gpuguard scan [--signal SIG] PID\n\n"
-			     "Sends PID the signal it runs a boundary on (its GPUGUARD_SIGNAL, or SIG):\n"
-			     "a scan of every red zone, the gate, and the reports.");
-			return 0;
-		} else if (!strcmp(argv[i], "--signal") && i + 1 < argc) {
-			sig_name = argv[++i];
-		} else if (!strncmp(argv[i], "--signal=", 9)) {
-			sig_name = argv[i] + 9;
-		} else if (argv[i][0] == '-' || pid_arg) {
-			gg_cli_error("scan: unexpected '%s' (usage: gpuguard scan [--signal SIG] PID)",
-				     argv[i]);
-			return 2;
-		} else {
-			pid_arg = argv[i];
-		}
-	}
-	if (!pid_arg || !parse_u64(pid_arg, &pid) || pid == 0 || pid > INT_MAX) {
-		gg_cli_error("scan: %s", pid_arg ? "not a process id" : "which process? (gpuguard scan PID)");
-		return 2;
-	}
-	if (kill((pid_t)pid, 0) && errno == ESRCH) {
-		gg_cli_error("scan: no process %llu", (unsigned long long)pid);
-		return 1;
-	}
-	if (!sig_name && !(sig_name = signal_of((pid_t)pid, from_env, sizeof(from_env)))) {
-		gg_cli_error("scan: process %llu was not started with GPUGUARD_SIGNAL; pass --signal SIG "
-			     "if it uses one", (unsigned long long)pid);
-		return 1;
-	}
-	if (!strcasecmp(sig_name, "none") || !(sig = parse_signal(sig_name))) {
-		gg_cli_error("scan: \"%s\" is not a signal gpuguard listens to", sig_name);
-		return 2;
-	}
-	if (has_shim((pid_t)pid) == 0) {
-		gg_cli_error("scan: process %llu has no libgpuguard.so loaded; the signal would reach "
-			     "the program itself", (unsigned long long)pid);
-		return 1;
-	}
-	if (kill((pid_t)pid, sig)) {
-		gg_cli_error("scan: cannot signal %llu: %s", (unsigned long long)pid, strerror(errno));
-		return 1;
-	}
-	printf("gpuguard: sent SIG%s to process %llu: it scans its red zones, runs the gate and "
-	       "rewrites its reports\n", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
-	       (unsigned long long)pid);
-	return 0;
 }
 
 /* ---- gpuguard bisect ---- */

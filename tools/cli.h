@@ -4,14 +4,24 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Each subcommand gets argv after its name (argv[0] is the subcommand's name)
  * and returns the command's exit status. They print to stdout and stderr. */
 int gg_cmd_run(int argc, char **argv);       /* gpuguard [options] -- PROGRAM ARGS */
-int gg_cmd_scan(int argc, char **argv);      /* gpuguard scan [--signal SIG] PID */
+int gg_cmd_scan(int argc, char **argv);      /* gpuguard scan [--wait] [--signal SIG] PID */
 int gg_cmd_report(int argc, char **argv);    /* gpuguard report FILE.json... */
 int gg_cmd_symbolize(int argc, char **argv); /* gpuguard symbolize [FILE] */
 int gg_cmd_bisect(int argc, char **argv);    /* gpuguard bisect [options] -- PROGRAM ARGS */
+
+/* A decimal or 0x hex number, digits only (as the shim reads them). */
+bool gg_cli_parse_u64(const char *s, uint64_t *out);
+
+/* A signal the shim accepts in GPUGUARD_SIGNAL: USR1, USR2 (with or without
+ * "SIG") or a number, but none it cannot or must not catch (KILL, STOP, SEGV,
+ * BUS, FPE, ILL, ABRT). Its number, or 0. ("none" is the caller's to handle.) */
+int gg_cli_parse_signal(const char *s);
+#define GG_CLI_SIGNALS "USR1, USR2 or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL and ABRT"
 
 /* "gpuguard: " + message on stderr. */
 void gg_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,560 @@
+/* gpuguard scan PID (SPEC §8): run a boundary in a running process by sending
+ * it the signal its shim listens to -- and only then. A signal reaches a
+ * process whether or not anything there handles it, and SIGUSR1 and SIGUSR2
+ * terminate a process that does not. So the process must have been started
+ * with that signal in GPUGUARD_SIGNAL (the shim's own rules: 11 is refused),
+ * have libgpuguard.so mapped, and have a handler installed for the signal
+ * (/proc/PID/status SigCgt; the shim installs it at the first CUDA call).
+ * Otherwise the command says which of these is missing and sends nothing.
+ *
+ * With --wait it waits (bounded) for the process to get there, then for its
+ * JSON summary to count one more seal, and prints what the boundary found.
+ *
+ * The process is held by a pidfd from the start, so the signal goes to the
+ * process that was checked even if its pid is reused meanwhile. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "report/paths.h"
+
+static const char scan_usage[] =
+	"usage: gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID\n"
+	"\n"
+	"Runs a boundary in process PID while it keeps running: a scan of every red\n"
+	"zone, the gate, and its JSON summary and metrics rewritten. It sends PID the\n"
+	"signal it was started with in GPUGUARD_SIGNAL (gpuguard --signal), and only\n"
+	"when PID has libgpuguard.so loaded and its handler for that signal installed\n"
+	"(at its first CUDA call); otherwise it says why and sends nothing.\n"
+	"\n"
+	"  --wait             wait until PID can be signalled, then until its summary\n"
+	"                     (GPUGUARD_SUMMARY_JSON) shows the boundary ran, and print\n"
+	"                     what it found\n"
+	"  --timeout SECONDS  how long --wait waits in all (default 30)\n"
+	"  --signal SIG       the signal expected (refused unless PID listens to it)\n"
+	"\n"
+	"Exit status: 0 when the signal was sent (with --wait: when the boundary ran),\n"
+	"1 when nothing was sent or the boundary was not seen in time, 2 for a usage\n"
+	"error.\n";
+
+/* ---- what /proc says ---- */
+
+/* The whole of /proc/PID/NAME, NUL-terminated. 0 or -errno. */
+static int read_proc(int pid, const char *name, char **out, size_t *len)
+{
+	char path[64], *buf = NULL;
+	size_t cap = 0, n = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got;
+
+		if (cap - n < 4096) {
+			char *bigger = realloc(buf, cap ? cap * 2 : 16384);
+
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = bigger;
+			cap = cap ? cap * 2 : 16384;
+		}
+		got = read(fd, buf + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+/* NAME's value in an environ block (NUL-separated), or NULL. */
+static const char *env_get(const char *env, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = env; p < env + len; p += strlen(p) + 1)
+		if (!strncmp(p, name, n) && p[n] == '=')
+			return p + n + 1;
+	return NULL;
+}
+
+/* The state letter and the caught-signal mask of /proc/PID/status. */
+static int read_status(int pid, char *state, uint64_t *caught)
+{
+	char *text, *line;
+	int err = read_proc(pid, "status", &text, NULL);
+
+	if (err)
+		return err;
+	*state = '?';
+	*caught = 0;
+	if ((line = strstr(text, "\nState:")))
+		sscanf(line + 7, " %c", state);
+	if ((line = strstr(text, "\nSigCgt:")))
+		*caught = strtoull(line + 8, NULL, 16);
+	free(text);
+	return 0;
+}
+
+/* Whether libgpuguard.so (or a versioned libgpuguard.so.N) is mapped:
+ * 1, 0, or -errno when the maps cannot be read. */
+static int shim_mapped(int pid)
+{
+	char *maps, *line, *eol;
+	int err = read_proc(pid, "maps", &maps, NULL), found = 0;
+
+	if (err)
+		return err;
+	for (line = maps; line && *line && !found; line = eol ? eol + 1 : NULL) {
+		const char *base;
+
+		if ((eol = strchr(line, '\n')))
+			*eol = '\0';
+		/* "ADDR PERMS OFFSET DEV INODE   PATH": the path's last component. */
+		if ((base = strrchr(line, '/')) && !strncmp(base + 1, "libgpuguard.so", 14) &&
+		    (base[15] == '\0' || base[15] == '.' || base[15] == ' '))
+			found = 1;
+	}
+	free(maps);
+	return found;
+}
+
+/* ---- can this process be signalled? ---- */
+
+enum verdict {
+	READY,   /* every condition holds: send */
+	NOT_YET, /* one does not hold yet; --wait waits for it */
+	NEVER,   /* it never will, or we may not know: give up now */
+};
+
+struct target {
+	int pid;
+	const char *want;       /* --signal as given, or NULL */
+	bool wait;              /* --wait: the summary path is needed too */
+	int sig;                /* set when READY */
+	char json[PATH_MAX];    /* --wait: the summary, as this command reads it */
+	char why[1024];         /* what is missing, when not READY */
+};
+
+static void because(struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void because(struct target *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+}
+
+static const char *sig_name(int sig, char *buf, size_t cap)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, cap, "SIG%s", abbrev);
+	else
+		snprintf(buf, cap, "signal %d", sig);
+	return buf;
+}
+
+/* Where this command finds the process's summary: GPUGUARD_SUMMARY_JSON with
+ * %p expanded, relative to the process's working directory. */
+static bool summary_path(struct target *t, const char *pattern)
+{
+	char expanded[PATH_MAX], link[64], cwd[PATH_MAX];
+	ssize_t n;
+
+	if (gg_report_expand_path(pattern, t->pid, expanded, sizeof(expanded)))
+		return false;
+	if (expanded[0] == '/')
+		return snprintf(t->json, sizeof(t->json), "%s", expanded) < (int)sizeof(t->json);
+	/* Resolved now: /proc/PID/cwd is gone once the process is (the gate may stop it). */
+	snprintf(link, sizeof(link), "/proc/%d/cwd", t->pid);
+	if ((n = readlink(link, cwd, sizeof(cwd) - 1)) > 0) {
+		cwd[n] = '\0';
+		return snprintf(t->json, sizeof(t->json), "%s/%s", cwd, expanded) < (int)sizeof(t->json);
+	}
+	return snprintf(t->json, sizeof(t->json), "%s/%s", link, expanded) < (int)sizeof(t->json);
+}
+
+static enum verdict unreadable(struct target *t, const char *what, int err)
+{
+	if (err == -ENOENT || err == -ESRCH) {
+		because(t, "process %d has exited", t->pid);
+		return NEVER;
+	}
+	because(t, "cannot read /proc/%d/%s: %s%s", t->pid, what, strerror(-err),
+		err == -EACCES || err == -EPERM
+			? " (the process belongs to another user: run gpuguard scan as that user, or "
+			  "as root)"
+			: "");
+	return NEVER;
+}
+
+static enum verdict check(struct target *t)
+{
+	char *env = NULL, name[32];
+	const char *given, *disable, *json;
+	size_t env_len = 0;
+	uint64_t caught;
+	char state;
+	int err, sig, mapped;
+	enum verdict v = NOT_YET;
+
+	if ((err = read_status(t->pid, &state, &caught)))
+		return unreadable(t, "status", err);
+	if (state == 'Z' || state == 'X') {
+		because(t, "process %d has exited", t->pid);
+		return NEVER;
+	}
+	if ((err = read_proc(t->pid, "environ", &env, &env_len)))
+		return unreadable(t, "environ", err);
+
+	/* Its shim... */
+	if ((mapped = shim_mapped(t->pid)) < 0) {
+		v = unreadable(t, "maps", mapped);
+		goto out;
+	}
+	if (!mapped) {
+		because(t, "process %d has no libgpuguard.so loaded (it was not started under gpuguard "
+			"or with LD_PRELOAD): a signal would reach the program itself", t->pid);
+		goto out;
+	}
+
+	/* ...the signal it listens to, by the shim's own rules... */
+	given = env_get(env, env_len, "GPUGUARD_SIGNAL");
+	if (!given || !strcasecmp(given, "none")) {
+		because(t, "process %d was not started with GPUGUARD_SIGNAL (gpuguard --signal SIG): "
+			"its shim listens to no signal", t->pid);
+		goto out;
+	}
+	if (!(sig = gg_cli_parse_signal(given))) {
+		because(t, "process %d was started with GPUGUARD_SIGNAL=%.64s, which the shim refuses "
+			"(it accepts " GG_CLI_SIGNALS "): it listens to no signal", t->pid, given);
+		goto out;
+	}
+	if (t->want && gg_cli_parse_signal(t->want) != sig) {
+		because(t, "process %d listens to %s (GPUGUARD_SIGNAL=%.64s), not to %s", t->pid,
+			sig_name(sig, name, sizeof(name)), given, t->want);
+		goto out;
+	}
+	sig_name(sig, name, sizeof(name));
+	disable = env_get(env, env_len, "GPUGUARD_DISABLE");
+	if (disable && strcmp(disable, "0") && strcasecmp(disable, "false") &&
+	    strcasecmp(disable, "no") && strcasecmp(disable, "off")) {
+		because(t, "gpuguard is disabled in process %d (GPUGUARD_DISABLE=%.16s): it installs "
+			"no handler, and %s would reach the program itself", t->pid, disable, name);
+		goto out;
+	}
+	/* ...and the shim's handler for it, read last: the process may have
+	 * exec'd meanwhile (gpuguard becomes the program), and a handler of the
+	 * image before says nothing. */
+	if ((err = read_status(t->pid, &state, &caught))) {
+		v = unreadable(t, "status", err);
+		goto out;
+	}
+	if (!(caught & (UINT64_C(1) << (sig - 1)))) {
+		because(t, "process %d has libgpuguard.so loaded but no handler for %s yet: the shim "
+			"installs it at the process's first CUDA call (a wrapper script never makes one: "
+			"scan the CUDA program's own pid; --wait waits for it)", t->pid, name);
+		goto out;
+	}
+	/* --wait: where the boundary will show. */
+	if (t->wait) {
+		json = env_get(env, env_len, "GPUGUARD_SUMMARY_JSON");
+		if (!json || !*json) {
+			because(t, "--wait reads the process's JSON summary, and process %d was started "
+				"without GPUGUARD_SUMMARY_JSON (gpuguard --json FILE)", t->pid);
+			v = NEVER; /* its shim is running: its environment is final */
+			goto out;
+		}
+		if (!summary_path(t, json)) {
+			because(t, "process %d's GPUGUARD_SUMMARY_JSON is too long a path", t->pid);
+			v = NEVER;
+			goto out;
+		}
+	}
+
+	t->sig = sig;
+	v = READY;
+out:
+	free(env);
+	return v;
+}
+
+/* ---- waiting ---- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A pidfd for @pid, -1 when the kernel has none (then kill(2) is used). */
+static int open_pidfd(int pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+#else
+	(void)pid;
+#endif
+	errno = ENOSYS;
+	return -1;
+}
+
+static int send_signal(int pidfd, int pid, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#endif
+	return kill(pid, sig);
+}
+
+/* Sleep a little, or less when the process ends: the pidfd turns readable. */
+static void pause_for(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	if (pidfd >= 0) {
+		(void)poll(&p, 1, 20);
+	} else {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static bool ended(int pidfd, int pid)
+{
+	char state;
+	uint64_t caught;
+
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		return poll(&p, 1, 0) > 0;
+	}
+	return read_status(pid, &state, &caught) || state == 'Z' || state == 'X';
+}
+
+/* What a summary says: its seal count and findings. False when it cannot be
+ * read (not written yet, or being replaced). */
+struct findings {
+	uint64_t seals, violations, required, late, errors;
+	bool allow_unresolved;
+};
+
+static bool read_summary(const char *path, struct findings *f)
+{
+	struct gg_json_error err;
+	struct gg_json *doc = gg_json_parse_file(path, &err);
+	const struct gg_json *lookups;
+
+	if (!doc)
+		return false;
+	lookups = gg_json_get(doc, "lookups");
+	f->seals = gg_json_u64(gg_json_get(doc, "seals"), 0);
+	f->violations = gg_json_length(gg_json_get(doc, "violations"));
+	f->required = gg_json_u64(gg_json_get(lookups, "unresolved_required"), 0);
+	f->late = gg_json_u64(gg_json_get(lookups, "late_misses"), 0);
+	f->errors = gg_json_u64(gg_json_get(doc, "errors"), 0);
+	f->allow_unresolved =
+		gg_json_bool(gg_json_get(gg_json_get(doc, "config"), "allow_unresolved"), false);
+	gg_json_free(doc);
+	return true;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static void print_findings(int pid, const struct findings *before, const struct findings *f,
+			   const char *path)
+{
+	uint64_t fresh = f->violations > before->violations ? f->violations - before->violations : 0;
+
+	printf("gpuguard: process %d ran its boundary (seal %" PRIu64 "): %" PRIu64 " red-zone %s "
+	       "(%" PRIu64 " new), %" PRIu64 " required %s unresolved, %" PRIu64 " late %s; %" PRIu64
+	       " %s in all\n",
+	       pid, f->seals, f->violations, plural(f->violations, "violation", "violations"), fresh,
+	       f->required, plural(f->required, "kernel", "kernels"), f->late,
+	       plural(f->late, "miss", "misses"), f->errors, plural(f->errors, "error", "errors"));
+	if (f->required && !f->allow_unresolved)
+		printf("gpuguard: the gate found %s kernel%s missing and stops the process "
+		       "(GPUGUARD_ALLOW_UNRESOLVED is off)\n",
+		       f->required == 1 ? "a required" : "required", f->required == 1 ? "" : "s");
+	printf("gpuguard: summary: %s (gpuguard report shows it all)\n", path);
+}
+
+/* ---- the command ---- */
+
+int gg_cmd_scan(int argc, char **argv)
+{
+	struct target t = { 0 };
+	struct findings before = { 0 }, after;
+	const char *pid_arg = NULL;
+	double timeout = 30, deadline;
+	char name[32];
+	uint64_t pid;
+	enum verdict v;
+	int pidfd, rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *value = NULL;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(scan_usage, stdout);
+			return fflush(stdout) ? 2 : 0;
+		}
+		if (!strcmp(a, "--wait")) {
+			t.wait = true;
+			continue;
+		}
+		if (!strcmp(a, "--signal") || !strcmp(a, "--timeout")) {
+			if (i + 1 >= argc) {
+				gg_cli_error("scan: %s needs a value", a);
+				return 2;
+			}
+			value = argv[++i];
+		} else if (!strncmp(a, "--signal=", 9) || !strncmp(a, "--timeout=", 10)) {
+			value = strchr(a, '=') + 1;
+		}
+		if (value && !strncmp(a, "--signal", 8)) {
+			if (!gg_cli_parse_signal(value)) {
+				gg_cli_error("scan: --signal: \"%s\" is not a signal gpuguard listens to "
+					     "(expected " GG_CLI_SIGNALS ")", value);
+				return 2;
+			}
+			t.want = value;
+		} else if (value) {
+			char *end;
+
+			errno = 0;
+			timeout = strtod(value, &end);
+			if (!*value || *end || errno || !(timeout > 0) || timeout > 86400) {
+				gg_cli_error("scan: --timeout: \"%s\" is not a valid value (expected "
+					     "seconds, more than 0 and at most 86400)", value);
+				return 2;
+			}
+		} else if (a[0] == '-' || pid_arg) {
+			gg_cli_error("scan: unexpected '%s' (usage: gpuguard scan [--wait] [--timeout "
+				     "SECONDS] [--signal SIG] PID)", a);
+			return 2;
+		} else {
+			pid_arg = a;
+		}
+	}
+	if (!pid_arg || !gg_cli_parse_u64(pid_arg, &pid) || pid == 0 || pid > INT_MAX) {
+		if (pid_arg)
+			gg_cli_error("scan: \"%s\" is not a process id", pid_arg);
+		else
+			gg_cli_error("scan: which process? (usage: gpuguard scan [--wait] PID)");
+		return 2;
+	}
+	t.pid = (int)pid;
+	pidfd = open_pidfd(t.pid);
+	if ((pidfd < 0 && errno == ESRCH) || (pidfd < 0 && kill(t.pid, 0) && errno == ESRCH)) {
+		gg_cli_error("scan: no process %d", t.pid);
+		return 1;
+	}
+
+	/* Until every condition holds: at once, or (--wait) until the deadline. */
+	deadline = now_s() + timeout;
+	while ((v = check(&t)) == NOT_YET && t.wait && now_s() < deadline &&
+	       !ended(pidfd, t.pid))
+		pause_for(pidfd);
+	if (v != READY) {
+		if (v == NOT_YET && t.wait && !ended(pidfd, t.pid))
+			gg_cli_error("scan: gave up after %g s, nothing sent: %s", timeout, t.why);
+		else if (v == NOT_YET && t.wait)
+			gg_cli_error("scan: process %d has exited, nothing sent", t.pid);
+		else
+			gg_cli_error("scan: %s; nothing sent", t.why);
+		goto out;
+	}
+	sig_name(t.sig, name, sizeof(name));
+	if (t.wait)
+		(void)read_summary(t.json, &before); /* none yet: no seal yet */
+	if (send_signal(pidfd, t.pid, t.sig)) {
+		gg_cli_error("scan: cannot send %s to process %d: %s", name, t.pid,
+			     errno == ESRCH ? "it has exited" : strerror(errno));
+		goto out;
+	}
+	printf("gpuguard: sent %s to process %d: it scans its red zones, runs the gate and rewrites "
+	       "its reports\n", name, t.pid);
+	if (!t.wait) {
+		rc = 0;
+		goto out;
+	}
+	fflush(stdout);
+
+	/* The boundary ran when the summary counts one more seal. Its files are
+	 * written before the gate may stop the process, so look once more after
+	 * it ended. */
+	for (;;) {
+		bool gone = ended(pidfd, t.pid);
+
+		if (read_summary(t.json, &after) && after.seals > before.seals) {
+			print_findings(t.pid, &before, &after, t.json);
+			rc = 0;
+			break;
+		}
+		if (gone) {
+			gg_cli_error("scan: process %d ended before its summary %s showed the boundary",
+				     t.pid, t.json);
+			break;
+		}
+		if (now_s() >= deadline) {
+			gg_cli_error("scan: %s showed no new boundary within %g s (still %" PRIu64
+				     " %s); the process may be stopped or its summary unwritable",
+				     t.json, timeout, before.seals, plural(before.seals, "seal", "seals"));
+			break;
+		}
+		pause_for(pidfd);
+	}
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	return rc;
+}
