@@ -108,6 +108,7 @@ static void setup(void)
 	gg_config_load(&cfg);
 	gg_report_open(&cfg);
 	gg_config_report_warnings();
+	gg_report_check_files(&cfg);
 	gg_callsite_configure(cfg.skip_objects);
 	gg_audit_configure(&cfg);
 	gg_redzone_configure(&cfg);

@@ -134,6 +134,49 @@ Test(cli, help_and_version)
 	gg_run_free(&r);
 }
 
+Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_program)
+{
+	char dir[64], opt[160], want[512];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(opt, sizeof(opt), "--json=%s/out/gpuguard.%%p.json", dir);
+	cli(&r, NULL, (const char *[]){ GG_CLI, opt, "--", "/bin/sh", "-c", "echo ran", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	cr_assert_str_eq(r.out, "", "the program ran");
+	snprintf(want, sizeof(want), "gpuguard: --json: cannot write \"%s/out/gpuguard.%%p.json\": "
+		 "the directory \"%s/out\" does not exist (create it first)\n", dir, dir);
+	cr_assert_str_eq(r.err, want);
+	gg_run_free(&r);
+
+	snprintf(opt, sizeof(opt), "%s", dir);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--log", opt, "--", "/bin/sh", "-c", "echo ran", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	snprintf(want, sizeof(want), "gpuguard: --log: \"%s\" is a directory; expected a file name; "
+		 "%%p becomes the pid\n", dir);
+	cr_assert_str_eq(r.err, want);
+	gg_run_free(&r);
+
+	snprintf(opt, sizeof(opt), "touch '%s/file'", dir);
+	cr_assert_eq(system(opt), 0);
+	snprintf(opt, sizeof(opt), "%s/file/m.prom", dir);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--metrics", opt, "--", "/bin/true", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	snprintf(want, sizeof(want), "gpuguard: --metrics: cannot write \"%s/file/m.prom\": the "
+		 "directory \"%s/file\": Not a directory\n", dir, dir);
+	cr_assert_str_eq(r.err, want);
+	gg_run_free(&r);
+
+	/* Where it can be written, it runs. */
+	snprintf(opt, sizeof(opt), "--json=%s/s.%%p.json", dir);
+	cli(&r, NULL, (const char *[]){ GG_CLI, opt, "--", "/bin/sh", "-c", "echo ran", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "ran\n");
+	gg_run_free(&r);
+	snprintf(opt, sizeof(opt), "rm -rf '%s'", dir);
+	cr_assert_eq(system(opt), 0);
+}
+
 /* ---- gpuguard scan ---- */
 
 Test(cli, scan_sends_the_configured_signal_and_the_process_scans)

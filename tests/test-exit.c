@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -45,6 +46,14 @@ static int run_rz(struct gg_run *r, const char *const *env, const char *const *s
 	argv[n] = NULL;
 	gg_run(r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
 	return gg_run_exit(r);
+}
+
+static void touch_file(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fclose(f);
 }
 
 /* ---- exit status ---- */
@@ -293,6 +302,47 @@ Test(exit, a_file_that_cannot_be_written_is_an_error_not_a_crash)
 		     "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot write GPUGUARD_METRICS"), 1, "%s", r.err);
 	gg_run_free(&r);
+}
+
+Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
+{
+	char dir[64], go[128], step[160], env_log[160], env_json[160], env_metrics[160];
+	char want[512], err[8192];
+	struct gg_spawn s;
+	struct gg_run r;
+	ssize_t n;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s/out/gpuguard.log", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s/out/s.%%p.json", dir);
+	snprintf(env_metrics, sizeof(env_metrics), "GPUGUARD_METRICS=%s", dir);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_log, env_json, env_metrics, "GPUGUARD_VERBOSITY=0",
+				   "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", step, NULL });
+	/* Said by the first CUDA call, so before the program goes on. */
+	cr_assert(gg_spawn_wait_output(&s, "alloc 64:", 30));
+	n = pread(s.err_fd, err, sizeof(err) - 1, 0);
+	cr_assert_geq(n, 0);
+	err[n] = '\0';
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_LOG=\"%s/out/gpuguard.log\": the directory "
+		 "\"%s/out\" does not exist; logging to stderr", dir, dir);
+	cr_assert_eq(gg_count_lines(err, want), 1, "%s", err);
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_SUMMARY_JSON=\"%s/out/s.%%p.json\": the "
+		 "directory \"%s/out\" does not exist; the JSON summary cannot be written there "
+		 "until that changes", dir, dir);
+	cr_assert_eq(gg_count_lines(err, want), 1, "%s", err);
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_METRICS=\"%s\": \"%s\" is a directory; the "
+		 "metrics cannot be written there until that changes", dir, dir);
+	cr_assert_eq(gg_count_lines(err, want), 1, "%s", err);
+	touch_file(go);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	gg_run_free(&r);
+	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
+	cr_assert_eq(system(want), 0);
 }
 
 /* ---- every variable ---- */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "report/paths.h"
 
 #ifndef GG_VERSION
 #define GG_VERSION "0"
@@ -184,6 +185,33 @@ static bool valid(const struct option_map *o, const char *value)
 	}
 }
 
+/* Whether the program's shim will be able to write a report file at
+ * @pattern: its directory must exist and take new files. The program runs as
+ * this very process (exec), so %p is our pid and a relative path means the
+ * same directory to both. */
+static bool output_usable(const struct option_map *o, const char *pattern)
+{
+	char path[PATH_MAX], culprit[PATH_MAX];
+	int err;
+
+	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path))) {
+		gg_cli_error("%s: \"%s\" is too long a path", o->flag, pattern);
+		return false;
+	}
+	if (!(err = gg_report_check_creatable(path, culprit, sizeof(culprit))))
+		return true;
+	if (err == -EISDIR)
+		gg_cli_error("%s: \"%s\" is a directory; expected %s", o->flag, culprit,
+			     o->accepted);
+	else if (err == -ENOENT)
+		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\" does not exist (create it "
+			     "first)", o->flag, pattern, culprit);
+	else
+		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\": %s", o->flag, pattern,
+			     culprit, strerror(-err));
+	return false;
+}
+
 /* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message given). */
 static int parse_options(int argc, char **argv, int first, struct env_list *e, char *shim,
 			 size_t shim_cap, const char *const *allowed)
@@ -240,6 +268,8 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 				     o->accepted);
 			return -1;
 		}
+		if (o->kind == TAKES_OUTPUT && !output_usable(o, value))
+			return -1;
 		env_add(e, o->var, value);
 	}
 	gg_cli_error("no program to run (usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...])");

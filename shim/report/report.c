@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,37 +101,6 @@ int gg_report_tracing(void)
 	return report_state.verbosity >= 2;
 }
 
-void gg_report_open(const struct gg_config *cfg)
-{
-	int err;
-
-	report_state.verbosity = cfg->verbosity;
-	if (!cfg->log[0])
-		return;
-	snprintf(report_state.pattern, sizeof(report_state.pattern), "%s", cfg->log);
-	int fd = open_log(cfg->log, &err);
-
-	if (fd < 0) {
-		gg_report_error("cannot open GPUGUARD_LOG \"%s\": %s; logging to stderr", cfg->log,
-				strerror(-err));
-		return;
-	}
-	report_state.fd = fd;
-}
-
-void gg_report_atfork_child(void)
-{
-	int err, fd;
-
-	if (!strstr(report_state.pattern, "%p"))
-		return;
-	fd = open_log(report_state.pattern, &err);
-	if (fd < 0)
-		return; /* keep the parent's log rather than lose the child's lines */
-	close(report_state.fd);
-	report_state.fd = fd;
-}
-
 /* Copy @s into @out as a printable, quoted-safe string: bytes outside
  * printable ASCII, quotes and backslashes become \xHH. */
 static const char *printable(const char *s, char *out, size_t cap)
@@ -158,6 +128,85 @@ static const char *printable(const char *s, char *out, size_t cap)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+/* Why no report file can be made at @pattern (%p = this pid): "the
+ * directory "out" does not exist", say; NULL when one can. Into @out. */
+static const char *unusable(const char *pattern, char *out, size_t cap)
+{
+	char path[PATH_MAX], culprit[PATH_MAX], shown[256];
+	int err;
+
+	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path))) {
+		snprintf(out, cap, "the path is longer than %d bytes", PATH_MAX - 1);
+		return out;
+	}
+	if (!(err = gg_report_check_creatable(path, culprit, sizeof(culprit))))
+		return NULL;
+	printable(culprit, shown, sizeof(shown));
+	if (err == -ENOENT)
+		snprintf(out, cap, "the directory \"%s\" does not exist", shown);
+	else if (err == -EISDIR)
+		snprintf(out, cap, "\"%s\" is a directory", shown);
+	else
+		snprintf(out, cap, "no file can be created in \"%s\": %s", shown, strerror(-err));
+	return out;
+}
+
+void gg_report_open(const struct gg_config *cfg)
+{
+	char why[512], shown[256];
+	int err;
+
+	report_state.verbosity = cfg->verbosity;
+	if (!cfg->log[0])
+		return;
+	snprintf(report_state.pattern, sizeof(report_state.pattern), "%s", cfg->log);
+	int fd = open_log(cfg->log, &err);
+
+	if (fd < 0) {
+		if (!unusable(cfg->log, why, sizeof(why)))
+			snprintf(why, sizeof(why), "%s", strerror(-err));
+		gg_report_error("GPUGUARD_LOG=\"%s\": %s; logging to stderr",
+				printable(cfg->log, shown, sizeof(shown)), why);
+		return;
+	}
+	report_state.fd = fd;
+}
+
+void gg_report_check_files(const struct gg_config *cfg)
+{
+	static const struct {
+		const char *var;
+		size_t off;
+		const char *what;
+	} files[] = {
+		{ "GPUGUARD_SUMMARY_JSON", offsetof(struct gg_config, summary_json), "JSON summary" },
+		{ "GPUGUARD_METRICS", offsetof(struct gg_config, metrics), "metrics" },
+	};
+	char why[512], shown[256];
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(files); i++) {
+		const char *pattern = (const char *)cfg + files[i].off;
+
+		if (pattern[0] && unusable(pattern, why, sizeof(why)))
+			gg_report_error("%s=\"%s\": %s; the %s cannot be written there until that "
+					"changes", files[i].var, printable(pattern, shown, sizeof(shown)),
+					why, files[i].what);
+	}
+}
+
+void gg_report_atfork_child(void)
+{
+	int err, fd;
+
+	if (!strstr(report_state.pattern, "%p"))
+		return;
+	fd = open_log(report_state.pattern, &err);
+	if (fd < 0)
+		return; /* keep the parent's log rather than lose the child's lines */
+	close(report_state.fd);
+	report_state.fd = fd;
 }
 
 void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name)

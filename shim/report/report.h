@@ -15,6 +15,11 @@ struct gg_config;
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
 void gg_report_open(const struct gg_config *cfg);
 
+/* At set-up: an ERROR for each report file (GPUGUARD_SUMMARY_JSON,
+ * GPUGUARD_METRICS) whose directory cannot take it, so it is known before
+ * the run rather than after it. The writes are still tried. */
+void gg_report_check_files(const struct gg_config *cfg);
+
 /* After fork: reopen a log path holding %p for the child's own pid. */
 void gg_report_atfork_child(void);
 
