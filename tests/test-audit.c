@@ -326,7 +326,7 @@ Test(audit, gate_with_a_required_miss_aborts_after_the_log_and_the_reports)
 	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(strstr(a.r.out, "launched"), NULL, "the launch was not forwarded");
-	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernels missing; "
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernel missing; "
 					      "aborting"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::nope  1x"), 1, "%s", a.r.err);
 	assert_json(&a, "(j['sealed'], j['seals'], j['lookups']['unresolved_required'], "
@@ -404,7 +404,7 @@ Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 	run_with_expected(&a, "*::nope\n", launch1,
 			  (const char *[]){ PTX_FILE, "get:nope", "get:other", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
-	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernels missing"), 1, "%s",
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernel missing"), 1, "%s",
 		     a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::other"), 1, "%s", a.r.err);
 	gg_app_run_free(&a);

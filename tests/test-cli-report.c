@@ -446,6 +446,41 @@ Test(report, summarizes_one_file_with_its_lookups_and_violations)
 	remove_dir();
 }
 
+Test(report, says_one_of_a_kind_in_the_singular)
+{
+	const char *one;
+	struct result r;
+
+	make_dir();
+	one = write_file("one.json",
+		"{ \"schema\": 1, \"pid\": 4711, \"exe\": \"/path/app\", \"sealed\": true, "
+		"\"seals\": 1, \"config\": { \"allow_unresolved\": false },\n"
+		"  \"lookups\": { \"total\": 1, \"resolved\": 1, \"unresolved_required\": 0,\n"
+		"    \"unresolved_expected\": 0, \"late_misses\": 1, \"unresolved\": 0 },\n"
+		"  \"unresolved\": [],\n"
+		"  \"allocations\": { \"calls\": 1, \"failed\": 0, \"padded\": 1,\n"
+		"      \"unpadded_fallbacks\": 1, \"live\": 1, \"live_bytes\": 1 },\n"
+		"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0 },\n"
+		"  \"violations\": [ { \"index\": 0, \"user_bytes\": 1, \"pad_bytes\": 16,\n"
+		"      \"first\": 3, \"last\": 3, \"changed\": 1, \"first_value\": 65, "
+		"\"expected\": 238, \"detected_by\": \"free\", \"site\": { \"address\": \"0x1300\", "
+		"\"object\": \"/path/app\", \"offset\": \"0x1300\", \"symbol\": null } } ],\n"
+		"  \"errors\": 1 }\n");
+	r = RUN(gg_cmd_report, NULL, "report", one);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect(strstr(r.out, "process 4711: /path/app, sealed (1 seal), 1 error\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  lookups: 1 kernel, 1 resolved, 0 required unresolved, "
+				"0 expected absent, 1 late miss\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  allocations: 1 call, 0 failed, 1 padded, 1 unpadded "
+				"fallback, 1 live (1 byte)\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  red zones: 1 scan, 1 band checked, 0 unchecked\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  allocation #0 (1 byte, 16-byte band): 1 byte changed\n"
+				"      at offset 3 past the end, first 0x41 (expected 0xee), "
+				"detected by free\n"), "%s", r.out);
+	free_result(&r);
+	remove_dir();
+}
+
 Test(report, exits_zero_for_a_clean_file)
 {
 	const char *a, *b, *clean;

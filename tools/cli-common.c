@@ -47,6 +47,11 @@ int gg_cli_parse_signal(const char *s)
 	return (int)n;
 }
 
+const char *gg_cli_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 void gg_cli_error(const char *fmt, ...)
 {
 	va_list ap;

@@ -439,8 +439,13 @@ static int poisoned_changes(char **prog, const char *shim, const struct env_list
 	++*runs;
 	changed = !same(base, &probe);
 	outcome_free(&probe);
-	printf("bisect: bands of allocations %llu..%llu filled: output %s\n", (unsigned long long)lo,
-	       (unsigned long long)hi - 1, changed ? "changed" : "the same");
+	if (hi - lo == 1)
+		printf("bisect: band of allocation %llu filled: output %s\n", (unsigned long long)lo,
+		       changed ? "changed" : "the same");
+	else
+		printf("bisect: bands of allocations %llu..%llu filled: output %s\n",
+		       (unsigned long long)lo, (unsigned long long)hi - 1,
+		       changed ? "changed" : "the same");
 	return changed;
 }
 
@@ -503,8 +508,9 @@ int gg_cmd_bisect(int argc, char **argv)
 		gg_cli_error("bisect: %s made no device allocation gpuguard saw", argv[prog]);
 		goto out_base;
 	}
-	printf("bisect: %s makes %llu allocations; reference output: %zu bytes, status %d\n",
-	       argv[prog], (unsigned long long)calls, base.len,
+	printf("bisect: %s makes %llu %s; reference output: %zu %s, status %d\n", argv[prog],
+	       (unsigned long long)calls, gg_cli_plural(calls, "allocation", "allocations"), base.len,
+	       gg_cli_plural(base.len, "byte", "bytes"),
 	       WIFEXITED(base.status) ? WEXITSTATUS(base.status) : -1);
 
 	/* Invariant: filling the bands of [lo, hi) changes the output. First,

@@ -23,6 +23,9 @@ bool gg_cli_parse_u64(const char *s, uint64_t *out);
 int gg_cli_parse_signal(const char *s);
 #define GG_CLI_SIGNALS "USR1, USR2 or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL and ABRT"
 
+/* "1 kernel", "2 kernels": the word that goes with @n. */
+const char *gg_cli_plural(uint64_t n, const char *one, const char *many);
+
 /* "gpuguard: " + message on stderr. */
 void gg_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -166,11 +166,6 @@ static void emit_sb(unsigned indent, unsigned hang, struct sb *b)
 		b->s[0] = '\0';
 }
 
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
 /* ---- checking a summary -------------------------------------------------- */
 
 struct check {
@@ -621,22 +616,24 @@ static void print_counters(const struct view *vw, unsigned indent)
 	n = total(vw, "lookups", "total");
 	sb_printf(&b, "lookups: %" PRIu64 " %s, %" PRIu64 " resolved, %" PRIu64
 		  " required unresolved, %" PRIu64 " expected absent, %" PRIu64 " late %s",
-		  n, plural(n, "kernel", "kernels"), total(vw, "lookups", "resolved"),
+		  n, gg_cli_plural(n, "kernel", "kernels"), total(vw, "lookups", "resolved"),
 		  total(vw, "lookups", "unresolved_required"),
 		  total(vw, "lookups", "unresolved_expected"), total(vw, "lookups", "late_misses"),
-		  plural(total(vw, "lookups", "late_misses"), "miss", "misses"));
+		  gg_cli_plural(total(vw, "lookups", "late_misses"), "miss", "misses"));
 	emit_sb(indent, indent + 4, &b);
 	n = total(vw, "allocations", "calls");
 	sb_printf(&b, "allocations: %" PRIu64 " %s, %" PRIu64 " failed, %" PRIu64 " padded, %" PRIu64
-		  " unpadded %s, %" PRIu64 " live (%" PRIu64 " bytes)",
-		  n, plural(n, "call", "calls"), total(vw, "allocations", "failed"),
+		  " unpadded %s, %" PRIu64 " live (%" PRIu64 " %s)",
+		  n, gg_cli_plural(n, "call", "calls"), total(vw, "allocations", "failed"),
 		  total(vw, "allocations", "padded"), total(vw, "allocations", "unpadded_fallbacks"),
-		  plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
-		  total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"));
+		  gg_cli_plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
+		  total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"),
+		  gg_cli_plural(total(vw, "allocations", "live_bytes"), "byte", "bytes"));
 	emit_sb(indent, indent + 4, &b);
 	n = total(vw, "redzones", "scans");
-	sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " bands checked, %" PRIu64 " unchecked",
-		  n, plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
+	sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " %s checked, %" PRIu64 " unchecked",
+		  n, gg_cli_plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
+		  gg_cli_plural(total(vw, "redzones", "checked"), "band", "bands"),
 		  total(vw, "redzones", "unchecked"));
 	emit_sb(indent, indent + 4, &b);
 	free(b.s);
@@ -650,10 +647,10 @@ static void print_process(const struct proc *pr, bool several)
 	sb_printf(&b, "process %" PRIu64 ": ", pr->pid);
 	sb_str(&b, gg_json_get(pr->root, "exe"), "(unknown program)");
 	if (gg_json_bool(gg_json_get(pr->root, "sealed"), false))
-		sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals, plural(seals, "seal", "seals"));
+		sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals, gg_cli_plural(seals, "seal", "seals"));
 	else
 		sb_printf(&b, ", not sealed");
-	sb_printf(&b, ", %" PRIu64 " %s", pr->errors, plural(pr->errors, "error", "errors"));
+	sb_printf(&b, ", %" PRIu64 " %s", pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
 	if (several) {
 		sb_add(&b, " [", 2);
 		sb_clean(&b, pr->file, strlen(pr->file));
@@ -687,12 +684,12 @@ static void print_unresolved(const struct view *vw, bool several)
 		sb_printf(&b, "  %" PRIu64 "x", g->count);
 		if (several) {
 			sb_printf(&b, " in %zu %s: ", g->pids.len,
-				  plural(g->pids.len, "process", "processes"));
+				  gg_cli_plural(g->pids.len, "process", "processes"));
 			sb_pids(&b, &g->pids);
 		}
 		if (g->required && g->expected_pids.len) {
 			sb_printf(&b, " (expected absent in %s ",
-				  plural(g->expected_pids.len, "pid", "pids"));
+				  gg_cli_plural(g->expected_pids.len, "pid", "pids"));
 			sb_pids(&b, &g->expected_pids);
 			sb_add(&b, ")", 1);
 		}
@@ -702,7 +699,7 @@ static void print_unresolved(const struct view *vw, bool several)
 
 			sb_printf(&b, "%" PRIu64 "x %s at %s", s->count, s->result, s->text);
 			if (several && s->pids.len < g->pids.len) {
-				sb_printf(&b, " (%s ", plural(s->pids.len, "pid", "pids"));
+				sb_printf(&b, " (%s ", gg_cli_plural(s->pids.len, "pid", "pids"));
 				sb_pids(&b, &s->pids);
 				sb_add(&b, ")", 1);
 			}
@@ -728,17 +725,23 @@ static void print_violations(const struct view *vw, bool several)
 		uint64_t changed = member_u64(r, "changed");
 
 		if (several) {
-			sb_printf(&b, "%s ", plural(g->pids.len, "pid", "pids"));
+			sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
 			sb_pids(&b, &g->pids);
 			sb_add(&b, ": ", 2);
 		}
-		sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " bytes, %" PRIu64
-			  "-byte band): %" PRIu64 " %s changed", member_u64(r, "index"),
-			  member_u64(r, "user_bytes"), member_u64(r, "pad_bytes"), changed,
-			  plural(changed, "byte", "bytes"));
+		uint64_t user = member_u64(r, "user_bytes"), first = member_u64(r, "first"),
+			 last = member_u64(r, "last");
+
+		sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, %" PRIu64
+			  "-byte band): %" PRIu64 " %s changed", member_u64(r, "index"), user,
+			  gg_cli_plural(user, "byte", "bytes"), member_u64(r, "pad_bytes"), changed,
+			  gg_cli_plural(changed, "byte", "bytes"));
 		emit_sb(2, 6, &b);
-		sb_printf(&b, "at offsets %" PRIu64 "..%" PRIu64 " past the end, first 0x%02" PRIx64,
-			  member_u64(r, "first"), member_u64(r, "last"), member_u64(r, "first_value"));
+		if (first == last)
+			sb_printf(&b, "at offset %" PRIu64, first);
+		else
+			sb_printf(&b, "at offsets %" PRIu64 "..%" PRIu64, first, last);
+		sb_printf(&b, " past the end, first 0x%02" PRIx64, member_u64(r, "first_value"));
 		if (expected)
 			sb_printf(&b, GLUE "(expected" GLUE "0x%02" PRIx64 ")",
 				  gg_json_u64(expected, 0));

@@ -404,11 +404,6 @@ static bool read_summary(const char *path, struct findings *f)
 	return true;
 }
 
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
 static void print_findings(int pid, const struct findings *before, const struct findings *f,
 			   const char *path)
 {
@@ -417,13 +412,15 @@ static void print_findings(int pid, const struct findings *before, const struct 
 	printf("gpuguard: process %d ran its boundary (seal %" PRIu64 "): %" PRIu64 " red-zone %s "
 	       "(%" PRIu64 " new), %" PRIu64 " required %s unresolved, %" PRIu64 " late %s; %" PRIu64
 	       " %s in all\n",
-	       pid, f->seals, f->violations, plural(f->violations, "violation", "violations"), fresh,
-	       f->required, plural(f->required, "kernel", "kernels"), f->late,
-	       plural(f->late, "miss", "misses"), f->errors, plural(f->errors, "error", "errors"));
+	       pid, f->seals, f->violations,
+	       gg_cli_plural(f->violations, "violation", "violations"), fresh, f->required,
+	       gg_cli_plural(f->required, "kernel", "kernels"), f->late,
+	       gg_cli_plural(f->late, "miss", "misses"), f->errors,
+	       gg_cli_plural(f->errors, "error", "errors"));
 	if (f->required && !f->allow_unresolved)
-		printf("gpuguard: the gate found %s kernel%s missing and stops the process "
+		printf("gpuguard: the gate stops the process: %s missing "
 		       "(GPUGUARD_ALLOW_UNRESOLVED is off)\n",
-		       f->required == 1 ? "a required" : "required", f->required == 1 ? "" : "s");
+		       gg_cli_plural(f->required, "a required kernel is", "required kernels are"));
 	printf("gpuguard: summary: %s (gpuguard report shows it all)\n", path);
 }
 
@@ -548,7 +545,7 @@ int gg_cmd_scan(int argc, char **argv)
 		if (now_s() >= deadline) {
 			gg_cli_error("scan: %s showed no new boundary within %g s (still %" PRIu64
 				     " %s); the process may be stopped or its summary unwritable",
-				     t.json, timeout, before.seals, plural(before.seals, "seal", "seals"));
+				     t.json, timeout, before.seals, gg_cli_plural(before.seals, "seal", "seals"));
 			break;
 		}
 		pause_for(pidfd);

@@ -19,6 +19,12 @@
 
 enum level { LEVEL_ERROR, LEVEL_WARN, LEVEL_INFO, LEVEL_TRACE };
 
+/* "1 kernel", "2 kernels": the word that goes with @n. */
+static const char *plural(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 /* Written by gg_report_open() under the set-up's pthread_once, and by the
  * fork child handler while the child is single-threaded; read-only otherwise. */
 static struct {
@@ -223,11 +229,13 @@ void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, 
 		     const char *rc_name)
 {
 	if (pad)
-		gg_report_trace("%s(%zu bytes) #%llu -> %s 0x%llx, red zone of %zu bytes", api, bytes,
-				(unsigned long long)index, rc_name, (unsigned long long)ptr, pad);
+		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx, red zone of %zu bytes", api, bytes,
+				plural(bytes, "byte", "bytes"), (unsigned long long)index, rc_name,
+				(unsigned long long)ptr, pad);
 	else
-		gg_report_trace("%s(%zu bytes) #%llu -> %s 0x%llx", api, bytes,
-				(unsigned long long)index, rc_name, (unsigned long long)ptr);
+		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx", api, bytes,
+				plural(bytes, "byte", "bytes"), (unsigned long long)index, rc_name,
+				(unsigned long long)ptr);
 }
 
 void gg_report_free(const char *api, uint64_t ptr, const char *rc_name)
@@ -254,7 +262,7 @@ void gg_report_calls(const char *const *names, const unsigned long *counts, unsi
 			break;
 		o += (size_t)w;
 	}
-	gg_report_trace("intercepted %lu calls: %s", total, line);
+	gg_report_trace("intercepted %lu %s: %s", total, plural(total, "call", "calls"), line);
 }
 
 void gg_report_bad_value(const char *var, const char *value, const char *why)
@@ -342,9 +350,9 @@ void gg_report_seal_table(uint64_t seal, const char *why)
 		return;
 	gg_audit_stats(&s);
 	/* Every line of the table fits 100 columns, whatever the pid. */
-	gg_report_info("seal %llu (%s): %llu kernels: %llu resolved, %llu missing (%llu expected "
+	gg_report_info("seal %llu (%s): %llu %s: %llu resolved, %llu missing (%llu expected "
 		       "absent)", (unsigned long long)seal, why, (unsigned long long)s.pairs,
-		       (unsigned long long)s.resolved,
+		       plural(s.pairs, "kernel", "kernels"), (unsigned long long)s.resolved,
 		       (unsigned long long)(s.unresolved_required + s.unresolved_expected),
 		       (unsigned long long)s.unresolved_expected);
 	gg_audit_foreach_unresolved(seal_row, NULL);
@@ -352,14 +360,16 @@ void gg_report_seal_table(uint64_t seal, const char *why)
 
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
 {
+	const char *kernels = plural(required, "kernel", "kernels");
+
 	if (allowed)
-		gg_report_warn("seal %llu: %llu required kernels missing; going on "
+		gg_report_warn("seal %llu: %llu required %s missing; going on "
 			       "(GPUGUARD_ALLOW_UNRESOLVED=1)", (unsigned long long)seal,
-			       (unsigned long long)required);
+			       (unsigned long long)required, kernels);
 	else
-		gg_report_error("seal %llu: %llu required kernels missing; aborting (see "
+		gg_report_error("seal %llu: %llu required %s missing; aborting (see "
 				"GPUGUARD_EXPECTED_ABSENT)", (unsigned long long)seal,
-				(unsigned long long)required);
+				(unsigned long long)required, kernels);
 }
 
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
@@ -405,15 +415,20 @@ static const char *site_of_address(uintptr_t address, char *out, size_t cap)
 
 void gg_report_violation(const struct gg_violation *v)
 {
-	char site[320];
+	char site[320], where[64];
 
-	gg_report_error("red zone violation (%s): allocation #%llu of %llu bytes at 0x%llx, %llu-byte "
-			"band: %llu bytes changed at offsets %llu..%llu past the end, first 0x%02x "
-			"(expected 0x%02x); allocated at %s",
+	if (v->first == v->last)
+		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
+	else
+		snprintf(where, sizeof(where), "offsets %llu..%llu", (unsigned long long)v->first,
+			 (unsigned long long)v->last);
+	gg_report_error("red zone violation (%s): allocation #%llu of %llu %s at 0x%llx, %llu-byte "
+			"band: %llu %s changed at %s past the end, first 0x%02x (expected 0x%02x); "
+			"allocated at %s",
 			v->detected_by, (unsigned long long)v->index, (unsigned long long)v->user,
-			(unsigned long long)v->ptr, (unsigned long long)v->pad,
-			(unsigned long long)v->changed, (unsigned long long)v->first,
-			(unsigned long long)v->last, v->first_value, v->expected,
+			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
+			(unsigned long long)v->pad, (unsigned long long)v->changed,
+			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
 			site_of_address(gg_callsite_address(v->site), site, sizeof(site)));
 }
 
@@ -423,7 +438,8 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes)
 	int n = gg_callsite_frames(pcs, GG_CALLSITE_MAX_FRAMES);
 	char site[320];
 
-	gg_report_info("allocation #%llu (%zu bytes) was made at:", (unsigned long long)index, bytes);
+	gg_report_info("allocation #%llu (%zu %s) was made at:", (unsigned long long)index, bytes,
+		       plural(bytes, "byte", "bytes"));
 	for (int i = 0, shown = 0; i < n; i++) {
 		struct gg_site s;
 
@@ -442,11 +458,13 @@ void gg_report_exit_summary(void)
 	gg_audit_stats(&a);
 	gg_redzone_stats(&z);
 	/* One line, short enough for a 100-column terminal; the JSON has the rest. */
-	gg_report_info("exit: %llu kernels, %llu missing, %llu late; %llu allocations, %llu padded; "
-		       "%llu violations", (unsigned long long)a.pairs,
+	gg_report_info("exit: %llu %s, %llu missing, %llu late; %llu %s, %llu padded; %llu %s",
+		       (unsigned long long)a.pairs, plural(a.pairs, "kernel", "kernels"),
 		       (unsigned long long)(a.unresolved_required + a.unresolved_expected),
 		       (unsigned long long)a.late_misses, (unsigned long long)z.calls,
-		       (unsigned long long)z.padded, (unsigned long long)z.violations);
+		       plural(z.calls, "allocation", "allocations"), (unsigned long long)z.padded,
+		       (unsigned long long)z.violations,
+		       plural(z.violations, "violation", "violations"));
 }
 
 void gg_report_handler_replaced(int sig)
