@@ -139,6 +139,20 @@ uint64_t gg_boundary_launches(void)
 	return atomic_load_explicit(&boundary_state.launches, memory_order_relaxed);
 }
 
+/* A boundary running on the watcher thread finishes before fork(): the child
+ * never copies one half done, nor the locks (of libc, of a sanitizer) that
+ * thread holds inside it. Taken first: the boundary lock comes before the
+ * audit and red-zone locks. */
+void gg_boundary_atfork_prepare(void)
+{
+	pthread_mutex_lock(&boundary_state.lock);
+}
+
+void gg_boundary_atfork_parent(void)
+{
+	pthread_mutex_unlock(&boundary_state.lock);
+}
+
 void gg_boundary_atfork_child(void)
 {
 	pthread_mutex_init(&boundary_state.lock, NULL);

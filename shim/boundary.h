@@ -32,6 +32,8 @@ int gg_boundary_parse(const char *list, struct gg_boundary_events *ev, char *bad
 /* The events parsed from GPUGUARD_BOUNDARY (after: ones go to the watcher). */
 const struct gg_boundary_events *gg_boundary_events(void);
 
+void gg_boundary_atfork_prepare(void);
+void gg_boundary_atfork_parent(void);
 void gg_boundary_atfork_child(void);
 
 #endif

@@ -49,6 +49,7 @@ bool gg_shim_disabled(void)
 /* Locks are held across fork() so the child's copies are consistent. */
 static void atfork_prepare(void)
 {
+	gg_boundary_atfork_prepare();
 	gg_audit_atfork_prepare();
 	gg_redzone_atfork_prepare();
 }
@@ -57,6 +58,7 @@ static void atfork_parent(void)
 {
 	gg_redzone_atfork_parent();
 	gg_audit_atfork_parent();
+	gg_boundary_atfork_parent();
 }
 
 static void atfork_child(void)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -90,7 +91,7 @@ static void *watch(void *arg)
 {
 	char buf[64];
 
-	(void)arg;
+	sem_post(arg); /* started: from here on it holds nothing while it waits */
 	for (;;) {
 		struct pollfd pfd = { .fd = watcher_state.pipe_r, .events = POLLIN };
 		int timeout = -1;
@@ -123,21 +124,32 @@ static void *watch(void *arg)
 	}
 }
 
+/* Returns once the thread runs watch(). A thread still starting holds locks
+ * of the C library or a sanitizer runtime (its allocator, as it sets up the
+ * thread); an application fork() in that window leaves them held in the
+ * child forever (seen with GCC 12's AddressSanitizer, whose fork does not
+ * take its allocator lock: the child's watcher hung on its first malloc). */
 static int start_thread(void)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 	sigset_t all, old;
+	sem_t started;
 	int err;
 
+	if (sem_init(&started, 0, 0))
+		return -errno;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* The watcher takes no signal: the application's threads keep them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&t, &attr, watch, NULL);
+	err = pthread_create(&t, &attr, watch, &started);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
+	while (!err && sem_wait(&started) && errno == EINTR)
+		;
+	sem_destroy(&started);
 	return -err;
 }
 
