@@ -13,6 +13,9 @@ gg_need() {
 		pkg-config --exists criterion 2>/dev/null || missing+=(libcriterion-dev)
 		[ -e /usr/include/libunwind.h ] || [ -e /usr/include/x86_64-linux-gnu/libunwind.h ] ||
 			missing+=(libunwind-dev)
+		# A third-party driver client (tests/test-clients.c). Debian's own
+		# interpreter: a python3 earlier on PATH may not see Debian's packages.
+		/usr/bin/python3 -c 'import numba' 2>/dev/null || missing+=(python3-numba)
 	fi
 	for p in ${GG_EXTRA_PACKAGES:-}; do missing+=("$p"); done
 	[ ${#missing[@]} -eq 0 ] && return 0

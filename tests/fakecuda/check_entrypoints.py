@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Check the fake driver's entry-point list (entrypoints.h) against the toolkit.
 
-usage: check_entrypoints.py ENTRYPOINTS_H CUDA_TYPEDEFS_H [--stub STUB_SO]
+usage: check_entrypoints.py ENTRYPOINTS_H TYPEDEFS_H... [--stub STUB_SO]
                             [--lib BUILT_LIBCUDA_SO] [--nm NM]
 
+TYPEDEFS_H: cudaTypedefs.h, and the toolkit's other typedef headers for the
+entry points it lists (cudaProfilerTypedefs.h for cuProfilerStart/Stop).
+
 For every X(symbol, base, version, per_thread) line it checks that
-  * cudaTypedefs.h has PFN_<base>_v<version>[_ptsz|_ptds] (so the version the
+  * a typedef header has PFN_<base>_v<version>[_ptsz|_ptds] (so the version the
     fake's cuGetProcAddress uses is the one NVIDIA documents),
   * the per-thread flag matches the typedef's suffix and the symbol's suffix,
   * every variant cudaTypedefs.h knows for a listed base is listed too (else
@@ -22,16 +25,16 @@ import sys
 
 
 def parse_entries(path):
-    text = open(path, encoding="utf-8").read()
+    text = open(path, encoding="utf-8").read().replace("\\\n", " ")  # join continued lines
     entries = []
     for m in re.finditer(r"X\((\w+),\s*(\w+),\s*(\d+),\s*([01])\)", text):
         entries.append((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
     return entries
 
 
-def parse_typedefs(path):
+def parse_typedefs(paths):
     """Map base name -> set of (version, per_thread) from PFN typedefs."""
-    text = open(path, encoding="utf-8").read()
+    text = "".join(open(path, encoding="utf-8").read() for path in paths)
     variants = {}
     for m in re.finditer(r"typedef\s+CUresult\s*\(CUDAAPI\s*\*PFN_(\w+?)_v(\d+)(_ptsz|_ptds)?\)", text):
         base, ver, pt = m.group(1), int(m.group(2)), m.group(3)
@@ -53,7 +56,7 @@ def exported(nm, lib):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("entrypoints")
-    ap.add_argument("typedefs")
+    ap.add_argument("typedefs", nargs="+")
     ap.add_argument("--stub")
     ap.add_argument("--lib")
     ap.add_argument("--nm", default="nm")
@@ -78,12 +81,12 @@ def main():
         if suffix_pt != bool(pt):
             problems.append(f"{sym}: per_thread={pt} but the name says otherwise")
         if (ver, pt) not in variants.get(base, set()):
-            problems.append(f"{sym}: no PFN_{base}_v{ver}{'_ptsz/_ptds' if pt else ''} in cudaTypedefs.h "
+            problems.append(f"{sym}: no PFN_{base}_v{ver}{'_ptsz/_ptds' if pt else ''} in the typedef headers "
                             f"(known: {sorted(variants.get(base, set()))})")
     for base, have in listed.items():
         missing = variants.get(base, set()) - have
         if missing:
-            problems.append(f"{base}: variants {sorted(missing)} from cudaTypedefs.h are not exported")
+            problems.append(f"{base}: variants {sorted(missing)} from the typedef headers are not exported")
 
     if args.stub:
         stub = exported(args.nm, args.stub)

@@ -6,6 +6,7 @@
  *   base        the name cuGetProcAddress is asked for, e.g. cuMemAlloc
  *   version     the CUDA version that introduced this variant, taken from the
  *               PFN_<base>_v<version>[_ptsz|_ptds] typedefs of cudaTypedefs.h
+ *               (cudaProfilerTypedefs.h for cuProfilerStart/Stop)
  *   per_thread  1 for the _ptsz/_ptds (per-thread default stream) variants
  *
  * The call counters (fakecuda_calls) and the cuGetProcAddress table are both
@@ -13,14 +14,14 @@
  * listed, every variant of it that cudaTypedefs.h knows is listed too:
  * otherwise cuGetProcAddress would hand out an older variant whose prototype
  * differs from what the caller asked for.  check_entrypoints.py verifies the
- * list against cudaTypedefs.h, the toolkit's stub libcuda.so and the symbols
+ * list against those headers, the toolkit's stub libcuda.so and the symbols
  * the built library exports.
  */
 #ifndef FAKECUDA_ENTRYPOINTS_H
 #define FAKECUDA_ENTRYPOINTS_H
 
 #define FAKECUDA_ENTRY_POINTS(X)                                              \
-    /* initialisation, version, errors, entry points */                      \
+    /* initialisation, version, errors, entry points */                       \
     X(cuInit, cuInit, 2000, 0)                                                \
     X(cuDriverGetVersion, cuDriverGetVersion, 2020, 0)                        \
     X(cuGetErrorName, cuGetErrorName, 6000, 0)                                \
@@ -35,6 +36,10 @@
     X(cuDeviceTotalMem, cuDeviceTotalMem, 2000, 0)                            \
     X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                         \
     X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, 0)                    \
+    X(cuDeviceComputeCapability, cuDeviceComputeCapability, 2000, 0)          \
+    X(cuDeviceGetUuid, cuDeviceGetUuid, 9020, 0)                              \
+    X(cuDeviceGetUuid_v2, cuDeviceGetUuid, 11040, 0)                          \
+    X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, 4000, 0)                  \
     /* primary contexts */                                                    \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)            \
     X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, 0)          \
@@ -62,6 +67,9 @@
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0)                            \
     X(cuCtxSynchronize_v2, cuCtxSynchronize, 13000, 0)                        \
     X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 5050, 0)      \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000, 0)                  \
+    X(cuProfilerStart, cuProfilerStart, 4000, 0)                              \
+    X(cuProfilerStop, cuProfilerStop, 4000, 0)                                \
     /* memory */                                                              \
     X(cuMemAlloc, cuMemAlloc, 2000, 0)                                        \
     X(cuMemAlloc_v2, cuMemAlloc, 3020, 0)                                     \
@@ -77,6 +85,19 @@
     X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1)                          \
     X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)                  \
     X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0)                \
+    X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                          \
+    X(cuMemHostAlloc, cuMemHostAlloc, 2020, 0)                                \
+    X(cuMemFreeHost, cuMemFreeHost, 2000, 0)                                  \
+    X(cuMemHostGetFlags, cuMemHostGetFlags, 2030, 0)                          \
+    X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer, 2020, 0)          \
+    X(cuMemHostGetDevicePointer_v2, cuMemHostGetDevicePointer, 3020, 0)       \
+    X(cuMemHostRegister, cuMemHostRegister, 4000, 0)                          \
+    X(cuMemHostRegister_v2, cuMemHostRegister, 6050, 0)                       \
+    X(cuMemHostUnregister, cuMemHostUnregister, 4000, 0)                      \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, 0)                          \
+    X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, 0)                        \
+    X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)                    \
+    X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, 0)                      \
     /* memset */                                                              \
     X(cuMemsetD8, cuMemsetD8, 2000, 0)                                        \
     X(cuMemsetD8_v2, cuMemsetD8, 3020, 0)                                     \
@@ -141,6 +162,8 @@
     X(cuStreamGetCtx_ptsz, cuStreamGetCtx, 9020, 1)                           \
     X(cuStreamGetCtx_v2, cuStreamGetCtx, 12050, 0)                            \
     X(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx, 12050, 1)                       \
+    X(cuStreamAddCallback, cuStreamAddCallback, 5000, 0)                      \
+    X(cuStreamAddCallback_ptsz, cuStreamAddCallback, 7000, 1)                 \
     /* events */                                                              \
     X(cuEventCreate, cuEventCreate, 2000, 0)                                  \
     X(cuEventRecord, cuEventRecord, 2000, 0)                                  \
@@ -149,6 +172,8 @@
     X(cuEventSynchronize, cuEventSynchronize, 2000, 0)                        \
     X(cuEventDestroy, cuEventDestroy, 2000, 0)                                \
     X(cuEventDestroy_v2, cuEventDestroy, 4000, 0)                             \
+    X(cuEventElapsedTime, cuEventElapsedTime, 2000, 0)                        \
+    X(cuEventElapsedTime_v2, cuEventElapsedTime, 12080, 0)                    \
     /* modules */                                                             \
     X(cuModuleLoad, cuModuleLoad, 2000, 0)                                    \
     X(cuModuleLoadData, cuModuleLoadData, 2000, 0)                            \
@@ -156,6 +181,10 @@
     X(cuModuleLoadFatBinary, cuModuleLoadFatBinary, 2000, 0)                  \
     X(cuModuleUnload, cuModuleUnload, 2000, 0)                                \
     X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0)                      \
+    X(cuModuleGetGlobal, cuModuleGetGlobal, 2000, 0)                          \
+    X(cuModuleGetGlobal_v2, cuModuleGetGlobal, 3020, 0)                       \
+    X(cuFuncGetAttribute, cuFuncGetAttribute, 2020, 0)                        \
+    X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 3000, 0)                    \
     /* libraries */                                                           \
     X(cuLibraryLoadData, cuLibraryLoadData, 12000, 0)                         \
     X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, 0)                 \
@@ -163,12 +192,30 @@
     X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, 0)                       \
     X(cuLibraryGetModule, cuLibraryGetModule, 12000, 0)                       \
     X(cuKernelGetFunction, cuKernelGetFunction, 12000, 0)                     \
+    /* the JIT linker */                                                      \
+    X(cuLinkCreate, cuLinkCreate, 5050, 0)                                    \
+    X(cuLinkCreate_v2, cuLinkCreate, 6050, 0)                                 \
+    X(cuLinkAddData, cuLinkAddData, 5050, 0)                                  \
+    X(cuLinkAddData_v2, cuLinkAddData, 6050, 0)                               \
+    X(cuLinkAddFile, cuLinkAddFile, 5050, 0)                                  \
+    X(cuLinkAddFile_v2, cuLinkAddFile, 6050, 0)                               \
+    X(cuLinkComplete, cuLinkComplete, 5050, 0)                                \
+    X(cuLinkDestroy, cuLinkDestroy, 5050, 0)                                  \
     /* launches */                                                            \
     X(cuLaunchKernel, cuLaunchKernel, 4000, 0)                                \
     X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1)                           \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0)                           \
     X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1)                      \
     X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0)          \
-    X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1)
+    X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1)     \
+    /* occupancy */                                                           \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                            \
+      cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0)                   \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,                   \
+      cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000, 0)          \
+    X(cuOccupancyMaxPotentialBlockSize,                                       \
+      cuOccupancyMaxPotentialBlockSize, 6050, 0)                              \
+    X(cuOccupancyMaxPotentialBlockSizeWithFlags,                              \
+      cuOccupancyMaxPotentialBlockSizeWithFlags, 7000, 0)
 
 #endif /* FAKECUDA_ENTRYPOINTS_H */

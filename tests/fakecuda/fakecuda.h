@@ -32,7 +32,21 @@
  *     runs it and from every later call on that context (sticky) until
  *     cuCtxDestroy / cuDevicePrimaryCtxReset; its queued work is dropped.
  *   - Kernels are host implementations chosen by .entry name (kernels.ptx);
- *     other entries launch as no-ops.
+ *     other entries launch as no-ops.  Their attributes (cuFuncGetAttribute,
+ *     the occupancy calculator) are those of an sm_90 build: the registers
+ *     ptxas reports for each kernels.ptx entry, no static shared memory.
+ *   - Modules hold kernels only: cuModuleGetGlobal finds no variable.  The
+ *     JIT linker (cuLink*) takes PTX, cubins and fatbins and writes a cubin
+ *     of their entries that cuModuleLoadData loads.
+ *   - What the device reports it cannot do, it does not: no mapped host
+ *     memory (cuMemHostAlloc memory is host memory for copies, and
+ *     cuMemHostGetDevicePointer fails), no host registration, no managed
+ *     memory, no peer access, and no IPC mapping (cuIpcGetMemHandle makes a
+ *     handle, cuIpcOpenMemHandle maps none).  Page-locked allocations die
+ *     with their context.
+ *   - A stream callback runs when its stream's earlier work has run, on the
+ *     thread that forces it; the API answers CUDA_ERROR_NOT_PERMITTED inside
+ *     it.  Event timing is the host clock at the moment a record ran.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H

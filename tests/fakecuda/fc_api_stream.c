@@ -256,6 +256,48 @@ FC_EXPORT(cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, CUgreenCtx
     return stream_get_ctx(hStream, pCtx, pGreenCtx, true);
 }
 
+/*
+ * The callback runs when the stream's work before it has run (whichever call
+ * forces the stream), on that thread, with CUDA_SUCCESS; if the context dies
+ * first, it runs then with the context's error.  Either way exactly once.
+ */
+static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsigned int flags, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS && (!fn || flags != 0))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        fc_op *op = fc_op_new(FC_OP_CALLBACK);
+        if (!op) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            op->u.callback.fn = fn;
+            op->u.callback.stream = h;
+            op->u.callback.user = user;
+            rc = fc_enqueue(s, op, NULL);
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuStreamAddCallback, (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+          (hStream, callback, userData, flags))
+{
+    return add_callback(hStream, callback, userData, flags, false);
+}
+
+FC_EXPORT(cuStreamAddCallback_ptsz,
+          (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+          (hStream, callback, userData, flags))
+{
+    return add_callback(hStream, callback, userData, flags, true);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Events                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -304,11 +346,16 @@ static CUresult event_record(CUevent ev, CUstream h, bool per_thread)
     if (rc == CUDA_SUCCESS) {
         /* A marker op: on the legacy stream it also captures the blocking
          * streams' work, through the prerequisites every legacy op gets. */
+        static uint64_t next_record = 1; /* under the driver lock */
         fc_op *op = fc_op_new(FC_OP_MARKER);
+        if (op)
+            op->u.marker.record = next_record++;
         rc = op ? fc_enqueue(s, op, NULL) : CUDA_ERROR_OUT_OF_MEMORY;
         if (rc == CUDA_SUCCESS) {
             e->recorded = true;
             e->at = (fc_dep){s->id, op->seq};
+            e->record = op->u.marker.record;
+            e->done = false;
         }
     }
     fc_unlock();
@@ -351,6 +398,42 @@ FC_EXPORT(cuEventQuery, (CUevent hEvent), (hEvent))
 FC_EXPORT(cuEventSynchronize, (CUevent hEvent), (hEvent))
 {
     return event_wait(hEvent);
+}
+
+/*
+ * The host clock when each record's marker ran.  Like the real function it
+ * does not run pending work: a record that has not run yet is
+ * CUDA_ERROR_NOT_READY (cuEventQuery or cuEventSynchronize completes it).
+ */
+static CUresult elapsed_time(float *ms, CUevent start, CUevent end)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_event *a = fc_handle_get(start, FC_K_EVENT);
+    fc_event *b = fc_handle_get(end, FC_K_EVENT);
+    if (!a || !b || !a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
+        (b->flags & CU_EVENT_DISABLE_TIMING))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!ms)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!a->done || !b->done)
+        rc = CUDA_ERROR_NOT_READY;
+    else
+        *ms = (float)((double)((int64_t)(b->done_ns - a->done_ns)) / 1e6);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds, hStart, hEnd))
+{
+    return elapsed_time(pMilliseconds, hStart, hEnd);
+}
+
+FC_EXPORT(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd),
+          (pMilliseconds, hStart, hEnd))
+{
+    return elapsed_time(pMilliseconds, hStart, hEnd);
 }
 
 static CUresult event_destroy(CUevent ev)

@@ -119,6 +119,7 @@ static void ctx_teardown(fc_ctx *c, bool device_reset)
     fc_stream_ctx_teardown(c);
     fc_module_ctx_teardown(c);
     fc_mem_ctx_teardown(c, device_reset);
+    fc_host_ctx_teardown(c);
     c->alive = false;
     c->sticky = CUDA_SUCCESS;
 }
@@ -408,6 +409,52 @@ FC_EXPORT(cuCtxGetStreamPriorityRange, (int *leastPriority, int *greatestPriorit
     }
     fc_unlock();
     return rc;
+}
+
+/*
+ * No two fake devices can reach each other's memory (cuDeviceCanAccessPeer
+ * is 0 for every pair), so a valid request is PEER_ACCESS_UNSUPPORTED.
+ */
+FC_EXPORT(cuCtxEnablePeerAccess, (CUcontext peerContext, unsigned int Flags), (peerContext, Flags))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = NULL;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && (!ctx_lookup(peerContext) || (fc_ctx *)peerContext == c))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (rc == CUDA_SUCCESS && Flags != 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * No profiling tool is ever attached to the fake: starting and stopping
+ * collection only needs a current context.
+ */
+static CUresult profiler_switch(void)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuProfilerStart, (void), ())
+{
+    return profiler_switch();
+}
+
+FC_EXPORT(cuProfilerStop, (void), ())
+{
+    return profiler_switch();
 }
 
 /* ------------------------------------------------------------------------ */

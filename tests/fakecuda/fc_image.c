@@ -94,6 +94,18 @@ static CUresult add_name(fc_image *img, const char *name, size_t len)
     return CUDA_SUCCESS;
 }
 
+CUresult fc_image_merge(fc_image *dst, const fc_image *src)
+{
+    for (size_t i = 0; i < src->count; i++) {
+        CUresult rc = add_name(dst, src->names[i], strlen(src->names[i]));
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    if (src->ptx_version > dst->ptx_version)
+        dst->ptx_version = src->ptx_version;
+    return CUDA_SUCCESS;
+}
+
 void fc_image_free(fc_image *img)
 {
     for (size_t i = 0; i < img->count; i++)
@@ -186,11 +198,18 @@ static CUresult parse_ptx(const char *t, size_t len, fc_image *img)
             if (wlen == 8 && memcmp(word, ".version", 8) == 0) {
                 bool ok;
                 i = skip_space(t, len, i);
-                unsigned long major = read_uint(t, len, &i, &ok);
+                unsigned long major = read_uint(t, len, &i, &ok), minor = 0;
                 if (!ok)
                     return CUDA_ERROR_INVALID_PTX;
                 if (major > FC_PTX_ISA_MAJOR_MAX)
                     return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+                if (i < len && t[i] == '.') {
+                    i++;
+                    minor = read_uint(t, len, &i, &ok);
+                    if (!ok || minor > 9)
+                        return CUDA_ERROR_INVALID_PTX;
+                }
+                img->ptx_version = (unsigned int)(major * 10 + minor);
                 have_version = true;
             } else if (wlen == 7 && memcmp(word, ".target", 7) == 0) {
                 bool ok;
@@ -374,6 +393,7 @@ CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
 
     out->names = NULL;
     out->count = 0;
+    out->ptx_version = 0;
 
     if (starts_with(p, size, elf_magic, 4)) {
         if (!size)
@@ -400,4 +420,72 @@ CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
     if (rc != CUDA_SUCCESS)
         fc_image_free(out);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing a cubin (the JIT linker's output)                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An sm_90 ELF cubin whose sections are `.text.<entry>` for every entry of
+ * img: what parse_elf (and so cuModuleLoadData) reads back as the same
+ * kernels.  The header is the one `ptxas -arch=sm_90` of CUDA 13.0 writes
+ * (OS/ABI 0x41, ABI version 8, e_flags 0x6005a04); the code sections are
+ * empty, as the fake runs kernels on the host.
+ */
+CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *size)
+{
+    size_t nsec = img->count + 2; /* null, .shstrtab, .text.* */
+    size_t strsz = 1 + sizeof ".shstrtab";
+    for (size_t i = 0; i < img->count; i++)
+        strsz += sizeof ".text." - 1 + strlen(img->names[i]) + 1;
+    size_t shoff = (sizeof(Elf64_Ehdr) + strsz + 7) / 8 * 8;
+    size_t total = shoff + nsec * sizeof(Elf64_Shdr);
+    unsigned char *p = calloc(1, total);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+
+    Elf64_Ehdr eh = {0};
+    memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_ident[EI_VERSION] = EV_CURRENT;
+    eh.e_ident[EI_OSABI] = 0x41;
+    eh.e_ident[EI_ABIVERSION] = 8;
+    eh.e_type = ET_EXEC;
+    eh.e_machine = EM_CUDA;
+    eh.e_version = EV_CURRENT;
+    eh.e_flags = 0x6005a04;
+    eh.e_ehsize = sizeof eh;
+    eh.e_shoff = shoff;
+    eh.e_shentsize = sizeof(Elf64_Shdr);
+    eh.e_shnum = (Elf64_Half)nsec;
+    eh.e_shstrndx = 1;
+    memcpy(p, &eh, sizeof eh);
+
+    char *str = (char *)p + sizeof eh;
+    size_t at = 1; /* offset 0: the empty name */
+    Elf64_Shdr sh = {0};
+    memcpy(p + shoff, &sh, sizeof sh);
+    sh.sh_name = (Elf64_Word)at;
+    sh.sh_type = SHT_STRTAB;
+    sh.sh_offset = sizeof eh;
+    sh.sh_size = strsz;
+    sh.sh_addralign = 1;
+    memcpy(p + shoff + sizeof sh, &sh, sizeof sh);
+    memcpy(str + at, ".shstrtab", sizeof ".shstrtab");
+    at += sizeof ".shstrtab";
+    for (size_t i = 0; i < img->count; i++) {
+        Elf64_Shdr text = {0};
+        text.sh_name = (Elf64_Word)at;
+        text.sh_type = SHT_PROGBITS;
+        text.sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+        text.sh_offset = shoff; /* empty */
+        text.sh_addralign = 128;
+        memcpy(p + shoff + (i + 2) * sizeof text, &text, sizeof text);
+        at += (size_t)sprintf(str + at, ".text.%s", img->names[i]) + 1;
+    }
+    *out = p;
+    *size = total;
+    return CUDA_SUCCESS;
 }

@@ -16,8 +16,16 @@
 #include <sys/queue.h>
 
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include "entrypoints.h"
+
+/*
+ * cuda.h declares cuIpcOpenMemHandle only under its CUDA 11 name (the macro
+ * maps it to cuIpcOpenMemHandle_v2); the CUDA 4.1 export has the same
+ * prototype (PFN_cuIpcOpenMemHandle_v4010 in cudaTypedefs.h).
+ */
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 
 #define FC_HIDDEN __attribute__((visibility("hidden")))
 
@@ -67,6 +75,9 @@ FC_HIDDEN void fc_tree_fix_path(fc_tnode *root, uint64_t key);
 typedef struct fc_image {
     char **names;
     size_t count;
+    /* PTX ISA of a PTX image, major * 10 + minor (`.version 8.0`: 80); 0 for
+     * code that was not PTX (a cubin does not say in a way the fake reads). */
+    unsigned int ptx_version;
 } fc_image;
 
 /*
@@ -80,6 +91,10 @@ typedef struct fc_image {
  */
 FC_HIDDEN CUresult fc_image_parse(const void *image, size_t size, fc_image *out);
 FC_HIDDEN void fc_image_free(fc_image *img);
+/* Add src's entries to dst (each name once). */
+FC_HIDDEN CUresult fc_image_merge(fc_image *dst, const fc_image *src);
+/* A cubin holding img's entries, malloc'd (what cuLinkComplete returns). */
+FC_HIDDEN CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *size);
 
 /* The sm version the fake device reports (compute capability 9.0). */
 #define FC_SM_VERSION 90
@@ -103,6 +118,8 @@ FC_HIDDEN void fc_image_free(fc_image *img);
 /* Stream priorities of a compute capability 9.0 device: [greatest, least]. */
 #define FC_PRIO_GREATEST (-5)
 #define FC_PRIO_LEAST 0
+/* Streaming multiprocessors of the fake device (an H100 SXM has 132). */
+#define FC_SM_COUNT 132
 
 /* ------------------------------------------------------------------------ */
 /* Exported entry points: call counters and exact self addresses.            */
@@ -172,6 +189,7 @@ enum fc_kind {
     FC_K_FUNCTION,
     FC_K_LIBRARY,
     FC_K_KERNEL,
+    FC_K_LINK,
 };
 
 typedef struct fc_handle {
@@ -228,6 +246,7 @@ enum fc_op_kind {
     FC_OP_DTOD,
     FC_OP_KERNEL,
     FC_OP_FREE, /* cuMemFreeAsync */
+    FC_OP_CALLBACK, /* cuStreamAddCallback */
 };
 
 #define FC_MAX_KPARAMS 4
@@ -259,6 +278,14 @@ struct fc_op {
             CUdeviceptr ptr;
             uint64_t buffer_id; /* so a reused address is never freed */
         } free;
+        struct {
+            uint64_t record; /* the fc_event record this marker completes; 0 none */
+        } marker;
+        struct {
+            CUstreamCallback fn;
+            CUstream stream; /* the handle the application passed */
+            void *user;
+        } callback;
     } u;
 };
 
@@ -283,6 +310,9 @@ struct fc_event {
     unsigned int flags;
     bool recorded;
     fc_dep at; /* the marker op of the latest record */
+    uint64_t record;  /* id of the latest record (process-unique, never 0) */
+    bool done;        /* the latest record's marker has run */
+    uint64_t done_ns; /* when it ran (CLOCK_MONOTONIC) */
     LIST_ENTRY(fc_event) link;
 };
 
@@ -293,6 +323,8 @@ struct fc_kimpl {
     unsigned char psize[FC_MAX_KPARAMS];
     /* Run over the whole problem; false on an illegal address. */
     bool (*run)(const uint64_t *args);
+    /* Registers per thread the kernel needs on sm_90 (`ptxas -v`). */
+    unsigned int nregs;
 };
 
 struct fc_function {
@@ -482,5 +514,26 @@ FC_HIDDEN void fc_module_ctx_teardown(fc_ctx *c);
 
 /* The host implementation of entry `name` (a no-op for unknown names). */
 FC_HIDDEN const fc_kimpl *fc_kimpl_find(const char *name);
+/*
+ * What a kernel's resources allow on the fake device (compute capability
+ * 9.0 limits): the most threads a block may have, and the default cap on its
+ * dynamic shared memory (the function attributes of the same names).
+ */
+FC_HIDDEN int fc_kimpl_max_threads(const fc_kimpl *k);
+FC_HIDDEN int fc_kimpl_max_dynamic_smem(const fc_kimpl *k);
+
+/* ---- fc_hostmem.c ------------------------------------------------------- */
+
+/* Free the page-locked host memory a context allocated (its teardown). */
+FC_HIDDEN void fc_host_ctx_teardown(fc_ctx *c);
+
+/* ---- fc_state.c: stream callbacks --------------------------------------- */
+
+/*
+ * Run a stream callback with status; while it runs, every entry point that
+ * goes through fc_enter on this thread returns CUDA_ERROR_NOT_PERMITTED, as
+ * documented ("Callbacks must not make any CUDA API calls").  Lock held.
+ */
+FC_HIDDEN void fc_run_callback(const fc_op *op, CUresult status);
 
 #endif /* FAKECUDA_INTERNAL_H */

@@ -57,15 +57,17 @@ static bool k_noop(const uint64_t *a)
     return true;
 }
 
+/* Registers: what `ptxas -arch=sm_90 -v kernels.ptx` reports for each entry. */
 static const fc_kimpl kimpls[] = {
-    {"gg_fill", 3, {8, 1, 8}, k_fill},
-    {"gg_overrun", 3, {8, 8, 8}, k_overrun},
-    {"gg_copy", 3, {8, 8, 8}, k_copy},
-    {"gg_sum", 3, {8, 8, 8}, k_sum},
+    {"gg_fill", 3, {8, 1, 8}, k_fill, 14},
+    {"gg_overrun", 3, {8, 8, 8}, k_overrun, 12},
+    {"gg_copy", 3, {8, 8, 8}, k_copy, 16},
+    {"gg_sum", 3, {8, 8, 8}, k_sum, 18},
 };
 
-/* Any other entry: its parameters are unknown to the fake, so not read. */
-static const fc_kimpl knoop = {"", 0, {0}, k_noop};
+/* Any other entry: its parameters are unknown to the fake, so not read; it
+ * is given the register count of a small kernel. */
+static const fc_kimpl knoop = {"", 0, {0}, k_noop, 16};
 
 const fc_kimpl *fc_kimpl_find(const char *name)
 {
@@ -266,4 +268,179 @@ FC_EXPORT(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f, vo
           (config, f, kernelParams, extra))
 {
     return launch_ex(config, f, kernelParams, extra, true);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Function limits and occupancy                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The compute capability 9.0 resources, as cuda_occupancy.h (the toolkit's
+ * occupancy calculator) describes them and the fake's device attributes
+ * report them.  No kernel of the fake uses static shared memory.
+ */
+#define SM_THREADS 2048          /* MAX_THREADS_PER_MULTIPROCESSOR */
+#define SM_BLOCKS 32             /* MAX_BLOCKS_PER_MULTIPROCESSOR */
+#define SM_REGS 65536            /* MAX_REGISTERS_PER_MULTIPROCESSOR */
+#define SM_SUBPARTITIONS 4       /* each holds a quarter of the registers */
+#define SM_SMEM (228 * 1024)     /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
+#define BLOCK_THREADS 1024       /* MAX_THREADS_PER_BLOCK */
+#define BLOCK_REGS 65536         /* MAX_REGISTERS_PER_BLOCK */
+#define BLOCK_SMEM (48 * 1024)   /* MAX_SHARED_MEMORY_PER_BLOCK (without opt-in) */
+#define RESERVED_SMEM 1024       /* RESERVED_SHARED_MEMORY_PER_BLOCK */
+#define WARP 32
+#define REG_GRANULE 256          /* registers are allocated per warp in these */
+#define SMEM_GRANULE 128         /* shared memory is allocated per block in these */
+
+static int round_up_int(int n, int to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* Registers a block of `warps` warps takes, as the hardware counts them. */
+static int block_regs(const fc_kimpl *k, int warps)
+{
+    int per_warp = round_up_int((int)k->nregs * WARP, REG_GRANULE);
+    return per_warp * round_up_int(warps, SM_SUBPARTITIONS);
+}
+
+int fc_kimpl_max_threads(const fc_kimpl *k)
+{
+    for (int threads = BLOCK_THREADS; threads > 0; threads -= WARP)
+        if (block_regs(k, threads / WARP) <= BLOCK_REGS)
+            return threads;
+    return 0;
+}
+
+int fc_kimpl_max_dynamic_smem(const fc_kimpl *k)
+{
+    (void)k; /* no static shared memory */
+    return BLOCK_SMEM;
+}
+
+/* Blocks of `threads` threads and `smem` dynamic shared bytes one SM holds. */
+static int active_blocks(const fc_kimpl *k, int threads, size_t smem)
+{
+    if (threads > fc_kimpl_max_threads(k) || smem > (size_t)fc_kimpl_max_dynamic_smem(k))
+        return 0;
+    int warps = (threads + WARP - 1) / WARP;
+    int by_warps = SM_THREADS / WARP / warps;
+    int per_warp = round_up_int((int)k->nregs * WARP, REG_GRANULE);
+    int by_regs = per_warp ? (SM_REGS / SM_SUBPARTITIONS / per_warp) * SM_SUBPARTITIONS / warps : SM_BLOCKS;
+    int block_smem = round_up_int((int)smem + RESERVED_SMEM, SMEM_GRANULE);
+    int by_smem = SM_SMEM / block_smem;
+    int n = SM_BLOCKS;
+    if (by_warps < n)
+        n = by_warps;
+    if (by_regs < n)
+        n = by_regs;
+    if (by_smem < n)
+        n = by_smem;
+    return n;
+}
+
+/*
+ * The function (or a CUkernel passed as one) in the current context, for the
+ * occupancy calculator.  Lock held.
+ */
+static CUresult occupancy_function(CUfunction f, const fc_kimpl **k)
+{
+    fc_ctx *c;
+    CUresult rc = fc_ctx_current(&c);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    /* The documented results have CUDA_ERROR_INVALID_VALUE, not _INVALID_HANDLE. */
+    return fc_function_resolve(f, c, k) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult max_active_blocks(int *numBlocks, CUfunction func, int blockSize, size_t smem, unsigned int flags)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    const fc_kimpl *k = NULL;
+    rc = occupancy_function(func, &k);
+    if (rc == CUDA_SUCCESS && (!numBlocks || blockSize <= 0 || (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *numBlocks = active_blocks(k, blockSize, smem);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+          (int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize),
+          (numBlocks, func, blockSize, dynamicSMemSize))
+{
+    return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, CU_OCCUPANCY_DEFAULT);
+}
+
+/* Global caching does not partition an sm_90 SM: both flags give the same. */
+FC_EXPORT(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+          (int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags),
+          (numBlocks, func, blockSize, dynamicSMemSize, flags))
+{
+    return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags);
+}
+
+/*
+ * The search of cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags
+ * (cuda_runtime.h): from the largest allowed block size down in warps, keep
+ * the first size that reaches the most resident threads.  The size-to-shared
+ * memory callback is called with the driver lock released, so it may do
+ * anything a host function may.
+ */
+static CUresult potential_block_size(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize b2d,
+                                     size_t smem, int limit, unsigned int flags)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    const fc_kimpl *k = NULL;
+    rc = occupancy_function(func, &k);
+    if (rc == CUDA_SUCCESS &&
+        (!minGridSize || !blockSize || limit < 0 || (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_unlock();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+
+    int max_threads = fc_kimpl_max_threads(k); /* kernel implementations are static: no lock needed */
+    if (limit == 0 || limit > BLOCK_THREADS)
+        limit = BLOCK_THREADS;
+    if (limit > max_threads)
+        limit = max_threads;
+    int best_size = 0, best_blocks = 0, best_threads = 0;
+    for (int aligned = round_up_int(limit, WARP); aligned > 0; aligned -= WARP) {
+        int size = aligned < limit ? aligned : limit;
+        int blocks = active_blocks(k, size, b2d ? b2d(size) : smem);
+        if (size * blocks > best_threads) {
+            best_size = size;
+            best_blocks = blocks;
+            best_threads = size * blocks;
+        }
+        if (best_threads == SM_THREADS)
+            break;
+    }
+    *minGridSize = best_blocks * FC_SM_COUNT;
+    *blockSize = best_size;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuOccupancyMaxPotentialBlockSize,
+          (int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+           size_t dynamicSMemSize, int blockSizeLimit),
+          (minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit))
+{
+    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+}
+
+FC_EXPORT(cuOccupancyMaxPotentialBlockSizeWithFlags,
+          (int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+           size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags),
+          (minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags))
+{
+    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                blockSizeLimit, flags);
 }

@@ -12,6 +12,7 @@
 #include "fc_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,110 @@ FC_EXPORT(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *n
     return rc;
 }
 
+/* The 32-bit legacy form cannot describe this device's addresses. */
+FC_EXPORT(cuModuleGetGlobal, (CUdeviceptr_v1 * dptr, unsigned int *bytes, CUmodule hmod, const char *name),
+          (dptr, bytes, hmod, name))
+{
+    (void)dptr;
+    (void)bytes;
+    (void)hmod;
+    (void)name;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * The fake reads only kernel entries from an image, never variables: every
+ * name is CUDA_ERROR_NOT_FOUND ("If no variable of that name exists").
+ */
+FC_EXPORT(cuModuleGetGlobal_v2, (CUdeviceptr * dptr, size_t *bytes, CUmodule hmod, const char *name),
+          (dptr, bytes, hmod, name))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    fc_module *m = fc_handle_get(hmod, FC_K_MODULE);
+    if (rc == CUDA_SUCCESS && ((!dptr && !bytes) || !name))
+        rc = CUDA_ERROR_INVALID_VALUE; /* "One of ... dptr or bytes (not both) can be NULL" */
+    else if (rc == CUDA_SUCCESS && !m)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (rc == CUDA_SUCCESS)
+        rc = CUDA_ERROR_NOT_FOUND;
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * Attributes of a loaded function on the compute capability 9.0 device:
+ * registers as ptxas reports them for the kernel, no static shared, constant
+ * or local memory, the PTX ISA of its module, code for sm_90, and the
+ * documented defaults of everything a program may set.
+ */
+static CUresult function_attribute(const fc_function *f, CUfunction_attribute a, int *out)
+{
+    const fc_kimpl *k = f->impl;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *out = fc_kimpl_max_threads(k); break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *out = (int)k->nregs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = (int)f->mod->img.ptx_version; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = FC_SM_VERSION; break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *out = fc_kimpl_max_dynamic_smem(k); break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *out = -1; break; /* no preference set */
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *out = 0; break; /* none compiled in */
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *out = CU_CLUSTER_SCHEDULING_POLICY_DEFAULT; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc), (pi, attrib, hfunc))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    fc_function *f = fc_handle_get(hfunc, FC_K_FUNCTION);
+    if (rc == CUDA_SUCCESS && !pi)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (rc == CUDA_SUCCESS && !f)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (rc == CUDA_SUCCESS)
+        rc = function_attribute(f, attrib, pi);
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * "This is only a preference": the fake has no L1 to split, so a valid
+ * request changes nothing.  Its documented results have
+ * CUDA_ERROR_INVALID_VALUE for a bad argument, and no _INVALID_HANDLE.
+ */
+FC_EXPORT(cuFuncSetCacheConfig, (CUfunction hfunc, CUfunc_cache config), (hfunc, config))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS &&
+        (!fc_handle_get(hfunc, FC_K_FUNCTION) ||
+         (config != CU_FUNC_CACHE_PREFER_NONE && config != CU_FUNC_CACHE_PREFER_SHARED &&
+          config != CU_FUNC_CACHE_PREFER_L1 && config != CU_FUNC_CACHE_PREFER_EQUAL)))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_unlock();
+    return rc;
+}
+
 CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out)
 {
     fc_function *fn = fc_handle_get(f, FC_K_FUNCTION);
@@ -495,6 +600,225 @@ FC_EXPORT(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, ke
             *pFunc = (CUfunction)f;
         else
             rc = CUDA_ERROR_NOT_FOUND;
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The JIT linker                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A pending link: the entries of every input so far.  cuLinkComplete writes
+ * them as an sm_90 cubin that cuModuleLoadData reads back (fc_image.c).  The
+ * fake links kernels by name only, so it reads PTX, cubins and fatbins, and
+ * not host objects, archives or LTO-IR (CUDA_ERROR_NOT_SUPPORTED: a limit of
+ * the fake, which tells so on stderr).
+ */
+typedef struct fc_link {
+    fc_handle h;
+    fc_image img;
+    unsigned char *cubin;
+    size_t cubin_size;
+} fc_link;
+
+static CUresult link_create(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                            CUlinkState *stateOut)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && (!stateOut || (numOptions && (!options || !optionValues))))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_link *l = NULL;
+    if (rc == CUDA_SUCCESS && !(l = calloc(1, sizeof *l)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS) {
+        fc_handle_add(&l->h, FC_K_LINK);
+        *stateOut = (CUlinkState)l;
+        /* The logs stay empty and the wall time 0 for the state's life. */
+        jit_outputs(numOptions, options, optionValues);
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLinkCreate, (unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut),
+          (numOptions, options, optionValues, stateOut))
+{
+    return link_create(numOptions, options, optionValues, stateOut);
+}
+
+FC_EXPORT(cuLinkCreate_v2,
+          (unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut),
+          (numOptions, options, optionValues, stateOut))
+{
+    return link_create(numOptions, options, optionValues, stateOut);
+}
+
+/* "does not accept any of" these output or target options. */
+static bool input_options_valid(unsigned int n, const CUjit_option *opts, void **vals)
+{
+    if (n && (!opts || !vals))
+        return false;
+    for (unsigned int i = 0; i < n; i++) {
+        switch (opts[i]) {
+        case CU_JIT_WALL_TIME:
+        case CU_JIT_INFO_LOG_BUFFER:
+        case CU_JIT_ERROR_LOG_BUFFER:
+        case CU_JIT_TARGET_FROM_CUCONTEXT:
+        case CU_JIT_TARGET:
+            return false;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
+/* Add one input (size: its bytes, known).  Lock held. */
+static CUresult link_add(fc_link *l, CUjitInputType type, const void *data, size_t size)
+{
+    static atomic_bool warned;
+    switch (type) {
+    case CU_JIT_INPUT_CUBIN:
+    case CU_JIT_INPUT_PTX:
+    case CU_JIT_INPUT_FATBINARY:
+        break;
+    case CU_JIT_INPUT_OBJECT:
+    case CU_JIT_INPUT_LIBRARY:
+    case CU_JIT_INPUT_NVVM:
+        if (!atomic_exchange(&warned, true))
+            fprintf(stderr, "fakecuda: the linker reads only PTX, cubins and fatbins\n");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    fc_image img = {0};
+    CUresult rc = fc_image_parse(data, size, &img);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_image_merge(&l->img, &img);
+    fc_image_free(&img);
+    return rc;
+}
+
+static CUresult link_add_data(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                              unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_link *l = fc_handle_get(state, FC_K_LINK);
+    if (!l)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!data || size == 0 || !input_options_valid(numOptions, options, optionValues))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        rc = link_add(l, type, data, size);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLinkAddData,
+          (CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+           unsigned int numOptions, CUjit_option *options, void **optionValues),
+          (state, type, data, size, name, numOptions, options, optionValues))
+{
+    (void)name;
+    return link_add_data(state, type, data, size, numOptions, options, optionValues);
+}
+
+FC_EXPORT(cuLinkAddData_v2,
+          (CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+           unsigned int numOptions, CUjit_option *options, void **optionValues),
+          (state, type, data, size, name, numOptions, options, optionValues))
+{
+    (void)name; /* only for log messages, and the logs stay empty */
+    return link_add_data(state, type, data, size, numOptions, options, optionValues);
+}
+
+/* "equivalent to invoking cuLinkAddData on the contents of the file" */
+static CUresult link_add_file(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+                              CUjit_option *options, void **optionValues)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_link *l = fc_handle_get(state, FC_K_LINK);
+    unsigned char *data = NULL;
+    size_t size = 0;
+    if (!l)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!path || !input_options_valid(numOptions, options, optionValues))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        rc = read_file(path, &data, &size);
+    if (rc == CUDA_SUCCESS)
+        rc = size ? link_add(l, type, data, size) : CUDA_ERROR_INVALID_IMAGE;
+    free(data);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLinkAddFile,
+          (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options,
+           void **optionValues),
+          (state, type, path, numOptions, options, optionValues))
+{
+    return link_add_file(state, type, path, numOptions, options, optionValues);
+}
+
+FC_EXPORT(cuLinkAddFile_v2,
+          (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options,
+           void **optionValues),
+          (state, type, path, numOptions, options, optionValues))
+{
+    return link_add_file(state, type, path, numOptions, options, optionValues);
+}
+
+/* "The cubin is owned by state": valid until cuLinkDestroy or the next call. */
+FC_EXPORT(cuLinkComplete, (CUlinkState state, void **cubinOut, size_t *sizeOut), (state, cubinOut, sizeOut))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_link *l = fc_handle_get(state, FC_K_LINK);
+    unsigned char *cubin = NULL;
+    size_t size = 0;
+    if (!l)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!cubinOut)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        rc = fc_image_write_cubin(&l->img, &cubin, &size);
+    if (rc == CUDA_SUCCESS) {
+        free(l->cubin);
+        l->cubin = cubin;
+        l->cubin_size = size;
+        *cubinOut = cubin;
+        if (sizeOut)
+            *sizeOut = size;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLinkDestroy, (CUlinkState state), (state))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_link *l = fc_handle_get(state, FC_K_LINK);
+    if (!l) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else {
+        fc_handle_del(&l->h);
+        fc_image_free(&l->img);
+        free(l->cubin);
+        free(l);
     }
     fc_unlock();
     return rc;

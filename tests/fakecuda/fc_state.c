@@ -22,12 +22,24 @@ fc_state fc_st = {
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* Set while this thread runs a stream callback (with the lock held). */
+static __thread bool in_callback;
+
 CUresult fc_enter(void)
 {
     if (!atomic_load_explicit(&fc_st.initialized, memory_order_acquire))
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (in_callback)
+        return CUDA_ERROR_NOT_PERMITTED;
     fc_lock();
     return CUDA_SUCCESS;
+}
+
+void fc_run_callback(const fc_op *op, CUresult status)
+{
+    in_callback = true;
+    op->u.callback.fn(op->u.callback.stream, status, op->u.callback.user);
+    in_callback = false;
 }
 
 uint32_t fc_rand(void)
@@ -126,6 +138,8 @@ __attribute__((constructor)) static void fc_state_ctor(void)
 
 FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
 {
+    if (in_callback)
+        return CUDA_ERROR_NOT_PERMITTED; /* it would wait for the lock the callback's caller holds */
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
 
@@ -262,7 +276,10 @@ static int device_attribute(CUdevice_attribute a, CUdevice dev)
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 228 * 1024;
     case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 64 * 1024;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return FC_SM_COUNT;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return 1024;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1980000;
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
@@ -274,6 +291,80 @@ static int device_attribute(CUdevice_attribute a, CUdevice dev)
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return dev + 1;
     default: return 0;
     }
+}
+
+/* Deprecated since CUDA 5.0, still exported: the same numbers as the attributes. */
+FC_EXPORT(cuDeviceComputeCapability, (int *major, int *minor, CUdevice dev), (major, minor, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!major || !minor)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else {
+        *major = device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        *minor = device_attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    }
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * 16 octets that identify the device: fixed, distinct per ordinal, shaped
+ * like a random (version 4, variant 1) UUID.  The fake has no MIG mode, so
+ * the CUDA 9.2 form (the physical GPU's UUID) and the CUDA 11.4 form (the
+ * MIG instance's, when there is one) answer the same.
+ */
+static CUresult device_uuid(CUuuid *uuid, CUdevice dev)
+{
+    static const unsigned char base[16] = {0x67, 0x67, 0x75, 0x61, 0x72, 0x64, 0x4b, 0x66,
+                                           0xa1, 0x6b, 0x65, 0x63, 0x75, 0x64, 0x61, 0x00};
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!uuid)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else {
+        memcpy(uuid->bytes, base, sizeof base);
+        uuid->bytes[15] = (char)dev;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuDeviceGetUuid, (CUuuid * uuid, CUdevice dev), (uuid, dev))
+{
+    return device_uuid(uuid, dev);
+}
+
+FC_EXPORT(cuDeviceGetUuid_v2, (CUuuid * uuid, CUdevice dev), (uuid, dev))
+{
+    return device_uuid(uuid, dev);
+}
+
+/*
+ * The fake's devices have no peer-to-peer path (as GPUs on separate PCIe
+ * root complexes): 0 for every pair, a device and itself included.  So
+ * cuCtxEnablePeerAccess always fails with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED.
+ */
+FC_EXPORT(cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev, CUdevice peerDev),
+          (canAccessPeer, dev, peerDev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!canAccessPeer)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev) || !fc_dev_valid(peerDev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *canAccessPeer = 0;
+    fc_unlock();
+    return rc;
 }
 
 FC_EXPORT(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))

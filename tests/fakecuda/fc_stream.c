@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static fc_stream *stream_by_id(uint64_t id)
 {
@@ -81,11 +82,20 @@ static fc_stream *stream_new(fc_ctx *c, int kind, unsigned int flags, int priori
     return s;
 }
 
+/*
+ * Discard a stream's queued work (its context died).  A callback still runs,
+ * once, with the error: "In the event of a device error, all subsequently
+ * executed callbacks will receive an appropriate CUresult."
+ */
 static void drop_ops(fc_stream *s)
 {
     while (s->head) {
         fc_op *op = s->head;
         s->head = op->next;
+        if (op->kind == FC_OP_CALLBACK) {
+            CUresult why = s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+            fc_run_callback(op, why);
+        }
         if (op->kind == FC_OP_FREE) {
             /* A discarded stream-ordered free never happened. */
             fc_alloc *a = fc_mem_find_base(op->u.free.ptr);
@@ -235,11 +245,31 @@ static void fault(fc_ctx *c)
         drop_ops(t);
 }
 
+/* An event's record has run: it is complete, and when is its timestamp. */
+static void complete_record(fc_ctx *c, uint64_t record)
+{
+    fc_event *e;
+    LIST_FOREACH(e, &c->events, link) {
+        if (e->record == record) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            e->done = true;
+            e->done_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+            return;
+        }
+    }
+}
+
 static void execute(fc_stream *s, fc_op *op)
 {
     bool ok = true;
     switch (op->kind) {
     case FC_OP_MARKER:
+        if (op->u.marker.record)
+            complete_record(s->ctx, op->u.marker.record);
+        break;
+    case FC_OP_CALLBACK:
+        fc_run_callback(op, CUDA_SUCCESS);
         break;
     case FC_OP_MEMSET:
         ok = fc_dev_fill(op->u.memset.dst, op->u.memset.value, op->u.memset.elem, op->u.memset.count);

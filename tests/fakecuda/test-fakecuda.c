@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cudaProfiler.h>
+
 #include "fakecuda.h"
 
 static const char *errname(CUresult rc)
@@ -1140,4 +1142,417 @@ Test(fakecuda, a_million_live_allocations_of_16_bytes, .timeout = 240)
         cr_assert_eq(cuMemFree_v2(p[i]), CUDA_SUCCESS);
     cr_assert_eq(fakecuda_live_allocations(), 0);
     free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Devices: compute capability, UUID, peers, profiler                        */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, the_deprecated_compute_capability_query_agrees_with_the_attributes)
+{
+    int major = 0, minor = -1;
+    OK(cuInit(0));
+    OK(cuDeviceComputeCapability(&major, &minor, 0));
+    cr_assert_eq(major, 9);
+    cr_assert_eq(minor, 0);
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceComputeCapability(&major, &minor, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceComputeCapability(NULL, &minor, 0));
+}
+
+Test(fakecuda, uuids_are_fixed_distinct_per_device_and_the_same_in_both_forms)
+{
+    CUuuid a, b, c;
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    OK(cuInit(0));
+    OK(cuDeviceGetUuid(&a, 0));
+    OK(cuDeviceGetUuid_v2(&b, 0));
+    cr_assert_eq(memcmp(a.bytes, b.bytes, sizeof a.bytes), 0);
+    OK(cuDeviceGetUuid_v2(&c, 1));
+    cr_assert_neq(memcmp(a.bytes, c.bytes, sizeof a.bytes), 0);
+    cr_assert_eq((unsigned char)a.bytes[6] >> 4, 4, "a version 4 UUID");
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetUuid_v2(&c, 2));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceGetUuid_v2(NULL, 0));
+}
+
+Test(fakecuda, devices_have_no_peer_access)
+{
+    int can = -1;
+    CUcontext c0, c1;
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    OK(cuInit(0));
+    OK(cuDeviceCanAccessPeer(&can, 0, 1));
+    cr_assert_eq(can, 0);
+    can = -1;
+    OK(cuDeviceCanAccessPeer(&can, 0, 0));
+    cr_assert_eq(can, 0);
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceCanAccessPeer(&can, 0, 2));
+
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxEnablePeerAccess(NULL, 0)); /* no current context */
+    OK(cuCtxCreate_v2(&c1, 0, 1));
+    OK(cuCtxCreate_v2(&c0, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxEnablePeerAccess(c0, 0)); /* itself */
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxEnablePeerAccess((CUcontext)&can, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxEnablePeerAccess(c1, 1));
+    EXPECT(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, cuCtxEnablePeerAccess(c1, 0));
+}
+
+Test(fakecuda, the_profiler_switches_need_a_current_context)
+{
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuProfilerStart());
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuProfilerStop());
+    primary();
+    OK(cuProfilerStart());
+    OK(cuProfilerStart());
+    OK(cuProfilerStop());
+}
+
+/* ------------------------------------------------------------------------ */
+/* Host, managed and IPC memory                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, the_attributes_say_what_host_and_managed_memory_can_do)
+{
+    int v = -1;
+    primary();
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0));
+    cr_assert_eq(v, 0);
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 0));
+    cr_assert_eq(v, 0);
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0));
+    cr_assert_eq(v, 0);
+}
+
+Test(fakecuda, page_locked_memory_is_host_memory_with_its_flags)
+{
+    unsigned char *h = NULL;
+    unsigned int flags = 0;
+    CUdeviceptr d, dp;
+    primary();
+    OK(cuMemHostAlloc((void **)&h, 5000, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+    cr_assert_not_null(h);
+    memset(h, 0x7e, 5000);
+    d = alloc(5000);
+    OK(cuMemcpyHtoD_v2(d, h, 5000));
+    cr_assert_eq(byte_at(d + 4999), 0x7e);
+    OK(cuMemHostGetFlags(&flags, h + 4999)); /* any address inside */
+    cr_assert_eq(flags, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostGetFlags(&flags, h + 5000));
+    /* The device cannot map host memory: the failure DEVICEMAP defers. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostGetDevicePointer_v2(&dp, h, 0));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemHostGetDevicePointer((CUdeviceptr_v1 *)&dp, h, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeHost(h + 1));
+    OK(cuMemFreeHost(h));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeHost(h));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostGetFlags(&flags, h));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostAlloc((void **)&h, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostAlloc((void **)&h, 16, 0x80));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostAlloc(NULL, 16, 0));
+}
+
+Test(fakecuda, page_locked_memory_goes_with_its_context)
+{
+    void *h = NULL;
+    unsigned int flags;
+    CUcontext created;
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemHostAlloc(&h, 16, 0));
+    OK(cuCtxCreate_v2(&created, 0, 0));
+    OK(cuMemHostAlloc(&h, 16, 0));
+    OK(cuCtxDestroy_v2(created));
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostGetFlags(&flags, h));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeHost(h));
+}
+
+Test(fakecuda, registration_and_managed_memory_are_not_supported)
+{
+    static char buf[4096];
+    CUdeviceptr d;
+    primary();
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemHostRegister_v2(buf, sizeof buf, 0));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemHostRegister(buf, sizeof buf, CU_MEMHOSTREGISTER_PORTABLE));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostRegister_v2(buf, sizeof buf, 0x100));
+    EXPECT(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(buf));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemAllocManaged(&d, 64, CU_MEM_ATTACH_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocManaged(&d, 0, CU_MEM_ATTACH_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocManaged(&d, 64, CU_MEM_ATTACH_SINGLE));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, ipc_handles_are_made_per_buffer_and_cannot_be_mapped)
+{
+    CUipcMemHandle a, b, zero;
+    CUdeviceptr p, q, r, async;
+    primary();
+    p = alloc(100);
+    OK(cuIpcGetMemHandle(&a, p));
+    OK(cuIpcGetMemHandle(&b, p));
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcGetMemHandle(&b, p + 4)); /* not the base */
+    OK(cuMemFree_v2(p));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcGetMemHandle(&b, p));
+    q = alloc(100);
+    cr_assert_eq(q, p, "the fake reuses the address");
+    OK(cuIpcGetMemHandle(&b, q));
+    cr_assert_neq(memcmp(&a, &b, sizeof a), 0, "a new allocation gets a new handle");
+    OK(cuMemAllocAsync(&async, 100, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcGetMemHandle(&b, async)); /* pool memory */
+
+    memset(&zero, 0, sizeof zero);
+    EXPECT(CUDA_ERROR_MAP_FAILED, cuIpcOpenMemHandle_v2(&r, b, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuIpcOpenMemHandle_v2(&r, zero, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcOpenMemHandle_v2(&r, b, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcCloseMemHandle(q));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Functions, globals, the linker, occupancy                                 */
+/* ------------------------------------------------------------------------ */
+
+static int func_attr(CUfunction f, CUfunction_attribute a)
+{
+    int v = -12345;
+    OK(cuFuncGetAttribute(&v, a, f));
+    return v;
+}
+
+Test(fakecuda, function_attributes_are_those_of_the_sm_90_build)
+{
+    CUmodule m;
+    primary();
+    m = kernels();
+    CUfunction fill_fn = function(m, "gg_fill"), sum = function(m, "gg_sum");
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_NUM_REGS), 14); /* ptxas -arch=sm_90 -v */
+    cr_assert_eq(func_attr(sum, CU_FUNC_ATTRIBUTE_NUM_REGS), 18);
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024);
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES), 0);
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES), 0);
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), 0);
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_PTX_VERSION), 80); /* .version 8.0 */
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_BINARY_VERSION), 90);
+    cr_assert_eq(func_attr(fill_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), 48 * 1024);
+
+    int v;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX, fill_fn));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, fill_fn));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUfunction)m));
+    OK(cuFuncSetCacheConfig(fill_fn, CU_FUNC_CACHE_PREFER_L1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncSetCacheConfig(fill_fn, (CUfunc_cache)7));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncSetCacheConfig(NULL, CU_FUNC_CACHE_PREFER_NONE));
+}
+
+Test(fakecuda, the_ptx_version_of_a_function_is_its_modules)
+{
+    static const char ptx78[] = ".version 7.8\n.target sm_80\n.address_size 64\n"
+                                ".visible .entry gg_fill()\n{\n\tret;\n}\n";
+    CUmodule m;
+    primary();
+    OK(cuModuleLoadData(&m, ptx78));
+    cr_assert_eq(func_attr(function(m, "gg_fill"), CU_FUNC_ATTRIBUTE_PTX_VERSION), 78);
+}
+
+Test(fakecuda, modules_have_no_globals)
+{
+    CUdeviceptr p;
+    size_t n;
+    primary();
+    CUmodule m = kernels();
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuModuleGetGlobal_v2(&p, &n, m, "anything"));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuModuleGetGlobal_v2(NULL, &n, m, "anything"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal_v2(NULL, NULL, m, "anything"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal_v2(&p, &n, m, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleGetGlobal_v2(&p, &n, (CUmodule)&n, "anything"));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuModuleGetGlobal((CUdeviceptr_v1 *)&p, (unsigned int *)&n, m, "x"));
+}
+
+Test(fakecuda, the_linker_writes_a_cubin_of_its_inputs_kernels)
+{
+    CUlinkState link;
+    CUmodule m;
+    CUfunction f;
+    void *cubin = NULL;
+    size_t size = 0;
+    char info[32] = "junk";
+    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {info, (void *)(uintptr_t)sizeof info};
+    primary();
+    OK(cuLinkCreate_v2(2, opts, vals, &link));
+    OK(cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)custom_ptx, sizeof custom_ptx, "custom", 0, NULL, NULL));
+    OK(cuLinkAddFile_v2(link, CU_JIT_INPUT_PTX, FAKECUDA_PTX, 0, NULL, NULL));
+    OK(cuLinkComplete(link, &cubin, &size));
+    cr_assert_str_empty(info);
+    cr_assert_gt(size, 4);
+    cr_assert_eq(memcmp(cubin, "\177ELF", 4), 0);
+
+    OK(cuModuleLoadData(&m, cubin));
+    OK(cuLinkDestroy(link));
+    OK(cuModuleGetFunction(&f, m, "my_kernel"));
+    CUdeviceptr p = alloc(64);
+    unsigned char v = 0x33;
+    uint64_t n = 64;
+    OK(fill(function(m, "gg_fill"), NULL, p, v, n)); /* runs as the real gg_fill */
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 63), 0x33);
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLinkDestroy(link));
+}
+
+Test(fakecuda, linker_argument_errors)
+{
+    CUlinkState link;
+    CUjit_option bad[] = {CU_JIT_WALL_TIME};
+    float wall = 0;
+    void *bad_vals[] = {&wall};
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuLinkCreate_v2(0, NULL, NULL, &link));
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLinkCreate_v2(0, NULL, NULL, NULL));
+    OK(cuLinkCreate(0, NULL, NULL, &link));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)custom_ptx, sizeof custom_ptx, NULL, 1, bad, bad_vals));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, NULL, 10, NULL, 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLinkAddData_v2(link, (CUjitInputType)99, (void *)custom_ptx, sizeof custom_ptx, NULL, 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_PTX, cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, "not ptx", 8, NULL, 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_FILE_NOT_FOUND,
+           cuLinkAddFile_v2(link, CU_JIT_INPUT_PTX, "/nonexistent/k.ptx", 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLinkComplete((CUlinkState)&wall, (void **)&bad_vals[0], NULL));
+    OK(cuLinkDestroy(link));
+}
+
+static size_t smem_for_block(int block_size)
+{
+    return block_size > 256 ? 64 * 1024 : 0; /* more than a block may have */
+}
+
+Test(fakecuda, occupancy_follows_the_sm_90_limits)
+{
+    int blocks = -1, grid = -1, size = -1;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill"); /* 14 registers */
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 1024, 0));
+    cr_assert_eq(blocks, 2); /* 2048 threads per SM */
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 32, 0));
+    cr_assert_eq(blocks, 32); /* 32 blocks per SM */
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, 128, 40 * 1024,
+                                                             CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
+    cr_assert_eq(blocks, 5); /* 228 KiB / (40 KiB + 1 KiB reserved) */
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 48 * 1024 + 1));
+    cr_assert_eq(blocks, 0); /* more than a block may have without opt-in */
+    OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 1056, 0));
+    cr_assert_eq(blocks, 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, NULL, 32, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, 32, 0, 2));
+
+    OK(cuOccupancyMaxPotentialBlockSize(&grid, &size, f, NULL, 0, 0));
+    cr_assert_eq(size, 1024);
+    cr_assert_eq(grid, 2 * 132);
+    /* Under a limit of 100 threads, 64-thread blocks fill an SM (32 x 64). */
+    OK(cuOccupancyMaxPotentialBlockSizeWithFlags(&grid, &size, f, NULL, 0, 100, CU_OCCUPANCY_DEFAULT));
+    cr_assert_eq(size, 64);
+    cr_assert_eq(grid, 32 * 132);
+    /* Blocks above 256 threads would need too much shared memory: 256 x 8. */
+    OK(cuOccupancyMaxPotentialBlockSize(&grid, &size, f, smem_for_block, 0, 0));
+    cr_assert_eq(size, 256);
+    cr_assert_eq(grid, 8 * 132);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxPotentialBlockSize(NULL, &size, f, NULL, 0, 0));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stream callbacks and event timing                                         */
+/* ------------------------------------------------------------------------ */
+
+struct cb_log {
+    int calls;
+    CUstream stream;
+    CUresult status;
+    CUresult api_inside;
+};
+
+static void CUDA_CB record_callback(CUstream s, CUresult status, void *user)
+{
+    struct cb_log *log = user;
+    int n;
+    log->calls++;
+    log->stream = s;
+    log->status = status;
+    log->api_inside = cuDeviceGetCount(&n);
+}
+
+Test(fakecuda, a_stream_callback_runs_once_after_the_work_before_it)
+{
+    struct cb_log log = {0};
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(64);
+    OK(cuStreamCreate(&s, 0));
+    OK(fill(function(kernels(), "gg_fill"), s, p, 0x21, 64));
+    OK(cuStreamAddCallback(s, record_callback, &log, 0));
+    cr_assert_eq(log.calls, 0, "queued until the stream runs");
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(log.calls, 1);
+    cr_assert_eq(log.stream, s);
+    cr_assert_eq(log.status, CUDA_SUCCESS);
+    cr_assert_eq(log.api_inside, CUDA_ERROR_NOT_PERMITTED, "callbacks must not call the API");
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(log.calls, 1);
+    OK(cuStreamAddCallback_ptsz(NULL, record_callback, &log, 0));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(log.calls, 2);
+    cr_assert_null(log.stream);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamAddCallback(s, record_callback, &log, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamAddCallback(s, NULL, &log, 0));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamAddCallback((CUstream)&log, record_callback, &log, 0));
+}
+
+Test(fakecuda, a_stream_callback_after_a_fault_gets_the_error)
+{
+    struct cb_log log = {0};
+    uint64_t n = 100, extra = 1000;
+    primary();
+    CUdeviceptr p = alloc(100);
+    OK(launch3(function(kernels(), "gg_overrun"), NULL, &p, &n, &extra));
+    OK(cuStreamAddCallback(NULL, record_callback, &log, 0));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    cr_assert_eq(log.calls, 1);
+    cr_assert_eq(log.status, CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+Test(fakecuda, elapsed_time_needs_two_completed_timing_records)
+{
+    CUevent a, b, untimed;
+    CUstream s;
+    float ms = -1;
+    primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&a, 0));
+    OK(cuEventCreate(&b, 0));
+    OK(cuEventCreate(&untimed, CU_EVENT_DISABLE_TIMING));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime_v2(&ms, a, b)); /* never recorded */
+    OK(cuEventRecord(a, s));
+    OK(cuEventRecord(b, s));
+    EXPECT(CUDA_ERROR_NOT_READY, cuEventElapsedTime_v2(&ms, a, b)); /* it does not run the stream */
+    OK(cuEventSynchronize(b));
+    OK(cuEventElapsedTime_v2(&ms, a, b));
+    cr_assert_geq(ms, 0.0f, "b ran after a");
+    OK(cuEventElapsedTime(&ms, a, b));
+    cr_assert_geq(ms, 0.0f);
+    OK(cuEventRecord(untimed, s));
+    OK(cuStreamSynchronize(s));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime_v2(&ms, a, untimed));
+    OK(cuEventRecord(a, s)); /* a new record is pending again */
+    EXPECT(CUDA_ERROR_NOT_READY, cuEventElapsedTime_v2(&ms, a, b));
+}
+
+Test(fakecuda, get_proc_address_hands_out_the_new_entry_points_by_version)
+{
+    OK(cuInit(0));
+    expect_proc("cuIpcOpenMemHandle", 4010, CU_GET_PROC_ADDRESS_DEFAULT, "cuIpcOpenMemHandle");
+    expect_proc("cuIpcOpenMemHandle", 11000, CU_GET_PROC_ADDRESS_DEFAULT, "cuIpcOpenMemHandle_v2");
+    expect_proc("cuEventElapsedTime", 12000, CU_GET_PROC_ADDRESS_DEFAULT, "cuEventElapsedTime");
+    expect_proc("cuEventElapsedTime", 13000, CU_GET_PROC_ADDRESS_DEFAULT, "cuEventElapsedTime_v2");
+    expect_proc("cuStreamAddCallback", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuStreamAddCallback_ptsz");
+    expect_proc("cuProfilerStart", 4000, CU_GET_PROC_ADDRESS_DEFAULT, "cuProfilerStart");
 }
