@@ -153,7 +153,10 @@ void gg_boundary_atfork_parent(void)
 	pthread_mutex_unlock(&boundary_state.lock);
 }
 
+/* The child counts its own launches and synchronisations (SPEC §7.4). */
 void gg_boundary_atfork_child(void)
 {
 	pthread_mutex_init(&boundary_state.lock, NULL);
+	atomic_store(&boundary_state.launches, 0);
+	atomic_store(&boundary_state.syncs, 0);
 }

@@ -4,10 +4,12 @@
  * that never calls the driver sees no trace of it. */
 #include "shim.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -26,6 +28,7 @@ static struct {
 	atomic_bool forked;        /* a forked child whose watcher is not started yet */
 	bool exitcode_set;         /* written once by set-up */
 	int exitcode;
+	bool own;                  /* this process called a hook itself (not only its parent) */
 	bool exiting;              /* written by the exit handler, read by the destructor */
 	int exit_status;
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
@@ -67,9 +70,12 @@ static void atfork_child(void)
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
-	gg_report_atfork_child();
-	/* The watcher thread did not come along; the child's first hook starts
-	 * one (no thread is created inside a fork handler). */
+	gg_hooks_forget_calls();
+	gg_watcher_atfork_child();
+	/* A process of its own (SPEC §7.4): it reports only once it calls a hook
+	 * itself, which also gives it its log file and its watcher thread (no
+	 * thread is created inside a fork handler). */
+	shim_state.own = false;
 	atomic_store(&shim_state.forked, true);
 	if (atomic_load(&gg_shim_mode) == GG_MODE_ACTIVE)
 		atomic_store(&gg_shim_mode, GG_MODE_FORKED);
@@ -91,6 +97,8 @@ static bool error_found(void)
 static void at_exit(int status, void *arg)
 {
 	(void)arg;
+	if (!shim_state.own || shim_state.exiting)
+		return; /* a forked child that never called the driver writes nothing */
 	shim_state.exit_status = status;
 	shim_state.exiting = true;
 	gg_redzone_scan("exit");
@@ -117,6 +125,7 @@ static void setup(void)
 	gg_boundary_configure(&cfg);
 	shim_state.exitcode_set = cfg.exitcode_set;
 	shim_state.exitcode = cfg.exitcode;
+	shim_state.own = true;
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
 	if (gg_watcher_start(&cfg, gg_boundary_events()))
@@ -132,8 +141,14 @@ bool gg_shim_active(void)
 	if (GG_LIKELY(mode == GG_MODE_ACTIVE))
 		return true;
 	if (mode == GG_MODE_FORKED) {
-		if (atomic_exchange(&shim_state.forked, false))
-			(void)gg_watcher_restart_in_child();
+		if (atomic_exchange(&shim_state.forked, false)) {
+			shim_state.own = true;
+			gg_report_atfork_child();
+			if (gg_watcher_restart_in_child())
+				gg_report_error("cannot start the boundary watcher in this forked "
+						"process (GPUGUARD_SIGNAL, after:); those boundaries "
+						"will not run");
+		}
 		atomic_store_explicit(&gg_shim_mode, GG_MODE_ACTIVE, memory_order_release);
 		return true;
 	}
@@ -149,6 +164,18 @@ void gg_shim_fatal(void)
 	abort();
 }
 
+/* The C library's _exit (or _Exit), past this shim's. */
+static __attribute__((noreturn)) void real_exit(const char *name, int status)
+{
+	void *(*real_dlsym)(void *, const char *) = (void *(*)(void *, const char *))gg_real_dlsym();
+	void (*fn)(int) = real_dlsym ? (void (*)(int))real_dlsym(RTLD_NEXT, name) : NULL;
+
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 /* The last word on the exit status. Library destructors run after every
  * exit handler, so GPUGUARD_EXITCODE skips as little as it can: stdio is
  * flushed, then the process ends with the new status. */
@@ -159,6 +186,31 @@ __attribute__((destructor)) static void shim_fini(void)
 		return;
 	if (shim_state.exitcode_set && shim_state.exit_status == 0 && error_found()) {
 		fflush(NULL);
-		_exit(shim_state.exitcode);
+		real_exit("_exit", shim_state.exitcode);
 	}
+}
+
+/* _exit() and _Exit() end a process with no exit handler: a forked worker
+ * (Python's multiprocessing, os._exit) would take its findings with it. It
+ * reports like exit() (SPEC §7.4), as AddressSanitizer's interceptor does,
+ * but never flushes stdio: the buffers may be a parent's copy. */
+static int exiting_now(int status)
+{
+	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
+	    !shim_state.own || shim_state.exiting)
+		return status;
+	at_exit(status, NULL);
+	if (shim_state.exitcode_set && status == 0 && error_found())
+		return shim_state.exitcode;
+	return status;
+}
+
+GG_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+	real_exit("_exit", exiting_now(status));
+}
+
+GG_EXPORT __attribute__((noreturn)) void _Exit(int status)
+{
+	real_exit("_Exit", exiting_now(status));
 }

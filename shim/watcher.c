@@ -34,10 +34,12 @@ static struct {
 	volatile sig_atomic_t pipe_w; /* -1 until the pipe exists */
 	struct timespec start;        /* when the shim was loaded */
 
+	int inherited_r, inherited_w; /* a forked child's copy of its parent's pipe, to close */
+
 	/* The watcher thread's own. */
 	unsigned next_after;
 	bool warned_handler; /* the application's handler replaced ours: said once */
-} watcher_state = { .pipe_w = -1 };
+} watcher_state = { .pipe_r = -1, .pipe_w = -1, .inherited_r = -1, .inherited_w = -1 };
 
 /* Loaded: the clock of after:S starts here, though nothing else does. */
 __attribute__((constructor)) static void note_start(void)
@@ -182,24 +184,34 @@ int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_event
 	return 0;
 }
 
+/* In a forked child, before it calls the driver: its signals are dropped, not
+ * written into the pipe it shares with its parent, whose watcher would run a
+ * boundary of the parent's for them. */
+void gg_watcher_atfork_child(void)
+{
+	watcher_state.inherited_r = watcher_state.pipe_r;
+	watcher_state.inherited_w = watcher_state.pipe_w;
+	watcher_state.pipe_w = -1;
+}
+
 int gg_watcher_restart_in_child(void)
 {
 	int fds[2];
 
-	/* The handler came through fork(); the thread did not, and the pipe is
-	 * shared with the parent, whose watcher could take the child's bytes.
-	 * after: events the parent already ran stay run. */
+	/* The handler came through fork(); the thread did not. after: events the
+	 * parent already ran stay run. */
 	if (!watcher_state.signal && watcher_state.next_after >= watcher_state.nafter)
 		return 0;
 	if (watcher_state.signal) {
 		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
 			return -errno;
-		int old_r = watcher_state.pipe_r, old_w = watcher_state.pipe_w;
-
 		watcher_state.pipe_r = fds[0];
 		watcher_state.pipe_w = fds[1]; /* one store the handler sees whole */
-		close(old_r);
-		close(old_w);
+		if (watcher_state.inherited_r >= 0)
+			close(watcher_state.inherited_r);
+		if (watcher_state.inherited_w >= 0)
+			close(watcher_state.inherited_w);
+		watcher_state.inherited_r = watcher_state.inherited_w = -1;
 	}
 	return start_thread();
 }

@@ -9,7 +9,9 @@ struct gg_boundary_events;
  * Set-up only. 0 or -errno. */
 int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev);
 
-/* In a forked child, on its first hook call: a thread and a pipe of its own. */
+/* fork(): the child drops its signals until its first hook call, which gives
+ * it a thread and a pipe of its own. */
+void gg_watcher_atfork_child(void);
 int gg_watcher_restart_in_child(void);
 
 #endif

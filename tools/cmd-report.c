@@ -413,6 +413,7 @@ struct violation_group {
 	const struct gg_json *row; /* the first one seen */
 	char *key;
 	struct pids pids;
+	size_t rows; /* violations grouped here: each process's count once */
 };
 
 struct view {
@@ -557,6 +558,7 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 	for (size_t i = 0; i < vw->nviolations; i++) {
 		if (!strcmp(vw->violations[i].key, key.s)) {
 			pids_add(&vw->violations[i].pids, pr->pid);
+			vw->violations[i].rows++;
 			free(key.s);
 			return;
 		}
@@ -567,7 +569,7 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 		return;
 	}
 	g = &vw->violations[vw->nviolations++];
-	*g = (struct violation_group){ row, key.s, { 0 } };
+	*g = (struct violation_group){ row, key.s, { 0 }, 1 };
 	pids_add(&g->pids, pr->pid);
 }
 
@@ -718,7 +720,17 @@ static void print_violations(const struct view *vw, bool several)
 		printf("red zone violations: none\n");
 		return;
 	}
-	printf("red zone violations: %zu\n", vw->nviolations);
+	size_t total = 0;
+
+	for (size_t i = 0; i < vw->nviolations; i++)
+		total += vw->violations[i].rows;
+	/* Alike violations of several processes (same allocation, band and site)
+	 * share an entry; each still counts. */
+	if (total == vw->nviolations)
+		printf("red zone violations: %zu\n", total);
+	else
+		printf("red zone violations: %zu, in %zu %s (alike ones grouped)\n", total,
+		       vw->nviolations, gg_cli_plural(vw->nviolations, "entry", "entries"));
 	for (size_t i = 0; i < vw->nviolations; i++) {
 		const struct violation_group *g = &vw->violations[i];
 		const struct gg_json *r = g->row, *expected = gg_json_get(r, "expected");

@@ -512,7 +512,32 @@ void gg_audit_atfork_parent(void)
 	pthread_mutex_unlock(&audit_state.lock);
 }
 
+static void free_pair(struct pair *p)
+{
+	for (struct site *s = p->sites, *next; s; s = next) {
+		next = s->next;
+		free(s->object);
+		free(s->symbol);
+		free(s);
+	}
+	free(p->module);
+	free(p->function);
+	free(p);
+}
+
+/* A forked child is a process of its own (SPEC §7.4): none of its parent's
+ * lookups, counts or seals. The modules' names stay: they name what the
+ * child's own lookups find. */
 void gg_audit_atfork_child(void)
 {
 	pthread_mutex_init(&audit_state.lock, NULL);
+	for (size_t i = 0; i < audit_state.pairs_cap; i++) {
+		if (audit_state.pairs[i])
+			free_pair(audit_state.pairs[i]);
+		audit_state.pairs[i] = NULL;
+	}
+	audit_state.npairs = 0;
+	audit_state.calls = audit_state.failed_calls = 0;
+	audit_state.unresolved = audit_state.late_misses = audit_state.seals = 0;
+	audit_state.sealed = audit_state.warned = false;
 }

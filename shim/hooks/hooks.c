@@ -377,6 +377,12 @@ CUresult gg_hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 	FORWARD(cuGetProcAddress_v2, (symbol, pfn, cudaVersion, flags, symbolStatus), SWAP_PROC());
 }
 
+void gg_hooks_forget_calls(void)
+{
+	for (int i = 0; i < GG_HOOK_COUNT; i++)
+		atomic_store_explicit(&hooks_state.calls[i], 0, memory_order_relaxed);
+}
+
 void gg_hooks_report_calls(void)
 {
 	const char *names[GG_HOOK_COUNT];

@@ -57,8 +57,10 @@ void *gg_hooks_swap_proc(void *gpa, void *fn);
 /* After fork, in the child: locks start free. */
 void gg_hooks_atfork_child(void);
 
-/* At exit (verbosity 2): the per-entry-point call counts. */
+/* At exit (verbosity 2): the per-entry-point call counts. A forked child
+ * forgets its parent's. */
 void gg_hooks_report_calls(void);
+void gg_hooks_forget_calls(void);
 
 /* Name of a CUresult ("CUDA_ERROR_NOT_FOUND"); "CUDA_ERROR_UNKNOWN_CODE" if none. */
 const char *gg_hooks_result_name(CUresult rc);

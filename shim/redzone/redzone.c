@@ -790,4 +790,21 @@ void gg_redzone_atfork_child(void)
 	pthread_mutex_init(&redzone_state.batch_lock, NULL);
 	pthread_cond_init(&redzone_state.batch_done, NULL);
 	redzone_state.batch_active = false; /* the scanning thread did not come along */
+	/* A process of its own (SPEC §7.4): no zone, count or violation of its
+	 * parent's; it numbers its own allocations from 0. The context slots
+	 * stay: they describe contexts, not findings. */
+	atomic_store(&redzone_state.next_index, 0);
+	atomic_store(&redzone_state.failed, 0);
+	atomic_store(&redzone_state.padded, 0);
+	atomic_store(&redzone_state.fallbacks, 0);
+	atomic_store(&redzone_state.scans, 0);
+	atomic_store(&redzone_state.checked, 0);
+	atomic_store(&redzone_state.unchecked, 0);
+	atomic_store(&redzone_state.violations, 0);
+	atomic_store(&redzone_state.scan_calls, 0);
+	atomic_store(&redzone_state.batched, false);
+	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
+		atomic_store(&redzone_state.ctx[i].zones, 0);
+	redzone_state.npending = 0;
+	redzone_state.nviol = 0;
 }

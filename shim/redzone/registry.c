@@ -319,8 +319,18 @@ void gg_registry_atfork_parent(void)
 		pthread_mutex_unlock(&registry_state.shard[k].lock);
 }
 
+/* Empty: the parent's zones are the parent's to check (SPEC §7.4). The
+ * arrays stay, so the child's inserts still need no allocation. */
 void gg_registry_atfork_child(void)
 {
-	for (int k = 0; k < SHARDS; k++)
-		pthread_mutex_init(&registry_state.shard[k].lock, NULL);
+	for (int k = 0; k < SHARDS; k++) {
+		struct shard *s = &registry_state.shard[k];
+
+		pthread_mutex_init(&s->lock, NULL);
+		if (s->table)
+			memset(s->table, 0, (size_t)s->table_cap * sizeof(*s->table));
+		s->used = s->live = 0;
+		s->free_head = FREE_END;
+		s->user_bytes = 0;
+	}
 }

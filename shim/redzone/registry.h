@@ -54,7 +54,8 @@ void gg_registry_totals(uint64_t *live, uint64_t *user_bytes);
 size_t gg_registry_footprint(void);
 
 /* Fork: every shard lock is held across fork() (taken after the redzone
- * module's locks), then released in the parent and re-made in the child. */
+ * module's locks), then released in the parent and re-made in the child,
+ * whose registry starts empty. */
 void gg_registry_atfork_prepare(void);
 void gg_registry_atfork_parent(void);
 void gg_registry_atfork_child(void);

@@ -20,7 +20,8 @@ void gg_report_open(const struct gg_config *cfg);
  * the run rather than after it. The writes are still tried. */
 void gg_report_check_files(const struct gg_config *cfg);
 
-/* After fork: reopen a log path holding %p for the child's own pid. */
+/* A forked child, at its first hook call: reopen a log path holding %p for
+ * its own pid. */
 void gg_report_atfork_child(void);
 
 /* Lines start "gpuguard[PID] LEVEL: ". ERROR is always written; WARN and INFO

@@ -31,6 +31,14 @@
  *                    sends itself SIG (when not 0) and waits for its own
  *                    summary (GPUGUARD_SUMMARY_JSON, %p = its pid), then exits
  *                    0; the parent waits for it
+ *   child:MODE       fork one child and wait for it. MODE: idle (no driver
+ *                    call), clean (64 bytes allocated, filled, freed), overrun
+ *                    (64 bytes overrun by 8), each ending with exit(0), or the
+ *                    same with "-_exit" (clean-_exit, overrun-_exit), ending
+ *                    with _exit(0); the parent prints the child's status
+ *   brood:T:C        T threads, each overrunning a 64-byte buffer of its own
+ *                    and forking C children that each overrun one of theirs
+ *                    (by 8), exit(0); prints how many children exited 0
  *   tasks            how many threads this process has
  *   cycles:N         N times: reset the primary context, allocate 100 bytes,
  *                    check the size cuMemGetAddressRange_v2 reports, free
@@ -40,6 +48,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +130,45 @@ static void *pair_thread(void *arg)
 		CHECK(cuMemFree_v2(p));
 	}
 	return NULL;
+}
+
+/* A forked child's work for child:MODE; it makes its own buffer. */
+static void child_work(const char *mode)
+{
+	CUdeviceptr p;
+	unsigned long long size = 64, extra = 8;
+	unsigned char v = 7;
+	void *over[] = { &p, &size, &extra }, *fill[] = { &p, &v, &size };
+
+	if (!strncmp(mode, "idle", 4))
+		return;
+	CHECK(redzone_alloc(&p, 64));
+	launch(!strncmp(mode, "overrun", 7) ? "gg_overrun" : "gg_fill",
+	       !strncmp(mode, "overrun", 7) ? over : fill);
+	CHECK(cuMemFree_v2(p));
+}
+
+/* brood:T:C: each thread overruns a buffer of its own, then forks C
+ * children that overrun one each; returns how many exited 0. */
+static void *brood_thread(void *arg)
+{
+	unsigned long *job = arg, clean = 0;
+
+	CHECK(cuCtxSetCurrent(primary));
+	child_work("overrun");
+	for (unsigned long k = 0; k < job[1]; k++) {
+		pid_t pid = fork();
+		int status = 0;
+
+		if (pid == 0) {
+			CHECK(cuCtxSetCurrent(primary));
+			child_work("overrun");
+			exit(0);
+		}
+		waitpid(pid, &status, 0);
+		clean += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	return (void *)(uintptr_t)clean;
 }
 
 int main(int argc, char **argv)
@@ -352,6 +400,33 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "child:", 6)) {
+			const char *mode = arg + 6;
+			pid_t pid;
+			int status = 0;
+
+			fflush(stdout);
+			if ((pid = fork()) == 0) {
+				child_work(mode);
+				if (strstr(mode, "-_exit"))
+					_exit(0);
+				exit(0);
+			}
+			waitpid(pid, &status, 0);
+			printf("child %s exited %d\n", mode, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "brood:", 6)) {
+			pthread_t t[16];
+			unsigned long clean = 0, job[2] = { a, b };
+			void *ok;
+
+			fflush(stdout);
+			for (unsigned long k = 0; k < a && k < 16; k++)
+				pthread_create(&t[k], NULL, brood_thread, job);
+			for (unsigned long k = 0; k < a && k < 16; k++) {
+				pthread_join(t[k], &ok);
+				clean += (unsigned long)(uintptr_t)ok;
+			}
+			printf("brood: %lu of %lu children exited 0\n", clean, a * b);
 		} else if (!strncmp(arg, "cycles:", 7)) {
 			unsigned long bad = 0;
 

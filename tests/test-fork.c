@@ -1,0 +1,188 @@
+/* A forked child is a process of its own (SPEC §7.4): none of its parent's
+ * findings, counters or zones; its own allocation numbers; nothing written
+ * unless it calls the driver itself; _exit reports like exit. */
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define RZ GG_APPS "/app-redzone"
+
+/* One run with GPUGUARD_EXITCODE=86, 64-byte bands and a summary per process. */
+struct forked {
+	struct gg_run r;
+	char dir[64];
+	char env_json[160];
+	glob_t files; /* the summaries written, one per process */
+};
+
+static void run_forked(struct forked *f, const char *prog, const char *const *args)
+{
+	const char *argv[16] = { prog };
+	char pattern[128];
+	size_t n = 1;
+
+	gg_tmpdir(f->dir, sizeof(f->dir));
+	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", f->dir);
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ f->env_json, "GPUGUARD_REDZONE=64", "GPUGUARD_EXITCODE=86",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       argv);
+	snprintf(pattern, sizeof(pattern), "%s/s.*.json", f->dir);
+	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
+}
+
+static void forked_free(struct forked *f)
+{
+	char cmd[96];
+
+	globfree(&f->files);
+	gg_run_free(&f->r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* Over every summary: @expr of each (bound to j), in pid order. */
+static char *each_summary(struct forked *f, const char *expr)
+{
+	char all[4096] = "";
+
+	for (size_t i = 0; i < f->files.gl_pathc; i++) {
+		char *v = gg_json(f->files.gl_pathv[i], expr);
+
+		strncat(all, v, sizeof(all) - strlen(all) - 2);
+		strcat(all, ";");
+		free(v);
+	}
+	return strdup(all);
+}
+
+static void assert_out(const struct gg_run *r, const char *line)
+{
+	cr_assert_neq(strstr(r->out, line), NULL, "missing \"%s\" in:\n%s\nstderr:\n%s", line,
+		      r->out, r->err);
+}
+
+/* Violations of a summary as (index, changed). */
+#define VIOLS "[(v['index'], v['changed']) for v in j['violations']]"
+
+Test(fork, a_child_that_never_calls_the_driver_writes_nothing_and_keeps_its_status)
+{
+	struct forked f;
+
+	run_forked(&f, RZ, (const char *[]){ "alloc:100", "overrun:0:4", "child:idle", NULL });
+	assert_out(&f.r, "child idle exited 0\n");
+	cr_assert_eq(gg_run_exit(&f.r), 86, "the parent's own violation: %s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 1, "only the parent writes a summary");
+	cr_assert_eq(gg_count_lines(f.r.err, "INFO: exit:"), 1, "%s", f.r.err);
+	forked_free(&f);
+}
+
+Test(fork, a_clean_worker_exits_0_and_counts_only_its_own_work)
+{
+	const char *modes[] = { "child:clean", "child:clean-_exit" };
+
+	for (int i = 0; i < 2; i++) {
+		struct forked f;
+		char *v;
+
+		run_forked(&f, RZ, (const char *[]){ "alloc:100", "alloc:100", "overrun:0:4", modes[i],
+						     NULL });
+		assert_out(&f.r, i ? "child clean-_exit exited 0\n" : "child clean exited 0\n");
+		cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
+		cr_assert_eq(f.files.gl_pathc, 2, "%s", f.r.err);
+		/* The parent's two allocations and one violation; the child's one. */
+		v = each_summary(&f, "(j['allocations']['calls'], " VIOLS ", j['errors'])");
+		cr_assert(!strcmp(v, "(2, [(0, 4)], 1);(1, [], 0);") ||
+			  !strcmp(v, "(1, [], 0);(2, [(0, 4)], 1);"), "%s", v);
+		free(v);
+		forked_free(&f);
+	}
+}
+
+Test(fork, a_worker_that_overruns_reports_its_own_violation_in_its_own_summary_and_status)
+{
+	const char *modes[] = { "child:overrun", "child:overrun-_exit" };
+
+	for (int i = 0; i < 2; i++) {
+		struct forked f;
+		char *v, line[64];
+
+		/* The parent is clean: its status stays 0. */
+		run_forked(&f, RZ, (const char *[]){ "alloc:100", "alloc:100", modes[i], NULL });
+		snprintf(line, sizeof(line), "child %s exited 86\n", modes[i] + 6);
+		assert_out(&f.r, line);
+		cr_assert_eq(gg_run_exit(&f.r), 0, "%s", f.r.err);
+		cr_assert_eq(f.files.gl_pathc, 2, "%s", f.r.err);
+		/* The child's first allocation is its own #0, not the parent's #2. */
+		v = each_summary(&f, "(j['allocations']['calls'], " VIOLS ", j['errors'])");
+		cr_assert(!strcmp(v, "(2, [], 0);(1, [(0, 8)], 1);") ||
+			  !strcmp(v, "(1, [(0, 8)], 1);(2, [], 0);"), "%s", v);
+		free(v);
+		forked_free(&f);
+	}
+}
+
+Test(fork, threads_and_children_count_each_overrun_once)
+{
+	struct forked f;
+	char *v, cmd[256];
+	struct gg_run rep;
+
+	/* 4 threads each overrun one buffer and fork 2 children that overrun one. */
+	run_forked(&f, RZ, (const char *[]){ "brood:4:2", NULL });
+	assert_out(&f.r, "brood: 0 of 8 children exited 0\n"); /* each its own 86 */
+	cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 9, "%s", f.r.err);
+	v = each_summary(&f, "(len(j['violations']), j['allocations']['calls'])");
+	{
+		unsigned viol = 0, calls = 0, a, b;
+
+		for (const char *p = v; sscanf(p, "(%u, %u);", &a, &b) == 2; p = strchr(p, ';') + 1)
+			viol += a, calls += b;
+		cr_assert_eq(viol, 12, "%s", v);
+		cr_assert_eq(calls, 12, "%s", v);
+	}
+	free(v);
+	snprintf(cmd, sizeof(cmd), "%s report %s/s.*.json", GG_CLI, f.dir);
+	gg_run(&rep, 0, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&rep), 1, "%s", rep.err);
+	cr_assert_neq(strstr(rep.out, "red zone violations: 12"), NULL, "%s", rep.out);
+	gg_run_free(&rep);
+	forked_free(&f);
+}
+
+Test(fork, a_python_multiprocessing_pool_started_with_fork)
+{
+	struct forked f;
+	char *v;
+
+	run_forked(&f, "/usr/bin/python3",
+		   (const char *[]){ GG_SOURCE_ROOT "/tests/apps/mp-workers.py", GG_PTX, NULL });
+	/* Clean workers keep 0 (the pool would break otherwise); the one that
+	 * overran carries its own status; the parent its own violation. */
+	assert_out(&f.r, "pool: [0, 1, 4, 9]\nclean worker exited 0\noverrunning worker exited 86\n");
+	cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
+	/* The parent, the pool's workers that took a task (one may take all four,
+	 * and one that calls no driver function writes nothing), the two single
+	 * workers: 1 + 4 + 1 + 1 allocations, 2 violations in all. */
+	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s",
+		  f.files.gl_pathc, f.r.err);
+	v = each_summary(&f, "(len(j['violations']), j['allocations']['calls'])");
+	{
+		unsigned viol = 0, calls = 0, a, b;
+
+		for (const char *p = v; sscanf(p, "(%u, %u);", &a, &b) == 2; p = strchr(p, ';') + 1)
+			viol += a, calls += b;
+		cr_assert_eq(viol, 2, "the parent's and the overrunning worker's: %s", v);
+		cr_assert_eq(calls, 7, "%s", v);
+	}
+	free(v);
+	forked_free(&f);
+}
