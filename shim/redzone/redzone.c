@@ -625,7 +625,8 @@ static bool scan_batched(struct scan *sc)
 	if (b.n && !(buf = malloc(total)))
 		b.oom = true;
 	if (!b.oom) {
-		qsort(b.zones, b.n, sizeof(*b.zones), by_ctx);
+		if (b.n) /* no zone left: b.zones is NULL, which qsort must not get */
+			qsort(b.zones, b.n, sizeof(*b.zones), by_ctx);
 		uint8_t *at = buf;
 
 		for (size_t i = 0, j; i < b.n; i = j) {
