@@ -379,6 +379,12 @@ FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
  * A NULL pointer is not an allocation: CUDA_ERROR_INVALID_VALUE (unlike
  * cudaFree(NULL), cuMemFree has no documented no-op case).
  */
+/* With no context current this answers CUDA_ERROR_INVALID_CONTEXT, as cuda.h
+ * documents: cuMemFree's \return list holds it, and the error's own text says
+ * it "most frequently indicates that there is no context bound to the current
+ * thread". NVIDIA's cuda-python maintainers report that the driver in fact
+ * frees by address with no context current (12.9, 13.x): scripts/gpu-check
+ * records what the real driver answers. */
 FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
 {
     CUresult rc = fc_enter();
