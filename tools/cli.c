@@ -30,7 +30,7 @@
 
 static const char usage_text[] =
 	"usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...]\n"
-	"       gpuguard scan [--signal SIG] PID\n"
+	"       gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID\n"
 	"       gpuguard report FILE.json...\n"
 	"       gpuguard symbolize [-d DIR]... [FILE]\n"
 	"       gpuguard bisect [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]\n"
