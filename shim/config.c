@@ -26,6 +26,8 @@ struct opt {
 
 #define F(field) offsetof(struct gg_config, field)
 
+extern char **environ;
+
 static const struct opt opts[] = {
 	{ "GPUGUARD_DISABLE", OPT_BOOL, F(disable), 0, "0" },
 	{ "GPUGUARD_LOG", OPT_PATH, F(log), 0, "" },
@@ -57,10 +59,14 @@ struct bad_value {
 	const char *why;
 };
 
+#define MAX_UNKNOWN 8
+
 static struct {
 	struct gg_config cfg;           /* written by gg_config_load() only */
 	struct bad_value bad[GG_ARRAY_SIZE(opts)];
 	unsigned nbad;
+	char unknown[MAX_UNKNOWN][64];  /* GPUGUARD_* names not in @opts */
+	unsigned nunknown;
 } config_state;
 
 int gg_config_parse_u64(const char *s, uint64_t *out)
@@ -228,6 +234,68 @@ bool gg_config_disabled_in_env(void)
 	return s && parse_bool(s, &v) == 0 && v;
 }
 
+/* Edit distance of two short names, capped at 64 characters each. */
+static unsigned distance(const char *a, const char *b)
+{
+	unsigned row[65], n = (unsigned)strnlen(b, 64), m = (unsigned)strnlen(a, 64);
+
+	for (unsigned j = 0; j <= n; j++)
+		row[j] = j;
+	for (unsigned i = 1; i <= m; i++) {
+		unsigned diag = row[0];
+
+		row[0] = i;
+		for (unsigned j = 1; j <= n; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[n];
+}
+
+const char *gg_config_nearest(const char *name)
+{
+	const char *best = NULL;
+	unsigned best_d = 4; /* farther than 3 edits is no misspelling */
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++) {
+		unsigned d = distance(name, opts[i].name);
+
+		if (d < best_d)
+			best = opts[i].name, best_d = d;
+	}
+	return best;
+}
+
+bool gg_config_known(const char *name, size_t len)
+{
+	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++)
+		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
+			return true;
+	return false;
+}
+
+/* A misspelt GPUGUARD_REDZNE=64 must not silently turn the red zones off. */
+static void note_unknown(void)
+{
+	config_state.nunknown = 0;
+	for (char **e = environ; e && *e && config_state.nunknown < MAX_UNKNOWN; e++) {
+		size_t len = strcspn(*e, "=");
+
+		if (strncmp(*e, "GPUGUARD_", 9) || gg_config_known(*e, len))
+			continue;
+		snprintf(config_state.unknown[config_state.nunknown++], sizeof(config_state.unknown[0]),
+			 "%.*s", (int)(len < 63 ? len : 63), *e);
+	}
+}
+
 void gg_config_load(struct gg_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -250,6 +318,7 @@ void gg_config_load(struct gg_config *cfg)
 			b->why = why;
 		}
 	}
+	note_unknown();
 	config_state.cfg = *cfg;
 }
 
@@ -260,6 +329,9 @@ void gg_config_report_warnings(void)
 
 		gg_report_bad_value(b->name, b->value, b->why);
 	}
+	for (unsigned i = 0; i < config_state.nunknown; i++)
+		gg_report_unknown_variable(config_state.unknown[i],
+					   gg_config_nearest(config_state.unknown[i]));
 }
 
 const struct gg_config *gg_config(void)

@@ -350,6 +350,28 @@ Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
 
 /* ---- every variable ---- */
 
+/* SPEC §2: a misspelt variable must not silently turn a check off; these
+ * WARNs change what is checked, so even verbosity 0 prints them. */
+Test(exit, an_unknown_variable_is_named_with_the_nearest_known_one_at_verbosity_zero)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GG_TEST_PTX=" GG_PTX, "GPUGUARD_VERBOSITY=0", "GPUGUARD_REDZNE=64",
+				 "GPUGUARD_NOTHING_LIKE_IT=1", "GPUGUARD_REDZONE_FILL=0x100", NULL },
+	       (const char *[]){ RZ, "alloc:64", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZNE is not a gpuguard variable; it is "
+					   "ignored (did you mean GPUGUARD_REDZONE?"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_NOTHING_LIKE_IT is not a gpuguard "
+					   "variable; it is ignored (the variables are listed"), 1,
+		     "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZONE_FILL=\"0x100\" is not valid"), 1,
+		     "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 3, "nothing else at verbosity 0: %s", r.err);
+	gg_run_free(&r);
+}
+
 Test(exit, every_variable_with_a_bad_value_is_named_once_and_defaults)
 {
 	static const char *const bad[] = {

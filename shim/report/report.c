@@ -17,7 +17,9 @@
 
 #define LINE_MAX_BYTES 2048
 
-enum level { LEVEL_ERROR, LEVEL_WARN, LEVEL_INFO, LEVEL_TRACE };
+/* LEVEL_SETTING: a WARN about the configuration, printed at every verbosity
+ * because it changes what is checked (SPEC §2). */
+enum level { LEVEL_ERROR, LEVEL_WARN, LEVEL_INFO, LEVEL_TRACE, LEVEL_SETTING };
 
 /* "1 kernel", "2 kernels": the word that goes with @n. */
 static const char *plural(unsigned long long n, const char *one, const char *many)
@@ -62,7 +64,7 @@ static void write_all(int fd, const char *buf, size_t len)
 
 GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 {
-	static const char *const names[] = { "ERROR", "WARN", "INFO", "INFO" };
+	static const char *const names[] = { "ERROR", "WARN", "INFO", "INFO", "WARN" };
 	char line[LINE_MAX_BYTES];
 	int saved_errno = errno;
 	int n, m;
@@ -99,6 +101,7 @@ GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 
 DEFINE_LOG(gg_report_error, LEVEL_ERROR)
 DEFINE_LOG(gg_report_warn, LEVEL_WARN)
+GG_PRINTF(1, 2) static DEFINE_LOG(warn_setting, LEVEL_SETTING)
 DEFINE_LOG(gg_report_info, LEVEL_INFO)
 DEFINE_LOG(gg_report_trace, LEVEL_TRACE)
 
@@ -269,7 +272,7 @@ void gg_report_bad_value(const char *var, const char *value, const char *why)
 {
 	char buf[128];
 
-	gg_report_warn("%s=\"%s\" is not valid (%s); using the default", var,
+	warn_setting("%s=\"%s\" is not valid (%s); using the default", var,
 		       printable(value, buf, sizeof(buf)), why);
 }
 
@@ -300,11 +303,24 @@ void gg_report_expected_unreadable(const char *path, const char *reason)
 			"absent", printable(path, buf, sizeof(buf)), reason);
 }
 
+void gg_report_unknown_variable(const char *var, const char *nearest)
+{
+	char v[96], n[96];
+
+	if (nearest)
+		warn_setting("%s is not a gpuguard variable; it is ignored (did you mean %s? the "
+			     "variables are listed in gpuguard(1), ENVIRONMENT)",
+			     printable(var, v, sizeof(v)), printable(nearest, n, sizeof(n)));
+	else
+		warn_setting("%s is not a gpuguard variable; it is ignored (the variables are "
+			     "listed in gpuguard(1), ENVIRONMENT)", printable(var, v, sizeof(v)));
+}
+
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why)
 {
 	char v[128], i[64];
 
-	gg_report_warn("%s=\"%s\": \"%s\" is not valid (%s); it is ignored", var,
+	warn_setting("%s=\"%s\": \"%s\" is not valid (%s); it is ignored", var,
 		       printable(value, v, sizeof(v)), printable(item, i, sizeof(i)), why);
 }
 

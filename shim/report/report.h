@@ -40,8 +40,11 @@ void gg_report_free(const char *api, uint64_t ptr, const char *rc_name);
 /* At exit, verbosity 2: how often each hooked entry point was called. */
 void gg_report_calls(const char *const *names, const unsigned long *counts, unsigned n);
 
-/* A GPUGUARD_* variable whose value could not be used (WARN). */
+/* A GPUGUARD_* variable whose value could not be used, and one gpuguard does
+ * not know, with the known name nearest to it (may be NULL). WARNs printed at
+ * every verbosity. */
 void gg_report_bad_value(const char *var, const char *value, const char *why);
+void gg_report_unknown_variable(const char *var, const char *nearest);
 
 /* Audit (SPEC §3). */
 struct gg_site;
