@@ -83,6 +83,14 @@
     X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1)                        \
     X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0)                               \
     X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1)                          \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0)             \
+    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1)        \
+    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, 0)         \
+    X(cuDeviceGetMemPool, cuDeviceGetMemPool, 11020, 0)                       \
+    X(cuDeviceSetMemPool, cuDeviceSetMemPool, 11020, 0)                       \
+    X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, 0)                 \
+    X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, 0)                 \
+    X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, 0)                             \
     X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)                  \
     X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0)                \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                          \
@@ -191,7 +199,11 @@
     X(cuLibraryUnload, cuLibraryUnload, 12000, 0)                             \
     X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, 0)                       \
     X(cuLibraryGetModule, cuLibraryGetModule, 12000, 0)                       \
+    X(cuLibraryGetGlobal, cuLibraryGetGlobal, 12000, 0)                       \
     X(cuKernelGetFunction, cuKernelGetFunction, 12000, 0)                     \
+    X(cuKernelGetAttribute, cuKernelGetAttribute, 12000, 0)                   \
+    X(cuKernelSetAttribute, cuKernelSetAttribute, 12000, 0)                   \
+    X(cuKernelSetCacheConfig, cuKernelSetCacheConfig, 12000, 0)               \
     /* the JIT linker */                                                      \
     X(cuLinkCreate, cuLinkCreate, 5050, 0)                                    \
     X(cuLinkCreate_v2, cuLinkCreate, 6050, 0)                                 \

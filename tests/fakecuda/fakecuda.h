@@ -26,7 +26,10 @@
  *     context destroy/reset, or a synchronous call on the legacy stream, which
  *     first runs the context's blocking streams (never CU_STREAM_NON_BLOCKING
  *     ones).  fakecuda_read does not run anything.
- *   - Synchronous memset/memcpy complete before they return.
+ *   - Synchronous memset/memcpy complete before they return; so does an
+ *     async device-to-host copy into pageable memory (anything but
+ *     cuMemHostAlloc memory), after its stream's earlier work, as NVIDIA's
+ *     driver does.
  *   - A kernel touching a byte outside every live allocation's extent kills
  *     its context, as on a GPU: CUDA_ERROR_ILLEGAL_ADDRESS from the call that
  *     runs it and from every later call on that context (sticky) until

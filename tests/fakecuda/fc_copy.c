@@ -7,8 +7,14 @@
  * the context, but no CU_STREAM_NON_BLOCKING stream), then complete before
  * returning.  Asynchronous forms queue an op on their stream.  Host data of
  * an async host-to-device copy is staged at the call, as the driver does for
- * pageable memory; an async device-to-host copy writes the caller's buffer
- * only when its stream runs.
+ * pageable memory.  An async device-to-host copy into page-locked memory
+ * (cuMemHostAlloc) writes the caller's buffer only when its stream runs;
+ * into pageable memory it runs its stream's earlier work and completes
+ * before it returns, as NVIDIA's driver does ("For transfers between device
+ * memory and pageable host memory, the function might be synchronous with
+ * respect to host", CUDA's API synchronization behavior): programs rely on
+ * it (numba-cuda's tests read such a buffer at once), and a buffer freed
+ * before a later synchronisation must not be written.
  *
  * A device range must lie inside one allocation's requested size, else
  * CUDA_ERROR_INVALID_VALUE, checked at the call.
@@ -100,9 +106,13 @@ static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
         fc_unlock();
         return rc;
     }
-    if (x->kind == X_HTOH) {
-        /* Host to host is fully synchronous, in stream order. */
+    if (x->kind == X_HTOH || (x->kind == X_DTOH && !fc_host_is_page_locked(x->hdst, x->n))) {
+        /* Host to host is fully synchronous, in stream order; so is device
+         * to pageable host memory (see the top of this file). */
         rc = fc_sync_for_api(s);
+        /* The work just run may have freed (stream-ordered) what we validated. */
+        if (rc == CUDA_SUCCESS)
+            rc = xfer_check(x);
         if (rc == CUDA_SUCCESS)
             xfer_now(x);
         fc_unlock();

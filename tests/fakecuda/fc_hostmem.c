@@ -43,6 +43,12 @@ static host_alloc *host_find(const void *p)
     return h;
 }
 
+bool fc_host_is_page_locked(const void *p, size_t n)
+{
+    host_alloc *h = host_find(p);
+    return h && n <= h->size - ((uint64_t)(uintptr_t)p - h->node.key);
+}
+
 static void host_release(host_alloc *h)
 {
     fc_tree_erase(&host_allocs, h->node.key);

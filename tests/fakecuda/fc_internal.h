@@ -118,6 +118,8 @@ FC_HIDDEN CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out
 /* Stream priorities of a compute capability 9.0 device: [greatest, least]. */
 #define FC_PRIO_GREATEST (-5)
 #define FC_PRIO_LEAST 0
+/* Shared memory a block may opt in to (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). */
+#define FC_SMEM_OPTIN (227 * 1024)
 /* Streaming multiprocessors of the fake device (an H100 SXM has 132). */
 #define FC_SM_COUNT 132
 
@@ -190,6 +192,7 @@ enum fc_kind {
     FC_K_LIBRARY,
     FC_K_KERNEL,
     FC_K_LINK,
+    FC_K_POOL,
 };
 
 typedef struct fc_handle {
@@ -345,11 +348,18 @@ struct fc_module {
     LIST_ENTRY(fc_module) lib_link;
 };
 
+/* The function attributes cuKernelSetAttribute may set (fc_module.c). */
+#define FC_KATTR_COUNT 7
+
 struct fc_kernel {
     fc_handle h;
     fc_library *lib;
     const fc_kimpl *impl;
     const char *name;
+    /* Values set by cuKernelSetAttribute on each device: bit i of
+     * attr_set[dev] says slot i of attr[dev] holds one. */
+    int attr[FC_MAX_DEVICES][FC_KATTR_COUNT];
+    unsigned char attr_set[FC_MAX_DEVICES];
 };
 
 struct fc_library {
@@ -371,6 +381,22 @@ struct fc_library {
  * runs on whichever API thread forces it, with the lock held, so the fake
  * never needs condition variables.
  */
+/*
+ * A device's default memory pool (fc_pool.c), the only pool the fake has:
+ * what cuMemAllocAsync and cuMemAllocFromPoolAsync allocate from.  Its
+ * memory goes back to the device as soon as it is freed, so the pool holds
+ * exactly what is in use (RESERVED_MEM == USED_MEM).
+ */
+typedef struct fc_pool {
+    fc_handle h;
+    int dev;
+    uint64_t release_threshold;
+    int reuse_follow_event_deps, reuse_opportunistic, reuse_internal_deps;
+    uint64_t used;      /* extents of its live allocations */
+    uint64_t used_high; /* since the last reset to 0 */
+    uint64_t reserved_high;
+} fc_pool;
+
 typedef struct fc_state {
     pthread_mutex_t lock;
     atomic_bool initialized;
@@ -386,6 +412,7 @@ typedef struct fc_state {
     size_t mem_used;               /* requested bytes of live allocations */
     size_t live_allocs;
     uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */
+    fc_pool pools[FC_MAX_DEVICES];     /* each device's default pool */
     uint64_t next_buffer_id;
 
     /* handles and streams */
@@ -447,6 +474,8 @@ typedef struct fc_alloc {
 
 FC_HIDDEN CUresult fc_mem_init(void);
 FC_HIDDEN CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out);
+/* The same on device `dev` (a pool's), for context c (NULL: none of that device). */
+FC_HIDDEN CUresult fc_mem_alloc_on(fc_ctx *c, int dev, size_t size, bool async, CUdeviceptr *out);
 FC_HIDDEN void fc_mem_release(fc_alloc *a);
 /* The live allocation whose base is exactly addr, or NULL. */
 FC_HIDDEN fc_alloc *fc_mem_find_base(uint64_t addr);
@@ -522,8 +551,17 @@ FC_HIDDEN const fc_kimpl *fc_kimpl_find(const char *name);
 FC_HIDDEN int fc_kimpl_max_threads(const fc_kimpl *k);
 FC_HIDDEN int fc_kimpl_max_dynamic_smem(const fc_kimpl *k);
 
+/* ---- fc_pool.c ---------------------------------------------------------- */
+
+/* Set up each device's default pool (cuInit, lock held). */
+FC_HIDDEN void fc_pool_init(void);
+/* Account an allocation of the pool of `dev` made (+) or released (-). */
+FC_HIDDEN void fc_pool_account(int dev, uint64_t extent, bool made);
+
 /* ---- fc_hostmem.c ------------------------------------------------------- */
 
+/* Whether [p, p+n) lies in one page-locked allocation (cuMemHostAlloc). Lock held. */
+FC_HIDDEN bool fc_host_is_page_locked(const void *p, size_t n);
 /* Free the page-locked host memory a context allocated (its teardown). */
 FC_HIDDEN void fc_host_ctx_teardown(fc_ctx *c);
 

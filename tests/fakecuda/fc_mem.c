@@ -123,12 +123,17 @@ static void fill_garbage(unsigned char *p, uint64_t n)
 
 CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out)
 {
+    return fc_mem_alloc_on(c, c->dev, size, async, out);
+}
+
+CUresult fc_mem_alloc_on(fc_ctx *c, int dev, size_t size, bool async, CUdeviceptr *out)
+{
     if ((uint64_t)size > FC_DEVICE_MEM)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t extent = round_up(size, FC_GRANULE);
     if (fc_st.mem_limit && (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (fc_st.dev_used[c->dev] + extent > FC_DEVICE_MEM)
+    if (fc_st.dev_used[dev] + extent > FC_DEVICE_MEM)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
     fc_alloc *a;
@@ -162,7 +167,7 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out)
     a->size = size;
     a->extent = extent;
     a->ctx = c;
-    a->dev = c->dev;
+    a->dev = dev;
     a->async = async;
     a->buffer_id = fc_st.next_buffer_id++;
     a->node.key = base;
@@ -170,6 +175,8 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out)
     fc_st.mem_used += size;
     fc_st.live_allocs++;
     fc_st.dev_used[a->dev] += extent;
+    if (async)
+        fc_pool_account(dev, extent, true);
     *out = (CUdeviceptr)base;
     return CUDA_SUCCESS;
 }
@@ -182,6 +189,8 @@ void fc_mem_release(fc_alloc *a)
     fc_st.mem_used -= a->size;
     fc_st.live_allocs--;
     fc_st.dev_used[a->dev] -= a->extent;
+    if (a->async)
+        fc_pool_account(a->dev, a->extent, false);
     if (a->mapped)
         munmap(a->host, a->extent);
     free(a);

@@ -327,16 +327,15 @@ FC_EXPORT(cuModuleGetGlobal_v2, (CUdeviceptr * dptr, size_t *bytes, CUmodule hmo
  * or local memory, the PTX ISA of its module, code for sm_90, and the
  * documented defaults of everything a program may set.
  */
-static CUresult function_attribute(const fc_function *f, CUfunction_attribute a, int *out)
+static CUresult function_attribute(const fc_kimpl *k, unsigned int ptx_version, CUfunction_attribute a, int *out)
 {
-    const fc_kimpl *k = f->impl;
     switch (a) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *out = fc_kimpl_max_threads(k); break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *out = 0; break;
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *out = 0; break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *out = 0; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *out = (int)k->nregs; break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = (int)f->mod->img.ptx_version; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = (int)ptx_version; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = FC_SM_VERSION; break;
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *out = 0; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *out = fc_kimpl_max_dynamic_smem(k); break;
@@ -365,7 +364,7 @@ FC_EXPORT(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction 
     else if (rc == CUDA_SUCCESS && !f)
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (rc == CUDA_SUCCESS)
-        rc = function_attribute(f, attrib, pi);
+        rc = function_attribute(f->impl, f->mod->img.ptx_version, attrib, pi);
     fc_unlock();
     return rc;
 }
@@ -578,6 +577,25 @@ FC_EXPORT(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library), (pMod, libra
     return rc;
 }
 
+/* The fake reads no variables from an image (as cuModuleGetGlobal_v2). */
+FC_EXPORT(cuLibraryGetGlobal, (CUdeviceptr * dptr, size_t *bytes, CUlibrary library, const char *name),
+          (dptr, bytes, library, name))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c;
+    rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS && ((!dptr && !bytes) || !name))
+        rc = CUDA_ERROR_INVALID_VALUE; /* "One of the parameters dptr or bytes (not both) can be NULL" */
+    else if (rc == CUDA_SUCCESS && !fc_handle_get(library, FC_K_LIBRARY))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (rc == CUDA_SUCCESS)
+        rc = CUDA_ERROR_NOT_FOUND;
+    fc_unlock();
+    return rc;
+}
+
 FC_EXPORT(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, kernel))
 {
     CUresult rc = fc_enter();
@@ -601,6 +619,124 @@ FC_EXPORT(cuKernelGetFunction, (CUfunction * pFunc, CUkernel kernel), (pFunc, ke
         else
             rc = CUDA_ERROR_NOT_FOUND;
     }
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * A CUkernel's attributes are those of its function (function_attribute),
+ * except where cuKernelSetAttribute set one for that device: "
+ * cuKernelGetAttribute() will always return the attribute value set by this
+ * API".  These are the attributes its documentation lists as settable.
+ */
+static const CUfunction_attribute kernel_settable[FC_KATTR_COUNT] = {
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+    CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+};
+
+static int kernel_settable_slot(CUfunction_attribute a)
+{
+    for (int i = 0; i < FC_KATTR_COUNT; i++)
+        if (kernel_settable[i] == a)
+            return i;
+    return -1;
+}
+
+/*
+ * Whether the device takes `val` for settable attribute `a`: dynamic shared
+ * memory up to MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ("The sum of this value and
+ * ... SHARED_SIZE_BYTES cannot exceed", and no kernel of the fake has static
+ * shared memory); a carveout in percent, or CU_SHAREDMEM_CARVEOUT_DEFAULT
+ * (-1); cluster dimensions that are "checked at launch time", so any count;
+ * a 0/1 flag; a CUclusterSchedulingPolicy.
+ */
+static bool kernel_value_ok(CUfunction_attribute a, int val)
+{
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return val >= 0 && val <= FC_SMEM_OPTIN;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        return val >= CU_SHAREDMEM_CARVEOUT_DEFAULT && val <= CU_SHAREDMEM_CARVEOUT_MAX_SHARED;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return val >= 0;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: return val == 0 || val == 1;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        return val == CU_CLUSTER_SCHEDULING_POLICY_DEFAULT || val == CU_CLUSTER_SCHEDULING_POLICY_SPREAD ||
+               val == CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
+    default: return false;
+    }
+}
+
+/* A library's kernel needs no context: only the kernel and the device are checked. */
+FC_EXPORT(cuKernelGetAttribute, (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev),
+          (pi, attrib, kernel, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_kernel *k = fc_handle_get(kernel, FC_K_KERNEL);
+    int v = 0;
+    if (!pi)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!k)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        rc = function_attribute(k->impl, k->lib->img.ptx_version, attrib, &v);
+    if (rc == CUDA_SUCCESS) {
+        int slot = kernel_settable_slot(attrib);
+        if (slot >= 0 && (k->attr_set[dev] & (1u << slot)))
+            v = k->attr[dev][slot];
+        *pi = v;
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* "Attempting to set a value on a read-only attribute will result in an
+ * error (CUDA_ERROR_INVALID_VALUE)"; so does a value the device cannot take. */
+FC_EXPORT(cuKernelSetAttribute, (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
+          (attrib, val, kernel, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_kernel *k = fc_handle_get(kernel, FC_K_KERNEL);
+    int slot = kernel_settable_slot(attrib);
+    if (!k)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (slot < 0 || !kernel_value_ok(attrib, val))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else {
+        k->attr[dev][slot] = val;
+        k->attr_set[dev] |= (unsigned char)(1u << slot);
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* "This is only a preference": the fake has no L1 to split, so a valid
+ * request changes nothing. */
+FC_EXPORT(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev), (kernel, config, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!fc_handle_get(kernel, FC_K_KERNEL))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else if (config != CU_FUNC_CACHE_PREFER_NONE && config != CU_FUNC_CACHE_PREFER_SHARED &&
+             config != CU_FUNC_CACHE_PREFER_L1 && config != CU_FUNC_CACHE_PREFER_EQUAL)
+        rc = CUDA_ERROR_INVALID_VALUE;
     fc_unlock();
     return rc;
 }

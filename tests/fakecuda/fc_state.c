@@ -182,6 +182,7 @@ FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
         LIST_INIT(&c->modules);
         fc_handle_add(&c->h, FC_K_CTX);
     }
+    fc_pool_init();
     atomic_store_explicit(&fc_st.initialized, true, memory_order_release);
     fc_unlock();
     return CUDA_SUCCESS;
@@ -272,7 +273,7 @@ static int device_attribute(CUdevice_attribute a, CUdevice dev)
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return 65535;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 48 * 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 227 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return FC_SMEM_OPTIN;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 228 * 1024;
     case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 64 * 1024;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;

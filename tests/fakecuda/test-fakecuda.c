@@ -1556,3 +1556,161 @@ Test(fakecuda, get_proc_address_hands_out_the_new_entry_points_by_version)
                 "cuStreamAddCallback_ptsz");
     expect_proc("cuProfilerStart", 4000, CU_GET_PROC_ADDRESS_DEFAULT, "cuProfilerStart");
 }
+
+/* ------------------------------------------------------------------------ */
+/* What cuda-bindings, cuda-core and numba-cuda call (tests/clients)         */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, kernel_attributes_are_their_functions_and_keep_what_was_set)
+{
+    CUlibrary lib;
+    CUkernel k;
+    int v = -7;
+    OK(cuInit(0));
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    /* No context is needed: a library's kernel is context-less. */
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0));
+    cr_assert_eq(v, 14);
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PTX_VERSION, k, 0));
+    cr_assert_eq(v, 80);
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, k, 0));
+    cr_assert_eq(v, -1);
+    OK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50, k, 0));
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, k, 0));
+    cr_assert_eq(v, 50);
+    OK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024, k, 0));
+    OK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k, 0));
+    cr_assert_eq(v, 227 * 1024);
+    /* Read-only attributes, values the device cannot take, bad arguments. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 1, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024 + 1, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUkernel)lib, 0));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 1));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 0, k, 1));
+    OK(cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_SHARED, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetCacheConfig(k, (CUfunc_cache)7, 0));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelSetCacheConfig(NULL, CU_FUNC_CACHE_PREFER_NONE, 0));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_NONE, -1));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0));
+}
+
+Test(fakecuda, libraries_have_no_globals)
+{
+    CUlibrary lib;
+    CUdeviceptr p;
+    size_t n;
+    OK(cuInit(0));
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuLibraryGetGlobal(&p, &n, lib, "anything"));
+    primary();
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, &n, lib, "anything"));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, NULL, lib, "anything"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetGlobal(NULL, NULL, lib, "anything"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetGlobal(&p, &n, lib, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetGlobal(&p, &n, (CUlibrary)&n, "anything"));
+}
+
+Test(fakecuda, the_default_pool_is_current_and_counts_what_it_hands_out)
+{
+    CUmemoryPool pool, current;
+    CUdeviceptr a, b;
+    cuuint64_t v = 1;
+    int on = 0;
+    primary();
+    OK(cuDeviceGetDefaultMemPool(&pool, 0));
+    OK(cuDeviceGetMemPool(&current, 0));
+    cr_assert_eq(pool, current);
+    OK(cuDeviceSetMemPool(0, pool));
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    cr_assert_eq(v, 0);
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &on));
+    cr_assert_eq(on, 1); /* "(default enabled)" */
+
+    OK(cuMemAllocFromPoolAsync(&a, 1000, pool, NULL));
+    OK(cuMemAllocAsync(&b, 100, NULL)); /* the current pool is the same one */
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    cr_assert_eq(v, 1024 + 256); /* extents */
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+    cr_assert_eq(v, 1024 + 256);
+    OK(cuMemFreeAsync(a, NULL));
+    OK(cuMemFreeAsync(b, NULL));
+    OK(cuCtxSynchronize());
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    cr_assert_eq(v, 0);
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    cr_assert_eq(v, 1024 + 256);
+    v = 0;
+    OK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    cr_assert_eq(v, 0);
+    v = 1 << 20;
+    OK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+    v = 0;
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+    cr_assert_eq(v, 1 << 20);
+    OK(cuMemPoolTrimTo(pool, 0));
+
+    /* High watermarks reset only to zero; current use is read-only. */
+    v = 5;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute(pool, (CUmemPool_attribute)99, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute((CUmemoryPool)&v, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolTrimTo(NULL, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(&a, 0, pool, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(&a, 16, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(NULL, 16, pool, NULL));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetDefaultMemPool(&pool, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceGetDefaultMemPool(NULL, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceGetMemPool(&pool, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceSetMemPool(0, NULL));
+    OK(cuCtxSetCurrent(NULL));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemAllocFromPoolAsync(&a, 16, pool, NULL));
+}
+
+Test(fakecuda, a_pool_of_another_device_allocates_there)
+{
+    CUmemoryPool pool1;
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    CUdeviceptr p;
+    CUdevice dev = -1;
+    primary();
+    OK(cuDeviceGetDefaultMemPool(&pool1, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceSetMemPool(0, pool1));
+    OK(cuMemAllocFromPoolAsync(&p, 64, pool1, NULL));
+    OK(cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
+    cr_assert_eq(dev, 1);
+    OK(cuMemFreeAsync(p, NULL));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, an_async_copy_to_pageable_memory_is_done_when_it_returns)
+{
+    CUstream s;
+    unsigned char *pinned = NULL, pageable[16] = {0};
+    primary();
+    CUdeviceptr p = alloc(16);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(p, 0x42, 16, s));
+    /* Into pageable memory: the stream's earlier work, then the copy. */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 16, s));
+    cr_assert_eq(pageable[15], 0x42);
+    /* Into page-locked memory: queued until the stream runs. */
+    OK(cuMemHostAlloc((void **)&pinned, 16, 0));
+    memset(pinned, 0, 16);
+    OK(cuMemsetD8Async(p, 0x43, 16, s));
+    OK(cuMemcpyDtoHAsync_v2(pinned, p, 16, s));
+    cr_assert_eq(pinned[15], 0);
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(pinned[15], 0x43);
+    OK(cuMemFreeHost(pinned));
+}

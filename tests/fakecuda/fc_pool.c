@@ -1,0 +1,216 @@
+/*
+ * Stream-ordered memory pools: each device's default pool.
+ *
+ * The fake has one pool per device, its default (cuMemPoolCreate is not
+ * offered), which is also its current pool: cuMemAllocAsync and
+ * cuMemAllocFromPoolAsync take their memory there (fc_mem.c marks such
+ * allocations `async`).  A freed allocation goes back to the device at once,
+ * so the pool never holds memory it does not hand out: its reserved bytes
+ * are its used bytes, and trimming has nothing to give back.  The release
+ * threshold and the reuse switches are kept and read back as set; they
+ * change nothing here.
+ */
+#include "fc_internal.h"
+
+#include <string.h>
+
+void fc_pool_init(void)
+{
+    for (int d = 0; d < fc_st.ndevices; d++) {
+        fc_pool *p = &fc_st.pools[d];
+        memset(p, 0, sizeof *p);
+        p->dev = d;
+        /* "(default 0)" and "(default enabled)" three times. */
+        p->reuse_follow_event_deps = p->reuse_opportunistic = p->reuse_internal_deps = 1;
+        fc_handle_add(&p->h, FC_K_POOL);
+    }
+}
+
+void fc_pool_account(int dev, uint64_t extent, bool made)
+{
+    fc_pool *p = &fc_st.pools[dev];
+    if (made) {
+        p->used += extent;
+        if (p->used > p->used_high)
+            p->used_high = p->used;
+        if (p->used > p->reserved_high)
+            p->reserved_high = p->used;
+    } else {
+        p->used -= extent;
+    }
+}
+
+/* Its documented results: CUDA_ERROR_INVALID_DEVICE for a device that is not one. */
+FC_EXPORT(cuDeviceGetDefaultMemPool, (CUmemoryPool * pool_out, CUdevice dev), (pool_out, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pool_out)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    else
+        *pool_out = (CUmemoryPool)&fc_st.pools[dev];
+    fc_unlock();
+    return rc;
+}
+
+/* "By default the current mempool is the default mempool for a device";
+ * its documented results are CUDA_SUCCESS and CUDA_ERROR_INVALID_VALUE. */
+FC_EXPORT(cuDeviceGetMemPool, (CUmemoryPool * pool, CUdevice dev), (pool, dev))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pool || !fc_dev_valid(dev))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *pool = (CUmemoryPool)&fc_st.pools[dev];
+    fc_unlock();
+    return rc;
+}
+
+/* "The memory pool must be local to the specified device": here that is
+ * the device's default pool, which stays current. */
+FC_EXPORT(cuDeviceSetMemPool, (CUdevice dev, CUmemoryPool pool), (dev, pool))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_pool *p = fc_handle_get(pool, FC_K_POOL);
+    if (!p || !fc_dev_valid(dev) || p->dev != dev)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_unlock();
+    return rc;
+}
+
+static bool is_reuse_attr(CUmemPool_attribute a)
+{
+    return a == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES || a == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
+           a == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+}
+
+static int *reuse_field(fc_pool *p, CUmemPool_attribute a)
+{
+    if (a == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)
+        return &p->reuse_follow_event_deps;
+    if (a == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
+        return &p->reuse_opportunistic;
+    return &p->reuse_internal_deps;
+}
+
+/* The value types are those the documentation gives: int for the reuse
+ * switches, cuuint64_t for the byte counts. */
+FC_EXPORT(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr, value))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_pool *p = fc_handle_get(pool, FC_K_POOL);
+    if (!p || !value) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (is_reuse_attr(attr)) {
+        *(int *)value = *reuse_field(p, attr);
+    } else {
+        cuuint64_t v;
+        switch (attr) {
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: v = p->release_threshold; break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: v = p->used; break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: v = p->reserved_high; break;
+        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: v = p->used; break;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH: v = p->used_high; break;
+        default: rc = CUDA_ERROR_INVALID_VALUE; break;
+        }
+        if (rc == CUDA_SUCCESS)
+            *(cuuint64_t *)value = v;
+    }
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * The current byte counts are not settable; a high watermark "can only be
+ * reset to zero" (the runtime's cudaMemPoolAttr*MemHigh; the driver's says
+ * "It is illegal to set this attribute to a non-zero value"), after which
+ * it follows the current use again.
+ */
+FC_EXPORT(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr, value))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_pool *p = fc_handle_get(pool, FC_K_POOL);
+    if (!p || !value) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (is_reuse_attr(attr)) {
+        *reuse_field(p, attr) = *(const int *)value != 0;
+    } else {
+        cuuint64_t v = *(const cuuint64_t *)value;
+        switch (attr) {
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: p->release_threshold = v; break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+            if (v != 0)
+                rc = CUDA_ERROR_INVALID_VALUE;
+            else
+                p->reserved_high = p->used;
+            break;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+            if (v != 0)
+                rc = CUDA_ERROR_INVALID_VALUE;
+            else
+                p->used_high = p->used;
+            break;
+        default: rc = CUDA_ERROR_INVALID_VALUE; break;
+        }
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* The pool holds nothing it could give back (see the top of this file). */
+FC_EXPORT(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep), (pool, minBytesToKeep))
+{
+    (void)minBytesToKeep;
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!fc_handle_get(pool, FC_K_POOL))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    fc_unlock();
+    return rc;
+}
+
+/*
+ * As cuMemAllocAsync, from the given pool, whose device may differ from the
+ * stream's ("The specified memory pool may be from a device different than
+ * that of the specified hStream"); the allocation then belongs to no
+ * context of the stream's.
+ */
+static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_resolve(h, per_thread, &s);
+    fc_pool *p = fc_handle_get(pool, FC_K_POOL);
+    if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0 || !p))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_mem_alloc_on(s->ctx->dev == p->dev ? s->ctx : NULL, p->dev, bytesize, true, dptr);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuMemAllocFromPoolAsync, (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+          (dptr, bytesize, pool, hStream))
+{
+    return alloc_from_pool(dptr, bytesize, pool, hStream, false);
+}
+
+FC_EXPORT(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+          (dptr, bytesize, pool, hStream))
+{
+    return alloc_from_pool(dptr, bytesize, pool, hStream, true);
+}
