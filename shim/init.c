@@ -29,6 +29,8 @@ static struct {
 	bool exitcode_set;         /* written once by set-up */
 	int exitcode;
 	bool own;                  /* this process called a hook itself (not only its parent) */
+	pid_t pid;                 /* the process @own speaks of: a vfork child shares this memory */
+	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	bool exiting;              /* written by the exit handler, read by the destructor */
 	int exit_status;
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
@@ -107,6 +109,27 @@ static void at_exit(int status, void *arg)
 	gg_report_write_files();
 }
 
+/* The C library's _exit (@which 0) or _Exit (1), past this shim's. Found by
+ * set-up, never here: a vfork child must not run the dynamic linker on its
+ * parent's memory. Before set-up, the system call itself, which is all they do. */
+static void find_real_exits(void)
+{
+	void *(*real_dlsym)(void *, const char *) = (void *(*)(void *, const char *))gg_real_dlsym();
+
+	if (!real_dlsym)
+		return;
+	shim_state.real_exit[0] = (void (*)(int))real_dlsym(RTLD_NEXT, "_exit");
+	shim_state.real_exit[1] = (void (*)(int))real_dlsym(RTLD_NEXT, "_Exit");
+}
+
+static __attribute__((noreturn)) void real_exit(int which, int status)
+{
+	if (shim_state.real_exit[which])
+		shim_state.real_exit[which](status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 static void setup(void)
 {
 	static struct gg_config cfg; /* too big for an application thread's stack */
@@ -125,7 +148,9 @@ static void setup(void)
 	gg_boundary_configure(&cfg);
 	shim_state.exitcode_set = cfg.exitcode_set;
 	shim_state.exitcode = cfg.exitcode;
+	shim_state.pid = getpid();
 	shim_state.own = true;
+	find_real_exits();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
 	if (gg_watcher_start(&cfg, gg_boundary_events()))
@@ -142,6 +167,7 @@ bool gg_shim_active(void)
 		return true;
 	if (mode == GG_MODE_FORKED) {
 		if (atomic_exchange(&shim_state.forked, false)) {
+			shim_state.pid = getpid();
 			shim_state.own = true;
 			gg_report_atfork_child();
 			if (gg_watcher_restart_in_child())
@@ -164,18 +190,6 @@ void gg_shim_fatal(void)
 	abort();
 }
 
-/* The C library's _exit (or _Exit), past this shim's. */
-static __attribute__((noreturn)) void real_exit(const char *name, int status)
-{
-	void *(*real_dlsym)(void *, const char *) = (void *(*)(void *, const char *))gg_real_dlsym();
-	void (*fn)(int) = real_dlsym ? (void (*)(int))real_dlsym(RTLD_NEXT, name) : NULL;
-
-	if (fn)
-		fn(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
-}
-
 /* The last word on the exit status. Library destructors run after every
  * exit handler, so GPUGUARD_EXITCODE skips as little as it can: stdio is
  * flushed, then the process ends with the new status. */
@@ -186,7 +200,7 @@ __attribute__((destructor)) static void shim_fini(void)
 		return;
 	if (shim_state.exitcode_set && shim_state.exit_status == 0 && error_found()) {
 		fflush(NULL);
-		real_exit("_exit", shim_state.exitcode);
+		real_exit(0, shim_state.exitcode);
 	}
 }
 
@@ -196,8 +210,11 @@ __attribute__((destructor)) static void shim_fini(void)
  * but never flushes stdio: the buffers may be a parent's copy. */
 static int exiting_now(int status)
 {
+	/* A vfork() child (posix_spawn, Python's subprocess) runs on its parent's
+	 * memory with no fork handler run: it must touch none of it, and its
+	 * _exit (an exec that failed) is not its parent's exit. */
 	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
-	    !shim_state.own || shim_state.exiting)
+	    !shim_state.own || shim_state.exiting || getpid() != shim_state.pid)
 		return status;
 	at_exit(status, NULL);
 	if (shim_state.exitcode_set && status == 0 && error_found())
@@ -207,10 +224,10 @@ static int exiting_now(int status)
 
 GG_EXPORT __attribute__((noreturn)) void _exit(int status)
 {
-	real_exit("_exit", exiting_now(status));
+	real_exit(0, exiting_now(status));
 }
 
 GG_EXPORT __attribute__((noreturn)) void _Exit(int status)
 {
-	real_exit("_Exit", exiting_now(status));
+	real_exit(1, exiting_now(status));
 }

@@ -186,3 +186,22 @@ Test(fork, a_python_multiprocessing_pool_started_with_fork)
 	free(v);
 	forked_free(&f);
 }
+
+/* A vfork() child runs on its parent's memory and no fork handler runs: its
+ * _exit after a failed exec (posix_spawn, Python's subprocess) must not run
+ * the parent's exit report as its own, nor stop the parent's. */
+Test(fork, a_vfork_child_that_fails_to_exec_leaves_its_parents_exit_alone)
+{
+	struct forked f;
+	char *v;
+
+	run_forked(&f, RZ, (const char *[]){ "alloc:100", "overrun:0:4", "vfork", NULL });
+	assert_out(&f.r, "vfork child exited 127\n");
+	cr_assert_eq(gg_run_exit(&f.r), 86, "the parent's own violation: %s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 1, "only the parent writes a summary: %s", f.r.err);
+	v = each_summary(&f, VIOLS);
+	cr_assert_str_eq(v, "[(0, 4)];");
+	free(v);
+	cr_assert_eq(gg_count_lines(f.r.err, "INFO: exit:"), 1, "%s", f.r.err);
+	forked_free(&f);
+}

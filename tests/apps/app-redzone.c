@@ -39,6 +39,8 @@
  *   brood:T:C        T threads, each overrunning a 64-byte buffer of its own
  *                    and forking C children that each overrun one of theirs
  *                    (by 8), exit(0); prints how many children exited 0
+ *   vfork            vfork a child that fails to exec and ends with _exit(127),
+ *                    as posix_spawn and Python's subprocess do
  *   tasks            how many threads this process has
  *   cycles:N         N times: reset the primary context, allocate 100 bytes,
  *                    check the size cuMemGetAddressRange_v2 reports, free
@@ -414,6 +416,18 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child %s exited %d\n", mode, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strcmp(arg, "vfork")) {
+			pid_t pid;
+			int status = 0;
+
+			fflush(stdout);
+			if ((pid = vfork()) == 0) {
+				execl("/nonexistent/gpuguard-test-program", "gpuguard-test-program",
+				      (char *)NULL);
+				_exit(127);
+			}
+			waitpid(pid, &status, 0);
+			printf("vfork child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		} else if (!strncmp(arg, "brood:", 6)) {
 			pthread_t t[16];
 			unsigned long clean = 0, job[2] = { a, b };
