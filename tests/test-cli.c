@@ -424,6 +424,36 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
 	cr_assert_eq(system(want), 0);
 }
 
+/* GPUGUARD_DISABLE=2 is no switch the shim knows: it WARNs and stays on,
+ * listening, so scan must not refuse as if it were disabled. */
+Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
+{
+	char dir[64], go[128], step[160], pid[32], cmd[96];
+	struct gg_spawn s;
+	struct gg_run r, scan;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ "GPUGUARD_DISABLE=2", "GPUGUARD_SIGNAL=USR2", "GG_TEST_PTX=" GG_PTX,
+				   NULL },
+		 (const char *[]){ RZ, "sync", step, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "synced\n", 30));
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
+	cr_assert_neq(strstr(scan.out, "sent SIGUSR2"), NULL, "%s", scan.out);
+	gg_run_free(&scan);
+	touch(go);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
+	gg_run_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
 Test(cli, scan_wait_right_after_starting_the_program_waits_for_its_handler)
 {
 	char dir[64], json[128], go[128], step[160], pid[32], want[160];

@@ -274,8 +274,10 @@ static enum verdict check(struct target *t)
 	}
 	sig_name(sig, name, sizeof(name));
 	disable = env_get(env, env_len, "GPUGUARD_DISABLE");
-	if (disable && strcmp(disable, "0") && strcasecmp(disable, "false") &&
-	    strcasecmp(disable, "no") && strcasecmp(disable, "off")) {
+	/* The shim's own rule: only these switch it off; any other value is a
+	 * WARN there, and the shim stays on. */
+	if (disable && (!strcmp(disable, "1") || !strcasecmp(disable, "true") ||
+			!strcasecmp(disable, "yes") || !strcasecmp(disable, "on"))) {
 		because(t, "gpuguard is disabled in process %d (GPUGUARD_DISABLE=%.16s): it installs "
 			"no handler, and %s would reach the program itself", t->pid, disable, name);
 		goto out;
