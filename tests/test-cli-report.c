@@ -580,7 +580,25 @@ Test(report, names_the_file_line_and_column_of_a_malformed_file)
 	cr_assert_eq(r.status, 2);
 	snprintf(want, sizeof(want), "gpuguard: report: %s: line 3, column 9: expected ':'\n", bad);
 	cr_expect_str_eq(r.err, want);
+	/* Named and skipped: the readable one is still reported (SPEC §8). */
+	snprintf(want, sizeof(want), "gpuguard report: %s\n", a);
+	cr_expect_eq(strncmp(r.out, want, strlen(want)), 0, "%s", r.out);
+	cr_expect(strstr(r.out, "\nskipped: 1 file that could not be read (named on standard "
+				"error)\n"), "%s", r.out);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, a_set_of_unreadable_files_only_reports_nothing_and_fails)
+{
+	struct result r;
+
+	make_dir();
+	r = RUN(gg_cmd_report, NULL, "report", "/nonexistent/run.1.json", "/nonexistent/run.2.json");
+	cr_assert_eq(r.status, 2);
 	cr_expect_str_eq(r.out, "");
+	cr_expect(strstr(r.err, "/nonexistent/run.1.json") && strstr(r.err, "/nonexistent/run.2.json"),
+		  "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }

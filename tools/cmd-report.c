@@ -28,7 +28,8 @@ static const char report_usage[] =
 	"pids it was seen in. FILE '-' is standard input.\n"
 	"\n"
 	"Exit status: 0 when no file counts an error, 1 when any does, 2 for a usage\n"
-	"error or a file that cannot be read or is not a schema 1 summary.\n";
+	"error or a file that cannot be read or is not a schema 1 summary (named and\n"
+	"skipped: the others are still reported).\n";
 
 /* ---- text ---------------------------------------------------------------- */
 
@@ -838,8 +839,8 @@ static struct gg_json *load(const char *file)
 int gg_cmd_report(int argc, char **argv)
 {
 	struct view vw = { 0 };
-	bool bad = false, several, stdin_used = false, options = true;
-	int files = 0, status;
+	bool several, stdin_used = false, options = true;
+	int files = 0, skipped = 0, status;
 
 	for (int i = 1; i < argc; i++) {
 		if (options && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
@@ -885,14 +886,14 @@ int gg_cmd_report(int argc, char **argv)
 		pr->file = argv[i];
 		pr->root = load(argv[i]);
 		if (!pr->root) {
-			bad = true;
+			skipped++; /* named by load(); the others are still reported (SPEC §8) */
 			continue;
 		}
 		pr->pid = member_u64(pr->root, "pid");
 		pr->errors = member_u64(pr->root, "errors");
 		vw.nprocs++;
 	}
-	if (bad) {
+	if (!vw.nprocs) {
 		free_view(&vw);
 		return 2;
 	}
@@ -932,6 +933,11 @@ int gg_cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < vw.nprocs; i++)
 		if (vw.procs[i].errors)
 			status = 1;
+	if (skipped) {
+		printf("\nskipped: %d %s that could not be read (named on standard error)\n", skipped,
+		       gg_cli_plural((unsigned long long)skipped, "file", "files"));
+		status = 2;
+	}
 	free_view(&vw);
 	if (fflush(stdout) || ferror(stdout)) {
 		gg_cli_error("report: cannot write the report: %s", strerror(errno));
