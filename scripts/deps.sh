@@ -16,6 +16,8 @@ gg_need() {
 		# A third-party driver client (tests/test-clients.c). Debian's own
 		# interpreter: a python3 earlier on PATH may not see Debian's packages.
 		/usr/bin/python3 -c 'import numba' 2>/dev/null || missing+=(python3-numba)
+		# The virtual environment of NVIDIA's Python clients (scripts/pyenv).
+		/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 	fi
 	for p in ${GG_EXTRA_PACKAGES:-}; do missing+=("$p"); done
 	[ ${#missing[@]} -eq 0 ] && return 0
