@@ -59,3 +59,32 @@ Test(scripts, demo_shows_why_the_build_could_not_be_set_up)
 	remove_tree(dir);
 	gg_run_free(&r);
 }
+
+Test(scripts, test_shows_why_meson_setup_failed)
+{
+	char dir[64], build[96], env_build[128];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(build, sizeof(build), "%s/build", dir);
+	snprintf(env_build, sizeof(env_build), "GG_BUILD_DIR=%s", build);
+	gg_run(&r, 0, (const char *[]){ env_build, NULL },
+	       (const char *[]){ TEST, "--", "-Dbogus=1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	cr_assert_neq(strstr(r.err, "scripts/test: 'meson setup "), NULL, "%s", r.err);
+	cr_assert_neq(strstr(r.err, "Unknown options: \"bogus\""), NULL, "meson's own error: %s",
+		      r.err);
+	remove_tree(dir);
+	gg_run_free(&r);
+}
+
+Test(scripts, test_help_prints_its_usage)
+{
+	struct gg_run r;
+
+	gg_run(&r, 0, NULL, (const char *[]){ TEST, "--help", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "scripts/test --sanitize"), NULL, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "GG_BUILD_DIR=DIR"), NULL, "%s", r.out);
+	gg_run_free(&r);
+}
