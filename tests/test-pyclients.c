@@ -4,12 +4,12 @@
  * cuGetProcAddress_v2: the shim sees them only through the pointers it swaps
  * there (SPEC §1). tests/clients/ drives each through one program (three
  * runs: without the shim, with 64-byte red zones, with GPUGUARD_DISABLE=1,
- * which must print and return the same), and runs numba-cuda's own driver
- * tests without and with the shim (the same outcome, test by test). They
- * run in BUILDDIR/pyenv, a virtual environment of Debian's python3 holding
- * the pins of tests/clients/requirements.txt (scripts/pyenv; scripts/test
- * makes it). A CUDA-runtime program cannot start on the fake driver (the
- * runtime needs cuGetExportTable); it must fail the same way with the shim. */
+ * which must print and return the same). They run in BUILDDIR/pyenv, a
+ * virtual environment of Debian's python3 holding the pins of
+ * tests/clients/requirements.txt (scripts/pyenv; scripts/test makes it).
+ * numba-cuda's own tests are test-peer-suite.c. A CUDA-runtime program
+ * cannot start on the fake driver (the runtime needs cuGetExportTable); it
+ * must fail the same way with the shim. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,65 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-
-#define PYTHON GG_PYENV "/bin/python"
-#define CLIENTS GG_SOURCE_ROOT "/tests/clients/"
-/* Under the sanitizers the fake driver is instrumented too, so the
- * uninstrumented interpreter needs their runtime first even without the shim
- * (with it, the harness puts the runtime first itself). */
-#define SANITIZER_PRELOAD "LD_PRELOAD=" GG_PRELOAD_PREFIX
-
-enum mode { PLAIN, REDZONE, DISABLED };
-static const char *const mode_name[] = { "without the shim", "with GPUGUARD_REDZONE=64",
-					 "with GPUGUARD_DISABLE=1" };
-
-/* The environment's interpreter, with the clients importable: a missing
- * environment fails the test (it is never skipped) and says how to make it. */
-static void require_pyenv(void)
-{
-	struct gg_run r;
-
-	cr_assert_eq(access(PYTHON, X_OK), 0,
-		     PYTHON " is missing: run scripts/pyenv %s (scripts/test does), which installs "
-			    "tests/clients/requirements.txt there",
-		     GG_BUILD_ROOT);
-	gg_run(&r, 0, NULL,
-	       (const char *[]){ PYTHON, "-c", "import cuda.bindings.driver, numba_cuda, pytest", NULL });
-	cr_assert_eq(gg_run_exit(&r), 0, PYTHON " cannot import the clients (rerun scripts/pyenv %s): %s",
-		     GG_BUILD_ROOT, r.err);
-	gg_run_free(&r);
-}
-
-/* A run of @argv on the fake driver in @mode, with @extra (may be NULL) in
- * its environment; with red zones, its JSON summary goes to @json (unless
- * NULL). */
-static void run_mode(struct gg_run *r, enum mode mode, const char *json, const char *const *extra,
-		     const char *const *argv)
-{
-	const char *env[16];
-	char json_env[256];
-	size_t k = 0;
-	unsigned flags = GG_RUN_FAKE;
-
-	if (mode == PLAIN) {
-		if (GG_PRELOAD_PREFIX[0])
-			env[k++] = SANITIZER_PRELOAD;
-	} else {
-		flags |= GG_RUN_SHIM;
-	}
-	if (mode == REDZONE)
-		env[k++] = "GPUGUARD_REDZONE=64";
-	if (mode == REDZONE && json) {
-		snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", json);
-		env[k++] = json_env;
-	}
-	if (mode == DISABLED)
-		env[k++] = "GPUGUARD_DISABLE=1";
-	for (const char *const *e = extra; e && *e; e++)
-		env[k++] = *e;
-	env[k] = NULL;
-	gg_run(r, flags, env, argv);
-}
+#include "pyclients.h"
 
 /* @text without its lines that start with "gpuguard[" (malloc'd). */
 static char *without_gpuguard_lines(const char *text)
@@ -290,60 +232,6 @@ Test(pyclients, numba_cuda_prints_and_returns_the_same_and_its_overrun_is_report
 	expect_json(t.json, "(j['lookups']['total'], j['lookups']['resolved'])", "(3, 3)");
 	expect_json(t.json, "j['errors']", "1");
 	three_runs_free(&t);
-}
-
-/* numba-cuda's driver tests over the fake driver, without and with the
- * shim: tests/clients/peer_suite.py records every test's outcome (with a
- * per-test time limit) and compares the two runs, test by test. It also
- * lists the tests that fail without the shim: where the fake driver is not
- * a faithful GPU (tests/fakecuda/fakecuda.h). */
-Test(pyclients, numba_cuda_driver_tests_have_the_same_outcomes_with_the_shim, .timeout = 1400)
-{
-	struct gg_run plain, shim, cmp, seen;
-	char dir[64], out_plain[128], out_shim[128], json_env[160], *passed;
-
-	require_pyenv();
-	gg_tmpdir(dir, sizeof(dir));
-	snprintf(out_plain, sizeof(out_plain), "%s/plain.json", dir);
-	snprintf(out_shim, sizeof(out_shim), "%s/shim.json", dir);
-	run_mode(&plain, PLAIN, NULL, NULL,
-		 (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "run", out_plain, "--timeout", "120",
-				   "--total", "600", NULL });
-	cr_assert_eq(gg_run_exit(&plain), 0, "stdout:\n%s\nstderr:\n%s", plain.out, plain.err);
-	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s/gg.%%p.json", dir);
-	run_mode(&shim, REDZONE, NULL, (const char *[]){ json_env, NULL },
-		 (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "run", out_shim, "--timeout", "120",
-				   "--total", "600", NULL });
-	cr_assert_eq(gg_run_exit(&shim), 0, "stdout:\n%s\nstderr:\n%s", shim.out, shim.err);
-	/* The shim was there: the tests' allocations were padded (one summary
-	 * per pytest process that used the driver). */
-	gg_run(&seen, 0, NULL,
-	       (const char *[]){ "/usr/bin/python3", "-c",
-				 "import glob, json, sys\n"
-				 "s = [json.load(open(f)) for f in glob.glob(sys.argv[1] + '/gg.*.json')]\n"
-				 "print(sum(j['allocations']['padded'] for j in s), 'allocations padded,',\n"
-				 "      sum(j['errors'] for j in s), 'errors found, in', len(s), 'processes')\n",
-				 dir, NULL });
-	cr_assert_eq(gg_run_exit(&seen), 0, "%s", seen.err);
-	fprintf(stderr, "with the shim: %s", seen.out);
-	cr_expect_gt(strtoul(seen.out, NULL, 10), 100, "%s", seen.out);
-	gg_run(&cmp, 0, NULL, (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "compare", out_plain, out_shim, NULL });
-	/* The comparison goes to the test log, whatever the verdict. */
-	fprintf(stderr, "%s", cmp.out);
-	cr_assert_eq(gg_run_exit(&cmp), 0, "%s\n%s", cmp.out, cmp.err);
-	/* A run where nothing works compares equal too: most tests must pass. */
-	passed = gg_json(out_plain, "sum(o == 'pass' for o in j['tests'].values()) >= 150");
-	cr_expect_str_eq(passed, "True", "%s", cmp.out);
-	free(passed);
-	gg_run_free(&plain);
-	gg_run_free(&shim);
-	gg_run_free(&cmp);
-	gg_run_free(&seen);
-	cr_expect_eq(remove(out_plain), 0);
-	cr_expect_eq(remove(out_shim), 0);
-	snprintf(json_env, sizeof(json_env), "rm -f %s/gg.*.json", dir);
-	cr_expect_eq(system(json_env), 0);
-	cr_expect_eq(remove(dir), 0);
 }
 
 /* The CUDA runtime over the fake driver stops at cuGetExportTable, which
