@@ -1,13 +1,19 @@
 """CuPy under gpuguard, for scripts/gpu-check.
 
-    python3 cupy_check.py audit    RawModule(code=...): one kernel found and run,
-                                   get_function() of a name the module lacks
-    python3 cupy_check.py overrun  RawKernel writing 8 bytes past a 1024-byte
-                                   array, then the array freed
+    python3 cupy_check.py audit          RawModule(code=...): one kernel found and
+                                         run, get_function() of a name the module lacks
+    python3 cupy_check.py overrun        a RawKernel writing 8 bytes past a
+                                         1000-byte array, then the array freed;
+                                         CuPy's memory pool off
+                                         (cupy.cuda.set_allocator(None))
+    python3 cupy_check.py overrun-pool   the same with CuPy's default pool
 
 Prints only what the program itself knows (stdout is compared with and
-without the shim). CuPy's memory pool is turned off for the overrun, so the
-array is exactly one cudaMalloc of 1024 bytes and `del` is its cudaFree.
+without the shim). Without the pool the array is exactly one cudaMalloc of
+1000 bytes and `del` is its cudaFree: the 8 bytes land in gpuguard's band.
+With the pool, the array is a block the pool rounds up to 1024 bytes (or
+carves from a larger segment): the 8 bytes land inside the pool's own
+memory, where no band is, and the pool frees nothing before exit.
 """
 import gc
 import sys
@@ -24,6 +30,7 @@ extern "C" __global__ void gc_fill(unsigned char *p, unsigned long long n, unsig
 """
 
 MISSING = "gc_missing_kernel"
+N = 1000
 
 
 def audit():
@@ -40,12 +47,12 @@ def audit():
         print(MISSING + ":", type(e).__name__, e)
 
 
-def overrun():
-    cp.cuda.set_allocator(None)  # one cudaMalloc per array, no pool
-    n = 1024
-    a = cp.zeros(n, dtype=cp.uint8)
+def overrun(pool):
+    if not pool:
+        cp.cuda.set_allocator(None)  # one cudaMalloc per array, no pool
+    a = cp.zeros(N, dtype=cp.uint8)
     kernel = cp.RawKernel(CODE, "gc_fill")
-    kernel((4,), (128,), (a, cp.uint64(n + 8), cp.uint8(0x41)))  # the bug: n + 8
+    kernel((4,), (128,), (a, cp.uint64(N + 8), cp.uint8(0x41)))  # the bug: N + 8
     cp.cuda.Device().synchronize()
     print("sum", int(a.sum()))
     del a
@@ -55,4 +62,4 @@ def overrun():
 
 
 if __name__ == "__main__":
-    {"audit": audit, "overrun": overrun}[sys.argv[1]]()
+    {"audit": audit, "overrun": lambda: overrun(False), "overrun-pool": lambda: overrun(True)}[sys.argv[1]]()
