@@ -54,6 +54,9 @@ def launch(func, args, stream=0):
 
 
 def main():
+    if len(sys.argv) != 2:
+        print("usage: PYTHON cuda_bindings_client.py KERNELS_PTX", file=sys.stderr)
+        return 2
     ptx_path = sys.argv[1]
     call("cuInit", cu.cuInit(0))
     version = call("cuDriverGetVersion", cu.cuDriverGetVersion())

@@ -40,6 +40,9 @@ def run(stream, kernel, *args):
 
 
 def main():
+    if len(sys.argv) != 2:
+        print("usage: PYTHON numba_cuda_client.py KERNELS_PTX", file=sys.stderr)
+        return 2
     ptx_path = sys.argv[1]
     print("detect:", cuda.detect())
     ctx = cuda.current_context()
@@ -77,7 +80,8 @@ def main():
     gc.collect()
     cuda.close()
     print("done")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

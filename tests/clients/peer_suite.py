@@ -210,11 +210,24 @@ def summary(tests):
     return ", ".join(f"{counts[o]} {o}" for o in SEVERITY + ["not run"] if o in counts)
 
 
+def load_run(path):
+    """A run's JSON, or None (said on stderr) when it is not one."""
+    try:
+        with open(path) as f:
+            run = json.load(f)
+        if isinstance(run, dict) and isinstance(run.get("tests"), dict):
+            return run
+        why = "no 'tests' object"
+    except (OSError, ValueError) as e:
+        why = str(e)
+    print(f"peer_suite: {path} is not a run's outcomes: {why}", file=sys.stderr)
+    return None
+
+
 def compare(plain_path, shim_path):
-    with open(plain_path) as f:
-        plain_run = json.load(f)
-    with open(shim_path) as f:
-        shim_run = json.load(f)
+    plain_run, shim_run = load_run(plain_path), load_run(shim_path)
+    if plain_run is None or shim_run is None:
+        return 2
     plain, shim = plain_run["tests"], shim_run["tests"]
     print(f"{SUITE}: {len(plain)} tests without the shim: {summary(plain)}")
     print(f"{SUITE}: {len(shim)} tests with the shim:    {summary(shim)}")
@@ -234,7 +247,7 @@ def compare(plain_path, shim_path):
         print("a run collected no test")
         bad += 1
     for name, r in (("without", plain_run), ("with", shim_run)):
-        if r["status"] not in (0, 1):
+        if r.get("status") not in (0, 1):
             print(f"UNUSABLE: pytest's last process {name} the shim ended with status {r['status']}")
             bad += 1
     for t in unusable:
@@ -249,18 +262,23 @@ def main(argv):
     if len(argv) >= 3 and argv[1] == "run":
         timeout, total, i = 60.0, 900.0, 3
         while i < len(argv):
-            if argv[i] == "--timeout" and i + 1 < len(argv):
-                timeout = float(argv[i + 1])
-            elif argv[i] == "--total" and i + 1 < len(argv):
-                total = float(argv[i + 1])
-            else:
+            try:
+                if argv[i] == "--timeout" and i + 1 < len(argv):
+                    timeout = float(argv[i + 1])
+                elif argv[i] == "--total" and i + 1 < len(argv):
+                    total = float(argv[i + 1])
+                else:
+                    break
+            except ValueError:
+                break
+            if not (timeout > 0 and total > 0):
                 break
             i += 2
         else:
             return run(argv[2], timeout, total)
     if len(argv) == 4 and argv[1] == "compare":
         return compare(argv[2], argv[3])
-    print(__doc__.split("usage:", 1)[1].split("Outcomes:", 1)[0], file=sys.stderr)
+    print("usage:" + __doc__.split("usage:", 1)[1].split("Outcomes:", 1)[0].rstrip(), file=sys.stderr)
     return 2
 
 
