@@ -3,22 +3,34 @@
  * libunwind is never a DT_NEEDED of the shim: Debian's libunwind.so.8 exports
  * _Unwind_* and backtrace, which would take over C++ exception unwinding and
  * backtrace() for the whole process. It is dlopen()ed RTLD_LOCAL on the first
- * unwind, and its entry points are called through pointers. */
+ * unwind, and its entry points are called through pointers.
+ *
+ * The CUDA runtime that nvcc links into the executable by default is code of
+ * the executable: GPUGUARD_SKIP_OBJECTS cannot skip it. Its frames are told
+ * apart by their function names in the executable's symbol table, read once,
+ * on the first unwind that meets a frame of the executable, into a sorted
+ * array of address ranges that every later unwind searches. */
 #include "callsite.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <execinfo.h>
 #include <fnmatch.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "elfsyms.h"
 #include "gg.h"
+#include "runtime-syms.h"
 
 #ifdef GG_HAVE_LIBUNWIND_H
 #define UNW_LOCAL_ONLY
@@ -27,19 +39,35 @@
 #define GG_XSTR(x) GG_STR(x)
 #endif
 
-#define MAX_SKIP 32
 #define SITES (1u << 16) /* interned call sites; power of two */
+#define CHAINS (1u << 12) /* interned sites inside a stripped runtime; power of two */
+#define CHAIN_ID 0x80000000u /* the ids of @chains */
+
+/* A site inside a stripped executable's runtime, with its outer frames. */
+struct chain {
+	_Atomic uint32_t state; /* CHAIN_FREE, then CHAIN_BUSY while written, then CHAIN_READY */
+	uint32_t hash;
+	struct gg_callsite cs;
+};
+enum { CHAIN_FREE, CHAIN_BUSY, CHAIN_READY };
+
+/* The executable's functions that GPUGUARD_SKIP_SYMBOLS names. */
+struct runtime {
+	struct gg_ranges functions; /* symbol values, less exe_bias */
+	bool stripped; /* no symbol table, but the runtime is linked in */
+};
 
 static struct {
 	/* Written by gg_callsite_configure() during set-up; read-only after. */
-	char skip_buf[1024];
-	const char *skip[MAX_SKIP];
-	int nskip;
+	struct gg_globs skip, skip_symbols;
 	void *self_base; /* the shim's load base */
+	void *exe_base;  /* the executable's, as dladdr() gives it */
+	uintptr_t exe_bias; /* its symbols' values + this = their addresses */
 	char exe[PATH_MAX]; /* the executable's full path; dladdr gives argv[0] */
 
 	atomic_uint_fast64_t unwinds; /* lock-free */
 	_Atomic uintptr_t sites[SITES]; /* lock-free: a slot is set once, from 0 */
+	struct chain chains[CHAINS];    /* lock-free: a slot is written once */
 
 	pthread_once_t once; /* loads libunwind */
 #ifdef GG_HAVE_LIBUNWIND_H
@@ -50,27 +78,38 @@ static struct {
 	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 	int (*fast_backtrace)(void **, int); /* unw_backtrace: cached frame info */
 #endif
-} callsite_state = { .once = PTHREAD_ONCE_INIT };
+	pthread_once_t runtime_once; /* reads the executable's symbol table */
+	struct runtime runtime;      /* written once under @runtime_once */
+} callsite_state = { .once = PTHREAD_ONCE_INIT, .runtime_once = PTHREAD_ONCE_INIT };
 
-void gg_callsite_configure(const char *skip_list)
+/* The executable is the first object dl_iterate_phdr() reports. */
+static int find_exe(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	uintptr_t lowest = UINTPTR_MAX, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	(void)size;
+	(void)ctx;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lowest)
+			lowest = info->dlpi_phdr[i].p_vaddr;
+	callsite_state.exe_bias = info->dlpi_addr;
+	/* dladdr's dli_fbase: the first mapped page (ld.so's l_map_start). */
+	if (lowest != UINTPTR_MAX)
+		callsite_state.exe_base = (void *)((info->dlpi_addr + lowest) & ~(page - 1));
+	return 1;
+}
+
+void gg_callsite_configure(const char *skip_objects, const char *skip_symbols)
 {
 	Dl_info info;
-	char *save = NULL, *tok;
-
 	ssize_t n = readlink("/proc/self/exe", callsite_state.exe, sizeof(callsite_state.exe) - 1);
 
 	callsite_state.exe[n > 0 ? n : 0] = '\0';
 	if (dladdr((void *)&gg_callsite_configure, &info))
 		callsite_state.self_base = info.dli_fbase;
-	snprintf(callsite_state.skip_buf, sizeof(callsite_state.skip_buf), "%s", skip_list);
-	callsite_state.nskip = 0;
-	for (tok = strtok_r(callsite_state.skip_buf, ",", &save); tok && callsite_state.nskip < MAX_SKIP;
-	     tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (*tok)
-			callsite_state.skip[callsite_state.nskip++] = tok;
-	}
+	dl_iterate_phdr(find_exe, NULL);
+	gg_globs_parse(&callsite_state.skip, skip_objects);
+	gg_globs_parse(&callsite_state.skip_symbols, skip_symbols);
 }
 
 static void load_unwinder(void)
@@ -146,8 +185,8 @@ int gg_callsite_skipped(const char *path)
 {
 	const char *base = base_name(path);
 
-	for (int i = 0; i < callsite_state.nskip; i++)
-		if (fnmatch(callsite_state.skip[i], base, 0) == 0)
+	for (int i = 0; i < callsite_state.skip.n; i++)
+		if (fnmatch(callsite_state.skip.item[i], base, 0) == 0)
 			return 1;
 	return 0;
 }
@@ -159,20 +198,55 @@ int gg_callsite_in_shim(uintptr_t address)
 	return dladdr((void *)(address - 1), &info) && info.dli_fbase == callsite_state.self_base;
 }
 
-uintptr_t gg_callsite_pick(const uintptr_t *pcs, int n)
+/* ---- the runtime's functions in the executable ---- */
+
+static void load_runtime(void)
 {
+	struct runtime *rt = &callsite_state.runtime;
+	struct gg_elf e;
+
+	if (gg_elf_open(&e, "/proc/self/exe"))
+		return; /* nothing known: every frame is the program's */
+	/* Stripped, the runtime's frames cannot be told apart; whether the
+	 * runtime is there at all still can. */
+	if (gg_runtime_ranges(&e, &callsite_state.skip_symbols, &rt->functions) == -ENOENT)
+		rt->stripped = gg_runtime_linked(&e) == 1;
+	gg_elf_close(&e);
+}
+
+/* ---- finding the call site ---- */
+
+void gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs)
+{
+	memset(cs, 0, sizeof(*cs));
 	for (int i = 0; i < n; i++) {
+		/* A return address may sit just past the end of its function. */
+		uintptr_t pc = pcs[i] - 1;
 		Dl_info info;
 
-		/* A return address may sit just past the end of its function. */
-		if (!dladdr((void *)(pcs[i] - 1), &info) || !info.dli_fname)
-			return pcs[i]; /* JIT code or the like: the application's own */
+		if (!dladdr((void *)pc, &info) || !info.dli_fname) {
+			cs->pc = pcs[i]; /* JIT code or the like: the application's own */
+			return;
+		}
 		if (info.dli_fbase == callsite_state.self_base)
 			continue; /* the shim's own frames are never a call site */
-		if (!gg_callsite_skipped(info.dli_fname))
-			return pcs[i];
+		if (gg_callsite_skipped(info.dli_fname))
+			continue;
+		if (info.dli_fbase == callsite_state.exe_base && callsite_state.skip_symbols.n) {
+			const struct runtime *rt = &callsite_state.runtime;
+
+			pthread_once(&callsite_state.runtime_once, load_runtime);
+			if (gg_ranges_hold(&rt->functions, pc - callsite_state.exe_bias))
+				continue;
+			if (rt->stripped) {
+				cs->in_static_runtime = true;
+				for (int k = i + 1; k < n && cs->nouter < GG_CALLSITE_OUTER; k++)
+					cs->outer[cs->nouter++] = pcs[k];
+			}
+		}
+		cs->pc = pcs[i];
+		return;
 	}
-	return 0;
 }
 
 uint64_t gg_callsite_unwinds(void)
@@ -180,11 +254,11 @@ uint64_t gg_callsite_unwinds(void)
 	return atomic_load_explicit(&callsite_state.unwinds, memory_order_relaxed);
 }
 
-uintptr_t gg_callsite_find(void)
+void gg_callsite_find(struct gg_callsite *cs)
 {
 	uintptr_t pcs[GG_CALLSITE_MAX_FRAMES];
 
-	return gg_callsite_pick(pcs, gg_callsite_frames(pcs, GG_ARRAY_SIZE(pcs)));
+	gg_callsite_pick(pcs, gg_callsite_frames(pcs, GG_ARRAY_SIZE(pcs)), cs);
 }
 
 int gg_callsite_describe(uintptr_t address, struct gg_site *site)
@@ -207,12 +281,19 @@ int gg_callsite_describe(uintptr_t address, struct gg_site *site)
 	return 0;
 }
 
-uint32_t gg_callsite_intern(uintptr_t address)
+/* ---- interning ---- */
+
+bool gg_callsite_same(const struct gg_callsite *a, const struct gg_callsite *b)
+{
+	return a->pc == b->pc && a->in_static_runtime == b->in_static_runtime &&
+	       a->nouter == b->nouter &&
+	       !memcmp(a->outer, b->outer, a->nouter * sizeof(a->outer[0]));
+}
+
+static uint32_t intern_address(uintptr_t address)
 {
 	uint32_t h = (uint32_t)((address * 0x9e3779b97f4a7c15ull) >> 40);
 
-	if (!address)
-		return 0;
 	/* Linear probing; slot 0 is never used, so id 0 can mean unknown. */
 	for (uint32_t n = 0; n < SITES; n++) {
 		uint32_t i = (h + n) & (SITES - 1);
@@ -230,8 +311,71 @@ uint32_t gg_callsite_intern(uintptr_t address)
 	return 0;
 }
 
-uintptr_t gg_callsite_address(uint32_t id)
+static uint32_t chain_hash(const struct gg_callsite *cs)
 {
-	return id && id < SITES ? atomic_load_explicit(&callsite_state.sites[id], memory_order_relaxed)
-				: 0;
+	uint64_t h = cs->pc * 0x9e3779b97f4a7c15ull;
+
+	for (int i = 0; i < cs->nouter; i++)
+		h = (h ^ cs->outer[i]) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* A slot is claimed (FREE -> BUSY), written, then published (READY); a
+ * thread that meets a BUSY slot waits for it, a few stores away, so the same
+ * chain never gets two ids. */
+static uint32_t intern_chain(const struct gg_callsite *cs)
+{
+	uint32_t h = chain_hash(cs);
+
+	for (uint32_t n = 0; n < CHAINS; n++) {
+		struct chain *c = &callsite_state.chains[(h + n) & (CHAINS - 1)];
+		uint32_t state = atomic_load_explicit(&c->state, memory_order_acquire);
+
+		if (state == CHAIN_FREE &&
+		    atomic_compare_exchange_strong(&c->state, &state, CHAIN_BUSY)) {
+			c->hash = h;
+			c->cs = *cs;
+			atomic_store_explicit(&c->state, CHAIN_READY, memory_order_release);
+			return CHAIN_ID | (uint32_t)(c - callsite_state.chains);
+		}
+		while (state == CHAIN_BUSY) {
+			sched_yield();
+			state = atomic_load_explicit(&c->state, memory_order_acquire);
+		}
+		if (c->hash == h && gg_callsite_same(&c->cs, cs))
+			return CHAIN_ID | (uint32_t)(c - callsite_state.chains);
+	}
+	return 0;
+}
+
+uint32_t gg_callsite_intern(const struct gg_callsite *cs)
+{
+	if (!cs->pc)
+		return 0;
+	return cs->in_static_runtime ? intern_chain(cs) : intern_address(cs->pc);
+}
+
+void gg_callsite_get(uint32_t id, struct gg_callsite *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+	if (id & CHAIN_ID) {
+		const struct chain *c = &callsite_state.chains[(id & ~CHAIN_ID) & (CHAINS - 1)];
+
+		if ((id & ~CHAIN_ID) < CHAINS &&
+		    atomic_load_explicit(&c->state, memory_order_acquire) == CHAIN_READY)
+			*cs = c->cs;
+	} else if (id && id < SITES) {
+		cs->pc = atomic_load_explicit(&callsite_state.sites[id], memory_order_relaxed);
+	}
+}
+
+void gg_callsite_atfork_child(void)
+{
+	/* A slot a thread of the parent was writing when it forked is written by
+	 * no one in the child: free it, or the child would wait for it forever. */
+	for (uint32_t i = 0; i < CHAINS; i++)
+		if (atomic_load_explicit(&callsite_state.chains[i].state, memory_order_relaxed) ==
+		    CHAIN_BUSY)
+			atomic_store_explicit(&callsite_state.chains[i].state, CHAIN_FREE,
+					      memory_order_relaxed);
 }

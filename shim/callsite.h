@@ -1,13 +1,22 @@
 /* Call sites: the first frame outside the shim, the driver and the other
- * GPUGUARD_SKIP_OBJECTS, found by unwinding (SPEC §3). libunwind is loaded
- * privately on first use; glibc's backtrace() is the fallback. */
+ * GPUGUARD_SKIP_OBJECTS, and outside the CUDA runtime linked statically into
+ * the executable (GPUGUARD_SKIP_SYMBOLS), found by unwinding (SPEC §3).
+ * libunwind is loaded privately on first use; glibc's backtrace() is the
+ * fallback. */
 #ifndef GG_CALLSITE_H
 #define GG_CALLSITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define GG_CALLSITE_MAX_FRAMES 64
+
+/* Frames kept outward of a site inside a stripped executable's statically
+ * linked runtime: the runtime's own frames under its entry point are a few,
+ * and the entry point and a kernel's launch stub two more; eight leave room
+ * to reach the application's. */
+#define GG_CALLSITE_OUTER 8
 
 /* A frame described with dladdr. @object and @symbol point into the loaded
  * object's own strings and stay valid while it is loaded; callers that keep a
@@ -20,31 +29,56 @@ struct gg_site {
 	uintptr_t symbol_offset;
 };
 
-/* Parse GPUGUARD_SKIP_OBJECTS (comma list of basename globs). Set-up only. */
-void gg_callsite_configure(const char *skip_list);
+/* A call site as an unwind found it. When the executable carries the CUDA
+ * runtime but no symbol table, the runtime's frames cannot be told from the
+ * application's: the site is then the first frame in the executable, marked
+ * @in_static_runtime, with the frames outward of it, from which gpuguard
+ * symbolize and an unstripped copy name the application's frame. */
+struct gg_callsite {
+	uintptr_t pc;            /* the site's return address; 0 when unknown */
+	bool in_static_runtime;
+	uint8_t nouter;          /* frames in @outer; 0 unless @in_static_runtime */
+	uintptr_t outer[GG_CALLSITE_OUTER]; /* innermost first */
+};
+
+/* Parse GPUGUARD_SKIP_OBJECTS (comma list of basename globs) and
+ * GPUGUARD_SKIP_SYMBOLS (comma list of function name globs). Set-up only. */
+void gg_callsite_configure(const char *skip_objects, const char *skip_symbols);
 
 /* Return addresses of the current thread's frames, outermost last, starting
  * with the caller of this function. Returns how many were stored. */
 int gg_callsite_frames(uintptr_t *pcs, int max);
 
-/* The first of @pcs whose object is neither the shim nor matches a skip glob;
- * 0 when every frame is skipped. */
-uintptr_t gg_callsite_pick(const uintptr_t *pcs, int n);
+/* The call site among @pcs: the first frame whose object is neither the shim
+ * nor matches a skip glob, and that is no function of the executable's
+ * matching a GPUGUARD_SKIP_SYMBOLS glob. @cs->pc is 0 when every frame is
+ * skipped. The executable's symbol table is read on the first call that
+ * meets one of its frames; later calls look it up in memory. */
+void gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs);
 
 /* How many times this process unwound its stack (for tests and reports). */
 uint64_t gg_callsite_unwinds(void);
 
 /* gg_callsite_frames + gg_callsite_pick. */
-uintptr_t gg_callsite_find(void);
+void gg_callsite_find(struct gg_callsite *cs);
 
 /* Describe @address. 0, or -ENOENT when it lies in no loaded object. */
 int gg_callsite_describe(uintptr_t address, struct gg_site *site);
 
-/* Interned call sites: a small id for a return address, so a million zones
- * from ten call sites hold ten addresses. Lock-free; 0 means unknown (the
- * table is full, or @address is 0). */
-uint32_t gg_callsite_intern(uintptr_t address);
-uintptr_t gg_callsite_address(uint32_t id);
+/* Interned call sites: a small id for a site, so a million zones from ten
+ * call sites hold ten sites. No lock (a site inside a stripped runtime may
+ * wait a few stores for a slot another thread is writing); 0 means unknown
+ * (the table is full, or @cs->pc is 0). A site inside a stripped executable's
+ * runtime is interned with its outer frames: they tell its callers apart. */
+uint32_t gg_callsite_intern(const struct gg_callsite *cs);
+/* The site of @id; @cs->pc is 0 for an unknown id. */
+void gg_callsite_get(uint32_t id, struct gg_callsite *cs);
+
+/* Whether two sites are the same (their frames, outer ones included). */
+bool gg_callsite_same(const struct gg_callsite *a, const struct gg_callsite *b);
+
+/* Fork: the child's interning table holds no half-written slot. */
+void gg_callsite_atfork_child(void);
 
 /* Whether @address lies in the shim itself. */
 int gg_callsite_in_shim(uintptr_t address);

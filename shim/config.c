@@ -40,6 +40,7 @@ static const struct opt opts[] = {
 	{ "GPUGUARD_EXPECTED_ABSENT", OPT_PATH, F(expected_absent), 0, "" },
 	{ "GPUGUARD_SKIP_OBJECTS", OPT_STR, F(skip_objects), 0,
 	  "libcuda.so*,libcudart.so*,libgpuguard.so*" },
+	{ "GPUGUARD_SKIP_SYMBOLS", OPT_STR, F(skip_symbols), 0, GG_SKIP_SYMBOLS_DEFAULT },
 	{ "GPUGUARD_BOUNDARY", OPT_STR, F(boundary), 0, "" },
 	{ "GPUGUARD_SIGNAL", OPT_SIGNAL, F(signal), 0, "none" },
 	{ "GPUGUARD_REDZONE", OPT_REDZONE, F(redzone), 0, "0" },

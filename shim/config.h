@@ -9,6 +9,21 @@
 
 #define GG_CONFIG_STR_MAX 1024
 
+/* GPUGUARD_SKIP_SYMBOLS's default: the names of the CUDA runtime's code when
+ * it is linked into the program (nvcc's default), shared with the gpuguard
+ * command, whose symbolize skips the same frames. In the order: the public
+ * API (C names, and the C++ templates of cuda_runtime.h in the global
+ * namespace, mangled "_Z<length>cuda..."); the implementation's own names,
+ * reserved identifiers with "__cuda" ("__cudaLaunchKernel",
+ * "__sti____cudaRegisterAll") or "__nv_" (the registration code nvcc writes
+ * into each file, "__nv_cudaEntityRegisterCallback"); the launch stubs nvcc
+ * writes for each kernel ("__device_stub__Z6kernelPf"); the runtime's
+ * internal functions, "libcudart_static_<sha1>" in CUDA 13 and the cudart::
+ * namespace before it. A program's own names are never reserved ones. */
+#define GG_SKIP_SYMBOLS_DEFAULT                                                              \
+	"cuda[A-Z]*,_Z[0-9]cuda[A-Z]*,_Z[0-9][0-9]cuda[A-Z]*,*__cuda*,*__nv_*,"             \
+	"*__device_stub_*,libcudart_static_*,_ZN6cudart*"
+
 struct gg_config {
 	bool disable;
 	char log[PATH_MAX];                 /* "" = stderr */
@@ -21,6 +36,7 @@ struct gg_config {
 	bool allow_unresolved;
 	char expected_absent[PATH_MAX];     /* "" = none */
 	char skip_objects[GG_CONFIG_STR_MAX];
+	char skip_symbols[GG_CONFIG_STR_MAX];
 	char boundary[GG_CONFIG_STR_MAX];   /* raw list; parsed by the boundary code */
 	int signal;                         /* 0 = none */
 	uint64_t redzone;                   /* bytes, a multiple of 16 */

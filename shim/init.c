@@ -68,6 +68,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	gg_callsite_atfork_child();
 	gg_hooks_atfork_child();
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
@@ -142,7 +143,7 @@ static void setup(void)
 	gg_report_open(&cfg);
 	gg_config_report_warnings();
 	gg_report_check_files(&cfg);
-	gg_callsite_configure(cfg.skip_objects);
+	gg_callsite_configure(cfg.skip_objects, cfg.skip_symbols);
 	gg_audit_configure(&cfg);
 	gg_redzone_configure(&cfg);
 	gg_boundary_configure(&cfg);

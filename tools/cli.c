@@ -51,6 +51,8 @@ static const char usage_text[] =
 	"  --expected-absent FILE  module::function globs that are never fatal (EXPECTED_ABSENT)\n"
 	"  --allow-unresolved      warn instead of abort at the gate (ALLOW_UNRESOLVED)\n"
 	"  --skip-objects LIST     objects skipped when finding a call site (SKIP_OBJECTS)\n"
+	"  --skip-symbols LIST     the program's functions skipped likewise: the CUDA runtime\n"
+	"                          linked into it (SKIP_SYMBOLS)\n"
 	"  --log FILE              log file, %p = pid (LOG)\n"
 	"  --json FILE             JSON summary, %p = pid (SUMMARY_JSON)\n"
 	"  --metrics FILE          Prometheus text file, %p = pid (METRICS)\n"
@@ -143,6 +145,7 @@ static const struct option_map options[] = {
 	{ "--allow-unresolved", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1, NULL },
 	{ "--dangerously-allow-unresolved-kernel-lookups", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1, NULL },
 	{ "--skip-objects", "GPUGUARD_SKIP_OBJECTS", TAKES_TEXT, A_TEXT },
+	{ "--skip-symbols", "GPUGUARD_SKIP_SYMBOLS", TAKES_TEXT, A_TEXT },
 	{ "--log", "GPUGUARD_LOG", TAKES_OUTPUT, A_FILE },
 	{ "--json", "GPUGUARD_SUMMARY_JSON", TAKES_OUTPUT, A_FILE },
 	{ "--metrics", "GPUGUARD_METRICS", TAKES_OUTPUT, A_FILE },
@@ -452,7 +455,7 @@ static int poisoned_changes(char **prog, const char *shim, const struct env_list
 int gg_cmd_bisect(int argc, char **argv)
 {
 	static const char *const allowed[] = { "--redzone", "--fill", "--min-idx", "--skip-objects",
-					       "--expected-absent", "--allow-unresolved",
+					       "--skip-symbols", "--expected-absent", "--allow-unresolved",
 					       "--dangerously-allow-unresolved-kernel-lookups", NULL };
 	struct env_list e = { .n = 0 };
 	char shim[PATH_MAX] = "", dir[] = "/tmp/gpuguard-bisect-XXXXXX", json_env[PATH_MAX + 32];

@@ -26,6 +26,7 @@
 
 struct site {
 	struct site *next;
+	struct gg_callsite cs; /* what tells sites apart */
 	uintptr_t address;
 	char *object;
 	uintptr_t offset;
@@ -311,17 +312,21 @@ static struct pair *pair_get(const char *module, const char *function)
 	return p;
 }
 
-static void site_record(struct pair *p, const struct gg_site *where, const char *result)
+static void site_record(struct pair *p, const struct gg_callsite *cs, const struct gg_site *where,
+			const char *result)
 {
 	struct site *s;
 
+	/* Inside a stripped executable's runtime, one frame is the site of many
+	 * callers: the outer frames tell them apart. */
 	for (s = p->sites; s; s = s->next)
-		if (s->address == where->address)
+		if (gg_callsite_same(&s->cs, cs))
 			break;
 	if (!s) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return;
+		s->cs = *cs;
 		s->address = where->address;
 		s->object = strdup(where->object);
 		s->offset = where->offset;
@@ -342,13 +347,16 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	char module[GG_AUDIT_NAME_MAX];
 	const char *function = name ? name : "(null)";
 	struct gg_site where;
+	struct gg_callsite cs;
 	struct pair *p;
 	bool late = false, first_warning = false;
 	uint64_t seal = 0;
 
 	gg_report_lookup(api, handle, name, rc_name);
-	if (rc != 0) /* only failures are kept against a call site: one unwind */
-		gg_callsite_describe(gg_callsite_find(), &where);
+	if (rc != 0) { /* only failures are kept against a call site: one unwind */
+		gg_callsite_find(&cs);
+		gg_callsite_describe(cs.pc, &where);
+	}
 
 	pthread_mutex_lock(&audit_state.lock);
 	struct named *e = names_find(KEY(kind, handle));
@@ -369,7 +377,7 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 		audit_state.failed_calls++;
 		if (p) {
 			p->failed++;
-			site_record(p, &where, rc_name);
+			site_record(p, &cs, &where, rc_name);
 		}
 		if (audit_state.sealed && !(p && p->expected_absent)) {
 			/* Counted before anything else happens, abort included. */
@@ -388,11 +396,11 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	/* The pair's copy of the name outlives the lock: pairs are never freed. */
 	mod_name = p ? p->module : module;
 	if (!audit_state.allow) {
-		gg_report_late_miss(true, seal, mod_name, function, rc_name, &where);
+		gg_report_late_miss(true, seal, mod_name, function, rc_name, &where, &cs);
 		gg_shim_fatal();
 	}
 	if (first_warning)
-		gg_report_late_miss(false, seal, mod_name, function, rc_name, &where);
+		gg_report_late_miss(false, seal, mod_name, function, rc_name, &where, &cs);
 }
 
 /* ---- the gate ---- */
@@ -484,6 +492,7 @@ static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_
 		row.offset = s->offset;
 		row.symbol = s->symbol;
 		row.symbol_offset = s->symbol_offset;
+		row.cs = &s->cs;
 		fn(ctx, &row);
 	}
 }

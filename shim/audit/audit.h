@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 struct gg_config;
+struct gg_callsite;
 
 /* Modules and libraries are named apart: their handles are different objects. */
 enum gg_audit_kind { GG_AUDIT_MODULE, GG_AUDIT_LIBRARY };
@@ -54,6 +55,7 @@ struct gg_audit_row {
 	uintptr_t offset;
 	const char *symbol;    /* NULL when none */
 	uintptr_t symbol_offset;
+	const struct gg_callsite *cs; /* the site's frames; NULL when none */
 };
 
 /* Call @fn for every (unresolved pair, call site), required pairs first,

@@ -274,6 +274,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	struct ctx_slot *s;
 	void *event = NULL;
 	struct gg_zone old;
+	struct gg_callsite cs;
 
 	if (rc != 0)
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
@@ -285,7 +286,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	s = &redzone_state.ctx[t->ctx];
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
-	z.site = gg_callsite_intern(gg_callsite_find());
+	gg_callsite_find(&cs);
+	z.site = gg_callsite_intern(&cs);
 	if (async) {
 		/* On the allocation's own stream, ahead of the application's next work
 		 * there; the event tells scans when it is done. */

@@ -141,7 +141,7 @@ static void jw_bool(struct jw *w, bool v)
 }
 
 static void jw_site(struct jw *w, uintptr_t address, const char *object, uintptr_t offset,
-		    const char *symbol, uintptr_t symbol_offset)
+		    const char *symbol, uintptr_t symbol_offset, const struct gg_callsite *cs)
 {
 	char sym[GG_AUDIT_NAME_MAX + 32];
 
@@ -157,6 +157,19 @@ static void jw_site(struct jw *w, uintptr_t address, const char *object, uintptr
 		jw_str(w, sym);
 	} else {
 		jw_puts(w, "null");
+	}
+	/* Inside a stripped executable's runtime: say so, and give the frames
+	 * outward, each a site of its own, for gpuguard symbolize. */
+	if (cs && cs->in_static_runtime) {
+		jw_puts(w, ", \"in_static_runtime\": true,\n        \"frames\": [");
+		for (int i = 0; i < cs->nouter; i++) {
+			struct gg_site s;
+
+			gg_callsite_describe(cs->outer[i], &s);
+			jw_puts(w, i ? ",\n          " : "\n          ");
+			jw_site(w, s.address, s.object, s.offset, s.symbol, s.symbol_offset, NULL);
+		}
+		jw_puts(w, cs->nouter ? " ]" : "]");
 	}
 	jw_puts(w, " }");
 }
@@ -179,7 +192,7 @@ static void unresolved_row(void *ctx, const struct gg_audit_row *r)
 	jw_printf(w, ", \"count\": %" PRIu64 ", \"result\": ", r->count);
 	jw_str(w, r->result);
 	jw_puts(w, ",\n      \"site\": ");
-	jw_site(w, r->address, r->object, r->offset, r->symbol, r->symbol_offset);
+	jw_site(w, r->address, r->object, r->offset, r->symbol, r->symbol_offset, r->cs);
 	jw_puts(w, " }");
 }
 
@@ -188,8 +201,10 @@ static void violation_row(void *ctx, const struct gg_violation *v)
 	struct rows *rows = ctx;
 	struct jw *w = rows->w;
 	struct gg_site site;
+	struct gg_callsite cs;
 
-	gg_callsite_describe(gg_callsite_address(v->site), &site);
+	gg_callsite_get(v->site, &cs);
+	gg_callsite_describe(cs.pc, &site);
 	jw_printf(w, "%s{ \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
 		  ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
 		  ", \"first_value\": %u, \"expected\": %u, \"detected_by\": ",
@@ -197,7 +212,7 @@ static void violation_row(void *ctx, const struct gg_violation *v)
 		  v->changed, v->first_value, v->expected);
 	jw_str(w, v->detected_by);
 	jw_puts(w, ",\n      \"site\": ");
-	jw_site(w, site.address, site.object, site.offset, site.symbol, site.symbol_offset);
+	jw_site(w, site.address, site.object, site.offset, site.symbol, site.symbol_offset, &cs);
 	jw_puts(w, " }");
 }
 
@@ -227,6 +242,8 @@ static void write_summary(struct jw *w)
 	jw_bool(w, cfg->check_on_free);
 	jw_puts(w, ", \"halt_on_error\": ");
 	jw_bool(w, cfg->halt_on_error);
+	jw_puts(w, ", \"skip_symbols\": ");
+	jw_str(w, cfg->skip_symbols);
 	jw_puts(w, ", \"expected_absent\": ");
 	if (cfg->expected_absent[0])
 		jw_str(w, cfg->expected_absent);

@@ -16,6 +16,8 @@
 #include "config.h"
 
 #define LINE_MAX_BYTES 2048
+/* A site's text, with the outer frames of one inside a stripped runtime. */
+#define SITE_TEXT_MAX LINE_MAX_BYTES
 
 /* LEVEL_SETTING: a WARN about the configuration, printed at every verbosity
  * because it changes what is checked (SPEC §2). */
@@ -295,6 +297,36 @@ static const char *site_text(uintptr_t address, const char *object, uintptr_t of
 	return out;
 }
 
+/* After the text of a site inside a stripped executable's statically linked
+ * runtime, what says so and the frames outward of it, from which gpuguard
+ * symbolize and an unstripped copy name the application's frame. Whole
+ * frames only, and the bracket always closed: a cut list names nothing. */
+static void append_outer(const struct gg_callsite *cs, char *out, size_t cap)
+{
+	static const char head[] = " [inside the statically linked CUDA runtime";
+	size_t len = strlen(out);
+
+	if (!cs || !cs->in_static_runtime || len + sizeof(head) + 1 > cap)
+		return;
+	memcpy(out + len, head, sizeof(head));
+	len += sizeof(head) - 1;
+	for (int i = 0; i < cs->nouter; i++) {
+		const char *sep = i ? " < " : "; called from ";
+		struct gg_site s;
+		char one[320];
+		size_t n;
+
+		gg_callsite_describe(cs->outer[i], &s);
+		site_text(s.address, s.object, s.offset, s.symbol, s.symbol_offset, one, sizeof(one));
+		n = strlen(sep) + strlen(one);
+		if (len + n + 2 > cap)
+			break;
+		snprintf(out + len, cap - len, "%s%s", sep, one);
+		len += n;
+	}
+	memcpy(out + len, "]", 2);
+}
+
 void gg_report_expected_unreadable(const char *path, const char *reason)
 {
 	char buf[256];
@@ -337,7 +369,7 @@ static void cut(char *s, size_t width)
 
 static void seal_row(void *ctx, const struct gg_audit_row *r)
 {
-	char name[2 * 128 + 3], m[128], f[128], head[64], site[320];
+	char name[2 * 128 + 3], m[128], f[128], head[64], site[SITE_TEXT_MAX];
 
 	(void)ctx;
 	if (r->site_index == 0) {
@@ -354,7 +386,12 @@ static void seal_row(void *ctx, const struct gg_audit_row *r)
 			    (unsigned long long)r->count, r->result ? r->result : "?");
 
 	site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site, sizeof(site));
-	cut(site, lead < TABLE_WIDTH - 16 ? (size_t)(TABLE_WIDTH - lead) : 16);
+	/* A site inside a stripped runtime keeps its outer frames whole, past the
+	 * table's width: cut, they could not name the application's frame. */
+	if (r->cs && r->cs->in_static_runtime)
+		append_outer(r->cs, site, sizeof(site));
+	else
+		cut(site, lead < TABLE_WIDTH - 16 ? (size_t)(TABLE_WIDTH - lead) : 16);
 	gg_report_info("%s%s", head, site);
 }
 
@@ -389,12 +426,14 @@ void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
 }
 
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
-			 const char *result, const struct gg_site *where)
+			 const char *result, const struct gg_site *where,
+			 const struct gg_callsite *cs)
 {
-	char m[128], f[128], site[320];
+	char m[128], f[128], site[SITE_TEXT_MAX];
 
 	site_text(where->address, where->object, where->offset, where->symbol, where->symbol_offset,
 		  site, sizeof(site));
+	append_outer(cs, site, sizeof(site));
 	printable(module, m, sizeof(m));
 	printable(function, f, sizeof(f));
 	if (fatal)
@@ -429,9 +468,20 @@ static const char *site_of_address(uintptr_t address, char *out, size_t cap)
 			 out, cap);
 }
 
+/* The same of an interned site, its outer frames included. */
+static const char *site_of_id(uint32_t id, char *out, size_t cap)
+{
+	struct gg_callsite cs;
+
+	gg_callsite_get(id, &cs);
+	site_of_address(cs.pc, out, cap);
+	append_outer(&cs, out, cap);
+	return out;
+}
+
 void gg_report_violation(const struct gg_violation *v)
 {
-	char site[320], where[64];
+	char site[SITE_TEXT_MAX], where[64];
 
 	if (v->first == v->last)
 		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
@@ -445,7 +495,7 @@ void gg_report_violation(const struct gg_violation *v)
 			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
 			(unsigned long long)v->pad, (unsigned long long)v->changed,
 			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
-			site_of_address(gg_callsite_address(v->site), site, sizeof(site)));
+			site_of_id(v->site, site, sizeof(site)));
 }
 
 void gg_report_alloc_stack(uint64_t index, size_t bytes)

@@ -48,11 +48,13 @@ void gg_report_unknown_variable(const char *var, const char *nearest);
 
 /* Audit (SPEC §3). */
 struct gg_site;
+struct gg_callsite;
 void gg_report_expected_unreadable(const char *path, const char *reason);
 void gg_report_seal_table(uint64_t seal, const char *why);
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
-			 const char *result, const struct gg_site *where);
+			 const char *result, const struct gg_site *where,
+			 const struct gg_callsite *cs);
 
 /* Red zones (SPEC §4): a changed band (ERROR), and the stack of the
  * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
