@@ -453,6 +453,7 @@ static void sb_site(struct sb *b, const struct gg_json *site)
 	const struct gg_json *object = gg_json_get(site, "object");
 	const struct gg_json *symbol = gg_json_get(site, "symbol");
 	const struct gg_json *line = gg_json_get(site, "line");
+	const struct gg_json *inside = gg_json_get(site, "in_static_runtime");
 	const char *path = gg_json_string(object, "");
 	const char *base = strrchr(path, '/');
 	uint64_t address = 0, offset = 0;
@@ -477,6 +478,18 @@ static void sb_site(struct sb *b, const struct gg_json *site)
 	if (gg_json_is(line, GG_JSON_STRING)) {
 		sb_add(b, " at ", 4);
 		sb_str(b, line, "");
+	}
+	/* A site inside a stripped program's runtime, and the application's frame
+	 * gpuguard symbolize found for it with an unstripped copy. */
+	if (gg_json_is(inside, GG_JSON_BOOL) && inside->u.boolean) {
+		const struct gg_json *app = gg_json_get(site, "application");
+
+		sb_add(b, " [inside the statically linked CUDA runtime", 43);
+		if (gg_json_is(app, GG_JSON_OBJECT) && !gg_json_get(app, "in_static_runtime")) {
+			sb_add(b, "; application frame: ", 21);
+			sb_site(b, app);
+		}
+		sb_add(b, "]", 1);
 	}
 }
 

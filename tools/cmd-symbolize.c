@@ -3,7 +3,12 @@
  * shim records, as "SYMBOL+0xOFF (OBJECT+0xOFF)" or "OBJECT+0xOFF" in a log
  * (OBJECT a basename) and as "site" objects in the JSON (OBJECT a full path).
  * Each object is symbolized once, all its offsets in one run of
- * llvm-symbolizer (or addr2line), started without a shell. */
+ * llvm-symbolizer (or addr2line), started without a shell.
+ *
+ * A site inside the CUDA runtime linked into a stripped executable comes with
+ * the frames outward of it; with an unstripped copy of the executable, the
+ * first of them that is no function of the runtime (GPUGUARD_SKIP_SYMBOLS, as
+ * the shim reads them) is named as the application's frame. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -22,7 +27,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
 #include "json.h"
+#include "runtime-syms.h"
 
 static const char symbolize_usage[] =
 	"usage: gpuguard symbolize [--help] [-d DIR]... [FILE]\n"
@@ -35,9 +42,17 @@ static const char symbolize_usage[] =
 	"\n"
 	"A log names objects by basename: they are looked for in each -d DIR, then the\n"
 	"current directory, then each directory of LD_LIBRARY_PATH and of PATH. The JSON\n"
-	"has full paths (when one is not there, the basename is looked for the same way).\n"
+	"has full paths, used unless a -d DIR holds a file of that basename (when the\n"
+	"path is not there, the basename is looked for the same way).\n"
 	"\n"
-	"  -d DIR    look for objects in DIR first (repeatable)\n"
+	"A site inside the CUDA runtime linked into a stripped program (\"inside the\n"
+	"statically linked CUDA runtime\") lists the frames outward of it. Given an\n"
+	"unstripped copy of the program (-d DIR), the first of them that is not the\n"
+	"runtime's (by GPUGUARD_SKIP_SYMBOLS: the summary's, else the environment's,\n"
+	"else the default) is named: \" (application frame: ...)\" after the list in a\n"
+	"log, an \"application\" member in the site of a JSON summary.\n"
+	"\n"
+	"  -d DIR    look for objects in DIR first (repeatable): unstripped copies\n"
 	"\n"
 	"Exit status: 0 on success (locations that cannot be resolved are left as they\n"
 	"are, with a note on stderr for each object), 2 for a usage error or an input\n"
@@ -45,18 +60,48 @@ static const char symbolize_usage[] =
 
 /* ---- objects and locations ------------------------------------------------ */
 
+/* A function of an object, for the address that lies in it. */
+struct function {
+	uint64_t vaddr;     /* the address looked up */
+	uint64_t start;     /* the function's */
+	char *name;
+};
+
 struct object {
 	char *name;         /* as the input gives it: a basename or a path */
 	char *path;         /* the file found, or NULL */
 	uint64_t *offsets;  /* distinct, sorted once collected */
 	size_t n, cap;
 	char **lines;       /* "FILE:LINE" for each offset, or NULL */
+	bool searched;      /* @path was looked for */
+	/* Only for the objects of sites inside a stripped program's runtime: */
+	bool named;         /* the fields below are filled in */
+	int names_err;      /* 0, or why its functions cannot be named */
+	uint64_t bias;      /* offsets + this = addresses in the file (load_bias) */
+	struct gg_ranges runtime;  /* the runtime's functions */
+	struct function *functions; /* sorted by vaddr */
+	size_t nfunctions, functions_cap;
 };
 
+/* A site inside a statically linked runtime with its outer frames. */
+#define CHAIN_MAX 16
+struct chain {
+	size_t object;      /* the site's */
+	size_t at;          /* where the application's frame is named */
+	size_t n;           /* the site, then the frames outward */
+	uint64_t offset[CHAIN_MAX];
+	uint64_t address[CHAIN_MAX]; /* 0: not given */
+	bool here[CHAIN_MAX];        /* in the site's object: others are never its runtime */
+	int app;            /* the entry that is the application's frame, or -1 */
+};
+
+#define NO_CHAIN SIZE_MAX
 struct loc {
 	size_t at;          /* where the text is inserted */
+	size_t seq;         /* for ties: in the order found */
 	size_t object;      /* index in objects */
 	uint64_t offset;
+	size_t chain;       /* NO_CHAIN: a line; else the chain whose frame is named here */
 };
 
 struct job {
@@ -66,12 +111,15 @@ struct job {
 	size_t nobjects, objects_cap;
 	struct loc *locs;
 	size_t nlocs, locs_cap;
+	struct chain *chains;
+	size_t nchains, chains_cap;
+	struct gg_globs skip;    /* GPUGUARD_SKIP_SYMBOLS */
 	bool oom;
 };
 
-/* Record a location of @name (@name_len bytes) at offset @offset. */
-static void add_loc(struct job *job, const char *name, size_t name_len, uint64_t offset,
-		    size_t at)
+/* The index of the object named @name (@name_len bytes), added if new;
+ * SIZE_MAX when out of memory. */
+static size_t object_of(struct job *job, const char *name, size_t name_len)
 {
 	size_t i;
 
@@ -86,10 +134,22 @@ static void add_loc(struct job *job, const char *name, size_t name_len, uint64_t
 				   sizeof(*job->objects))) {
 			free(copy);
 			job->oom = true;
-			return;
+			return SIZE_MAX;
 		}
 		job->objects[job->nobjects++] = (struct object){ .name = copy };
 	}
+	return i;
+}
+
+/* Record a location of @name (@name_len bytes) at offset @offset: its line
+ * goes at @at. */
+static void add_loc(struct job *job, const char *name, size_t name_len, uint64_t offset,
+		    size_t at)
+{
+	size_t i = object_of(job, name, name_len);
+
+	if (i == SIZE_MAX)
+		return;
 	if (!gg_cli_grow((void **)&job->objects[i].offsets, &job->objects[i].cap, job->objects[i].n,
 		  sizeof(uint64_t)) ||
 	    !gg_cli_grow((void **)&job->locs, &job->locs_cap, job->nlocs, sizeof(*job->locs))) {
@@ -97,7 +157,26 @@ static void add_loc(struct job *job, const char *name, size_t name_len, uint64_t
 		return;
 	}
 	job->objects[i].offsets[job->objects[i].n++] = offset;
-	job->locs[job->nlocs++] = (struct loc){ at, i, offset };
+	job->locs[job->nlocs] = (struct loc){ at, job->nlocs, i, offset, NO_CHAIN };
+	job->nlocs++;
+}
+
+/* Record @c (its object and entries filled in): its application frame is
+ * named at @at. */
+static void add_chain(struct job *job, struct chain *c, size_t at)
+{
+	if (!c->n)
+		return;
+	if (!gg_cli_grow((void **)&job->chains, &job->chains_cap, job->nchains, sizeof(*c)) ||
+	    !gg_cli_grow((void **)&job->locs, &job->locs_cap, job->nlocs, sizeof(*job->locs))) {
+		job->oom = true;
+		return;
+	}
+	c->at = at;
+	c->app = -1;
+	job->chains[job->nchains] = *c;
+	job->locs[job->nlocs] = (struct loc){ at, job->nlocs, c->object, 0, job->nchains++ };
+	job->nlocs++;
 }
 
 /* ---- finding files -------------------------------------------------------- */
@@ -145,14 +224,15 @@ static char *find_object(const struct job *job, const char *name)
 	const char *base = strrchr(name, '/');
 	char *path;
 
-	if (base && is_file(name))
-		return strdup(name);
 	base = base ? base + 1 : name;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		return NULL;
+	/* -d first, even over the JSON's path: it holds the unstripped copies. */
 	for (size_t i = 0; i < job->ndirs; i++)
 		if ((path = in_dir(job->dirs[i], strlen(job->dirs[i]), base, false)))
 			return path;
+	if (base != name && is_file(name))
+		return strdup(name);
 	if ((path = in_dir(".", 1, base, false)))
 		return path;
 	if ((path = in_list(getenv("LD_LIBRARY_PATH"), base, false)))
@@ -402,6 +482,20 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Find @obj's file, once; the note that it is not there, once. */
+static bool locate(const struct job *job, struct object *obj)
+{
+	if (!obj->searched) {
+		obj->searched = true;
+		obj->path = find_object(job, obj->name);
+		if (!obj->path)
+			gg_cli_error("symbolize: %s: not found (looked in %sthe current directory, "
+				     "LD_LIBRARY_PATH, PATH); left as it is", obj->name,
+				     job->ndirs ? "each -d DIR, " : "");
+	}
+	return obj->path != NULL;
+}
+
 /* Find, then symbolize, every object; one note on stderr for each that fails. */
 static void symbolize_objects(struct job *job, const struct tools *tools)
 {
@@ -417,13 +511,8 @@ static void symbolize_objects(struct job *job, const struct tools *tools)
 				obj->offsets[n++] = obj->offsets[k];
 		obj->n = n;
 
-		obj->path = find_object(job, obj->name);
-		if (!obj->path) {
-			gg_cli_error("symbolize: %s: not found (looked in %sthe current directory, "
-				     "LD_LIBRARY_PATH, PATH); left as it is", obj->name,
-				     job->ndirs ? "each -d DIR, " : "");
+		if (!locate(job, obj))
 			continue;
-		}
 		if (tools->path[LLVM_SYMBOLIZER])
 			rc = run_tool(LLVM_SYMBOLIZER, tools->path[LLVM_SYMBOLIZER], obj);
 		if (rc && tools->path[ADDR2LINE])
@@ -445,9 +534,8 @@ static void symbolize_objects(struct job *job, const struct tools *tools)
 }
 
 /* "FILE:LINE" of a location, or NULL. */
-static const char *answer_of(const struct job *job, const struct loc *l)
+static const char *line_of(const struct object *obj, uint64_t offset)
 {
-	const struct object *obj = &job->objects[l->object];
 	size_t lo = 0, hi = obj->n;
 
 	if (!obj->lines)
@@ -455,12 +543,136 @@ static const char *answer_of(const struct job *job, const struct loc *l)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (obj->offsets[mid] < l->offset)
+		if (obj->offsets[mid] < offset)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < obj->n && obj->offsets[lo] == l->offset ? obj->lines[lo] : NULL;
+	return lo < obj->n && obj->offsets[lo] == offset ? obj->lines[lo] : NULL;
+}
+
+static const char *answer_of(const struct job *job, const struct loc *l)
+{
+	return line_of(&job->objects[l->object], l->offset);
+}
+
+/* ---- the application's frame of a site inside a linked-in runtime ----------- */
+
+/* The address in @obj's file of the call that left return offset @offset. */
+static uint64_t call_vaddr(const struct object *obj, uint64_t offset)
+{
+	return offset + obj->bias - (offset > 0);
+}
+
+static int cmp_function(const void *a, const void *b)
+{
+	uint64_t x = ((const struct function *)a)->vaddr, y = ((const struct function *)b)->vaddr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* For each address looked up that lies in function @name: its name. */
+static int name_function(void *ctx, const char *name, uint64_t value, uint64_t size)
+{
+	struct object *obj = ctx;
+	size_t lo = 0, hi = obj->nfunctions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (obj->functions[mid].vaddr < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < obj->nfunctions && obj->functions[lo].vaddr - value < size; lo++) {
+		struct function *f = &obj->functions[lo];
+
+		if (f->name)
+			continue; /* an alias of a function named already */
+		if (!(f->name = strdup(name)))
+			return -ENOMEM;
+		for (char *c = f->name; *c; c++) /* whatever the file holds, a line stays one */
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		f->start = value;
+	}
+	return 0;
+}
+
+/* Read @obj's runtime functions (by job->skip) and the names of the
+ * functions its chains pass through, from its symbol table. */
+static int name_functions(struct job *job, struct object *obj, size_t index)
+{
+	struct gg_elf e;
+	size_t n = 0;
+	int err;
+
+	obj->named = true;
+	obj->bias = load_bias(obj->path);
+	for (size_t i = 0; i < job->nchains; i++) {
+		const struct chain *c = &job->chains[i];
+
+		for (size_t k = 0; c->object == index && k < c->n; k++) {
+			if (!c->here[k])
+				continue;
+			if (!gg_cli_grow((void **)&obj->functions, &obj->functions_cap,
+					 obj->nfunctions, sizeof(*obj->functions)))
+				return -ENOMEM;
+			obj->functions[obj->nfunctions++] =
+				(struct function){ .vaddr = call_vaddr(obj, c->offset[k]) };
+		}
+	}
+	qsort(obj->functions, obj->nfunctions, sizeof(*obj->functions), cmp_function);
+	for (size_t k = 0; k < obj->nfunctions; k++)
+		if (!n || obj->functions[n - 1].vaddr != obj->functions[k].vaddr)
+			obj->functions[n++] = obj->functions[k];
+	obj->nfunctions = n;
+	if ((err = gg_elf_open(&e, obj->path)))
+		return err;
+	err = gg_runtime_ranges(&e, &job->skip, &obj->runtime);
+	if (!err)
+		err = gg_elf_functions(&e, gg_elf_section(&e, NULL, SHT_SYMTAB), name_function, obj);
+	gg_elf_close(&e);
+	return err;
+}
+
+static const struct function *function_at(const struct object *obj, uint64_t vaddr)
+{
+	const struct function key = { .vaddr = vaddr }, *f;
+
+	f = bsearch(&key, obj->functions, obj->nfunctions, sizeof(key), cmp_function);
+	return f && f->name ? f : NULL;
+}
+
+/* For each chain, its first frame in the site's object that is no function
+ * of the runtime there. */
+static void resolve_chains(struct job *job)
+{
+	for (size_t i = 0; i < job->nchains; i++) {
+		struct chain *c = &job->chains[i];
+		struct object *obj = &job->objects[c->object];
+
+		if (!locate(job, obj))
+			continue;
+		if (!obj->named) {
+			obj->names_err = name_functions(job, obj, c->object);
+			if (obj->names_err == -ENOENT)
+				gg_cli_error("symbolize: %s: no symbol table (stripped): the application's "
+					     "frame of a site inside the statically linked CUDA runtime "
+					     "cannot be named; give an unstripped copy with -d DIR",
+					     obj->path);
+			else if (obj->names_err)
+				gg_cli_error("symbolize: %s: cannot read its symbol table: %s", obj->path,
+					     obj->names_err == -ENOEXEC ? "not a readable 64-bit ELF file"
+									: strerror(-obj->names_err));
+		}
+		if (obj->names_err)
+			continue;
+		for (size_t k = 0; k < c->n && c->app < 0; k++)
+			if (c->here[k] && !gg_ranges_hold(&obj->runtime, call_vaddr(obj, c->offset[k])))
+				c->app = (int)k;
+	}
 }
 
 /* ---- the log ---------------------------------------------------------------- */
@@ -530,38 +742,103 @@ static bool done_already(const char *t, size_t at, size_t le)
 	return le - at >= 4 && !memcmp(t + at, " at ", 4);
 }
 
+/* A code location of a log: OBJECT's span, and where its line goes. */
+struct location {
+	struct span obj;
+	size_t at;
+};
+
+/* The next location at or after @from in [.., @le): "SYMBOL+0xOFF
+ * (OBJECT+0xOFF)", "(OBJECT+0xOFF)" or "OBJECT+0xOFF". */
+static bool next_location(const char *t, size_t from, size_t le, size_t ls, struct location *l)
+{
+	struct span a, b;
+
+	while (next_span(t, from, le, ls, &a)) {
+		from = a.end;
+		if (!good_end(t, a.end, le))
+			continue;
+		/* "SYMBOL+0xOFF (OBJECT+0xOFF)": the object is in the parentheses. */
+		if (a.end + 2 < le && t[a.end] == ' ' && t[a.end + 1] == '(' &&
+		    next_span(t, a.end + 2, le, ls, &b) && b.name == a.end + 2 && b.end < le &&
+		    t[b.end] == ')') {
+			l->obj = b;
+			l->at = b.end + 1;
+			return true;
+		}
+		/* A symbol whose object was cut ("f+0x9 (libhelper.so+0x..."). */
+		if (a.end + 1 < le && t[a.end] == ' ' && t[a.end + 1] == '(')
+			continue;
+		/* "(OBJECT+0xOFF)" alone, or "OBJECT+0xOFF". */
+		l->obj = a;
+		l->at = a.name > ls && t[a.name - 1] == '(' && a.end < le && t[a.end] == ')' ? a.end + 1
+											 : a.end;
+		return true;
+	}
+	return false;
+}
+
+/* What the shim writes after a site inside a stripped program's runtime, and
+ * before its outer frames; and what this command writes after them. */
+static const char runtime_mark[] = " [inside the statically linked CUDA runtime";
+static const char called_from[] = "; called from ";
+static const char app_mark[] = " (application frame: ";
+
+/* The site at @site (in [.., @le)) followed by the runtime's mark: its chain,
+ * named after the closing ']'. */
+static void scan_log_chain(struct job *job, const char *t, const struct location *site, size_t le,
+			   size_t ls)
+{
+	const size_t mark = sizeof(runtime_mark) - 1;
+	const char *close;
+	struct chain c = { 0 };
+	struct location l;
+	size_t from, end;
+
+	from = site->at;
+	if (done_already(t, from, le)) /* the site's own line, from an earlier run */
+		for (from += 4; from < le && t[from] != ' '; from++)
+			;
+	if (le - from < mark || memcmp(t + from, runtime_mark, mark))
+		return;
+	from += mark;
+	close = memchr(t + from, ']', le - from);
+	if (!close)
+		return; /* cut */
+	end = (size_t)(close - t);
+	if (le - (end + 1) >= sizeof(app_mark) - 1 &&
+	    !memcmp(t + end + 1, app_mark, sizeof(app_mark) - 1))
+		return; /* named already */
+	c.object = object_of(job, t + site->obj.name, site->obj.plus - site->obj.name);
+	if (c.object == SIZE_MAX)
+		return;
+	c.offset[c.n] = site->obj.offset;
+	c.here[c.n++] = true;
+	if (end - from >= sizeof(called_from) - 1 &&
+	    !memcmp(t + from, called_from, sizeof(called_from) - 1)) {
+		for (from += sizeof(called_from) - 1; c.n < CHAIN_MAX &&
+		     next_location(t, from, end, ls, &l); from = l.at) {
+			const struct object *o = &job->objects[c.object];
+			size_t len = l.obj.plus - l.obj.name;
+
+			c.offset[c.n] = l.obj.offset;
+			c.here[c.n++] = strlen(o->name) == len && !memcmp(o->name, t + l.obj.name, len);
+		}
+	}
+	add_chain(job, &c, end + 1);
+}
+
 static void scan_log(struct job *job, const char *t, size_t len)
 {
 	for (size_t ls = 0; ls < len;) {
 		const char *nl = memchr(t + ls, '\n', len - ls);
-		size_t le = nl ? (size_t)(nl - t) : len, from = ls;
-		struct span a, b;
+		size_t le = nl ? (size_t)(nl - t) : len;
+		struct location l;
 
-		while (next_span(t, from, le, ls, &a)) {
-			from = a.end;
-			if (!good_end(t, a.end, le))
-				continue;
-			/* "SYMBOL+0xOFF (OBJECT+0xOFF)": the object is in the parentheses. */
-			if (a.end + 2 < le && t[a.end] == ' ' && t[a.end + 1] == '(' &&
-			    next_span(t, a.end + 2, le, ls, &b) && b.name == a.end + 2 &&
-			    b.end < le && t[b.end] == ')') {
-				if (!done_already(t, b.end + 1, le))
-					add_loc(job, t + b.name, b.plus - b.name, b.offset,
-						b.end + 1);
-				from = b.end + 1;
-				continue;
-			}
-			/* A symbol whose object was cut ("f+0x9 (libhelper.so+0x..."). */
-			if (a.end + 1 < le && t[a.end] == ' ' && t[a.end + 1] == '(')
-				continue;
-			/* "(OBJECT+0xOFF)" alone, or "OBJECT+0xOFF". */
-			bool in_parens = a.name > ls && t[a.name - 1] == '(' && a.end < le &&
-					 t[a.end] == ')';
-			size_t at = in_parens ? a.end + 1 : a.end;
-
-			if (!done_already(t, at, le))
-				add_loc(job, t + a.name, a.plus - a.name, a.offset, at);
-			from = at;
+		for (size_t from = ls; next_location(t, from, le, ls, &l); from = l.at) {
+			if (!done_already(t, l.at, le))
+				add_loc(job, t + l.obj.name, l.obj.plus - l.obj.name, l.obj.offset, l.at);
+			scan_log_chain(job, t, &l, le, ls);
 		}
 		ls = le + 1;
 	}
@@ -581,6 +858,67 @@ static bool hex_string(const struct gg_json *v, uint64_t *out)
 	return !*end && !errno;
 }
 
+/* A site's object (a path), offset and address (0 when not given); false
+ * when it is no code location. */
+static bool site_location(const struct gg_json *site, const struct gg_json **object,
+			  uint64_t *offset, uint64_t *address)
+{
+	*address = 0;
+	if (!gg_json_is(site, GG_JSON_OBJECT))
+		return false;
+	*object = gg_json_get(site, "object");
+	return gg_json_is(*object, GG_JSON_STRING) && (*object)->u.string.len &&
+	       strlen((*object)->u.string.s) == (*object)->u.string.len &&
+	       hex_string(gg_json_get(site, "offset"), offset) &&
+	       !(hex_string(gg_json_get(site, "address"), address) && !*address);
+}
+
+/* Where a member is added to a site: after its last one. */
+static size_t site_end(const struct gg_json *site)
+{
+	return site->u.object.members[site->u.object.len - 1].value->end;
+}
+
+/* A site, and when it lies inside a stripped program's runtime, its frames. */
+static void scan_site(struct job *job, const struct gg_json *site)
+{
+	const struct gg_json *object, *frames, *inside;
+	uint64_t offset, address;
+	struct chain c = { 0 };
+
+	if (!site_location(site, &object, &offset, &address))
+		return;
+	if (!gg_json_get(site, "line"))
+		add_loc(job, object->u.string.s, object->u.string.len, offset, site_end(site));
+	inside = gg_json_get(site, "in_static_runtime");
+	if (!gg_json_is(inside, GG_JSON_BOOL) || !inside->u.boolean)
+		return;
+	c.object = object_of(job, object->u.string.s, object->u.string.len);
+	if (c.object == SIZE_MAX)
+		return;
+	c.offset[0] = offset;
+	c.address[0] = address;
+	c.here[0] = true;
+	c.n = 1;
+	frames = gg_json_get(site, "frames");
+	for (size_t i = 0; gg_json_is(frames, GG_JSON_ARRAY) && i < frames->u.array.len; i++) {
+		const struct gg_json *frame = frames->u.array.items[i], *fobject;
+
+		if (!site_location(frame, &fobject, &offset, &address))
+			continue;
+		if (!gg_json_get(frame, "line"))
+			add_loc(job, fobject->u.string.s, fobject->u.string.len, offset,
+				site_end(frame));
+		if (c.n < CHAIN_MAX) {
+			c.offset[c.n] = offset;
+			c.address[c.n] = address;
+			c.here[c.n++] = !strcmp(fobject->u.string.s, object->u.string.s);
+		}
+	}
+	if (!gg_json_get(site, "application"))
+		add_chain(job, &c, site_end(site));
+}
+
 /* Every "site" object with an object and an offset, in document order. */
 static void scan_json(struct job *job, const struct gg_json *v)
 {
@@ -593,22 +931,11 @@ static void scan_json(struct job *job, const struct gg_json *v)
 		return;
 	for (size_t i = 0; i < v->u.object.len; i++) {
 		const struct gg_json_member *m = &v->u.object.members[i];
-		const struct gg_json *site = m->value, *object;
-		uint64_t offset, address;
 
-		if (strcmp(m->key, "site") || !gg_json_is(site, GG_JSON_OBJECT)) {
+		if (strcmp(m->key, "site") || !gg_json_is(m->value, GG_JSON_OBJECT))
 			scan_json(job, m->value);
-			continue;
-		}
-		object = gg_json_get(site, "object");
-		if (!gg_json_is(object, GG_JSON_STRING) || !object->u.string.len ||
-		    strlen(object->u.string.s) != object->u.string.len ||
-		    !hex_string(gg_json_get(site, "offset"), &offset) ||
-		    (hex_string(gg_json_get(site, "address"), &address) && !address) ||
-		    gg_json_get(site, "line"))
-			continue;
-		add_loc(job, object->u.string.s, object->u.string.len, offset,
-			site->u.object.members[site->u.object.len - 1].value->end);
+		else
+			scan_site(job, m->value);
 	}
 }
 
@@ -659,11 +986,64 @@ static void put_json_string(FILE *f, const char *s)
 
 /* ---- the command ----------------------------------------------------------- */
 
+/* The application's frame of @c, after its site (JSON) or its list (log). */
+static void put_app_frame(const struct job *job, const struct chain *c, bool json)
+{
+	const struct object *obj = &job->objects[c->object];
+	uint64_t offset = c->offset[c->app];
+	const struct function *f = function_at(obj, call_vaddr(obj, offset));
+	const char *line = line_of(obj, offset), *base = strrchr(obj->name, '/');
+
+	base = base ? base + 1 : obj->name;
+	if (!json) {
+		fputs(app_mark, stdout);
+		if (f)
+			printf("%s+0x%" PRIx64 " (", f->name, offset + obj->bias - f->start);
+		printf("%s+0x%" PRIx64 "%s", base, offset, f ? ")" : "");
+		if (line)
+			printf(" at %s", line);
+		putchar(')');
+		return;
+	}
+	fputs(", \"application\": { ", stdout);
+	if (c->address[c->app])
+		printf("\"address\": \"0x%" PRIx64 "\", ", c->address[c->app]);
+	fputs("\"object\": \"", stdout);
+	put_json_string(stdout, obj->name);
+	printf("\", \"offset\": \"0x%" PRIx64 "\", \"symbol\": ", offset);
+	if (f) {
+		putchar('"');
+		put_json_string(stdout, f->name);
+		printf("+0x%" PRIx64 "\"", offset + obj->bias - f->start);
+	} else {
+		fputs("null", stdout);
+	}
+	if (line) {
+		fputs(", \"line\": \"", stdout);
+		put_json_string(stdout, line);
+		putchar('"');
+	}
+	fputs(" }", stdout);
+}
+
+static int cmp_loc(const void *a, const void *b)
+{
+	const struct loc *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void free_job(struct job *job)
 {
 	for (size_t i = 0; i < job->nobjects; i++) {
 		struct object *obj = &job->objects[i];
 
+		for (size_t k = 0; k < obj->nfunctions; k++)
+			free(obj->functions[k].name);
+		free(obj->functions);
+		gg_ranges_free(&obj->runtime);
 		for (size_t k = 0; obj->lines && k < obj->n; k++)
 			free(obj->lines[k]);
 		free(obj->lines);
@@ -673,6 +1053,7 @@ static void free_job(struct job *job)
 	}
 	free(job->objects);
 	free(job->locs);
+	free(job->chains);
 }
 
 static char *find_tool(const char *name)
@@ -765,6 +1146,15 @@ int gg_cmd_symbolize(int argc, char **argv)
 	}
 	if (!json)
 		scan_log(&job, text, len);
+	/* The runtime's functions as the run that wrote the input knew them. */
+	{
+		const char *skip = gg_json_string(
+			gg_json_get(gg_json_get(root, "config"), "skip_symbols"), NULL);
+
+		if (!skip)
+			skip = getenv("GPUGUARD_SKIP_SYMBOLS");
+		gg_globs_parse(&job.skip, skip ? skip : GG_SKIP_SYMBOLS_DEFAULT);
+	}
 	if (job.oom) {
 		gg_cli_error("symbolize: out of memory");
 		goto out;
@@ -779,13 +1169,21 @@ int gg_cmd_symbolize(int argc, char **argv)
 		else
 			symbolize_objects(&job, &tools);
 	}
+	resolve_chains(&job);
 
 	/* The input, with each answer inserted at its place. */
+	qsort(job.locs, job.nlocs, sizeof(*job.locs), cmp_loc);
 	pos = 0;
 	for (size_t i = 0; i < job.nlocs; i++) {
 		const struct loc *l = &job.locs[i];
-		const char *answer = answer_of(&job, l);
+		const char *answer = l->chain == NO_CHAIN ? answer_of(&job, l) : NULL;
 
+		if (l->chain != NO_CHAIN && job.chains[l->chain].app >= 0) {
+			fwrite(text + pos, 1, l->at - pos, stdout);
+			pos = l->at;
+			put_app_frame(&job, &job.chains[l->chain], json);
+			continue;
+		}
 		if (!answer)
 			continue;
 		fwrite(text + pos, 1, l->at - pos, stdout);
