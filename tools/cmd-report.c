@@ -482,11 +482,14 @@ static void sb_site(struct sb *b, const struct gg_json *site)
 	/* A site inside a stripped program's runtime, and the application's frame
 	 * gpuguard symbolize found for it with an unstripped copy. */
 	if (gg_json_is(inside, GG_JSON_BOOL) && inside->u.boolean) {
+		static const char mark[] = " [inside the statically linked CUDA runtime";
+		static const char named[] = "; application frame: ";
 		const struct gg_json *app = gg_json_get(site, "application");
 
-		sb_add(b, " [inside the statically linked CUDA runtime", 43);
+		sb_add(b, mark, sizeof(mark) - 1);
+		/* One level only, whatever the input nests there. */
 		if (gg_json_is(app, GG_JSON_OBJECT) && !gg_json_get(app, "in_static_runtime")) {
-			sb_add(b, "; application frame: ", 21);
+			sb_add(b, named, sizeof(named) - 1);
 			sb_site(b, app);
 		}
 		sb_add(b, "]", 1);
