@@ -523,6 +523,10 @@ void gg_report_exit_summary(void)
 
 	gg_audit_stats(&a);
 	gg_redzone_stats(&z);
+	/* Only when anything was recorded (SPEC §5): a CUDA runtime that never
+	 * started leaves no line behind. */
+	if (!a.calls && !a.seals && !z.calls && !z.violations)
+		return;
 	/* One line, short enough for a 100-column terminal; the JSON has the rest. */
 	gg_report_info("exit: %llu %s, %llu missing, %llu late; %llu %s, %llu padded; %llu %s",
 		       (unsigned long long)a.pairs, plural(a.pairs, "kernel", "kernels"),
