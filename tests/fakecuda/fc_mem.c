@@ -392,8 +392,8 @@ FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
  * documents: cuMemFree's \return list holds it, and the error's own text says
  * it "most frequently indicates that there is no context bound to the current
  * thread". NVIDIA's cuda-python maintainers report that the driver in fact
- * frees by address with no context current (12.9, 13.x): scripts/gpu-check
- * records what the real driver answers. */
+ * frees by address with no context current (12.9, 13.x): a client that frees
+ * so (numba's cuda.close()) may fail here where a GPU would not. */
 FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
 {
     CUresult rc = fc_enter();
