@@ -284,3 +284,22 @@ void gg_app_run_free(struct gg_app_run *a)
 	cr_assert_eq(system(cmd), 0);
 	gg_run_free(&a->r);
 }
+
+char *gg_without_gpuguard_lines(const char *text)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+
+	cr_assert_not_null(out);
+	while (*text) {
+		const char *eol = strchr(text, '\n');
+		size_t len = eol ? (size_t)(eol - text) + 1 : strlen(text);
+
+		if (strncmp(text, "gpuguard[", strlen("gpuguard[")) != 0) {
+			memcpy(o, text, len);
+			o += len;
+		}
+		text += len;
+	}
+	*o = '\0';
+	return keep(out);
+}

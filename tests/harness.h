@@ -70,6 +70,10 @@ void gg_app_run_free(struct gg_app_run *a);
 /* A fresh temporary directory, and a path inside it. */
 void gg_tmpdir(char *dir, size_t cap);
 
+/* @text without its lines that start with "gpuguard[": what a program
+ * printed itself (malloc'd). */
+char *gg_without_gpuguard_lines(const char *text);
+
 /* Replace every occurrence of @from in @s (in place; @to no longer than @from). */
 void gg_replace_all(char *s, const char *from, const char *to);
 

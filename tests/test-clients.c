@@ -52,26 +52,6 @@ static void run_client(struct gg_run *r, unsigned flags, const char *json_env)
 	gg_run(r, flags | GG_RUN_FAKE, env, (const char *[]){ PYTHON, CLIENT, GG_PTX, NULL });
 }
 
-/* @text without its lines that start with "gpuguard[" (malloc'd). */
-static char *without_gpuguard_lines(const char *text)
-{
-	char *out = malloc(strlen(text) + 1), *o = out;
-
-	cr_assert_not_null(out);
-	while (*text) {
-		const char *eol = strchr(text, '\n');
-		size_t len = eol ? (size_t)(eol - text) + 1 : strlen(text);
-
-		if (strncmp(text, "gpuguard[", strlen("gpuguard[")) != 0) {
-			memcpy(o, text, len);
-			o += len;
-		}
-		text += len;
-	}
-	*o = '\0';
-	return out;
-}
-
 static void expect_json(const char *path, const char *expr, const char *want)
 {
 	char *got = gg_json(path, expr);
@@ -116,7 +96,7 @@ Test(clients, numba_prints_and_returns_the_same_and_its_overrun_is_reported, .ti
 		     "%s", shim.err);
 	cr_expect_eq(gg_count_lines(shim.err, "8 bytes changed at offsets 0..7 past the end, first 0x41"), 1, "%s",
 		     shim.err);
-	rest = without_gpuguard_lines(shim.err);
+	rest = gg_without_gpuguard_lines(shim.err);
 	cr_expect_str_eq(rest, plain.err);
 	free(rest);
 

@@ -19,26 +19,6 @@
 #include "harness.h"
 #include "pyclients.h"
 
-/* @text without its lines that start with "gpuguard[" (malloc'd). */
-static char *without_gpuguard_lines(const char *text)
-{
-	char *out = malloc(strlen(text) + 1), *o = out;
-
-	cr_assert_not_null(out);
-	while (*text) {
-		const char *eol = strchr(text, '\n');
-		size_t len = eol ? (size_t)(eol - text) + 1 : strlen(text);
-
-		if (strncmp(text, "gpuguard[", strlen("gpuguard[")) != 0) {
-			memcpy(o, text, len);
-			o += len;
-		}
-		text += len;
-	}
-	*o = '\0';
-	return out;
-}
-
 static void expect_json(const char *path, const char *expr, const char *want)
 {
 	char *got = gg_json(path, expr);
@@ -84,7 +64,7 @@ static void run_three(struct three_runs *t, const char *const *extra, const char
 	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "] WARN: "), 0, "%s", t->r[REDZONE].err);
 	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "8 bytes changed at offsets 0..7 past the end, first 0x41"),
 		     1, "%s", t->r[REDZONE].err);
-	rest = without_gpuguard_lines(t->r[REDZONE].err);
+	rest = gg_without_gpuguard_lines(t->r[REDZONE].err);
 	cr_expect_str_eq(rest, plain->err);
 	free(rest);
 }
