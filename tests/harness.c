@@ -231,20 +231,64 @@ void gg_replace_all(char *s, const char *from, const char *to)
 	}
 }
 
-char *gg_json(const char *path, const char *expr)
+/* The script behind gg_json and gg_json_file: argv[1] the file, argv[2] the
+ * expression, argv[3] the JSON Schema to validate the file against ("" for
+ * none). A file that does not validate exits 3, with each error on stderr
+ * ("  PATH: MESSAGE"). */
+static const char json_script[] =
+	"import json, sys\n"
+	"j = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+	"if sys.argv[3]:\n"
+	"    import jsonschema\n"
+	"    schema = json.load(open(sys.argv[3], encoding='utf-8'))\n"
+	"    jsonschema.Draft202012Validator.check_schema(schema)\n"
+	"    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(j),\n"
+	"                    key=jsonschema.exceptions.relevance)\n"
+	"    if errors:\n"
+	"        print('%s does not follow %s:' % (sys.argv[1], sys.argv[3]), file=sys.stderr)\n"
+	"        for e in errors:\n"
+	"            print('  %s: %s' % (e.json_path, e.message), file=sys.stderr)\n"
+	"        sys.exit(3)\n"
+	"print(eval(sys.argv[2]))\n";
+
+static char *json_eval(const char *path, const char *expr, const char *schema)
 {
-	static const char script[] = "import json, sys\n"
-				     "j = json.load(open(sys.argv[1], encoding='utf-8'))\n"
-				     "print(eval(sys.argv[2]))\n";
 	struct gg_run r;
 	char *out;
 
-	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", script, path, expr, NULL });
+	gg_run(&r, 0, NULL,
+	       (const char *[]){ "/usr/bin/python3", "-c", json_script, path, expr, schema, NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", path, r.err);
 	out = keep(strdup(r.out));
 	out[strcspn(out, "\n")] = '\0';
 	gg_run_free(&r);
 	return out;
+}
+
+char *gg_json(const char *path, const char *expr)
+{
+	return json_eval(path, expr, GG_SUMMARY_SCHEMA);
+}
+
+char *gg_json_file(const char *path, const char *expr)
+{
+	return json_eval(path, expr, "");
+}
+
+char *gg_summary_invalid(const char *path)
+{
+	struct gg_run r;
+	char *why = NULL;
+
+	gg_run(&r, 0, NULL,
+	       (const char *[]){ "/usr/bin/python3", "-c", json_script, path, "''",
+				 GG_SUMMARY_SCHEMA, NULL });
+	if (gg_run_exit(&r) == 3)
+		why = strdup(r.err);
+	else
+		cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", path, r.err);
+	gg_run_free(&r);
+	return why;
 }
 
 void gg_tmpdir(char *dir, size_t cap)

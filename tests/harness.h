@@ -49,10 +49,21 @@ size_t gg_count_lines(const char *text, const char *needle);
 /* A file's contents, NUL-terminated (NULL if unreadable). Free with free(). */
 char *gg_read_file(const char *path);
 
-/* Evaluate the Python expression @expr over the JSON file @path (bound to
+/* The JSON Schema of the summary (SPEC §6). */
+#define GG_SUMMARY_SCHEMA GG_SOURCE_ROOT "/docs/summary.schema.json"
+
+/* Evaluate the Python expression @expr over the JSON summary @path (bound to
  * `j`) and return what it prints, without the newline. Fails the test when
- * the file is missing or is not valid JSON. Free with free(). */
+ * the file is missing, is not valid JSON or does not validate against
+ * GG_SUMMARY_SCHEMA (the message names each error). Free with free(). */
 char *gg_json(const char *path, const char *expr);
+
+/* gg_json for a JSON file that is not a summary: no schema. */
+char *gg_json_file(const char *path, const char *expr);
+
+/* Why the summary @path does not validate against GG_SUMMARY_SCHEMA, NULL
+ * when it does. Fails the test when it is not JSON. Free with free(). */
+char *gg_summary_invalid(const char *path);
 
 /* One run of a test app under the shim and the fake driver, with its JSON
  * summary in a fresh directory (@json), the kernels' PTX in GG_TEST_PTX, and

@@ -141,6 +141,73 @@ Test(exit, an_allowed_gate_failure_is_an_error_at_exit)
 	gg_run_free(&r);
 }
 
+/* SPEC §6: the JSON's errors, the metrics, the exit status under
+ * GPUGUARD_EXITCODE and gpuguard report's verdict come from one definition,
+ * and an error that changes the status is named by an ERROR line even at
+ * verbosity 0. Each kind of error, and a clean run, in all four places. */
+Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report)
+{
+	static const struct {
+		const char *what, *prog, *env[3], *steps[4], *error_line;
+		unsigned errors;
+	} kinds[] = {
+		{ "a violation", RZ, { "GPUGUARD_REDZONE=64" }, { "alloc:100", "overrun:0:8" },
+		  "ERROR: red zone violation (exit): allocation #0", 1 },
+		{ "a gate failure under allow", AUDIT,
+		  { "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=launch:1" },
+		  { "file:" GG_PTX, "get:nope", "launch" }, NULL, 1 },
+		{ "a late miss under allow", AUDIT,
+		  { "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=launch:1" },
+		  { "file:" GG_PTX, "launch", "get:nope" }, NULL, 1 },
+		{ "a required kernel unresolved at exit", AUDIT, { NULL },
+		  { "file:" GG_PTX, "get:nope" },
+		  "ERROR: required kernel never resolved: kernels.ptx::nope (1 failed lookup, "
+		  "CUDA_ERROR_NOT_FOUND) at lookup_a+0x", 1 },
+		{ "a clean run", AUDIT, { NULL }, { "file:" GG_PTX, "get:gg_fill" }, NULL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct files f;
+		struct gg_run r, rep;
+		const char *env[8] = { "GG_TEST_PTX=" GG_PTX, "GPUGUARD_EXITCODE=86",
+				       "GPUGUARD_VERBOSITY=0" }, *argv[8] = { kinds[i].prog };
+		size_t k = 3, n = 1;
+		char *v, *prom, want[64];
+
+		files_init(&f);
+		env[k++] = f.env_json;
+		env[k++] = f.env_metrics;
+		for (size_t j = 0; j < 3 && kinds[i].env[j]; j++)
+			env[k++] = kinds[i].env[j];
+		env[k] = NULL;
+		for (size_t j = 0; j < 4 && kinds[i].steps[j]; j++)
+			argv[n++] = kinds[i].steps[j];
+		argv[n] = NULL;
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env, argv);
+		cr_assert_eq(gg_run_exit(&r), kinds[i].errors ? 86 : 0, "%s: %s", kinds[i].what, r.err);
+		v = gg_json(f.json, "j['errors']");
+		snprintf(want, sizeof(want), "%u", kinds[i].errors);
+		cr_assert_str_eq(v, want, "%s", kinds[i].what);
+		free(v);
+		prom = gg_read_file(f.metrics);
+		cr_assert_not_null(prom);
+		snprintf(want, sizeof(want), "} %u\n", kinds[i].errors);
+		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), want), NULL, "%s: %s",
+			      kinds[i].what, prom);
+		free(prom);
+		gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", f.json, NULL });
+		cr_assert_eq(gg_run_exit(&rep), kinds[i].errors ? 1 : 0, "%s: %s", kinds[i].what,
+			     rep.out);
+		cr_assert_eq(gg_count_lines(r.err, "ERROR: "), kinds[i].errors ? 1 : 0,
+			     "%s, named once at verbosity 0: %s", kinds[i].what, r.err);
+		if (kinds[i].error_line)
+			cr_assert_eq(gg_count_lines(r.err, kinds[i].error_line), 1, "%s", r.err);
+		gg_run_free(&rep);
+		gg_run_free(&r);
+		files_free(&f);
+	}
+}
+
 Test(exit, verbosity_zero_still_records_and_sets_the_exit_code)
 {
 	struct files f;
@@ -212,24 +279,72 @@ static char *assert_prometheus(const char *path)
 	return values; /* "name=value ..." */
 }
 
+/* The summary @path validates against docs/summary.schema.json (gg_json
+ * validates every summary it reads; this says so where nothing else is read). */
 static void assert_schema(const char *path)
 {
-	char *v = gg_json(path,
-		"all([j['schema'] == 1, type(j['pid']) is int, type(j['exe']) is str,"
-		" type(j['sealed']) is bool, type(j['seals']) is int, type(j['config']) is dict,"
-		" set(j['lookups']) >= {'total', 'resolved', 'unresolved_required',"
-		"   'unresolved_expected', 'late_misses', 'unresolved'},"
-		" all(set(u) >= {'module', 'function', 'expected_absent', 'count', 'result', 'site'}"
-		"   and set(u['site']) == {'address', 'object', 'offset', 'symbol'} for u in j['unresolved']),"
-		" set(j['allocations']) >= {'calls', 'failed', 'padded', 'unpadded_fallbacks', 'live',"
-		"   'live_bytes'},"
-		" set(j['redzones']) >= {'scans', 'checked', 'unchecked'},"
-		" all(set(x) >= {'index', 'user_bytes', 'pad_bytes', 'first', 'last', 'changed',"
-		"   'first_value', 'detected_by', 'site'} for x in j['violations']),"
-		" type(j['errors']) is int])");
+	char *why = gg_summary_invalid(path);
 
-	cr_assert_str_eq(v, "True", "%s does not follow schema 1", path);
-	free(v);
+	cr_assert_null(why, "%s", why);
+}
+
+/* @src with the Python statement @stmt run over it (as `j`), written to @dst. */
+static void mutate(const char *src, const char *dst, const char *stmt)
+{
+	static const char script[] = "import json, sys\n"
+				     "j = json.load(open(sys.argv[1]))\n"
+				     "exec(sys.argv[3])\n"
+				     "json.dump(j, open(sys.argv[2], 'w'))\n";
+	struct gg_run r;
+
+	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", script, src, dst, stmt, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	gg_run_free(&r);
+}
+
+/* The schema can fail: a real summary (a violation, a site) with one member
+ * taken away or made wrong no longer validates, and the message names it. */
+Test(exit, the_schema_rejects_a_summary_missing_a_member_or_with_a_negative_count)
+{
+	static const struct {
+		const char *stmt, *want;
+	} bad[] = {
+		{ "del j['lookups']", "'lookups' is a required property" },
+		{ "del j['lookups']['total']", "'total' is a required property" },
+		{ "del j['violations'][0]['site']", "'site' is a required property" },
+		{ "del j['config']['redzone']", "'redzone' is a required property" },
+		{ "j['allocations']['live'] = -1", "$.allocations.live: -1 is less than the minimum of 0" },
+		{ "j['errors'] = -2", "$.errors: -2 is less than the minimum of 0" },
+		{ "j['violations'][0]['pad_bytes'] = 1.5", "1.5 is not of type 'integer'" },
+		{ "j['schema'] = 2", "$.schema: 1 was expected" },
+		{ "j['lookups']['bogus'] = 0", "Additional properties are not allowed ('bogus'" },
+		{ "j['violations'][0]['site']['offset'] = 12",
+		  "$.violations[0].site.offset: 12 is not of type 'string'" },
+		{ "j['violations'][0]['site']['frames'] = []", "'in_static_runtime' is a dependency of 'frames'" },
+	};
+	struct files f;
+	struct gg_run r;
+	char bad_json[160];
+
+	files_init(&f);
+	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, "GPUGUARD_REDZONE=16", NULL },
+			    (const char *[]){ "alloc:64", "overrun:0:2", "free:0", NULL }),
+		     0, "%s", r.err);
+	assert_schema(f.json);
+	snprintf(bad_json, sizeof(bad_json), "%s/bad.json", f.dir);
+	mutate(f.json, bad_json, "pass");
+	assert_schema(bad_json);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *why;
+
+		mutate(f.json, bad_json, bad[i].stmt);
+		why = gg_summary_invalid(bad_json);
+		cr_assert_not_null(why, "%s: still valid", bad[i].stmt);
+		cr_expect_neq(strstr(why, bad[i].want), NULL, "%s: %s", bad[i].stmt, why);
+		free(why);
+	}
+	gg_run_free(&r);
+	files_free(&f);
 }
 
 Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
