@@ -92,7 +92,7 @@ static bool error_found(void)
 
 	gg_audit_stats(&a);
 	gg_redzone_stats(&z);
-	return z.violations || a.unresolved || a.unresolved_required;
+	return z.violations || gg_audit_errors(&a);
 }
 
 /* exit() and a return from main: the final scan and the reports, while the
@@ -105,6 +105,9 @@ static void at_exit(int status, void *arg)
 	shim_state.exit_status = status;
 	shim_state.exiting = true;
 	gg_redzone_scan("exit");
+	/* The errors that will change the status, named if nothing named them. */
+	if (shim_state.exitcode_set && status == 0 && error_found())
+		gg_report_unresolved_at_exit();
 	gg_hooks_report_calls();
 	gg_report_exit_summary();
 	gg_report_write_files();

@@ -253,7 +253,7 @@ static char *assert_prometheus(const char *path)
 		"  'gpuguard_kernel_lookups_unresolved', 'gpuguard_seals_total',\n"
 		"  'gpuguard_allocations_total', 'gpuguard_allocations_live',\n"
 		"  'gpuguard_allocation_bytes_live', 'gpuguard_redzone_scans_total',\n"
-		"  'gpuguard_redzone_violations_total'}\n"
+		"  'gpuguard_redzone_violations_total', 'gpuguard_errors'}\n"
 		"helped, typed, seen, values = set(), {}, set(), {}\n"
 		"for line in open(sys.argv[1]):\n"
 		"  line = line.rstrip('\\n')\n"
@@ -364,7 +364,8 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 	cr_assert_str_eq(v, "(1, 1, 1)");
 	free(v);
 	cr_assert_str_eq(prom, "gpuguard_allocation_bytes_live=64 gpuguard_allocations_live=1 "
-			       "gpuguard_allocations_total=2 gpuguard_kernel_lookups_failed_total=0 "
+			       "gpuguard_allocations_total=2 gpuguard_errors=1 "
+			       "gpuguard_kernel_lookups_failed_total=0 "
 			       "gpuguard_kernel_lookups_total=1 gpuguard_kernel_lookups_unresolved=0 "
 			       "gpuguard_redzone_scans_total=2 gpuguard_redzone_violations_total=1 "
 			       "gpuguard_seals_total=1\n");

@@ -452,6 +452,13 @@ void gg_audit_stats(struct gg_audit_stats *out)
 	pthread_mutex_unlock(&audit_state.lock);
 }
 
+uint64_t gg_audit_errors(const struct gg_audit_stats *a)
+{
+	/* After a seal every required pair then unresolved was counted by the
+	 * gate, and every later failure as a late miss: nothing is left over. */
+	return a->seals ? a->unresolved : a->unresolved_required;
+}
+
 uint64_t gg_audit_unresolved_now(void)
 {
 	uint64_t required, expected;

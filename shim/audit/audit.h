@@ -66,6 +66,12 @@ void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_audit_row
 /* Unresolved required pairs right now: an error at exit. */
 uint64_t gg_audit_unresolved_now(void);
 
+/* The audit's errors (SPEC §6): gate failures and late misses under
+ * GPUGUARD_ALLOW_UNRESOLVED once a seal ran; before any seal, the required
+ * pairs unresolved, which are errors when the process exits so. One
+ * definition for the JSON, the metrics and the exit status. */
+uint64_t gg_audit_errors(const struct gg_audit_stats *a);
+
 /* Fork: the child's lock starts free. */
 void gg_audit_atfork_prepare(void);
 void gg_audit_atfork_parent(void);

@@ -268,7 +268,7 @@ static void write_summary(struct jw *w)
 	jw_puts(w, " },\n  \"violations\": [");
 	gg_redzone_foreach_violation(violation_row, &rows);
 	jw_printf(w, "%s],\n  \"errors\": %" PRIu64 " }\n", rows.n ? "\n  " : "",
-		  a.unresolved + z.violations);
+		  gg_audit_errors(&a) + z.violations);
 }
 
 static struct {
@@ -337,6 +337,9 @@ static void write_metrics(struct jw *w)
 	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
 	metric(w, "gpuguard_redzone_violations_total", "counter",
 	       "Red zones found changed.", z.violations);
+	metric(w, "gpuguard_errors", "gauge",
+	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
+	       gg_audit_errors(&a) + z.violations);
 }
 
 int gg_report_write_metrics(const char *pattern)

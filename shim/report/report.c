@@ -395,6 +395,41 @@ static void seal_row(void *ctx, const struct gg_audit_row *r)
 	gg_report_info("%s%s", head, site);
 }
 
+static void unresolved_at_exit_row(void *ctx, const struct gg_audit_row *r)
+{
+	char m[128], f[128], site[SITE_TEXT_MAX];
+	unsigned *named = ctx;
+
+	if (r->expected_absent || r->site_index != 0)
+		return;
+	site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site, sizeof(site));
+	gg_report_error("required kernel never resolved: %s::%s (%llu failed %s, %s) at %s",
+			printable(r->module, m, sizeof(m)), printable(r->function, f, sizeof(f)),
+			(unsigned long long)r->pair_failed,
+			plural(r->pair_failed, "lookup", "lookups"), r->result ? r->result : "?",
+			site);
+	(*named)++;
+}
+
+void gg_report_unresolved_at_exit(void)
+{
+	struct gg_audit_stats a;
+	uint64_t errors;
+	unsigned named = 0;
+
+	gg_audit_stats(&a);
+	/* Errors of the audit left at exit were never an ERROR line before: none
+	 * was sealed, or the gate and late misses only warned (ALLOW_UNRESOLVED);
+	 * without it they aborted. */
+	if (!(errors = gg_audit_errors(&a)))
+		return;
+	gg_audit_foreach_unresolved(unresolved_at_exit_row, &named);
+	if (!named)
+		gg_report_error("%llu kernel lookup %s allowed by GPUGUARD_ALLOW_UNRESOLVED (gate "
+				"failures and late misses, resolved since; see the seal tables)",
+				(unsigned long long)errors, plural(errors, "error", "errors"));
+}
+
 void gg_report_seal_table(uint64_t seal, const char *why)
 {
 	struct gg_audit_stats s;

@@ -20,6 +20,11 @@ void gg_report_open(const struct gg_config *cfg);
  * the run rather than after it. The writes are still tried. */
 void gg_report_check_files(const struct gg_config *cfg);
 
+/* At exit, when GPUGUARD_EXITCODE will change the status and the audit holds
+ * errors (no seal ran, or its gate and late misses only warned): an ERROR for
+ * each required pair never resolved, at every verbosity (SPEC §6). */
+void gg_report_unresolved_at_exit(void);
+
 /* A forked child, at its first hook call: reopen a log path holding %p for
  * its own pid. */
 void gg_report_atfork_child(void);
