@@ -16,6 +16,8 @@ gg_need() {
 		# A third-party driver client (tests/test-clients.c). Debian's own
 		# interpreter: a python3 earlier on PATH may not see Debian's packages.
 		/usr/bin/python3 -c 'import numba' 2>/dev/null || missing+=(python3-numba)
+		# The JSON summaries are validated against docs/summary.schema.json.
+		/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || missing+=(python3-jsonschema)
 		# The virtual environment of NVIDIA's Python clients (scripts/pyenv).
 		/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 	fi

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -356,24 +357,79 @@ Test(json, reads_a_file_and_names_the_system_error_of_a_missing_one)
 
 /* ---- gpuguard report ----------------------------------------------------- */
 
+/* The errors of the summary @path against docs/summary.schema.json (SPEC §6),
+ * NULL when it validates. Free with free(). */
+static char *schema_errors(const char *path)
+{
+	static const char script[] =
+		"import json, sys, jsonschema\n"
+		"schema = json.load(open(sys.argv[2]))\n"
+		"v = jsonschema.Draft202012Validator(schema)\n"
+		"errors = list(v.iter_errors(json.load(open(sys.argv[1]))))\n"
+		"for e in errors: print('%s: %s' % (e.json_path, e.message))\n"
+		"sys.exit(3 if errors else 0)\n";
+	char cmd[PATH_MAX * 2 + sizeof(script) + 64];
+	FILE *p;
+	char *out;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$(cat <<'EOF'\n%sEOF\n)\" '%s' '%s' 2>&1",
+		 script, path, GG_SOURCE_ROOT "/docs/summary.schema.json");
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	out = calloc(1, 65536);
+	cr_assert_not_null(out);
+	fread(out, 1, 65535, p); /* the first errors are enough */
+	status = pclose(p);
+	cr_assert(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
+		  "%s: %s", path, out);
+	if (WEXITSTATUS(status) == 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The summaries written here are what the shim writes: valid. */
+static void assert_valid(const char *path)
+{
+	char *why = schema_errors(path);
+
+	cr_assert_null(why, "%s does not follow docs/summary.schema.json:\n%s", path, why);
+}
+
 /* A summary as the shim writes it (SPEC §6). */
-static const char *summary(const char *name, int pid, const char *unresolved,
-			   const char *violations, int errors)
+static const char *summary_unchecked(const char *name, int pid, const char *unresolved,
+				     const char *violations, int errors)
 {
 	return write_file(name,
 		"{ \"schema\": 1, \"pid\": %d, \"exe\": \"/path/app\", \"sealed\": true, "
 		"\"seals\": 1,\n"
-		"  \"config\": { \"redzone\": 64, \"fill\": 238, \"allow_unresolved\": false },\n"
+		"  \"config\": { \"redzone\": 64, \"fill\": 238, \"allow_unresolved\": false, "
+		"\"verbosity\": 1,\n"
+		"    \"boundary\": \"sync\", \"signal\": 0, \"redzone_min_idx\": 0, "
+		"\"check_on_free\": true,\n"
+		"    \"halt_on_error\": false, \"skip_symbols\": \"\", \"expected_absent\": null },\n"
 		"  \"lookups\": { \"total\": 12, \"resolved\": 10, \"unresolved_required\": 1,\n"
 		"               \"unresolved_expected\": 1, \"late_misses\": 0, "
-		"\"unresolved\": 1 },\n"
+		"\"unresolved\": 1, \"calls\": 14, \"failed_calls\": 4 },\n"
 		"  \"unresolved\": [%s],\n"
 		"  \"allocations\": { \"calls\": 10, \"failed\": 0, \"padded\": 9,\n"
 		"      \"unpadded_fallbacks\": 0, \"live\": 2, \"live_bytes\": 2048 },\n"
-		"  \"redzones\": { \"scans\": 2, \"checked\": 18, \"unchecked\": 0 },\n"
+		"  \"redzones\": { \"scans\": 2, \"checked\": 18, \"unchecked\": 0, \"registry_bytes\": 4096,\n"
+		"      \"scan_driver_calls\": 2, \"batched\": true },\n"
 		"  \"violations\": [%s],\n"
 		"  \"errors\": %d }\n",
 		pid, unresolved, violations, errors);
+}
+
+static const char *summary(const char *name, int pid, const char *unresolved,
+			   const char *violations, int errors)
+{
+	const char *path = summary_unchecked(name, pid, unresolved, violations, errors);
+
+	assert_valid(path);
+	return path;
 }
 
 #define MISSING_KERNEL                                                                        \
@@ -454,18 +510,26 @@ Test(report, says_one_of_a_kind_in_the_singular)
 	make_dir();
 	one = write_file("one.json",
 		"{ \"schema\": 1, \"pid\": 4711, \"exe\": \"/path/app\", \"sealed\": true, "
-		"\"seals\": 1, \"config\": { \"allow_unresolved\": false },\n"
+		"\"seals\": 1,\n"
+		"  \"config\": { \"redzone\": 64, \"fill\": 238, \"allow_unresolved\": false, "
+		"\"verbosity\": 1,\n"
+		"    \"boundary\": \"sync\", \"signal\": 0, \"redzone_min_idx\": 0, "
+		"\"check_on_free\": true,\n"
+		"    \"halt_on_error\": false, \"skip_symbols\": \"\", \"expected_absent\": null },\n"
 		"  \"lookups\": { \"total\": 1, \"resolved\": 1, \"unresolved_required\": 0,\n"
-		"    \"unresolved_expected\": 0, \"late_misses\": 1, \"unresolved\": 0 },\n"
+		"    \"unresolved_expected\": 0, \"late_misses\": 1, \"unresolved\": 0, "
+		"\"calls\": 2, \"failed_calls\": 1 },\n"
 		"  \"unresolved\": [],\n"
 		"  \"allocations\": { \"calls\": 1, \"failed\": 0, \"padded\": 1,\n"
 		"      \"unpadded_fallbacks\": 1, \"live\": 1, \"live_bytes\": 1 },\n"
-		"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0 },\n"
+		"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0, \"registry_bytes\": 64,\n"
+		"      \"scan_driver_calls\": 1, \"batched\": false },\n"
 		"  \"violations\": [ { \"index\": 0, \"user_bytes\": 1, \"pad_bytes\": 16,\n"
 		"      \"first\": 3, \"last\": 3, \"changed\": 1, \"first_value\": 65, "
 		"\"expected\": 238, \"detected_by\": \"free\", \"site\": { \"address\": \"0x1300\", "
 		"\"object\": \"/path/app\", \"offset\": \"0x1300\", \"symbol\": null } } ],\n"
 		"  \"errors\": 1 }\n");
+	assert_valid(one);
 	r = RUN(gg_cmd_report, NULL, "report", one);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "process 4711: /path/app, sealed (1 seal), 1 error\n"), "%s", r.out);
@@ -603,6 +667,57 @@ Test(report, a_set_of_unreadable_files_only_reports_nothing_and_fails)
 	remove_dir();
 }
 
+/* The text of the file @path. Free with free(). */
+static char *file_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+
+	cr_assert_not_null(f, "%s", path);
+	text = read_all(f);
+	fclose(f);
+	return text;
+}
+
+/* A valid summary (one unresolved kernel, one violation) with the text from
+ * @from to the end of the first @until after it (or @from alone when @until
+ * is NULL) replaced by @to, at DIR/x.json. */
+static const char *broken_summary(const char *from, const char *until, const char *to)
+{
+	char *text = file_text(summary("x.json", 1, MISSING_KERNEL, VIOLATION(7), 2));
+	char *at = strstr(text, from), *end;
+	const char *path;
+
+	cr_assert_not_null(at, "%s", from);
+	end = at + strlen(from);
+	if (until) {
+		end = strstr(end, until);
+		cr_assert_not_null(end, "%s", until);
+		end += strlen(until);
+	}
+	path = write_file("x.json", "%.*s%s%s", (int)(at - text), text, to, end);
+	free(text);
+	return path;
+}
+
+/* Refused (exit 2, nothing on stdout, a message naming the file and what is
+ * wrong), and invalid against docs/summary.schema.json too. */
+static void expect_refused(const char *path, const char *what, const char *message)
+{
+	struct result r = RUN(gg_cmd_report, NULL, "report", path);
+	char *why = schema_errors(path);
+	char want[PATH_MAX + 300];
+
+	snprintf(want, sizeof(want), "gpuguard: report: %s: ", path);
+	cr_expect_eq(r.status, 2, "%s: %s", what, r.out);
+	cr_expect(strstr(r.err, want), "%s: %s", what, r.err);
+	cr_expect(strstr(r.err, message), "%s: %s", what, r.err);
+	cr_expect_str_eq(r.out, "", "%s", what);
+	cr_expect_not_null(why, "%s: the schema accepts it", what);
+	free(why);
+	free_result(&r);
+}
+
 Test(report, refuses_what_is_not_a_schema_1_summary)
 {
 	struct {
@@ -612,27 +727,58 @@ Test(report, refuses_what_is_not_a_schema_1_summary)
 		{ "{\"pid\": 1}", "not a gpuguard summary (no \"schema\" member)" },
 		{ "{\"schema\": 2, \"pid\": 1, \"errors\": 0}",
 		  "line 1, column 12: schema 2 is not supported (this gpuguard reads schema 1)" },
-		{ "{\"schema\": 1, \"pid\": 1}", "no \"errors\" member" },
-		{ "{\"schema\": 1, \"pid\": 1, \"errors\": 0,\n \"lookups\": {\"total\": \"12\"}}",
-		  "line 2, column 23: \"lookups.total\" is a string, expected a non-negative "
-		  "integer" },
-		{ "{\"schema\": 1, \"pid\": 1, \"errors\": -1}",
+	};
+	struct {
+		const char *from, *until, *to, *message;
+	} broken[] = {
+		{ "\"total\": 12", NULL, "\"total\": \"12\"",
+		  "\"lookups.total\" is a string, expected a non-negative integer" },
+		{ "\"errors\": 2", NULL, "\"errors\": -1",
 		  "\"errors\" is the number -1, expected a non-negative integer" },
-		{ "{\"schema\": 1, \"pid\": 1, \"errors\": 0, \"unresolved\": [{\"site\": "
-		  "{\"object\": 5}}]}",
+		{ "\"object\": \"/path/app\"", NULL, "\"object\": 5",
 		  "\"unresolved[0].site.object\" is the number 5, expected a string or null" },
+		{ "\"live\": 2", NULL, "\"live\": 2.5",
+		  "\"allocations.live\" is the number 2.5, expected a non-negative integer" },
 	};
 
 	make_dir();
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *path = write_file("x.json", "%s", cases[i].text);
-		struct result r = RUN(gg_cmd_report, NULL, "report", path);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_refused(write_file("x.json", "%s", cases[i].text), cases[i].text,
+			       cases[i].message);
+	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++)
+		expect_refused(broken_summary(broken[i].from, broken[i].until, broken[i].to),
+			       broken[i].to, broken[i].message);
+	remove_dir();
+}
 
-		cr_expect_eq(r.status, 2, "%s", cases[i].text);
-		cr_expect(strstr(r.err, cases[i].message), "%s: %s", cases[i].text, r.err);
-		cr_expect_str_eq(r.out, "");
-		free_result(&r);
-	}
+/* A member the report reads is required: a summary without it is refused,
+ * not read as zeros ("0 kernels"). */
+Test(report, refuses_a_summary_missing_a_member_it_reads)
+{
+	struct {
+		const char *from, *until, *message;
+	} missing[] = {
+		{ "  \"lookups\"", "},\n", "line 1, column 1: no \"lookups\" member (expected an object)" },
+		{ "\"total\": 12, ", NULL,
+		  "no \"lookups.total\" member (expected a non-negative integer)" },
+		{ "\"late_misses\": 0, ", NULL,
+		  "no \"lookups.late_misses\" member (expected a non-negative integer)" },
+		{ "  \"unresolved\": [", "],\n", "no \"unresolved\" member (expected an array)" },
+		{ "  \"allocations\"", "},\n", "no \"allocations\" member (expected an object)" },
+		{ "\"live\": 2, ", NULL,
+		  "no \"allocations.live\" member (expected a non-negative integer)" },
+		{ "  \"redzones\"", "},\n", "no \"redzones\" member (expected an object)" },
+		{ "\"scans\": 2, ", NULL,
+		  "no \"redzones.scans\" member (expected a non-negative integer)" },
+		{ "  \"violations\": [", "],\n", "no \"violations\" member (expected an array)" },
+		{ "\"pid\": 1, ", NULL, "no \"pid\" member (expected a non-negative integer)" },
+		{ ",\n  \"errors\": 2", NULL, "no \"errors\" member (expected a non-negative integer)" },
+	};
+
+	make_dir();
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
+		expect_refused(broken_summary(missing[i].from, missing[i].until, ""), missing[i].from,
+			       missing[i].message);
 	remove_dir();
 }
 
@@ -687,7 +833,8 @@ Test(report, escapes_control_characters_of_names)
 	make_dir();
 	summary("e.json", 5,
 		"{ \"module\": \"m\\u001b[2J\", \"function\": \"f\\n\\u009b\", \"count\": 1, "
-		"\"expected_absent\": false, \"result\": \"R\", \"site\": null }", "", 1);
+		"\"expected_absent\": false, \"result\": \"R\", \"site\": { \"address\": \"0x1\", "
+		"\"object\": \"\", \"offset\": \"0x1\", \"symbol\": null } }", "", 1);
 	r = RUN(gg_cmd_report, NULL, "report", in_tmp("e.json"));
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "  REQUIRED  m\\x1b[2J::f\\x0a\\u009b  1x\n"), "%s", r.out);

@@ -229,7 +229,7 @@ static void expect(struct check *ck, const struct gg_json *obj, const char *wher
 
 	if (!v) {
 		if (required)
-			complain(ck, obj, "no \"%s%s\" member", where, key);
+			complain(ck, obj, "no \"%s%s\" member (expected %s)", where, key, want_text[w]);
 		return;
 	}
 	if (!is_want(v, w))
@@ -245,12 +245,12 @@ static void check_counters(struct check *ck, const struct gg_json *root, const c
 	const struct gg_json *obj = gg_json_get(root, section);
 	char where[64];
 
-	expect(ck, root, "", section, W_OBJECT, false);
+	expect(ck, root, "", section, W_OBJECT, true);
 	if (!gg_json_is(obj, GG_JSON_OBJECT))
 		return;
 	snprintf(where, sizeof(where), "%s.", section);
 	for (; *keys; keys++)
-		expect(ck, obj, where, *keys, W_U64, false);
+		expect(ck, obj, where, *keys, W_U64, true);
 }
 
 static void check_site(struct check *ck, const struct gg_json *row, const char *where)
@@ -275,7 +275,7 @@ static void check_rows(struct check *ck, const struct gg_json *root, const char 
 	const struct gg_json *arr = gg_json_get(root, name);
 	char where[64];
 
-	expect(ck, root, "", name, W_ARRAY, false);
+	expect(ck, root, "", name, W_ARRAY, true);
 	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
 		const struct gg_json *r = gg_json_at(arr, i);
 
