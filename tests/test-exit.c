@@ -155,21 +155,21 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		  "ERROR: red zone violation (exit): allocation #0", 1 },
 		{ "a gate failure under allow", AUDIT,
 		  { "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=launch:1" },
-		  { "file:" GG_PTX, "get:nope", "launch" }, NULL, 1 },
+		  { ("file:" GG_PTX), "get:nope", "launch" }, NULL, 1 },
 		{ "a late miss under allow", AUDIT,
 		  { "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=launch:1" },
-		  { "file:" GG_PTX, "launch", "get:nope" }, NULL, 1 },
+		  { ("file:" GG_PTX), "launch", "get:nope" }, NULL, 1 },
 		{ "a required kernel unresolved at exit", AUDIT, { NULL },
-		  { "file:" GG_PTX, "get:nope" },
+		  { ("file:" GG_PTX), "get:nope" },
 		  "ERROR: required kernel never resolved: kernels.ptx::nope (1 failed lookup, "
 		  "CUDA_ERROR_NOT_FOUND) at lookup_a+0x", 1 },
-		{ "a clean run", AUDIT, { NULL }, { "file:" GG_PTX, "get:gg_fill" }, NULL, 0 },
+		{ "a clean run", AUDIT, { NULL }, { ("file:" GG_PTX), "get:gg_fill" }, NULL, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct files f;
 		struct gg_run r, rep;
-		const char *env[8] = { "GG_TEST_PTX=" GG_PTX, "GPUGUARD_EXITCODE=86",
+		const char *env[8] = { ("GG_TEST_PTX=" GG_PTX), "GPUGUARD_EXITCODE=86",
 				       "GPUGUARD_VERBOSITY=0" }, *argv[8] = { kinds[i].prog };
 		size_t k = 3, n = 1;
 		char *v, *prom, want[64];
