@@ -31,7 +31,7 @@ static struct {
 	bool own;                  /* this process called a hook itself (not only its parent) */
 	pid_t pid;                 /* the process @own speaks of: a vfork child shares this memory */
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
-	bool exiting;              /* written by the exit handler, read by the destructor */
+	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
 
@@ -100,10 +100,11 @@ static bool error_found(void)
 static void at_exit(int status, void *arg)
 {
 	(void)arg;
-	if (!shim_state.own || shim_state.exiting)
-		return; /* a forked child that never called the driver writes nothing */
+	/* A forked child that never called the driver writes nothing; exit() and
+	 * _exit() on two threads at once report once. */
+	if (!shim_state.own || atomic_exchange(&shim_state.exiting, true))
+		return;
 	shim_state.exit_status = status;
-	shim_state.exiting = true;
 	gg_redzone_scan("exit");
 	/* The errors that will change the status, named if nothing named them. */
 	if (shim_state.exitcode_set && status == 0 && error_found())
@@ -218,7 +219,12 @@ static int exiting_now(int status)
 	 * memory with no fork handler run: it must touch none of it, and its
 	 * _exit (an exec that failed) is not its parent's exit. */
 	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
-	    !shim_state.own || shim_state.exiting || getpid() != shim_state.pid)
+	    !shim_state.own || atomic_load(&shim_state.exiting) || getpid() != shim_state.pid)
+		return status;
+	/* _exit is async-signal-safe, the report is not: a handler (or a driver
+	 * callback) that interrupted this thread inside a hook may hold the very
+	 * lock the scan needs. The process ends as asked, unreported. */
+	if (gg_hooks_inside())
 		return status;
 	at_exit(status, NULL);
 	if (shim_state.exitcode_set && status == 0 && error_found())

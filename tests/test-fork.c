@@ -205,3 +205,19 @@ Test(fork, a_vfork_child_that_fails_to_exec_leaves_its_parents_exit_alone)
 	cr_assert_eq(gg_count_lines(f.r.err, "INFO: exit:"), 1, "%s", f.r.err);
 	forked_free(&f);
 }
+
+/* _exit is async-signal-safe and the report is not: called from inside a
+ * hooked call (a signal handler, or here a stream callback the driver runs in
+ * cuCtxSynchronize) it ends the process as asked, with no report that could
+ * wait on a lock the interrupted hook holds. */
+Test(fork, an_exit_from_inside_a_hook_ends_the_process_unreported)
+{
+	struct forked f;
+
+	run_forked(&f, RZ, (const char *[]){ "alloc:100", "overrun:0:4", "cbexit:0", NULL });
+	cr_assert_eq(strstr(f.r.out, "the callback did not run"), NULL, "%s", f.r.out);
+	cr_assert_eq(gg_run_exit(&f.r), 0, "the status it asked for: %s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 0, "%s", f.r.err);
+	cr_assert_str_eq(f.r.err, "");
+	forked_free(&f);
+}

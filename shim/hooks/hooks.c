@@ -35,6 +35,11 @@ static inline void leave(void)
 	in_hook = 0;
 }
 
+bool gg_hooks_inside(void)
+{
+	return in_hook;
+}
+
 #define REAL(name) ((gg_pfn_##name)gg_real_get(GG_ID_##name))
 
 /* Every hook starts so: resolve, and pass straight through when inactive. */

@@ -60,6 +60,10 @@ void gg_hooks_atfork_child(void);
 /* At exit (verbosity 2): the per-entry-point call counts. A forked child
  * forgets its parent's. */
 void gg_hooks_report_calls(void);
+
+/* Whether this thread is inside a hook: a signal handler (or a driver
+ * callback) that runs there may interrupt a lock of the shim's. */
+bool gg_hooks_inside(void);
 void gg_hooks_forget_calls(void);
 
 /* Name of a CUresult ("CUDA_ERROR_NOT_FOUND"); "CUDA_ERROR_UNKNOWN_CODE" if none. */

@@ -41,6 +41,8 @@
  *                    (by 8), exit(0); prints how many children exited 0
  *   vfork            vfork a child that fails to exec and ends with _exit(127),
  *                    as posix_spawn and Python's subprocess do
+ *   cbexit:S         a stream callback that calls _exit(S), run by a cuCtxSynchronize:
+ *                    _exit inside a hooked call, as from a signal handler
  *   tasks            how many threads this process has
  *   cycles:N         N times: reset the primary context, allocate 100 bytes,
  *                    check the size cuMemGetAddressRange_v2 reports, free
@@ -132,6 +134,13 @@ static void *pair_thread(void *arg)
 		CHECK(cuMemFree_v2(p));
 	}
 	return NULL;
+}
+
+static void CUDA_CB exit_from_callback(CUstream s, CUresult status, void *code)
+{
+	(void)s;
+	(void)status;
+	_exit(*(int *)code);
 }
 
 /* A forked child's work for child:MODE; it makes its own buffer. */
@@ -416,6 +425,14 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child %s exited %d\n", mode, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "cbexit:", 7)) {
+			static int code;
+
+			code = (int)a;
+			fflush(stdout);
+			CHECK(cuStreamAddCallback(stream, exit_from_callback, &code, 0));
+			CHECK(cuCtxSynchronize());
+			printf("the callback did not run\n");
 		} else if (!strcmp(arg, "vfork")) {
 			pid_t pid;
 			int status = 0;
