@@ -380,6 +380,16 @@ static void unchecked(void)
 	atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
 }
 
+/* Fill the band of @z with its byte again, so the next scan reports only
+ * new writes. */
+static void fill_again(const struct gg_zone *z)
+{
+	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
+
+	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z->ptr + z->user, z->expected, z->pad,
+			     true);
+}
+
 /* Check the band of @z, read through @stream; true and *v set on a
  * violation. A band that cannot be read is counted unchecked, never clean. */
 static bool check(struct gg_zone *z, void *stream, const char *by, bool refill, struct gg_violation *v)
@@ -396,10 +406,8 @@ static bool check(struct gg_zone *z, void *stream, const char *by, bool refill, 
 	if (!c.changed)
 		return false;
 	*v = violation_of(z, &c, by);
-	/* Re-filled, so the next scan reports only new writes. */
 	if (refill)
-		(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z->ptr + z->user, z->expected,
-				     z->pad, true);
+		fill_again(z);
 	return true;
 }
 
@@ -452,20 +460,13 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 		return;
 	}
 	/* The driver refused: the allocation lives on, and so does its zone, as it
-	 * was (SPEC §4). Re-filled when the check above reported it, so a later
-	 * scan reports only new writes. */
-	struct gg_zone z = t->zone;
-
-	if (t->violated) {
-		struct ctx_slot *s = &redzone_state.ctx[z.ctx];
-
-		(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z.ptr + z.user, z.expected,
-				     z.pad, true);
-	}
-	if (gg_registry_insert(&z) != 0) {
+	 * was (SPEC §4), its band filled again when the check above reported it. */
+	if (t->violated)
+		fill_again(&t->zone);
+	if (gg_registry_insert(&t->zone) != 0) {
 		/* Out of memory for the registry: the band can no longer be watched. */
 		unchecked();
-		forgotten(&z, true);
+		forgotten(&t->zone, true);
 	}
 }
 
@@ -652,12 +653,9 @@ static bool scan_batched(struct scan *sc)
 				if (!c.changed)
 					continue;
 				struct gg_violation v = violation_of(z, &c, sc->by);
-				struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 
 				violation(&v);
-				/* Re-filled, so the next scan reports only new writes. */
-				(void)gg_device_fill(s->ctx, atomic_load(&s->stream), z->ptr + z->user,
-						     z->expected, z->pad, true);
+				fill_again(z);
 			}
 		}
 	}
