@@ -261,7 +261,8 @@ static unsigned distance(const char *a, const char *b)
 	return row[n];
 }
 
-const char *gg_config_nearest(const char *name)
+/* The known name within three edits of @name, or NULL. */
+static const char *nearest_known(const char *name)
 {
 	const char *best = NULL;
 	unsigned best_d = 4; /* farther than 3 edits is no misspelling */
@@ -275,7 +276,8 @@ const char *gg_config_nearest(const char *name)
 	return best;
 }
 
-bool gg_config_known(const char *name, size_t len)
+/* Whether the first @len bytes of @name are a variable of the table. */
+static bool known(const char *name, size_t len)
 {
 	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++)
 		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
@@ -290,7 +292,7 @@ static void note_unknown(void)
 	for (char **e = environ; e && *e && config_state.nunknown < MAX_UNKNOWN; e++) {
 		size_t len = strcspn(*e, "=");
 
-		if (strncmp(*e, "GPUGUARD_", 9) || gg_config_known(*e, len))
+		if (strncmp(*e, "GPUGUARD_", 9) || known(*e, len))
 			continue;
 		snprintf(config_state.unknown[config_state.nunknown++], sizeof(config_state.unknown[0]),
 			 "%.*s", (int)(len < 63 ? len : 63), *e);
@@ -332,7 +334,7 @@ void gg_config_report_warnings(void)
 	}
 	for (unsigned i = 0; i < config_state.nunknown; i++)
 		gg_report_unknown_variable(config_state.unknown[i],
-					   gg_config_nearest(config_state.unknown[i]));
+					   nearest_known(config_state.unknown[i]));
 }
 
 const struct gg_config *gg_config(void)

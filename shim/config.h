@@ -4,7 +4,6 @@
 
 #include <limits.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #define GG_CONFIG_STR_MAX 1024
@@ -51,11 +50,6 @@ struct gg_config {
 
 /* Only GPUGUARD_DISABLE, without reading anything else: a disabled shim writes nothing. */
 bool gg_config_disabled_in_env(void);
-
-/* Whether the first @len bytes of @name are a GPUGUARD_* variable of the
- * table; the known name within three edits of @name, or NULL. */
-bool gg_config_known(const char *name, size_t len);
-const char *gg_config_nearest(const char *name);
 
 /* Fill @cfg from the environment; unparsable values keep their default and are
  * remembered so gg_config_report_warnings() can name them once the log is open. */

@@ -95,6 +95,12 @@ static bool error_found(void)
 	return z.violations || gg_audit_errors(&a);
 }
 
+/* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5). */
+static bool status_changes(int status)
+{
+	return shim_state.exitcode_set && status == 0 && error_found();
+}
+
 /* exit() and a return from main: the final scan and the reports, while the
  * driver still works (library destructors run after exit handlers). */
 static void at_exit(int status, void *arg)
@@ -107,7 +113,7 @@ static void at_exit(int status, void *arg)
 	shim_state.exit_status = status;
 	gg_redzone_scan("exit");
 	/* The errors that will change the status, named if nothing named them. */
-	if (shim_state.exitcode_set && status == 0 && error_found())
+	if (status_changes(status))
 		gg_report_unresolved_at_exit();
 	gg_hooks_report_calls();
 	gg_report_exit_summary();
@@ -203,7 +209,7 @@ __attribute__((destructor)) static void shim_fini(void)
 	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
 	    !shim_state.exiting)
 		return;
-	if (shim_state.exitcode_set && shim_state.exit_status == 0 && error_found()) {
+	if (status_changes(shim_state.exit_status)) {
 		fflush(NULL);
 		real_exit(0, shim_state.exitcode);
 	}
@@ -227,9 +233,7 @@ static int exiting_now(int status)
 	if (gg_hooks_inside())
 		return status;
 	at_exit(status, NULL);
-	if (shim_state.exitcode_set && status == 0 && error_found())
-		return shim_state.exitcode;
-	return status;
+	return status_changes(status) ? shim_state.exitcode : status;
 }
 
 GG_EXPORT __attribute__((noreturn)) void _exit(int status)
