@@ -283,17 +283,18 @@ Test(cli, scan_refuses_a_process_without_the_shim)
 	cr_assert_eq(system(cmd), 0);
 }
 
-/* app-redzone under the shim with GPUGUARD_SIGNAL=@signal, past its first CUDA
- * calls and waiting for @go. */
-static void spawn_listening(struct gg_spawn *s, const char *signal, const char *go, char *pid,
-			    size_t cap)
+/* app-redzone under the shim with GPUGUARD_SIGNAL=@signal (and @also, a
+ * further variable or NULL), past its first CUDA calls and waiting for @go. */
+static void spawn_listening(struct gg_spawn *s, const char *signal, const char *also,
+			    const char *go, char *pid, size_t cap)
 {
 	char env_signal[64], step[160];
 
 	snprintf(env_signal, sizeof(env_signal), "GPUGUARD_SIGNAL=%s", signal);
 	snprintf(step, sizeof(step), "wait:%s", go);
 	gg_spawn(s, GG_RUN_SHIM | GG_RUN_FAKE,
-		 (const char *[]){ env_signal, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ env_signal, "GPUGUARD_REDZONE=16", ("GG_TEST_PTX=" GG_PTX), also,
+				   NULL },
 		 (const char *[]){ RZ, "alloc:64", "sync", step, NULL });
 	cr_assert(gg_spawn_wait_output(s, "synced\n", 30));
 	snprintf(pid, cap, "%d", s->pid);
@@ -309,7 +310,7 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	snprintf(go, sizeof(go), "%s/go", dir);
 
 	/* It listens to USR2: USR1 would kill it. */
-	spawn_listening(&s, "USR2", go, pid, sizeof(pid));
+	spawn_listening(&s, "USR2", NULL, go, pid, sizeof(pid));
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "USR1", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
 	snprintf(want, sizeof(want), "gpuguard: scan: process %s listens to SIGUSR2 "
@@ -323,7 +324,7 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	unlink(go);
 
 	/* GPUGUARD_SIGNAL=11: the shim refused it and installed nothing. */
-	spawn_listening(&s, "11", go, pid, sizeof(pid));
+	spawn_listening(&s, "11", NULL, go, pid, sizeof(pid));
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
 	cr_assert_neq(strstr(r.err, "was started with GPUGUARD_SIGNAL=11, which the shim refuses"),
@@ -428,19 +429,13 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
  * listening, so scan must not refuse as if it were disabled. */
 Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
 {
-	char dir[64], go[128], step[160], pid[32], cmd[96];
+	char dir[64], go[128], pid[32], cmd[96];
 	struct gg_spawn s;
 	struct gg_run r, scan;
 
 	gg_tmpdir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
-	snprintf(step, sizeof(step), "wait:%s", go);
-	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
-		 (const char *[]){ "GPUGUARD_DISABLE=2", "GPUGUARD_SIGNAL=USR2", "GG_TEST_PTX=" GG_PTX,
-				   NULL },
-		 (const char *[]){ RZ, "sync", step, NULL });
-	cr_assert(gg_spawn_wait_output(&s, "synced\n", 30));
-	snprintf(pid, sizeof(pid), "%d", s.pid);
+	spawn_listening(&s, "USR2", "GPUGUARD_DISABLE=2", go, pid, sizeof(pid));
 	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
 	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
 	cr_assert_neq(strstr(scan.out, "sent SIGUSR2"), NULL, "%s", scan.out);
