@@ -35,7 +35,7 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 {
 	char *got = json(a, expr);
 
-	cr_assert_str_eq(got, want, "%s\nstderr:\n%s", expr, a->r.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstderr:\n%s", expr, got, want, a->r.err);
 	free(got);
 }
 

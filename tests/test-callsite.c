@@ -25,7 +25,7 @@ static void assert_json(const char *path, const char *expr, const char *want, co
 {
 	char *got = gg_json(path, expr);
 
-	cr_assert_str_eq(got, want, "%s\nstderr:\n%s", expr, err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstderr:\n%s", expr, got, want, err);
 	free(got);
 }
 

@@ -21,7 +21,7 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 {
 	char *got = gg_json(a->json, expr);
 
-	cr_assert_str_eq(got, want, "%s\nstdout:\n%s\nstderr:\n%s", expr, a->r.out, a->r.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want, a->r.out, a->r.err);
 	free(got);
 }
 
@@ -142,6 +142,29 @@ Test(redzone, copy_past_the_end_is_reported_at_a_scan)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, VIOLATIONS, "[(0, 100, 32, 0, 2, 3, 66, 'scan')]");
 	assert_json(&a, "(j['redzones']['scans'] >= 1, j['redzones']['checked'] >= 1)", "(True, True)");
+	gg_app_run_free(&a);
+}
+
+/* The zones sit in shards by their address's hash; the report follows the
+ * allocations (as a free-time report does), the same on every machine. */
+Test(redzone, a_scan_reports_its_violations_in_allocation_order)
+{
+	const char *steps[2 * 12 + 2];
+	char args[2 * 12][16];
+	struct gg_app_run a;
+	int n = 0;
+
+	for (int k = 0; k < 12; k++)
+		snprintf(args[n], sizeof(args[n]), "alloc:%d", 100 + 16 * k), steps[n] = args[n], n++;
+	for (int k = 11; k >= 0; k--) /* written in the reverse order, too */
+		snprintf(args[n], sizeof(args[n]), "copy:%d:1", k), steps[n] = args[n], n++;
+	steps[n++] = "sync";
+	steps[n] = NULL;
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL }, steps);
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
+		    "[(0, 'scan'), (1, 'scan'), (2, 'scan'), (3, 'scan'), (4, 'scan'), (5, 'scan'), "
+		    "(6, 'scan'), (7, 'scan'), (8, 'scan'), (9, 'scan'), (10, 'scan'), (11, 'scan')]");
 	gg_app_run_free(&a);
 }
 

@@ -12,8 +12,8 @@
  * context's slot, its private stream, room in the registry), so a padded
  * allocation is always recorded, and its padding always hidden.
  *
- * Lock order: the boundary lock, redzone_state.lock, a registry shard lock,
- * then the leaves pending_lock, viol_lock and batch_lock. Reports and
+ * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
+ * shard lock, then the leaves pending_lock, viol_lock and batch_lock. Reports and
  * dladdr() run with no lock of this module held.
  *
  * A full scan reads every band of a context with one batched copy (when the
@@ -78,6 +78,9 @@ static struct {
 	struct gg_violation viol[MAX_VIOLATIONS];
 	unsigned nviol;
 
+	/* One batched scan at a time: a batch clears the SCANNING flags it set,
+	 * which would let a free go ahead under another batch's read. */
+	pthread_mutex_t scan_lock;
 	pthread_mutex_t batch_lock;   /* leaf: guards @batch_active; @batch_done waits on it */
 	pthread_cond_t batch_done;
 	bool batch_active;            /* zones flagged SCANNING are being read */
@@ -87,6 +90,7 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.pending_lock = PTHREAD_MUTEX_INITIALIZER,
 	.viol_lock = PTHREAD_MUTEX_INITIALIZER,
+	.scan_lock = PTHREAD_MUTEX_INITIALIZER,
 	.batch_lock = PTHREAD_MUTEX_INITIALIZER,
 	.batch_done = PTHREAD_COND_INITIALIZER,
 };
@@ -514,23 +518,12 @@ static void scan_after(void *arg)
 	sc->found = false;
 }
 
-static void scan(struct scan *sc)
-{
-	uint64_t before = atomic_load(&redzone_state.violations);
-
-	if (!redzone_state.pad)
-		return;
-	if (!sc->forget)
-		atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
-	gg_registry_foreach(scan_zone, scan_after, sc);
-	halt_if_asked(before);
-}
-
 /* ---- batched scans: a constant number of driver calls per context ---- */
 
 struct batch {
 	struct gg_zone *zones; /* copies of the zones flagged SCANNING */
 	size_t n, cap;
+	int only_ctx;          /* -1: every context */
 	bool oom;
 };
 
@@ -540,6 +533,8 @@ static bool collect_zone(void *arg, struct gg_zone *z)
 	struct batch *b = arg;
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 
+	if (b->only_ctx >= 0 && z->ctx != b->only_ctx)
+		return false;
 	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !atomic_load(&s->stream) ||
 	    !fill_done(z)) {
 		unchecked();
@@ -562,16 +557,21 @@ static bool collect_zone(void *arg, struct gg_zone *z)
 	return false;
 }
 
-static int by_ctx(const void *a, const void *b)
+/* By context (one read per context), then allocation index: a scan reports
+ * its violations in the order of the allocations, not of the shards' hash. */
+static int by_ctx_then_index(const void *a, const void *b)
 {
 	const struct gg_zone *x = a, *y = b;
 
-	return (x->ctx > y->ctx) - (x->ctx < y->ctx);
+	if (x->ctx != y->ctx)
+		return (x->ctx > y->ctx) - (x->ctx < y->ctx);
+	return (x->index > y->index) - (x->index < y->index);
 }
 
 /* Read the bands of @zones (all of one context) into @buf: one batched copy,
  * or one read per band when the driver has no batched copy. */
-static bool read_group(const struct gg_zone *zones, size_t n, uint8_t *buf, bool *batched)
+static bool read_group(const struct gg_zone *zones, size_t n, uint8_t *buf, bool *batched,
+		       uint64_t *calls)
 {
 	struct ctx_slot *s = &redzone_state.ctx[zones[0].ctx];
 	void *stream = atomic_load(&s->stream);
@@ -590,14 +590,14 @@ static bool read_group(const struct gg_zone *zones, size_t n, uint8_t *buf, bool
 		}
 		err = gg_device_read_batch(s->ctx, stream, srcs, dsts, sizes, n);
 		if (!err)
-			atomic_fetch_add(&redzone_state.scan_calls, 2); /* the copy and the wait */
+			*calls += 2; /* the copy and the wait */
 	}
 	if (err == -ENOSYS) {
 		*batched = false;
 		err = 0;
 		for (size_t i = 0; i < n && !err; i++) {
 			err = gg_device_read(s->ctx, stream, srcs[i], dsts[i], sizes[i]);
-			atomic_fetch_add(&redzone_state.scan_calls, 2);
+			*calls += 2;
 		}
 	}
 	free(srcs);
@@ -610,26 +610,23 @@ static bool read_group(const struct gg_zone *zones, size_t n, uint8_t *buf, bool
  * caller scans band by band). */
 static bool scan_batched(struct scan *sc)
 {
-	struct batch b = { 0 };
-	uint64_t total = 0;
+	struct batch b = { .only_ctx = sc->only_ctx };
+	uint64_t total = 0, calls = 0;
 	uint8_t *buf = NULL;
 	bool batched = true;
 
+	pthread_mutex_lock(&redzone_state.scan_lock);
 	pthread_mutex_lock(&redzone_state.batch_lock);
 	redzone_state.batch_active = true;
 	pthread_mutex_unlock(&redzone_state.batch_lock);
 	gg_registry_foreach(collect_zone, NULL, &b);
-	/* The figure is the last scan's that read anything (an exit with no zone
-	 * left would hide it). */
-	if (b.n)
-		atomic_store(&redzone_state.scan_calls, 0);
 	for (size_t i = 0; i < b.n; i++)
 		total += b.zones[i].pad;
 	if (b.n && !(buf = malloc(total)))
 		b.oom = true;
 	if (!b.oom) {
 		if (b.n) /* no zone left: b.zones is NULL, which qsort must not get */
-			qsort(b.zones, b.n, sizeof(*b.zones), by_ctx);
+			qsort(b.zones, b.n, sizeof(*b.zones), by_ctx_then_index);
 		uint8_t *at = buf;
 
 		for (size_t i = 0, j; i < b.n; i = j) {
@@ -637,7 +634,7 @@ static bool scan_batched(struct scan *sc)
 
 			for (j = i; j < b.n && b.zones[j].ctx == b.zones[i].ctx; j++)
 				;
-			read = read_group(&b.zones[i], j - i, at, &batched);
+			read = read_group(&b.zones[i], j - i, at, &batched, &calls);
 			for (size_t k = i; k < j; k++) {
 				const struct gg_zone *z = &b.zones[k];
 				const uint8_t *band = at;
@@ -665,26 +662,40 @@ static bool scan_batched(struct scan *sc)
 	redzone_state.batch_active = false;
 	pthread_cond_broadcast(&redzone_state.batch_done);
 	pthread_mutex_unlock(&redzone_state.batch_lock);
+	pthread_mutex_unlock(&redzone_state.scan_lock);
 	free(buf);
 	free(b.zones);
-	atomic_store(&redzone_state.batched, batched);
+	/* The figures are the last full scan's that read anything (an exit with
+	 * no zone left would hide them). */
+	if (b.n && sc->only_ctx < 0) {
+		atomic_store(&redzone_state.scan_calls, calls);
+		atomic_store(&redzone_state.batched, batched);
+	}
 	return !b.oom;
 }
 
-void gg_redzone_scan(const char *why)
+/* A scan of every live band (of one context when @sc->only_ctx >= 0). */
+static void scan_live(struct scan *sc)
 {
-	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
 	uint64_t before = atomic_load(&redzone_state.violations);
 
 	if (!redzone_state.pad)
 		return;
 	atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
-	if (!scan_batched(&sc)) {
-		/* Out of memory for the batch: band by band, with no allocation. */
+	if (!scan_batched(sc)) {
+		/* Out of memory for the batch: band by band, with no allocation
+		 * (in the shards' order, not the allocations'). */
 		atomic_store(&redzone_state.batched, false);
-		gg_registry_foreach(scan_zone, scan_after, &sc);
+		gg_registry_foreach(scan_zone, scan_after, sc);
 	}
 	halt_if_asked(before);
+}
+
+void gg_redzone_scan(const char *why)
+{
+	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
+
+	scan_live(&sc);
 }
 
 void gg_redzone_context_ending(void *ctx)
@@ -692,7 +703,7 @@ void gg_redzone_context_ending(void *ctx)
 	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
 
 	if (sc.only_ctx >= 0)
-		scan(&sc);
+		scan_live(&sc);
 }
 
 void gg_redzone_context_ended(void *ctx)
@@ -704,7 +715,8 @@ void gg_redzone_context_ended(void *ctx)
 	/* Its stream and events went with it. */
 	atomic_store(&redzone_state.ctx[sc.only_ctx].alive, false);
 	atomic_store(&redzone_state.ctx[sc.only_ctx].stream, NULL);
-	scan(&sc);
+	if (redzone_state.pad)
+		gg_registry_foreach(scan_zone, NULL, &sc);
 }
 
 void *gg_redzone_device_ending(int dev)
@@ -766,6 +778,7 @@ void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violatio
 
 void gg_redzone_atfork_prepare(void)
 {
+	pthread_mutex_lock(&redzone_state.scan_lock);
 	pthread_mutex_lock(&redzone_state.lock);
 	gg_registry_atfork_prepare();
 	pthread_mutex_lock(&redzone_state.pending_lock);
@@ -780,10 +793,12 @@ void gg_redzone_atfork_parent(void)
 	pthread_mutex_unlock(&redzone_state.pending_lock);
 	gg_registry_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.lock);
+	pthread_mutex_unlock(&redzone_state.scan_lock);
 }
 
 void gg_redzone_atfork_child(void)
 {
+	pthread_mutex_init(&redzone_state.scan_lock, NULL);
 	pthread_mutex_init(&redzone_state.lock, NULL);
 	gg_registry_atfork_child();
 	pthread_mutex_init(&redzone_state.pending_lock, NULL);
