@@ -285,17 +285,17 @@ Test(cli, scan_refuses_a_process_without_the_shim)
 
 /* app-redzone under the shim with GPUGUARD_SIGNAL=@signal (and @also, a
  * further variable or NULL), past its first CUDA calls and waiting for @go. */
-static void spawn_listening(struct gg_spawn *s, const char *signal, const char *also,
+static void spawn_listening(struct gg_spawn *s, const char *signal, const char *const *also,
 			    const char *go, char *pid, size_t cap)
 {
 	char env_signal[64], step[160];
+	const char *env[8] = { env_signal, "GPUGUARD_REDZONE=16", ("GG_TEST_PTX=" GG_PTX) };
 
+	for (size_t i = 0; also && also[i] && 3 + i < sizeof(env) / sizeof(env[0]) - 1; i++)
+		env[3 + i] = also[i];
 	snprintf(env_signal, sizeof(env_signal), "GPUGUARD_SIGNAL=%s", signal);
 	snprintf(step, sizeof(step), "wait:%s", go);
-	gg_spawn(s, GG_RUN_SHIM | GG_RUN_FAKE,
-		 (const char *[]){ env_signal, "GPUGUARD_REDZONE=16", ("GG_TEST_PTX=" GG_PTX), also,
-				   NULL },
-		 (const char *[]){ RZ, "alloc:64", "sync", step, NULL });
+	gg_spawn(s, GG_RUN_SHIM | GG_RUN_FAKE, env, (const char *[]){ RZ, "alloc:64", "sync", step, NULL });
 	cr_assert(gg_spawn_wait_output(s, "synced\n", 30));
 	snprintf(pid, cap, "%d", s->pid);
 }
@@ -426,19 +426,24 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
 }
 
 /* GPUGUARD_DISABLE=2 is no switch the shim knows: it WARNs and stays on,
- * listening, so scan must not refuse as if it were disabled. */
+ * listening, so scan must not refuse as if it were disabled. (--wait: the
+ * boundary runs on the shim's watcher thread, which a program told to end
+ * at once may not leave time to.) */
 Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
 {
-	char dir[64], go[128], pid[32], cmd[96];
+	char dir[64], go[128], pid[32], cmd[96], env_json[128];
 	struct gg_spawn s;
 	struct gg_run r, scan;
 
 	gg_tmpdir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
-	spawn_listening(&s, "USR2", "GPUGUARD_DISABLE=2", go, pid, sizeof(pid));
-	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s/s.json", dir);
+	spawn_listening(&s, "USR2", (const char *[]){ "GPUGUARD_DISABLE=2", env_json, NULL }, go,
+			pid, sizeof(pid));
+	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", "--wait", pid, NULL });
 	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
 	cr_assert_neq(strstr(scan.out, "sent SIGUSR2"), NULL, "%s", scan.out);
+	cr_assert_neq(strstr(scan.out, "ran its boundary (seal 1)"), NULL, "%s", scan.out);
 	gg_run_free(&scan);
 	touch(go);
 	gg_spawn_finish(&s, &r);
