@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
-#include "boundary.h"
-#include "callsite.h"
+#include "boundary/boundary.h"
+#include "callsite/callsite.h"
 #include "harness.h"
 
 #define APP(name) GG_APPS "/" name
@@ -203,7 +203,7 @@ Test(audit, unloading_forgets_the_handle)
 	assert_named_by_handle("stale", "stale ");
 }
 
-static void name_of_row(void *ctx, const struct gg_audit_row *r)
+static void name_of_row(void *ctx, const struct gg_report_row *r)
 {
 	snprintf(ctx, 64, "%s::%s", r->module, r->function);
 }
@@ -546,15 +546,15 @@ Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
 	struct gg_boundary_events ev;
 	char bad[64] = "";
 
-	cr_assert_eq(gg_boundary_parse("launch:3,sync:2,after:0.5", &ev, bad, sizeof(bad)), 0);
+	cr_assert_eq(gg_config_parse_boundary("launch:3,sync:2,after:0.5", &ev, bad, sizeof(bad)), 0);
 	cr_assert(ev.nlaunch == 1 && ev.launch[0] == 3);
 	cr_assert(ev.nsync == 1 && ev.sync[0] == 2);
 	cr_assert(ev.nafter == 1 && ev.after[0] == 0.5);
-	cr_assert_eq(gg_boundary_parse("launch:x,sync:0x10,launch:0", &ev, bad, sizeof(bad)),
+	cr_assert_eq(gg_config_parse_boundary("launch:x,sync:0x10,launch:0", &ev, bad, sizeof(bad)),
 		     -EINVAL);
 	cr_assert_str_eq(bad, "launch:x");
 	cr_assert(ev.nlaunch == 0 && ev.nsync == 1 && ev.sync[0] == 16);
-	cr_assert_eq(gg_boundary_parse("seal", &ev, bad, sizeof(bad)), -EINVAL);
+	cr_assert_eq(gg_config_parse_boundary("seal", &ev, bad, sizeof(bad)), -EINVAL);
 	cr_assert_str_eq(bad, "seal");
 }
 

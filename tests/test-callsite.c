@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "elfsyms.h"
+#include "options/config.h"
+#include "callsite/elfsyms.h"
 #include "harness.h"
-#include "runtime-syms.h"
+#include "callsite/runtime-syms.h"
 
 #define STATIC_RT GG_APPS "/app-static-rt"
 

@@ -228,8 +228,9 @@ Test(cli, scan_refuses_what_it_cannot_do)
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "11", "1", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);
 	cr_assert_str_eq(r.err, "gpuguard: scan: --signal: \"11\" is not a signal gpuguard listens "
-				"to (expected USR1, USR2 or a signal number other than KILL, STOP, "
-				"SEGV, BUS, FPE, ILL and ABRT)\n");
+				"to (SIGSEGV reports a crash, it is no boundary; expected USR1, USR2 "
+				"or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL and "
+				"ABRT)\n");
 	gg_run_free(&r);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--wait", "--timeout", "0", "1", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);

@@ -1,10 +1,17 @@
-/* The options table (SPEC §2). */
+/* The options table (SPEC §2), as the shim reads it and as the gpuguard
+ * command, its --help and its man page use it. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "config.h"
+#include "base/gg.h"
+#include "harness.h"
+#include "options/config.h"
 
 Test(config, numbers_accept_decimal_and_hex)
 {
@@ -34,17 +41,17 @@ Test(config, signals_by_name_number_or_none)
 {
 	int s = -1;
 
-	cr_assert_eq(gg_config_parse_signal("USR1", &s), 0);
+	cr_assert_eq(gg_config_parse_signal("USR1", &s, NULL), 0);
 	cr_assert_eq(s, SIGUSR1);
-	cr_assert_eq(gg_config_parse_signal("SIGUSR2", &s), 0);
+	cr_assert_eq(gg_config_parse_signal("SIGUSR2", &s, NULL), 0);
 	cr_assert_eq(s, SIGUSR2);
-	cr_assert_eq(gg_config_parse_signal("none", &s), 0);
+	cr_assert_eq(gg_config_parse_signal("none", &s, NULL), 0);
 	cr_assert_eq(s, 0);
-	cr_assert_eq(gg_config_parse_signal("34", &s), 0);
+	cr_assert_eq(gg_config_parse_signal("34", &s, NULL), 0);
 	cr_assert_eq(s, 34);
-	cr_assert_eq(gg_config_parse_signal("9", &s), -EINVAL, "SIGKILL cannot be caught");
-	cr_assert_eq(gg_config_parse_signal("USR3", &s), -EINVAL);
-	cr_assert_eq(gg_config_parse_signal("0", &s), -EINVAL);
+	cr_assert_eq(gg_config_parse_signal("9", &s, NULL), -EINVAL, "SIGKILL cannot be caught");
+	cr_assert_eq(gg_config_parse_signal("USR3", &s, NULL), -EINVAL);
+	cr_assert_eq(gg_config_parse_signal("0", &s, NULL), -EINVAL);
 }
 
 Test(config, defaults_when_nothing_is_set)
@@ -136,4 +143,220 @@ Test(config, disable_is_read_on_its_own)
 	cr_assert_eq(gg_config_disabled_in_env(), true);
 	setenv("GPUGUARD_DISABLE", "0", 1);
 	cr_assert_eq(gg_config_disabled_in_env(), false);
+}
+
+/* ---- the one table, as the shim and the command read it ---- */
+
+/* Values of every shape the table's parsers meet, good and bad. */
+static const char *const candidates[] = {
+	"0", "1", "2", "16", "255", "256", "0x10", "0xEE", "-1", "abc", "yes", "off", "USR2",
+	"SIGUSR1", "9", "11", "64", "none", "1:2", "2:1", "0x10:0x20", "launch:3", "sync:0",
+	"launch:3,foo", "after:0.5,sync:2", "1073741824", "1073741825", "18446744073709551616",
+};
+
+/* Whether the shim, reading @value for @o, says it is not valid: a WARN for
+ * the value, or for one of its items (GPUGUARD_BOUNDARY). */
+static bool shim_rejects(const struct gg_option *o, const char *value)
+{
+	struct gg_config c;
+	struct gg_config_problem p[8];
+	struct gg_boundary_events ev;
+	char bad[64];
+	unsigned n;
+	bool rejected = false;
+
+	setenv(o->name, value, 1);
+	gg_config_load(&c);
+	unsetenv(o->name);
+	n = gg_config_problems(p, 8);
+	for (unsigned i = 0; i < n; i++)
+		rejected |= p[i].value && !strcmp(p[i].name, o->name);
+	if (!rejected && !strcmp(o->name, "GPUGUARD_BOUNDARY"))
+		rejected = gg_config_parse_boundary(c.boundary, &ev, bad, sizeof(bad)) != 0;
+	return rejected;
+}
+
+/* gpuguard FLAG VALUE -- env: refused (2) with a message naming the flag, the
+ * value and what is accepted exactly when the shim would reject the value;
+ * otherwise the program gets the variable as given. */
+static void command_agrees(const struct gg_option *o, const char *value)
+{
+	struct gg_run r;
+	char want[5200];
+	bool rejects = shim_rejects(o, value);
+
+	gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, o->flag, value, "--", "/usr/bin/env", NULL });
+	if (rejects) {
+		cr_expect_eq(gg_run_exit(&r), 2, "%s %s: the shim rejects it, the command ran: %s",
+			     o->flag, value, r.out);
+		snprintf(want, sizeof(want), "gpuguard: %s: \"%s\" is not a valid value", o->flag,
+			 value);
+		cr_expect(strstr(r.err, want), "%s %s: %s", o->flag, value, r.err);
+		cr_expect(strstr(r.err, o->accepts), "%s %s: %s", o->flag, value, r.err);
+		cr_expect_str_eq(r.out, "");
+	} else {
+		cr_expect_eq(gg_run_exit(&r), 0, "%s %s: the shim takes it, the command refused: %s",
+			     o->flag, value, r.err);
+		snprintf(want, sizeof(want), "\n%s=%s\n", o->name, value);
+		cr_expect(strstr(r.out, want) || !strncmp(r.out, want + 1, strlen(want + 1)),
+			  "%s %s: not in the program's environment", o->flag, value);
+	}
+	gg_run_free(&r);
+}
+
+Test(config, the_command_refuses_every_value_the_shim_rejects, .timeout = 300)
+{
+	size_t n, walked = 0;
+	const struct gg_option *opts = gg_config_options(&n);
+	char *huge = malloc(5001);
+
+	cr_assert_not_null(huge);
+	memset(huge, 'x', 5000);
+	huge[5000] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct gg_option *o = &opts[i];
+		struct gg_run r;
+
+		cr_assert_not_null(o->flag, "%s has no flag", o->name);
+		if (o->sets) {
+			/* A switch sets its value, and takes none. */
+			char with[96];
+
+			gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, o->flag, "--", "/usr/bin/env", NULL });
+			snprintf(with, sizeof(with), "%s=%s\n", o->name, o->sets);
+			cr_expect(gg_run_exit(&r) == 0 && strstr(r.out, with), "%s: %s", o->flag, r.err);
+			gg_run_free(&r);
+			snprintf(with, sizeof(with), "%s=1", o->flag);
+			gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, with, "--", "/usr/bin/env", NULL });
+			cr_expect_eq(gg_run_exit(&r), 2, "%s", with);
+			gg_run_free(&r);
+			cr_expect(shim_rejects(o, "maybe") && !shim_rejects(o, o->sets), "%s", o->name);
+			walked++;
+			continue;
+		}
+		for (size_t k = 0; k < GG_ARRAY_SIZE(candidates); k++)
+			command_agrees(o, candidates[k]);
+		command_agrees(o, huge);
+		/* Its default is a value it takes. */
+		if (o->def && *o->def)
+			cr_expect(!shim_rejects(o, o->def), "%s=%s", o->name, o->def);
+		walked++;
+	}
+	cr_assert_eq(walked, n);
+	free(huge);
+}
+
+/* Each candidate's verdict is not the same for every option: the walk above
+ * would pass for a command that refused nothing only if no value were bad. */
+Test(config, the_candidates_tell_the_parsers_apart)
+{
+	size_t n, rejected = 0, taken = 0;
+	const struct gg_option *opts = gg_config_options(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (opts[i].sets)
+			continue;
+		for (size_t k = 0; k < GG_ARRAY_SIZE(candidates); k++)
+			shim_rejects(&opts[i], candidates[k]) ? rejected++ : taken++;
+	}
+	cr_assert_gt(rejected, 50);
+	cr_assert_gt(taken, 50);
+	cr_assert(shim_rejects(gg_config_option("GPUGUARD_SIGNAL"), "9"));
+	cr_assert(shim_rejects(gg_config_option("GPUGUARD_BOUNDARY"), "launch:3,foo"));
+	cr_assert(!shim_rejects(gg_config_option("GPUGUARD_BOUNDARY"), "launch:3"));
+}
+
+/* gpuguard --help lists every flag of the table with its line of help. */
+Test(config, help_lists_every_option_of_the_table)
+{
+	size_t n;
+	const struct gg_option *opts = gg_config_options(&n);
+	struct gg_run r;
+
+	gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, "--help", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0);
+	/* One line of help per option, wrapped: compare with the spaces squeezed. */
+	for (char *s = r.out, *o = r.out;; s++) {
+		if (isspace((unsigned char)*s)) {
+			if (o == r.out || o[-1] != ' ')
+				*o++ = ' ';
+			continue;
+		}
+		*o++ = *s;
+		if (!*s)
+			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char line[512];
+
+		snprintf(line, sizeof(line), " %s%s%s %s (%s", opts[i].flag, opts[i].metavar ? " " : "",
+			 opts[i].metavar ? opts[i].metavar : "", opts[i].help,
+			 opts[i].name + strlen("GPUGUARD_"));
+		cr_expect(strstr(r.out, line), "--help lacks \"%s\":\n%s", line, r.out);
+		if (opts[i].alias)
+			cr_expect(strstr(r.out, opts[i].alias), "%s", opts[i].alias);
+	}
+	gg_run_free(&r);
+}
+
+/* The man page's text between @from and the next ".SH", "\-" read as "-". */
+static char *man_section(const char *from)
+{
+	char path[512], *text, *start, *end, *o;
+
+	snprintf(path, sizeof(path), "%s/docs/gpuguard.1", GG_SOURCE_ROOT);
+	text = gg_read_file(path);
+	cr_assert_not_null(text);
+	start = strstr(text, from);
+	cr_assert_not_null(start, "no %s in %s", from, path);
+	end = strstr(start + 1, "\n.SH ");
+	if (end)
+		end[1] = '\0';
+	o = text;
+	for (const char *s = start; *s; s++) {
+		if (s[0] == '\\' && (s[1] == '-' || s[1] == '%'))
+			continue;
+		*o++ = *s;
+	}
+	*o = '\0';
+	return text;
+}
+
+/* gpuguard(1) documents each variable of the table under ENVIRONMENT, with
+ * its default, and each flag under OPTIONS; and no variable the table lacks. */
+Test(config, the_man_page_documents_the_table)
+{
+	size_t n;
+	const struct gg_option *opts = gg_config_options(&n);
+	char *env = man_section(".SH ENVIRONMENT"), *options = man_section(".SH OPTIONS");
+
+	for (size_t i = 0; i < n; i++) {
+		char head[96], *entry, *next;
+
+		snprintf(head, sizeof(head), "\n.B %s\n", opts[i].name);
+		entry = strstr(env, head);
+		cr_expect(entry, "ENVIRONMENT has no entry %s", opts[i].name);
+		if (!entry)
+			continue;
+		next = strstr(entry + 1, "\n.TP");
+		if (next)
+			*next = '\0';
+		cr_expect(strstr(entry, "Default"), "%s: no default said:%s", opts[i].name, entry);
+		if (opts[i].def && *opts[i].def)
+			cr_expect(strstr(entry, opts[i].def), "%s: default %s not said:%s", opts[i].name,
+				  opts[i].def, entry);
+		if (next)
+			*next = '\n';
+		cr_expect(strstr(options, opts[i].flag), "OPTIONS lacks %s", opts[i].flag);
+	}
+	/* Every documented GPUGUARD_ variable is one of the table's. */
+	for (char *s = env; (s = strstr(s, "\n.B GPUGUARD_")); s++) {
+		char name[64];
+
+		sscanf(s + 4, "%63s", name);
+		cr_expect(!strcmp(name, "GPUGUARD_*") || gg_config_option(name), "ENVIRONMENT documents %s, which the table lacks",
+			  name);
+	}
+	free(env);
+	free(options);
 }

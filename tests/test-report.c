@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "options/config.h"
 #include "report/report.h"
 
 Test(report, pid_is_substituted_in_paths)

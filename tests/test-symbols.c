@@ -61,7 +61,7 @@ static void version_script(struct names *s)
 static void hook_table(struct names *s)
 {
 	from_command(s, "grep -oE '^GG_HOOK\\([A-Za-z_0-9]+' '" GG_SOURCE_ROOT
-			"/shim/hooks/hooks.def' | cut -d'(' -f2");
+			"/shim/driver/hooks.def' | cut -d'(' -f2");
 }
 
 Test(symbols, exports_are_exactly_the_version_script_and_dlsym)

@@ -9,42 +9,11 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "options/config.h"
 
 bool gg_cli_parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	int base = 10;
-
-	if (!s || !*s)
-		return false;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
-		return false;
-	errno = 0;
-	*out = strtoull(s, &end, base);
-	return errno == 0 && !*end;
-}
-
-/* The shim's rule (gg_config_parse_signal): what it would refuse, so is this. */
-int gg_cli_parse_signal(const char *s)
-{
-	uint64_t n;
-
-	if (!strncasecmp(s, "SIG", 3))
-		s += 3;
-	if (!strcasecmp(s, "USR1"))
-		return SIGUSR1;
-	if (!strcasecmp(s, "USR2"))
-		return SIGUSR2;
-	if (!gg_cli_parse_u64(s, &n) || n == 0 || n >= (uint64_t)NSIG)
-		return 0;
-	if (n == SIGKILL || n == SIGSTOP || n == SIGSEGV || n == SIGBUS || n == SIGFPE ||
-	    n == SIGILL || n == SIGABRT)
-		return 0;
-	return (int)n;
+	return gg_config_parse_u64(s, out) == 0;
 }
 
 const char *gg_cli_plural(uint64_t n, const char *one, const char *many)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "options/config.h"
 #include "report/paths.h"
 
 #ifndef GG_VERSION
@@ -28,7 +29,7 @@
 #define GG_INSTALL_LIBDIR "/usr/local/lib"
 #endif
 
-static const char usage_text[] =
+static const char usage_head[] =
 	"usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...]\n"
 	"       gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID\n"
 	"       gpuguard report FILE.json...\n"
@@ -38,29 +39,46 @@ static const char usage_text[] =
 	"Runs PROGRAM with libgpuguard.so preloaded: a kernel-lookup audit with a seal\n"
 	"gate, and red zones after every device allocation. See gpuguard(1).\n"
 	"\n"
-	"Options (each sets the GPUGUARD_ variable named):\n"
-	"  --redzone N             guard-band bytes per allocation (REDZONE)\n"
-	"  --fill BYTE             the band's byte, default 0xEE (REDZONE_FILL)\n"
-	"  --min-idx N             pad allocations from index N on (REDZONE_MIN_IDX)\n"
-	"  --trace-idx N           log the stack of allocation N (REDZONE_TRACE_IDX)\n"
-	"  --poison LO:HI          fill bands LO..HI-1 only, zero the others (REDZONE_POISON)\n"
-	"  --no-check-on-free      do not check a band when it is freed (CHECK_ON_FREE=0)\n"
-	"  --halt-on-error         abort at the first red-zone violation (HALT_ON_ERROR)\n"
-	"  --boundary LIST         launch:N, sync:N, after:SECONDS, comma-separated (BOUNDARY)\n"
-	"  --signal SIG            USR1, USR2 or a number: each delivery runs a boundary (SIGNAL)\n"
-	"  --expected-absent FILE  module::function globs that are never fatal (EXPECTED_ABSENT)\n"
-	"  --allow-unresolved      warn instead of abort at the gate (ALLOW_UNRESOLVED)\n"
-	"  --skip-objects LIST     objects skipped when finding a call site (SKIP_OBJECTS)\n"
-	"  --skip-symbols LIST     the program's functions skipped likewise: the CUDA runtime\n"
-	"                          linked into it (SKIP_SYMBOLS)\n"
-	"  --log FILE              log file, %p = pid (LOG)\n"
-	"  --json FILE             JSON summary, %p = pid (SUMMARY_JSON)\n"
-	"  --metrics FILE          Prometheus text file, %p = pid (METRICS)\n"
-	"  --exitcode N            exit status when an error was found (EXITCODE)\n"
-	"  --verbosity N           0, 1 or 2 (VERBOSITY)\n"
-	"  --disable               preload, but pass every call straight through (DISABLE)\n"
-	"  --shim PATH             the libgpuguard.so to preload\n"
-	"  --help, --version\n";
+	"Options (each sets the GPUGUARD_ variable named):\n";
+
+/* The options part of --help, from the shim's own table: each flag, its
+ * line of help and its variable, wrapped at 80 columns. */
+static void usage(FILE *f)
+{
+	enum { COL = 26, WIDTH = 80 };
+	size_t n;
+	const struct gg_option *opts = gg_config_options(&n);
+
+	fputs(usage_head, f);
+	for (size_t i = 0; i < n; i++) {
+		const struct gg_option *o = &opts[i];
+		bool sets_0 = o->sets && !strcmp(o->sets, "0");
+		char head[64], text[256], *word, *save = NULL;
+		int col;
+
+		if (!o->flag)
+			continue;
+		snprintf(head, sizeof(head), "  %s%s%s", o->flag, o->metavar ? " " : "",
+			 o->metavar ? o->metavar : "");
+		snprintf(text, sizeof(text), "%s (%s%s)", o->help, o->name + strlen("GPUGUARD_"),
+			 sets_0 ? "=0" : "");
+		col = fprintf(f, "%-*s", COL, head);
+		if (col > COL)
+			col = fprintf(f, "\n%*s", COL, "") - 1;
+		for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+			int len = (int)strlen(word);
+
+			if (col > COL && col + 1 + len > WIDTH)
+				col = fprintf(f, "\n%*s", COL, "") - 1;
+			col += fprintf(f, "%s%s", col > COL ? " " : "", word);
+		}
+		fputc('\n', f);
+		if (o->alias)
+			fprintf(f, "  %s\n%*sthe same\n", o->alias, COL, "");
+	}
+	fputs("  --shim PATH             the libgpuguard.so to preload\n"
+	      "  --help, --version\n", f);
+}
 
 /* ---- finding the library ---- */
 
@@ -117,101 +135,81 @@ static void env_add(struct env_list *e, const char *name, const char *value)
 	e->v[e->n++] = kv;
 }
 
-/* Options shared by running and bisecting: their variables, and what each
- * accepts, by the shim's rules (shim/config.c) and in its words. */
-struct option_map {
-	const char *flag;
-	const char *var;
-	enum { TAKES_NUMBER, TAKES_BYTE, TAKES_REDZONE, TAKES_TEXT, TAKES_OUTPUT, TAKES_SIGNAL,
-	       TAKES_RANGE, SETS_0, SETS_1, TAKES_VERBOSITY } kind;
-	const char *accepted;
-};
-
-#define A_NUMBER "a decimal or 0x hex number"
-#define A_TEXT "a non-empty value"
-#define A_FILE "a file name; %p becomes the pid"
-
-static const struct option_map options[] = {
-	{ "--redzone", "GPUGUARD_REDZONE", TAKES_REDZONE, "a number of bytes, at most 1 GiB" },
-	{ "--fill", "GPUGUARD_REDZONE_FILL", TAKES_BYTE, "a byte value from 0 to 255 (0x00 to 0xff)" },
-	{ "--min-idx", "GPUGUARD_REDZONE_MIN_IDX", TAKES_NUMBER, A_NUMBER },
-	{ "--trace-idx", "GPUGUARD_REDZONE_TRACE_IDX", TAKES_NUMBER, A_NUMBER },
-	{ "--poison", "GPUGUARD_REDZONE_POISON", TAKES_RANGE, "LO:HI with LO <= HI" },
-	{ "--no-check-on-free", "GPUGUARD_CHECK_ON_FREE", SETS_0, NULL },
-	{ "--halt-on-error", "GPUGUARD_HALT_ON_ERROR", SETS_1, NULL },
-	{ "--boundary", "GPUGUARD_BOUNDARY", TAKES_TEXT, A_TEXT },
-	{ "--signal", "GPUGUARD_SIGNAL", TAKES_SIGNAL, GG_CLI_SIGNALS ", or none" },
-	{ "--expected-absent", "GPUGUARD_EXPECTED_ABSENT", TAKES_TEXT, A_TEXT },
-	{ "--allow-unresolved", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1, NULL },
-	{ "--dangerously-allow-unresolved-kernel-lookups", "GPUGUARD_ALLOW_UNRESOLVED", SETS_1, NULL },
-	{ "--skip-objects", "GPUGUARD_SKIP_OBJECTS", TAKES_TEXT, A_TEXT },
-	{ "--skip-symbols", "GPUGUARD_SKIP_SYMBOLS", TAKES_TEXT, A_TEXT },
-	{ "--log", "GPUGUARD_LOG", TAKES_OUTPUT, A_FILE },
-	{ "--json", "GPUGUARD_SUMMARY_JSON", TAKES_OUTPUT, A_FILE },
-	{ "--metrics", "GPUGUARD_METRICS", TAKES_OUTPUT, A_FILE },
-	{ "--exitcode", "GPUGUARD_EXITCODE", TAKES_BYTE, "an exit status from 0 to 255" },
-	{ "--verbosity", "GPUGUARD_VERBOSITY", TAKES_VERBOSITY, "0, 1 or 2" },
-	{ "--disable", "GPUGUARD_DISABLE", SETS_1, NULL },
-};
-
-/* Whether @value is one @o accepts. */
-static bool valid(const struct option_map *o, const char *value)
-{
-	uint64_t n, m;
-	const char *colon;
-
-	switch (o->kind) {
-	case TAKES_NUMBER:
-		return gg_cli_parse_u64(value, &n);
-	case TAKES_BYTE:
-		return gg_cli_parse_u64(value, &n) && n <= 255;
-	case TAKES_REDZONE:
-		return gg_cli_parse_u64(value, &n) && n <= (UINT64_C(1) << 30);
-	case TAKES_VERBOSITY:
-		return gg_cli_parse_u64(value, &n) && n <= 2;
-	case TAKES_SIGNAL:
-		return !strcasecmp(value, "none") || gg_cli_parse_signal(value);
-	case TAKES_RANGE: {
-		char lo[32];
-
-		colon = strchr(value, ':');
-		if (!colon || (size_t)(colon - value) >= sizeof(lo))
-			return false;
-		memcpy(lo, value, (size_t)(colon - value));
-		lo[colon - value] = '\0';
-		return gg_cli_parse_u64(lo, &n) && gg_cli_parse_u64(colon + 1, &m) && n <= m;
-	}
-	case TAKES_OUTPUT:
-		return *value != '\0' && strlen(value) < PATH_MAX;
-	default:
-		return *value != '\0';
-	}
-}
-
 /* Whether the program's shim will be able to write a report file at
  * @pattern: its directory must exist and take new files. The program runs as
  * this very process (exec), so %p is our pid and a relative path means the
  * same directory to both. */
-static bool output_usable(const struct option_map *o, const char *pattern)
+static bool output_usable(const struct gg_option *o, const char *flag, const char *pattern)
 {
 	char path[PATH_MAX], culprit[PATH_MAX];
 	int err;
 
 	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path))) {
-		gg_cli_error("%s: \"%s\" is too long a path", o->flag, pattern);
+		gg_cli_error("%s: \"%s\" is too long a path", flag, pattern);
 		return false;
 	}
 	if (!(err = gg_report_check_creatable(path, culprit, sizeof(culprit))))
 		return true;
 	if (err == -EISDIR)
-		gg_cli_error("%s: \"%s\" is a directory; expected %s", o->flag, culprit,
-			     o->accepted);
+		gg_cli_error("%s: \"%s\" is a directory; expected %s", flag, culprit, o->accepts);
 	else if (err == -ENOENT)
 		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\" does not exist (create it "
-			     "first)", o->flag, pattern, culprit);
+			     "first)", flag, pattern, culprit);
 	else
-		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\": %s", o->flag, pattern,
+		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\": %s", flag, pattern,
 			     culprit, strerror(-err));
+	return false;
+}
+
+/* Whether @o names a file the shim writes. */
+static bool writes_report(const struct gg_option *o)
+{
+	return !strcmp(o->name, "GPUGUARD_LOG") || !strcmp(o->name, "GPUGUARD_SUMMARY_JSON") ||
+	       !strcmp(o->name, "GPUGUARD_METRICS");
+}
+
+/* The option whose flag (or alias) is the first @len bytes of @arg. */
+static const struct gg_option *option_of(const char *arg, size_t len, const char **flag)
+{
+	size_t n;
+	const struct gg_option *opts = gg_config_options(&n);
+
+	for (size_t k = 0; k < n; k++) {
+		const char *names[] = { opts[k].flag, opts[k].alias };
+
+		for (size_t m = 0; m < 2; m++) {
+			if (names[m] && strlen(names[m]) == len && !strncmp(names[m], arg, len)) {
+				*flag = names[m];
+				return &opts[k];
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Whether the shim takes @value for @o as it is; if not, say why and what it accepts. */
+static bool value_taken(const struct gg_option *o, const char *flag, const char *value)
+{
+	const char *why = NULL;
+	char bad[64];
+	struct gg_boundary_events ev;
+
+	/* An empty value says nothing the default does not: a slip, refused. */
+	if (!*value) {
+		gg_cli_error("%s: an empty value (expected %s)", flag, o->accepts);
+		return false;
+	}
+	if (!gg_config_check(o, value, &why))
+		return true;
+	if (!strcmp(o->name, "GPUGUARD_BOUNDARY") &&
+	    gg_config_parse_boundary(value, &ev, bad, sizeof(bad)))
+		gg_cli_error("%s: \"%s\" is not a valid value: \"%s\" is no event (expected %s)",
+			     flag, value, bad, o->accepts);
+	else if (why)
+		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value, why,
+			     o->accepts);
+	else
+		gg_cli_error("%s: \"%s\" is not a valid value (expected %s)", flag, value, o->accepts);
 	return false;
 }
 
@@ -222,7 +220,8 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 	for (int i = first; i < argc; i++) {
 		const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
 		size_t flag_len = eq ? (size_t)(eq - arg) : strlen(arg);
-		const struct option_map *o = NULL;
+		const struct gg_option *o = NULL;
+		const char *flag = NULL;
 
 		if (!strcmp(arg, "--"))
 			return i + 1 < argc ? i + 1 : (gg_cli_error("no program to run after --"), -1);
@@ -238,9 +237,7 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			(void)shim_cap;
 			continue;
 		}
-		for (size_t k = 0; k < sizeof(options) / sizeof(options[0]); k++)
-			if (strlen(options[k].flag) == flag_len && !strncmp(options[k].flag, arg, flag_len))
-				o = &options[k];
+		o = option_of(arg, flag_len, &flag);
 		if (o && allowed) {
 			bool ok = false;
 
@@ -253,27 +250,25 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			gg_cli_error("unknown option '%s' (see gpuguard --help)", arg);
 			return -1;
 		}
-		if (o->kind == SETS_0 || o->kind == SETS_1) {
+		if (o->sets) {
 			if (eq) {
 				gg_cli_error("%.*s takes no value", (int)flag_len, arg);
 				return -1;
 			}
-			env_add(e, o->var, o->kind == SETS_1 ? "1" : "0");
+			env_add(e, o->name, o->sets);
 			continue;
 		}
 		value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
 		if (!value) {
-			gg_cli_error("%s needs a value", o->flag);
+			gg_cli_error("%s needs a value", flag);
 			return -1;
 		}
-		if (!valid(o, value)) {
-			gg_cli_error("%s: \"%s\" is not a valid value (expected %s)", o->flag, value,
-				     o->accepted);
+		if (!value_taken(o, flag, value))
 			return -1;
-		}
-		if (o->kind == TAKES_OUTPUT && !output_usable(o, value))
+		/* A report file the shim could not write is refused before the program runs. */
+		if (writes_report(o) && !output_usable(o, flag, value))
 			return -1;
-		env_add(e, o->var, value);
+		env_add(e, o->name, value);
 	}
 	gg_cli_error("no program to run (usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...])");
 	return -1;
@@ -598,11 +593,11 @@ int main(int argc, char **argv)
 	};
 
 	if (argc < 2) {
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(usage_text, stdout);
+		usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {

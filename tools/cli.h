@@ -14,14 +14,8 @@ int gg_cmd_report(int argc, char **argv);    /* gpuguard report FILE.json... */
 int gg_cmd_symbolize(int argc, char **argv); /* gpuguard symbolize [FILE] */
 int gg_cmd_bisect(int argc, char **argv);    /* gpuguard bisect [options] -- PROGRAM ARGS */
 
-/* A decimal or 0x hex number, digits only (as the shim reads them). */
+/* A decimal or 0x hex number, digits only (the shim's gg_config_parse_u64). */
 bool gg_cli_parse_u64(const char *s, uint64_t *out);
-
-/* A signal the shim accepts in GPUGUARD_SIGNAL: USR1, USR2 (with or without
- * "SIG") or a number, but none it cannot or must not catch (KILL, STOP, SEGV,
- * BUS, FPE, ILL, ABRT). Its number, or 0. ("none" is the caller's to handle.) */
-int gg_cli_parse_signal(const char *s);
-#define GG_CLI_SIGNALS "USR1, USR2 or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL and ABRT"
 
 /* "1 kernel", "2 kernels": the word that goes with @n. */
 const char *gg_cli_plural(uint64_t n, const char *one, const char *many);

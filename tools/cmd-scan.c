@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "options/config.h"
 #include "report/paths.h"
 
 static const char scan_usage[] =
@@ -232,7 +233,7 @@ static enum verdict check(struct target *t)
 	size_t env_len = 0;
 	uint64_t caught;
 	char state;
-	int err, sig, mapped;
+	int err, sig = 0, want = 0, mapped;
 	enum verdict v = NOT_YET;
 
 	if ((err = read_status(t->pid, &state, &caught)))
@@ -262,12 +263,12 @@ static enum verdict check(struct target *t)
 			"its shim listens to no signal", t->pid);
 		goto out;
 	}
-	if (!(sig = gg_cli_parse_signal(given))) {
+	if (gg_config_parse_signal(given, &sig, NULL) || !sig) {
 		because(t, "process %d was started with GPUGUARD_SIGNAL=%.64s, which the shim refuses "
-			"(it accepts " GG_CLI_SIGNALS "): it listens to no signal", t->pid, given);
+			"(it accepts " GG_CONFIG_SIGNALS "): it listens to no signal", t->pid, given);
 		goto out;
 	}
-	if (t->want && gg_cli_parse_signal(t->want) != sig) {
+	if (t->want && (gg_config_parse_signal(t->want, &want, NULL) || want != sig)) {
 		because(t, "process %d listens to %s (GPUGUARD_SIGNAL=%.64s), not to %s", t->pid,
 			sig_name(sig, name, sizeof(name)), given, t->want);
 		goto out;
@@ -460,9 +461,13 @@ int gg_cmd_scan(int argc, char **argv)
 			value = strchr(a, '=') + 1;
 		}
 		if (value && !strncmp(a, "--signal", 8)) {
-			if (!gg_cli_parse_signal(value)) {
+			const char *why = NULL;
+			int sig = 0;
+
+			if (gg_config_parse_signal(value, &sig, &why) || !sig) {
 				gg_cli_error("scan: --signal: \"%s\" is not a signal gpuguard listens to "
-					     "(expected " GG_CLI_SIGNALS ")", value);
+					     "(%s%sexpected %s)", value, why ? why : "", why ? "; " : "",
+					     GG_CONFIG_SIGNALS);
 				return 2;
 			}
 			t.want = value;

@@ -27,9 +27,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
+#include "options/config.h"
 #include "json.h"
-#include "runtime-syms.h"
+#include "callsite/runtime-syms.h"
 
 static const char symbolize_usage[] =
 	"usage: gpuguard symbolize [--help] [-d DIR]... [FILE]\n"

@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callsite.h"
-#include "config.h"
-#include "gg.h"
+#include "callsite/callsite.h"
+#include "options/config.h"
+#include "base/gg.h"
 #include "report/report.h"
-#include "shim.h"
+#include "base/fatal.h"
 
 struct site {
 	struct site *next;
@@ -348,6 +348,7 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	const char *function = name ? name : "(null)";
 	struct gg_site where;
 	struct gg_callsite cs;
+	struct gg_report_site site;
 	struct pair *p;
 	bool late = false, first_warning = false;
 	uint64_t seal = 0;
@@ -395,12 +396,14 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 		return;
 	/* The pair's copy of the name outlives the lock: pairs are never freed. */
 	mod_name = p ? p->module : module;
+	if (!audit_state.allow || first_warning)
+		gg_callsite_report(&cs, &where, &site);
 	if (!audit_state.allow) {
-		gg_report_late_miss(true, seal, mod_name, function, rc_name, &where, &cs);
-		gg_shim_fatal();
+		gg_report_late_miss(true, seal, mod_name, function, rc_name, &site);
+		gg_fatal();
 	}
 	if (first_warning)
-		gg_report_late_miss(false, seal, mod_name, function, rc_name, &where, &cs);
+		gg_report_late_miss(false, seal, mod_name, function, rc_name, &site);
 }
 
 /* ---- the gate ---- */
@@ -418,6 +421,7 @@ static void count_unresolved(uint64_t *required, uint64_t *expected)
 
 void gg_audit_seal(const char *why)
 {
+	struct gg_report_audit stats;
 	uint64_t required, expected, seal;
 
 	pthread_mutex_lock(&audit_state.lock);
@@ -428,15 +432,16 @@ void gg_audit_seal(const char *why)
 	seal = ++audit_state.seals;
 	pthread_mutex_unlock(&audit_state.lock);
 
-	gg_report_seal_table(seal, why);
+	gg_audit_stats(&stats);
+	gg_report_seal_table(seal, why, &stats, gg_audit_foreach_unresolved);
 	if (!required)
 		return;
 	gg_report_gate(seal, required, audit_state.allow);
 	if (!audit_state.allow)
-		gg_shim_fatal();
+		gg_fatal();
 }
 
-void gg_audit_stats(struct gg_audit_stats *out)
+void gg_audit_stats(struct gg_report_audit *out)
 {
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&audit_state.lock);
@@ -452,7 +457,7 @@ void gg_audit_stats(struct gg_audit_stats *out)
 	pthread_mutex_unlock(&audit_state.lock);
 }
 
-uint64_t gg_audit_errors(const struct gg_audit_stats *a)
+uint64_t gg_audit_errors(const struct gg_report_audit *a)
 {
 	/* After a seal every required pair then unresolved was counted by the
 	 * gate, and every later failure as a late miss: nothing is left over. */
@@ -469,14 +474,14 @@ uint64_t gg_audit_unresolved_now(void)
 	return required;
 }
 
-static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_audit_row *), void *ctx)
+static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_report_row *), void *ctx)
 {
-	struct gg_audit_row row = {
+	struct gg_report_row row = {
 		.module = p->module,
 		.function = p->function,
 		.expected_absent = p->expected_absent,
 		.pair_failed = p->failed,
-		.object = "",
+		.site.at.object = "",
 	};
 	const struct site *order[64];
 	unsigned n = 0;
@@ -491,20 +496,20 @@ static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_
 	for (unsigned i = 0; i < n; i++) {
 		const struct site *s = order[n - 1 - i];
 
+		struct gg_site at = {
+			.address = s->address, .object = s->object ? s->object : "",
+			.offset = s->offset, .symbol = s->symbol, .symbol_offset = s->symbol_offset,
+		};
+
 		row.site_index = i;
 		row.count = s->count;
 		row.result = s->result;
-		row.address = s->address;
-		row.object = s->object ? s->object : "";
-		row.offset = s->offset;
-		row.symbol = s->symbol;
-		row.symbol_offset = s->symbol_offset;
-		row.cs = &s->cs;
+		gg_callsite_report(&s->cs, &at, &row.site);
 		fn(ctx, &row);
 	}
 }
 
-void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_audit_row *row), void *ctx)
+void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_row *row), void *ctx)
 {
 	pthread_mutex_lock(&audit_state.lock);
 	for (int pass = 0; pass < 2; pass++) {

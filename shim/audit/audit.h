@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/report.h"
+
 struct gg_config;
-struct gg_callsite;
 
 /* Modules and libraries are named apart: their handles are different objects. */
 enum gg_audit_kind { GG_AUDIT_MODULE, GG_AUDIT_LIBRARY };
@@ -30,37 +31,11 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
  * missing (unless allowed). @why names the boundary. */
 void gg_audit_seal(const char *why);
 
-struct gg_audit_stats {
-	uint64_t pairs;               /* distinct (module, function) pairs looked up */
-	uint64_t resolved;            /* pairs with at least one successful lookup */
-	uint64_t unresolved_required; /* pairs never resolved, not expected absent */
-	uint64_t unresolved_expected; /* pairs never resolved, expected absent */
-	uint64_t late_misses;
-	uint64_t unresolved;          /* the counter: last gate's count + late misses */
-	uint64_t calls, failed_calls; /* lookup calls */
-	uint64_t seals;
-	bool sealed;
-};
-void gg_audit_stats(struct gg_audit_stats *out);
-
-struct gg_audit_row {
-	const char *module, *function;
-	bool expected_absent;
-	uint64_t pair_failed;  /* failed lookups of the pair, all sites */
-	unsigned site_index;   /* 0 for the pair's first site */
-	uint64_t count;        /* failed lookups from this site */
-	const char *result;    /* last result code name from this site */
-	uintptr_t address;     /* the call site (0 when unknown) */
-	const char *object;
-	uintptr_t offset;
-	const char *symbol;    /* NULL when none */
-	uintptr_t symbol_offset;
-	const struct gg_callsite *cs; /* the site's frames; NULL when none */
-};
+void gg_audit_stats(struct gg_report_audit *out);
 
 /* Call @fn for every (unresolved pair, call site), required pairs first,
  * under the audit lock: @fn must not call back into the audit. */
-void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_audit_row *row),
+void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_row *row),
 				 void *ctx);
 
 /* Unresolved required pairs right now: an error at exit. */
@@ -70,7 +45,7 @@ uint64_t gg_audit_unresolved_now(void);
  * GPUGUARD_ALLOW_UNRESOLVED once a seal ran; before any seal, the required
  * pairs unresolved, which are errors when the process exits so. One
  * definition for the JSON, the metrics and the exit status. */
-uint64_t gg_audit_errors(const struct gg_audit_stats *a);
+uint64_t gg_audit_errors(const struct gg_report_audit *a);
 
 /* Fork: the child's lock starts free. */
 void gg_audit_atfork_prepare(void);

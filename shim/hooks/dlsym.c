@@ -22,9 +22,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gg.h"
+#include "base/gg.h"
 #include "hooks/hooks.h"
-#include "shim.h"
+#include "start/start.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
@@ -39,28 +39,7 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 
 /* This file is built without sanitizers: the sanitizer runtimes call dlsym
  * while they start, before instrumented code can run. Every lookup but a
- * hooked name stays in this file. */
-static struct {
-	pthread_once_t once;
-	dlsym_fn real; /* glibc's dlsym; written once under @once */
-} dlsym_state = { .once = PTHREAD_ONCE_INIT };
-
-static void find_real_dlsym(void)
-{
-	/* glibc 2.34 moved dlsym into libc with a new version; before it, each
-	 * architecture has its own base version. */
-	static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17",
-						"GLIBC_2.0" };
-
-	for (size_t i = 0; i < GG_ARRAY_SIZE(versions) && !dlsym_state.real; i++)
-		dlsym_state.real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-}
-
-void *gg_real_dlsym(void)
-{
-	pthread_once(&dlsym_state.once, find_real_dlsym);
-	return (void *)dlsym_state.real;
-}
+ * hooked name stays in this file (and driver/libc.c). */
 
 static struct link_map *map_of(const void *addr)
 {
@@ -149,13 +128,13 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 
 	if (GG_UNLIKELY(!real))
 		return (struct gg_dlsym_plan){ NULL, NULL };
-	if (!is_hookable_name(name) || (id = gg_hooks_id(name)) < 0 || gg_shim_disabled())
+	if (!is_hookable_name(name) || (id = gg_real_id(name)) < 0 || gg_start_disabled())
 		return pass;
 	if (handle == RTLD_NEXT && !precedes_shim(caller))
 		return pass; /* the shim is not in the searched range: exact as it is */
 	/* A driver that loads another driver object looks up its real functions:
 	 * our wrapper would call back into it. */
-	if (gg_hooks_in_driver(caller))
+	if (gg_real_in_driver(caller))
 		return pass;
 
 	void *fn = resolve_without_shim(real, handle, name, caller);
@@ -167,7 +146,7 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 		return (struct gg_dlsym_plan){ NULL, NULL };
 	}
 	(void)dlerror(); /* a failed intermediate lookup must not leave an error behind */
-	if (gg_hooks_in_driver(fn)) {
+	if (gg_real_in_driver(fn)) {
 		gg_real_note((enum gg_hook_id)id, fn);
 		fn = gg_hooks_wrapper((enum gg_hook_id)id);
 	}

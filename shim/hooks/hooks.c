@@ -4,40 +4,26 @@
 #include <stdatomic.h>
 
 #include "audit/audit.h"
-#include "boundary.h"
-#include "gg.h"
+#include "boundary/boundary.h"
+#include "base/gg.h"
 #include "hooks/hooks.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
-#include "shim.h"
-
-static struct {
-	atomic_ulong calls[GG_HOOK_COUNT]; /* lock-free counters, one per entry point */
-} hooks_state;
-
-/* Set while this thread is inside a hook: a driver that calls its own exports
- * is passed straight through, so one application call is seen once. Initial
- * exec: the shim is preloaded, and this is on every call's path. */
-static __thread int in_hook __attribute__((tls_model("initial-exec")));
+#include "start/start.h"
 
 /* False: pass straight through (disabled, or re-entered from the driver). */
 static inline bool enter(enum gg_hook_id id)
 {
-	if (!gg_shim_ready() || GG_UNLIKELY(in_hook))
+	if (!gg_start_ready() || GG_UNLIKELY(gg_real_inside))
 		return false;
-	in_hook = 1;
-	atomic_fetch_add_explicit(&hooks_state.calls[id], 1, memory_order_relaxed);
+	gg_real_inside = 1;
+	atomic_fetch_add_explicit(&gg_real_calls[id], 1, memory_order_relaxed);
 	return true;
 }
 
 static inline void leave(void)
 {
-	in_hook = 0;
-}
-
-bool gg_hooks_inside(void)
-{
-	return in_hook;
+	gg_real_inside = 0;
 }
 
 #define REAL(name) ((gg_pfn_##name)gg_real_get(GG_ID_##name))
@@ -80,7 +66,7 @@ bool gg_hooks_inside(void)
 		rc = real_ args;                                                          \
 	}                                                                                 \
 	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
-			 (void *)(stream), async, &ticket, (int)rc, gg_hooks_result_name(rc)); \
+			 (void *)(stream), async, &ticket, (int)rc, gg_real_result_name(rc)); \
 	leave();                                                                          \
 	return rc
 
@@ -89,10 +75,10 @@ bool gg_hooks_inside(void)
 #define FORWARD_FREE(name, args, ptr, stream, async)                                          \
 	struct gg_redzone_free ticket;                                                         \
 	FORWARD_WITH(name, args, args, gg_redzone_freeing(ptr, (void *)(stream), async, &ticket), \
-		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_hooks_result_name(rc)))
+		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc)))
 
 #define AUDIT_LOOKUP(api, kind, handle, kname) \
-	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_hooks_result_name(rc))
+	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc))
 #define LOADED_FILE(kind, handle_ptr, path) \
 	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_file(kind, *(handle_ptr), path) : (void)0)
 #define LOADED_IMAGE(kind, handle_ptr, image) \
@@ -382,22 +368,25 @@ CUresult gg_hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 	FORWARD(cuGetProcAddress_v2, (symbol, pfn, cudaVersion, flags, symbolStatus), SWAP_PROC());
 }
 
-void gg_hooks_forget_calls(void)
+static void *const hook_wrappers[GG_HOOK_COUNT] = {
+#define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = (void *)&gg_hook_##name,
+#include "driver/hooks.def"
+#undef GG_HOOK
+};
+
+void *gg_hooks_wrapper(enum gg_hook_id id)
 {
-	for (int i = 0; i < GG_HOOK_COUNT; i++)
-		atomic_store_explicit(&hooks_state.calls[i], 0, memory_order_relaxed);
+	return hook_wrappers[id];
 }
 
-void gg_hooks_report_calls(void)
+void *gg_hooks_swap_proc(void *gpa, void *fn)
 {
-	const char *names[GG_HOOK_COUNT];
-	unsigned long counts[GG_HOOK_COUNT];
+	int id = gg_real_export_id(gpa, fn);
 
-	for (int i = 0; i < GG_HOOK_COUNT; i++) {
-		names[i] = gg_hooks_name((enum gg_hook_id)i);
-		counts[i] = atomic_load_explicit(&hooks_state.calls[i], memory_order_relaxed);
-	}
-	gg_report_calls(names, counts, GG_HOOK_COUNT);
+	if (id < 0)
+		return fn;
+	gg_real_note((enum gg_hook_id)id, fn);
+	return hook_wrappers[id];
 }
 
 /* Export each gg_hook_NAME as NAME@GPUGUARD_HOOK, checked against cudaTypedefs.h.
@@ -418,5 +407,5 @@ void gg_hooks_report_calls(void)
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn),        \
 		       #name " does not have the signature of " #pfn);
 #endif
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GG_HOOK

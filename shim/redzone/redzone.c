@@ -28,13 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callsite.h"
-#include "config.h"
-#include "gg.h"
-#include "hooks/device.h"
+#include "callsite/callsite.h"
+#include "options/config.h"
+#include "base/gg.h"
+#include "driver/device.h"
 #include "redzone/registry.h"
 #include "report/report.h"
-#include "shim.h"
+#include "base/fatal.h"
 
 #define MAX_CTX 1024        /* live contexts at once; u16 ids in zones */
 #define MAX_PENDING 4096    /* stream-ordered fills not yet seen done */
@@ -283,8 +283,12 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	if (rc != 0)
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
 	gg_report_alloc(api, index, bytes, pad, rc == 0 ? ptr : 0, rc_name);
-	if (redzone_state.trace_set && index == redzone_state.trace_idx)
-		gg_report_alloc_stack(index, bytes);
+	if (redzone_state.trace_set && index == redzone_state.trace_idx) {
+		struct gg_site frames[GG_CALLSITE_MAX_FRAMES];
+
+		gg_report_alloc_stack(index, bytes, frames,
+				      gg_callsite_stack(frames, GG_CALLSITE_MAX_FRAMES));
+	}
 	if (rc != 0 || !pad || !ptr || t->ctx < 0)
 		return;
 	s = &redzone_state.ctx[t->ctx];
@@ -368,15 +372,31 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct ba
 	};
 }
 
+/* @v as the report prints it, its site described now (the site's strings
+ * belong to loaded objects: described when printed, never kept). */
+static void report_of(const struct gg_violation *v, struct gg_report_violation *out)
+{
+	*out = (struct gg_report_violation){
+		.index = v->index, .user = v->user, .pad = v->pad,
+		.first = v->first, .last = v->last, .changed = v->changed,
+		.first_value = v->first_value, .expected = v->expected,
+		.ptr = v->ptr, .detected_by = v->detected_by,
+	};
+	gg_callsite_report_id(v->site, &out->site);
+}
+
 /* Record and report a violation. No lock held: the report runs dladdr(). */
 static void violation(const struct gg_violation *v)
 {
+	struct gg_report_violation r;
+
 	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	if (redzone_state.nviol < MAX_VIOLATIONS)
 		redzone_state.viol[redzone_state.nviol++] = *v;
 	pthread_mutex_unlock(&redzone_state.viol_lock);
-	gg_report_violation(v);
+	report_of(v, &r);
+	gg_report_violation(&r);
 }
 
 static void unchecked(void)
@@ -418,7 +438,7 @@ static bool check(struct gg_zone *z, void *stream, const char *by, bool refill, 
 static void halt_if_asked(uint64_t before)
 {
 	if (redzone_state.halt && atomic_load(&redzone_state.violations) != before)
-		gg_shim_fatal();
+		gg_fatal();
 }
 
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
@@ -740,7 +760,7 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	gg_redzone_context_ended(primary);
 }
 
-void gg_redzone_stats(struct gg_redzone_stats *out)
+void gg_redzone_stats(struct gg_report_redzone *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->calls = atomic_load_explicit(&redzone_state.next_index, memory_order_relaxed);
@@ -757,7 +777,8 @@ void gg_redzone_stats(struct gg_redzone_stats *out)
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 }
 
-void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violation *v), void *ctx)
+void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_violation *v),
+				  void *ctx)
 {
 	struct gg_violation batch[16];
 
@@ -771,8 +792,12 @@ void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violatio
 		pthread_mutex_unlock(&redzone_state.viol_lock);
 		if (!n)
 			return;
-		for (unsigned k = 0; k < n; k++)
-			fn(ctx, &batch[k]);
+		for (unsigned k = 0; k < n; k++) {
+			struct gg_report_violation r;
+
+			report_of(&batch[k], &r);
+			fn(ctx, &r);
+		}
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "redzone/registry.h"
+#include "report/report.h"
 
 struct gg_config;
 
@@ -66,20 +67,9 @@ void gg_redzone_context_ended(void *ctx);
 void *gg_redzone_device_ending(int dev);
 void gg_redzone_device_ended(int dev, void *primary, bool reset);
 
-struct gg_redzone_stats {
-	uint64_t calls;  /* allocation calls, failed ones included */
-	uint64_t failed;
-	uint64_t padded;
-	uint64_t fallbacks;
-	uint64_t live, live_bytes;
-	uint64_t scans, checked, unchecked;
-	uint64_t violations;
-	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
-	bool batched;            /* the last full scan read its bands in batched copies */
-	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
-};
-void gg_redzone_stats(struct gg_redzone_stats *out);
+void gg_redzone_stats(struct gg_report_redzone *out);
 
+/* A violation as kept: its site interned (described when reported). */
 struct gg_violation {
 	uint64_t index, user, pad;
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
@@ -89,8 +79,9 @@ struct gg_violation {
 	const char *detected_by; /* "scan", "free", "teardown", "exit" */
 };
 
-/* The violations kept for the reports (the first 256), under the module's lock. */
-void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_violation *v),
+/* The violations kept for the reports (the first 256), copied out under the
+ * module's lock, each handed to @fn with no lock held. */
+void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_violation *v),
 				  void *ctx);
 
 void gg_redzone_atfork_prepare(void);

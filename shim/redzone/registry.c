@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gg.h"
+#include "base/gg.h"
 
 #define SHARDS 64
 #define FREE_END UINT32_MAX

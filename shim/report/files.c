@@ -13,10 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/audit.h"
-#include "callsite.h"
-#include "config.h"
-#include "redzone/redzone.h"
+#include "options/config.h"
 #include "report/report.h"
 
 struct jw {
@@ -140,36 +137,38 @@ static void jw_bool(struct jw *w, bool v)
 	jw_puts(w, v ? "true" : "false");
 }
 
-static void jw_site(struct jw *w, uintptr_t address, const char *object, uintptr_t offset,
-		    const char *symbol, uintptr_t symbol_offset, const struct gg_callsite *cs)
+static void jw_frame(struct jw *w, const struct gg_site *s)
 {
-	char sym[GG_AUDIT_NAME_MAX + 32];
+	char sym[512];
 
 	jw_puts(w, "{ \"address\": ");
-	jw_hex(w, address);
+	jw_hex(w, s->address);
 	jw_puts(w, ", \"object\": ");
-	jw_str(w, object);
+	jw_str(w, s->object);
 	jw_puts(w, ", \"offset\": ");
-	jw_hex(w, offset);
+	jw_hex(w, s->offset);
 	jw_puts(w, ", \"symbol\": ");
-	if (symbol) {
-		snprintf(sym, sizeof(sym), "%s+0x%" PRIxPTR, symbol, symbol_offset);
+	if (s->symbol) {
+		snprintf(sym, sizeof(sym), "%s+0x%" PRIxPTR, s->symbol, s->symbol_offset);
 		jw_str(w, sym);
 	} else {
 		jw_puts(w, "null");
 	}
+}
+
+static void jw_site(struct jw *w, const struct gg_report_site *rs)
+{
+	jw_frame(w, &rs->at);
 	/* Inside a stripped executable's runtime: say so, and give the frames
 	 * outward, each a site of its own, for gpuguard symbolize. */
-	if (cs && cs->in_static_runtime) {
+	if (rs->in_static_runtime) {
 		jw_puts(w, ", \"in_static_runtime\": true,\n        \"frames\": [");
-		for (int i = 0; i < cs->nouter; i++) {
-			struct gg_site s;
-
-			gg_callsite_describe(cs->outer[i], &s);
+		for (unsigned i = 0; i < rs->nouter && i < GG_REPORT_OUTER; i++) {
 			jw_puts(w, i ? ",\n          " : "\n          ");
-			jw_site(w, s.address, s.object, s.offset, s.symbol, s.symbol_offset, NULL);
+			jw_frame(w, &rs->outer[i]);
+			jw_puts(w, " }");
 		}
-		jw_puts(w, cs->nouter ? " ]" : "]");
+		jw_puts(w, rs->nouter ? " ]" : "]");
 	}
 	jw_puts(w, " }");
 }
@@ -179,7 +178,7 @@ struct rows {
 	unsigned n;
 };
 
-static void unresolved_row(void *ctx, const struct gg_audit_row *r)
+static void unresolved_row(void *ctx, const struct gg_report_row *r)
 {
 	struct rows *rows = ctx;
 	struct jw *w = rows->w;
@@ -192,19 +191,15 @@ static void unresolved_row(void *ctx, const struct gg_audit_row *r)
 	jw_printf(w, ", \"count\": %" PRIu64 ", \"result\": ", r->count);
 	jw_str(w, r->result);
 	jw_puts(w, ",\n      \"site\": ");
-	jw_site(w, r->address, r->object, r->offset, r->symbol, r->symbol_offset, r->cs);
+	jw_site(w, &r->site);
 	jw_puts(w, " }");
 }
 
-static void violation_row(void *ctx, const struct gg_violation *v)
+static void violation_row(void *ctx, const struct gg_report_violation *v)
 {
 	struct rows *rows = ctx;
 	struct jw *w = rows->w;
-	struct gg_site site;
-	struct gg_callsite cs;
 
-	gg_callsite_get(v->site, &cs);
-	gg_callsite_describe(cs.pc, &site);
 	jw_printf(w, "%s{ \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
 		  ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
 		  ", \"first_value\": %u, \"expected\": %u, \"detected_by\": ",
@@ -212,22 +207,20 @@ static void violation_row(void *ctx, const struct gg_violation *v)
 		  v->changed, v->first_value, v->expected);
 	jw_str(w, v->detected_by);
 	jw_puts(w, ",\n      \"site\": ");
-	jw_site(w, site.address, site.object, site.offset, site.symbol, site.symbol_offset, &cs);
+	jw_site(w, &v->site);
 	jw_puts(w, " }");
 }
 
-static void write_summary(struct jw *w)
+static void write_summary(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_config *cfg = gg_config();
-	struct gg_audit_stats a;
-	struct gg_redzone_stats z;
+	const struct gg_report_audit a = f->audit;
+	const struct gg_report_redzone z = f->redzone;
 	struct rows rows = { w, 0 };
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	exe[n > 0 ? n : 0] = '\0';
-	gg_audit_stats(&a);
-	gg_redzone_stats(&z);
 	jw_printf(w, "{ \"schema\": 1, \"pid\": %d, \"exe\": ", (int)getpid());
 	jw_str(w, exe);
 	jw_puts(w, ", \"sealed\": ");
@@ -255,7 +248,7 @@ static void write_summary(struct jw *w)
 		  ", \"calls\": %" PRIu64 ", \"failed_calls\": %" PRIu64 " },\n  \"unresolved\": [",
 		  a.pairs, a.resolved, a.unresolved_required, a.unresolved_expected, a.late_misses,
 		  a.unresolved, a.calls, a.failed_calls);
-	gg_audit_foreach_unresolved(unresolved_row, &rows);
+	f->rows(unresolved_row, &rows);
 	jw_printf(w, "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
 		  ", \"padded\": %" PRIu64 ", \"unpadded_fallbacks\": %" PRIu64 ", \"live\": %" PRIu64
 		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
@@ -266,9 +259,8 @@ static void write_summary(struct jw *w)
 		  z.batched ? "true" : "false");
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
-	gg_redzone_foreach_violation(violation_row, &rows);
-	jw_printf(w, "%s],\n  \"errors\": %" PRIu64 " }\n", rows.n ? "\n  " : "",
-		  gg_audit_errors(&a) + z.violations);
+	f->violations(violation_row, &rows);
+	jw_printf(w, "%s],\n  \"errors\": %" PRIu64 " }\n", rows.n ? "\n  " : "", f->errors);
 }
 
 static struct {
@@ -276,7 +268,8 @@ static struct {
 } files_state;
 
 /* Write a file at @pattern (%p = pid) with @fill, atomically. 0 or -errno. */
-static int replace_file(const char *pattern, void (*fill)(struct jw *w))
+static int replace_file(const char *pattern, void (*fill)(struct jw *w, const struct gg_report_figures *f),
+			const struct gg_report_figures *f)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 32];
 	struct jw w = { .fd = -1 };
@@ -289,7 +282,7 @@ static int replace_file(const char *pattern, void (*fill)(struct jw *w))
 	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w.fd < 0)
 		return -errno;
-	fill(&w);
+	fill(&w, f);
 	jw_flush(&w);
 	if (w.failed)
 		err = -EIO;
@@ -302,9 +295,9 @@ static int replace_file(const char *pattern, void (*fill)(struct jw *w))
 	return err;
 }
 
-int gg_report_write_json(const char *pattern)
+int gg_report_write_json(const char *pattern, const struct gg_report_figures *f)
 {
-	return replace_file(pattern, write_summary);
+	return replace_file(pattern, write_summary, f);
 }
 
 /* One metric: its HELP, TYPE and value, labelled with the pid so files of
@@ -316,13 +309,11 @@ static void metric(struct jw *w, const char *name, const char *type, const char 
 		  type, name, (int)getpid(), value);
 }
 
-static void write_metrics(struct jw *w)
+static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 {
-	struct gg_audit_stats a;
-	struct gg_redzone_stats z;
+	const struct gg_report_audit a = f->audit;
+	const struct gg_report_redzone z = f->redzone;
 
-	gg_audit_stats(&a);
-	gg_redzone_stats(&z);
 	metric(w, "gpuguard_kernel_lookups_total", "counter", "Kernel lookups intercepted.", a.calls);
 	metric(w, "gpuguard_kernel_lookups_failed_total", "counter",
 	       "Kernel lookups the driver failed.", a.failed_calls);
@@ -339,10 +330,10 @@ static void write_metrics(struct jw *w)
 	       "Red zones found changed.", z.violations);
 	metric(w, "gpuguard_errors", "gauge",
 	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
-	       gg_audit_errors(&a) + z.violations);
+	       f->errors);
 }
 
-int gg_report_write_metrics(const char *pattern)
+int gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)
 {
-	return replace_file(pattern, write_metrics);
+	return replace_file(pattern, write_metrics, f);
 }

@@ -1,6 +1,6 @@
 /* The report files' paths: "%p" expansion and the check that a file can be
  * created where one is asked for (see paths.h). */
-#include "paths.h"
+#include "report/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>

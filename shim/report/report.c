@@ -10,10 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/audit.h"
-#include "redzone/redzone.h"
-#include "callsite.h"
-#include "config.h"
+#include "options/config.h"
 
 #define LINE_MAX_BYTES 2048
 /* A site's text, with the outer frames of one inside a stripped runtime. */
@@ -270,12 +267,13 @@ void gg_report_calls(const char *const *names, const unsigned long *counts, unsi
 	gg_report_trace("intercepted %lu %s: %s", total, plural(total, "call", "calls"), line);
 }
 
-void gg_report_bad_value(const char *var, const char *value, const char *why)
+void gg_report_bad_value(const char *var, const char *value, const char *why,
+			 const char *accepts)
 {
 	char buf[128];
 
-	warn_setting("%s=\"%s\" is not valid (%s); using the default", var,
-		       printable(value, buf, sizeof(buf)), why);
+	warn_setting("%s=\"%s\" is not valid (%s%sexpected %s); using the default", var,
+		     printable(value, buf, sizeof(buf)), why ? why : "", why ? "; " : "", accepts);
 }
 
 /* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF" or "an unknown frame". */
@@ -301,23 +299,22 @@ static const char *site_text(uintptr_t address, const char *object, uintptr_t of
  * runtime, what says so and the frames outward of it, from which gpuguard
  * symbolize and an unstripped copy name the application's frame. Whole
  * frames only, and the bracket always closed: a cut list names nothing. */
-static void append_outer(const struct gg_callsite *cs, char *out, size_t cap)
+static void append_outer(const struct gg_report_site *rs, char *out, size_t cap)
 {
 	static const char head[] = " [inside the statically linked CUDA runtime";
 	size_t len = strlen(out);
 
-	if (!cs || !cs->in_static_runtime || len + sizeof(head) + 1 > cap)
+	if (!rs->in_static_runtime || len + sizeof(head) + 1 > cap)
 		return;
 	memcpy(out + len, head, sizeof(head));
 	len += sizeof(head) - 1;
-	for (int i = 0; i < cs->nouter; i++) {
+	for (unsigned i = 0; i < rs->nouter && i < GG_REPORT_OUTER; i++) {
 		const char *sep = i ? " < " : "; called from ";
-		struct gg_site s;
+		const struct gg_site *s = &rs->outer[i];
 		char one[320];
 		size_t n;
 
-		gg_callsite_describe(cs->outer[i], &s);
-		site_text(s.address, s.object, s.offset, s.symbol, s.symbol_offset, one, sizeof(one));
+		site_text(s->address, s->object, s->offset, s->symbol, s->symbol_offset, one, sizeof(one));
 		n = strlen(sep) + strlen(one);
 		if (len + n + 2 > cap)
 			break;
@@ -325,6 +322,17 @@ static void append_outer(const struct gg_callsite *cs, char *out, size_t cap)
 		len += n;
 	}
 	memcpy(out + len, "]", 2);
+}
+
+/* The text of a whole site: its frame, and its outer frames when it lies
+ * inside a stripped runtime. */
+static const char *whole_site_text(const struct gg_report_site *rs, char *out, size_t cap)
+{
+	const struct gg_site *at = &rs->at;
+
+	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, out, cap);
+	append_outer(rs, out, cap);
+	return out;
 }
 
 void gg_report_expected_unreadable(const char *path, const char *reason)
@@ -367,7 +375,7 @@ static void cut(char *s, size_t width)
 		memcpy(s + width - 3, "...", 4);
 }
 
-static void seal_row(void *ctx, const struct gg_audit_row *r)
+static void seal_row(void *ctx, const struct gg_report_row *r)
 {
 	char name[2 * 128 + 3], m[128], f[128], head[64], site[SITE_TEXT_MAX];
 
@@ -380,29 +388,28 @@ static void seal_row(void *ctx, const struct gg_audit_row *r)
 		cut(name, (size_t)(TABLE_WIDTH - 12 - count));
 		gg_report_info("  %-8s  %s%s", r->expected_absent ? "expected" : "REQUIRED", name, head);
 	}
-	if (!r->address && !r->count)
+	if (!r->site.at.address && !r->count)
 		return;
 	int lead = snprintf(head, sizeof(head), "            %llux %s at ",
 			    (unsigned long long)r->count, r->result ? r->result : "?");
 
-	site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site, sizeof(site));
 	/* A site inside a stripped runtime keeps its outer frames whole, past the
 	 * table's width: cut, they could not name the application's frame. */
-	if (r->cs && r->cs->in_static_runtime)
-		append_outer(r->cs, site, sizeof(site));
-	else
+	whole_site_text(&r->site, site, sizeof(site));
+	if (!r->site.in_static_runtime)
 		cut(site, lead < TABLE_WIDTH - 16 ? (size_t)(TABLE_WIDTH - lead) : 16);
 	gg_report_info("%s%s", head, site);
 }
 
-static void unresolved_at_exit_row(void *ctx, const struct gg_audit_row *r)
+static void unresolved_at_exit_row(void *ctx, const struct gg_report_row *r)
 {
 	char m[128], f[128], site[SITE_TEXT_MAX];
 	unsigned *named = ctx;
+	const struct gg_site *at = &r->site.at;
 
 	if (r->expected_absent || r->site_index != 0)
 		return;
-	site_text(r->address, r->object, r->offset, r->symbol, r->symbol_offset, site, sizeof(site));
+	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, site, sizeof(site));
 	gg_report_error("required kernel never resolved: %s::%s (%llu failed %s, %s) at %s",
 			printable(r->module, m, sizeof(m)), printable(r->function, f, sizeof(f)),
 			(unsigned long long)r->pair_failed,
@@ -411,39 +418,35 @@ static void unresolved_at_exit_row(void *ctx, const struct gg_audit_row *r)
 	(*named)++;
 }
 
-void gg_report_unresolved_at_exit(void)
+void gg_report_unresolved_at_exit(const struct gg_report_figures *f)
 {
-	struct gg_audit_stats a;
-	uint64_t errors;
+	uint64_t errors = f->audit_errors;
 	unsigned named = 0;
 
-	gg_audit_stats(&a);
 	/* Errors of the audit left at exit were never an ERROR line before: none
 	 * was sealed, or the gate and late misses only warned (ALLOW_UNRESOLVED);
 	 * without it they aborted. */
-	if (!(errors = gg_audit_errors(&a)))
+	if (!errors)
 		return;
-	gg_audit_foreach_unresolved(unresolved_at_exit_row, &named);
+	f->rows(unresolved_at_exit_row, &named);
 	if (!named)
 		gg_report_error("%llu kernel lookup %s allowed by GPUGUARD_ALLOW_UNRESOLVED (gate "
 				"failures and late misses, resolved since; see the seal tables)",
 				(unsigned long long)errors, plural(errors, "error", "errors"));
 }
 
-void gg_report_seal_table(uint64_t seal, const char *why)
+void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *s,
+			  gg_report_rows_fn *rows)
 {
-	struct gg_audit_stats s;
-
 	if (report_state.verbosity < 1)
 		return;
-	gg_audit_stats(&s);
 	/* Every line of the table fits 100 columns, whatever the pid. */
 	gg_report_info("seal %llu (%s): %llu %s: %llu resolved, %llu missing (%llu expected "
-		       "absent)", (unsigned long long)seal, why, (unsigned long long)s.pairs,
-		       plural(s.pairs, "kernel", "kernels"), (unsigned long long)s.resolved,
-		       (unsigned long long)(s.unresolved_required + s.unresolved_expected),
-		       (unsigned long long)s.unresolved_expected);
-	gg_audit_foreach_unresolved(seal_row, NULL);
+		       "absent)", (unsigned long long)seal, why, (unsigned long long)s->pairs,
+		       plural(s->pairs, "kernel", "kernels"), (unsigned long long)s->resolved,
+		       (unsigned long long)(s->unresolved_required + s->unresolved_expected),
+		       (unsigned long long)s->unresolved_expected);
+	rows(seal_row, NULL);
 }
 
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
@@ -461,14 +464,11 @@ void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
 }
 
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
-			 const char *result, const struct gg_site *where,
-			 const struct gg_callsite *cs)
+			 const char *result, const struct gg_report_site *where)
 {
 	char m[128], f[128], site[SITE_TEXT_MAX];
 
-	site_text(where->address, where->object, where->offset, where->symbol, where->symbol_offset,
-		  site, sizeof(site));
-	append_outer(cs, site, sizeof(site));
+	whole_site_text(where, site, sizeof(site));
 	printable(module, m, sizeof(m));
 	printable(function, f, sizeof(f));
 	if (fatal)
@@ -480,41 +480,20 @@ void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const ch
 			       (unsigned long long)seal, m, f, result, site);
 }
 
-void gg_report_write_files(void)
+void gg_report_write_files(const struct gg_report_figures *f)
 {
 	const struct gg_config *cfg = gg_config();
 	int err;
 
-	if (cfg->summary_json[0] && (err = gg_report_write_json(cfg->summary_json)))
+	if (cfg->summary_json[0] && (err = gg_report_write_json(cfg->summary_json, f)))
 		gg_report_error("cannot write GPUGUARD_SUMMARY_JSON \"%s\": %s", cfg->summary_json,
 				strerror(-err));
-	if (cfg->metrics[0] && (err = gg_report_write_metrics(cfg->metrics)))
+	if (cfg->metrics[0] && (err = gg_report_write_metrics(cfg->metrics, f)))
 		gg_report_error("cannot write GPUGUARD_METRICS \"%s\": %s", cfg->metrics,
 				strerror(-err));
 }
 
-/* The text of a call site given by address, for reports. */
-static const char *site_of_address(uintptr_t address, char *out, size_t cap)
-{
-	struct gg_site site;
-
-	gg_callsite_describe(address, &site);
-	return site_text(site.address, site.object, site.offset, site.symbol, site.symbol_offset,
-			 out, cap);
-}
-
-/* The same of an interned site, its outer frames included. */
-static const char *site_of_id(uint32_t id, char *out, size_t cap)
-{
-	struct gg_callsite cs;
-
-	gg_callsite_get(id, &cs);
-	site_of_address(cs.pc, out, cap);
-	append_outer(&cs, out, cap);
-	return out;
-}
-
-void gg_report_violation(const struct gg_violation *v)
+void gg_report_violation(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], where[64];
 
@@ -530,46 +509,40 @@ void gg_report_violation(const struct gg_violation *v)
 			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
 			(unsigned long long)v->pad, (unsigned long long)v->changed,
 			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
-			site_of_id(v->site, site, sizeof(site)));
+			whole_site_text(&v->site, site, sizeof(site)));
 }
 
-void gg_report_alloc_stack(uint64_t index, size_t bytes)
+void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n)
 {
-	uintptr_t pcs[GG_CALLSITE_MAX_FRAMES];
-	int n = gg_callsite_frames(pcs, GG_CALLSITE_MAX_FRAMES);
 	char site[320];
 
 	gg_report_info("allocation #%llu (%zu %s) was made at:", (unsigned long long)index, bytes,
 		       plural(bytes, "byte", "bytes"));
-	for (int i = 0, shown = 0; i < n; i++) {
-		struct gg_site s;
+	for (int i = 0; i < n; i++) {
+		const struct gg_site *s = &frames[i];
 
-		/* The shim's own frames say nothing about the application. */
-		if (gg_callsite_describe(pcs[i], &s) == 0 && gg_callsite_in_shim(pcs[i]))
-			continue;
-		gg_report_info("  #%d %s", shown++, site_of_address(pcs[i], site, sizeof(site)));
+		gg_report_info("  #%d %s", i, site_text(s->address, s->object, s->offset, s->symbol,
+							 s->symbol_offset, site, sizeof(site)));
 	}
 }
 
-void gg_report_exit_summary(void)
+void gg_report_exit_summary(const struct gg_report_figures *f)
 {
-	struct gg_audit_stats a;
-	struct gg_redzone_stats z;
+	const struct gg_report_audit *a = &f->audit;
+	const struct gg_report_redzone *z = &f->redzone;
 
-	gg_audit_stats(&a);
-	gg_redzone_stats(&z);
 	/* Only when anything was recorded (SPEC §5): a CUDA runtime that never
 	 * started leaves no line behind. */
-	if (!a.calls && !a.seals && !z.calls && !z.violations)
+	if (!a->calls && !a->seals && !z->calls && !z->violations)
 		return;
 	/* One line, short enough for a 100-column terminal; the JSON has the rest. */
 	gg_report_info("exit: %llu %s, %llu missing, %llu late; %llu %s, %llu padded; %llu %s",
-		       (unsigned long long)a.pairs, plural(a.pairs, "kernel", "kernels"),
-		       (unsigned long long)(a.unresolved_required + a.unresolved_expected),
-		       (unsigned long long)a.late_misses, (unsigned long long)z.calls,
-		       plural(z.calls, "allocation", "allocations"), (unsigned long long)z.padded,
-		       (unsigned long long)z.violations,
-		       plural(z.violations, "violation", "violations"));
+		       (unsigned long long)a->pairs, plural(a->pairs, "kernel", "kernels"),
+		       (unsigned long long)(a->unresolved_required + a->unresolved_expected),
+		       (unsigned long long)a->late_misses, (unsigned long long)z->calls,
+		       plural(z->calls, "allocation", "allocations"), (unsigned long long)z->padded,
+		       (unsigned long long)z->violations,
+		       plural(z->violations, "violation", "violations"));
 }
 
 void gg_report_handler_replaced(int sig)

@@ -1,5 +1,9 @@
 /* Every byte the shim writes goes through here: write(2) on one descriptor,
- * lines formatted into a stack buffer, nothing allocated. Never stdout. */
+ * lines formatted into a stack buffer, nothing allocated. Never stdout.
+ *
+ * The report prints exactly what it is handed: the plain structs below are
+ * its vocabulary, filled by the floors above (call sites, the audit, red
+ * zones, the figures gathered at boundaries and exit). It reads no module. */
 #ifndef GG_REPORT_H
 #define GG_REPORT_H
 
@@ -7,10 +11,100 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gg.h"
+#include "base/gg.h"
 #include "report/paths.h"
 
 struct gg_config;
+
+/* A frame described with dladdr. @object and @symbol point into the loaded
+ * object's own strings (or a copy the caller keeps). */
+struct gg_site {
+	uintptr_t address;  /* absolute return address; 0 when unknown */
+	const char *object; /* object path, "" when unknown */
+	uintptr_t offset;   /* address - the object's load base */
+	const char *symbol; /* nearest dynamic symbol, NULL when none */
+	uintptr_t symbol_offset;
+};
+
+/* Frames kept outward of a site inside a stripped executable's statically
+ * linked CUDA runtime. */
+#define GG_REPORT_OUTER 8
+
+/* A call site: its frame, and when it lies inside a stripped executable's
+ * statically linked runtime, the frames outward of it (innermost first), from
+ * which gpuguard symbolize names the application's frame. */
+struct gg_report_site {
+	struct gg_site at;
+	bool in_static_runtime;
+	unsigned nouter;
+	struct gg_site outer[GG_REPORT_OUTER];
+};
+
+/* One (unresolved pair, call site) of the audit's table. */
+struct gg_report_row {
+	const char *module, *function;
+	bool expected_absent;
+	uint64_t pair_failed;  /* failed lookups of the pair, all sites */
+	unsigned site_index;   /* 0 for the pair's first site */
+	uint64_t count;        /* failed lookups from this site */
+	const char *result;    /* last result code name from this site */
+	struct gg_report_site site; /* site.at.address 0 when unknown */
+};
+
+/* A red zone found changed. */
+struct gg_report_violation {
+	uint64_t index, user, pad;
+	uint64_t first, last, changed; /* offsets into the band; changed bytes */
+	uint8_t first_value, expected;
+	uint64_t ptr;
+	const char *detected_by; /* "scan", "free", "teardown", "exit" */
+	struct gg_report_site site; /* where it was allocated */
+};
+
+/* The audit's figures (SPEC §3). */
+struct gg_report_audit {
+	uint64_t pairs;               /* distinct (module, function) pairs looked up */
+	uint64_t resolved;            /* pairs with at least one successful lookup */
+	uint64_t unresolved_required; /* pairs never resolved, not expected absent */
+	uint64_t unresolved_expected; /* pairs never resolved, expected absent */
+	uint64_t late_misses;
+	uint64_t unresolved;          /* the counter: last gate's count + late misses */
+	uint64_t calls, failed_calls; /* lookup calls */
+	uint64_t seals;
+	bool sealed;
+};
+
+/* The red zones' figures (SPEC §4). */
+struct gg_report_redzone {
+	uint64_t calls;  /* allocation calls, failed ones included */
+	uint64_t failed;
+	uint64_t padded;
+	uint64_t fallbacks;
+	uint64_t live, live_bytes;
+	uint64_t scans, checked, unchecked;
+	uint64_t violations;
+	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
+	bool batched;            /* the last full scan read its bands in batched copies */
+	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
+};
+
+/* Lists are handed over as functions that call @emit for each item, with no
+ * lock the caller of @emit could need. */
+typedef void gg_report_rows_fn(void (*emit)(void *ctx, const struct gg_report_row *row),
+			       void *ctx);
+typedef void gg_report_violations_fn(void (*emit)(void *ctx,
+						  const struct gg_report_violation *v),
+				     void *ctx);
+
+/* Everything the exit line, the JSON summary and the metrics say. */
+struct gg_report_figures {
+	struct gg_report_audit audit;
+	struct gg_report_redzone redzone;
+	uint64_t errors;       /* SPEC §6: what makes GPUGUARD_EXITCODE apply */
+	uint64_t audit_errors; /* the audit's share of @errors */
+	gg_report_rows_fn *rows;             /* unresolved pairs, required first */
+	gg_report_violations_fn *violations; /* the first 256 */
+};
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
 void gg_report_open(const struct gg_config *cfg);
@@ -23,7 +117,7 @@ void gg_report_check_files(const struct gg_config *cfg);
 /* At exit, when GPUGUARD_EXITCODE will change the status and the audit holds
  * errors (no seal ran, or its gate and late misses only warned): an ERROR for
  * each required pair never resolved, at every verbosity (SPEC §6). */
-void gg_report_unresolved_at_exit(void);
+void gg_report_unresolved_at_exit(const struct gg_report_figures *f);
 
 /* A forked child, at its first hook call: reopen a log path holding %p for
  * its own pid. */
@@ -45,39 +139,38 @@ void gg_report_free(const char *api, uint64_t ptr, const char *rc_name);
 /* At exit, verbosity 2: how often each hooked entry point was called. */
 void gg_report_calls(const char *const *names, const unsigned long *counts, unsigned n);
 
-/* A GPUGUARD_* variable whose value could not be used, and one gpuguard does
- * not know, with the known name nearest to it (may be NULL). WARNs printed at
- * every verbosity. */
-void gg_report_bad_value(const char *var, const char *value, const char *why);
+/* A GPUGUARD_* variable whose value could not be used (@why: what was wrong,
+ * may be NULL; @accepts: what is accepted), and one gpuguard does not know,
+ * with the known name nearest to it (may be NULL). WARNs printed at every
+ * verbosity. */
+void gg_report_bad_value(const char *var, const char *value, const char *why,
+			 const char *accepts);
 void gg_report_unknown_variable(const char *var, const char *nearest);
 
 /* Audit (SPEC §3). */
-struct gg_site;
-struct gg_callsite;
 void gg_report_expected_unreadable(const char *path, const char *reason);
-void gg_report_seal_table(uint64_t seal, const char *why);
+void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *a,
+			  gg_report_rows_fn *rows);
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
-			 const char *result, const struct gg_site *where,
-			 const struct gg_callsite *cs);
+			 const char *result, const struct gg_report_site *where);
 
-/* Red zones (SPEC §4): a changed band (ERROR), and the stack of the
+/* Red zones (SPEC §4): a changed band (ERROR), and the @n frames of the
  * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
-struct gg_violation;
-void gg_report_violation(const struct gg_violation *v);
-void gg_report_alloc_stack(uint64_t index, size_t bytes);
+void gg_report_violation(const struct gg_report_violation *v);
+void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n);
 
 /* A list variable with one bad item (WARN). */
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);
 
 /* The JSON summary and the metrics as configured; errors are logged. */
-void gg_report_write_files(void);
-int gg_report_write_json(const char *pattern);
-int gg_report_write_metrics(const char *pattern);
+void gg_report_write_files(const struct gg_report_figures *f);
+int gg_report_write_json(const char *pattern, const struct gg_report_figures *f);
+int gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f);
 
 /* The exit summary line (INFO), and the WARN that the application replaced
  * the boundary signal's handler. */
-void gg_report_exit_summary(void);
+void gg_report_exit_summary(const struct gg_report_figures *f);
 void gg_report_handler_replaced(int sig);
 
 /* True when TRACE lines are printed, so callers can skip formatting work. */

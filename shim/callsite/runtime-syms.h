@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elfsyms.h"
+#include "callsite/elfsyms.h"
 
 /* A comma list of fnmatch globs, parsed once: the items point into @buf. */
 #define GG_GLOBS_MAX 32

@@ -2,7 +2,7 @@
  * (and noting the time, for after:S). The first hooked call sets the shim up
  * (configuration, log, exit and fork handlers, the watcher), so a process
  * that never calls the driver sees no trace of it. */
-#include "shim.h"
+#include "start/start.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -13,13 +13,15 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
-#include "boundary.h"
-#include "callsite.h"
-#include "config.h"
-#include "hooks/hooks.h"
+#include "base/fatal.h"
+#include "boundary/boundary.h"
+#include "boundary/figures.h"
+#include "boundary/watcher.h"
+#include "callsite/callsite.h"
+#include "driver/real.h"
+#include "options/config.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
-#include "watcher.h"
 
 static struct {
 	pthread_once_t env_once;   /* reads GPUGUARD_DISABLE */
@@ -38,14 +40,14 @@ static struct {
 /* The one piece of this module's state outside shim_state: every hook reads
  * it first (shim.h), so it is a plain hidden global. Set (release) by set-up;
  * GG_MODE_FORKED sends a forked child's first hook to the slow path. */
-atomic_int gg_shim_mode;
+atomic_int gg_start_mode;
 
 static void read_disable(void)
 {
 	shim_state.disabled = gg_config_disabled_in_env();
 }
 
-bool gg_shim_disabled(void)
+bool gg_start_disabled(void)
 {
 	pthread_once(&shim_state.env_once, read_disable);
 	return shim_state.disabled;
@@ -69,42 +71,37 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	gg_callsite_atfork_child();
-	gg_hooks_atfork_child();
+	gg_real_atfork_child();
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
-	gg_hooks_forget_calls();
 	gg_watcher_atfork_child();
 	/* A process of its own (SPEC §7.4): it reports only once it calls a hook
 	 * itself, which also gives it its log file and its watcher thread (no
 	 * thread is created inside a fork handler). */
 	shim_state.own = false;
 	atomic_store(&shim_state.forked, true);
-	if (atomic_load(&gg_shim_mode) == GG_MODE_ACTIVE)
-		atomic_store(&gg_shim_mode, GG_MODE_FORKED);
-}
-
-/* Whether anything was found that SPEC §5 calls an error at exit. */
-static bool error_found(void)
-{
-	struct gg_audit_stats a;
-	struct gg_redzone_stats z;
-
-	gg_audit_stats(&a);
-	gg_redzone_stats(&z);
-	return z.violations || gg_audit_errors(&a);
+	if (atomic_load(&gg_start_mode) == GG_MODE_ACTIVE)
+		atomic_store(&gg_start_mode, GG_MODE_FORKED);
 }
 
 /* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5). */
 static bool status_changes(int status)
 {
-	return shim_state.exitcode_set && status == 0 && error_found();
+	struct gg_report_figures f;
+
+	if (!shim_state.exitcode_set || status != 0)
+		return false;
+	gg_figures_gather(&f);
+	return f.errors != 0;
 }
 
 /* exit() and a return from main: the final scan and the reports, while the
  * driver still works (library destructors run after exit handlers). */
 static void at_exit(int status, void *arg)
 {
+	struct gg_report_figures f;
+
 	(void)arg;
 	/* A forked child that never called the driver writes nothing; exit() and
 	 * _exit() on two threads at once report once. */
@@ -112,12 +109,13 @@ static void at_exit(int status, void *arg)
 		return;
 	shim_state.exit_status = status;
 	gg_redzone_scan("exit");
+	gg_figures_gather(&f);
 	/* The errors that will change the status, named if nothing named them. */
 	if (status_changes(status))
-		gg_report_unresolved_at_exit();
-	gg_hooks_report_calls();
-	gg_report_exit_summary();
-	gg_report_write_files();
+		gg_report_unresolved_at_exit(&f);
+	gg_real_report_calls();
+	gg_report_exit_summary(&f);
+	gg_report_write_files(&f);
 }
 
 /* The C library's _exit (@which 0) or _Exit (1), past this shim's. Found by
@@ -141,17 +139,31 @@ static __attribute__((noreturn)) void real_exit(int which, int status)
 		syscall(SYS_exit_group, status);
 }
 
+/* The variables gg_config_load() could not use, now that the log is open. */
+static void report_config_problems(void)
+{
+	struct gg_config_problem p[32];
+	unsigned n = gg_config_problems(p, GG_ARRAY_SIZE(p));
+
+	for (unsigned i = 0; i < n; i++) {
+		if (p[i].value)
+			gg_report_bad_value(p[i].name, p[i].value, p[i].why, p[i].accepts);
+		else
+			gg_report_unknown_variable(p[i].name, p[i].nearest);
+	}
+}
+
 static void setup(void)
 {
 	static struct gg_config cfg; /* too big for an application thread's stack */
 
-	if (gg_shim_disabled()) {
-		atomic_store_explicit(&gg_shim_mode, GG_MODE_DISABLED, memory_order_release);
+	if (gg_start_disabled()) {
+		atomic_store_explicit(&gg_start_mode, GG_MODE_DISABLED, memory_order_release);
 		return;
 	}
 	gg_config_load(&cfg);
 	gg_report_open(&cfg);
-	gg_config_report_warnings();
+	report_config_problems();
 	gg_report_check_files(&cfg);
 	gg_callsite_configure(cfg.skip_objects, cfg.skip_symbols);
 	gg_audit_configure(&cfg);
@@ -162,17 +174,18 @@ static void setup(void)
 	shim_state.pid = getpid();
 	shim_state.own = true;
 	find_real_exits();
+	gg_fatal_last_words(gg_figures_write_files);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
 	if (gg_watcher_start(&cfg, gg_boundary_events()))
 		gg_report_error("cannot start the boundary watcher (GPUGUARD_SIGNAL, after:); those "
 				"boundaries will not run");
-	atomic_store_explicit(&gg_shim_mode, GG_MODE_ACTIVE, memory_order_release);
+	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 }
 
-bool gg_shim_active(void)
+bool gg_start_active(void)
 {
-	int mode = atomic_load_explicit(&gg_shim_mode, memory_order_acquire);
+	int mode = atomic_load_explicit(&gg_start_mode, memory_order_acquire);
 
 	if (GG_LIKELY(mode == GG_MODE_ACTIVE))
 		return true;
@@ -186,19 +199,13 @@ bool gg_shim_active(void)
 						"process (GPUGUARD_SIGNAL, after:); those boundaries "
 						"will not run");
 		}
-		atomic_store_explicit(&gg_shim_mode, GG_MODE_ACTIVE, memory_order_release);
+		atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 		return true;
 	}
 	if (mode == GG_MODE_DISABLED)
 		return false;
 	pthread_once(&shim_state.setup_once, setup);
-	return atomic_load_explicit(&gg_shim_mode, memory_order_acquire) == GG_MODE_ACTIVE;
-}
-
-void gg_shim_fatal(void)
-{
-	gg_report_write_files();
-	abort();
+	return atomic_load_explicit(&gg_start_mode, memory_order_acquire) == GG_MODE_ACTIVE;
 }
 
 /* The last word on the exit status. Library destructors run after every
@@ -206,7 +213,7 @@ void gg_shim_fatal(void)
  * flushed, then the process ends with the new status. */
 __attribute__((destructor)) static void shim_fini(void)
 {
-	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
+	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
 	    !shim_state.exiting)
 		return;
 	if (status_changes(shim_state.exit_status)) {
@@ -224,24 +231,19 @@ static int exiting_now(int status)
 	/* A vfork() child (posix_spawn, Python's subprocess) runs on its parent's
 	 * memory with no fork handler run: it must touch none of it, and its
 	 * _exit (an exec that failed) is not its parent's exit. */
-	if (atomic_load_explicit(&gg_shim_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
+	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
 	    !shim_state.own || atomic_load(&shim_state.exiting) || getpid() != shim_state.pid)
 		return status;
 	/* _exit is async-signal-safe, the report is not: a handler (or a driver
 	 * callback) that interrupted this thread inside a hook may hold the very
 	 * lock the scan needs. The process ends as asked, unreported. */
-	if (gg_hooks_inside())
+	if (gg_real_inside)
 		return status;
 	at_exit(status, NULL);
 	return status_changes(status) ? shim_state.exitcode : status;
 }
 
-GG_EXPORT __attribute__((noreturn)) void _exit(int status)
+void gg_start_exit(int which, int status)
 {
-	real_exit(0, exiting_now(status));
-}
-
-GG_EXPORT __attribute__((noreturn)) void _Exit(int status)
-{
-	real_exit(1, exiting_now(status));
+	real_exit(which, exiting_now(status));
 }

@@ -1,7 +1,7 @@
 /* Boundary events and running a boundary. launch:N fires before the N-th
  * intercepted launch is forwarded, sync:N after the N-th context synchronize
  * returns; after:S and the signal are run by the watcher (watcher.c). */
-#include "boundary.h"
+#include "boundary/boundary.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -11,8 +11,9 @@
 #include <string.h>
 
 #include "audit/audit.h"
-#include "config.h"
-#include "gg.h"
+#include "boundary/figures.h"
+#include "options/config.h"
+#include "base/gg.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
 
@@ -25,69 +26,13 @@ static struct {
 	pthread_mutex_t lock;          /* one boundary at a time; taken before the audit lock */
 } boundary_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int parse_count(const char *s, uint64_t *out)
-{
-	return gg_config_parse_u64(s, out) == 0 && *out >= 1 ? 0 : -EINVAL;
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-
-	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
-		return -EINVAL;
-	errno = 0;
-	*out = strtod(s, &end);
-	return *end || errno || *out < 0 || *out > 1e9 ? -EINVAL : 0;
-}
-
-int gg_boundary_parse(const char *list, struct gg_boundary_events *ev, char *bad, size_t badcap)
-{
-	char buf[GG_CONFIG_STR_MAX];
-	char *save = NULL, *tok;
-	int err = 0;
-
-	memset(ev, 0, sizeof(*ev));
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *arg = strchr(tok, ':');
-		unsigned *used = NULL; /* the list the event goes to, once it parsed */
-		int ok = -EINVAL;
-
-		while (*tok == ' ')
-			tok++;
-		if (arg) {
-			*arg = '\0';
-			if (!strcmp(tok, "launch") && ev->nlaunch < GG_ARRAY_SIZE(ev->launch)) {
-				used = &ev->nlaunch;
-				ok = parse_count(arg + 1, &ev->launch[ev->nlaunch]);
-			} else if (!strcmp(tok, "sync") && ev->nsync < GG_ARRAY_SIZE(ev->sync)) {
-				used = &ev->nsync;
-				ok = parse_count(arg + 1, &ev->sync[ev->nsync]);
-			} else if (!strcmp(tok, "after") && ev->nafter < GG_ARRAY_SIZE(ev->after)) {
-				used = &ev->nafter;
-				ok = parse_seconds(arg + 1, &ev->after[ev->nafter]);
-			}
-			*arg = ':';
-		}
-		if (ok == 0) {
-			++*used;
-		} else if (!err) {
-			/* The bad item is dropped; the good ones still count. */
-			snprintf(bad, badcap, "%s", tok);
-			err = -EINVAL;
-		}
-	}
-	return err;
-}
-
 void gg_boundary_configure(const struct gg_config *cfg)
 {
 	char bad[64];
 
-	if (gg_boundary_parse(cfg->boundary, &boundary_state.ev, bad, sizeof(bad)))
+	if (gg_config_parse_boundary(cfg->boundary, &boundary_state.ev, bad, sizeof(bad)))
 		gg_report_bad_item("GPUGUARD_BOUNDARY", cfg->boundary, bad,
-				   "expected launch:N, sync:N (N >= 1) or after:SECONDS");
+				   "expected " GG_CONFIG_BOUNDARY_ACCEPTS);
 }
 
 void gg_boundary_run(const char *why)
@@ -96,7 +41,7 @@ void gg_boundary_run(const char *why)
 	/* Red-zone scan first (SPEC §5), then the gate and seal, then the reports. */
 	gg_redzone_scan(why);
 	gg_audit_seal(why);
-	gg_report_write_files();
+	gg_figures_write_files();
 	pthread_mutex_unlock(&boundary_state.lock);
 }
 

@@ -4,7 +4,7 @@
  * and runs one boundary for however many signals arrived, so signals during
  * a boundary coalesce into one more. It exists only when a signal or after:
  * is configured, and a forked child starts its own on its first hook call. */
-#include "watcher.h"
+#include "boundary/watcher.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "boundary.h"
-#include "config.h"
-#include "gg.h"
+#include "boundary/boundary.h"
+#include "options/config.h"
+#include "base/gg.h"
 #include "report/report.h"
 
 static struct {

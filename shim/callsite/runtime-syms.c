@@ -1,5 +1,5 @@
 /* The CUDA runtime's functions in a statically linked program, by name. */
-#include "runtime-syms.h"
+#include "callsite/runtime-syms.h"
 
 #include <errno.h>
 #include <fnmatch.h>

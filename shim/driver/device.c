@@ -1,24 +1,24 @@
 /* The shim's own driver calls (device.h). The driver object is the one the
  * hooks resolved; each function is looked up there once. */
-#include "hooks/device.h"
+#include "driver/device.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 
-#include "gg.h"
-#include "hooks/hooks.h"
+#include "base/gg.h"
+#include "driver/real.h"
 
 enum driver_id {
 #define GG_DRIVER(name, pfn) DRV_##name,
-#include "hooks/device.def"
+#include "driver/device.def"
 #undef GG_DRIVER
 	DRV_COUNT
 };
 
 static const char *const driver_names[DRV_COUNT] = {
 #define GG_DRIVER(name, pfn) [DRV_##name] = #name,
-#include "hooks/device.def"
+#include "driver/device.def"
 #undef GG_DRIVER
 };
 
@@ -51,7 +51,7 @@ static void *lookup(enum driver_id id)
 }
 
 #define GG_DRIVER(name, pfn) typedef pfn gg_driver_##name##_fn;
-#include "hooks/device.def"
+#include "driver/device.def"
 #undef GG_DRIVER
 
 /* Call the driver's @name: 0, -EIO when it refused, -ENOSYS when it has none. */

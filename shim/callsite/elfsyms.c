@@ -3,7 +3,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
 #endif
-#include "elfsyms.h"
+#include "callsite/elfsyms.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * apart by their function names in the executable's symbol table, read once,
  * on the first unwind that meets a frame of the executable, into a sorted
  * array of address ranges that every later unwind searches. */
-#include "callsite.h"
+#include "callsite/callsite.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -28,9 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfsyms.h"
-#include "gg.h"
-#include "runtime-syms.h"
+#include "callsite/elfsyms.h"
+#include "base/gg.h"
+#include "callsite/runtime-syms.h"
 
 #ifdef GG_HAVE_LIBUNWIND_H
 #define UNW_LOCAL_ONLY
@@ -279,6 +279,43 @@ int gg_callsite_describe(uintptr_t address, struct gg_site *site)
 		site->symbol_offset = address - (uintptr_t)info.dli_saddr;
 	}
 	return 0;
+}
+
+void gg_callsite_report(const struct gg_callsite *cs, const struct gg_site *at,
+			struct gg_report_site *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->at = *at;
+	out->in_static_runtime = cs && cs->in_static_runtime;
+	if (!out->in_static_runtime)
+		return;
+	out->nouter = cs->nouter;
+	for (unsigned i = 0; i < cs->nouter && i < GG_REPORT_OUTER; i++)
+		gg_callsite_describe(cs->outer[i], &out->outer[i]);
+}
+
+void gg_callsite_report_id(uint32_t id, struct gg_report_site *out)
+{
+	struct gg_callsite cs;
+	struct gg_site at;
+
+	gg_callsite_get(id, &cs);
+	gg_callsite_describe(cs.pc, &at);
+	gg_callsite_report(&cs, &at, out);
+}
+
+int gg_callsite_stack(struct gg_site *frames, int max)
+{
+	uintptr_t pcs[GG_CALLSITE_MAX_FRAMES];
+	int n = gg_callsite_frames(pcs, GG_CALLSITE_MAX_FRAMES), kept = 0;
+
+	for (int i = 0; i < n && kept < max; i++) {
+		/* The shim's own frames say nothing about the application. */
+		if (gg_callsite_describe(pcs[i], &frames[kept]) == 0 && gg_callsite_in_shim(pcs[i]))
+			continue;
+		kept++;
+	}
+	return kept;
 }
 
 /* ---- interning ---- */

@@ -10,8 +10,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "gg.h"
-#include "hooks/hooks.h"
+#include "base/gg.h"
+#include "driver/real.h"
+#include "report/report.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
@@ -21,15 +22,12 @@ _Atomic(void *) gg_real_fns[GG_HOOK_COUNT];
 
 static const char *const hook_names[GG_HOOK_COUNT] = {
 #define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = #name,
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GG_HOOK
 };
 
-static void *const hook_wrappers[GG_HOOK_COUNT] = {
-#define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = (void *)&gg_hook_##name,
-#include "hooks/hooks.def"
-#undef GG_HOOK
-};
+__thread int gg_real_inside __attribute__((tls_model("initial-exec")));
+atomic_ulong gg_real_calls[GG_HOOK_COUNT];
 
 static struct {
 	pthread_once_t once;               /* finds self_base */
@@ -48,7 +46,7 @@ static void resolve_once(void)
 		real_state.self_base = info.dli_fbase;
 }
 
-int gg_hooks_id(const char *name)
+int gg_real_id(const char *name)
 {
 	for (int i = 0; i < GG_HOOK_COUNT; i++)
 		if (!strcmp(hook_names[i], name))
@@ -56,17 +54,12 @@ int gg_hooks_id(const char *name)
 	return -1;
 }
 
-const char *gg_hooks_name(enum gg_hook_id id)
+const char *gg_real_name(enum gg_hook_id id)
 {
 	return hook_names[id];
 }
 
-void *gg_hooks_wrapper(enum gg_hook_id id)
-{
-	return hook_wrappers[id];
-}
-
-bool gg_hooks_in_shim(const void *addr)
+bool gg_real_in_shim(const void *addr)
 {
 	Dl_info info;
 
@@ -74,7 +67,7 @@ bool gg_hooks_in_shim(const void *addr)
 	return dladdr(addr, &info) && info.dli_fbase == real_state.self_base;
 }
 
-bool gg_hooks_in_driver(const void *addr)
+bool gg_real_in_driver(const void *addr)
 {
 	Dl_info info;
 	const char *base;
@@ -100,7 +93,7 @@ void gg_real_note(enum gg_hook_id id, void *fn)
 {
 	void *expected = NULL;
 
-	if (fn && !gg_hooks_in_shim(fn) &&
+	if (fn && !gg_real_in_shim(fn) &&
 	    atomic_compare_exchange_strong(&gg_real_fns[id], &expected, fn))
 		pin(fn);
 }
@@ -152,13 +145,13 @@ static bool build_proc_table(const char *path, void *base)
 	return found;
 }
 
-void *gg_hooks_swap_proc(void *gpa, void *fn)
+int gg_real_export_id(void *gpa, void *fn)
 {
 	Dl_info info;
 	void *base;
 
 	if (!dladdr(gpa, &info) || !info.dli_fname)
-		return fn;
+		return -1;
 	base = atomic_load_explicit(&real_state.proc_base, memory_order_acquire);
 	if (!base) {
 		pthread_mutex_lock(&real_state.proc_lock);
@@ -169,18 +162,14 @@ void *gg_hooks_swap_proc(void *gpa, void *fn)
 		}
 		pthread_mutex_unlock(&real_state.proc_lock);
 		if (!base)
-			return fn;
+			return -1;
 	}
-	/* A second driver object (a stub beside the real one): its pointers pass through. */
 	if (base != info.dli_fbase)
-		return fn;
-	for (int i = 0; i < GG_HOOK_COUNT; i++) {
-		if (real_state.proc_addr[i] == fn) {
-			gg_real_note((enum gg_hook_id)i, fn);
-			return hook_wrappers[i];
-		}
-	}
-	return fn;
+		return -1;
+	for (int i = 0; i < GG_HOOK_COUNT; i++)
+		if (real_state.proc_addr[i] == fn)
+			return i;
+	return -1;
 }
 
 static const struct {
@@ -192,7 +181,7 @@ static const struct {
 #undef GG_RESULT
 };
 
-const char *gg_hooks_result_name(CUresult rc)
+const char *gg_real_result_name(CUresult rc)
 {
 	for (size_t i = 0; i < GG_ARRAY_SIZE(result_names); i++)
 		if (result_names[i].rc == rc)
@@ -200,8 +189,19 @@ const char *gg_hooks_result_name(CUresult rc)
 	return "CUDA_ERROR_UNKNOWN_CODE";
 }
 
-void gg_hooks_atfork_child(void)
+void gg_real_report_calls(void)
+{
+	unsigned long counts[GG_HOOK_COUNT];
+
+	for (int i = 0; i < GG_HOOK_COUNT; i++)
+		counts[i] = atomic_load_explicit(&gg_real_calls[i], memory_order_relaxed);
+	gg_report_calls(hook_names, counts, GG_HOOK_COUNT);
+}
+
+void gg_real_atfork_child(void)
 {
 	/* A fork while another thread built the table must not leave it held. */
 	pthread_mutex_init(&real_state.proc_lock, NULL);
+	for (int i = 0; i < GG_HOOK_COUNT; i++)
+		atomic_store_explicit(&gg_real_calls[i], 0, memory_order_relaxed);
 }

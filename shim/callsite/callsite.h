@@ -10,24 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/report.h"
+
 #define GG_CALLSITE_MAX_FRAMES 64
 
 /* Frames kept outward of a site inside a stripped executable's statically
  * linked runtime: the runtime's own frames under its entry point are a few,
  * and the entry point and a kernel's launch stub two more; eight leave room
  * to reach the application's. */
-#define GG_CALLSITE_OUTER 8
-
-/* A frame described with dladdr. @object and @symbol point into the loaded
- * object's own strings and stay valid while it is loaded; callers that keep a
- * site longer copy them. */
-struct gg_site {
-	uintptr_t address;  /* absolute return address; 0 when unknown */
-	const char *object; /* object path, "" when unknown */
-	uintptr_t offset;   /* address - the object's load base */
-	const char *symbol; /* nearest dynamic symbol, NULL when none */
-	uintptr_t symbol_offset;
-};
+#define GG_CALLSITE_OUTER GG_REPORT_OUTER
 
 /* A call site as an unwind found it. When the executable carries the CUDA
  * runtime but no symbol table, the runtime's frames cannot be told from the
@@ -62,8 +53,22 @@ uint64_t gg_callsite_unwinds(void);
 /* gg_callsite_frames + gg_callsite_pick. */
 void gg_callsite_find(struct gg_callsite *cs);
 
-/* Describe @address. 0, or -ENOENT when it lies in no loaded object. */
+/* Describe @address (a struct gg_site of report.h: its strings are the loaded
+ * object's own, valid while it is loaded; callers that keep a site longer copy
+ * them). 0, or -ENOENT when it lies in no loaded object. */
 int gg_callsite_describe(uintptr_t address, struct gg_site *site);
+
+/* @cs for the report: its frame @at (described by the caller, who may hold a
+ * copy) and its outer frames, described now. */
+void gg_callsite_report(const struct gg_callsite *cs, const struct gg_site *at,
+			struct gg_report_site *out);
+
+/* The same for the site interned as @id. */
+void gg_callsite_report_id(uint32_t id, struct gg_report_site *out);
+
+/* The current thread's frames outside the shim, described, innermost first.
+ * Returns how many were stored. */
+int gg_callsite_stack(struct gg_site *frames, int max);
 
 /* Interned call sites: a small id for a site, so a million zones from ten
  * call sites hold ten sites. No lock (a site inside a stripped runtime may

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options/config.h"
+
 struct gg_config;
 
 /* Parse GPUGUARD_BOUNDARY. Set-up only; a bad item is reported as WARN. */
@@ -19,15 +21,6 @@ void gg_boundary_run(const char *why);
 
 /* Counters for the reports. */
 uint64_t gg_boundary_launches(void);
-
-/* Parse one event list; for tests. 0 or -EINVAL with *bad the offending item. */
-struct gg_boundary_events {
-	uint64_t launch[16], sync[16];
-	unsigned nlaunch, nsync;
-	double after[16];
-	unsigned nafter;
-};
-int gg_boundary_parse(const char *list, struct gg_boundary_events *ev, char *bad, size_t badcap);
 
 /* The events parsed from GPUGUARD_BOUNDARY (after: ones go to the watcher). */
 const struct gg_boundary_events *gg_boundary_events(void);

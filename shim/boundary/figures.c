@@ -1,0 +1,23 @@
+#include "boundary/figures.h"
+
+#include "audit/audit.h"
+#include "redzone/redzone.h"
+
+void gg_figures_gather(struct gg_report_figures *f)
+{
+	gg_audit_stats(&f->audit);
+	gg_redzone_stats(&f->redzone);
+	f->audit_errors = gg_audit_errors(&f->audit);
+	/* Every violation is an error, and every audit error (SPEC §6). */
+	f->errors = f->audit_errors + f->redzone.violations;
+	f->rows = gg_audit_foreach_unresolved;
+	f->violations = gg_redzone_foreach_violation;
+}
+
+void gg_figures_write_files(void)
+{
+	struct gg_report_figures f;
+
+	gg_figures_gather(&f);
+	gg_report_write_files(&f);
+}

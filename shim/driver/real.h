@@ -1,0 +1,76 @@
+/* The real driver functions behind the hooks: one id per hooked name (from
+ * driver/hooks.def, the one list of them), found lazily and cached, and the
+ * per-thread guard that tells a hook it was entered from inside another. The
+ * only floor besides hooks/ where CUresult appears. */
+#ifndef GG_REAL_H
+#define GG_REAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "driver/cuda-api.h"
+
+enum gg_hook_id {
+#define GG_HOOK(name, pfn, params, args) GG_ID_##name,
+#include "driver/hooks.def"
+#undef GG_HOOK
+	GG_HOOK_COUNT
+};
+
+/* gg_pfn_NAME: the type of the driver's NAME. */
+#define GG_HOOK(name, pfn, params, args) typedef pfn gg_pfn_##name;
+#include "driver/hooks.def"
+#undef GG_HOOK
+
+/* The driver's function for @id, resolved on first use and cached: the driver
+ * is often dlopen()ed long after the shim starts. NULL while there is none.
+ * Inline, as every hook calls it; gg_real_resolve() is the slow path. */
+extern _Atomic(void *) gg_real_fns[GG_HOOK_COUNT];
+void *gg_real_resolve(enum gg_hook_id id);
+
+static inline void *gg_real_get(enum gg_hook_id id)
+{
+	void *fn = atomic_load_explicit(&gg_real_fns[id], memory_order_acquire);
+
+	return __builtin_expect(fn != NULL, 1) ? fn : gg_real_resolve(id);
+}
+
+/* Remember @fn as the driver's function for @id when none is known yet. */
+void gg_real_note(enum gg_hook_id id, void *fn);
+
+/* glibc's dlsym, found with dlvsym (never through the public dlsym). Built
+ * without sanitizers (driver/libc.c): dlsym is called while they start. */
+void *gg_real_dlsym(void);
+
+/* The id of an exact driver export name, or -1; the name of an id. */
+int gg_real_id(const char *name);
+const char *gg_real_name(enum gg_hook_id id);
+
+/* Whether @addr lies in the shim's own object / in a driver object (libcuda.so*). */
+bool gg_real_in_shim(const void *addr);
+bool gg_real_in_driver(const void *addr);
+
+/* The id of @fn when it is a hooked export of the driver object that holds
+ * @gpa (cuGetProcAddress's own address), else -1. A second driver object (a
+ * stub beside the real one) gets -1: its pointers pass through. */
+int gg_real_export_id(void *gpa, void *fn);
+
+/* Name of a CUresult ("CUDA_ERROR_NOT_FOUND"); "CUDA_ERROR_UNKNOWN_CODE" if none. */
+const char *gg_real_result_name(CUresult rc);
+
+/* Set while this thread is inside a hook: a driver that calls its own exports
+ * is passed straight through, so one application call is seen once, and a
+ * signal handler (or a driver callback) that runs there may interrupt a lock
+ * of the shim's. Initial exec: the shim is preloaded, and this is on every
+ * call's path. */
+extern __thread int gg_real_inside __attribute__((tls_model("initial-exec")));
+
+/* Calls of each hooked entry point (lock-free). */
+extern atomic_ulong gg_real_calls[GG_HOOK_COUNT];
+
+/* At exit (verbosity 2): the per-entry-point call counts. A forked child
+ * forgets its parent's, and its locks start free. */
+void gg_real_report_calls(void);
+void gg_real_atfork_child(void);
+
+#endif

@@ -1,0 +1,480 @@
+/* The options table: every GPUGUARD_* variable, its default, its parser and
+ * what it accepts, with the gpuguard command's flag and help. Read once, by
+ * the shim's set-up (under its pthread_once); read-only after. Nothing here
+ * prints: start-up reports the problems, the command refuses the values. */
+#include "options/config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/gg.h"
+
+enum opt_kind { OPT_BOOL, OPT_U64, OPT_VERBOSITY, OPT_PATH, OPT_STR, OPT_EXITCODE,
+		OPT_SIGNAL, OPT_REDZONE, OPT_BYTE, OPT_U64_SET, OPT_RANGE, OPT_BOUNDARY };
+
+#define F(field) offsetof(struct gg_config, field)
+
+#define A_BOOL "1, true, yes or on; 0, false, no or off"
+#define A_NUMBER "a decimal or 0x hex number"
+#define A_FILE "a file name; %p becomes the pid"
+#define A_TEXT "a value shorter than 1024 bytes"
+
+extern char **environ;
+
+/* In the order of --help and gpuguard(1), ENVIRONMENT. */
+static const struct gg_option opts[] = {
+	{ "GPUGUARD_REDZONE", "--redzone", NULL, "N", NULL, "0",
+	  "a number of bytes, at most 1 GiB", "guard-band bytes per allocation",
+	  OPT_REDZONE, F(redzone), 0 },
+	{ "GPUGUARD_REDZONE_FILL", "--fill", NULL, "BYTE", NULL, "0xEE",
+	  "a byte value from 0 to 255 (0x00 to 0xff)", "the band's byte, default 0xEE",
+	  OPT_BYTE, F(fill), 0 },
+	{ "GPUGUARD_REDZONE_MIN_IDX", "--min-idx", NULL, "N", NULL, "0", A_NUMBER,
+	  "pad allocations from index N on", OPT_U64, F(redzone_min_idx), 0 },
+	{ "GPUGUARD_REDZONE_TRACE_IDX", "--trace-idx", NULL, "N", NULL, NULL, A_NUMBER,
+	  "log the stack of allocation N", OPT_U64_SET, F(trace_idx), F(trace_idx_set) },
+	{ "GPUGUARD_REDZONE_POISON", "--poison", NULL, "LO:HI", NULL, NULL,
+	  "LO:HI, two numbers with LO <= HI", "fill bands LO..HI-1 only, zero the others",
+	  OPT_RANGE, F(poison_lo), F(poison_set) },
+	{ "GPUGUARD_CHECK_ON_FREE", "--no-check-on-free", NULL, NULL, "0", "1", A_BOOL,
+	  "do not check a band when it is freed", OPT_BOOL, F(check_on_free), 0 },
+	{ "GPUGUARD_HALT_ON_ERROR", "--halt-on-error", NULL, NULL, "1", "0", A_BOOL,
+	  "abort at the first red-zone violation", OPT_BOOL, F(halt_on_error), 0 },
+	{ "GPUGUARD_BOUNDARY", "--boundary", NULL, "LIST", NULL, "", GG_CONFIG_BOUNDARY_ACCEPTS,
+	  "launch:N, sync:N, after:SECONDS, comma-separated", OPT_BOUNDARY, F(boundary), 0 },
+	{ "GPUGUARD_SIGNAL", "--signal", NULL, "SIG", NULL, "none",
+	  GG_CONFIG_SIGNALS ", or none", "USR1, USR2 or a number: each delivery runs a boundary",
+	  OPT_SIGNAL, F(signal), 0 },
+	{ "GPUGUARD_EXPECTED_ABSENT", "--expected-absent", NULL, "FILE", NULL, "", A_FILE,
+	  "module::function globs that are never fatal", OPT_PATH, F(expected_absent), 0 },
+	{ "GPUGUARD_ALLOW_UNRESOLVED", "--allow-unresolved",
+	  "--dangerously-allow-unresolved-kernel-lookups", NULL, "1", "0", A_BOOL,
+	  "warn instead of abort at the gate", OPT_BOOL, F(allow_unresolved), 0 },
+	{ "GPUGUARD_SKIP_OBJECTS", "--skip-objects", NULL, "LIST", NULL,
+	  "libcuda.so*,libcudart.so*,libgpuguard.so*", A_TEXT,
+	  "objects skipped when finding a call site", OPT_STR, F(skip_objects), 0 },
+	{ "GPUGUARD_SKIP_SYMBOLS", "--skip-symbols", NULL, "LIST", NULL, GG_SKIP_SYMBOLS_DEFAULT,
+	  A_TEXT, "the program's functions skipped likewise (the CUDA runtime linked into it)",
+	  OPT_STR, F(skip_symbols), 0 },
+	{ "GPUGUARD_LOG", "--log", NULL, "FILE", NULL, "", A_FILE, "log file, %p = pid",
+	  OPT_PATH, F(log), 0 },
+	{ "GPUGUARD_SUMMARY_JSON", "--json", NULL, "FILE", NULL, "", A_FILE,
+	  "JSON summary, %p = pid", OPT_PATH, F(summary_json), 0 },
+	{ "GPUGUARD_METRICS", "--metrics", NULL, "FILE", NULL, "", A_FILE,
+	  "Prometheus text file, %p = pid", OPT_PATH, F(metrics), 0 },
+	{ "GPUGUARD_EXITCODE", "--exitcode", NULL, "N", NULL, NULL,
+	  "an exit status from 0 to 255", "exit status when an error was found",
+	  OPT_EXITCODE, F(exitcode), F(exitcode_set) },
+	{ "GPUGUARD_VERBOSITY", "--verbosity", NULL, "N", NULL, "1", "0, 1 or 2", "0, 1 or 2",
+	  OPT_VERBOSITY, F(verbosity), 0 },
+	{ "GPUGUARD_DISABLE", "--disable", NULL, NULL, "1", "0", A_BOOL,
+	  "preload, but pass every call straight through", OPT_BOOL, F(disable), 0 },
+};
+
+#undef F
+
+/* Problems seen by gg_config_load(), handed to start-up once the log is open. */
+struct bad_value {
+	const struct gg_option *o;
+	char value[96];
+	const char *why;
+};
+
+#define MAX_UNKNOWN 8
+
+static struct {
+	struct gg_config cfg;           /* written by gg_config_load() only */
+	struct bad_value bad[GG_ARRAY_SIZE(opts)];
+	unsigned nbad;
+	char unknown[MAX_UNKNOWN][64];  /* GPUGUARD_* names not in @opts */
+	unsigned nunknown;
+} config_state;
+
+const struct gg_option *gg_config_options(size_t *n)
+{
+	*n = GG_ARRAY_SIZE(opts);
+	return opts;
+}
+
+const struct gg_option *gg_config_option(const char *name)
+{
+	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++)
+		if (!strcmp(opts[i].name, name))
+			return &opts[i];
+	return NULL;
+}
+
+int gg_config_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	int base = 10;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	/* strtoull would accept a sign, spaces or a second "0x": only digits pass. */
+	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, base);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int gg_config_parse_signal(const char *s, int *out, const char **why)
+{
+	static const struct {
+		int sig;
+		const char *why;
+	} refused[] = {
+		{ SIGKILL, "SIGKILL cannot be caught" },
+		{ SIGSTOP, "SIGSTOP cannot be caught" },
+		{ SIGSEGV, "SIGSEGV reports a crash, it is no boundary" },
+		{ SIGBUS, "SIGBUS reports a crash, it is no boundary" },
+		{ SIGFPE, "SIGFPE reports a crash, it is no boundary" },
+		{ SIGILL, "SIGILL reports a crash, it is no boundary" },
+		{ SIGABRT, "SIGABRT is how the program aborts, it is no boundary" },
+	};
+	uint64_t n;
+
+	if (!strcasecmp(s, "none")) {
+		*out = 0;
+		return 0;
+	}
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	if (!strcasecmp(s, "USR1")) {
+		*out = SIGUSR1;
+		return 0;
+	}
+	if (!strcasecmp(s, "USR2")) {
+		*out = SIGUSR2;
+		return 0;
+	}
+	if (gg_config_parse_u64(s, &n) || n == 0 || n >= (uint64_t)NSIG) {
+		if (why && !gg_config_parse_u64(s, &n))
+			*why = "no such signal";
+		return -EINVAL;
+	}
+	/* Signals the process cannot or must not catch are no boundary. */
+	for (size_t i = 0; i < GG_ARRAY_SIZE(refused); i++) {
+		if ((int)n == refused[i].sig) {
+			if (why)
+				*why = refused[i].why;
+			return -EINVAL;
+		}
+	}
+	*out = (int)n;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_str(const char *s, char *dst, size_t cap)
+{
+	size_t n = strlen(s);
+
+	if (n >= cap)
+		return -ENAMETOOLONG;
+	memcpy(dst, s, n + 1);
+	return 0;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	return gg_config_parse_u64(s, out) == 0 && *out >= 1 ? 0 : -EINVAL;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	*out = strtod(s, &end);
+	return *end || errno || *out < 0 || *out > 1e9 ? -EINVAL : 0;
+}
+
+int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, char *bad,
+			     size_t badcap)
+{
+	char buf[GG_CONFIG_STR_MAX];
+	char *save = NULL, *tok;
+	int err = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *arg = strchr(tok, ':');
+		unsigned *used = NULL; /* the list the event goes to, once it parsed */
+		int ok = -EINVAL;
+
+		while (*tok == ' ')
+			tok++;
+		if (arg) {
+			*arg = '\0';
+			if (!strcmp(tok, "launch") && ev->nlaunch < GG_ARRAY_SIZE(ev->launch)) {
+				used = &ev->nlaunch;
+				ok = parse_count(arg + 1, &ev->launch[ev->nlaunch]);
+			} else if (!strcmp(tok, "sync") && ev->nsync < GG_ARRAY_SIZE(ev->sync)) {
+				used = &ev->nsync;
+				ok = parse_count(arg + 1, &ev->sync[ev->nsync]);
+			} else if (!strcmp(tok, "after") && ev->nafter < GG_ARRAY_SIZE(ev->after)) {
+				used = &ev->nafter;
+				ok = parse_seconds(arg + 1, &ev->after[ev->nafter]);
+			}
+			*arg = ':';
+		}
+		if (ok == 0) {
+			++*used;
+		} else if (!err) {
+			/* The bad item is dropped; the good ones still count. */
+			snprintf(bad, badcap, "%s", tok);
+			err = -EINVAL;
+		}
+	}
+	return err;
+}
+
+/* Parse @s for @o into @cfg; on failure @cfg is untouched, and *why may say
+ * more than @o->accepts. */
+static int parse_one(const struct gg_option *o, const char *s, struct gg_config *cfg,
+		     const char **why)
+{
+	char *base = (char *)cfg;
+	void *field = base + o->off;
+	bool *set = o->set_off ? (bool *)(base + o->set_off) : NULL;
+	uint64_t v, w;
+	int err;
+
+	*why = NULL;
+	switch ((enum opt_kind)o->kind) {
+	case OPT_BOOL:
+		return parse_bool(s, field);
+	case OPT_U64:
+		return gg_config_parse_u64(s, field);
+	case OPT_U64_SET:
+		if ((err = gg_config_parse_u64(s, field)))
+			return err;
+		*set = true;
+		return 0;
+	case OPT_VERBOSITY:
+		if ((err = gg_config_parse_u64(s, &v)) || v > 2)
+			return err ? err : -ERANGE;
+		*(int *)field = (int)v;
+		return 0;
+	case OPT_EXITCODE:
+		if ((err = gg_config_parse_u64(s, &v)) || v > 255)
+			return err ? err : -ERANGE;
+		*(int *)field = (int)v;
+		*set = true;
+		return 0;
+	case OPT_BYTE:
+		if ((err = gg_config_parse_u64(s, &v)) || v > 255)
+			return err ? err : -ERANGE;
+		*(uint8_t *)field = (uint8_t)v;
+		return 0;
+	case OPT_REDZONE:
+		if ((err = gg_config_parse_u64(s, &v)) || v > (1u << 30))
+			return err ? err : -ERANGE;
+		*(uint64_t *)field = (v + 15) & ~(uint64_t)15;
+		return 0;
+	case OPT_SIGNAL:
+		return gg_config_parse_signal(s, field, why);
+	case OPT_RANGE: {
+		const char *colon = strchr(s, ':');
+		char lo[32];
+
+		if (!colon || (size_t)(colon - s) >= sizeof(lo))
+			return -EINVAL;
+		memcpy(lo, s, (size_t)(colon - s));
+		lo[colon - s] = '\0';
+		/* LO == HI is an empty range: every band gets 0x00. */
+		if (gg_config_parse_u64(lo, &v) || gg_config_parse_u64(colon + 1, &w))
+			return -EINVAL;
+		if (v > w) {
+			*why = "LO is above HI";
+			return -EINVAL;
+		}
+		cfg->poison_lo = v;
+		cfg->poison_hi = w;
+		*set = true;
+		return 0;
+	}
+	case OPT_PATH:
+		if (strlen(s) >= PATH_MAX)
+			*why = "too long a path";
+		return parse_str(s, field, PATH_MAX);
+	case OPT_STR:
+	case OPT_BOUNDARY: /* the items are the boundary module's to take or drop */
+		if (strlen(s) >= GG_CONFIG_STR_MAX)
+			*why = "too long";
+		return parse_str(s, field, GG_CONFIG_STR_MAX);
+	}
+	return -EINVAL;
+}
+
+int gg_config_check(const struct gg_option *o, const char *value, const char **why)
+{
+	static struct gg_config scratch; /* the command's, single-threaded */
+	struct gg_boundary_events ev;
+	char bad[64];
+	int err = parse_one(o, value, &scratch, why);
+
+	if (err)
+		return err;
+	/* A list with a bad item: the shim drops the item with a WARN. */
+	if (o->kind == OPT_BOUNDARY && gg_config_parse_boundary(value, &ev, bad, sizeof(bad))) {
+		*why = "an item is not an event";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool gg_config_disabled_in_env(void)
+{
+	const char *s = getenv("GPUGUARD_DISABLE");
+	bool v = false;
+
+	return s && parse_bool(s, &v) == 0 && v;
+}
+
+/* Edit distance of two short names, capped at 64 characters each. */
+static unsigned distance(const char *a, const char *b)
+{
+	unsigned row[65], n = (unsigned)strnlen(b, 64), m = (unsigned)strnlen(a, 64);
+
+	for (unsigned j = 0; j <= n; j++)
+		row[j] = j;
+	for (unsigned i = 1; i <= m; i++) {
+		unsigned diag = row[0];
+
+		row[0] = i;
+		for (unsigned j = 1; j <= n; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[n];
+}
+
+/* The known name within three edits of @name, or NULL. */
+static const char *nearest_known(const char *name)
+{
+	const char *best = NULL;
+	unsigned best_d = 4; /* farther than 3 edits is no misspelling */
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++) {
+		unsigned d = distance(name, opts[i].name);
+
+		if (d < best_d)
+			best = opts[i].name, best_d = d;
+	}
+	return best;
+}
+
+/* Whether the first @len bytes of @name are a variable of the table. */
+static bool known(const char *name, size_t len)
+{
+	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++)
+		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
+			return true;
+	return false;
+}
+
+/* A misspelt GPUGUARD_REDZNE=64 must not silently turn the red zones off. */
+static void note_unknown(void)
+{
+	config_state.nunknown = 0;
+	for (char **e = environ; e && *e && config_state.nunknown < MAX_UNKNOWN; e++) {
+		size_t len = strcspn(*e, "=");
+
+		if (strncmp(*e, "GPUGUARD_", 9) || known(*e, len))
+			continue;
+		snprintf(config_state.unknown[config_state.nunknown++], sizeof(config_state.unknown[0]),
+			 "%.*s", (int)(len < 63 ? len : 63), *e);
+	}
+}
+
+void gg_config_load(struct gg_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	config_state.nbad = 0;
+	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++) {
+		const struct gg_option *o = &opts[i];
+		const char *why = NULL;
+		const char *s = getenv(o->name);
+
+		if (o->def)
+			(void)parse_one(o, o->def, cfg, &why);
+		if (!s)
+			continue;
+		/* Every parser writes only on success, so a bad value leaves the default. */
+		if (parse_one(o, s, cfg, &why) != 0) {
+			struct bad_value *b = &config_state.bad[config_state.nbad++];
+
+			b->o = o;
+			snprintf(b->value, sizeof(b->value), "%s", s);
+			b->why = why;
+		}
+	}
+	note_unknown();
+	config_state.cfg = *cfg;
+}
+
+unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < config_state.nbad && n < cap; i++) {
+		const struct bad_value *b = &config_state.bad[i];
+
+		out[n++] = (struct gg_config_problem){ .name = b->o->name, .value = b->value,
+						       .why = b->why, .accepts = b->o->accepts };
+	}
+	for (unsigned i = 0; i < config_state.nunknown && n < cap; i++)
+		out[n++] = (struct gg_config_problem){ .name = config_state.unknown[i],
+						       .nearest = nearest_known(config_state.unknown[i]) };
+	return n;
+}
+
+const struct gg_config *gg_config(void)
+{
+	return &config_state.cfg;
+}

@@ -1,0 +1,125 @@
+/* The options table (SPEC §2): every GPUGUARD_* variable, its default, its
+ * parser, what it accepts, its gpuguard command-line flag and one line of
+ * help, declared once, for the shim and the command alike. Pure: the parsers
+ * say what was wrong and print nothing; start-up reports it. */
+#ifndef GG_CONFIG_H
+#define GG_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GG_CONFIG_STR_MAX 1024
+
+/* GPUGUARD_SKIP_SYMBOLS's default: the names of the CUDA runtime's code when
+ * it is linked into the program (nvcc's default), shared with the gpuguard
+ * command, whose symbolize skips the same frames. In the order: the public
+ * API (C names, and the C++ templates of cuda_runtime.h in the global
+ * namespace, mangled "_Z<length>cuda..."); the implementation's own names,
+ * reserved identifiers with "__cuda" ("__cudaLaunchKernel",
+ * "__sti____cudaRegisterAll") or "__nv_" (the registration code nvcc writes
+ * into each file, "__nv_cudaEntityRegisterCallback"); the launch stubs nvcc
+ * writes for each kernel ("__device_stub__Z6kernelPf"); the runtime's
+ * internal functions, "libcudart_static_<sha1>" in CUDA 13 and the cudart::
+ * namespace before it. A program's own names are never reserved ones. */
+#define GG_SKIP_SYMBOLS_DEFAULT                                                              \
+	"cuda[A-Z]*,_Z[0-9]cuda[A-Z]*,_Z[0-9][0-9]cuda[A-Z]*,*__cuda*,*__nv_*,"             \
+	"*__device_stub_*,libcudart_static_*,_ZN6cudart*"
+
+struct gg_config {
+	bool disable;
+	char log[PATH_MAX];                 /* "" = stderr */
+	int verbosity;                      /* 0, 1 or 2 */
+	char summary_json[PATH_MAX];        /* "" = none */
+	char metrics[PATH_MAX];             /* "" = none */
+	bool exitcode_set;
+	int exitcode;
+	bool halt_on_error;
+	bool allow_unresolved;
+	char expected_absent[PATH_MAX];     /* "" = none */
+	char skip_objects[GG_CONFIG_STR_MAX];
+	char skip_symbols[GG_CONFIG_STR_MAX];
+	char boundary[GG_CONFIG_STR_MAX];   /* raw list; parsed by the boundary code */
+	int signal;                         /* 0 = none */
+	uint64_t redzone;                   /* bytes, a multiple of 16 */
+	uint64_t redzone_min_idx;
+	bool trace_idx_set;
+	uint64_t trace_idx;
+	uint8_t fill;
+	bool poison_set;
+	uint64_t poison_lo, poison_hi;      /* [lo, hi) */
+	bool check_on_free;
+};
+
+/* One variable of the table. */
+struct gg_option {
+	const char *name;    /* GPUGUARD_... */
+	const char *flag;    /* the gpuguard command's --flag; NULL: none */
+	const char *alias;   /* a second spelling of @flag; NULL: none */
+	const char *metavar; /* the flag's value in --help ("N"); NULL: a switch */
+	const char *sets;    /* a switch: the value its flag sets */
+	const char *def;     /* the default, parsed like a value; NULL: unset */
+	const char *accepts; /* what a valid value is, for messages */
+	const char *help;    /* one line, for --help */
+	int kind;            /* the parser (config.c) */
+	size_t off, set_off; /* the field in struct gg_config, and its "was set" flag */
+};
+
+/* The whole table, in the order of --help and gpuguard(1). */
+const struct gg_option *gg_config_options(size_t *n);
+
+/* The option named @name (GPUGUARD_...), or NULL. */
+const struct gg_option *gg_config_option(const char *name);
+
+/* Whether @value is one the shim takes for @o whole (a list with one bad
+ * item is not): 0, or -EINVAL / -ERANGE / -ENAMETOOLONG with *@why saying
+ * what was wrong in a few words when that is more than "not valid" (a static
+ * string, or NULL). */
+int gg_config_check(const struct gg_option *o, const char *value, const char **why);
+
+/* What gg_config_load() found wrong: a value it could not use (it keeps the
+ * default), or a GPUGUARD_ variable the table lacks. */
+struct gg_config_problem {
+	const char *name;    /* the variable */
+	const char *value;   /* NULL for an unknown variable */
+	const char *why;     /* a bad value: what was wrong (may be NULL) */
+	const char *accepts; /* a bad value: what is accepted */
+	const char *nearest; /* an unknown variable: the known name within three edits, or NULL */
+};
+
+/* Only GPUGUARD_DISABLE, without reading anything else: a disabled shim writes nothing. */
+bool gg_config_disabled_in_env(void);
+
+/* Fill @cfg from the environment; values it cannot use keep their default
+ * and are kept, with the unknown variables, for gg_config_problems(). */
+void gg_config_load(struct gg_config *cfg);
+
+/* The problems of the last gg_config_load(): up to @cap into @out; how many. */
+unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap);
+
+/* The process-wide configuration; valid after the shim's set-up. */
+const struct gg_config *gg_config(void);
+
+/* Parse helpers, shared with tests. Return 0 or -EINVAL / -ERANGE; *@why
+ * (when not NULL) says why a signal is refused ("SIGKILL cannot be caught"). */
+int gg_config_parse_u64(const char *s, uint64_t *out);
+int gg_config_parse_signal(const char *s, int *out, const char **why);
+
+/* GPUGUARD_BOUNDARY's events. */
+struct gg_boundary_events {
+	uint64_t launch[16], sync[16];
+	unsigned nlaunch, nsync;
+	double after[16];
+	unsigned nafter;
+};
+
+/* Parse an event list. 0, or -EINVAL with @bad the first offending item
+ * (the others still parsed into @ev). */
+int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, char *bad,
+			     size_t badcap);
+#define GG_CONFIG_SIGNALS                                                                    \
+	"USR1, USR2 or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL and ABRT"
+#define GG_CONFIG_BOUNDARY_ACCEPTS "launch:N, sync:N (N >= 1) or after:SECONDS, comma-separated"
+
+#endif

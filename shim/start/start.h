@@ -1,0 +1,34 @@
+/* Start-up of the shim: the one-time set-up on first real use, exit and fork.
+ * Below the entry points (hooks/), which start it on their first call. */
+#ifndef GG_SHIM_H
+#define GG_SHIM_H
+
+#include <stdbool.h>
+
+/* GPUGUARD_DISABLE=1, read once; reads nothing else and sets nothing up. */
+bool gg_start_disabled(void);
+
+/* Called by every hook: on the first call of the process, reads the
+ * configuration and opens the log. False when the shim is disabled. */
+bool gg_start_active(void);
+
+#include <stdatomic.h>
+
+enum { GG_MODE_UNSET, GG_MODE_ACTIVE, GG_MODE_DISABLED, GG_MODE_FORKED };
+extern atomic_int gg_start_mode;
+
+/* gg_start_active() in one load when the shim is set up (the hot path). */
+static inline bool gg_start_ready(void)
+{
+	int mode = atomic_load_explicit(&gg_start_mode, memory_order_acquire);
+
+	if (__builtin_expect(mode == GG_MODE_ACTIVE, 1))
+		return true;
+	return mode != GG_MODE_DISABLED && gg_start_active();
+}
+
+/* _exit (@which 0) or _Exit (1) of @status: the reports first, like exit()
+ * (SPEC §7.4), then the C library's. */
+__attribute__((noreturn)) void gg_start_exit(int which, int status);
+
+#endif
