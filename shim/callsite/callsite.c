@@ -31,6 +31,7 @@
 #include "callsite/elfsyms.h"
 #include "base/gg.h"
 #include "callsite/runtime-syms.h"
+#include "driver/real.h"
 
 #ifdef GG_HAVE_LIBUNWIND_H
 #define UNW_LOCAL_ONLY
@@ -115,22 +116,24 @@ void gg_callsite_configure(const char *skip_objects, const char *skip_symbols)
 static void load_unwinder(void)
 {
 #ifdef GG_HAVE_LIBUNWIND_H
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	/* glibc's dlsym, not the shim's exported one (a floor above this one). */
+	void *(*sym)(void *, const char *) = (void *(*)(void *, const char *))gg_real_dlsym();
+	void *h = sym ? dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : NULL;
 
 	if (!h)
 		return;
-	callsite_state.getcontext = (int (*)(unw_context_t *))dlsym(h, GG_XSTR(UNW_ARCH_OBJ(getcontext)));
+	callsite_state.getcontext = (int (*)(unw_context_t *))sym(h, GG_XSTR(UNW_ARCH_OBJ(getcontext)));
 	callsite_state.init_local =
-		(int (*)(unw_cursor_t *, unw_context_t *))dlsym(h, GG_XSTR(unw_init_local));
-	callsite_state.step = (int (*)(unw_cursor_t *))dlsym(h, GG_XSTR(unw_step));
+		(int (*)(unw_cursor_t *, unw_context_t *))sym(h, GG_XSTR(unw_init_local));
+	callsite_state.step = (int (*)(unw_cursor_t *))sym(h, GG_XSTR(unw_step));
 	callsite_state.get_reg =
-		(int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, GG_XSTR(unw_get_reg));
+		(int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))sym(h, GG_XSTR(unw_get_reg));
 	if (!callsite_state.getcontext || !callsite_state.init_local || !callsite_state.step ||
 	    !callsite_state.get_reg)
 		callsite_state.getcontext = NULL; /* incomplete: use backtrace() */
 	/* libunwind's own fast path: it caches how to step each frame, which makes
 	 * an unwind several times cheaper than stepping a cursor. */
-	callsite_state.fast_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	callsite_state.fast_backtrace = (int (*)(void **, int))sym(h, "unw_backtrace");
 #endif
 }
 
