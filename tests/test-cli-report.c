@@ -653,6 +653,27 @@ Test(report, names_the_file_line_and_column_of_a_malformed_file)
 	remove_dir();
 }
 
+/* A summary cut short (its process killed while writing it): the place
+ * named is where the text stops, and the message says that it stops. */
+Test(report, names_the_line_and_column_where_a_truncated_file_ends)
+{
+	const char *cut;
+	char want[PATH_MAX + 96];
+	struct result r;
+
+	make_dir();
+	cut = write_file("run.4714.json", "{ \"schema\": 1, \"pid\": 4714,\n"
+					  "  \"lookups\": { \"total\": 1");
+	r = RUN(gg_cmd_report, NULL, "report", cut);
+	cr_assert_eq(r.status, 2);
+	snprintf(want, sizeof(want), "gpuguard: report: %s: line 2, column 26: unexpected end of "
+		 "input (expected ',' or '}')\n", cut);
+	cr_expect_str_eq(r.err, want);
+	cr_expect_str_eq(r.out, "");
+	free_result(&r);
+	remove_dir();
+}
+
 Test(report, a_set_of_unreadable_files_only_reports_nothing_and_fails)
 {
 	struct result r;
@@ -779,6 +800,25 @@ Test(report, refuses_a_summary_missing_a_member_it_reads)
 	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
 		expect_refused(broken_summary(missing[i].from, missing[i].until, ""), missing[i].from,
 			       missing[i].message);
+	remove_dir();
+}
+
+/* The shim writes its counters as uint64_t: one above 2^63 (or 2^53, where
+ * doubles stop being exact) is read to the last digit. */
+Test(report, reads_a_counter_of_2_to_the_64_minus_1_exactly)
+{
+	const char *path;
+	struct result r;
+
+	make_dir();
+	path = broken_summary("\"user_bytes\": 1000", NULL,
+			      "\"user_bytes\": 18446744073709551615");
+	assert_valid(path);
+	r = RUN(gg_cmd_report, NULL, "report", path);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect(strstr(r.out, "  allocation #7 (18446744073709551615 bytes, 64-byte band): "
+				"8 bytes changed\n"), "%s", r.out);
+	free_result(&r);
 	remove_dir();
 }
 
