@@ -73,6 +73,8 @@
     /* memory */                                                              \
     X(cuMemAlloc, cuMemAlloc, 2000, 0)                                        \
     X(cuMemAlloc_v2, cuMemAlloc, 3020, 0)                                     \
+    X(cuMemAllocPitch, cuMemAllocPitch, 2000, 0)                              \
+    X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0)                           \
     X(cuMemFree, cuMemFree, 2000, 0)                                          \
     X(cuMemFree_v2, cuMemFree, 3020, 0)                                       \
     X(cuMemGetInfo, cuMemGetInfo, 2000, 0)                                    \

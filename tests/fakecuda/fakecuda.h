@@ -19,7 +19,8 @@
  * Behaviour worth knowing when writing a test against the fake:
  *   - Device addresses lie in a PROT_NONE reservation: dereferencing one on
  *     the host faults.  Allocations are 256-byte aligned; fresh memory holds
- *     a non-zero garbage pattern.
+ *     a non-zero garbage pattern.  cuMemAllocPitch_v2's pitch is the width
+ *     rounded up to 512 bytes (ElementSizeBytes 4, 8 or 16 only).
  *   - Async work (memcpy/memset *Async, launches, cuMemFreeAsync, event
  *     records) is queued and runs only when forced: cuStreamSynchronize,
  *     cuStreamQuery, cuEventSynchronize/Query, cuCtxSynchronize, cuMemFree_v2,

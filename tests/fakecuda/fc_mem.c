@@ -382,6 +382,55 @@ FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
 }
 
 /*
+ * Pitched memory is ordinary device memory: Height rows of *pPitch bytes,
+ * freed by cuMemFree.  The pitch is WidthInBytes rounded up to 512 bytes,
+ * what cuMemAllocPitch gives on NVIDIA's GPUs (the device reports no
+ * CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT to follow instead).
+ * ElementSizeBytes "may be 4, 8 or 16"; any other value, a zero width or
+ * height, or a NULL output is CUDA_ERROR_INVALID_VALUE.
+ */
+#define FC_PITCH_ALIGN 512u
+
+FC_EXPORT(cuMemAllocPitch,
+          (CUdeviceptr_v1 * dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height,
+           unsigned int ElementSizeBytes),
+          (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
+{
+    (void)dptr;
+    (void)pPitch;
+    (void)WidthInBytes;
+    (void)Height;
+    (void)ElementSizeBytes;
+    return CUDA_ERROR_NOT_SUPPORTED; /* 32-bit, as cuMemAlloc */
+}
+
+FC_EXPORT(cuMemAllocPitch_v2,
+          (CUdeviceptr * dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes),
+          (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = NULL;
+    rc = fc_ctx_current(&c);
+    bool elem_ok = ElementSizeBytes == 4 || ElementSizeBytes == 8 || ElementSizeBytes == 16;
+    if (rc == CUDA_SUCCESS && (!dptr || !pPitch || WidthInBytes == 0 || Height == 0 || !elem_ok))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    /* More than a device holds (the checks keep pitch * Height from overflowing). */
+    if (rc == CUDA_SUCCESS && (uint64_t)WidthInBytes > FC_DEVICE_MEM)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t pitch = round_up(rc == CUDA_SUCCESS ? WidthInBytes : 1, FC_PITCH_ALIGN);
+    if (rc == CUDA_SUCCESS && (uint64_t)Height > FC_DEVICE_MEM / pitch)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_mem_alloc(c, (size_t)(pitch * Height), false, dptr);
+    if (rc == CUDA_SUCCESS)
+        *pPitch = (size_t)pitch;
+    fc_unlock();
+    return rc;
+}
+
+/*
  * cuMemFree is synchronous: queued work that may still use the memory runs
  * first.  Memory from cuMemAllocAsync is the exception the documentation
  * names: no implicit synchronisation, so work still queued on it will fault.

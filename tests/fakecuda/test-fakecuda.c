@@ -1714,3 +1714,79 @@ Test(fakecuda, an_async_copy_to_pageable_memory_is_done_when_it_returns)
     cr_assert_eq(pinned[15], 0x43);
     OK(cuMemFreeHost(pinned));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Pitched allocations                                                       */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, pitch_is_at_least_the_width_and_a_multiple_of_512)
+{
+    static const size_t widths[] = {1, 100, 511, 512, 513, 1000, 4096, 70000};
+    primary();
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        CUdeviceptr p = 0, base = 0;
+        size_t pitch = 0, size = 0;
+        OK(cuMemAllocPitch_v2(&p, &pitch, widths[i], 3, 4));
+        cr_assert_geq(pitch, widths[i]);
+        cr_assert_lt(pitch, widths[i] + 512, "width %zu: pitch %zu is padded more than needed", widths[i], pitch);
+        cr_assert_eq(pitch % 512, 0, "width %zu: pitch %zu", widths[i], pitch);
+        OK(cuMemGetAddressRange_v2(&base, &size, p + 2 * pitch + widths[i] - 1));
+        cr_assert_eq(base, p);
+        cr_assert_eq(size, 3 * pitch);
+        OK(cuMemFree_v2(p));
+    }
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, a_pitched_allocation_is_device_memory_of_pitch_times_height_bytes)
+{
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    unsigned char row[100], back[100] = {0};
+    primary();
+    OK(cuMemAllocPitch_v2(&p, &pitch, sizeof row, 4, 16));
+    cr_assert_eq(pitch, 512);
+    memset(row, 0x5a, sizeof row);
+    OK(cuMemsetD8_v2(p, 0, 4 * pitch));
+    OK(cuMemcpyHtoD_v2(p + 3 * pitch, row, sizeof row)); /* the last row */
+    OK(cuMemcpyDtoH_v2(back, p + 3 * pitch, sizeof back));
+    cr_assert_arr_eq(back, row, sizeof row);
+    cr_assert_eq(byte_at(p + 3 * pitch - 1), 0);
+    /* The allocation ends after Height rows. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(p + 4 * pitch - 50, row, sizeof row));
+    OK(cuMemFree_v2(p));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(p));
+}
+
+Test(fakecuda, pitched_allocation_takes_element_sizes_4_8_16_only)
+{
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    static const unsigned int bad[] = {0, 1, 2, 3, 5, 12, 32};
+    primary();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocPitch_v2(&p, &pitch, 64, 8, bad[i]));
+    OK(cuMemAllocPitch_v2(&p, &pitch, 64, 8, 8));
+    OK(cuMemFree_v2(p));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, pitched_allocation_errors_follow_the_documentation)
+{
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    unsigned int pitch32 = 0;
+    CUdeviceptr_v1 p32 = 0;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemAllocPitch_v2(&p, &pitch, 64, 8, 4));
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemAllocPitch_v2(&p, &pitch, 64, 8, 4));
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocPitch_v2(&p, &pitch, 0, 8, 4));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocPitch_v2(&p, &pitch, 64, 0, 4));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocPitch_v2(NULL, &pitch, 64, 8, 4));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocPitch_v2(&p, NULL, 64, 8, 4));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocPitch_v2(&p, &pitch, SIZE_MAX, 8, 4));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocPitch_v2(&p, &pitch, 1 << 20, SIZE_MAX / 2, 4));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemAllocPitch(&p32, &pitch32, 64, 8, 4));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
