@@ -93,6 +93,8 @@
     X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, 0)                 \
     X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, 0)                 \
     X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, 0)                             \
+    X(cuMemPoolCreate, cuMemPoolCreate, 11020, 0)                             \
+    X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, 0)                           \
     X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)                  \
     X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0)                \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                          \

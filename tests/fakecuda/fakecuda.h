@@ -51,8 +51,11 @@
  *   - A stream callback runs when its stream's earlier work has run, on the
  *     thread that forces it; the API answers CUDA_ERROR_NOT_PERMITTED inside
  *     it.  Event timing is the host clock at the moment a record ran.
- *   - One memory pool per device, its default and current one (no
- *     cuMemPoolCreate); it keeps no freed memory, so reserved == used.
+ *   - Memory pools: each device's default pool, current until
+ *     cuDeviceSetMemPool names a pool made by cuMemPoolCreate (device
+ *     locations only, no IPC handle types; maxSize caps it).  A pool keeps
+ *     no freed memory, so reserved == used.  cuMemPoolDestroy of a pool
+ *     with live allocations succeeds at once; they stay usable until freed.
  *
  * Where a peer's tests see that this is not a GPU: 50 of the 267 tests of
  * numba-cuda 0.30.4's numba.cuda.tests.cudadrv fail here without the shim

@@ -382,14 +382,18 @@ struct fc_library {
  * never needs condition variables.
  */
 /*
- * A device's default memory pool (fc_pool.c), the only pool the fake has:
- * what cuMemAllocAsync and cuMemAllocFromPoolAsync allocate from.  Its
- * memory goes back to the device as soon as it is freed, so the pool holds
- * exactly what is in use (RESERVED_MEM == USED_MEM).
+ * A memory pool (fc_pool.c): a device's default pool, or one made by
+ * cuMemPoolCreate; what cuMemAllocAsync (from the device's current pool) and
+ * cuMemAllocFromPoolAsync allocate from.  Its memory goes back to the device
+ * as soon as it is freed, so a pool holds exactly what is in use
+ * (RESERVED_MEM == USED_MEM).
  */
 typedef struct fc_pool {
-    fc_handle h;
+    fc_handle h; /* registered while the handle is valid (until cuMemPoolDestroy) */
     int dev;
+    bool destroyed;     /* by cuMemPoolDestroy: freed with its last allocation */
+    uint64_t max_size;  /* CUmemPoolProps::maxSize; 0: no cap but the device's */
+    uint64_t live;      /* its live allocations */
     uint64_t release_threshold;
     int reuse_follow_event_deps, reuse_opportunistic, reuse_internal_deps;
     uint64_t used;      /* extents of its live allocations */
@@ -413,6 +417,7 @@ typedef struct fc_state {
     size_t live_allocs;
     uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */
     fc_pool pools[FC_MAX_DEVICES];     /* each device's default pool */
+    fc_pool *current_pool[FC_MAX_DEVICES]; /* cuDeviceSetMemPool's, else the default */
     uint64_t next_buffer_id;
 
     /* handles and streams */
@@ -467,15 +472,18 @@ typedef struct fc_alloc {
     fc_ctx *ctx; /* NULL: a stream-ordered allocation whose context died */
     int dev;
     uint64_t buffer_id;
-    bool async;        /* from cuMemAllocAsync: owned by the device's pool */
+    fc_pool *pool;     /* stream-ordered memory: the pool it came from; else NULL */
     bool free_pending; /* a cuMemFreeAsync is queued */
     bool mapped;       /* host backing is an mmap */
 } fc_alloc;
 
 FC_HIDDEN CUresult fc_mem_init(void);
-FC_HIDDEN CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out);
-/* The same on device `dev` (a pool's), for context c (NULL: none of that device). */
-FC_HIDDEN CUresult fc_mem_alloc_on(fc_ctx *c, int dev, size_t size, bool async, CUdeviceptr *out);
+/*
+ * Allocate device memory: with pool NULL, cuMemAlloc memory of context c's
+ * device, owned by c; else stream-ordered memory of the pool's device, made
+ * in context c (NULL when c is not of that device).
+ */
+FC_HIDDEN CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out);
 FC_HIDDEN void fc_mem_release(fc_alloc *a);
 /* The live allocation whose base is exactly addr, or NULL. */
 FC_HIDDEN fc_alloc *fc_mem_find_base(uint64_t addr);
@@ -555,8 +563,19 @@ FC_HIDDEN int fc_kimpl_max_dynamic_smem(const fc_kimpl *k);
 
 /* Set up each device's default pool (cuInit, lock held). */
 FC_HIDDEN void fc_pool_init(void);
-/* Account an allocation of the pool of `dev` made (+) or released (-). */
-FC_HIDDEN void fc_pool_account(int dev, uint64_t extent, bool made);
+/* Whether pool p may hand out `extent` more bytes (its maxSize). */
+FC_HIDDEN bool fc_pool_fits(const fc_pool *p, uint64_t extent);
+/* Account an allocation of pool p made (+) or released (-); a destroyed
+ * pool is freed with its last allocation. */
+FC_HIDDEN void fc_pool_account(fc_pool *p, uint64_t extent, bool made);
+/*
+ * Check the location of a pool or of a cuMemCreate allocation: a device of
+ * the fake (else bad_device); host locations are CUDA_ERROR_NOT_SUPPORTED
+ * (the device reports no host pools or host VMM); others invalid.
+ */
+FC_HIDDEN CUresult fc_mem_location_check(const CUmemLocation *loc, CUresult bad_device);
+/* Check requested shareable handle types: the fake's devices export none. */
+FC_HIDDEN CUresult fc_mem_handle_types_check(CUmemAllocationHandleType types);
 
 /* ---- fc_hostmem.c ------------------------------------------------------- */
 

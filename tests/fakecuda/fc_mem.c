@@ -121,16 +121,14 @@ static void fill_garbage(unsigned char *p, uint64_t n)
         memcpy(p + i, garbage, sizeof garbage);
 }
 
-CUresult fc_mem_alloc(fc_ctx *c, size_t size, bool async, CUdeviceptr *out)
+CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
 {
-    return fc_mem_alloc_on(c, c->dev, size, async, out);
-}
-
-CUresult fc_mem_alloc_on(fc_ctx *c, int dev, size_t size, bool async, CUdeviceptr *out)
-{
+    int dev = pool ? pool->dev : c->dev;
     if ((uint64_t)size > FC_DEVICE_MEM)
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t extent = round_up(size, FC_GRANULE);
+    if (pool && !fc_pool_fits(pool, extent))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     if (fc_st.mem_limit && (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (fc_st.dev_used[dev] + extent > FC_DEVICE_MEM)
@@ -168,15 +166,15 @@ CUresult fc_mem_alloc_on(fc_ctx *c, int dev, size_t size, bool async, CUdevicept
     a->extent = extent;
     a->ctx = c;
     a->dev = dev;
-    a->async = async;
+    a->pool = pool;
     a->buffer_id = fc_st.next_buffer_id++;
     a->node.key = base;
     fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
     fc_st.mem_used += size;
     fc_st.live_allocs++;
     fc_st.dev_used[a->dev] += extent;
-    if (async)
-        fc_pool_account(dev, extent, true);
+    if (pool)
+        fc_pool_account(pool, extent, true);
     *out = (CUdeviceptr)base;
     return CUDA_SUCCESS;
 }
@@ -189,8 +187,8 @@ void fc_mem_release(fc_alloc *a)
     fc_st.mem_used -= a->size;
     fc_st.live_allocs--;
     fc_st.dev_used[a->dev] -= a->extent;
-    if (a->async)
-        fc_pool_account(a->dev, a->extent, false);
+    if (a->pool)
+        fc_pool_account(a->pool, a->extent, false);
     if (a->mapped)
         munmap(a->host, a->extent);
     free(a);
@@ -320,7 +318,7 @@ static void collect(fc_tnode *t, fc_ctx *c, bool device_reset, alloc_list *out)
         return;
     collect(t->l, c, device_reset, out);
     fc_alloc *a = as_alloc(t);
-    bool dies = a->async ? device_reset && a->dev == c->dev : a->ctx == c;
+    bool dies = a->pool ? device_reset && a->dev == c->dev : a->ctx == c;
     if (dies) {
         if (out->n == out->cap) {
             size_t cap = out->cap ? out->cap * 2 : 64;
@@ -376,7 +374,7 @@ FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
     if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        rc = fc_mem_alloc(c, bytesize, false, dptr);
+        rc = fc_mem_alloc(c, bytesize, NULL, dptr);
     fc_unlock();
     return rc;
 }
@@ -423,7 +421,7 @@ FC_EXPORT(cuMemAllocPitch_v2,
     if (rc == CUDA_SUCCESS && (uint64_t)Height > FC_DEVICE_MEM / pitch)
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS)
-        rc = fc_mem_alloc(c, (size_t)(pitch * Height), false, dptr);
+        rc = fc_mem_alloc(c, (size_t)(pitch * Height), NULL, dptr);
     if (rc == CUDA_SUCCESS)
         *pPitch = (size_t)pitch;
     fc_unlock();
@@ -453,7 +451,7 @@ FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
     fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
     if (rc == CUDA_SUCCESS && (!a || a->free_pending))
         rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS && !a->async) {
+    if (rc == CUDA_SUCCESS && !a->pool) {
         fc_ctx *owner = a->ctx;
         rc = fc_ctx_sync(c);
         if (rc == CUDA_SUCCESS && owner && owner != c && owner->alive)
@@ -478,9 +476,10 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream h, bool
     rc = fc_stream_resolve(h, per_thread, &s);
     if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0))
         rc = CUDA_ERROR_INVALID_VALUE;
-    /* The address is handed out at once; the stream only orders its use. */
+    /* From the device's current pool.  The address is handed out at once;
+     * the stream only orders its use. */
     if (rc == CUDA_SUCCESS)
-        rc = fc_mem_alloc(s->ctx, bytesize, true, dptr);
+        rc = fc_mem_alloc(s->ctx, bytesize, fc_st.current_pool[s->ctx->dev], dptr);
     fc_unlock();
     return rc;
 }

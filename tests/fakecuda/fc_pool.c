@@ -1,43 +1,154 @@
 /*
- * Stream-ordered memory pools: each device's default pool.
+ * Stream-ordered memory pools: each device's default pool, and the pools
+ * cuMemPoolCreate makes.
  *
- * The fake has one pool per device, its default (cuMemPoolCreate is not
- * offered), which is also its current pool: cuMemAllocAsync and
- * cuMemAllocFromPoolAsync take their memory there (fc_mem.c marks such
- * allocations `async`).  A freed allocation goes back to the device at once,
- * so the pool never holds memory it does not hand out: its reserved bytes
+ * A device's current pool (its default until cuDeviceSetMemPool names
+ * another of its pools) is what cuMemAllocAsync takes memory from;
+ * cuMemAllocFromPoolAsync names its pool (fc_mem.c records the pool in each
+ * such allocation).  A freed allocation goes back to the device at once,
+ * so a pool never holds memory it does not hand out: its reserved bytes
  * are its used bytes, and trimming has nothing to give back.  The release
  * threshold and the reuse switches are kept and read back as set; they
- * change nothing here.
+ * change nothing here.  A created pool's maxSize caps its used bytes
+ * (CUDA_ERROR_OUT_OF_MEMORY beyond).
+ *
+ * cuMemPoolDestroy invalidates the handle at once; the pool's allocations
+ * stay usable and freeable, and the pool goes with the last of them, as
+ * documented.  A device's default pool cannot be destroyed.
  */
 #include "fc_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+static void pool_setup(fc_pool *p, int dev)
+{
+    memset(p, 0, sizeof *p);
+    p->dev = dev;
+    /* "(default 0)" and "(default enabled)" three times. */
+    p->reuse_follow_event_deps = p->reuse_opportunistic = p->reuse_internal_deps = 1;
+    fc_handle_add(&p->h, FC_K_POOL);
+}
 
 void fc_pool_init(void)
 {
     for (int d = 0; d < fc_st.ndevices; d++) {
-        fc_pool *p = &fc_st.pools[d];
-        memset(p, 0, sizeof *p);
-        p->dev = d;
-        /* "(default 0)" and "(default enabled)" three times. */
-        p->reuse_follow_event_deps = p->reuse_opportunistic = p->reuse_internal_deps = 1;
-        fc_handle_add(&p->h, FC_K_POOL);
+        pool_setup(&fc_st.pools[d], d);
+        fc_st.current_pool[d] = &fc_st.pools[d];
     }
 }
 
-void fc_pool_account(int dev, uint64_t extent, bool made)
+static bool is_default(const fc_pool *p)
 {
-    fc_pool *p = &fc_st.pools[dev];
+    return p == &fc_st.pools[p->dev];
+}
+
+bool fc_pool_fits(const fc_pool *p, uint64_t extent)
+{
+    return !p->max_size || (p->used <= p->max_size && extent <= p->max_size - p->used);
+}
+
+void fc_pool_account(fc_pool *p, uint64_t extent, bool made)
+{
     if (made) {
+        p->live++;
         p->used += extent;
         if (p->used > p->used_high)
             p->used_high = p->used;
         if (p->used > p->reserved_high)
             p->reserved_high = p->used;
     } else {
+        p->live--;
         p->used -= extent;
+        if (p->destroyed && p->live == 0)
+            free(p);
     }
+}
+
+CUresult fc_mem_location_check(const CUmemLocation *loc, CUresult bad_device)
+{
+    switch (loc->type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        return fc_dev_valid(loc->id) ? CUDA_SUCCESS : bad_device;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    default: /* HOST_NUMA_CURRENT is documented as invalid here */
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CUresult fc_mem_handle_types_check(CUmemAllocationHandleType types)
+{
+    const unsigned int known = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |
+                               CU_MEM_HANDLE_TYPE_WIN32_KMT | CU_MEM_HANDLE_TYPE_FABRIC;
+    if ((unsigned int)types & ~known)
+        return CUDA_ERROR_INVALID_VALUE;
+    return types == CU_MEM_HANDLE_TYPE_NONE ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* CUmemPoolProps as cuMemPoolCreate documents it; what the fake's devices
+ * report they lack (managed or host pools, IPC handle types, hardware
+ * decompression) is CUDA_ERROR_NOT_SUPPORTED. */
+static CUresult pool_props_check(const CUmemPoolProps *pp)
+{
+    static const unsigned char zero[sizeof pp->reserved];
+    if (pp->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (pp->allocType != CU_MEM_ALLOCATION_TYPE_PINNED || pp->win32SecurityAttributes ||
+        memcmp(pp->reserved, zero, sizeof zero) != 0 || (pp->usage & ~CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = fc_mem_location_check(&pp->location, CUDA_ERROR_INVALID_VALUE);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_mem_handle_types_check(pp->handleTypes);
+    if (rc == CUDA_SUCCESS && pp->usage)
+        rc = CUDA_ERROR_NOT_SUPPORTED;
+    return rc;
+}
+
+FC_EXPORT(cuMemPoolCreate, (CUmemoryPool * pool, const CUmemPoolProps *poolProps), (pool, poolProps))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pool || !poolProps)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        rc = pool_props_check(poolProps);
+    fc_pool *p = NULL;
+    if (rc == CUDA_SUCCESS && !(p = malloc(sizeof *p)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS) {
+        pool_setup(p, poolProps->location.id);
+        p->max_size = poolProps->maxSize;
+        *pool = (CUmemoryPool)p;
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* "A device's default memory pool cannot be destroyed": CUDA_ERROR_INVALID_VALUE. */
+FC_EXPORT(cuMemPoolDestroy, (CUmemoryPool pool), (pool))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_pool *p = fc_handle_get(pool, FC_K_POOL);
+    if (!p || is_default(p)) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        fc_handle_del(&p->h);
+        /* "Destroying the current mempool of a device sets the default
+         * mempool of that device as the current mempool for that device." */
+        if (fc_st.current_pool[p->dev] == p)
+            fc_st.current_pool[p->dev] = &fc_st.pools[p->dev];
+        if (p->live == 0)
+            free(p);
+        else
+            p->destroyed = true;
+    }
+    fc_unlock();
+    return rc;
 }
 
 /* Its documented results: CUDA_ERROR_INVALID_DEVICE for a device that is not one. */
@@ -66,13 +177,13 @@ FC_EXPORT(cuDeviceGetMemPool, (CUmemoryPool * pool, CUdevice dev), (pool, dev))
     if (!pool || !fc_dev_valid(dev))
         rc = CUDA_ERROR_INVALID_VALUE;
     else
-        *pool = (CUmemoryPool)&fc_st.pools[dev];
+        *pool = (CUmemoryPool)fc_st.current_pool[dev];
     fc_unlock();
     return rc;
 }
 
-/* "The memory pool must be local to the specified device": here that is
- * the device's default pool, which stays current. */
+/* "The memory pool must be local to the specified device": one of its
+ * pools, which becomes the one cuMemAllocAsync allocates from. */
 FC_EXPORT(cuDeviceSetMemPool, (CUdevice dev, CUmemoryPool pool), (dev, pool))
 {
     CUresult rc = fc_enter();
@@ -81,6 +192,8 @@ FC_EXPORT(cuDeviceSetMemPool, (CUdevice dev, CUmemoryPool pool), (dev, pool))
     fc_pool *p = fc_handle_get(pool, FC_K_POOL);
     if (!p || !fc_dev_valid(dev) || p->dev != dev)
         rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        fc_st.current_pool[dev] = p;
     fc_unlock();
     return rc;
 }
@@ -198,7 +311,7 @@ static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool
     if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0 || !p))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        rc = fc_mem_alloc_on(s->ctx->dev == p->dev ? s->ctx : NULL, p->dev, bytesize, true, dptr);
+        rc = fc_mem_alloc(s->ctx->dev == p->dev ? s->ctx : NULL, bytesize, p, dptr);
     fc_unlock();
     return rc;
 }

@@ -118,8 +118,10 @@ static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_all
         put_u64(data, a ? ptr : 0);
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER: /* device memory has none */
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
         put_ptr(data, NULL);
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: /* "Otherwise returns NULL" */
+        put_ptr(data, a ? (const void *)a->pool : NULL);
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
@@ -128,7 +130,7 @@ static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_all
         put_uint(data, 0);
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-        put_uint(data, a && !a->async); /* cuMemAlloc memory, not pool memory */
+        put_uint(data, a && !a->pool); /* cuMemAlloc memory, not pool memory */
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPED:
         put_uint(data, a != NULL);

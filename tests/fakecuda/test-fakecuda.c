@@ -1790,3 +1790,193 @@ Test(fakecuda, pitched_allocation_errors_follow_the_documentation)
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemAllocPitch(&p32, &pitch32, 64, 8, 4));
     cr_assert_eq(fakecuda_live_allocations(), 0);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Created memory pools                                                      */
+/* ------------------------------------------------------------------------ */
+
+static CUmemPoolProps pool_props(int dev)
+{
+    CUmemPoolProps pp;
+    memset(&pp, 0, sizeof pp);
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    pp.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    pp.location.id = dev;
+    return pp;
+}
+
+static cuuint64_t pool_used(CUmemoryPool pool)
+{
+    cuuint64_t v = 12345;
+    OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    return v;
+}
+
+Test(fakecuda, a_created_pool_hands_out_device_memory_and_counts_it_apart_from_the_default)
+{
+    CUmemPoolProps pp = pool_props(0);
+    CUmemoryPool pool = NULL, dflt = NULL, of = NULL;
+    CUdeviceptr p = 0;
+    unsigned char back[1000] = {0};
+    primary();
+    OK(cuMemPoolCreate(&pool, &pp));
+    OK(cuDeviceGetDefaultMemPool(&dflt, 0));
+    cr_assert_neq(pool, dflt);
+    OK(cuMemAllocFromPoolAsync(&p, 1000, pool, NULL));
+    cr_assert_eq(pool_used(pool), 1024);
+    cr_assert_eq(pool_used(dflt), 0);
+    OK(cuPointerGetAttribute(&of, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    cr_assert_eq(of, pool);
+    OK(cuMemsetD8Async(p, 0x37, 1000, NULL));
+    OK(cuMemcpyDtoH_v2(back, p, sizeof back));
+    cr_assert_eq(back[999], 0x37);
+    OK(cuMemFreeAsync(p, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(pool_used(pool), 0);
+    OK(cuMemPoolDestroy(pool));
+    /* The handle is gone. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(&p, 16, pool, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolDestroy(pool));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, destroying_a_pool_with_live_allocations_returns_at_once_and_they_stay_usable)
+{
+    CUmemPoolProps pp = pool_props(0);
+    CUmemoryPool pool = NULL;
+    CUdeviceptr a = 0, b = 0;
+    cuuint64_t v;
+    primary();
+    OK(cuMemPoolCreate(&pool, &pp));
+    OK(cuMemAllocFromPoolAsync(&a, 256, pool, NULL));
+    OK(cuMemAllocFromPoolAsync(&b, 512, pool, NULL));
+    OK(cuMemFreeAsync(b, NULL)); /* a free not yet run */
+    OK(cuMemPoolDestroy(pool));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    OK(cuMemsetD8_v2(a, 0x11, 256));
+    cr_assert_eq(byte_at(a + 255), 0x11);
+    OK(cuCtxSynchronize());
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    OK(cuMemFreeAsync(a, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, a_devices_default_pool_cannot_be_destroyed)
+{
+    CUmemoryPool dflt = NULL;
+    CUdeviceptr p;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemPoolDestroy(NULL));
+    primary();
+    OK(cuDeviceGetDefaultMemPool(&dflt, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolDestroy(dflt));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolDestroy(NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolDestroy((CUmemoryPool)&p));
+    OK(cuMemAllocFromPoolAsync(&p, 16, dflt, NULL));
+    OK(cuMemFreeAsync(p, NULL));
+}
+
+Test(fakecuda, a_created_pool_made_current_serves_alloc_async_until_it_is_destroyed)
+{
+    CUmemPoolProps pp = pool_props(0);
+    CUmemoryPool pool = NULL, dflt = NULL, cur = NULL, of = NULL;
+    CUdeviceptr p = 0;
+    primary();
+    OK(cuDeviceGetDefaultMemPool(&dflt, 0));
+    OK(cuMemPoolCreate(&pool, &pp));
+    OK(cuDeviceSetMemPool(0, pool));
+    OK(cuDeviceGetMemPool(&cur, 0));
+    cr_assert_eq(cur, pool);
+    OK(cuMemAllocAsync(&p, 100, NULL));
+    OK(cuPointerGetAttribute(&of, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    cr_assert_eq(of, pool);
+    cr_assert_eq(pool_used(pool), 256);
+    OK(cuMemFreeAsync(p, NULL));
+    OK(cuMemPoolDestroy(pool));
+    /* "sets the default mempool of that device as the current mempool" */
+    OK(cuDeviceGetMemPool(&cur, 0));
+    cr_assert_eq(cur, dflt);
+    OK(cuMemAllocAsync(&p, 100, NULL));
+    OK(cuPointerGetAttribute(&of, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    cr_assert_eq(of, dflt);
+    OK(cuMemFreeAsync(p, NULL));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, a_pool_of_another_device_cannot_be_made_current)
+{
+    CUmemPoolProps pp = pool_props(1);
+    CUmemoryPool pool1 = NULL;
+    CUdeviceptr p;
+    CUdevice dev = -1;
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    primary();
+    OK(cuMemPoolCreate(&pool1, &pp));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuDeviceSetMemPool(0, pool1));
+    OK(cuDeviceSetMemPool(1, pool1));
+    OK(cuMemAllocFromPoolAsync(&p, 64, pool1, NULL));
+    OK(cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
+    cr_assert_eq(dev, 1);
+    OK(cuMemFreeAsync(p, NULL));
+    OK(cuCtxSynchronize());
+    OK(cuMemPoolDestroy(pool1));
+}
+
+Test(fakecuda, a_pools_max_size_caps_what_it_hands_out)
+{
+    CUmemPoolProps pp = pool_props(0);
+    CUmemoryPool pool = NULL;
+    CUdeviceptr a, b;
+    pp.maxSize = 4096;
+    primary();
+    OK(cuMemPoolCreate(&pool, &pp));
+    OK(cuMemAllocFromPoolAsync(&a, 4000, pool, NULL));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocFromPoolAsync(&b, 1, pool, NULL));
+    OK(cuMemFreeAsync(a, NULL));
+    OK(cuCtxSynchronize());
+    OK(cuMemAllocFromPoolAsync(&b, 4096, pool, NULL));
+    OK(cuMemFreeAsync(b, NULL));
+    OK(cuCtxSynchronize());
+    OK(cuMemPoolDestroy(pool));
+}
+
+Test(fakecuda, pool_creation_checks_its_properties)
+{
+    CUmemoryPool pool = NULL;
+    CUmemPoolProps pp = pool_props(0);
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemPoolCreate(&pool, &pp));
+    OK(cuInit(0)); /* no context needed */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(NULL, &pp));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, NULL));
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_INVALID;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED; /* the device has no managed memory */
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(1); /* one device */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(-1);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(0);
+    pp.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT; /* documented as invalid */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp.location.type = CU_MEM_LOCATION_TYPE_HOST; /* HOST_MEMORY_POOLS_SUPPORTED is 0 */
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(0);
+    pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; /* MEMPOOL_SUPPORTED_HANDLE_TYPES is 0 */
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &pp));
+    pp.handleTypes = (CUmemAllocationHandleType)0x100;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(0);
+    pp.win32SecurityAttributes = &pp; /* "required to be zero" off Windows */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(0);
+    pp.reserved[53] = 1; /* "must be 0" */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(0);
+    pp.usage = CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS;
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &pp));
+    pp = pool_props(0);
+    OK(cuMemPoolCreate(&pool, &pp));
+    OK(cuMemPoolDestroy(pool));
+}
