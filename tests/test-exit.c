@@ -253,7 +253,10 @@ static char *assert_prometheus(const char *path)
 		"  'gpuguard_kernel_lookups_unresolved', 'gpuguard_seals_total',\n"
 		"  'gpuguard_allocations_total', 'gpuguard_allocations_live',\n"
 		"  'gpuguard_allocation_bytes_live', 'gpuguard_redzone_scans_total',\n"
-		"  'gpuguard_redzone_violations_total', 'gpuguard_errors'}\n"
+		"  'gpuguard_redzone_violations_total', 'gpuguard_errors',\n"
+		"  'gpuguard_allocations_unguarded_total'}\n"
+		"reasons = {'off', 'min_idx', 'zero_size', 'overflow', 'capturing', 'no_context',\n"
+		"  'registry_full', 'oom_fallback', 'driver', 'vmm'}\n"
 		"helped, typed, seen, values = set(), {}, set(), {}\n"
 		"for line in open(sys.argv[1]):\n"
 		"  line = line.rstrip('\\n')\n"
@@ -261,12 +264,15 @@ static char *assert_prometheus(const char *path)
 		"  if m: helped.add(m[1]); continue\n"
 		"  m = re.fullmatch(r'# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)', line)\n"
 		"  if m: typed[m[1]] = m[2]; continue\n"
-		"  m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{pid=\"[0-9]+\"\\} ([0-9.e+-]+)', line)\n"
+		"  m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{pid=\"[0-9]+\"(?:,reason=\"([a-z_]+)\")?\\} ([0-9.e+-]+)', line)\n"
 		"  assert m, 'bad line: ' + line\n"
 		"  assert m[1] in helped and m[1] in typed, 'no HELP/TYPE before ' + m[1]\n"
 		"  assert typed[m[1]] != 'counter' or m[1].endswith('_total'), m[1]\n"
-		"  seen.add(m[1]); values[m[1]] = float(m[2])\n"
+		"  assert (m[2] is not None) == (m[1] == 'gpuguard_allocations_unguarded_total'), line\n"
+		"  if m[2]: reasons.discard(m[2])\n"
+		"  seen.add(m[1]); values[m[1] + ('.' + m[2] if m[2] else '')] = float(m[3])\n"
 		"assert seen == want, seen ^ want\n"
+		"assert not reasons, 'no series for reasons %s' % reasons\n"
 		"print(' '.join('%s=%g' % kv for kv in sorted(values.items())))\n";
 	struct gg_run r;
 
@@ -363,8 +369,19 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 
 	cr_assert_str_eq(v, "(1, 1, 1)");
 	free(v);
+	/* Both allocations got their band: every reason's series is there, at 0. */
 	cr_assert_str_eq(prom, "gpuguard_allocation_bytes_live=64 gpuguard_allocations_live=1 "
-			       "gpuguard_allocations_total=2 gpuguard_errors=1 "
+			       "gpuguard_allocations_total=2 "
+			       "gpuguard_allocations_unguarded_total.capturing=0 "
+			       "gpuguard_allocations_unguarded_total.driver=0 "
+			       "gpuguard_allocations_unguarded_total.min_idx=0 "
+			       "gpuguard_allocations_unguarded_total.no_context=0 "
+			       "gpuguard_allocations_unguarded_total.off=0 "
+			       "gpuguard_allocations_unguarded_total.oom_fallback=0 "
+			       "gpuguard_allocations_unguarded_total.overflow=0 "
+			       "gpuguard_allocations_unguarded_total.registry_full=0 "
+			       "gpuguard_allocations_unguarded_total.vmm=0 "
+			       "gpuguard_allocations_unguarded_total.zero_size=0 gpuguard_errors=1 "
 			       "gpuguard_kernel_lookups_failed_total=0 "
 			       "gpuguard_kernel_lookups_total=1 gpuguard_kernel_lookups_unresolved=0 "
 			       "gpuguard_redzone_scans_total=2 gpuguard_redzone_violations_total=1 "

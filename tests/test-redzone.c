@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "options/config.h"
+#include "redzone/redzone.h"
 #include "redzone/registry.h"
 
 #define RZ GG_APPS "/app-redzone"
@@ -54,6 +56,12 @@ static const char *band_line(int k, unsigned value, int n)
 #define VIOLATIONS                                                                           \
 	"[(v['index'], v['user_bytes'], v['pad_bytes'], v['first'], v['last'], v['changed'], " \
 	"v['first_value'], v['detected_by']) for v in j['violations']]"
+
+/* Coverage as (allocations, guarded, guarded_bytes, unguarded, unguarded_bytes). */
+#define COVERAGE                                                                             \
+	"(j['coverage']['allocations'], j['coverage']['guarded'], "                          \
+	"j['coverage']['guarded_bytes'], j['coverage']['unguarded'], "                       \
+	"j['coverage']['unguarded_bytes'])"
 
 /* ---- the band ---- */
 
@@ -316,6 +324,8 @@ Test(redzone, out_of_memory_on_the_padded_request_is_retried_unpadded)
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['failed'], "
 			"j['allocations']['padded'], j['allocations']['unpadded_fallbacks'])",
 		    "(2, 1, 0, 2)");
+	/* One allocation made, unguarded for that reason (the failed one is none). */
+	assert_json(&a, COVERAGE, "(1, 0, 0, {'oom_fallback': 1}, 1000)");
 	gg_app_run_free(&a);
 }
 
@@ -621,4 +631,102 @@ Test(redzone, registry_keeps_every_probe_chain_after_removals)
 	}
 	gg_registry_totals(&live, &bytes);
 	cr_assert_eq(live, N - (N + 2) / 3);
+}
+
+/* ---- other allocators, and coverage (SPEC §4) ---- */
+
+/* Each allocator's band: filled, reported past its end, hidden from the
+ * address range, checked at free. */
+static void allocator_is_guarded(const char *step, const char *made, size_t user)
+{
+	struct gg_app_run a;
+	char want[128];
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", NULL },
+	       (const char *[]){ step, "band:0:32", "copy:0:3", "range:0:0", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, made);
+	assert_out(&a, band_line(0, 0xee, 32));
+	snprintf(want, sizeof(want), "range 0+0: 0 base buffer size %zu\n", user);
+	assert_out(&a, want);
+	snprintf(want, sizeof(want), "[(0, %zu, 32, 0, 2, 3, 66, 'free')]", user);
+	assert_json(&a, VIOLATIONS, want);
+	snprintf(want, sizeof(want), "(1, 1, %zu, {}, 0)", user);
+	assert_json(&a, COVERAGE, want);
+	gg_app_run_free(&a);
+}
+
+Test(redzone, pool_allocation_gets_a_band)
+{
+	allocator_is_guarded("pool:100", "pool 100: 0 buffer 0\n", 100);
+}
+
+/* The band follows pitch * height; the application gets the pitch it would
+ * have had (the fake's is the width rounded up to 512). */
+Test(redzone, pitched_allocation_gets_a_band_after_its_last_row)
+{
+	allocator_is_guarded("pitch:100:3", "pitch 100:3: 0 buffer 0 pitch 512\n", 3 * 512);
+}
+
+Test(redzone, pitched_allocation_keeps_its_pitch_without_red_zones_too)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ NULL }, (const char *[]){ "pitch:600:2", "range:0:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "pitch 600:2: 0 buffer 0 pitch 1024\n");
+	assert_out(&a, "range 0+0: 0 base buffer size 2048\n");
+	gg_app_run_free(&a);
+}
+
+/* Every allocation is counted, guarded or under its reason. */
+Test(redzone, coverage_counts_each_reason)
+{
+	struct gg_app_run a;
+
+	/* Red zones off: every allocation under "off", and the exit line quiet. */
+	run_rz(&a, (const char *[]){ NULL }, (const char *[]){ "alloc:100", "pool:8", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, COVERAGE, "(2, 0, 0, {'off': 2}, 108)");
+	cr_expect(!strstr(a.r.err, " not ("), "%s", a.r.err);
+	gg_app_run_free(&a);
+
+	/* Below MIN_IDX: said at exit with the reason. A call the driver refused
+	 * (0 bytes: CUDA_ERROR_INVALID_VALUE) made no allocation to count. */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_MIN_IDX=1", NULL },
+	       (const char *[]){ "alloc:100", "alloc:0", "alloc:50", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, COVERAGE, "(2, 1, 50, {'min_idx': 1}, 100)");
+	cr_expect(strstr(a.r.err, "; 1 guarded, 1 not (min_idx 1)\n"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* Every allocation guarded: no word about coverage at exit. */
+Test(redzone, coverage_line_is_absent_when_everything_was_guarded)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:100", "pool:10", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, COVERAGE, "(2, 2, 110, {}, 0)");
+	cr_expect(strstr(a.r.err, "2 allocations, 2 padded; 0 violations\n"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A size the band would overflow gets none (the request fails anyway). */
+Test(redzone, a_size_the_band_would_overflow_is_unguarded_for_that_reason)
+{
+	struct gg_config cfg = { .redzone = 64 };
+	struct gg_redzone_ticket t;
+
+	gg_redzone_configure(&cfg);
+	cr_assert_eq(gg_redzone_request(5, SIZE_MAX - 8, NULL, false, &t), 0);
+	cr_assert_eq(t.reason, GG_REASON_overflow);
+	cr_assert_eq(gg_redzone_request(5, 0, NULL, false, &t), 0);
+	cr_assert_eq(t.reason, GG_REASON_zero_size);
+	cfg.redzone = 0;
+	gg_redzone_configure(&cfg);
+	cr_assert_eq(gg_redzone_request(5, 100, NULL, false, &t), 0);
+	cr_assert_eq(t.reason, GG_REASON_off);
 }

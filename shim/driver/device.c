@@ -69,13 +69,17 @@ static bool optional(enum driver_id id)
 	       id == DRV_cuStreamIsCapturing;
 }
 
-int gg_device_resolve(void)
+int gg_device_resolve(const char **missing)
 {
 	int err = 0;
 
-	for (int id = 0; id < DRV_COUNT; id++)
-		if (!lookup((enum driver_id)id) && !optional((enum driver_id)id))
+	for (int id = 0; id < DRV_COUNT; id++) {
+		if (!lookup((enum driver_id)id) && !optional((enum driver_id)id)) {
+			if (!err && missing)
+				*missing = driver_names[id];
 			err = -ENOSYS;
+		}
+	}
 	return err;
 }
 

@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /* Find every function below in the driver, once; called outside the shim's
- * locks, so no later call needs the dynamic loader. 0 or -ENOSYS. */
-int gg_device_resolve(void);
+ * locks, so no later call needs the dynamic loader. 0, or -ENOSYS with
+ * *@missing (when not NULL) the first one the driver lacks. */
+int gg_device_resolve(const char **missing);
 
 /* The calling thread's current context and its device. -ENOENT if none. */
 int gg_device_current(void **ctx, int *dev);

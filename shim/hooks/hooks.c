@@ -61,7 +61,7 @@ static inline void leave(void)
 	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
-		gg_redzone_fallback();                                                    \
+		gg_redzone_fallback(&ticket);                                             \
 		pad = 0;                                                                  \
 		rc = real_ args;                                                          \
 	}                                                                                 \
@@ -174,6 +174,82 @@ CUresult gg_hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstre
 {
 	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream),
 		      (dptr, bytesize + pad, hStream), dptr, bytesize, hStream, true);
+}
+
+/* A pitched allocation's band follows its last row: rows enough for the band
+ * are asked for (the pitch is at least the width), and the application gets
+ * the pitch it would have had. */
+CUresult gg_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+				    size_t Height, unsigned int ElementSizeBytes)
+{
+	ENTER_OR_PASS(cuMemAllocPitch_v2, (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes));
+	uint64_t index = gg_redzone_next_index();
+	struct gg_redzone_ticket ticket;
+	size_t estimate = WidthInBytes && Height <= SIZE_MAX / WidthInBytes ? WidthInBytes * Height : 0;
+	size_t pad = gg_redzone_request(index, estimate, NULL, false, &ticket);
+	size_t rows = pad ? (pad + WidthInBytes - 1) / WidthInBytes : 0;
+	CUresult rc;
+
+	if (pad && Height > SIZE_MAX - rows)
+		pad = 0, rows = 0, ticket.reason = GG_REASON_overflow;
+	rc = real_(dptr, pPitch, WidthInBytes, Height + rows, ElementSizeBytes);
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {
+		gg_redzone_fallback(&ticket);
+		pad = 0;
+		rc = real_(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+	}
+	gg_redzone_alloc("cuMemAllocPitch_v2", index,
+			 rc == CUDA_SUCCESS && pPitch ? *pPitch * Height : estimate, pad,
+			 rc == CUDA_SUCCESS && dptr ? *dptr : 0, NULL, false, &ticket, (int)rc,
+			 gg_real_result_name(rc));
+	leave();
+	return rc;
+}
+
+CUresult gg_hook_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+	FORWARD_ALLOC(cuMemAllocManaged, (dptr, bytesize, flags), (dptr, bytesize + pad, flags),
+		      dptr, bytesize, NULL, false);
+}
+
+CUresult gg_hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+					 CUstream hStream)
+{
+	FORWARD_ALLOC(cuMemAllocFromPoolAsync, (dptr, bytesize, pool, hStream),
+		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
+}
+
+CUresult gg_hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+					      CUmemoryPool pool, CUstream hStream)
+{
+	FORWARD_ALLOC(cuMemAllocFromPoolAsync_ptsz, (dptr, bytesize, pool, hStream),
+		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
+}
+
+/* Virtual memory: counted, never guarded (SPEC §4, Coverage). */
+
+CUresult gg_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+			     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	FORWARD(cuMemCreate, (handle, size, prop, flags),
+		(rc == CUDA_SUCCESS ? gg_redzone_vmm(size, 0) : (void)0));
+}
+
+CUresult gg_hook_cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	FORWARD(cuMemRelease, (handle), NOTHING);
+}
+
+CUresult gg_hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+			  CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+	FORWARD(cuMemMap, (ptr, size, offset, handle, flags),
+		(rc == CUDA_SUCCESS ? gg_redzone_vmm(0, size) : (void)0));
+}
+
+CUresult gg_hook_cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	FORWARD(cuMemUnmap, (ptr, size), NOTHING);
 }
 
 CUresult gg_hook_cuMemFree_v2(CUdeviceptr dptr)

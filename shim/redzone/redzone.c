@@ -64,7 +64,12 @@ static struct {
 	/* Lock-free counters. */
 	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
-	atomic_bool resolved;  /* the driver functions were all found */
+	/* What was guarded and what was not (SPEC §4, Coverage). */
+	atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
+	atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
+
+	pthread_once_t resolve_once;  /* finds the driver functions the bands need */
+	bool resolved;                /* written once under @resolve_once: all were found */
 
 	pthread_mutex_t lock;  /* guards slot creation and reuse */
 	struct ctx_slot ctx[MAX_CTX];
@@ -87,6 +92,7 @@ static struct {
 	atomic_bool batched;          /* the last full scan read its bands in batches */
 	atomic_uint_fast64_t scan_calls; /* driver calls of the last full scan's reads */
 } redzone_state = {
+	.resolve_once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.pending_lock = PTHREAD_MUTEX_INITIALIZER,
 	.viol_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -114,9 +120,23 @@ uint64_t gg_redzone_next_index(void)
 	return atomic_fetch_add_explicit(&redzone_state.next_index, 1, memory_order_relaxed);
 }
 
-void gg_redzone_fallback(void)
+void gg_redzone_fallback(struct gg_redzone_ticket *t)
 {
 	atomic_fetch_add_explicit(&redzone_state.fallbacks, 1, memory_order_relaxed);
+	t->reason = GG_REASON_oom_fallback;
+}
+
+/* Once, with no lock held (the loader runs): a driver without a function the
+ * bands need gets no band at all, and one WARN names what it lacks. */
+static void resolve(void)
+{
+	const char *missing = NULL;
+
+	redzone_state.resolved = gg_device_resolve(&missing) == 0;
+	if (!redzone_state.resolved)
+		gg_report_warn("GPUGUARD_REDZONE=%llu, but the driver has no %s: no allocation gets a "
+			       "red zone (counted as unguarded, reason \"driver\")",
+			       (unsigned long long)redzone_state.pad, missing ? missing : "?");
 }
 
 static uint8_t expected_byte(uint64_t index)
@@ -192,21 +212,33 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	int dev;
 
 	t->ctx = -1;
-	if (!pad || !bytes || index < redzone_state.min_idx || bytes > SIZE_MAX - pad)
+	t->reason = GG_REASON_off;
+	if (!pad)
 		return 0;
-	/* The loader is called here, with no lock held, and never again after. */
-	if (!atomic_load_explicit(&redzone_state.resolved, memory_order_acquire)) {
-		if (gg_device_resolve())
-			return 0;
-		atomic_store_explicit(&redzone_state.resolved, true, memory_order_release);
-	}
+	t->reason = !bytes ? GG_REASON_zero_size
+		    : index < redzone_state.min_idx ? GG_REASON_min_idx
+		    : bytes > SIZE_MAX - pad ? GG_REASON_overflow : GG_REASON_COUNT;
+	if (t->reason != GG_REASON_COUNT)
+		return 0;
+	pthread_once(&redzone_state.resolve_once, resolve);
+	t->reason = GG_REASON_driver;
+	if (!redzone_state.resolved)
+		return 0;
 	/* A zone that cannot be recorded gets no band. A stream being captured
 	 * into a graph gets none either: the fill would become part of the graph. */
-	if (!gg_registry_room() || gg_device_current(&ctx, &dev) ||
-	    (async && (gg_device_capturing(stream, &capturing) || capturing)))
+	t->reason = GG_REASON_registry_full;
+	if (!gg_registry_room())
 		return 0;
+	t->reason = GG_REASON_no_context;
+	if (gg_device_current(&ctx, &dev))
+		return 0;
+	t->reason = GG_REASON_capturing;
+	if (async && (gg_device_capturing(stream, &capturing) || capturing))
+		return 0;
+	t->reason = GG_REASON_no_context;
 	if ((t->ctx = ctx_slot(ctx, dev)) < 0)
 		return 0;
+	t->reason = GG_REASON_COUNT; /* none: it gets its band */
 	return pad;
 }
 
@@ -260,6 +292,18 @@ static bool fill_done(struct gg_zone *z)
 	return false;
 }
 
+static void guarded(size_t bytes)
+{
+	atomic_fetch_add_explicit(&redzone_state.guarded, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.guarded_bytes, bytes, memory_order_relaxed);
+}
+
+static void unguarded(enum gg_report_reason why, size_t bytes)
+{
+	atomic_fetch_add_explicit(&redzone_state.unguarded[why], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.unguarded_bytes, bytes, memory_order_relaxed);
+}
+
 /* Forget the zone at @ptr (freed, or its memory died). */
 static void forgotten(const struct gg_zone *z, bool ctx_alive)
 {
@@ -282,6 +326,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 
 	if (rc != 0)
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&redzone_state.allocations, 1, memory_order_relaxed);
 	gg_report_alloc(api, index, bytes, pad, rc == 0 ? ptr : 0, rc_name);
 	if (redzone_state.trace_set && index == redzone_state.trace_idx) {
 		struct gg_site frames[GG_CALLSITE_MAX_FRAMES];
@@ -289,8 +335,12 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		gg_report_alloc_stack(index, bytes, frames,
 				      gg_callsite_stack(frames, GG_CALLSITE_MAX_FRAMES));
 	}
-	if (rc != 0 || !pad || !ptr || t->ctx < 0)
+	if (rc != 0)
 		return;
+	if (!pad || !ptr || t->ctx < 0) {
+		unguarded(t->reason < GG_REASON_COUNT ? t->reason : GG_REASON_driver, bytes);
+		return;
+	}
 	s = &redzone_state.ctx[t->ctx];
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
@@ -316,10 +366,26 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	atomic_fetch_add(&s->zones, 1);
 	if (gg_registry_insert(&z) == 0) {
 		atomic_fetch_add_explicit(&redzone_state.padded, 1, memory_order_relaxed);
+		/* A band the driver would not fill is recorded (its padding stays
+		 * hidden) but never checked: not guarded. */
+		if (z.flags & GG_ZONE_UNFILLED)
+			unguarded(GG_REASON_driver, bytes);
+		else
+			guarded(bytes);
 	} else {
 		/* Cannot happen while gg_registry_room() held; keep the counts true. */
 		forgotten(&z, true);
+		unguarded(GG_REASON_registry_full, bytes);
 	}
+}
+
+void gg_redzone_vmm(size_t created, size_t mapped)
+{
+	if (created) {
+		atomic_fetch_add_explicit(&redzone_state.allocations, 1, memory_order_relaxed);
+		unguarded(GG_REASON_vmm, created);
+	}
+	atomic_fetch_add_explicit(&redzone_state.vmm_bytes, mapped, memory_order_relaxed);
 }
 
 /* What a band read found. */
@@ -775,6 +841,13 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
+	out->coverage.allocations = atomic_load(&redzone_state.allocations);
+	out->coverage.guarded = atomic_load(&redzone_state.guarded);
+	out->coverage.guarded_bytes = atomic_load(&redzone_state.guarded_bytes);
+	for (int r = 0; r < GG_REASON_COUNT; r++)
+		out->coverage.unguarded[r] = atomic_load(&redzone_state.unguarded[r]);
+	out->coverage.unguarded_bytes = atomic_load(&redzone_state.unguarded_bytes);
+	out->coverage.vmm_bytes = atomic_load(&redzone_state.vmm_bytes);
 }
 
 void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_violation *v),
@@ -844,6 +917,13 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.violations, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.batched, false);
+	atomic_store(&redzone_state.allocations, 0);
+	atomic_store(&redzone_state.guarded, 0);
+	atomic_store(&redzone_state.guarded_bytes, 0);
+	atomic_store(&redzone_state.unguarded_bytes, 0);
+	atomic_store(&redzone_state.vmm_bytes, 0);
+	for (int r = 0; r < GG_REASON_COUNT; r++)
+		atomic_store(&redzone_state.unguarded[r], 0);
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
 		atomic_store(&redzone_state.ctx[i].zones, 0);
 	redzone_state.npending = 0;

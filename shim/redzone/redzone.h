@@ -20,7 +20,8 @@ uint64_t gg_redzone_next_index(void);
 
 /* What gg_redzone_request() settled for gg_redzone_alloc(). */
 struct gg_redzone_ticket {
-	int ctx; /* the context's slot; -1: no band */
+	int ctx;                      /* the context's slot; -1: no band */
+	enum gg_report_reason reason; /* why no band; GG_REASON_COUNT: none, it has one */
 };
 
 /* Band bytes to add to an allocation of @bytes with @index (0: none), on
@@ -30,7 +31,11 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 			  struct gg_redzone_ticket *t);
 
 /* The padded request ran out of memory and was retried without the band. */
-void gg_redzone_fallback(void);
+void gg_redzone_fallback(struct gg_redzone_ticket *t);
+
+/* Virtual memory (never guarded, SPEC §4): a physical allocation of
+ * @created bytes was made, or @mapped bytes were mapped (0: none). */
+void gg_redzone_vmm(size_t created, size_t mapped);
 
 /* An allocation as the driver answered it (@rc 0: @ptr is valid), padded by
  * @pad bytes; @stream is the stream-ordered allocator's stream (NULL: none). */

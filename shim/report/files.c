@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options/config.h"
@@ -211,6 +212,30 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 	jw_puts(w, " }");
 }
 
+static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
+{
+	bool any = false;
+
+	jw_printf(w, "  \"coverage\": { \"allocations\": %" PRIu64 ", \"guarded\": %" PRIu64
+		  ", \"guarded_bytes\": %" PRIu64 ",\n    \"unguarded\": {", c->allocations, c->guarded,
+		  c->guarded_bytes);
+	for (int r = 0; r < GG_REASON_COUNT; r++) {
+		if (!c->unguarded[r])
+			continue;
+		jw_printf(w, "%s\"%s\": %" PRIu64, any ? ", " : " ", gg_report_reason_name(r),
+			  c->unguarded[r]);
+		any = true;
+	}
+	jw_printf(w, "%s}, \"unguarded_bytes\": %" PRIu64 ", \"vmm_bytes\": %" PRIu64
+		  ", \"procaddr_unmatched\": %" PRIu64 ",\n    \"caching_allocators\": [",
+		  any ? " " : "", c->unguarded_bytes, c->vmm_bytes, c->procaddr_unmatched);
+	for (unsigned i = 0; i < c->ncaching && i < GG_REPORT_CACHING_MAX; i++) {
+		jw_puts(w, i ? ", " : " ");
+		jw_str(w, c->caching[i]);
+	}
+	jw_puts(w, c->ncaching ? " ] }" : "] }");
+}
+
 static void write_summary(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_config *cfg = gg_config();
@@ -260,7 +285,9 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
-	jw_printf(w, "%s],\n  \"errors\": %" PRIu64 " }\n", rows.n ? "\n  " : "", f->errors);
+	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+	write_coverage(w, &z.coverage);
+	jw_printf(w, ",\n  \"errors\": %" PRIu64 " }\n", f->errors);
 }
 
 static struct {
@@ -282,6 +309,8 @@ static int replace_file(const char *pattern, void (*fill)(struct jw *w, const st
 	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w.fd < 0)
 		return -errno;
+	/* 0644 whatever the umask: node-exporter reads the metrics as another user. */
+	(void)fchmod(w.fd, 0644);
 	fill(&w, f);
 	jw_flush(&w);
 	if (w.failed)
@@ -309,6 +338,19 @@ static void metric(struct jw *w, const char *name, const char *type, const char 
 		  type, name, (int)getpid(), value);
 }
 
+/* One labelled series per reason, every reason always present (0 included),
+ * so a rate() over it never starts from nothing. */
+static void unguarded_metric(struct jw *w, const struct gg_report_coverage *c)
+{
+	static const char name[] = "gpuguard_allocations_unguarded_total";
+
+	jw_printf(w, "# HELP %s Device allocations given no red zone, by reason.\n# TYPE %s counter\n",
+		  name, name);
+	for (int r = 0; r < GG_REASON_COUNT; r++)
+		jw_printf(w, "%s{pid=\"%d\",reason=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
+			  gg_report_reason_name(r), c->unguarded[r]);
+}
+
 static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_report_audit a = f->audit;
@@ -328,6 +370,7 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
 	metric(w, "gpuguard_redzone_violations_total", "counter",
 	       "Red zones found changed.", z.violations);
+	unguarded_metric(w, &z.coverage);
 	metric(w, "gpuguard_errors", "gauge",
 	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
 	       f->errors);

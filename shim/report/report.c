@@ -276,6 +276,17 @@ void gg_report_bad_value(const char *var, const char *value, const char *why,
 		     printable(value, buf, sizeof(buf)), why ? why : "", why ? "; " : "", accepts);
 }
 
+const char *gg_report_reason_name(enum gg_report_reason r)
+{
+	static const char *const names[] = {
+#define GG_REASON_NAME(name) #name,
+		GG_REPORT_REASONS(GG_REASON_NAME)
+#undef GG_REASON_NAME
+	};
+
+	return (unsigned)r < GG_REASON_COUNT ? names[r] : "?";
+}
+
 /* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF" or "an unknown frame". */
 static const char *site_text(uintptr_t address, const char *object, uintptr_t offset,
 			     const char *symbol, uintptr_t symbol_offset, char *out, size_t cap)
@@ -526,23 +537,50 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *f
 	}
 }
 
+/* "; 9 guarded, 1 not (min_idx 1)" when red zones were asked for and an
+ * allocation went without (SPEC §4); "" otherwise. */
+static void unguarded_text(const struct gg_report_coverage *c, char *out, size_t cap)
+{
+	uint64_t not_guarded = c->allocations - c->guarded;
+	char list[200] = "";
+	size_t o = 0;
+
+	out[0] = '\0';
+	/* Red zones off: nothing was asked for, so nothing is missing. */
+	if (!not_guarded || not_guarded == c->unguarded[GG_REASON_off])
+		return;
+	for (int r = 0; r < GG_REASON_COUNT; r++) {
+		if (!c->unguarded[r])
+			continue;
+		int w = snprintf(list + o, sizeof(list) - o, "%s%s %llu", o ? ", " : "",
+				 gg_report_reason_name(r), (unsigned long long)c->unguarded[r]);
+		if (w < 0 || (size_t)w >= sizeof(list) - o)
+			break;
+		o += (size_t)w;
+	}
+	snprintf(out, cap, "; %llu guarded, %llu not (%s)", (unsigned long long)c->guarded,
+		 (unsigned long long)not_guarded, list);
+}
+
 void gg_report_exit_summary(const struct gg_report_figures *f)
 {
 	const struct gg_report_audit *a = &f->audit;
 	const struct gg_report_redzone *z = &f->redzone;
+	char why[256];
 
 	/* Only when anything was recorded (SPEC §5): a CUDA runtime that never
 	 * started leaves no line behind. */
 	if (!a->calls && !a->seals && !z->calls && !z->violations)
 		return;
 	/* One line, short enough for a 100-column terminal; the JSON has the rest. */
-	gg_report_info("exit: %llu %s, %llu missing, %llu late; %llu %s, %llu padded; %llu %s",
+	unguarded_text(&z->coverage, why, sizeof(why));
+	gg_report_info("exit: %llu %s, %llu missing, %llu late; %llu %s, %llu padded; %llu %s%s",
 		       (unsigned long long)a->pairs, plural(a->pairs, "kernel", "kernels"),
 		       (unsigned long long)(a->unresolved_required + a->unresolved_expected),
 		       (unsigned long long)a->late_misses, (unsigned long long)z->calls,
 		       plural(z->calls, "allocation", "allocations"), (unsigned long long)z->padded,
 		       (unsigned long long)z->violations,
-		       plural(z->violations, "violation", "violations"));
+		       plural(z->violations, "violation", "violations"), why);
 }
 
 void gg_report_handler_replaced(int sig)

@@ -74,6 +74,44 @@ struct gg_report_audit {
 	bool sealed;
 };
 
+/* Why an allocation got no band (SPEC §4, Coverage), in the JSON's and the
+ * metrics' words. */
+#define GG_REPORT_REASONS(X)                                                           \
+	X(off)           /* GPUGUARD_REDZONE is 0 */                                   \
+	X(min_idx)       /* its index is below GPUGUARD_REDZONE_MIN_IDX */             \
+	X(zero_size)                                                                  \
+	X(overflow)      /* the size plus the band overflows */                        \
+	X(capturing)     /* its stream is being captured into a graph */               \
+	X(no_context)    /* no current context, or no room for one more */             \
+	X(registry_full) /* the zone could not have been recorded */                   \
+	X(oom_fallback)  /* the padded request ran out of memory: retried as asked */  \
+	X(driver)        /* the driver lacks or refused what a band needs */           \
+	X(vmm)           /* virtual-memory mappings are never guarded */
+
+enum gg_report_reason {
+#define GG_REASON_ENUM(name) GG_REASON_##name,
+	GG_REPORT_REASONS(GG_REASON_ENUM)
+#undef GG_REASON_ENUM
+	GG_REASON_COUNT
+};
+
+/* The name of @r ("min_idx"). */
+const char *gg_report_reason_name(enum gg_report_reason r);
+
+#define GG_REPORT_CACHING_MAX 4
+
+/* What was guarded and what was not (SPEC §4, §6 "coverage"). */
+struct gg_report_coverage {
+	uint64_t allocations;            /* allocations the driver made: linear, and VMM handles */
+	uint64_t guarded, guarded_bytes; /* given a watched band */
+	uint64_t unguarded[GG_REASON_COUNT];
+	uint64_t unguarded_bytes;
+	uint64_t vmm_bytes;              /* bytes mapped with cuMemMap */
+	uint64_t procaddr_unmatched;     /* cuGetProcAddress answers for hooked names, no export */
+	const char *caching[GG_REPORT_CACHING_MAX]; /* caching allocators loaded ("pytorch") */
+	unsigned ncaching;
+};
+
 /* The red zones' figures (SPEC §4). */
 struct gg_report_redzone {
 	uint64_t calls;  /* allocation calls, failed ones included */
@@ -86,6 +124,7 @@ struct gg_report_redzone {
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
+	struct gg_report_coverage coverage;
 };
 
 /* Lists are handed over as functions that call @emit for each item, with no

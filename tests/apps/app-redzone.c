@@ -1,6 +1,11 @@
 /* Device allocations on demand, for the red-zone tests. Each argument is a step:
  *   alloc:N          cuMemAlloc_v2 of N bytes (buffer k = the k-th alloc or async)
  *   async:N          cuMemAllocAsync of N bytes on a stream of the app's
+ *   managed:N        cuMemAllocManaged of N bytes (freed by cuMemFree_v2)
+ *   pool:N           cuMemAllocFromPoolAsync of N bytes from the device's default
+ *                    pool on the app's stream (freed by cuMemFreeAsync)
+ *   pitch:W:H        cuMemAllocPitch_v2 of H rows of W bytes, 4-byte elements;
+ *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
  *   overrun:K:E      kernel gg_overrun writes E bytes past the end of buffer K, then sync
  *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K
@@ -212,6 +217,31 @@ int main(int argc, char **argv)
 			if (rc == CUDA_SUCCESS) {
 				bufs[nbufs].size = a;
 				bufs[nbufs++].async = async;
+			}
+		} else if (!strncmp(arg, "managed:", 8) || !strncmp(arg, "pool:", 5)) {
+			int pool = arg[0] == 'p';
+			CUmemoryPool mp;
+
+			if (pool) {
+				CHECK(cuDeviceGetDefaultMemPool(&mp, 0));
+				rc = cuMemAllocFromPoolAsync(&bufs[nbufs].ptr, a, mp, stream);
+				CHECK(cuStreamSynchronize(stream));
+			} else {
+				rc = cuMemAllocManaged(&bufs[nbufs].ptr, a, CU_MEM_ATTACH_GLOBAL);
+			}
+			printf("%s %lu: %d buffer %d\n", pool ? "pool" : "managed", a, (int)rc, nbufs);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].size = a;
+				bufs[nbufs++].async = pool;
+			}
+		} else if (!strncmp(arg, "pitch:", 6)) {
+			size_t pitch = 0;
+
+			rc = cuMemAllocPitch_v2(&bufs[nbufs].ptr, &pitch, a, b, 4);
+			printf("pitch %lu:%lu: %d buffer %d pitch %zu\n", a, b, (int)rc, nbufs, pitch);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].size = pitch * b;
+				bufs[nbufs++].async = 0;
 			}
 		} else if (!strncmp(arg, "free:", 5)) {
 			if (bufs[a].async) {
