@@ -588,3 +588,29 @@ Test(cli, install_puts_the_library_command_and_man_page_where_they_belong, .time
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
 }
+
+/* --per-tensor sets the frameworks' switches, says so at verbosity 1, not at 0. */
+Test(cli, per_tensor_sets_the_frameworks_switches_and_says_so)
+{
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--per-tensor", "--", "/usr/bin/env", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\nPYTORCH_NO_CUDA_MEMORY_CACHING=1\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "\nXLA_PYTHON_CLIENT_ALLOCATOR=platform\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "\nXLA_PYTHON_CLIENT_PREALLOCATE=false\n"), "%s", r.out);
+	cr_expect_eq(gg_count_lines(r.err, "gpuguard: --per-tensor: PYTORCH_NO_CUDA_MEMORY_CACHING=1 "), 1,
+		     "%s", r.err);
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--verbosity", "0", "--per-tensor", "--", "/usr/bin/env",
+					NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\nPYTORCH_NO_CUDA_MEMORY_CACHING=1\n"), "%s", r.out);
+	cr_expect_str_eq(r.err, "");
+	gg_run_free(&r);
+	/* Without it, nothing of the kind. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--", "/usr/bin/env", NULL });
+	cr_expect(!strstr(r.out, "PYTORCH_NO_CUDA_MEMORY_CACHING"), "%s", r.out);
+	cr_expect(!strstr(r.err, "--per-tensor"), "%s", r.err);
+	gg_run_free(&r);
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "base/gg.h"
 #include "options/config.h"
 #include "redzone/redzone.h"
 #include "redzone/registry.h"
@@ -729,4 +730,62 @@ Test(redzone, a_size_the_band_would_overflow_is_unguarded_for_that_reason)
 	gg_redzone_configure(&cfg);
 	cr_assert_eq(gg_redzone_request(5, 100, NULL, false, &t), 0);
 	cr_assert_eq(t.reason, GG_REASON_off);
+}
+
+/* ---- caching allocators: the bands guard their segments ---- */
+
+#define C10 "load:" GG_APPS "/libc10_cuda.so"
+#define PYTORCH_WARN "WARN: PyTorch's caching allocator is loaded and PYTORCH_NO_CUDA_MEMORY_CACHING is not 1"
+
+Test(redzone, a_loaded_pytorch_allocator_is_warned_about_once)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:10", C10, "alloc:20", "alloc:30", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "load: ok\n");
+	cr_expect_eq(gg_count_lines(a.r.err, PYTORCH_WARN), 1, "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "(set PYTORCH_NO_CUDA_MEMORY_CACHING=1, or run under gpuguard "
+				  "--per-tensor)"), "%s", a.r.err);
+	assert_json(&a, "j['coverage']['caching_allocators']", "['pytorch']");
+	gg_app_run_free(&a);
+}
+
+Test(redzone, no_caching_warning_when_it_does_not_apply)
+{
+	const char *const *const cases[][2] = {
+		/* its switch on */
+		{ (const char *[]){ "GPUGUARD_REDZONE=16", "PYTORCH_NO_CUDA_MEMORY_CACHING=1", NULL },
+		  (const char *[]){ C10, "alloc:10", NULL } },
+		/* no red zones asked for */
+		{ (const char *[]){ NULL }, (const char *[]){ C10, "alloc:10", NULL } },
+		/* not loaded */
+		{ (const char *[]){ "GPUGUARD_REDZONE=16", NULL }, (const char *[]){ "alloc:10", NULL } },
+	};
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(cases); i++) {
+		struct gg_app_run a;
+
+		run_rz(&a, cases[i][0], cases[i][1]);
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+		cr_expect(!strstr(a.r.err, "caching allocator"), "case %zu: %s", i, a.r.err);
+		assert_json(&a, "j['coverage']['caching_allocators']", "[]");
+		gg_app_run_free(&a);
+	}
+}
+
+/* RMM has no switch outside the program: the WARN says what to do in it. */
+Test(redzone, a_loaded_rmm_pool_is_warned_about_with_what_to_do)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "load:" GG_APPS "/librmm.so", "alloc:10", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "WARN: RAPIDS RMM's caching allocator is loaded: the red "
+					   "zones guard its segments, not its arrays; its pool is "
+					   "chosen only from the program"), 1, "%s", a.r.err);
+	assert_json(&a, "j['coverage']['caching_allocators']", "['rmm']");
+	gg_app_run_free(&a);
 }

@@ -76,7 +76,9 @@ static void usage(FILE *f)
 		if (o->alias)
 			fprintf(f, "  %s\n%*sthe same\n", o->alias, COL, "");
 	}
-	fputs("  --shim PATH             the libgpuguard.so to preload\n"
+	fputs("  --per-tensor            PyTorch and JAX allocate each tensor from the driver,\n"
+	      "                          so each gets its own red zone (their caching off)\n"
+	      "  --shim PATH             the libgpuguard.so to preload\n"
 	      "  --help, --version\n", f);
 }
 
@@ -213,6 +215,39 @@ static bool value_taken(const struct gg_option *o, const char *flag, const char 
 	return false;
 }
 
+/* The switches that make frameworks allocate each tensor from the driver, so
+ * each gets a band of its own (SPEC §4, Coverage). */
+static const char *const per_tensor_env[][2] = {
+	{ "PYTORCH_NO_CUDA_MEMORY_CACHING", "1" },
+	{ "XLA_PYTHON_CLIENT_ALLOCATOR", "platform" },
+	{ "XLA_PYTHON_CLIENT_PREALLOCATE", "false" },
+};
+
+static void per_tensor(struct env_list *e)
+{
+	for (size_t i = 0; i < sizeof(per_tensor_env) / sizeof(per_tensor_env[0]); i++)
+		env_add(e, per_tensor_env[i][0], per_tensor_env[i][1]);
+}
+
+/* --per-tensor said at verbosity 1 and up, when the variables are set. */
+static void say_per_tensor(const struct env_list *e)
+{
+	int verbosity = 1;
+	bool set = false;
+
+	for (int i = 0; i < e->n; i++) {
+		if (!strncmp(e->v[i], "GPUGUARD_VERBOSITY=", 19))
+			verbosity = atoi(e->v[i] + 19);
+		set |= !strncmp(e->v[i], per_tensor_env[0][0], strlen(per_tensor_env[0][0]));
+	}
+	if (set && verbosity >= 1)
+		fprintf(stderr, "gpuguard: --per-tensor: %s=%s %s=%s %s=%s: PyTorch and JAX allocate "
+			"each tensor from the driver, so each gets its own red zone (their caching "
+			"is off: slower, and more memory)\n",
+			per_tensor_env[0][0], per_tensor_env[0][1], per_tensor_env[1][0],
+			per_tensor_env[1][1], per_tensor_env[2][0], per_tensor_env[2][1]);
+}
+
 /* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message given). */
 static int parse_options(int argc, char **argv, int first, struct env_list *e, char *shim,
 			 size_t shim_cap, const char *const *allowed)
@@ -227,6 +262,10 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			return i + 1 < argc ? i + 1 : (gg_cli_error("no program to run after --"), -1);
 		if (arg[0] != '-') /* gpuguard PROGRAM without "--" works too */
 			return i;
+		if (!strcmp(arg, "--per-tensor") && !allowed) {
+			per_tensor(e);
+			continue;
+		}
 		if (!strncmp(arg, "--shim", flag_len) && flag_len == 6) {
 			value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!value || !realpath(value, shim)) {
@@ -314,6 +353,7 @@ int gg_cmd_run(int argc, char **argv)
 		return 2;
 	if (!shim_or_complain(shim, sizeof(shim)))
 		return 2;
+	say_per_tensor(&e);
 	apply_env(shim, &e);
 	execvp(argv[prog], argv + prog);
 	/* As a shell says it: 127 not found, 126 found but not runnable. */

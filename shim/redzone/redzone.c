@@ -32,6 +32,7 @@
 #include "options/config.h"
 #include "base/gg.h"
 #include "driver/device.h"
+#include "redzone/caching.h"
 #include "redzone/registry.h"
 #include "report/report.h"
 #include "base/fatal.h"
@@ -337,6 +338,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	}
 	if (rc != 0)
 		return;
+	if (redzone_state.pad)
+		gg_redzone_caching_check();
 	if (!pad || !ptr || t->ctx < 0) {
 		unguarded(t->reason < GG_REASON_COUNT ? t->reason : GG_REASON_driver, bytes);
 		return;
@@ -779,6 +782,8 @@ static void scan_live(struct scan *sc)
 
 void gg_redzone_scan(const char *why)
 {
+	if (redzone_state.pad)
+		gg_redzone_caching_check();
 	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
 
 	scan_live(&sc);
@@ -848,6 +853,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 		out->coverage.unguarded[r] = atomic_load(&redzone_state.unguarded[r]);
 	out->coverage.unguarded_bytes = atomic_load(&redzone_state.unguarded_bytes);
 	out->coverage.vmm_bytes = atomic_load(&redzone_state.vmm_bytes);
+	out->coverage.ncaching = gg_redzone_caching(out->coverage.caching, GG_REPORT_CACHING_MAX);
 }
 
 void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_violation *v),
@@ -896,6 +902,7 @@ void gg_redzone_atfork_parent(void)
 
 void gg_redzone_atfork_child(void)
 {
+	gg_redzone_caching_atfork_child();
 	pthread_mutex_init(&redzone_state.scan_lock, NULL);
 	pthread_mutex_init(&redzone_state.lock, NULL);
 	gg_registry_atfork_child();

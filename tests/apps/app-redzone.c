@@ -4,6 +4,7 @@
  *   managed:N        cuMemAllocManaged of N bytes (freed by cuMemFree_v2)
  *   pool:N           cuMemAllocFromPoolAsync of N bytes from the device's default
  *                    pool on the app's stream (freed by cuMemFreeAsync)
+ *   load:PATH        dlopen PATH (a stand-in of a framework's library)
  *   pitch:W:H        cuMemAllocPitch_v2 of H rows of W bytes, 4-byte elements;
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
@@ -234,6 +235,8 @@ int main(int argc, char **argv)
 				bufs[nbufs].size = a;
 				bufs[nbufs++].async = pool;
 			}
+		} else if (!strncmp(arg, "load:", 5)) {
+			printf("load: %s\n", dlopen(arg + 5, RTLD_NOW) ? "ok" : "failed");
 		} else if (!strncmp(arg, "pitch:", 6)) {
 			size_t pitch = 0;
 
