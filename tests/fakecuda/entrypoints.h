@@ -95,6 +95,16 @@
     X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, 0)                             \
     X(cuMemPoolCreate, cuMemPoolCreate, 11020, 0)                             \
     X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, 0)                           \
+    X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020, 0) \
+    X(cuMemAddressReserve, cuMemAddressReserve, 10020, 0)                     \
+    X(cuMemAddressFree, cuMemAddressFree, 10020, 0)                           \
+    X(cuMemCreate, cuMemCreate, 10020, 0)                                     \
+    X(cuMemRelease, cuMemRelease, 10020, 0)                                   \
+    X(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, 11000, 0)     \
+    X(cuMemMap, cuMemMap, 10020, 0)                                           \
+    X(cuMemUnmap, cuMemUnmap, 10020, 0)                                       \
+    X(cuMemSetAccess, cuMemSetAccess, 10020, 0)                               \
+    X(cuMemGetAccess, cuMemGetAccess, 10020, 0)                               \
     X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)                  \
     X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0)                \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                          \

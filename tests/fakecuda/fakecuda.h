@@ -51,6 +51,17 @@
  *   - A stream callback runs when its stream's earlier work has run, on the
  *     thread that forces it; the API answers CUDA_ERROR_NOT_PERMITTED inside
  *     it.  Event timing is the host clock at the moment a record ran.
+ *   - Virtual memory management: granularity 2 MiB, minimum and
+ *     recommended.  cuMemCreate makes device memory only (no host
+ *     locations, no exportable handle types), counted as one allocation
+ *     until released and unmapped.  A cuMemMap mapping has no access until
+ *     cuMemSetAccess gives its own device read or read-write (no peer
+ *     access): until then copies and memsets on it are
+ *     CUDA_ERROR_INVALID_VALUE and a kernel touching it faults, as on
+ *     reserved but unmapped addresses.  cuMemUnmap and cuMemSetAccess take
+ *     whole mappings and run all queued work first; cuMemAddressFree
+ *     refuses a range that is still mapped.  fakecuda_read/write reach a
+ *     mapping whatever its access.
  *   - Memory pools: each device's default pool, current until
  *     cuDeviceSetMemPool names a pool made by cuMemPoolCreate (device
  *     locations only, no IPC handle types; maxSize caps it).  A pool keeps

@@ -40,12 +40,12 @@ static CUresult xfer_check(const xfer *x)
         return CUDA_SUCCESS;
     switch (x->kind) {
     case X_HTOD:
-        return x->hsrc ? fc_mem_check(x->ddst, x->n) : CUDA_ERROR_INVALID_VALUE;
+        return x->hsrc ? fc_mem_check(x->ddst, x->n, true) : CUDA_ERROR_INVALID_VALUE;
     case X_DTOH:
-        return x->hdst ? fc_mem_check(x->dsrc, x->n) : CUDA_ERROR_INVALID_VALUE;
+        return x->hdst ? fc_mem_check(x->dsrc, x->n, false) : CUDA_ERROR_INVALID_VALUE;
     case X_DTOD: {
-        CUresult rc = fc_mem_check(x->ddst, x->n);
-        return rc != CUDA_SUCCESS ? rc : fc_mem_check(x->dsrc, x->n);
+        CUresult rc = fc_mem_check(x->ddst, x->n, true);
+        return rc != CUDA_SUCCESS ? rc : fc_mem_check(x->dsrc, x->n, false);
     }
     default:
         return x->hdst && x->hsrc ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -389,7 +389,7 @@ static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count)
         return CUDA_SUCCESS;
     if (dst % elem || count > SIZE_MAX / elem)
         return CUDA_ERROR_INVALID_VALUE;
-    return fc_mem_check(dst, count * elem);
+    return fc_mem_check(dst, count * elem, true);
 }
 
 static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, bool per_thread)

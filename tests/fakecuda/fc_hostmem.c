@@ -282,7 +282,7 @@ FC_EXPORT(cuIpcGetMemHandle, (CUipcMemHandle * pHandle, CUdeviceptr dptr), (pHan
     fc_ctx *c = NULL;
     rc = fc_ctx_current(&c);
     fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
-    if (rc == CUDA_SUCCESS && (!pHandle || !a || a->pool))
+    if (rc == CUDA_SUCCESS && (!pHandle || !a || a->pool || a->phys))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         ipc_payload pl = {.pid = (uint64_t)getpid(), .buffer_id = a->buffer_id, .size = a->size};

@@ -112,6 +112,11 @@ FC_HIDDEN CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out
 #define FC_DEVICE_NAME "gpuguard fake device"
 /* Allocation granularity: an allocation's extent is its size rounded up. */
 #define FC_GRANULE 256u
+/*
+ * Granularity of the virtual memory management API (fc_vmm.c), minimum and
+ * recommended alike, as NVIDIA's GPUs report for device memory: 2 MiB.
+ */
+#define FC_VMM_GRANULE ((uint64_t)2 << 20)
 /* Memory of one fake device, and the device address space of all of them. */
 #define FC_DEVICE_MEM ((uint64_t)8 << 30)
 #define FC_VA_SIZE ((uint64_t)FC_MAX_DEVICES * FC_DEVICE_MEM)
@@ -193,6 +198,7 @@ enum fc_kind {
     FC_K_KERNEL,
     FC_K_LINK,
     FC_K_POOL,
+    FC_K_PHYS, /* a cuMemCreate allocation (CUmemGenericAllocationHandle) */
 };
 
 typedef struct fc_handle {
@@ -412,6 +418,7 @@ typedef struct fc_state {
     uint64_t va_base, va_end;      /* reserved PROT_NONE device address space */
     fc_tnode *allocs;              /* live allocations by base address */
     fc_tnode *free_va;             /* free address ranges: key start, val length */
+    fc_tnode *reserved;            /* cuMemAddressReserve ranges: key start, val length */
     size_t mem_limit;              /* 0: none */
     size_t mem_used;               /* requested bytes of live allocations */
     size_t live_allocs;
@@ -475,9 +482,32 @@ typedef struct fc_alloc {
     fc_pool *pool;     /* stream-ordered memory: the pool it came from; else NULL */
     bool free_pending; /* a cuMemFreeAsync is queued */
     bool mapped;       /* host backing is an mmap */
+    /* A cuMemMap mapping (fc_vmm.c): the cuMemCreate allocation it maps (its
+     * backing is that allocation's), and what cuMemSetAccess allows its
+     * device (a CUmemAccess_flags).  NULL for every other allocation. */
+    struct fc_phys *phys;
+    unsigned int access;
 } fc_alloc;
 
 FC_HIDDEN CUresult fc_mem_init(void);
+/*
+ * Device memory accounting (FAKECUDA_MEM_LIMIT, cuMemGetInfo and the test
+ * controls): charge `size` requested bytes taking `extent` bytes of device
+ * `dev` (CUDA_ERROR_OUT_OF_MEMORY when they do not fit), or give them back.
+ */
+FC_HIDDEN CUresult fc_mem_charge(int dev, uint64_t size, uint64_t extent);
+FC_HIDDEN void fc_mem_uncharge(int dev, uint64_t size, uint64_t extent);
+/* n bytes (a multiple of FC_GRANULE) of host backing, holding garbage as
+ * fresh device memory does; NULL when out of memory. */
+FC_HIDDEN unsigned char *fc_mem_backing_new(uint64_t n);
+FC_HIDDEN void fc_mem_backing_free(unsigned char *p, uint64_t n);
+/*
+ * Take `len` bytes of device address space aligned to `align` (a power of
+ * two), at `hint` when that range is free and aligned; false when none is
+ * left.  fc_va_release gives a range back.
+ */
+FC_HIDDEN bool fc_va_reserve(uint64_t len, uint64_t align, uint64_t hint, uint64_t *out);
+FC_HIDDEN void fc_va_release(uint64_t start, uint64_t len);
 /*
  * Allocate device memory: with pool NULL, cuMemAlloc memory of context c's
  * device, owned by c; else stream-ordered memory of the pool's device, made
@@ -491,14 +521,20 @@ FC_HIDDEN fc_alloc *fc_mem_find_base(uint64_t addr);
 FC_HIDDEN void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id);
 /* The allocation that holds addr within its requested size, or NULL. */
 FC_HIDDEN fc_alloc *fc_mem_find(uint64_t addr);
-/* CUDA_SUCCESS when [addr, addr+n) lies inside one allocation's requested size. */
-FC_HIDDEN CUresult fc_mem_check(uint64_t addr, size_t n);
+/*
+ * CUDA_SUCCESS when [addr, addr+n) lies inside one allocation's requested
+ * size, or runs through adjacent cuMemMap mappings, each of which allows
+ * the access (reading; writing too when `write`); else
+ * CUDA_ERROR_INVALID_VALUE.
+ */
+FC_HIDDEN CUresult fc_mem_check(uint64_t addr, size_t n, bool write);
 /* Whether addr lies in the device address space (else: host memory). */
 FC_HIDDEN bool fc_mem_is_device(uint64_t addr);
 /*
  * Access device memory as a kernel does: every byte must be inside the
- * extent of some live allocation (ranges may span adjacent allocations).
- * Bytes before the first bad one are transferred; false on a bad byte.
+ * extent of some live allocation (ranges may span adjacent allocations),
+ * and a mapping's only as cuMemSetAccess allows.  Bytes before the first
+ * bad one are transferred; false on a bad byte.
  */
 FC_HIDDEN bool fc_dev_read(uint64_t addr, void *dst, size_t n);
 FC_HIDDEN bool fc_dev_write(uint64_t addr, const void *src, size_t n);
@@ -537,6 +573,8 @@ FC_HIDDEN bool fc_dep_pending(const fc_dep *d);
 /* Run the named stream up to (and including) the op the dep names. */
 FC_HIDDEN void fc_run_dep(const fc_dep *d);
 FC_HIDDEN void fc_stream_ctx_teardown(fc_ctx *c);
+/* Run all queued work of every stream (a device-wide synchronisation). */
+FC_HIDDEN void fc_sync_all(void);
 
 /* ---- fc_module.c -------------------------------------------------------- */
 

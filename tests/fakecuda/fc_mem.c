@@ -60,6 +60,33 @@ CUresult fc_mem_init(void)
 /* Address space                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* Take [start, start+len) out of the free range f, which holds it. */
+static void va_carve(fc_tnode *f, uint64_t start, uint64_t len)
+{
+    uint64_t end = start + len, f_end = f->key + f->val;
+    if (start > f->key) {
+        /* Keep the head; shrinking from the back keeps the node's place. */
+        f->val = start - f->key;
+        fc_tree_fix_path(fc_st.free_va, f->key);
+        if (end < f_end) {
+            fc_tnode *tail = calloc(1, sizeof *tail);
+            if (!tail)
+                return; /* the tail is lost to the fake; never reused */
+            tail->key = end;
+            tail->val = f_end - end;
+            fc_tree_insert(&fc_st.free_va, tail, fc_rand());
+        }
+    } else if (end == f_end) {
+        fc_tree_erase(&fc_st.free_va, f->key);
+        free(f);
+    } else {
+        /* Shrinking from the front keeps the node's place among its neighbours. */
+        f->key = end;
+        f->val = f_end - end;
+        fc_tree_fix_path(fc_st.free_va, f->key);
+    }
+}
+
 /* Take `len` bytes from the lowest free range that holds them. */
 static bool va_take(uint64_t len, uint64_t *out)
 {
@@ -67,21 +94,30 @@ static bool va_take(uint64_t len, uint64_t *out)
     if (!f)
         return false;
     *out = f->key;
-    if (f->val == len) {
-        fc_tree_erase(&fc_st.free_va, f->key);
-        free(f);
-    } else {
-        /* Shrinking from the front keeps the node's place among its neighbours. */
-        f->key += len;
-        f->val -= len;
-        fc_tree_fix_path(fc_st.free_va, f->key);
-    }
+    va_carve(f, f->key, len);
     return true;
 }
 
-/* Return a range, coalescing with free neighbours. */
-static void va_give(uint64_t start, uint64_t len)
+bool fc_va_reserve(uint64_t len, uint64_t align, uint64_t hint, uint64_t *out)
 {
+    fc_tnode *f = hint % align == 0 ? fc_tree_floor(fc_st.free_va, hint) : NULL;
+    if (!f || hint - f->key >= f->val || len > f->val - (hint - f->key)) {
+        /* Not at the hint: the lowest free range that holds an aligned run. */
+        if (len > UINT64_MAX - align)
+            return false;
+        f = fc_tree_first_fit(fc_st.free_va, len + align - 1);
+        if (!f)
+            return false;
+        hint = round_up(f->key, align);
+    }
+    va_carve(f, hint, len);
+    *out = hint;
+    return true;
+}
+
+void fc_va_release(uint64_t start, uint64_t len)
+{
+    /* Return a range, coalescing with free neighbours. */
     fc_tnode *prev = fc_tree_floor(fc_st.free_va, start);
     fc_tnode *next = fc_tree_ceil(fc_st.free_va, start);
     bool join_prev = prev && prev->key + prev->val == start;
@@ -121,6 +157,39 @@ static void fill_garbage(unsigned char *p, uint64_t n)
         memcpy(p + i, garbage, sizeof garbage);
 }
 
+unsigned char *fc_mem_backing_new(uint64_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    fill_garbage(p, n);
+    return p;
+}
+
+void fc_mem_backing_free(unsigned char *p, uint64_t n)
+{
+    munmap(p, n);
+}
+
+CUresult fc_mem_charge(int dev, uint64_t size, uint64_t extent)
+{
+    if (fc_st.mem_limit && (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (extent > FC_DEVICE_MEM - fc_st.dev_used[dev])
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_st.mem_used += size;
+    fc_st.live_allocs++;
+    fc_st.dev_used[dev] += extent;
+    return CUDA_SUCCESS;
+}
+
+void fc_mem_uncharge(int dev, uint64_t size, uint64_t extent)
+{
+    fc_st.mem_used -= size;
+    fc_st.live_allocs--;
+    fc_st.dev_used[dev] -= extent;
+}
+
 CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
 {
     int dev = pool ? pool->dev : c->dev;
@@ -129,39 +198,39 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
     uint64_t extent = round_up(size, FC_GRANULE);
     if (pool && !fc_pool_fits(pool, extent))
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (fc_st.mem_limit && (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    if (fc_st.dev_used[dev] + extent > FC_DEVICE_MEM)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult rc = fc_mem_charge(dev, size, extent);
+    if (rc != CUDA_SUCCESS)
+        return rc;
 
     fc_alloc *a;
     if (extent <= INLINE_MAX) {
         a = malloc(sizeof *a + extent);
-        if (!a)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        memset(a, 0, sizeof *a);
-        a->host = (unsigned char *)(a + 1);
+        if (a) {
+            memset(a, 0, sizeof *a);
+            a->host = (unsigned char *)(a + 1);
+            fill_garbage(a->host, extent);
+        }
     } else {
         a = calloc(1, sizeof *a);
-        if (!a)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        void *p = mmap(NULL, extent, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) {
+        if (a && !(a->host = fc_mem_backing_new(extent))) {
             free(a);
-            return CUDA_ERROR_OUT_OF_MEMORY;
+            a = NULL;
         }
-        a->host = p;
-        a->mapped = true;
+        if (a)
+            a->mapped = true;
     }
 
     uint64_t base;
-    if (!va_take(extent, &base)) {
+    if (a && !va_take(extent, &base)) {
         if (a->mapped)
-            munmap(a->host, extent);
+            fc_mem_backing_free(a->host, extent);
         free(a);
+        a = NULL;
+    }
+    if (!a) {
+        fc_mem_uncharge(dev, size, extent);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    fill_garbage(a->host, extent);
     a->size = size;
     a->extent = extent;
     a->ctx = c;
@@ -170,9 +239,6 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
     a->buffer_id = fc_st.next_buffer_id++;
     a->node.key = base;
     fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
-    fc_st.mem_used += size;
-    fc_st.live_allocs++;
-    fc_st.dev_used[a->dev] += extent;
     if (pool)
         fc_pool_account(pool, extent, true);
     *out = (CUdeviceptr)base;
@@ -183,14 +249,12 @@ void fc_mem_release(fc_alloc *a)
 {
     uint64_t base = a->node.key;
     fc_tree_erase(&fc_st.allocs, base);
-    va_give(base, a->extent);
-    fc_st.mem_used -= a->size;
-    fc_st.live_allocs--;
-    fc_st.dev_used[a->dev] -= a->extent;
+    fc_va_release(base, a->extent);
+    fc_mem_uncharge(a->dev, a->size, a->extent);
     if (a->pool)
         fc_pool_account(a->pool, a->extent, false);
     if (a->mapped)
-        munmap(a->host, a->extent);
+        fc_mem_backing_free(a->host, a->extent);
     free(a);
 }
 
@@ -205,12 +269,28 @@ fc_alloc *fc_mem_find(uint64_t addr)
     return a && addr - a->node.key < a->size ? a : NULL;
 }
 
-CUresult fc_mem_check(uint64_t addr, size_t n)
+/* Whether allocation a allows an access: a mapping as cuMemSetAccess set it. */
+static bool allows(const fc_alloc *a, bool write)
+{
+    if (!a->phys)
+        return true;
+    return write ? a->access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE : a->access != CU_MEM_ACCESS_FLAGS_PROT_NONE;
+}
+
+CUresult fc_mem_check(uint64_t addr, size_t n, bool write)
 {
     fc_alloc *a = fc_mem_find(addr);
-    if (!a || n > a->size - (addr - a->node.key))
-        return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_SUCCESS;
+    if (a && !a->phys)
+        return n <= a->size - (addr - a->node.key) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    /* Mapped memory: on through the mappings that follow, as one range. */
+    for (; a && a->phys && allows(a, write); a = fc_mem_find_base(addr)) {
+        uint64_t left = a->node.key + a->size - addr;
+        if (n <= left)
+            return CUDA_SUCCESS;
+        n -= (size_t)left;
+        addr += left;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 bool fc_mem_is_device(uint64_t addr)
@@ -237,12 +317,12 @@ void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id)
  */
 typedef void (*piece_fn)(unsigned char *p, size_t len, size_t done, void *arg);
 
-static bool walk(uint64_t addr, size_t n, piece_fn fn, void *arg)
+static bool walk(uint64_t addr, size_t n, bool write, piece_fn fn, void *arg)
 {
     size_t done = 0;
     while (done < n) {
         fc_alloc *a = as_alloc(fc_tree_floor(fc_st.allocs, addr));
-        if (!a || addr - a->node.key >= a->extent)
+        if (!a || addr - a->node.key >= a->extent || !allows(a, write))
             return false;
         uint64_t off = addr - a->node.key;
         size_t len = n - done;
@@ -286,12 +366,12 @@ static void piece_fill(unsigned char *p, size_t len, size_t done, void *arg)
 
 bool fc_dev_read(uint64_t addr, void *dst, size_t n)
 {
-    return walk(addr, n, piece_read, dst);
+    return walk(addr, n, false, piece_read, dst);
 }
 
 bool fc_dev_write(uint64_t addr, const void *src, size_t n)
 {
-    return walk(addr, n, piece_write, (void *)(uintptr_t)src);
+    return walk(addr, n, true, piece_write, (void *)(uintptr_t)src);
 }
 
 bool fc_dev_fill(uint64_t addr, uint32_t value, unsigned int elem, size_t count)
@@ -300,7 +380,7 @@ bool fc_dev_fill(uint64_t addr, uint32_t value, unsigned int elem, size_t count)
     memcpy(f.bytes, &value, sizeof f.bytes); /* little-endian, as on the device */
     if (elem > 1 && count > SIZE_MAX / elem)
         return false;
-    return walk(addr, count * elem, piece_fill, &f);
+    return walk(addr, count * elem, true, piece_fill, &f);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -449,7 +529,7 @@ FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
     fc_ctx *c = NULL;
     rc = fc_ctx_current(&c);
     fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
-    if (rc == CUDA_SUCCESS && (!a || a->free_pending))
+    if (rc == CUDA_SUCCESS && (!a || a->free_pending || a->phys)) /* a mapping: cuMemUnmap */
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS && !a->pool) {
         fc_ctx *owner = a->ctx;
@@ -504,7 +584,7 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, bool per_thread)
     fc_stream *s = NULL;
     rc = fc_stream_resolve(h, per_thread, &s);
     fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
-    if (rc == CUDA_SUCCESS && (!a || a->free_pending))
+    if (rc == CUDA_SUCCESS && (!a || a->free_pending || a->phys))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         fc_op *op = fc_op_new(FC_OP_FREE);

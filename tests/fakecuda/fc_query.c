@@ -130,7 +130,7 @@ static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_all
         put_uint(data, 0);
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-        put_uint(data, a && !a->pool); /* cuMemAlloc memory, not pool memory */
+        put_uint(data, a && !a->pool && !a->phys); /* cuMemAlloc memory, not pool or VMM memory */
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPED:
         put_uint(data, a != NULL);
@@ -156,8 +156,8 @@ static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_all
         memcpy(data, &v, sizeof v);
         return CUDA_SUCCESS;
     }
-    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-        put_uint(data, a ? (unsigned int)CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE : 0u);
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: /* a mapping's as cuMemSetAccess set it (the same values) */
+        put_uint(data, !a ? 0u : a->phys ? a->access : (unsigned int)CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:

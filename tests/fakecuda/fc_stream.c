@@ -360,6 +360,36 @@ static size_t ctx_targets(fc_ctx *c, const fc_stream *self, fc_dep **out)
     return n;
 }
 
+static size_t count_streams(const fc_tnode *t)
+{
+    return t ? 1 + count_streams(t->l) + count_streams(t->r) : 0;
+}
+
+static void stream_tails(const fc_tnode *t, fc_dep *out, size_t *n)
+{
+    if (!t)
+        return;
+    const fc_stream *s = (const fc_stream *)((const char *)t - offsetof(fc_stream, id_node));
+    if (s->tail)
+        out[(*n)++] = (fc_dep){s->id, s->tail->seq};
+    stream_tails(t->l, out, n);
+    stream_tails(t->r, out, n);
+}
+
+void fc_sync_all(void)
+{
+    size_t n = count_streams(fc_st.streams_by_id);
+    fc_dep *targets = calloc(n ? n : 1, sizeof *targets);
+    if (!targets) {
+        fputs("fakecuda: out of memory running queued work\n", stderr);
+        abort();
+    }
+    n = 0;
+    stream_tails(fc_st.streams_by_id, targets, &n);
+    run_targets(targets, n);
+    free(targets);
+}
+
 CUresult fc_ctx_sync(fc_ctx *c)
 {
     fc_dep *targets;

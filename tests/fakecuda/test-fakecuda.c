@@ -1980,3 +1980,494 @@ Test(fakecuda, pool_creation_checks_its_properties)
     OK(cuMemPoolCreate(&pool, &pp));
     OK(cuMemPoolDestroy(pool));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Virtual memory management                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define GRAN ((size_t)2 << 20)
+
+static CUmemAllocationProp vmm_prop(int dev)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    return prop;
+}
+
+static CUmemGenericAllocationHandle vmm_create(size_t size)
+{
+    CUmemAllocationProp prop = vmm_prop(0);
+    CUmemGenericAllocationHandle h = 0;
+    OK(cuMemCreate(&h, size, &prop, 0));
+    return h;
+}
+
+static CUdeviceptr vmm_reserve(size_t size)
+{
+    CUdeviceptr p = 0;
+    OK(cuMemAddressReserve(&p, size, 0, 0, 0));
+    return p;
+}
+
+static CUresult vmm_access(CUdeviceptr p, size_t size, int dev, CUmemAccess_flags flags)
+{
+    CUmemAccessDesc d;
+    memset(&d, 0, sizeof d);
+    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d.location.id = dev;
+    d.flags = flags;
+    return cuMemSetAccess(p, size, &d, 1);
+}
+
+Test(fakecuda, vmm_granularity_is_2_mib_minimum_and_recommended)
+{
+    CUmemAllocationProp prop = vmm_prop(0);
+    size_t g = 0;
+    int vmm = 0;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    OK(cuInit(0)); /* no context needed */
+    OK(cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0));
+    cr_assert_eq(vmm, 1);
+    OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    cr_assert_eq(g, GRAN);
+    g = 0;
+    OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    cr_assert_eq(g, GRAN);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(NULL, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, NULL, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, &prop, (CUmemAllocationGranularity_flags)2));
+    prop = vmm_prop(1);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    prop = vmm_prop(0);
+    prop.type = CU_MEM_ALLOCATION_TYPE_INVALID;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    prop = vmm_prop(0);
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0 */
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+}
+
+Test(fakecuda, a_mapped_range_with_access_is_device_memory_for_copies_memsets_and_kernels)
+{
+    CUmemGenericAllocationHandle h0, h1;
+    CUdeviceptr r, base = 0;
+    size_t size = 0;
+    unsigned long long flags = 0;
+    unsigned int access = 0, ipc = 1;
+    CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    unsigned char buf[64], back[64] = {0};
+    CUfunction gg_fill;
+    primary();
+    gg_fill = function(kernels(), "gg_fill");
+    r = vmm_reserve(2 * GRAN);
+    h0 = vmm_create(GRAN);
+    h1 = vmm_create(GRAN);
+    cr_assert_eq(fakecuda_live_allocations(), 2);
+    cr_assert_eq(fakecuda_mem_used(), 2 * GRAN);
+    OK(cuMemMap(r, GRAN, 0, h0, 0));
+    OK(cuMemMap(r + GRAN, GRAN, 0, h1, 0));
+    OK(vmm_access(r, 2 * GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
+    OK(cuMemGetAccess(&flags, &here, r + GRAN + 5));
+    cr_assert_eq(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+
+    /* One range across the two mappings. */
+    OK(cuMemsetD8_v2(r, 0x21, 2 * GRAN));
+    cr_assert_eq(byte_at(r + 2 * GRAN - 1), 0x21);
+    memset(buf, 0x5c, sizeof buf);
+    OK(cuMemcpyHtoD_v2(r + GRAN - 32, buf, sizeof buf));
+    OK(cuMemcpyDtoH_v2(back, r + GRAN - 32, sizeof back));
+    cr_assert_arr_eq(back, buf, sizeof buf);
+    OK(cuMemcpyDtoD_v2(r, r + GRAN - 32, sizeof buf));
+    cr_assert_eq(byte_at(r + 63), 0x5c);
+    OK(fill(gg_fill, NULL, r + GRAN - 100, 0x77, 200));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(r + GRAN - 100), 0x77);
+    cr_assert_eq(byte_at(r + GRAN + 99), 0x77);
+    cr_assert_eq(byte_at(r + GRAN + 100), 0x21);
+    /* Past the mapped range: not memory. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(r + 2 * GRAN - 32, buf, sizeof buf));
+
+    /* Lookups see each mapping. */
+    OK(cuMemGetAddressRange_v2(&base, &size, r + GRAN + 12345));
+    cr_assert_eq(base, r + GRAN);
+    cr_assert_eq(size, GRAN);
+    OK(cuPointerGetAttribute(&access, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, r + 1));
+    cr_assert_eq(access, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
+    OK(cuPointerGetAttribute(&ipc, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, r + 1));
+    cr_assert_eq(ipc, 0);
+    /* Mapped memory is not cuMemAlloc memory. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(r));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(r, NULL));
+
+    OK(cuMemUnmap(r, 2 * GRAN));
+    OK(cuMemRelease(h0));
+    OK(cuMemRelease(h1));
+    OK(cuMemAddressFree(r, 2 * GRAN));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    cr_assert_eq(fakecuda_mem_used(), 0);
+}
+
+Test(fakecuda, a_mapping_has_no_access_until_cuMemSetAccess_grants_it)
+{
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr r;
+    unsigned char buf[16] = {0};
+    unsigned long long flags = 99;
+    unsigned int access = 99;
+    CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    primary();
+    r = vmm_reserve(GRAN);
+    h = vmm_create(GRAN);
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    OK(cuMemGetAccess(&flags, &here, r));
+    cr_assert_eq(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    OK(cuPointerGetAttribute(&access, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, r));
+    cr_assert_eq(access, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8_v2(r, 1, 16));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(r, buf, sizeof buf));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH_v2(buf, r, sizeof buf));
+
+    /* Read-only: reads work, writes do not. */
+    OK(vmm_access(r, GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_READ));
+    OK(cuMemcpyDtoH_v2(buf, r, sizeof buf));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8_v2(r, 1, 16));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(r, buf, sizeof buf));
+    OK(vmm_access(r, GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
+    OK(cuMemsetD8_v2(r, 1, 16));
+    /* Taken away again. */
+    OK(vmm_access(r, GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH_v2(buf, r, sizeof buf));
+    OK(cuMemUnmap(r, GRAN));
+    /* A new mapping starts with no access again. */
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH_v2(buf, r, sizeof buf));
+    OK(cuMemUnmap(r, GRAN));
+    OK(cuMemRelease(h));
+    OK(cuMemAddressFree(r, GRAN));
+}
+
+Test(fakecuda, a_kernel_touching_a_mapping_without_access_is_an_illegal_address)
+{
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr r;
+    CUfunction gg_fill;
+    primary();
+    gg_fill = function(kernels(), "gg_fill");
+    r = vmm_reserve(GRAN);
+    h = vmm_create(GRAN);
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    OK(fill(gg_fill, NULL, r, 0x11, 16));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+}
+
+Test(fakecuda, a_kernel_touching_a_reserved_but_unmapped_address_is_an_illegal_address)
+{
+    CUdeviceptr r;
+    CUfunction gg_fill;
+    primary();
+    gg_fill = function(kernels(), "gg_fill");
+    r = vmm_reserve(GRAN);
+    OK(fill(gg_fill, NULL, r, 0x11, 16));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+}
+
+Test(fakecuda, reserved_but_unmapped_addresses_are_not_memory)
+{
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr r, base;
+    size_t size;
+    unsigned char buf[16] = {0};
+    primary();
+    r = vmm_reserve(2 * GRAN);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8_v2(r, 1, 16));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange_v2(&base, &size, r));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(r));
+    /* A mapping covers only its own part of the reservation. */
+    h = vmm_create(GRAN);
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    OK(vmm_access(r, GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
+    OK(cuMemcpyHtoD_v2(r + GRAN - 16, buf, sizeof buf));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(r + GRAN - 8, buf, sizeof buf));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8_v2(r + GRAN, 1, 16));
+    cr_assert_eq(fakecuda_read(r + GRAN, buf, 1), -EFAULT);
+    OK(cuMemUnmap(r, GRAN));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(r, buf, sizeof buf));
+    cr_assert_eq(fakecuda_read(r, buf, 1), -EFAULT);
+    OK(cuMemRelease(h));
+    OK(cuMemAddressFree(r, 2 * GRAN));
+}
+
+Test(fakecuda, a_mapping_must_lie_in_one_reservation_at_granularity_multiples)
+{
+    CUmemGenericAllocationHandle h, big, gone;
+    CUdeviceptr r, other;
+    CUdeviceptr plain;
+    primary();
+    plain = alloc(4 * GRAN);
+    r = vmm_reserve(2 * GRAN);
+    h = vmm_create(GRAN);
+    big = vmm_create(2 * GRAN);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(plain, GRAN, 0, h, 0));       /* cuMemAlloc memory */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + 2 * GRAN, GRAN, 0, h, 0)); /* past the reservation */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r - GRAN, GRAN, 0, h, 0));     /* before it */
+    other = vmm_reserve(2 * GRAN);
+    if (other == r + 2 * GRAN) /* adjacent reservations: still two */
+        EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + GRAN, 2 * GRAN, 0, big, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + GRAN, 2 * GRAN, 0, big, 0)); /* runs past the end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + 4096, GRAN, 0, h, 0));    /* ptr not a multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN / 2, 0, h, 0));       /* size not a multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 0, 0, h, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 2 * GRAN, 0, h, 0));       /* more than the allocation */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, GRAN, big, 0));      /* offset "must be zero" */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, h, 1));           /* flags */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, 0, 0));           /* no handle */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, (CUmemGenericAllocationHandle)(uintptr_t)&h, 0));
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, h, 0)); /* already mapped */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 2 * GRAN, 0, big, 0));
+    OK(cuMemMap(r + GRAN, GRAN, 0, big, 0)); /* part of an allocation, in the rest */
+    gone = vmm_create(GRAN);
+    OK(cuMemRelease(gone));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(other, GRAN, 0, gone, 0)); /* released */
+    OK(cuMemMap(other, GRAN, 0, h, 0)); /* one allocation, two mappings */
+    OK(cuMemUnmap(r, GRAN));
+    OK(cuMemUnmap(r + GRAN, GRAN));
+    OK(cuMemUnmap(other, GRAN));
+    OK(cuMemRelease(h));
+    OK(cuMemRelease(big));
+    OK(cuMemAddressFree(r, 2 * GRAN));
+    OK(cuMemAddressFree(other, 2 * GRAN));
+    OK(cuMemFree_v2(plain));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
+Test(fakecuda, cuMemCreate_takes_granularity_multiples_of_a_devices_pinned_memory)
+{
+    CUmemAllocationProp prop = vmm_prop(0);
+    CUmemGenericAllocationHandle h = 0;
+    size_t free0, free1, total;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemCreate(&h, GRAN, &prop, 0));
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, 0, &prop, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, 4096, &prop, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, GRAN + 4096, &prop, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(NULL, GRAN, &prop, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, GRAN, NULL, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, GRAN, &prop, 1)); /* "must be zero" */
+    prop.type = CU_MEM_ALLOCATION_TYPE_INVALID;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, GRAN, &prop, 0));
+    prop = vmm_prop(3);
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuMemCreate(&h, GRAN, &prop, 0));
+    prop = vmm_prop(0);
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT; /* documented as invalid */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, GRAN, &prop, 0));
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemCreate(&h, GRAN, &prop, 0));
+    prop = vmm_prop(0);
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; /* the device exports none */
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemCreate(&h, GRAN, &prop, 0));
+    prop = vmm_prop(0);
+    prop.win32HandleMetaData = &prop;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemCreate(&h, GRAN, &prop, 0));
+    prop = vmm_prop(0);
+    prop.allocFlags.gpuDirectRDMACapable = 1;
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemCreate(&h, GRAN, &prop, 0));
+    prop = vmm_prop(0);
+    prop.allocFlags.usage = CU_MEM_CREATE_USAGE_TILE_POOL;
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemCreate(&h, GRAN, &prop, 0));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+
+    /* Device memory, counted as any allocation. */
+    prop = vmm_prop(0);
+    prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC; /* a hint */
+    OK(cuMemGetInfo_v2(&free0, &total));
+    OK(cuMemCreate(&h, 2 * GRAN, &prop, 0));
+    OK(cuMemGetInfo_v2(&free1, &total));
+    cr_assert_eq(free0 - free1, 2 * GRAN);
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    cr_assert_eq(fakecuda_mem_used(), 2 * GRAN);
+    OK(cuMemRelease(h));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRelease(h));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    fakecuda_set_mem_limit(GRAN);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemCreate(&h, 2 * GRAN, &prop, 0));
+    fakecuda_set_mem_limit(0);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemCreate(&h, (size_t)16 << 30, &prop, 0)); /* twice the device */
+}
+
+Test(fakecuda, unmap_takes_whole_mappings_with_no_gap)
+{
+    CUmemGenericAllocationHandle h0, h1;
+    CUdeviceptr r;
+    primary();
+    r = vmm_reserve(4 * GRAN);
+    h0 = vmm_create(GRAN);
+    h1 = vmm_create(2 * GRAN);
+    OK(cuMemMap(r, GRAN, 0, h0, 0));
+    OK(cuMemMap(r + GRAN, 2 * GRAN, 0, h1, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(r + GRAN, GRAN));     /* half a mapping */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(r + 2 * GRAN, GRAN)); /* the other half */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(r, 4 * GRAN));        /* runs into unmapped space */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(r + 3 * GRAN, GRAN)); /* nothing mapped */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(r, 0));
+    /* Both mappings at once. */
+    OK(cuMemUnmap(r, 3 * GRAN));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(r, GRAN));
+    OK(cuMemRelease(h0));
+    OK(cuMemRelease(h1));
+    OK(cuMemAddressFree(r, 4 * GRAN));
+}
+
+Test(fakecuda, released_memory_lives_until_its_last_mapping_goes)
+{
+    CUmemGenericAllocationHandle h, again = 0;
+    CUdeviceptr r;
+    primary();
+    r = vmm_reserve(GRAN);
+    h = vmm_create(GRAN);
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    OK(vmm_access(r, GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
+    OK(cuMemsetD8_v2(r, 0x6b, GRAN));
+    OK(cuMemRelease(h)); /* still mapped */
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    cr_assert_eq(byte_at(r + GRAN - 1), 0x6b);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRelease(h));
+    /* Any address of the mapping gives the handle back, with a reference. */
+    OK(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(r + 4242)));
+    cr_assert_eq(again, h);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRetainAllocationHandle(NULL, (void *)(uintptr_t)r));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(r + GRAN)));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRetainAllocationHandle(&again, &again));
+    OK(cuMemUnmap(r, GRAN));
+    cr_assert_eq(fakecuda_live_allocations(), 1); /* the retained reference */
+    OK(cuMemRelease(again));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    cr_assert_eq(fakecuda_mem_used(), 0);
+    OK(cuMemAddressFree(r, GRAN));
+}
+
+Test(fakecuda, unmap_runs_queued_work_first)
+{
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr r;
+    CUstream s;
+    primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    r = vmm_reserve(GRAN);
+    h = vmm_create(GRAN);
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    OK(vmm_access(r, GRAN, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
+    OK(cuMemsetD8Async(r, 0x3d, 64, s));
+    OK(cuMemUnmap(r, GRAN));
+    OK(cuStreamSynchronize(s)); /* the memset ran before: no fault now */
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    cr_assert_eq(byte_at(r + 63), 0x3d);
+    OK(cuMemUnmap(r, GRAN));
+    OK(cuMemRelease(h));
+}
+
+Test(fakecuda, address_reservations_follow_size_alignment_and_hint)
+{
+    CUdeviceptr r = 0, again = 0, big = 0, plain;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemAddressReserve(&r, GRAN, 0, 0, 0));
+    OK(cuInit(0)); /* no context needed */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(NULL, GRAN, 0, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, 0, 0, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, 100, 0, 0, 0));     /* not a page multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, GRAN, 3 << 20, 0, 0)); /* not a power of two */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, GRAN, 0, 12345, 0)); /* hint not a page multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, GRAN, 0, 0, 1));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAddressReserve(&r, (size_t)1 << 40, 0, 0, 0)); /* more than the space */
+    OK(cuMemAddressReserve(&r, 4096, 0, 0, 0)); /* a page is enough */
+    cr_assert_eq(r % GRAN, 0);
+    OK(cuMemAddressReserve(&big, GRAN, (size_t)1 << 30, 0, 0));
+    cr_assert_eq(big % ((size_t)1 << 30), 0);
+    /* The hint is taken when it is free. */
+    OK(cuMemAddressFree(big, GRAN));
+    OK(cuMemAddressReserve(&again, GRAN, 0, big, 0));
+    cr_assert_eq(again, big);
+    /* cuMemAlloc never hands out reserved addresses. */
+    primary();
+    plain = alloc(64);
+    cr_assert(plain + 64 <= r || plain >= r + 4096);
+    cr_assert(plain + 64 <= again || plain >= again + GRAN);
+    OK(cuMemAddressFree(again, GRAN));
+    OK(cuMemAddressFree(r, 4096));
+}
+
+Test(fakecuda, address_free_takes_exactly_a_reservation_with_no_mapping_left)
+{
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr r;
+    primary();
+    r = vmm_reserve(2 * GRAN);
+    h = vmm_create(GRAN);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressFree(r, GRAN));        /* the size given */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressFree(r + GRAN, GRAN)); /* the address returned */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressFree(0, GRAN));
+    OK(cuMemMap(r + GRAN, GRAN, 0, h, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressFree(r, 2 * GRAN)); /* still mapped */
+    OK(cuMemUnmap(r + GRAN, GRAN));
+    OK(cuMemAddressFree(r, 2 * GRAN));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressFree(r, 2 * GRAN));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, h, 0)); /* no longer reserved */
+    OK(cuMemRelease(h));
+}
+
+Test(fakecuda, set_access_checks_its_range_locations_and_flags)
+{
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr r;
+    CUmemAccessDesc d[2];
+    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 1};
+    unsigned long long flags = 99;
+    setenv("FAKECUDA_DEVICES", "2", 1);
+    primary();
+    r = vmm_reserve(2 * GRAN);
+    h = vmm_create(GRAN);
+    OK(cuMemMap(r, GRAN, 0, h, 0));
+    memset(d, 0, sizeof d);
+    d[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d[0].location.id = 0;
+    d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r, GRAN, NULL, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r, GRAN, d, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r, 2 * GRAN, d, 1)); /* not fully mapped */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r, GRAN / 2, d, 1)); /* part of a mapping */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r + GRAN, GRAN, d, 1));
+    d[0].flags = (CUmemAccess_flags)2;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r, GRAN, d, 1));
+    d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    d[0].location.id = 2;
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuMemSetAccess(r, GRAN, d, 1));
+    d[0].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA; /* documented as not for device memory */
+    d[0].location.id = 0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemSetAccess(r, GRAN, d, 1));
+    /* Device 1 cannot reach device 0's memory (no peer access): nothing changes. */
+    d[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d[1] = d[0];
+    d[1].location.id = 1;
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuMemSetAccess(r, GRAN, d, 2));
+    OK(cuMemGetAccess(&flags, &d[0].location, r));
+    cr_assert_eq(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    d[1].flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    OK(cuMemSetAccess(r, GRAN, d, 2));
+    OK(cuMemGetAccess(&flags, &d[0].location, r));
+    cr_assert_eq(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    OK(cuMemGetAccess(&flags, &loc, r));
+    cr_assert_eq(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+
+    /* cuMemGetAccess's own errors. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAccess(NULL, &loc, r));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAccess(&flags, NULL, r));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAccess(&flags, &loc, r + GRAN)); /* not mapped */
+    loc.id = 7;
+    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuMemGetAccess(&flags, &loc, r));
+    loc.type = CU_MEM_LOCATION_TYPE_HOST;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAccess(&flags, &loc, r));
+    OK(cuMemUnmap(r, GRAN));
+    OK(cuMemRelease(h));
+    OK(cuMemAddressFree(r, 2 * GRAN));
+}
