@@ -789,3 +789,19 @@ Test(redzone, a_loaded_rmm_pool_is_warned_about_with_what_to_do)
 	assert_json(&a, "j['coverage']['caching_allocators']", "['rmm']");
 	gg_app_run_free(&a);
 }
+
+/* Virtual memory is never guarded: counted, with the bytes mapped, and the
+ * application's mapping works as without the shim. */
+Test(redzone, virtual_memory_is_counted_and_left_alone)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:100", "vmm:2", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "vmm 2: 4194304 bytes, read back 0x5a\n");
+	assert_json(&a, COVERAGE, "(2, 1, 100, {'vmm': 1}, 4194304)");
+	assert_json(&a, "(j['coverage']['vmm_bytes'], j['allocations']['calls'])", "(4194304, 1)");
+	cr_expect(strstr(a.r.err, "; 1 guarded, 1 not (vmm 1)\n"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}

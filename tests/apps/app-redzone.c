@@ -5,6 +5,8 @@
  *   pool:N           cuMemAllocFromPoolAsync of N bytes from the device's default
  *                    pool on the app's stream (freed by cuMemFreeAsync)
  *   load:PATH        dlopen PATH (a stand-in of a framework's library)
+ *   vmm:N            N granules of virtual memory: reserve, create, map, set
+ *                    access, write and read back a byte, unmap, release, free
  *   pitch:W:H        cuMemAllocPitch_v2 of H rows of W bytes, 4-byte elements;
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
@@ -235,6 +237,28 @@ int main(int argc, char **argv)
 				bufs[nbufs].size = a;
 				bufs[nbufs++].async = pool;
 			}
+		} else if (!strncmp(arg, "vmm:", 4)) {
+			CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+						     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+			CUmemAccessDesc access = { .location = prop.location,
+						   .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+			CUmemGenericAllocationHandle h;
+			CUdeviceptr va;
+			size_t gran, size;
+			unsigned char in = 0x5a, out = 0;
+
+			CHECK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+			size = gran * a;
+			CHECK(cuMemAddressReserve(&va, size, 0, 0, 0));
+			CHECK(cuMemCreate(&h, size, &prop, 0));
+			CHECK(cuMemMap(va, size, 0, h, 0));
+			CHECK(cuMemSetAccess(va, size, &access, 1));
+			CHECK(cuMemcpyHtoD_v2(va + size - 1, &in, 1));
+			CHECK(cuMemcpyDtoH_v2(&out, va + size - 1, 1));
+			CHECK(cuMemUnmap(va, size));
+			CHECK(cuMemRelease(h));
+			CHECK(cuMemAddressFree(va, size));
+			printf("vmm %lu: %zu bytes, read back 0x%02x\n", a, size, out);
 		} else if (!strncmp(arg, "load:", 5)) {
 			printf("load: %s\n", dlopen(arg + 5, RTLD_NOW) ? "ok" : "failed");
 		} else if (!strncmp(arg, "pitch:", 6)) {
