@@ -317,3 +317,40 @@ Test(hooks, log_goes_to_the_file_named_with_pid)
 	free(log);
 	gg_run_free(&r);
 }
+
+/* A cuGetProcAddress answer for a hooked name that is no driver export: the
+ * calls through it are not seen, which is counted and said once (SPEC §4). */
+Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_once)
+{
+	char dir[64], json[128], env_json[160];
+	struct gg_run r;
+	char *v;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "FAKECUDA_PROCADDR_UNEXPORTED=cuMemAlloc", "GPUGUARD_REDZONE=16",
+				 env_json, NULL },
+	       (const char *[]){ APP("app-procaddr"), GG_PTX, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "WARN: cuGetProcAddress(\"cuMemAlloc\") returned 0x"), 1,
+		     "%s", r.err);
+	cr_expect(strstr(r.err, "which is no function the driver exports: calls through it are "
+				"not seen"), "%s", r.err);
+	v = gg_json(json, "j['coverage']['procaddr_unmatched'] >= 1");
+	cr_expect_str_eq(v, "True");
+	free(v);
+	gg_run_free(&r);
+	/* The driver's own answers: nothing of the kind. */
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ "GPUGUARD_REDZONE=16", env_json, NULL },
+	       (const char *[]){ APP("app-procaddr"), GG_PTX, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect(!strstr(r.err, "no function the driver exports"), "%s", r.err);
+	v = gg_json(json, "j['coverage']['procaddr_unmatched']");
+	cr_expect_str_eq(v, "0");
+	free(v);
+	gg_run_free(&r);
+	snprintf(env_json, sizeof(env_json), "rm -rf '%s'", dir);
+	cr_assert_eq(system(env_json), 0);
+}

@@ -643,7 +643,8 @@ static void allocator_is_guarded(const char *step, const char *made, size_t user
 	struct gg_app_run a;
 	char want[128];
 
-	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", NULL },
+	/* FAKECUDA_MANAGED: a device with managed memory (the fake's default has none). */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "FAKECUDA_MANAGED=1", NULL },
 	       (const char *[]){ step, "band:0:32", "copy:0:3", "range:0:0", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, made);
@@ -805,3 +806,8 @@ Test(redzone, virtual_memory_is_counted_and_left_alone)
 	cr_expect(strstr(a.r.err, "; 1 guarded, 1 not (vmm 1)\n"), "%s", a.r.err);
 	gg_app_run_free(&a);
 }
+Test(redzone, managed_allocation_gets_a_band)
+{
+	allocator_is_guarded("managed:100", "managed 100: 0 buffer 0\n", 100);
+}
+

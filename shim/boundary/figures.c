@@ -1,6 +1,7 @@
 #include "boundary/figures.h"
 
 #include "audit/audit.h"
+#include "driver/real.h"
 #include "redzone/redzone.h"
 
 void gg_figures_gather(struct gg_report_figures *f)
@@ -12,6 +13,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->errors = f->audit_errors + f->redzone.violations;
 	f->rows = gg_audit_foreach_unresolved;
 	f->violations = gg_redzone_foreach_violation;
+	f->redzone.coverage.procaddr_unmatched = gg_real_unmatched();
 }
 
 void gg_figures_write_files(void)

@@ -36,6 +36,7 @@ static struct {
 	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
 	_Atomic(void *) proc_base;         /* driver's load base; set (release) after @proc_addr is built */
 	void *proc_addr[GG_HOOK_COUNT];    /* hooked exports of that driver; read-only once published */
+	atomic_uint_fast64_t unmatched;    /* cuGetProcAddress answers no export (lock-free) */
 } real_state = { .once = PTHREAD_ONCE_INIT, .proc_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void resolve_once(void)
@@ -145,7 +146,59 @@ static bool build_proc_table(const char *path, void *base)
 	return found;
 }
 
-int gg_real_export_id(void *gpa, void *fn)
+static int export_id(void *gpa, void *fn);
+
+/* Whether @symbol (a cuGetProcAddress name: "cuMemAlloc") names a hooked
+ * function: a hooked name is it, or it with a version or stream suffix. */
+static bool hooked_family(const char *symbol)
+{
+	size_t n = strlen(symbol);
+
+	for (int i = 0; i < GG_HOOK_COUNT; i++) {
+		const char *h = hook_names[i];
+
+		if (!strncmp(h, symbol, n) && (!h[n] || !strncmp(h + n, "_v", 2) ||
+					       !strncmp(h + n, "_pt", 3)))
+			return true;
+	}
+	return false;
+}
+
+/* Whether @fn is the address of a function some driver object exports. */
+static bool driver_export(void *fn)
+{
+	Dl_info info;
+
+	return dladdr(fn, &info) && info.dli_saddr == fn && info.dli_sname &&
+	       gg_real_in_driver(fn);
+}
+
+/* An answer for a hooked name that is no driver export: counted, warned about once. */
+static void unmatched(const char *symbol, void *fn)
+{
+	if (!symbol || !hooked_family(symbol) || driver_export(fn))
+		return;
+	if (atomic_fetch_add(&real_state.unmatched, 1) == 0)
+		gg_report_warn("cuGetProcAddress(\"%.64s\") returned %p, which is no function the "
+			       "driver exports: calls through it are not seen (counted in "
+			       "coverage.procaddr_unmatched)", symbol, fn);
+}
+
+uint64_t gg_real_unmatched(void)
+{
+	return atomic_load(&real_state.unmatched);
+}
+
+int gg_real_export_id(void *gpa, const char *symbol, void *fn)
+{
+	int id = export_id(gpa, fn);
+
+	if (id < 0)
+		unmatched(symbol, fn);
+	return id;
+}
+
+static int export_id(void *gpa, void *fn)
 {
 	Dl_info info;
 	void *base;
@@ -202,6 +255,7 @@ void gg_real_atfork_child(void)
 {
 	/* A fork while another thread built the table must not leave it held. */
 	pthread_mutex_init(&real_state.proc_lock, NULL);
+	atomic_store(&real_state.unmatched, 0);
 	for (int i = 0; i < GG_HOOK_COUNT; i++)
 		atomic_store_explicit(&gg_real_calls[i], 0, memory_order_relaxed);
 }

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "driver/cuda-api.h"
 
@@ -50,10 +51,16 @@ const char *gg_real_name(enum gg_hook_id id);
 bool gg_real_in_shim(const void *addr);
 bool gg_real_in_driver(const void *addr);
 
-/* The id of @fn when it is a hooked export of the driver object that holds
- * @gpa (cuGetProcAddress's own address), else -1. A second driver object (a
- * stub beside the real one) gets -1: its pointers pass through. */
-int gg_real_export_id(void *gpa, void *fn);
+/* The id of @fn, cuGetProcAddress's answer for @symbol, when it is a hooked
+ * export of the driver object that holds @gpa (cuGetProcAddress's own
+ * address), else -1. A second driver object (a stub beside the real one) gets
+ * -1: its pointers pass through. An answer for a name the shim hooks that is
+ * no export of any driver object is counted (SPEC §4, procaddr_unmatched),
+ * and warned about once: calls through it are not seen. */
+int gg_real_export_id(void *gpa, const char *symbol, void *fn);
+
+/* How many cuGetProcAddress answers were unmatched so. */
+uint64_t gg_real_unmatched(void);
 
 /* Name of a CUresult ("CUDA_ERROR_NOT_FOUND"); "CUDA_ERROR_UNKNOWN_CODE" if none. */
 const char *gg_real_result_name(CUresult rc);

@@ -430,7 +430,7 @@ PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset, true)
  * of that same export. */
 
 #define SWAP_PROC() \
-	((rc == CUDA_SUCCESS && pfn && *pfn) ? (void)(*pfn = gg_hooks_swap_proc((void *)real_, *pfn)) : (void)0)
+	((rc == CUDA_SUCCESS && pfn && *pfn) ? (void)(*pfn = gg_hooks_swap_proc((void *)real_, symbol, *pfn)) : (void)0)
 
 CUresult gg_hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags)
@@ -455,9 +455,9 @@ void *gg_hooks_wrapper(enum gg_hook_id id)
 	return hook_wrappers[id];
 }
 
-void *gg_hooks_swap_proc(void *gpa, void *fn)
+void *gg_hooks_swap_proc(void *gpa, const char *symbol, void *fn)
 {
-	int id = gg_real_export_id(gpa, fn);
+	int id = gg_real_export_id(gpa, symbol, fn);
 
 	if (id < 0)
 		return fn;

@@ -13,8 +13,9 @@
 /* Our wrapper of hooked export @id. */
 void *gg_hooks_wrapper(enum gg_hook_id id);
 
-/* For cuGetProcAddress: @fn as returned by the real @gpa; our wrapper when @fn is
- * the address of a hooked export of the driver that holds @gpa, else @fn. */
-void *gg_hooks_swap_proc(void *gpa, void *fn);
+/* For cuGetProcAddress: @fn as returned by the real @gpa for @symbol; our
+ * wrapper when @fn is the address of a hooked export of the driver that holds
+ * @gpa, else @fn. */
+void *gg_hooks_swap_proc(void *gpa, const char *symbol, void *fn);
 
 #endif

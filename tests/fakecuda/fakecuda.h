@@ -13,6 +13,8 @@
  *   FAKECUDA_DEVICES=N      number of devices (default 1, at most 8); 0 makes
  *                           cuInit fail with CUDA_ERROR_NO_DEVICE
  *   FAKECUDA_MEM_LIMIT=B    cap on live allocated bytes, decimal (read at cuInit)
+ *   FAKECUDA_MANAGED=1      the device has managed memory, reached by copies
+ *                           only (read at cuInit; default: none)
  *   FAKECUDA_CALLS_FILE=P   at process exit, write "name count" lines for every
  *                           cu* entry point called at least once
  *

@@ -10,7 +10,12 @@
  *   - CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED is 0: cuMemHostRegister is
  *     CUDA_ERROR_NOT_SUPPORTED;
  *   - CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0: cuMemAllocManaged is
- *     CUDA_ERROR_NOT_SUPPORTED, as documented for such a device;
+ *     CUDA_ERROR_NOT_SUPPORTED, as documented for such a device. With
+ *     FAKECUDA_MANAGED=1 (a test knob) it is 1, and cuMemAllocManaged gives
+ *     device memory marked managed (CU_POINTER_ATTRIBUTE_IS_MANAGED), freed
+ *     by cuMemFree, which the host reaches through copies only (its
+ *     addresses are the fake's device addresses: no host load can follow
+ *     them, so a client that touches managed memory directly crashes);
  *   - memory lives in this process only: cuIpcGetMemHandle makes a handle,
  *     and cuIpcOpenMemHandle can map none (CUDA_ERROR_MAP_FAILED).
  */
@@ -247,8 +252,12 @@ FC_EXPORT(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytesize, unsigned int 
     if (rc == CUDA_SUCCESS &&
         (!dptr || bytesize == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)))
         rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS && !fc_st.managed)
         rc = CUDA_ERROR_NOT_SUPPORTED; /* MANAGED_MEMORY is 0 */
+    if (rc == CUDA_SUCCESS)
+        rc = fc_mem_alloc(c, bytesize, NULL, dptr);
+    if (rc == CUDA_SUCCESS)
+        fc_mem_find_base(*dptr)->managed = true;
     fc_unlock();
     return rc;
 }

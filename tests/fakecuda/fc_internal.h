@@ -420,6 +420,7 @@ typedef struct fc_state {
     fc_tnode *free_va;             /* free address ranges: key start, val length */
     fc_tnode *reserved;            /* cuMemAddressReserve ranges: key start, val length */
     size_t mem_limit;              /* 0: none */
+    bool managed;                  /* FAKECUDA_MANAGED=1: the device has managed memory */
     size_t mem_used;               /* requested bytes of live allocations */
     size_t live_allocs;
     uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */
@@ -482,6 +483,7 @@ typedef struct fc_alloc {
     fc_pool *pool;     /* stream-ordered memory: the pool it came from; else NULL */
     bool free_pending; /* a cuMemFreeAsync is queued */
     bool mapped;       /* host backing is an mmap */
+    bool managed;      /* from cuMemAllocManaged */
     /* A cuMemMap mapping (fc_vmm.c): the cuMemCreate allocation it maps (its
      * backing is that allocation's), and what cuMemSetAccess allows its
      * device (a CUmemAccess_flags).  NULL for every other allocation. */

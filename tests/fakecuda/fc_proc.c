@@ -35,6 +35,12 @@ static const proc_entry table[] = {
 
 _Static_assert(sizeof table / sizeof table[0] == FC_EP_COUNT, "one table entry per entry point");
 
+/* cuMemAlloc_v2 behind an address no symbol names (FAKECUDA_PROCADDR_UNEXPORTED). */
+static CUresult unexported_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    return fc_self_cuMemAlloc_v2(dptr, bytesize);
+}
+
 /*
  * The variant of `symbol` for cudaVersion: the highest version not above
  * it; with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the per-thread
@@ -74,6 +80,11 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint
         return CUDA_ERROR_NOT_FOUND;
     }
     *pfn = hit->fn;
+    /* A test knob: the answer for cuMemAlloc is a function the driver does
+     * not export, as an internal entry point would be. */
+    const char *unexported = getenv("FAKECUDA_PROCADDR_UNEXPORTED");
+    if (unexported && !strcmp(unexported, symbol) && hit->fn == (void *)fc_self_cuMemAlloc_v2)
+        *pfn = (void *)unexported_cuMemAlloc_v2;
     if (status)
         *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;

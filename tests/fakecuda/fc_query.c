@@ -123,8 +123,10 @@ static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_all
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: /* "Otherwise returns NULL" */
         put_ptr(data, a ? (const void *)a->pool : NULL);
         return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        put_uint(data, a && a->managed);
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
         put_uint(data, 0);

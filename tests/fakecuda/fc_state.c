@@ -159,6 +159,8 @@ FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
     uint64_t limit;
     if (env_u64("FAKECUDA_MEM_LIMIT", &limit))
         fc_st.mem_limit = (size_t)limit;
+    uint64_t managed;
+    fc_st.managed = env_u64("FAKECUDA_MANAGED", &managed) && managed == 1;
 
     CUresult rc = fc_mem_init();
     if (rc != CUDA_SUCCESS) {
@@ -290,6 +292,7 @@ static int device_attribute(CUdevice_attribute a, CUdevice dev)
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1; /* fc_vmm.c */
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return fc_st.managed; /* fc_hostmem.c */
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return dev + 1;
     default: return 0;
     }

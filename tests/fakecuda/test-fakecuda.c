@@ -2471,3 +2471,28 @@ Test(fakecuda, set_access_checks_its_range_locations_and_flags)
     OK(cuMemRelease(h));
     OK(cuMemAddressFree(r, 2 * GRAN));
 }
+
+Test(fakecuda, managed_memory_with_the_knob_is_device_memory_marked_managed)
+{
+    CUdeviceptr d, plain;
+    unsigned int managed = 7;
+    unsigned char in[4] = {1, 2, 3, 4}, out[4] = {0};
+    int v = 0;
+    setenv("FAKECUDA_MANAGED", "1", 1); /* read at cuInit */
+    primary();
+    OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0));
+    cr_assert_eq(v, 1);
+    OK(cuMemAllocManaged(&d, 64, CU_MEM_ATTACH_GLOBAL));
+    OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, d));
+    cr_assert_eq(managed, 1);
+    OK(cuMemcpyHtoD_v2(d + 60, in, 4));
+    OK(cuMemcpyDtoH_v2(out, d + 60, 4));
+    cr_assert_eq(memcmp(in, out, 4), 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD_v2(d + 62, in, 4)); /* past its end */
+    OK(cuMemAlloc_v2(&plain, 64));
+    OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, plain));
+    cr_assert_eq(managed, 0);
+    OK(cuMemFree_v2(d));
+    OK(cuMemFree_v2(plain));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
