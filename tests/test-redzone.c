@@ -1,5 +1,6 @@
 /* Red zones (SPEC §4), through app-redzone and the fake driver. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "options/config.h"
 #include "redzone/redzone.h"
 #include "redzone/registry.h"
+#include "report/report.h"
 
 #define RZ GG_APPS "/app-redzone"
 
@@ -713,6 +715,7 @@ Test(redzone, coverage_line_is_absent_when_everything_was_guarded)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, COVERAGE, "(2, 2, 110, {}, 0)");
 	cr_expect(strstr(a.r.err, "2 allocations, 2 padded; 0 violations\n"), "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "the driver has no"), "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -811,3 +814,29 @@ Test(redzone, managed_allocation_gets_a_band)
 	allocator_is_guarded("managed:100", "managed 100: 0 buffer 0\n", 100);
 }
 
+
+/* A driver without the functions the bands need: no band, reason "driver",
+ * and one WARN naming what it lacks. Here no driver is loaded at all. */
+Test(redzone, a_driver_without_what_bands_need_is_named_once, .init = cr_redirect_stderr)
+{
+	struct gg_config cfg = { .redzone = 64, .verbosity = 1 };
+	struct gg_redzone_ticket t;
+	char err[4096] = "";
+	FILE *f;
+	size_t n;
+
+	gg_report_open(&cfg);
+	gg_redzone_configure(&cfg);
+	cr_assert_eq(gg_redzone_request(0, 100, NULL, false, &t), 0);
+	cr_assert_eq(t.reason, GG_REASON_driver);
+	cr_assert_eq(gg_redzone_request(1, 100, NULL, false, &t), 0);
+	cr_assert_eq(t.reason, GG_REASON_driver);
+	fflush(stderr);
+	f = cr_get_redirected_stderr();
+	n = fread(err, 1, sizeof(err) - 1, f);
+	err[n] = '\0';
+	cr_expect_eq(gg_count_lines(err, "WARN: GPUGUARD_REDZONE=64, but the driver has no cu"), 1,
+		     "%s", err);
+	cr_expect(strstr(err, ": no allocation gets a red zone (counted as unguarded, reason "
+			      "\"driver\")"), "%s", err);
+}
