@@ -1,5 +1,6 @@
 /* The exit path, exit codes and the report files (SPEC §5, §6). */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,4 +538,24 @@ Test(exit, every_variable_with_a_bad_value_is_named_once_and_defaults)
 	cr_assert_eq(gg_count_lines(r.err, "INFO: exit:"), 1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "cuMemAlloc_v2("), 0, "%s", r.err);
 	gg_run_free(&r);
+}
+
+/* node-exporter reads the metrics as another user: 0644 whatever the umask. */
+Test(exit, report_files_are_readable_by_all_whatever_the_umask)
+{
+	struct files f;
+	struct gg_run r;
+	struct stat st;
+
+	files_init(&f);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ f.env_json, f.env_metrics, "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", "umask 077; exec \"$0\" \"$@\"", RZ, "alloc:64", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(stat(f.metrics, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
+	cr_assert_eq(stat(f.json, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
+	gg_run_free(&r);
+	files_free(&f);
 }
