@@ -840,3 +840,18 @@ Test(redzone, a_driver_without_what_bands_need_is_named_once, .init = cr_redirec
 	cr_expect(strstr(err, ": no allocation gets a red zone (counted as unguarded, reason "
 			      "\"driver\")"), "%s", err);
 }
+
+/* More live contexts than the shim keeps slots for (1024): the allocation of
+ * the one without a slot is counted, reason no_context, not lost. */
+Test(redzone, an_allocation_in_a_context_past_the_slots_is_counted_no_context, .timeout = 300)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:8", "contexts:1024", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "contexts 1024: 1024 allocations\n");
+	/* The primary context took slot 0: 1023 more got one. */
+	assert_json(&a, COVERAGE, "(1025, 1024, 16376, {'no_context': 1}, 16)");
+	gg_app_run_free(&a);
+}

@@ -25,6 +25,8 @@
  *   pop / push       cuCtxPopCurrent_v2 / cuCtxPushCurrent_v2 of the primary context
  *   deadfree:K       cuMemFreeAsync of buffer K on a stream already destroyed
  *   ctx              create a context (cuCtxCreate_v4) and make it current
+ *   contexts:N       N contexts more, each made current in turn and given one
+ *                    live 16-byte allocation; prints how many succeeded
  *   destroy          destroy that context
  *   old-destroy      destroy it through the legacy cuCtxDestroy
  *   threads:T:N:S    T threads, each N alloc/free pairs of S bytes
@@ -386,6 +388,19 @@ int main(int argc, char **argv)
 			CHECK(cuStreamDestroy_v2(dead));
 			rc = cuMemFreeAsync(bufs[a].ptr, dead);
 			printf("free %lu on a destroyed stream: %s\n", a, rc ? "refused" : "done");
+		} else if (!strncmp(arg, "contexts:", 9)) {
+			CUcontext back, made;
+			CUdeviceptr p;
+			unsigned long ok = 0;
+
+			CHECK(cuCtxGetCurrent(&back));
+			for (unsigned long k = 0; k < a; k++) {
+				CHECK(cuCtxCreate_v4(&made, NULL, 0, 0));
+				ok += redzone_alloc(&p, 16) == CUDA_SUCCESS;
+				CHECK(cuCtxPopCurrent_v2(&made));
+			}
+			CHECK(cuCtxSetCurrent(back));
+			printf("contexts %lu: %lu allocations\n", a, ok);
 		} else if (!strcmp(arg, "ctx")) {
 			CHECK(cuCtxCreate_v4(&created, NULL, 0, 0));
 			CHECK(cuModuleLoad(&mod, ptx));
