@@ -30,16 +30,15 @@
 static size_t next_char(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
 	uint32_t c;
 
-	*cp = REPLACEMENT;
-	if (len == 1 || s[0] > 0xf4) {
-		if (len == 1)
-			*cp = s[0];
+	if (s[0] < 0x80) {
+		*cp = s[0];
 		return 1;
 	}
-	if (!len || len > n)
+	*cp = REPLACEMENT;
+	if (!len || s[0] > 0xf4 || len > n)
 		return 1;
 	c = s[0] & (0x7f >> len);
 	for (size_t i = 1; i < len; i++) {
