@@ -1200,7 +1200,6 @@ int gg_cmd_report(int argc, char **argv)
 		return status;
 	}
 	procs = calloc(o.nfiles + 1, sizeof(*procs));
-	v.required = o.require_coverage;
 	v.blind = calloc(o.nfiles + 1, sizeof(*v.blind));
 	v.why = calloc(o.nfiles + 1, sizeof(*v.why));
 	if (!procs || !v.blind || !v.why) {

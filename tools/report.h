@@ -101,7 +101,6 @@ void view_free_groups(struct view *vw);
  * failure of the whole set (no summary, or none guarded anything), "" when
  * there is none. */
 struct verdict {
-	bool required;
 	bool *blind;
 	char **why;
 	char set[128];
