@@ -357,6 +357,33 @@ Test(json, reads_a_file_and_names_the_system_error_of_a_missing_one)
 
 /* ---- gpuguard report ----------------------------------------------------- */
 
+/* Run Debian's python3 on @script with the arguments @args (NULL-ended),
+ * which must exit 0 or 3; its output (stdout and stderr) in *@out (free with
+ * free()). Whether it exited 0. */
+static bool python(const char *script, const char *const *args, char **out)
+{
+	char cmd[PATH_MAX * 4 + 8192];
+	size_t n;
+	FILE *p;
+	int status;
+
+	n = (size_t)snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$(cat <<'EOF'\n%sEOF\n)\"",
+			     script);
+	for (; *args; args++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " '%s'", *args);
+	cr_assert_lt(n + 8, sizeof(cmd));
+	strcat(cmd, " 2>&1");
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	*out = calloc(1, 65536);
+	cr_assert_not_null(*out);
+	fread(*out, 1, 65535, p); /* the first errors are enough */
+	status = pclose(p);
+	cr_assert(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
+		  "%s", *out);
+	return WEXITSTATUS(status) == 0;
+}
+
 /* The errors of the summary @path against docs/summary.schema.json (SPEC §6),
  * NULL when it validates. Free with free(). */
 static char *schema_errors(const char *path)
@@ -368,22 +395,10 @@ static char *schema_errors(const char *path)
 		"errors = list(v.iter_errors(json.load(open(sys.argv[1]))))\n"
 		"for e in errors: print('%s: %s' % (e.json_path, e.message))\n"
 		"sys.exit(3 if errors else 0)\n";
-	char cmd[PATH_MAX * 2 + sizeof(script) + 64];
-	FILE *p;
 	char *out;
-	int status;
 
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$(cat <<'EOF'\n%sEOF\n)\" '%s' '%s' 2>&1",
-		 script, path, GG_SOURCE_ROOT "/docs/summary.schema.json");
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	out = calloc(1, 65536);
-	cr_assert_not_null(out);
-	fread(out, 1, 65535, p); /* the first errors are enough */
-	status = pclose(p);
-	cr_assert(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
-		  "%s: %s", path, out);
-	if (WEXITSTATUS(status) == 0) {
+	if (python(script, (const char *[]){ path, GG_SOURCE_ROOT "/docs/summary.schema.json", NULL },
+		   &out)) {
 		free(out);
 		return NULL;
 	}
@@ -398,14 +413,17 @@ static void assert_valid(const char *path)
 	cr_assert_null(why, "%s does not follow docs/summary.schema.json:\n%s", path, why);
 }
 
-/* A summary as the shim writes it (SPEC §6). */
-static const char *summary_unchecked(const char *name, int pid, const char *unresolved,
-				     const char *violations, int errors)
+/* A summary as the shim writes it (SPEC §6), of the program @exe (JSON
+ * text) with red zones of @redzone bytes, and the members @extra ("" or
+ * JSON members, each followed by a comma) before "errors". */
+static const char *summary_full(const char *name, int pid, const char *exe, int redzone,
+				const char *unresolved, const char *violations, const char *extra,
+				int errors)
 {
 	return write_file(name,
-		"{ \"schema\": 1, \"pid\": %d, \"exe\": \"/path/app\", \"sealed\": true, "
+		"{ \"schema\": 1, \"pid\": %d, \"exe\": \"%s\", \"sealed\": true, "
 		"\"seals\": 1,\n"
-		"  \"config\": { \"redzone\": 64, \"fill\": 238, \"allow_unresolved\": false, "
+		"  \"config\": { \"redzone\": %d, \"fill\": 238, \"allow_unresolved\": false, "
 		"\"verbosity\": 1,\n"
 		"    \"boundary\": \"sync\", \"signal\": 0, \"redzone_min_idx\": 0, "
 		"\"check_on_free\": true,\n"
@@ -419,8 +437,14 @@ static const char *summary_unchecked(const char *name, int pid, const char *unre
 		"  \"redzones\": { \"scans\": 2, \"checked\": 18, \"unchecked\": 0, \"registry_bytes\": 4096,\n"
 		"      \"scan_driver_calls\": 2, \"batched\": true },\n"
 		"  \"violations\": [%s],\n"
-		"  \"errors\": %d }\n",
-		pid, unresolved, violations, errors);
+		"  %s\"errors\": %d }\n",
+		pid, exe, redzone, unresolved, violations, extra, errors);
+}
+
+static const char *summary_unchecked(const char *name, int pid, const char *unresolved,
+				     const char *violations, int errors)
+{
+	return summary_full(name, pid, "/path/app", 64, unresolved, violations, "", errors);
 }
 
 static const char *summary(const char *name, int pid, const char *unresolved,
@@ -848,7 +872,8 @@ Test(report, usage_errors_exit_2_and_help_exits_0)
 	free_result(&r);
 	r = RUN(gg_cmd_report, NULL, "report", "--help");
 	cr_expect_eq(r.status, 0);
-	cr_expect(!strncmp(r.out, "usage: gpuguard report [--help] FILE.json...\n", 45), "%s",
+	cr_expect(!strncmp(r.out, "usage: gpuguard report [--junit FILE] [--sarif FILE] "
+				  "[--require-coverage] FILE.json...\n", 87), "%s",
 		  r.out);
 	free_result(&r);
 }
@@ -925,6 +950,654 @@ Test(report, shows_the_line_symbolize_added_to_a_site)
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "            2x R at g+0x4 (lib.so+0x34) at /src/g.c:12\n"), "%s",
 		  r.out);
+	free_result(&r);
+	remove_dir();
+}
+
+/* ---- gpuguard report --junit, --sarif, --require-coverage ---------------- */
+
+/* Checks JUnit XML the way a CI system reads it (well-formed, one suite of
+ * test cases, counts that match them) and prints each test case's name and
+ * the types of its failures, then their texts, indented. */
+static const char junit_script[] =
+	"import sys, xml.etree.ElementTree as ET\n"
+	"root = ET.parse(sys.argv[1]).getroot()\n"
+	"assert root.tag == 'testsuites', root.tag\n"
+	"suites = list(root)\n"
+	"assert [s.tag for s in suites] == ['testsuite'], suites\n"
+	"s = suites[0]\n"
+	"assert s.get('name') == 'gpuguard', s.attrib\n"
+	"cases = list(s)\n"
+	"assert all(c.tag == 'testcase' for c in cases), cases\n"
+	"failed = sum(1 for c in cases if c.find('failure') is not None)\n"
+	"errors = sum(1 for c in cases if c.find('error') is not None)\n"
+	"for e in (root, s):\n"
+	"    want = (str(len(cases)), str(failed), str(errors))\n"
+	"    got = (e.get('tests'), e.get('failures'), e.get('errors'))\n"
+	"    assert got == want, (e.tag, got, want)\n"
+	"for c in cases:\n"
+	"    assert c.get('classname') == 'gpuguard', c.attrib\n"
+	"    for f in c:\n"
+	"        assert f.tag in ('failure', 'error'), f.tag\n"
+	"        assert f.get('message') and '\\n' not in f.get('message'), f.attrib\n"
+	"    print('%s: %s' % (c.get('name'), ' '.join(f.get('type') for f in c)))\n"
+	"for c in cases:\n"
+	"    for f in c:\n"
+	"        print('  %s' % f.get('message'))\n"
+	"        for line in (f.text or '').splitlines(): print('    ' + line)\n";
+
+/* What junit_script says of @path. Free with free(). */
+static char *junit_of(const char *path)
+{
+	char *out;
+
+	cr_assert(python(junit_script, (const char *[]){ path, NULL }, &out), "%s", out);
+	return out;
+}
+
+/* Validates SARIF against the 2.1.0 schema (tests/data, with formats such as
+ * "uri" checked) and what GitHub's code scanning reads of it, and prints a
+ * line a result: its rule, location and fingerprint; then the invocation's
+ * verdict and notifications. */
+static const char sarif_script[] =
+	"import json, sys, jsonschema\n"
+	"log = json.load(open(sys.argv[1]))\n"
+	"schema = json.load(open(sys.argv[2]))\n"
+	"v = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())\n"
+	"errors = list(v.iter_errors(log))\n"
+	"for e in errors: print('%s: %s' % (list(e.absolute_path), e.message))\n"
+	"if errors: sys.exit(3)\n"
+	"assert log['version'] == '2.1.0', log['version']\n"
+	"assert log['$schema'] == 'https://json.schemastore.org/sarif-2.1.0.json'\n"
+	"run, = log['runs']\n"
+	"driver = run['tool']['driver']\n"
+	"assert driver['name'] == 'gpuguard', driver\n"
+	"ids = [r['id'] for r in driver['rules']]\n"
+	"assert len(set(ids)) == len(ids), ids\n"
+	"for r in run['results']:\n"
+	"    assert ids[r['ruleIndex']] == r['ruleId'], r\n"
+	"    assert r['level'] == 'error' and r['message']['text'], r\n"
+	"    loc = r['locations'][0]['physicalLocation']\n"
+	"    art = loc['artifactLocation']\n"
+	"    print(r['ruleId'], art['uri'], art.get('uriBaseId', '-'),\n"
+	"          loc.get('region', {}).get('startLine', '-'),\n"
+	"          loc.get('address', {}).get('fullyQualifiedName', '-'),\n"
+	"          r['partialFingerprints']['gpuguardFinding/v1'])\n"
+	"inv, = run['invocations']\n"
+	"print('successful' if inv['executionSuccessful'] else 'not successful')\n"
+	"for n in inv.get('toolExecutionNotifications', []): print(n['message']['text'])\n";
+
+static char *sarif_of(const char *path)
+{
+	char *out;
+
+	cr_assert(python(sarif_script,
+			 (const char *[]){ path, GG_SOURCE_ROOT "/tests/data/sarif-schema-2.1.0.json",
+					   NULL },
+			 &out),
+		  "%s does not follow the SARIF 2.1.0 schema:\n%s", path, out);
+	return out;
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The fingerprints of the results sarif_script printed, one a line, sorted. */
+static char *fingerprints(const char *printed)
+{
+	char *lines[64], *out = calloc(1, 64 * 20), *copy = strdup(printed), *save = NULL;
+	size_t n = 0;
+
+	cr_assert(out && copy);
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *last = strrchr(l, ' ');
+
+		if (last && strlen(last + 1) == 16 && n < 64)
+			lines[n++] = last + 1;
+	}
+	qsort(lines, n, sizeof(lines[0]), by_string);
+	for (size_t i = 0; i < n; i++)
+		strcat(strcat(out, lines[i]), "\n");
+	free(copy);
+	return out;
+}
+
+Test(report, junit_has_one_testcase_per_process_and_a_failure_per_finding)
+{
+	const char *a, *b, *clean;
+	struct result r;
+	char *junit;
+
+	job_files(&a, &b, &clean);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("junit.xml"), clean, b, a);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	/* The human report is still written. */
+	cr_expect(strstr(r.out, "gpuguard report: 3 processes\n"), "%s", r.out);
+	junit = junit_of(in_tmp("junit.xml"));
+	cr_expect_str_eq(junit,
+		"app (pid 4711): unresolved-kernel redzone-violation\n"
+		"app (pid 4712): unresolved-kernel redzone-violation\n"
+		"app (pid 4713): \n"
+		"  required kernel app+0x2040::missing_kernel never resolved (3 failed lookups)\n"
+		"    1x CUDA_ERROR_NOT_FOUND at main+0x56 (app+0x1234)\n"
+		"    2x CUDA_ERROR_NOT_FOUND at main+0x80 (app+0x1260)\n"
+		"  red-zone violation: 8 bytes past the end of allocation #7 (1000 bytes) changed, "
+		"detected by scan\n"
+		"    allocated at load_weights+0x56 (app+0x1300)\n"
+		"  required kernel app+0x2040::missing_kernel never resolved (1 failed lookup)\n"
+		"    1x CUDA_ERROR_NOT_FOUND at main+0x56 (app+0x1234)\n"
+		"  red-zone violation: 8 bytes past the end of allocation #9 (1000 bytes) changed, "
+		"detected by scan\n"
+		"    allocated at load_weights+0x56 (app+0x1300)\n");
+	free(junit);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, junit_gives_a_clean_process_a_testcase_without_failure)
+{
+	const char *a, *b, *clean;
+	struct result r;
+	char *junit;
+
+	job_files(&a, &b, &clean);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit=" , clean);
+	cr_expect_eq(r.status, 2, "an empty --junit= is refused");
+	cr_expect_str_eq(r.err, "gpuguard: report: --junit needs a FILE\n");
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", clean, "--junit");
+	cr_expect_eq(r.status, 2);
+	cr_expect_str_eq(r.err, "gpuguard: report: --junit needs a FILE\n");
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit=" "/dev/null", "--junit", in_tmp("j.xml"),
+		clean);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect_str_eq(junit, "app (pid 4713): \n");
+	free(junit);
+	junit = file_text(in_tmp("j.xml"));
+	cr_expect(strstr(junit, "tests=\"1\" failures=\"0\" errors=\"0\""), "%s", junit);
+	cr_expect_null(strstr(junit, "<failure"), "%s", junit);
+	free(junit);
+	free_result(&r);
+	remove_dir();
+}
+
+/* The names in a summary can hold any character: the XML stays well-formed,
+ * and what XML 1.0 cannot hold at all is written as the terminal report
+ * writes it, or replaced. */
+Test(report, junit_escapes_names_and_replaces_what_xml_forbids)
+{
+	struct result r;
+	char *junit;
+
+	make_dir();
+	summary_full("e.json", 5, "/bin/a<b>&\\\"c\\u0001\\u0000d", 64,
+		     "{ \"module\": \"m]]>\\u0002\", \"function\": \"f&amp;\\u001f\\u007f\\ufffe\", "
+		     "\"count\": 1, \"expected_absent\": false, \"result\": \"R<\", \"site\": "
+		     "{ \"address\": \"0x1\", \"object\": \"/x/o'\\\"<\", \"offset\": \"0x1\", "
+		     "\"symbol\": \"s\\t+0x1\" } }",
+		     "", "", 1);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), in_tmp("e.json"));
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect_str_eq(junit,
+		"a<b>&\"c\\x01\\x00d (pid 5): unresolved-kernel\n"
+		"  required kernel m]]>\\x02::f&amp;\\x1f\\x7f\xef\xbf\xbd never resolved "
+		"(1 failed lookup)\n"
+		"    1x R< at s\\x09+0x1 (o'\"<+0x1)\n");
+	free(junit);
+	junit = file_text(in_tmp("j.xml"));
+	for (const char *p = junit; *p; p++)
+		cr_expect((unsigned char)*p >= 0x20 || *p == '\n', "byte 0x%02x at %td", *p,
+			  p - junit);
+	free(junit);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, sarif_has_a_result_per_finding_at_its_host_call_site)
+{
+	const char *a, *b, *clean, *line;
+	struct result r;
+	char *sarif;
+
+	job_files(&a, &b, &clean);
+	/* Symbolized: the site has a source line. */
+	line = summary("line.json", 4714,
+		       "{ \"module\": \"lib.so+0x40\", \"function\": \"k\", \"count\": 2, "
+		       "\"expected_absent\": false, \"result\": \"R\", \"site\": { \"address\": "
+		       "\"0x7f0000001234\", \"object\": \"/x/lib.so\", \"offset\": \"0x34\", "
+		       "\"symbol\": \"g+0x4\", \"line\": \"/src/g.c:12\" } }", "", 1);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("s.sarif"), a, b, clean, line);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	/* 4711 and 4712: a required kernel and a violation each; none for the
+	 * expected-absent one, nor for the clean 4713. */
+	cr_expect_eq(count_of(sarif, "\nunresolved-kernel ") + !strncmp(sarif, "unresolved-kernel ", 18),
+		     3, "%s", sarif);
+	cr_expect_eq(count_of(sarif, "redzone-violation "), 2, "%s", sarif);
+	cr_expect(strstr(sarif, "unresolved-kernel file:///path/app - - app+0x1234 "), "%s", sarif);
+	cr_expect(strstr(sarif, "redzone-violation file:///path/app - - app+0x1300 "), "%s", sarif);
+	cr_expect(strstr(sarif, "unresolved-kernel file:///src/g.c - 12 - "), "%s", sarif);
+	cr_expect(strstr(sarif, "\nsuccessful\n"), "%s", sarif);
+	free(sarif);
+	sarif = file_text(in_tmp("s.sarif"));
+	cr_expect(strstr(sarif, "\"logicalLocations\": [ { \"name\": \"load_weights\", \"kind\": "
+				"\"function\" } ]"), "%s", sarif);
+	cr_expect(strstr(sarif, "\"text\": \"red-zone violation: 8 bytes past the end of "
+				"allocation #9 (1000 bytes) changed, detected by scan in app (pid 4712).\\n"
+				"allocated at load_weights+0x56 (app+0x1300)\" }"), "%s", sarif);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
+/* A path below the directory the report runs in (a CI job's checkout) is
+ * relative to %SRCROOT%, as code scanning wants; in a stripped program's
+ * static runtime, the application's frame symbolize found stands for it. */
+Test(report, sarif_makes_paths_below_the_working_directory_relative)
+{
+	char cwd[PATH_MAX], rows[PATH_MAX * 3 + 1024];
+	struct result r;
+	char *sarif;
+
+	make_dir();
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(rows, sizeof(rows),
+		 "{ \"index\": 1, \"user_bytes\": 8, \"pad_bytes\": 16, \"first\": 0, \"last\": 0, "
+		 "\"changed\": 1, \"first_value\": 1, \"expected\": 238, \"detected_by\": \"free\", "
+		 "\"site\": { \"address\": \"0x7f00\", \"object\": \"%s/b/app s\", \"offset\": "
+		 "\"0xf00\", \"symbol\": null, \"in_static_runtime\": true, \"frames\": [ { "
+		 "\"address\": \"0x7f80\", \"object\": \"%s/b/app s\", \"offset\": \"0xf80\", "
+		 "\"symbol\": null } ], \"application\": { \"object\": \"%s/b/app s\", "
+		 "\"offset\": \"0xf80\", \"symbol\": \"load+0x8\" } } }",
+		 cwd, cwd, cwd);
+	summary("s.json", 7, "", rows, 1);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("s.sarif"), in_tmp("s.json"));
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	cr_expect(strstr(sarif, "redzone-violation b/app%20s %SRCROOT% - app s+0xf80 "), "%s",
+		  sarif);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
+/* What changes from run to run of the same program (pids, addresses under
+ * ASLR, handles, where the build lies, the order of the rows, allocation
+ * indices) leaves the fingerprints as they are; another finding has
+ * another. */
+Test(report, sarif_fingerprints_are_the_same_across_two_runs)
+{
+	static const char unresolved[] =
+		"{ \"module\": \"module@0x%s\", \"function\": \"k\", \"count\": 1, "
+		"\"expected_absent\": false, \"result\": \"R\", \"site\": { \"address\": \"0x%s1234\", "
+		"\"object\": \"/ci/%s/app\", \"offset\": \"0x1234\", \"symbol\": \"main+0x56\" } }";
+	static const char violation[] =
+		"{ \"index\": %d, \"user_bytes\": 1000, \"pad_bytes\": 64, \"first\": 0, \"last\": 7, "
+		"\"changed\": 8, \"first_value\": 65, \"expected\": 238, \"detected_by\": \"%s\", "
+		"\"site\": { \"address\": \"0x%s1300\", \"object\": \"/ci/%s/app\", \"offset\": "
+		"\"0x%s\", \"symbol\": \"load_weights+0x56\" } }";
+	char u1[512], u2[512], v1[512], v2[512], v3[512], rows[1600];
+	char *s1, *s2, *s3, *f1, *f2, *f3;
+	struct result r;
+
+	make_dir();
+	snprintf(u1, sizeof(u1), unresolved, "55d0c0de0000", "55d0c0de", "build-1");
+	snprintf(u2, sizeof(u2), unresolved, "7f3a00000000", "7f3a0000", "build-2");
+	snprintf(v1, sizeof(v1), violation, 7, "scan", "55d0c0de", "build-1", "1300");
+	snprintf(v2, sizeof(v2), violation, 9, "free", "7f3a0000", "build-2", "1300");
+	snprintf(v3, sizeof(v3), violation, 9, "free", "7f3a0000", "build-2", "1308");
+	snprintf(rows, sizeof(rows), "%s, %s", v1, v3);
+	summary("run1.json", 4711, u1, rows, 3);
+	snprintf(rows, sizeof(rows), "%s, %s", v3, v2);
+	summary("run2.json", 90210, u2, rows, 3);
+	summary("other.json", 90210, u2, v3, 2);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("1.sarif"), in_tmp("run1.json"));
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("2.sarif"), in_tmp("run2.json"));
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("3.sarif"), in_tmp("other.json"));
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	free_result(&r);
+	s1 = sarif_of(in_tmp("1.sarif"));
+	s2 = sarif_of(in_tmp("2.sarif"));
+	s3 = sarif_of(in_tmp("3.sarif"));
+	f1 = fingerprints(s1);
+	f2 = fingerprints(s2);
+	f3 = fingerprints(s3);
+	cr_expect_eq(count_of(f1, "\n"), 3, "%s", s1);
+	cr_expect_str_eq(f1, f2, "%s\n%s", s1, s2);
+	/* The violation at 0x1300 is not in the third. */
+	cr_expect_eq(count_of(f3, "\n"), 2, "%s", s3);
+	cr_expect_str_neq(f1, f3);
+	free(s1), free(s2), free(s3), free(f1), free(f2), free(f3);
+	remove_dir();
+}
+
+/* @dir/run@n.json: app-redzone, run under gpuguard on the fake driver, its
+ * 64-byte allocation overrun by 8. The environment is ours, less what
+ * would steer the shim or preload something else. */
+static void run_overrun(int n)
+{
+	extern char **environ;
+	char json[PATH_MAX], *envp[256];
+	size_t k = 0;
+	pid_t pid;
+	int status;
+
+	snprintf(json, sizeof(json), "%s/run%d.json", dir, n);
+	for (char **e = environ; *e && k < 250; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "LD_LIBRARY_PATH=", 16) &&
+		    strncmp(*e, "GPUGUARD_", 9) && strncmp(*e, "FAKECUDA_", 9) &&
+		    strncmp(*e, "ASAN_OPTIONS=", 13))
+			envp[k++] = *e;
+	envp[k++] = "LD_LIBRARY_PATH=" GG_FAKE_DIR;
+	envp[k++] = "GG_TEST_PTX=" GG_PTX;
+	if (GG_PRELOAD_PREFIX[0]) /* a sanitized shim, loaded by a sanitized program */
+		envp[k++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0";
+	envp[k] = NULL;
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+		execve(GG_CLI, (char *[]){ GG_CLI, "--redzone", "16", "--json", json, "--",
+					   GG_APPS "/app-redzone", "alloc:64", "overrun:0:8", NULL },
+		       envp);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+}
+
+Test(report, sarif_fingerprints_of_a_program_run_twice_are_the_same)
+{
+	struct result r;
+	char *s1, *s2, *f1, *f2, *j1, *j2;
+
+	make_dir();
+	run_overrun(1);
+	run_overrun(2);
+	j1 = file_text(in_tmp("run1.json"));
+	j2 = file_text(in_tmp("run2.json"));
+	cr_assert_str_neq(j1, j2, "two runs, two pids");
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("1.sarif"), in_tmp("run1.json"));
+	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("2.sarif"), in_tmp("run2.json"));
+	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+	free_result(&r);
+	s1 = sarif_of(in_tmp("1.sarif"));
+	s2 = sarif_of(in_tmp("2.sarif"));
+	f1 = fingerprints(s1);
+	f2 = fingerprints(s2);
+	cr_expect(strstr(s1, "redzone-violation "), "%s", s1);
+	cr_expect_eq(count_of(f1, "\n"), 1, "%s", s1);
+	cr_expect_str_eq(f1, f2, "%s\n%s", s1, s2);
+	free(s1), free(s2), free(f1), free(f2), free(j1), free(j2);
+	remove_dir();
+}
+
+/* Members of "coverage" as the shim writes them (SPEC §6). */
+#define COVERAGE(guarded, unguarded)                                                          \
+	"\"coverage\": { \"allocations\": 10, \"guarded\": " #guarded ", \"guarded_bytes\": "     \
+	"9000, \"unguarded\": { " unguarded " }, \"unguarded_bytes\": 16, \"vmm_bytes\": 0, "    \
+	"\"procaddr_unmatched\": 0, \"caching_allocators\": [] },\n  "
+
+Test(report, require_coverage_fails_a_run_that_guarded_nothing)
+{
+	const char *blind, *seeing;
+	struct result r;
+	char *junit, *sarif;
+
+	make_dir();
+	blind = summary_full("blind.json", 4711, "/path/app", 64, "", "",
+			     COVERAGE(0, "\"min_idx\": 9, \"zero_size\": 1"), 0);
+	seeing = summary_full("seeing.json", 4712, "/path/app", 64, "", "",
+			      COVERAGE(10, ""), 0);
+	assert_valid(blind);
+	/* Without the option, nothing failed. */
+	r = RUN(gg_cmd_report, NULL, "report", blind);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", "--junit", in_tmp("j.xml"),
+		"--sarif", in_tmp("s.sarif"), seeing, blind);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "gpuguard: report: --require-coverage: pid 4711 (/path/app): red "
+				"zones were on and none of its 10 allocations was guarded (min_idx 9, "
+				"zero_size 1)\n");
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect_str_eq(junit,
+		"app (pid 4711): no-coverage\n"
+		"app (pid 4712): \n"
+		"  pid 4711 (/path/app): red zones were on and none of its 10 allocations was "
+		"guarded (min_idx 9, zero_size 1)\n");
+	sarif = sarif_of(in_tmp("s.sarif"));
+	cr_expect_str_eq(sarif, "not successful\n--require-coverage: pid 4711 (/path/app): red "
+				"zones were on and none of its 10 allocations was guarded (min_idx 9, "
+				"zero_size 1)\n");
+	free(junit);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
+/* A summary from before the "coverage" member: allocations.padded says what
+ * was guarded. */
+Test(report, require_coverage_reads_padded_allocations_without_a_coverage_member)
+{
+	const char *path;
+	struct result r;
+
+	make_dir();
+	path = broken_summary("\"padded\": 9", NULL, "\"padded\": 0");
+	assert_valid(path);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", path);
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	cr_expect(strstr(r.err, "gpuguard: report: --require-coverage: pid 1 (/path/app): red "
+				"zones were on and none of its 10 allocations was guarded\n"), "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", summary("ok.json", 2, "", "", 0));
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, require_coverage_passes_a_run_that_guarded_something)
+{
+	const char *partly, *off;
+	struct result r;
+
+	make_dir();
+	partly = summary_full("partly.json", 4711, "/path/app", 64, "", "",
+			      COVERAGE(1, "\"min_idx\": 9"), 0);
+	/* Red zones off: nothing to guard, nothing missed. */
+	off = summary_full("off.json", 4712, "/path/app", 0, "", "", COVERAGE(0, "\"off\": 10"), 0);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", "--junit", in_tmp("j.xml"),
+		partly, off);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", off);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	free_result(&r);
+	remove_dir();
+}
+
+/* However many processes, one that guarded something does not make up for
+ * one that guarded nothing; and when none of them did, even without an
+ * allocation seen, the set fails. */
+Test(report, require_coverage_fails_a_set_in_which_no_process_guarded_anything)
+{
+	const char *none;
+	struct result r;
+
+	make_dir();
+	none = summary_full("none.json", 4711, "/path/app", 64, "", "",
+			    "\"coverage\": { \"allocations\": 0, \"guarded\": 0 },\n  ", 0);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", none);
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "gpuguard: report: --require-coverage: no process guarded any "
+				"allocation while red zones were on\n");
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", none,
+		summary_full("b.json", 4712, "/path/b", 64, "", "", COVERAGE(3, ""), 0));
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, require_coverage_fails_when_no_summary_was_read)
+{
+	struct result r;
+	char *junit, *sarif;
+
+	make_dir();
+	/* A glob that matched nothing: the shell passes it as it is. */
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", "--junit", in_tmp("j.xml"),
+		"--sarif", in_tmp("s.sarif"), in_tmp("out/*.json"));
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_str_eq(r.out, "");
+	cr_expect(strstr(r.err, "out/*.json: cannot read: No such file or directory\n"
+				"gpuguard: report: --require-coverage: no summary was read (1 file given, "
+				"none could be read)\n"), "%s", r.err);
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect(strstr(junit, "out/*.json: unreadable-summary\ncoverage: no-coverage\n"), "%s",
+		  junit);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	cr_expect(strstr(sarif, "not successful\n"), "%s", sarif);
+	cr_expect(strstr(sarif, "--require-coverage: no summary was read (1 file given, none "
+				"could be read)\n"), "%s", sarif);
+	free(junit);
+	free(sarif);
+	free_result(&r);
+	/* No file at all (a glob under nullglob, an empty xargs). */
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", "--junit", in_tmp("j.xml"));
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "gpuguard: report: --require-coverage: no summary was read (no "
+				"file given)\n");
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect_str_eq(junit, "coverage: no-coverage\n  no summary was read (no file given)\n");
+	free(junit);
+	free_result(&r);
+	remove_dir();
+}
+
+/* SPEC §8: a file that cannot be read is named and skipped; the CI files
+ * still hold the others, and say which was skipped. */
+Test(report, junit_and_sarif_are_written_for_the_readable_files_when_one_is_skipped)
+{
+	const char *a, *b, *clean, *bad;
+	struct result r;
+	char *junit, *sarif, want[PATH_MAX + 64];
+
+	job_files(&a, &b, &clean);
+	bad = write_file("bad.json", "{ \"schema\": 1,\n");
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
+		in_tmp("s.sarif"), bad, a);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.out, "\nskipped: 1 file that could not be read"), "%s", r.out);
+	junit = junit_of(in_tmp("j.xml"));
+	snprintf(want, sizeof(want), "app (pid 4711): unresolved-kernel redzone-violation\n"
+		 "%s: unreadable-summary\n", bad);
+	cr_expect_eq(strncmp(junit, want, strlen(want)), 0, "%s", junit);
+	cr_expect(strstr(junit, "  line 2, column 1: unexpected end of input"), "%s", junit);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	cr_expect_eq(count_of(sarif, "file:///path/app"), 2, "%s", sarif);
+	snprintf(want, sizeof(want), "not successful\n%s: line 2, column 1: unexpected end of "
+		 "input", bad);
+	cr_expect(strstr(sarif, want), "%s", sarif);
+	free(junit);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, a_ci_file_that_cannot_be_written_is_named_and_fails)
+{
+	const char *a, *b, *clean;
+	struct result r;
+
+	job_files(&a, &b, &clean);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", "/nonexistent/s.sarif", clean);
+	cr_expect_eq(r.status, 2);
+	cr_expect_str_eq(r.err, "gpuguard: report: --sarif /nonexistent/s.sarif: No such file or "
+				"directory\n");
+	cr_expect(strstr(r.out, "\nerrors: 0\n"), "%s", r.out);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, says_what_coverage_guarded_and_why_not)
+{
+	const char *a, *b;
+	struct result r;
+
+	make_dir();
+	a = summary_full("a.json", 10, "/path/app", 64, "", "", COVERAGE(9, "\"min_idx\": 1"), 0);
+	r = RUN(gg_cmd_report, NULL, "report", a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\n  coverage: 9 of 10 allocations guarded; 1 not (min_idx 1)\n"),
+		  "%s", r.out);
+	free_result(&r);
+	b = summary_full("b.json", 11, "/path/app", 64, "", "",
+			 "\"coverage\": { \"allocations\": 4, \"guarded\": 0, \"unguarded\": { "
+			 "\"capturing\": 3, \"min_idx\": 1 }, \"procaddr_unmatched\": 2, "
+			 "\"caching_allocators\": [ \"pytorch\" ] },\n  ", 0);
+	assert_valid(b);
+	r = RUN(gg_cmd_report, NULL, "report", a, b);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\n  coverage: 9 of 14 allocations guarded; 5 not (min_idx 2, "
+				"capturing 3); 2 cuGetProcAddress answers\n      matched no driver "
+				"function (calls through them are not seen); caching allocator: pytorch "
+				"(the\n      bands guard its segments, not each tensor)\n"), "%s", r.out);
+	free_result(&r);
+	/* An older summary: no line. */
+	r = RUN(gg_cmd_report, NULL, "report", summary("c.json", 12, "", "", 0));
+	cr_expect_null(strstr(r.out, "coverage"), "%s", r.out);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, refuses_a_coverage_member_of_the_wrong_shape)
+{
+	struct {
+		const char *coverage, *message;
+	} cases[] = {
+		{ "\"coverage\": [],\n  ", "\"coverage\" is a array, expected an object" },
+		{ "\"coverage\": { \"allocations\": 1, \"guarded\": \"1\" },\n  ",
+		  "\"coverage.guarded\" is a string, expected a non-negative integer" },
+		{ "\"coverage\": { \"allocations\": 1, \"guarded\": 1, \"unguarded\": { \"off\": -1 } "
+		  "},\n  ", "\"coverage.unguarded.off\" is the number -1, expected a non-negative "
+		  "integer" },
+		{ "\"coverage\": { \"allocations\": 1, \"guarded\": 1, \"caching_allocators\": [ 1 ] "
+		  "},\n  ", "\"coverage.caching_allocators[0]\" is a number, expected a string" },
+	};
+
+	struct result r;
+
+	make_dir();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_refused(summary_full("x.json", 1, "/path/app", 64, "", "", cases[i].coverage, 0),
+			       cases[i].coverage, cases[i].message);
+	/* The schema leaves the members optional; what the report reads, it
+	 * needs, rather than read as zeros. */
+	r = RUN(gg_cmd_report, NULL, "report",
+		summary_full("x.json", 1, "/path/app", 64, "", "",
+			     "\"coverage\": { \"guarded\": 1 },\n  ", 0));
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "no \"coverage.allocations\" member (expected a non-negative "
+				"integer)\n"), "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }

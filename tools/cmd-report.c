@@ -16,30 +16,33 @@
 
 #include "cli.h"
 #include "json.h"
+#include "report.h"
 
 #define WIDTH 100
 
 static const char report_usage[] =
-	"usage: gpuguard report [--help] FILE.json...\n"
+	"usage: gpuguard report [--junit FILE] [--sarif FILE] [--require-coverage] FILE.json...\n"
 	"\n"
 	"Summarizes gpuguard JSON summaries (GPUGUARD_SUMMARY_JSON) for a CI log. Several\n"
 	"files, one per process of a job (%p in the path), are merged into one view:\n"
 	"totals, then each unresolved kernel lookup and red-zone violation once, with the\n"
 	"pids it was seen in. FILE '-' is standard input.\n"
 	"\n"
-	"Exit status: 0 when no file counts an error, 1 when any does, 2 for a usage\n"
-	"error or a file that cannot be read or is not a schema 1 summary (named and\n"
-	"skipped: the others are still reported).\n";
+	"  --junit FILE         also write JUnit XML: a test case per process, a failure\n"
+	"                       per finding (GitLab, Jenkins)\n"
+	"  --sarif FILE         also write SARIF 2.1.0: a result per finding at its host\n"
+	"                       call site, with fingerprints stable across runs\n"
+	"  --require-coverage   fail when a process had red zones on and guarded no\n"
+	"                       allocation, or when no summary was read at all\n"
+	"\n"
+	"Exit status: 0 when no file counts an error, 1 when any does (or coverage fell\n"
+	"short under --require-coverage), 2 for a usage error, a file that cannot be\n"
+	"read or is not a schema 1 summary (named and skipped: the others are still\n"
+	"reported) or a --junit or --sarif file that cannot be written.\n";
 
 /* ---- text ---------------------------------------------------------------- */
 
-struct sb {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
+void sb_add(struct sb *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
@@ -62,7 +65,7 @@ static void sb_add(struct sb *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *fmt, ...)
+void sb_printf(struct sb *b, const char *fmt, ...)
 {
 	char tmp[256];
 	va_list ap;
@@ -90,12 +93,9 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const 
 	free(big);
 }
 
-/* Keeps the words on either side together when lines are wrapped. */
-#define GLUE "\x1f"
-
-/* Text from a summary, made safe for a terminal: control characters (C0, DEL
- * and C1, and the GLUE byte) are written as \xNN or \u00NN. */
-static void sb_clean(struct sb *b, const char *s, size_t n)
+/* Control characters (C0, DEL and C1, and the GLUE byte) are written as \xNN
+ * or \u00NN. */
+void sb_clean(struct sb *b, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -110,8 +110,7 @@ static void sb_clean(struct sb *b, const char *s, size_t n)
 	}
 }
 
-/* A string member of a summary, cleaned; @def when it is not a string. */
-static void sb_str(struct sb *b, const struct gg_json *v, const char *def)
+void sb_str(struct sb *b, const struct gg_json *v, const char *def)
 {
 	if (gg_json_is(v, GG_JSON_STRING))
 		sb_clean(b, v->u.string.s, v->u.string.len);
@@ -169,9 +168,25 @@ static void emit_sb(unsigned indent, unsigned hang, struct sb *b)
 
 /* ---- checking a summary -------------------------------------------------- */
 
+/* Name @file and why it is skipped (at @line, @column when @line is not 0),
+ * and keep the reason in *@why for the files written for CI. */
+static void refuse(char **why, const char *file, unsigned line, unsigned column, const char *msg)
+{
+	char *text;
+
+	if (!line)
+		text = strdup(msg);
+	else if (asprintf(&text, "line %u, column %u: %s", line, column, msg) < 0)
+		text = NULL;
+	gg_cli_error("report: %s: %s", file, text ? text : msg);
+	free(*why);
+	*why = text;
+}
+
 struct check {
 	const char *file;
 	bool bad;
+	char **why;
 };
 
 __attribute__((format(printf, 3, 4))) static void complain(struct check *ck,
@@ -187,11 +202,7 @@ __attribute__((format(printf, 3, 4))) static void complain(struct check *ck,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (at)
-		gg_cli_error("report: %s: line %u, column %u: %s", ck->file, at->line, at->column,
-			     msg);
-	else
-		gg_cli_error("report: %s: %s", ck->file, msg);
+	refuse(ck->why, ck->file, at ? at->line : 0, at ? at->column : 0, msg);
 }
 
 enum want { W_U64, W_BOOL, W_STRING, W_STRING_OR_NULL, W_OBJECT, W_OBJECT_OR_NULL, W_ARRAY };
@@ -239,6 +250,7 @@ static void expect(struct check *ck, const struct gg_json *obj, const char *wher
 			 want_text[w]);
 }
 
+/* The object @section of @root, required, with the counters @keys. */
 static void check_counters(struct check *ck, const struct gg_json *root, const char *section,
 			   const char *const *keys)
 {
@@ -309,8 +321,35 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	expect(ck, r, where, "detected_by", W_STRING_OR_NULL, false);
 }
 
-/* Whether @root is a schema 1 summary this report can read; says why not. */
-static bool check_summary(const char *file, const struct gg_json *root)
+/* "coverage" (SPEC §6) is newer than schema 1's first writers: optional, but
+ * read as it is when present. */
+static void check_coverage(struct check *ck, const struct gg_json *root)
+{
+	static const char *const counts[] = { "allocations", "guarded", NULL };
+	static const char *const more[] = { "guarded_bytes", "unguarded_bytes", "vmm_bytes",
+					    "procaddr_unmatched", NULL };
+	const struct gg_json *cov = gg_json_get(root, "coverage"), *v;
+
+	if (!cov)
+		return;
+	check_counters(ck, root, "coverage", counts);
+	for (const char *const *k = more; *k; k++)
+		expect(ck, cov, "coverage.", *k, W_U64, false);
+	expect(ck, cov, "coverage.", "unguarded", W_OBJECT, false);
+	v = gg_json_get(cov, "unguarded");
+	for (size_t i = 0; gg_json_is(v, GG_JSON_OBJECT) && i < gg_json_length(v); i++)
+		expect(ck, v, "coverage.unguarded.", v->u.object.members[i].key, W_U64, false);
+	expect(ck, cov, "coverage.", "caching_allocators", W_ARRAY, false);
+	v = gg_json_get(cov, "caching_allocators");
+	for (size_t i = 0; i < gg_json_length(v); i++)
+		if (!gg_json_is(gg_json_at(v, i), GG_JSON_STRING))
+			complain(ck, gg_json_at(v, i), "\"coverage.caching_allocators[%zu]\" is a %s, "
+				 "expected a string", i, gg_json_type_name(gg_json_at(v, i)->type));
+}
+
+/* Whether @root is a schema 1 summary this report can read; says why not
+ * (in *@why too). */
+static bool check_summary(const char *file, const struct gg_json *root, char **why)
 {
 	static const char *const lookups[] = { "total", "resolved", "unresolved_required",
 					       "unresolved_expected", "late_misses", "unresolved",
@@ -319,7 +358,7 @@ static bool check_summary(const char *file, const struct gg_json *root)
 						   "unpadded_fallbacks", "live", "live_bytes",
 						   NULL };
 	static const char *const redzones[] = { "scans", "checked", "unchecked", NULL };
-	struct check ck = { file, false };
+	struct check ck = { file, false, why };
 	const struct gg_json *schema = gg_json_get(root, "schema");
 
 	if (!gg_json_is(root, GG_JSON_OBJECT)) {
@@ -353,21 +392,13 @@ static bool check_summary(const char *file, const struct gg_json *root)
 	check_rows(&ck, root, "unresolved", check_unresolved_row);
 	check_rows(&ck, root, "violations", check_violation_row);
 	expect(&ck, root, "", "errors", W_U64, true);
+	expect(&ck, root, "", "config", W_OBJECT, false);
+	expect(&ck, gg_json_get(root, "config"), "config.", "redzone", W_U64, false);
+	check_coverage(&ck, root);
 	return !ck.bad;
 }
 
 /* ---- merging ------------------------------------------------------------- */
-
-struct proc {
-	const char *file;
-	struct gg_json *root;
-	uint64_t pid, errors;
-};
-
-struct pids {
-	uint64_t *v;
-	size_t len, cap;
-};
 
 static void pids_add(struct pids *p, uint64_t pid)
 {
@@ -392,40 +423,6 @@ static void sb_pids(struct sb *b, const struct pids *p)
 		sb_printf(b, "%s%" PRIu64, i ? ", " : "", p->v[i]);
 }
 
-/* One call site of an unresolved pair, over every process. */
-struct site_group {
-	char *text;   /* the site as printed */
-	char *result; /* cleaned */
-	uint64_t count;
-	struct pids pids;
-};
-
-/* One unresolved (module, function) pair, over every process. */
-struct pair_group {
-	const struct gg_json *module, *function;
-	bool required;
-	struct pids pids, required_pids, expected_pids;
-	uint64_t count;
-	struct site_group *sites;
-	size_t nsites, cap;
-};
-
-struct violation_group {
-	const struct gg_json *row; /* the first one seen */
-	char *key;
-	struct pids pids;
-	size_t rows; /* violations grouped here: each process's count once */
-};
-
-struct view {
-	struct proc *procs;
-	size_t nprocs;
-	struct pair_group *pairs;
-	size_t npairs, pairs_cap;
-	struct violation_group *violations;
-	size_t nviolations, violations_cap;
-};
-
 static bool same_string(const struct gg_json *a, const struct gg_json *b)
 {
 	if (!gg_json_is(a, GG_JSON_STRING) || !gg_json_is(b, GG_JSON_STRING))
@@ -434,7 +431,7 @@ static bool same_string(const struct gg_json *a, const struct gg_json *b)
 	       memcmp(a->u.string.s, b->u.string.s, a->u.string.len) == 0;
 }
 
-static bool hex_value(const struct gg_json *v, uint64_t *out)
+bool hex_value(const struct gg_json *v, uint64_t *out)
 {
 	const char *s = gg_json_string(v, NULL);
 	char *end;
@@ -448,7 +445,7 @@ static bool hex_value(const struct gg_json *v, uint64_t *out)
 
 /* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF", "0xADDRESS" or "an unknown
  * frame", as the log writes it, then " at FILE:LINE" when symbolized. */
-static void sb_site(struct sb *b, const struct gg_json *site)
+void sb_site(struct sb *b, const struct gg_json *site)
 {
 	const struct gg_json *object = gg_json_get(site, "object");
 	const struct gg_json *symbol = gg_json_get(site, "symbol");
@@ -541,7 +538,7 @@ static void add_unresolved(struct view *vw, const struct proc *pr, const struct 
 	}
 	if (!gg_cli_grow((void **)&g->sites, &g->cap, g->nsites, sizeof(*g->sites)))
 		goto out;
-	g->sites[g->nsites] = (struct site_group){ text.s, result.s, count, { 0 } };
+	g->sites[g->nsites] = (struct site_group){ text.s, result.s, count, { 0 }, site };
 	pids_add(&g->sites[g->nsites].pids, pr->pid);
 	g->nsites++;
 	return;
@@ -550,7 +547,7 @@ out:
 	free(result.s);
 }
 
-static uint64_t member_u64(const struct gg_json *obj, const char *key)
+uint64_t member_u64(const struct gg_json *obj, const char *key)
 {
 	return gg_json_u64(gg_json_get(obj, key), 0);
 }
@@ -590,7 +587,21 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 	pids_add(&g->pids, pr->pid);
 }
 
-static void free_view(struct view *vw)
+void view_group(struct view *vw)
+{
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		const struct proc *pr = &vw->procs[i];
+		const struct gg_json *rows = gg_json_get(pr->root, "unresolved");
+
+		for (size_t j = 0; j < gg_json_length(rows); j++)
+			add_unresolved(vw, pr, gg_json_at(rows, j));
+		rows = gg_json_get(pr->root, "violations");
+		for (size_t j = 0; j < gg_json_length(rows); j++)
+			add_violation(vw, pr, gg_json_at(rows, j));
+	}
+}
+
+void view_free_groups(struct view *vw)
 {
 	for (size_t i = 0; i < vw->npairs; i++) {
 		struct pair_group *g = &vw->pairs[i];
@@ -611,9 +622,125 @@ static void free_view(struct view *vw)
 		free(vw->violations[i].pids.v);
 	}
 	free(vw->violations);
-	for (size_t i = 0; i < vw->nprocs; i++)
-		gg_json_free(vw->procs[i].root);
-	free(vw->procs);
+	vw->pairs = NULL;
+	vw->violations = NULL;
+	vw->npairs = vw->pairs_cap = vw->nviolations = vw->violations_cap = 0;
+}
+
+/* ---- coverage ------------------------------------------------------------ */
+
+/* What a process's red zones guarded (SPEC §4, "coverage"); from
+ * allocations.calls and .padded when the summary predates the member. */
+struct coverage {
+	bool member; /* the summary has a "coverage" member */
+	bool redzones_on;
+	uint64_t allocations, guarded, procaddr_unmatched;
+	const struct gg_json *unguarded;  /* reason -> count, or NULL */
+	const struct gg_json *allocators; /* names, or NULL */
+};
+
+static void coverage_of(const struct proc *pr, struct coverage *c)
+{
+	const struct gg_json *cov = gg_json_get(pr->root, "coverage");
+	const struct gg_json *allocs = gg_json_get(pr->root, "allocations");
+	const struct gg_json *redzone = gg_json_get(gg_json_get(pr->root, "config"), "redzone");
+
+	memset(c, 0, sizeof(*c));
+	/* A summary that does not say is taken to have had them on: under
+	 * --require-coverage, not knowing must not pass. */
+	c->redzones_on = gg_json_u64(redzone, 1) > 0;
+	if (!gg_json_is(cov, GG_JSON_OBJECT)) {
+		c->allocations = member_u64(allocs, "calls");
+		c->guarded = member_u64(allocs, "padded");
+		return;
+	}
+	c->member = true;
+	c->allocations = member_u64(cov, "allocations");
+	c->guarded = member_u64(cov, "guarded");
+	c->procaddr_unmatched = member_u64(cov, "procaddr_unmatched");
+	c->unguarded = gg_json_get(cov, "unguarded");
+	c->allocators = gg_json_get(cov, "caching_allocators");
+}
+
+/* Counts by name (reasons an allocation was not guarded, caching
+ * allocators), over one process or several, in the order first seen. */
+struct tally {
+	struct tally_row {
+		const char *name;
+		size_t len;
+		uint64_t n;
+	} *v;
+	size_t len, cap;
+};
+
+static void tally_add(struct tally *t, const char *name, size_t len, uint64_t n)
+{
+	for (size_t i = 0; i < t->len; i++) {
+		if (t->v[i].len == len && !memcmp(t->v[i].name, name, len)) {
+			t->v[i].n += n;
+			return;
+		}
+	}
+	if (gg_cli_grow((void **)&t->v, &t->cap, t->len, sizeof(*t->v)))
+		t->v[t->len++] = (struct tally_row){ name, len, n };
+}
+
+static void tally_coverage(struct tally *reasons, struct tally *allocators,
+			   const struct coverage *c)
+{
+	for (size_t i = 0; i < gg_json_length(c->unguarded); i++) {
+		const struct gg_json_member *m = &c->unguarded->u.object.members[i];
+
+		tally_add(reasons, m->key, m->key_len, gg_json_u64(m->value, 0));
+	}
+	for (size_t i = 0; i < gg_json_length(c->allocators); i++) {
+		const struct gg_json *name = gg_json_at(c->allocators, i);
+
+		tally_add(allocators, name->u.string.s, name->u.string.len, 1);
+	}
+}
+
+/* "min_idx 1, zero_size 2", or the names alone. */
+static void sb_tally(struct sb *b, const struct tally *t, bool counts)
+{
+	for (size_t i = 0; i < t->len; i++) {
+		if (i)
+			sb_add(b, ", ", 2);
+		sb_clean(b, t->v[i].name, t->v[i].len);
+		if (counts)
+			sb_printf(b, " %" PRIu64, t->v[i].n);
+	}
+}
+
+/* "9 of 10 allocations guarded; 1 not (min_idx 1)", then what else the
+ * shim could not see. */
+static void sb_coverage(struct sb *b, const struct coverage *c, const struct tally *reasons,
+			const struct tally *allocators)
+{
+	uint64_t not = c->allocations - (c->guarded < c->allocations ? c->guarded : c->allocations);
+
+	sb_printf(b, "%" PRIu64 " of %" PRIu64 " %s guarded", c->guarded, c->allocations,
+		  gg_cli_plural(c->allocations, "allocation", "allocations"));
+	if (not) {
+		sb_printf(b, "; %" PRIu64 " not", not);
+		if (reasons->len) {
+			sb_add(b, GLUE "(", 2);
+			sb_tally(b, reasons, true);
+			sb_add(b, ")", 1);
+		}
+	}
+	if (c->procaddr_unmatched)
+		sb_printf(b, "; %" PRIu64 " cuGetProcAddress %s matched no driver function (calls "
+			  "through %s are not seen)", c->procaddr_unmatched,
+			  gg_cli_plural(c->procaddr_unmatched, "answer", "answers"),
+			  gg_cli_plural(c->procaddr_unmatched, "it", "them"));
+	if (allocators->len) {
+		sb_printf(b, "; caching %s: ",
+			  gg_cli_plural(allocators->len, "allocator", "allocators"));
+		sb_tally(b, allocators, false);
+		sb_printf(b, " (the bands guard %s segments, not each tensor)",
+			  gg_cli_plural(allocators->len, "its", "their"));
+	}
 }
 
 /* ---- printing ------------------------------------------------------------ */
@@ -625,6 +752,33 @@ static uint64_t total(const struct view *vw, const char *section, const char *ke
 	for (size_t i = 0; i < vw->nprocs; i++)
 		sum += member_u64(gg_json_get(vw->procs[i].root, section), key);
 	return sum;
+}
+
+/* The processes' "coverage" members added up; nothing when none has one. */
+static void print_coverage(const struct view *vw, unsigned indent)
+{
+	struct coverage sum = { 0 }, c;
+	struct tally reasons = { 0 }, allocators = { 0 };
+	struct sb b = { 0 };
+
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		coverage_of(&vw->procs[i], &c);
+		if (!c.member)
+			continue;
+		sum.member = true;
+		sum.allocations += c.allocations;
+		sum.guarded += c.guarded;
+		sum.procaddr_unmatched += c.procaddr_unmatched;
+		tally_coverage(&reasons, &allocators, &c);
+	}
+	if (sum.member) {
+		sb_add(&b, "coverage: ", strlen("coverage: "));
+		sb_coverage(&b, &sum, &reasons, &allocators);
+		emit_sb(indent, indent + 4, &b);
+	}
+	free(b.s);
+	free(reasons.v);
+	free(allocators.v);
 }
 
 static void print_counters(const struct view *vw, unsigned indent)
@@ -656,6 +810,7 @@ static void print_counters(const struct view *vw, unsigned indent)
 		  total(vw, "redzones", "unchecked"));
 	emit_sb(indent, indent + 4, &b);
 	free(b.s);
+	print_coverage(vw, indent);
 }
 
 static void print_process(const struct proc *pr, bool several)
@@ -808,18 +963,96 @@ static void print_errors(const struct view *vw, bool several)
 	free(b.s);
 }
 
+/* ---- --require-coverage ---------------------------------------------------- */
+
+/* Whether @pr is a process whose red zones never looked: they were on and
+ * guarded nothing while it allocated, or while cuGetProcAddress answers it
+ * could not match may have hidden its allocations. *@why says so
+ * (malloc'ed; NULL when out of memory). */
+static bool blind(const struct proc *pr, char **why)
+{
+	struct tally reasons = { 0 }, allocators = { 0 };
+	struct coverage c;
+	struct sb b = { 0 };
+
+	coverage_of(pr, &c);
+	if (!c.redzones_on || c.guarded || (!c.allocations && !c.procaddr_unmatched))
+		return false;
+	tally_coverage(&reasons, &allocators, &c);
+	sb_printf(&b, "pid %" PRIu64 " (", pr->pid);
+	sb_str(&b, gg_json_get(pr->root, "exe"), "unknown program");
+	sb_add(&b, "): red zones were on and ", strlen("): red zones were on and "));
+	if (c.allocations) {
+		sb_printf(&b, "none of its %" PRIu64 " %s was guarded", c.allocations,
+			  gg_cli_plural(c.allocations, "allocation", "allocations"));
+		if (reasons.len) {
+			sb_add(&b, " (", 2);
+			sb_tally(&b, &reasons, true);
+			sb_add(&b, ")", 1);
+		}
+	} else {
+		sb_printf(&b, "no allocation was seen, while %" PRIu64 " cuGetProcAddress %s matched "
+			  "no driver function (calls through %s are not seen)", c.procaddr_unmatched,
+			  gg_cli_plural(c.procaddr_unmatched, "answer", "answers"),
+			  gg_cli_plural(c.procaddr_unmatched, "it", "them"));
+	}
+	free(reasons.v);
+	free(allocators.v);
+	if (b.oom) {
+		free(b.s);
+		b.s = NULL;
+	}
+	*why = b.s;
+	return true;
+}
+
+/* Fill @v for the @nfiles files of @procs, the @nread readable ones first,
+ * and name each failure. Whether coverage fell short. */
+static bool judge_coverage(struct verdict *v, const struct proc *procs, size_t nfiles,
+			   size_t nread)
+{
+	bool any_on = false, any_guarded = false, short_of = false;
+
+	for (size_t i = 0; i < nread; i++) {
+		struct coverage c;
+
+		coverage_of(&procs[i], &c);
+		any_on |= c.redzones_on;
+		any_guarded |= c.guarded > 0;
+		if (blind(&procs[i], &v->why[i])) {
+			v->blind[i] = short_of = true;
+			gg_cli_error("report: --require-coverage: %s",
+				     v->why[i] ? v->why[i] : "a process guarded nothing");
+		}
+	}
+	if (!nread && nfiles)
+		snprintf(v->set, sizeof(v->set), "no summary was read (%zu %s given, none could be "
+			 "read)", nfiles, gg_cli_plural(nfiles, "file", "files"));
+	else if (!nread)
+		snprintf(v->set, sizeof(v->set), "no summary was read (no file given)");
+	else if (any_on && !any_guarded && !short_of)
+		snprintf(v->set, sizeof(v->set), "no process guarded any allocation while red "
+			 "zones were on");
+	if (v->set[0])
+		gg_cli_error("report: --require-coverage: %s", v->set);
+	return short_of || v->set[0];
+}
+
 /* ---- the command --------------------------------------------------------- */
 
+/* The readable summaries by pid, then the others in argv order. */
 static int by_pid(const void *a, const void *b)
 {
 	const struct proc *x = a, *y = b;
 
-	if (x->pid != y->pid)
+	if (!x->root != !y->root)
+		return x->root ? -1 : 1;
+	if (x->root && x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	return x->file < y->file ? -1 : x->file > y->file; /* argv order */
 }
 
-static struct gg_json *load(const char *file)
+static struct gg_json *load(const char *file, char **why)
 {
 	struct gg_json_error err;
 	struct gg_json *root;
@@ -829,7 +1062,7 @@ static struct gg_json *load(const char *file)
 		char *text = gg_json_read_fd(STDIN_FILENO, &len);
 
 		if (!text) {
-			gg_cli_error("report: standard input: %s", strerror(errno));
+			refuse(why, "standard input", 0, 0, strerror(errno));
 			return NULL;
 		}
 		root = gg_json_parse(text, len, &err);
@@ -838,126 +1071,188 @@ static struct gg_json *load(const char *file)
 		root = gg_json_parse_file(file, &err);
 	}
 	if (!root) {
-		if (err.line)
-			gg_cli_error("report: %s: line %u, column %u: %s", file, err.line,
-				     err.column, err.message);
-		else
-			gg_cli_error("report: %s: cannot read: %s", file, err.message);
+		char msg[sizeof(err.message) + 16];
+
+		snprintf(msg, sizeof(msg), "%s%s", err.line ? "" : "cannot read: ", err.message);
+		refuse(why, file, err.line, err.column, msg);
 		return NULL;
 	}
-	if (!check_summary(file, root)) {
+	if (!check_summary(file, root, why)) {
 		gg_json_free(root);
 		return NULL;
 	}
 	return root;
 }
 
-int gg_cmd_report(int argc, char **argv)
-{
-	struct view vw = { 0 };
-	bool several, stdin_used = false, options = true;
-	int files = 0, skipped = 0, status;
+struct options {
+	const char *junit, *sarif;
+	bool require_coverage;
+	char **files;
+	size_t nfiles;
+};
 
-	for (int i = 1; i < argc; i++) {
-		if (options && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-			fputs(report_usage, stdout);
-			return fflush(stdout) ? 2 : 0;
-		}
-		if (options && !strcmp(argv[i], "--")) {
-			options = false;
-			continue;
-		}
-		if (options && argv[i][0] == '-' && argv[i][1]) {
-			gg_cli_error("report: unknown option '%s' (see gpuguard report --help)",
-				     argv[i]);
-			return 2;
-		}
-		if (!strcmp(argv[i], "-")) {
-			if (stdin_used) {
-				gg_cli_error("report: standard input ('-') given twice");
-				return 2;
-			}
-			stdin_used = true;
-		}
-		files++;
+/* Where the value of @arg goes when it is "--junit" or "--sarif" (*@n: the
+ * option's length, "=VALUE" may follow), else NULL. */
+static const char **file_option(struct options *o, const char *arg, size_t *n)
+{
+	static const char *const names[] = { "--junit", "--sarif" };
+	const char **slots[] = { &o->junit, &o->sarif };
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		*n = strlen(names[k]);
+		if (!strncmp(arg, names[k], *n) && (!arg[*n] || arg[*n] == '='))
+			return slots[k];
 	}
-	if (!files) {
-		gg_cli_error("report: no FILE.json given (usage: gpuguard report FILE.json...)");
-		return 2;
-	}
-	vw.procs = calloc((size_t)files, sizeof(*vw.procs));
-	if (!vw.procs) {
+	return NULL;
+}
+
+/* 0, 1 for --help, or 2 for a usage error (named). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	bool options = true, stdin_used = false;
+
+	o->files = calloc((size_t)argc, sizeof(*o->files));
+	if (!o->files) {
 		gg_cli_error("report: out of memory");
 		return 2;
 	}
-	options = true;
 	for (int i = 1; i < argc; i++) {
-		struct proc *pr;
+		const char *arg = argv[i], **slot;
+		size_t n;
 
-		if (options && !strcmp(argv[i], "--")) {
+		if (!options || arg[0] != '-' || !arg[1]) {
+			if (!strcmp(arg, "-")) {
+				if (stdin_used) {
+					gg_cli_error("report: standard input ('-') given twice");
+					return 2;
+				}
+				stdin_used = true;
+			}
+			o->files[o->nfiles++] = argv[i];
+		} else if (!strcmp(arg, "--")) {
 			options = false;
-			continue;
+		} else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			return 1;
+		} else if (!strcmp(arg, "--require-coverage")) {
+			o->require_coverage = true;
+		} else if ((slot = file_option(o, arg, &n))) {
+			*slot = arg[n] ? arg + n + 1 : i + 1 < argc ? argv[++i] : NULL;
+			if (!*slot || !**slot) {
+				gg_cli_error("report: %.*s needs a FILE", (int)n, arg);
+				return 2;
+			}
+		} else {
+			gg_cli_error("report: unknown option '%s' (see gpuguard report --help)", arg);
+			return 2;
 		}
-		pr = &vw.procs[vw.nprocs];
-		pr->file = argv[i];
-		pr->root = load(argv[i]);
-		if (!pr->root) {
-			skipped++; /* named by load(); the others are still reported (SPEC §8) */
-			continue;
-		}
-		pr->pid = member_u64(pr->root, "pid");
-		pr->errors = member_u64(pr->root, "errors");
-		vw.nprocs++;
 	}
-	if (!vw.nprocs) {
-		free_view(&vw);
+	/* With --require-coverage an empty set is the failure it names, reported
+	 * in the files for CI too, not a usage error. */
+	if (!o->nfiles && !o->require_coverage) {
+		gg_cli_error("report: no FILE.json given (usage: gpuguard report FILE.json...)");
 		return 2;
 	}
-	several = vw.nprocs > 1;
-	qsort(vw.procs, vw.nprocs, sizeof(*vw.procs), by_pid);
-	for (size_t i = 0; i < vw.nprocs; i++) {
-		const struct proc *pr = &vw.procs[i];
-		const struct gg_json *rows = gg_json_get(pr->root, "unresolved");
+	return 0;
+}
 
-		for (size_t j = 0; j < gg_json_length(rows); j++)
-			add_unresolved(&vw, pr, gg_json_at(rows, j));
-		rows = gg_json_get(pr->root, "violations");
-		for (size_t j = 0; j < gg_json_length(rows); j++)
-			add_violation(&vw, pr, gg_json_at(rows, j));
-	}
+static void print_report(struct view *vw, size_t skipped)
+{
+	bool several = vw->nprocs > 1;
 
 	if (several) {
-		printf("gpuguard report: %zu processes\n", vw.nprocs);
-		for (size_t i = 0; i < vw.nprocs; i++)
-			print_process(&vw.procs[i], true);
+		printf("gpuguard report: %zu processes\n", vw->nprocs);
+		for (size_t i = 0; i < vw->nprocs; i++)
+			print_process(&vw->procs[i], true);
 		printf("totals:\n");
 	} else {
 		struct sb b = { 0 };
 
 		sb_add(&b, "gpuguard report: ", strlen("gpuguard report: "));
-		sb_clean(&b, vw.procs[0].file, strlen(vw.procs[0].file));
+		sb_clean(&b, vw->procs[0].file, strlen(vw->procs[0].file));
 		emit_sb(0, 4, &b);
 		free(b.s);
-		print_process(&vw.procs[0], false);
+		print_process(&vw->procs[0], false);
 	}
-	print_counters(&vw, 2);
-	print_unresolved(&vw, several);
-	print_violations(&vw, several);
-	print_errors(&vw, several);
+	print_counters(vw, 2);
+	print_unresolved(vw, several);
+	print_violations(vw, several);
+	print_errors(vw, several);
+	if (skipped)
+		printf("\nskipped: %zu %s that could not be read (named on standard error)\n",
+		       skipped, gg_cli_plural(skipped, "file", "files"));
+}
 
-	status = 0;
-	for (size_t i = 0; i < vw.nprocs; i++)
-		if (vw.procs[i].errors)
+int gg_cmd_report(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct verdict v = { 0 };
+	struct proc *procs;
+	struct view vw = { 0 };
+	size_t nread = 0;
+	int err, status = parse_options(argc, argv, &o);
+
+	if (status) {
+		free(o.files);
+		if (status == 1) {
+			fputs(report_usage, stdout);
+			return fflush(stdout) ? 2 : 0;
+		}
+		return status;
+	}
+	procs = calloc(o.nfiles + 1, sizeof(*procs));
+	v.blind = calloc(o.nfiles + 1, sizeof(*v.blind));
+	v.why = calloc(o.nfiles + 1, sizeof(*v.why));
+	if (!procs || !v.blind || !v.why) {
+		gg_cli_error("report: out of memory");
+		status = 2;
+		goto out;
+	}
+	for (size_t i = 0; i < o.nfiles; i++) {
+		struct proc *pr = &procs[i];
+
+		pr->file = o.files[i];
+		/* Named by load(); the others are still reported (SPEC §8). */
+		pr->root = load(pr->file, &pr->why);
+		pr->pid = member_u64(pr->root, "pid");
+		pr->errors = member_u64(pr->root, "errors");
+		nread += pr->root != NULL;
+		if (pr->errors)
 			status = 1;
-	if (skipped) {
-		printf("\nskipped: %d %s that could not be read (named on standard error)\n", skipped,
-		       gg_cli_plural((unsigned long long)skipped, "file", "files"));
+	}
+	qsort(procs, o.nfiles, sizeof(*procs), by_pid);
+	vw.procs = procs;
+	vw.nprocs = nread;
+	if (nread) {
+		view_group(&vw);
+		print_report(&vw, o.nfiles - nread);
+		view_free_groups(&vw);
+	}
+	if (o.require_coverage && judge_coverage(&v, procs, o.nfiles, nread) && !status)
+		status = 1;
+	if (nread < o.nfiles)
+		status = 2;
+	if (o.junit && (err = report_junit(o.junit, procs, o.nfiles, &v))) {
+		gg_cli_error("report: --junit %s: %s", o.junit, strerror(-err));
 		status = 2;
 	}
-	free_view(&vw);
+	if (o.sarif && (err = report_sarif(o.sarif, procs, o.nfiles, &v))) {
+		gg_cli_error("report: --sarif %s: %s", o.sarif, strerror(-err));
+		status = 2;
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		gg_cli_error("report: cannot write the report: %s", strerror(errno));
-		return 2;
+		status = 2;
 	}
+out:
+	for (size_t i = 0; procs && i < o.nfiles; i++) {
+		gg_json_free(procs[i].root);
+		free(procs[i].why);
+		if (v.why)
+			free(v.why[i]);
+	}
+	free(procs);
+	free(v.blind);
+	free(v.why);
+	free(o.files);
 	return status;
 }

@@ -1,0 +1,760 @@
+/* gpuguard report --junit and --sarif: the findings of the summaries in the
+ * formats CI systems read (SPEC §8). JUnit XML for GitLab's and Jenkins' test
+ * reports: a test case per process, a failure per finding. SARIF 2.1.0 for
+ * code scanning: a result per finding at the host call site, with a
+ * fingerprint that leaves out what changes from run to run (pids, addresses,
+ * times), so that the same finding of two runs is one alert. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "report.h"
+
+/* ---- characters ------------------------------------------------------------ */
+
+#define REPLACEMENT 0xfffd
+
+/* The character at @s (@n bytes left): its length, at least 1; *@cp is
+ * REPLACEMENT for a byte that does not start a valid UTF-8 sequence. */
+static size_t next_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	*cp = REPLACEMENT;
+	if (!len || s[0] > 0xf4 || len > n)
+		return 1;
+	c = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 1;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < least[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 1;
+	*cp = c;
+	return len;
+}
+
+/* Character @c, read from @p (@len bytes): an ASCII one as @c says (GLUE
+ * is written as a space), another as it was read. */
+static void put_char(FILE *f, const unsigned char *p, size_t len, uint32_t c)
+{
+	if (c == REPLACEMENT)
+		fputs("\xef\xbf\xbd", f);
+	else if (len == 1)
+		fputc((int)c, f);
+	else
+		fwrite(p, 1, len, f);
+}
+
+/* @n bytes of @s as XML character data, or an attribute's value (@attr,
+ * which keeps its line breaks as references). XML 1.0 has no way to write
+ * the other C0 controls, U+FFFE or U+FFFF, nor bytes that are not UTF-8:
+ * they become U+FFFD. The text of a summary comes cleaned (sb_clean), so
+ * that is seldom needed; GLUE is a space. */
+static void put_xml(FILE *f, const char *s, size_t n, bool attr)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0, len; i < n; i += len) {
+		uint32_t c;
+
+		len = next_char(p + i, n - i, &c);
+		if (c == (unsigned char)GLUE[0])
+			c = ' ';
+		else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0xfffe ||
+			 c == 0xffff)
+			c = REPLACEMENT;
+		if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '"' && attr)
+			fputs("&quot;", f);
+		else if (c == '\r' || (c < 0x20 && attr))
+			fprintf(f, "&#%u;", c);
+		else
+			put_char(f, p + i, len, c);
+	}
+}
+
+static void put_xml_sb(FILE *f, const struct sb *b, bool attr)
+{
+	put_xml(f, b->s ? b->s : "", b->len, attr);
+}
+
+/* @n bytes of @s as a JSON string, quotes included; bytes that are not UTF-8
+ * become U+FFFD, GLUE a space. */
+static void put_json(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (size_t i = 0, len; i < n; i += len) {
+		uint32_t c;
+
+		len = next_char(p + i, n - i, &c);
+		if (c == (unsigned char)GLUE[0])
+			c = ' ';
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", (int)c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			put_char(f, p + i, len, c);
+	}
+	fputc('"', f);
+}
+
+static void put_json_str(FILE *f, const char *s)
+{
+	put_json(f, s, strlen(s));
+}
+
+static void put_json_sb(FILE *f, const struct sb *b)
+{
+	put_json(f, b->s ? b->s : "", b->len);
+}
+
+/* @scheme, @path as a URI reference (RFC 3986) and @tail, quoted for JSON:
+ * the bytes a path segment may not hold %-encoded. */
+static void put_uri(FILE *f, const char *scheme, const char *path, const char *tail)
+{
+	fputc('"', f);
+	fputs(scheme, f);
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/!$&'()*+,;=:@", *p))
+			fputc(*p, f);
+		else
+			fprintf(f, "%%%02X", *p);
+	}
+	fputs(tail, f);
+	fputc('"', f);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The basename of the string @v (NULs and all): its first byte, its length
+ * in *@n; "" when @v is no string. */
+static const char *base_of(const struct gg_json *v, size_t *n)
+{
+	const char *s = gg_json_string(v, ""), *slash;
+
+	*n = gg_json_is(v, GG_JSON_STRING) ? v->u.string.len : 0;
+	slash = memrchr(s, '/', *n);
+	if (slash) {
+		*n -= (size_t)(slash + 1 - s);
+		return slash + 1;
+	}
+	return s;
+}
+
+/* ---- findings ------------------------------------------------------------ */
+
+/* A kind of finding: a JUnit failure type and a SARIF rule. */
+struct rule {
+	const char *id, *name, *short_text, *full_text;
+};
+
+enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_COVERAGE };
+
+static const struct rule rules[] = {
+	[R_VIOLATION] = { "redzone-violation", "RedZoneViolation",
+		"Bytes past the end of a device allocation changed",
+		"A red-zone band, the bytes gpuguard adds after a device allocation and fills "
+		"with a known byte, changed: something wrote past the end of the allocation. "
+		"The location is where the allocation was made." },
+	[R_UNRESOLVED] = { "unresolved-kernel", "UnresolvedKernel",
+		"A required kernel was never found",
+		"Every lookup of a kernel that is not declared expected-absent failed (for "
+		"example CUDA_ERROR_NOT_FOUND, or no code for this GPU). The location is the "
+		"call site of a failed lookup." },
+	[R_LATE] = { "late-miss", "LateMiss",
+		"A kernel lookup failed after the audit was sealed",
+		"After the seal, a lookup of a kernel that is not declared expected-absent "
+		"failed. The gpuguard log names each one with its call site." },
+	[R_OTHER] = { "other-error", "OtherError",
+		"An error gpuguard counted that its summary does not itemize",
+		"The summary counts errors that are none of its listed findings (for example a "
+		"failed module load). The gpuguard log names each one." },
+	[R_COVERAGE] = { "no-coverage", "NoCoverage",
+		"Red zones were on and guarded nothing", "" },
+};
+
+#define NRULES 4 /* the rules of results; no-coverage is the invocation's */
+
+struct finding {
+	int rule;
+	struct sb message; /* one line */
+	struct sb detail;  /* lines: the call sites and what else the summary says */
+	const struct gg_json *site; /* where the host called, or NULL */
+	uint64_t fingerprint;
+};
+
+/* FNV-1a, 64 bits, over fields each ended by a NUL (so "ab","c" is not
+ * "a","bc"). */
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
+	return h * FNV_PRIME; /* the NUL that ends the field */
+}
+
+static uint64_t fnv_cstr(uint64_t h, const char *s)
+{
+	return fnv(h, s, strlen(s));
+}
+
+static uint64_t fnv_str(uint64_t h, const struct gg_json *v)
+{
+	return gg_json_is(v, GG_JSON_STRING) ? fnv(h, v->u.string.s, v->u.string.len)
+					      : fnv(h, "", 0);
+}
+
+/* The frame of the host program a site stands for: inside the CUDA runtime
+ * linked into a stripped program, the application's frame where
+ * gpuguard symbolize named it. */
+static const struct gg_json *host_frame(const struct gg_json *site)
+{
+	const struct gg_json *app = gg_json_get(site, "application");
+
+	if (gg_json_bool(gg_json_get(site, "in_static_runtime"), false) &&
+	    gg_json_is(app, GG_JSON_OBJECT))
+		return app;
+	return site;
+}
+
+/* A call site, the same in every run of the same build: the object's
+ * basename (its directory may differ between checkouts), the offset in it
+ * and the symbol; never the address, which moves with ASLR. */
+static uint64_t fnv_site(uint64_t h, const struct gg_json *site)
+{
+	const struct gg_json *frame = host_frame(site);
+	size_t n;
+	const char *object = base_of(gg_json_get(frame, "object"), &n);
+
+	h = fnv(h, object, n);
+	h = fnv_str(h, gg_json_get(frame, "offset"));
+	return fnv_str(h, gg_json_get(frame, "symbol"));
+}
+
+/* A module's name without what changes between runs: a handle the shim
+ * never saw loaded is "module@0xHANDLE" (SPEC §3). */
+static uint64_t fnv_module(uint64_t h, const struct gg_json *module)
+{
+	if (!strncmp(gg_json_string(module, ""), "module@0x", strlen("module@0x")))
+		return fnv_cstr(h, "module@");
+	return fnv_str(h, module);
+}
+
+/* The kind and the program: findings without a call site of their own. */
+static uint64_t fnv_kind_exe(int rule, const struct proc *pr)
+{
+	size_t n;
+	const char *exe = base_of(gg_json_get(pr->root, "exe"), &n);
+
+	return fnv(fnv_cstr(FNV_OFFSET, rules[rule].id), exe, n);
+}
+
+/* "name (module, launch N)" of a kernel or a suspect. */
+static void sb_kernel(struct sb *b, const struct gg_json *k)
+{
+	sb_str(b, gg_json_get(k, "name"), "?");
+	sb_add(b, " (", 2);
+	sb_str(b, gg_json_get(k, "module"), "?");
+	sb_printf(b, ", launch %" PRIu64 ")", member_u64(k, "launch"));
+}
+
+static void violation_finding(struct finding *f, const struct violation_group *g)
+{
+	const struct gg_json *r = g->row, *kernel = gg_json_get(r, "kernel");
+	const struct gg_json *suspects = gg_json_get(r, "suspects");
+	uint64_t user = member_u64(r, "user_bytes"), changed = member_u64(r, "changed");
+	char size[24];
+
+	f->rule = R_VIOLATION;
+	f->site = gg_json_get(r, "site");
+	sb_printf(&f->message, "red-zone violation: %" PRIu64 " %s past the end of allocation #%"
+		  PRIu64 " (%" PRIu64 " %s) changed, detected by ", changed,
+		  gg_cli_plural(changed, "byte", "bytes"), member_u64(r, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"));
+	sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
+	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	sb_site(&f->detail, f->site);
+	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
+		sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
+		sb_kernel(&f->detail, kernel);
+		sb_add(&f->detail, ", launched at ", strlen(", launched at "));
+		sb_site(&f->detail, gg_json_get(kernel, "site"));
+	}
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
+		sb_kernel(&f->detail, gg_json_at(suspects, i));
+	}
+	/* The allocation and its size; not its index, the band's size or how the
+	 * change was found, which move with threads, settings and timing. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	f->fingerprint = fnv(f->fingerprint, size,
+			     (size_t)snprintf(size, sizeof(size), "%" PRIu64, user));
+}
+
+static void unresolved_finding(struct finding *f, const struct proc *pr,
+			       const struct pair_group *g)
+{
+	f->rule = R_UNRESOLVED;
+	f->site = g->nsites ? g->sites[0].site : NULL;
+	sb_add(&f->message, "required kernel ", strlen("required kernel "));
+	sb_str(&f->message, g->module, "?");
+	sb_add(&f->message, "::", 2);
+	sb_str(&f->message, g->function, "?");
+	sb_printf(&f->message, " never resolved (%" PRIu64 " failed %s)", g->count,
+		  gg_cli_plural(g->count, "lookup", "lookups"));
+	for (size_t i = 0; i < g->nsites; i++)
+		sb_printf(&f->detail, "%s%" PRIu64 "x %s at %s", i ? "\n" : "", g->sites[i].count,
+			  g->sites[i].result, g->sites[i].text);
+	if (!g->nsites)
+		sb_add(&f->detail, "no call site recorded", strlen("no call site recorded"));
+	/* The program and the kernel: the call sites of one missing kernel
+	 * are one finding. */
+	f->fingerprint = fnv_module(fnv_kind_exe(f->rule, pr), g->module);
+	f->fingerprint = fnv_str(f->fingerprint, g->function);
+}
+
+static void late_finding(struct finding *f, const struct proc *pr, uint64_t late)
+{
+	static const char see[] = "the gpuguard log names each one (module::function and call site)";
+
+	f->rule = R_LATE;
+	sb_printf(&f->message, "%" PRIu64 " kernel %s failed after the seal (late %s)", late,
+		  gg_cli_plural(late, "lookup", "lookups"), gg_cli_plural(late, "miss", "misses"));
+	sb_add(&f->detail, see, strlen(see));
+	f->fingerprint = fnv_kind_exe(f->rule, pr);
+}
+
+static void other_finding(struct finding *f, const struct proc *pr)
+{
+	static const char see[] = "the gpuguard log names each one on an ERROR line";
+
+	f->rule = R_OTHER;
+	sb_printf(&f->message, "%" PRIu64 " %s counted that the summary does not itemize",
+		  pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
+	sb_add(&f->detail, see, strlen(see));
+	f->fingerprint = fnv_kind_exe(f->rule, pr);
+}
+
+typedef int (*finding_fn)(void *ctx, const struct proc *pr, const struct finding *f);
+
+/* Hand @f to @fn, then empty it. */
+static int deliver(struct finding *f, const struct proc *pr, finding_fn fn, void *ctx, size_t *n)
+{
+	int err = f->message.oom || f->detail.oom ? -ENOMEM : fn(ctx, pr, f);
+
+	free(f->message.s);
+	free(f->detail.s);
+	memset(f, 0, sizeof(*f));
+	++*n;
+	return err;
+}
+
+/* Call @fn for each finding of @pr: each required kernel never resolved,
+ * each red-zone violation, its late misses, and, when it counts errors that
+ * are none of these, one that says so: a process that failed never passes.
+ * 0, or the first error @fn returned. */
+static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
+{
+	struct proc one = *pr;
+	struct view vw = { .procs = &one, .nprocs = 1 };
+	uint64_t late = member_u64(gg_json_get(pr->root, "lookups"), "late_misses");
+	struct finding f = { 0 };
+	size_t n = 0;
+	int err = 0;
+
+	view_group(&vw);
+	for (size_t i = 0; i < vw.npairs && !err; i++) {
+		if (!vw.pairs[i].required)
+			continue;
+		unresolved_finding(&f, pr, &vw.pairs[i]);
+		err = deliver(&f, pr, fn, ctx, &n);
+	}
+	for (size_t i = 0; i < vw.nviolations && !err; i++) {
+		violation_finding(&f, &vw.violations[i]);
+		err = deliver(&f, pr, fn, ctx, &n);
+	}
+	if (late && !err) {
+		late_finding(&f, pr, late);
+		err = deliver(&f, pr, fn, ctx, &n);
+	}
+	if (pr->errors && !n && !err) {
+		other_finding(&f, pr);
+		err = deliver(&f, pr, fn, ctx, &n);
+	}
+	view_free_groups(&vw);
+	return err;
+}
+
+static int count_finding(void *ctx, const struct proc *pr, const struct finding *f)
+{
+	(void)pr;
+	(void)f;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/* Write @path with @body. 0 or -errno. */
+static int write_file(const char *path, int (*body)(FILE *f, const void *arg), const void *arg)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = body(f, arg);
+	if (ferror(f) && !err)
+		err = errno ? -errno : -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+struct ci {
+	const struct proc *procs;
+	size_t nprocs;
+	const struct verdict *v;
+};
+
+/* ---- JUnit XML -------------------------------------------------------------- */
+
+/* "app (pid 4711)": the program's basename and the pid, or the file's name
+ * for one that could not be read. */
+static void sb_case_name(struct sb *b, const struct proc *pr)
+{
+	size_t n;
+	const char *exe = base_of(gg_json_get(pr->root, "exe"), &n);
+
+	if (!pr->root) {
+		sb_clean(b, pr->file, strlen(pr->file));
+		return;
+	}
+	if (n) {
+		sb_clean(b, exe, n);
+		sb_add(b, " ", 1);
+	}
+	sb_printf(b, "(pid %" PRIu64 ")", pr->pid);
+}
+
+static void junit_element(FILE *f, const char *element, const char *type, const struct sb *message,
+			  const struct sb *text)
+{
+	fprintf(f, "      <%s type=\"%s\" message=\"", element, type);
+	put_xml_sb(f, message, true);
+	if (!text) {
+		fputs("\"/>\n", f);
+		return;
+	}
+	fputs("\">", f);
+	put_xml_sb(f, text, false);
+	fprintf(f, "</%s>\n", element);
+}
+
+static int junit_failure(void *ctx, const struct proc *pr, const struct finding *fd)
+{
+	(void)pr;
+	junit_element(ctx, "failure", rules[fd->rule].id, &fd->message, &fd->detail);
+	return 0;
+}
+
+/* A message of the command's own (a reason a file was skipped, a coverage
+ * verdict), cleaned like the text of a summary. */
+static void sb_note(struct sb *b, const char *s)
+{
+	s = s ? s : "out of memory";
+	b->len = 0;
+	sb_clean(b, s, strlen(s));
+}
+
+static int junit_body(FILE *f, const void *arg)
+{
+	const struct ci *ci = arg;
+	const struct verdict *v = ci->v;
+	size_t tests = ci->nprocs + (v->set[0] != 0), failures = v->set[0] != 0, errors = 0;
+	struct sb b = { 0 };
+	int err = 0;
+
+	for (size_t i = 0; i < ci->nprocs && !err; i++) {
+		size_t n = v->blind && v->blind[i];
+
+		if (!ci->procs[i].root)
+			errors++;
+		else if (!(err = each_finding(&ci->procs[i], count_finding, &n)) && n)
+			failures++;
+	}
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+	fprintf(f, "<testsuites name=\"gpuguard\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
+		tests, failures, errors);
+	fprintf(f, "  <testsuite name=\"gpuguard\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+		"skipped=\"0\">\n", tests, failures, errors);
+	for (size_t i = 0; i < ci->nprocs && !err; i++) {
+		const struct proc *pr = &ci->procs[i];
+
+		sb_case_name(&b, pr);
+		fputs("    <testcase name=\"", f);
+		put_xml_sb(f, &b, true);
+		fputs("\" classname=\"gpuguard\">\n", f);
+		if (!pr->root) {
+			sb_note(&b, pr->why);
+			junit_element(f, "error", "unreadable-summary", &b, NULL);
+		} else {
+			err = each_finding(pr, junit_failure, f);
+		}
+		if (v->blind && v->blind[i]) {
+			sb_note(&b, v->why[i]);
+			junit_element(f, "failure", rules[R_COVERAGE].id, &b, NULL);
+		}
+		fputs("    </testcase>\n", f);
+		b.len = 0;
+	}
+	if (v->set[0]) {
+		fputs("    <testcase name=\"coverage\" classname=\"gpuguard\">\n", f);
+		sb_note(&b, v->set);
+		junit_element(f, "failure", rules[R_COVERAGE].id, &b, NULL);
+		fputs("    </testcase>\n", f);
+	}
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	if (b.oom && !err)
+		err = -ENOMEM;
+	free(b.s);
+	return err;
+}
+
+int report_junit(const char *path, const struct proc *procs, size_t nprocs,
+		 const struct verdict *v)
+{
+	const struct ci ci = { procs, nprocs, v };
+
+	return write_file(path, junit_body, &ci);
+}
+
+/* ---- SARIF 2.1.0 ------------------------------------------------------------ */
+
+#define SRCROOT "%SRCROOT%"
+
+struct sarif {
+	FILE *f;
+	const char *cwd; /* below it, paths are relative to SRCROOT; NULL: none */
+	size_t results;
+};
+
+/* An artifactLocation's members for @path: relative to SRCROOT (the
+ * directory gpuguard report runs in, as a CI job's checkout) when it lies
+ * below it or is relative already, else a file: URI. */
+static void put_artifact(const struct sarif *s, const char *path)
+{
+	size_t n = s->cwd ? strlen(s->cwd) : 0;
+
+	fputs("\"artifactLocation\": { \"uri\": ", s->f);
+	if (path[0] != '/') {
+		put_uri(s->f, "", path, "");
+	} else if (n && !strncmp(path, s->cwd, n) && path[n] == '/' && path[n + 1]) {
+		put_uri(s->f, "", path + n + 1, "");
+	} else {
+		put_uri(s->f, "file://", path, "");
+		fputs(" }", s->f);
+		return;
+	}
+	fputs(", \"uriBaseId\": \"" SRCROOT "\" }", s->f);
+}
+
+/* The host call site of @site as a SARIF location: the source line where
+ * gpuguard symbolize found one, else the object and the offset in it (SARIF
+ * §3.32.11 writes that "object+0xOFFSET"); the program when the site is
+ * unknown. Nothing when even that is. */
+static void put_locations(const struct sarif *s, const struct proc *pr,
+			  const struct gg_json *site)
+{
+	const struct gg_json *frame = host_frame(site);
+	const char *line = gg_json_string(gg_json_get(frame, "line"), NULL);
+	const char *object = gg_json_string(gg_json_get(frame, "object"), "");
+	const char *symbol = gg_json_string(gg_json_get(frame, "symbol"), NULL);
+	const char *exe = gg_json_string(gg_json_get(pr->root, "exe"), "");
+	const char *colon = line ? strrchr(line, ':') : NULL;
+	unsigned long number = colon ? strtoul(colon + 1, NULL, 10) : 0;
+	uint64_t offset = 0;
+
+	if (!number && !*object && !*exe)
+		return;
+	fputs(",\n      \"locations\": [ { \"physicalLocation\": { ", s->f);
+	if (number && colon > line) {
+		char *file = strndup(line, (size_t)(colon - line));
+
+		put_artifact(s, file ? file : "");
+		free(file);
+		fprintf(s->f, ", \"region\": { \"startLine\": %lu }", number);
+	} else if (*object && hex_value(gg_json_get(frame, "offset"), &offset)) {
+		char name[PATH_MAX + 32];
+
+		put_artifact(s, object);
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, base_name(object), offset);
+		fputs(", \"address\": { \"kind\": \"instruction\", \"fullyQualifiedName\": ", s->f);
+		put_json_str(s->f, name);
+		if (symbol) {
+			fputs(", \"name\": ", s->f);
+			put_json_str(s->f, symbol);
+		}
+		fputs(" }", s->f);
+	} else {
+		put_artifact(s, exe);
+	}
+	fputs(" }", s->f);
+	/* The function, by the symbol without its offset. */
+	if (symbol && strstr(symbol, "+0x")) {
+		fputs(",\n        \"logicalLocations\": [ { \"name\": ", s->f);
+		put_json(s->f, symbol, (size_t)(strrchr(symbol, '+') - symbol));
+		fputs(", \"kind\": \"function\" } ]", s->f);
+	}
+	fputs(" } ]", s->f);
+}
+
+static int sarif_result(void *ctx, const struct proc *pr, const struct finding *fd)
+{
+	struct sarif *s = ctx;
+	FILE *f = s->f;
+	struct sb text = { 0 };
+
+	sb_add(&text, fd->message.s, fd->message.len);
+	sb_add(&text, " in ", 4);
+	sb_case_name(&text, pr);
+	sb_add(&text, ".\n", 2);
+	sb_add(&text, fd->detail.s, fd->detail.len);
+	fprintf(f, "%s    { \"ruleId\": \"%s\", \"ruleIndex\": %d, \"level\": \"error\",\n"
+		"      \"message\": { \"text\": ", s->results++ ? ",\n" : "", rules[fd->rule].id,
+		fd->rule);
+	put_json_sb(f, &text);
+	fputs(" }", f);
+	put_locations(s, pr, fd->site);
+	fprintf(f, ",\n      \"partialFingerprints\": { \"gpuguardFinding/v1\": \"%016" PRIx64
+		"\" },\n      \"properties\": { \"pid\": %" PRIu64 ", \"summary\": ",
+		fd->fingerprint, pr->pid);
+	put_json_str(f, pr->file);
+	fputs(" } }", f);
+	free(text.s);
+	return text.oom ? -ENOMEM : 0;
+}
+
+static void sarif_notification(FILE *f, bool *first, const char *what, const char *why)
+{
+	struct sb b = { 0 };
+
+	sb_printf(&b, "%s: %s", what, why ? why : "out of memory");
+	fprintf(f, "%s        { \"level\": \"error\", \"message\": { \"text\": ",
+		*first ? "" : ",\n");
+	put_json_sb(f, &b);
+	fputs(" } }", f);
+	*first = false;
+	free(b.s);
+}
+
+static void sarif_invocation(FILE *f, const struct ci *ci)
+{
+	const struct verdict *v = ci->v;
+	bool first = true;
+
+	fputs("      \"invocations\": [ { \"executionSuccessful\": ", f);
+	for (size_t i = 0; i < ci->nprocs && first; i++)
+		first = ci->procs[i].root && !(v->blind && v->blind[i]);
+	fputs(first && !v->set[0] ? "true" : "false", f);
+	if (!first || v->set[0]) {
+		first = true;
+		fputs(",\n        \"toolExecutionNotifications\": [\n", f);
+		for (size_t i = 0; i < ci->nprocs; i++) {
+			if (!ci->procs[i].root)
+				sarif_notification(f, &first, ci->procs[i].file, ci->procs[i].why);
+			else if (v->blind && v->blind[i])
+				sarif_notification(f, &first, "--require-coverage", v->why[i]);
+		}
+		if (v->set[0])
+			sarif_notification(f, &first, "--require-coverage", v->set);
+		fputs(" ]", f);
+	}
+	fputs(" } ],\n", f);
+}
+
+static void sarif_rules(FILE *f)
+{
+	for (int i = 0; i < NRULES; i++) {
+		fprintf(f, "%s          { \"id\": \"%s\", \"name\": \"%s\",\n"
+			"            \"shortDescription\": { \"text\": ", i ? ",\n" : "",
+			rules[i].id, rules[i].name);
+		put_json_str(f, rules[i].short_text);
+		fputs(" },\n            \"fullDescription\": { \"text\": ", f);
+		put_json_str(f, rules[i].full_text);
+		fputs(" },\n            \"defaultConfiguration\": { \"level\": \"error\" } }", f);
+	}
+}
+
+static int sarif_body(FILE *f, const void *arg)
+{
+	const struct ci *ci = arg;
+	char cwd[PATH_MAX];
+	struct sarif s = { f, getcwd(cwd, sizeof(cwd)), 0 };
+	int err = 0;
+
+	if (s.cwd && !strcmp(s.cwd, "/"))
+		s.cwd = NULL;
+	fputs("{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n"
+	      "  \"version\": \"2.1.0\",\n  \"runs\": [\n    {\n"
+	      "      \"tool\": { \"driver\": { \"name\": \"gpuguard\",\n"
+	      "        \"rules\": [\n", f);
+	sarif_rules(f);
+	fputs(" ] } },\n", f);
+	if (s.cwd) {
+		fputs("      \"originalUriBaseIds\": { \"" SRCROOT "\": { \"uri\": ", f);
+		/* A directory's URI ends with a slash (SARIF §3.14.14). */
+		put_uri(f, "file://", s.cwd, "/");
+		fputs(" } },\n", f);
+	}
+	sarif_invocation(f, ci);
+	fputs("      \"results\": [\n", f);
+	for (size_t i = 0; i < ci->nprocs && !err; i++)
+		if (ci->procs[i].root)
+			err = each_finding(&ci->procs[i], sarif_result, &s);
+	fputs(" ]\n    }\n  ]\n}\n", f);
+	return err;
+}
+
+int report_sarif(const char *path, const struct proc *procs, size_t nprocs,
+		 const struct verdict *v)
+{
+	const struct ci ci = { procs, nprocs, v };
+
+	return write_file(path, sarif_body, &ci);
+}

@@ -1,0 +1,116 @@
+/* gpuguard report: what the human report (cmd-report.c) and the files for CI
+ * systems (report-ci.c) share: the summaries read, their findings grouped,
+ * and the text of names and call sites. Internal to the command. */
+#ifndef GG_REPORT_H
+#define GG_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+/* ---- text ---- */
+
+/* A growing string; oom is set (and the text left as it was) when memory
+ * runs out, so the callers check once at the end. */
+struct sb {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+void sb_add(struct sb *b, const char *s, size_t n);
+void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text from a summary, made safe for a terminal (control characters written
+ * as \xNN or \u00NN). */
+void sb_clean(struct sb *b, const char *s, size_t n);
+/* A string member of a summary, cleaned; @def when it is not a string. */
+void sb_str(struct sb *b, const struct gg_json *v, const char *def);
+/* A call site as the log writes it: "SYMBOL+0xOFF (OBJECT+0xOFF)" and so on. */
+void sb_site(struct sb *b, const struct gg_json *site);
+
+/* Keeps the words on either side together when lines are wrapped; a writer
+ * of another format prints it as a space. */
+#define GLUE "\x1f"
+
+uint64_t member_u64(const struct gg_json *obj, const char *key);
+/* A "0x..." string member's value. */
+bool hex_value(const struct gg_json *v, uint64_t *out);
+
+/* ---- the summaries and their findings ---- */
+
+/* One file named on the command line. */
+struct proc {
+	const char *file;
+	struct gg_json *root; /* NULL: it could not be read (why says why) */
+	char *why;
+	uint64_t pid, errors;
+};
+
+struct pids {
+	uint64_t *v;
+	size_t len, cap;
+};
+
+/* One call site of an unresolved pair, over every process. */
+struct site_group {
+	char *text;   /* the site as printed */
+	char *result; /* cleaned */
+	uint64_t count;
+	struct pids pids;
+	const struct gg_json *site; /* the first one seen */
+};
+
+/* One unresolved (module, function) pair, over every process. */
+struct pair_group {
+	const struct gg_json *module, *function;
+	bool required;
+	struct pids pids, required_pids, expected_pids;
+	uint64_t count;
+	struct site_group *sites;
+	size_t nsites, cap;
+};
+
+struct violation_group {
+	const struct gg_json *row; /* the first one seen */
+	char *key;
+	struct pids pids;
+	size_t rows; /* violations grouped here: each process's count once */
+};
+
+/* The findings of the processes in procs[0..nprocs), grouped. */
+struct view {
+	struct proc *procs;
+	size_t nprocs;
+	struct pair_group *pairs;
+	size_t npairs, pairs_cap;
+	struct violation_group *violations;
+	size_t nviolations, violations_cap;
+};
+
+/* Group the findings of procs[0..nprocs). */
+void view_group(struct view *vw);
+/* Free the groups (not the processes). */
+void view_free_groups(struct view *vw);
+
+/* ---- the files for CI systems (report-ci.c) ---- */
+
+/* What --require-coverage found: each process that guarded nothing has
+ * blind[i] set and why[i] says so (NULL when out of memory); set[] names a
+ * failure of the whole set (no summary, or none guarded anything), "" when
+ * there is none. */
+struct verdict {
+	bool *blind;
+	char **why;
+	char set[128];
+};
+
+/* Write the findings of @procs (@nprocs, in report order; those that could
+ * not be read included) as JUnit XML or SARIF 2.1.0 at @path. 0 or -errno. */
+int report_junit(const char *path, const struct proc *procs, size_t nprocs,
+		 const struct verdict *v);
+int report_sarif(const char *path, const struct proc *procs, size_t nprocs,
+		 const struct verdict *v);
+
+#endif
