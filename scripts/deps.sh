@@ -18,6 +18,8 @@ gg_need() {
 		/usr/bin/python3 -c 'import numba' 2>/dev/null || missing+=(python3-numba)
 		# The JSON summaries are validated against docs/summary.schema.json.
 		/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || missing+=(python3-jsonschema)
+		# ...and the SARIF files against SARIF 2.1.0's, URIs included.
+		/usr/bin/python3 -c 'import rfc3987' 2>/dev/null || missing+=(python3-rfc3987)
 		# The virtual environment of NVIDIA's Python clients (scripts/pyenv).
 		/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 	fi

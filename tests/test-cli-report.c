@@ -1551,8 +1551,9 @@ Test(report, says_what_coverage_guarded_and_why_not)
 		  "%s", r.out);
 	free_result(&r);
 	b = summary_full("b.json", 11, "/path/app", 64, "", "",
-			 "\"coverage\": { \"allocations\": 4, \"guarded\": 0, \"unguarded\": { "
-			 "\"capturing\": 3, \"min_idx\": 1 }, \"procaddr_unmatched\": 2, "
+			 "\"coverage\": { \"allocations\": 4, \"guarded\": 0, \"guarded_bytes\": 0, "
+			 "\"unguarded\": { \"capturing\": 3, \"min_idx\": 1 }, \"unguarded_bytes\": "
+			 "400, \"vmm_bytes\": 0, \"procaddr_unmatched\": 2, "
 			 "\"caching_allocators\": [ \"pytorch\" ] },\n  ", 0);
 	assert_valid(b);
 	r = RUN(gg_cmd_report, NULL, "report", a, b);
@@ -1590,8 +1591,7 @@ Test(report, refuses_a_coverage_member_of_the_wrong_shape)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		expect_refused(summary_full("x.json", 1, "/path/app", 64, "", "", cases[i].coverage, 0),
 			       cases[i].coverage, cases[i].message);
-	/* The schema leaves the members optional; what the report reads, it
-	 * needs, rather than read as zeros. */
+	/* What the report reads, it needs, rather than read as zeros. */
 	r = RUN(gg_cmd_report, NULL, "report",
 		summary_full("x.json", 1, "/path/app", 64, "", "",
 			     "\"coverage\": { \"guarded\": 1 },\n  ", 0));
