@@ -217,7 +217,8 @@ Test(audit, reused_handle_gets_its_new_name)
 	gg_audit_unloaded(GG_AUDIT_MODULE, h);
 	gg_audit_loaded_file(GG_AUDIT_MODULE, h, "/second/b.ptx");
 	gg_audit_loaded_file(GG_AUDIT_LIBRARY, h, "/other/lib.ptx");
-	gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, h, "k", 500, "CUDA_ERROR_NOT_FOUND");
+	gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, h, "k", 500, "CUDA_ERROR_NOT_FOUND",
+			NULL);
 	gg_audit_foreach_unresolved(name_of_row, name);
 	cr_assert_str_eq(name, "b.ptx::k");
 }
@@ -284,11 +285,11 @@ Test(audit, only_failed_lookups_unwind)
 
 	for (int i = 0; i < 5; i++)
 		gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, (void *)0x77, "found", 0,
-				"CUDA_SUCCESS");
+				"CUDA_SUCCESS", (void *)0x99);
 	cr_assert_eq(gg_callsite_unwinds(), before);
 	for (int i = 0; i < 3; i++)
 		gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, (void *)0x77, "lost", 500,
-				"CUDA_ERROR_NOT_FOUND");
+				"CUDA_ERROR_NOT_FOUND", NULL);
 	cr_assert_eq(gg_callsite_unwinds(), before + 3);
 }
 
@@ -642,5 +643,57 @@ Test(audit, process_without_a_miss_prints_no_table)
 	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
 	assert_json(&a, "(j['sealed'], j['unresolved'], j['lookups']['unresolved'])",
 		    "(True, [], 0)");
+	gg_app_run_free(&a);
+}
+
+/* ---- launches (SPEC §3, Launch errors) ---- */
+
+#define RZ_APP GG_APPS "/app-redzone"
+
+/* A refused launch: counted per kernel with its last result, WARNed once. */
+Test(launches, a_refused_launch_is_counted_per_kernel_and_warned_about_once)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ_APP, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+		   (const char *[]){ "launch", "badlaunch", "badlaunch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "badlaunch: 1\nbadlaunch: 1\n"), "%s", a.r.out);
+	cr_expect_eq(gg_count_lines(a.r.err, "WARN: launch #2 of gg_fill (module kernels.ptx) "
+					     "refused: CUDA_ERROR_INVALID_VALUE; later refusals"), 1,
+		     "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "launch #3 of"), "%s", a.r.err);
+	assert_json(&a, "j['launch_errors']",
+		    "[{'name': 'gg_fill', 'module': 'kernels.ptx', 'count': 2, "
+		    "'result': 'CUDA_ERROR_INVALID_VALUE'}]");
+	gg_app_run_free(&a);
+}
+
+Test(launches, good_launches_leave_no_launch_error)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ_APP, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+		   (const char *[]){ "launch", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "j['launch_errors']", "[]");
+	cr_expect(!strstr(a.r.err, "refused"), "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "context is lost"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A kernel that crashes the context: the synchronize that says so is an
+ * ERROR naming the kernels launched since the last good one. */
+Test(launches, a_sticky_error_names_the_kernels_launched_since_the_last_good_synchronize)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ_APP, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+		   (const char *[]){ "launch", "alloc:100", "overrun:0:1048576", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 2, "%s", a.r.err); /* the program's own CHECK */
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: the "
+					     "context is lost; kernels launched since the last good "
+					     "synchronize (1 in all), newest first: gg_overrun (module "
+					     "kernels.ptx, launch #2)"), 1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }

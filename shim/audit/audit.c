@@ -342,7 +342,7 @@ static void site_record(struct pair *p, const struct gg_callsite *cs, const stru
 /* ---- lookups ---- */
 
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
-		     const char *name, int rc, const char *rc_name)
+		     const char *name, int rc, const char *rc_name, const void *found)
 {
 	char module[GG_AUDIT_NAME_MAX];
 	const char *function = name ? name : "(null)";
@@ -372,8 +372,11 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	audit_state.calls++;
 	p = pair_get(mod_name, function);
 	if (rc == 0) {
-		if (p)
+		if (p) {
 			p->found++;
+			/* The pair's strings are never freed: the kernel keeps them. */
+			gg_audit_kernel_found(found, p->module, p->function);
+		}
 	} else {
 		audit_state.failed_calls++;
 		if (p) {
@@ -551,6 +554,7 @@ static void free_pair(struct pair *p)
  * child's own lookups find. */
 void gg_audit_atfork_child(void)
 {
+	gg_audit_launches_atfork_child();
 	pthread_mutex_init(&audit_state.lock, NULL);
 	for (size_t i = 0; i < audit_state.pairs_cap; i++) {
 		if (audit_state.pairs[i])

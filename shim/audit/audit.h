@@ -22,10 +22,29 @@ void gg_audit_loaded_file(enum gg_audit_kind kind, const void *handle, const cha
 void gg_audit_loaded_image(enum gg_audit_kind kind, const void *handle, const void *image);
 void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 
-/* A kernel lookup as the driver answered it: @rc 0 means found. A failed one
- * is recorded against its call site; after a seal it may abort the process. */
+/* A kernel lookup as the driver answered it: @rc 0 means found, and @found is
+ * the kernel's handle. A failed one is recorded against its call site; after
+ * a seal it may abort the process. */
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
-		     const char *name, int rc, const char *rc_name);
+		     const char *name, int rc, const char *rc_name, const void *found);
+
+/* Launches (launches.c). A kernel handle a lookup produced, and its names. */
+void gg_audit_kernel_found(const void *handle, const char *module, const char *function);
+void gg_audit_kernel_name(const void *handle, struct gg_report_kernel *out);
+
+/* A launch of @handle, the @index-th of the process, as the driver answered
+ * it: a refusal is counted per kernel, the first one WARNed. */
+void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name);
+
+/* A synchronize (@api) answered @rc, @launches launches into the process: a
+ * good one marks the launches so far done; a sticky error is an ERROR naming
+ * the kernels launched since the last good one, once (the context is lost). */
+void gg_audit_synchronized(const char *api, uint64_t launches, int rc, const char *rc_name);
+
+void gg_audit_foreach_launch_error(void (*fn)(void *ctx, const struct gg_report_launch_error *e),
+				   void *ctx);
+uint64_t gg_audit_launches_refused(void);
+void gg_audit_launches_atfork_child(void);
 
 /* The gate: print the unresolved pairs, seal, and abort when a required one is
  * missing (unless allowed). @why names the boundary. */

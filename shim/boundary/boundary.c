@@ -58,12 +58,13 @@ static void fire(const uint64_t *events, unsigned n, uint64_t count, const char 
 	}
 }
 
-void gg_boundary_on_launch(void)
+uint64_t gg_boundary_on_launch(void)
 {
 	uint64_t n = atomic_fetch_add_explicit(&boundary_state.launches, 1, memory_order_relaxed) + 1;
 
 	if (boundary_state.ev.nlaunch)
 		fire(boundary_state.ev.launch, boundary_state.ev.nlaunch, n, "launch");
+	return n;
 }
 
 void gg_boundary_on_sync(void)

@@ -13,7 +13,7 @@ struct gg_config;
 void gg_boundary_configure(const struct gg_config *cfg);
 
 /* A kernel launch is about to be forwarded / a context synchronize returned. */
-void gg_boundary_on_launch(void);
+uint64_t gg_boundary_on_launch(void); /* the launch's index: 1, 2, ... */
 void gg_boundary_on_sync(void);
 
 /* Run one boundary now; @why names its event ("launch:3", "signal"). */

@@ -77,8 +77,9 @@ static inline void leave(void)
 	FORWARD_WITH(name, args, args, gg_redzone_freeing(ptr, (void *)(stream), async, &ticket), \
 		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc)))
 
-#define AUDIT_LOOKUP(api, kind, handle, kname) \
-	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc))
+#define AUDIT_LOOKUP(api, kind, handle, kname, out) \
+	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc), \
+			rc == CUDA_SUCCESS && (out) ? (const void *)*(out) : NULL)
 #define LOADED_FILE(kind, handle_ptr, path) \
 	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_file(kind, *(handle_ptr), path) : (void)0)
 #define LOADED_IMAGE(kind, handle_ptr, image) \
@@ -89,13 +90,13 @@ static inline void leave(void)
 CUresult gg_hook_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	FORWARD(cuModuleGetFunction, (hfunc, hmod, name),
-		AUDIT_LOOKUP("cuModuleGetFunction", GG_AUDIT_MODULE, hmod, name));
+		AUDIT_LOOKUP("cuModuleGetFunction", GG_AUDIT_MODULE, hmod, name, hfunc));
 }
 
 CUresult gg_hook_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
 	FORWARD(cuLibraryGetKernel, (pKernel, library, name),
-		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name));
+		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name, pKernel));
 }
 
 /* Module and library loading: the audit names what was loaded. */
@@ -354,47 +355,67 @@ CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
 	f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, \
 		hStream, kernelParams
 
+/* The launch's index (launch:N counts the same), then the call; what the
+ * driver answered goes to the audit with the kernel. */
+#define FORWARD_LAUNCH(name, args, fn)                                                    \
+	ENTER_OR_PASS(name, args);                                                        \
+	uint64_t index = gg_boundary_on_launch();                                         \
+	CUresult rc = real_ args;                                                         \
+	gg_audit_launched((const void *)(fn), index, (int)rc, gg_real_result_name(rc));   \
+	leave();                                                                          \
+	return rc
+
 CUresult gg_hook_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD_AFTER_DOING(cuLaunchKernel, (LAUNCH_ARGS, extra), gg_boundary_on_launch());
+	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f);
 }
 
 CUresult gg_hook_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD_AFTER_DOING(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), gg_boundary_on_launch());
+	FORWARD_LAUNCH(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), f);
 }
 
 CUresult gg_hook_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
 {
-	FORWARD_AFTER_DOING(cuLaunchCooperativeKernel, (LAUNCH_ARGS), gg_boundary_on_launch());
+	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f);
 }
 
 CUresult gg_hook_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
 {
-	FORWARD_AFTER_DOING(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), gg_boundary_on_launch());
+	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f);
 }
 
 CUresult gg_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
 				  void **extra)
 {
-	FORWARD_AFTER_DOING(cuLaunchKernelEx, (config, f, kernelParams, extra), gg_boundary_on_launch());
+	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f);
 }
 
 CUresult gg_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
 				       void **kernelParams, void **extra)
 {
-	FORWARD_AFTER_DOING(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra),
-		      gg_boundary_on_launch());
+	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f);
 }
+
+/* A synchronize: the sync:N boundary, and, for the audit, either the
+ * context's launches done or a sticky error naming them. */
+#define FORWARD_SYNC(name, args)                                                          \
+	ENTER_OR_PASS(name, args);                                                        \
+	uint64_t launches = gg_boundary_launches();                                       \
+	CUresult rc = real_ args;                                                         \
+	gg_audit_synchronized(#name, launches, (int)rc, gg_real_result_name(rc));        \
+	gg_boundary_on_sync();                                                            \
+	leave();                                                                          \
+	return rc
 
 CUresult gg_hook_cuCtxSynchronize(void)
 {
-	FORWARD(cuCtxSynchronize, (), gg_boundary_on_sync());
+	FORWARD_SYNC(cuCtxSynchronize, ());
 }
 
 CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
 {
-	FORWARD(cuCtxSynchronize_v2, (ctx), gg_boundary_on_sync());
+	FORWARD_SYNC(cuCtxSynchronize_v2, (ctx));
 }
 
 /* Context teardown: bands are checked before their memory dies, and

@@ -212,6 +212,20 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 	jw_puts(w, " }");
 }
 
+static void launch_error_row(void *ctx, const struct gg_report_launch_error *e)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+
+	jw_puts(w, rows->n++ ? ",\n    { \"name\": " : "\n    { \"name\": ");
+	jw_str(w, e->kernel.name);
+	jw_puts(w, ", \"module\": ");
+	jw_str(w, e->kernel.module);
+	jw_printf(w, ", \"count\": %" PRIu64 ", \"result\": ", e->count);
+	jw_str(w, e->result);
+	jw_puts(w, " }");
+}
+
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
@@ -285,6 +299,9 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
+	jw_puts(w, rows.n ? "\n  ],\n  \"launch_errors\": [" : "],\n  \"launch_errors\": [");
+	rows.n = 0;
+	f->launch_errors(launch_error_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
 	write_coverage(w, &z.coverage);
 	jw_printf(w, ",\n  \"errors\": %" PRIu64 " }\n", f->errors);
@@ -371,6 +388,8 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	metric(w, "gpuguard_redzone_violations_total", "counter",
 	       "Red zones found changed.", z.violations);
 	unguarded_metric(w, &z.coverage);
+	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
+	       f->launches_refused);
 	metric(w, "gpuguard_errors", "gauge",
 	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
 	       f->errors);

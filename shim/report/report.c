@@ -504,6 +504,41 @@ void gg_report_write_files(const struct gg_report_figures *f)
 				strerror(-err));
 }
 
+void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
+			      const char *result)
+{
+	char n[128], m[128];
+
+	gg_report_warn("launch #%llu of %s (module %s) refused: %s; later refusals of this kernel "
+		       "are counted (launch_errors), not logged", (unsigned long long)launch,
+		       printable(k->name, n, sizeof(n)), printable(k->module, m, sizeof(m)), result);
+}
+
+void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
+			    const uint64_t *launch, unsigned n, uint64_t launched)
+{
+	char list[LINE_MAX_BYTES - 256], name[96], mod[96];
+	size_t o = 0;
+
+	list[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		int w = snprintf(list + o, sizeof(list) - o, "%s%s (module %s, launch #%llu)",
+				 i ? ", " : "", printable(k[i].name, name, sizeof(name)),
+				 printable(k[i].module, mod, sizeof(mod)), (unsigned long long)launch[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(list) - o)
+			break;
+		o += (size_t)w;
+	}
+	if (n)
+		gg_report_error("%s: %s: the context is lost; kernels launched since the last good "
+				"synchronize (%llu in all), newest first: %s", api, result,
+				(unsigned long long)launched, list);
+	else
+		gg_report_error("%s: %s: the context is lost; no kernel launch was seen since the "
+				"last good synchronize", api, result);
+}
+
 void gg_report_violation(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], where[64];

@@ -127,10 +127,27 @@ struct gg_report_redzone {
 	struct gg_report_coverage coverage;
 };
 
+/* A kernel as a report names it: from the lookup that produced its handle,
+ * else "function@0xHANDLE" (in @unnamed) with module "?". */
+struct gg_report_kernel {
+	const char *name, *module;
+	char unnamed[40];
+};
+
+/* A kernel whose launches the driver refused (SPEC §3, Launch errors). */
+struct gg_report_launch_error {
+	struct gg_report_kernel kernel;
+	uint64_t count;
+	const char *result; /* the last refusal's result code name */
+};
+
 /* Lists are handed over as functions that call @emit for each item, with no
  * lock the caller of @emit could need. */
 typedef void gg_report_rows_fn(void (*emit)(void *ctx, const struct gg_report_row *row),
 			       void *ctx);
+typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx,
+						     const struct gg_report_launch_error *e),
+					 void *ctx);
 typedef void gg_report_violations_fn(void (*emit)(void *ctx,
 						  const struct gg_report_violation *v),
 				     void *ctx);
@@ -143,6 +160,8 @@ struct gg_report_figures {
 	uint64_t audit_errors; /* the audit's share of @errors */
 	gg_report_rows_fn *rows;             /* unresolved pairs, required first */
 	gg_report_violations_fn *violations; /* the first 256 */
+	gg_report_launch_errors_fn *launch_errors;
+	uint64_t launches_refused;           /* every refused launch */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
@@ -193,6 +212,14 @@ void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
 			 const char *result, const struct gg_report_site *where);
+
+/* Launches (SPEC §3): the first refusal of a kernel's launch (WARN), and a
+ * sticky error at a synchronize (ERROR) with the @n kernels launched since
+ * the last good synchronize (@launched of them in all), newest first. */
+void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
+			      const char *result);
+void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
+			    const uint64_t *launch, unsigned n, uint64_t launched);
 
 /* Red zones (SPEC §4): a changed band (ERROR), and the @n frames of the
  * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */

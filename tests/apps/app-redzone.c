@@ -19,6 +19,8 @@
  *   limit:B          the fake driver's memory limit, B bytes
  *   sync             cuCtxSynchronize
  *   launch           launch gg_fill on a 64-byte buffer of its own
+ *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
+ *                    refuses (CUDA_ERROR_INVALID_VALUE); prints the result
  *   reset            cuDevicePrimaryCtxReset_v2, then retain the primary context again
  *   old-reset        the same through the legacy cuDevicePrimaryCtxReset
  *   old-release      cuDevicePrimaryCtxRelease (legacy) of the only retain, then retain again
@@ -347,6 +349,16 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "sync")) {
 			CHECK(cuCtxSynchronize());
 			printf("synced\n");
+		} else if (!strcmp(arg, "badlaunch")) {
+			CUfunction f;
+			CUdeviceptr p = 0;
+			unsigned long long len = 0;
+			unsigned char v = 0;
+			void *params[] = { &p, &v, &len };
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+			rc = cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL);
+			printf("badlaunch: %d\n", (int)rc);
 		} else if (!strcmp(arg, "launch")) {
 			CUdeviceptr p;
 			unsigned char v = 1;

@@ -1,0 +1,221 @@
+/* Launches (SPEC §3, Launch errors): which kernel a launched handle is, the
+ * launches the driver refused, counted per kernel, and the kernels in flight
+ * when a synchronize reports a sticky error (the context is lost, no band can
+ * be read any more: they are the answer to "which kernel crashed").
+ *
+ * A launch costs a few stores into a ring, and no driver call (the driver
+ * must see each of the application's calls once, and nothing more: so the
+ * ring holds the process's launches, not each context's). Names are looked up
+ * only when something is reported. */
+#include "audit/audit.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/gg.h"
+#include "report/report.h"
+
+#define KERNELS 8192      /* handles named by a lookup; past that, function@0x... */
+#define RING 64           /* the latest launches of the process */
+#define IN_FLIGHT 8       /* kernels an ERROR names */
+#define LAUNCH_ERRORS 256 /* kernels with a refused launch */
+
+struct kernel {
+	_Atomic(const void *) handle; /* set last (release): the names are there */
+	const char *module, *function; /* the audit's pair's strings: never freed */
+};
+
+struct launch {
+	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
+	const void *handle;
+};
+
+struct launch_error {
+	const void *handle;
+	uint64_t count;
+	const char *result;
+};
+
+static struct {
+	struct kernel kernels[KERNELS];  /* lock-free, insert only */
+	struct launch ring[RING];        /* lock-free: readers check the index twice */
+
+	pthread_mutex_t lock;            /* leaf: guards everything below */
+	uint64_t synced;                 /* launches counted at the last good synchronize */
+	bool reported;                   /* a sticky error was said: the context is lost */
+	struct launch_error errors[LAUNCH_ERRORS];
+	unsigned nerrors;
+	uint64_t refused;                /* every refused launch, kept or not */
+} launches_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static unsigned slot_of(const void *handle)
+{
+	uint64_t h = (uint64_t)(uintptr_t)handle * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 40) & (KERNELS - 1);
+}
+
+void gg_audit_kernel_found(const void *handle, const char *module, const char *function)
+{
+	if (!handle)
+		return;
+	for (unsigned i = slot_of(handle), n = 0; n < KERNELS; i = (i + 1) & (KERNELS - 1), n++) {
+		struct kernel *k = &launches_state.kernels[i];
+		const void *cur = atomic_load_explicit(&k->handle, memory_order_acquire);
+
+		if (cur == handle)
+			return; /* the driver hands out one handle per kernel and module */
+		if (cur)
+			continue;
+		/* Claim the slot with a placeholder so the names are written before
+		 * a reader can match the handle. */
+		if (!atomic_compare_exchange_strong(&k->handle, &cur, (const void *)k))
+			continue;
+		k->module = module;
+		k->function = function;
+		atomic_store_explicit(&k->handle, handle, memory_order_release);
+		return;
+	}
+}
+
+void gg_audit_kernel_name(const void *handle, struct gg_report_kernel *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = slot_of(handle), n = 0; handle && n < KERNELS;
+	     i = (i + 1) & (KERNELS - 1), n++) {
+		const struct kernel *k = &launches_state.kernels[i];
+		const void *cur = atomic_load_explicit(&k->handle, memory_order_acquire);
+
+		if (!cur)
+			break;
+		if (cur == handle) {
+			out->module = k->module;
+			out->name = k->function;
+			return;
+		}
+	}
+	/* Not from a lookup the shim saw: its address, which the reader can match
+	 * with a trace. */
+	snprintf(out->unnamed, sizeof(out->unnamed), "function@%p", handle);
+	out->name = out->unnamed;
+	out->module = "?";
+}
+
+void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name)
+{
+	struct launch *l = &launches_state.ring[index % RING];
+	struct gg_report_kernel k;
+	bool first = false;
+
+	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
+	l->handle = handle;
+	atomic_store_explicit(&l->index, index, memory_order_release);
+	if (!rc)
+		return;
+	pthread_mutex_lock(&launches_state.lock);
+	launches_state.refused++;
+	unsigned i;
+
+	for (i = 0; i < launches_state.nerrors; i++)
+		if (launches_state.errors[i].handle == handle)
+			break;
+	if (i == launches_state.nerrors && i < LAUNCH_ERRORS) {
+		launches_state.errors[launches_state.nerrors++].handle = handle;
+		first = true;
+	}
+	if (i < LAUNCH_ERRORS) {
+		launches_state.errors[i].count++;
+		launches_state.errors[i].result = rc_name;
+	}
+	pthread_mutex_unlock(&launches_state.lock);
+	if (!first)
+		return;
+	gg_audit_kernel_name(handle, &k);
+	gg_report_launch_refused(&k, index, rc_name);
+}
+
+/* Errors after which the context can do nothing more (cuda.h: "the process
+ * must be terminated and relaunched"). */
+static bool sticky(int rc)
+{
+	return rc == 700 /* ILLEGAL_ADDRESS */ || rc == 714 /* HARDWARE_STACK_ERROR */ ||
+	       rc == 715 /* ILLEGAL_INSTRUCTION */ || rc == 716 /* MISALIGNED_ADDRESS */ ||
+	       rc == 717 /* INVALID_ADDRESS_SPACE */ || rc == 718 /* INVALID_PC */ ||
+	       rc == 719 /* LAUNCH_FAILED */;
+}
+
+void gg_audit_synchronized(const char *api, uint64_t launches, int rc, const char *rc_name)
+{
+	struct gg_report_kernel k[IN_FLIGHT];
+	uint64_t index[IN_FLIGHT], since;
+	unsigned n = 0;
+	bool say = false;
+
+	if (rc && !sticky(rc))
+		return;
+	pthread_mutex_lock(&launches_state.lock);
+	since = launches_state.synced;
+	if (!rc)
+		launches_state.synced = launches;
+	else if (!launches_state.reported)
+		launches_state.reported = say = true;
+	pthread_mutex_unlock(&launches_state.lock);
+	if (!say)
+		return;
+	/* Newest first: the ring's launches since the last good synchronize. */
+	for (uint64_t i = launches; i > since && i + RING > launches && n < IN_FLIGHT; i--) {
+		struct launch *l = &launches_state.ring[i % RING];
+		uint64_t at = atomic_load_explicit(&l->index, memory_order_acquire);
+		const void *handle = l->handle;
+
+		if (at != i || atomic_load_explicit(&l->index, memory_order_acquire) != at)
+			continue; /* overwritten meanwhile, or being written */
+		gg_audit_kernel_name(handle, &k[n]);
+		index[n++] = at;
+	}
+	gg_report_sticky_error(api, rc_name, k, index, n, launches - since);
+}
+
+void gg_audit_foreach_launch_error(void (*fn)(void *ctx, const struct gg_report_launch_error *e),
+				   void *ctx)
+{
+	struct launch_error copy[LAUNCH_ERRORS];
+	unsigned n;
+
+	pthread_mutex_lock(&launches_state.lock);
+	n = launches_state.nerrors;
+	memcpy(copy, launches_state.errors, n * sizeof(copy[0]));
+	pthread_mutex_unlock(&launches_state.lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct gg_report_launch_error e = { .count = copy[i].count, .result = copy[i].result };
+
+		gg_audit_kernel_name(copy[i].handle, &e.kernel);
+		fn(ctx, &e);
+	}
+}
+
+uint64_t gg_audit_launches_refused(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&launches_state.lock);
+	n = launches_state.refused;
+	pthread_mutex_unlock(&launches_state.lock);
+	return n;
+}
+
+/* A forked child: none of its parent's launches or errors; the kernels'
+ * names stay (its handles are its parent's). */
+void gg_audit_launches_atfork_child(void)
+{
+	pthread_mutex_init(&launches_state.lock, NULL);
+	for (unsigned i = 0; i < RING; i++)
+		atomic_store(&launches_state.ring[i].index, 0);
+	launches_state.synced = 0;
+	launches_state.reported = false;
+	launches_state.nerrors = 0;
+	launches_state.refused = 0;
+}
