@@ -853,7 +853,7 @@ Test(redzone, a_driver_without_what_bands_need_is_named_once)
 
 /* More live contexts than the shim keeps slots for (1024): the allocation of
  * the one without a slot is counted, reason no_context, not lost. */
-Test(redzone, an_allocation_in_a_context_past_the_slots_is_counted_no_context, .timeout = 300)
+Test(redzone, an_allocation_in_a_context_past_the_slots_is_counted_no_context)
 {
 	struct gg_app_run a;
 
