@@ -390,6 +390,37 @@ FC_EXPORT(cuFuncSetCacheConfig, (CUfunction hfunc, CUfunc_cache config), (hfunc,
     return rc;
 }
 
+/*
+ * cuFuncGetName / cuKernelGetName: the entry's name as the image has it
+ * (mangled unless declared extern "C"), valid while the handle is.  The
+ * documented results have CUDA_ERROR_INVALID_VALUE for a NULL argument and
+ * no _INVALID_HANDLE, so an unknown or unloaded handle is an invalid value
+ * too.  No current context is needed: the handle names its own.
+ */
+static CUresult get_name(const char **name, const void *handle, int kind)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    const void *obj = fc_handle_get(handle, kind);
+    if (!name || !obj)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *name = kind == FC_K_FUNCTION ? ((const fc_function *)obj)->name : ((const fc_kernel *)obj)->name;
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuFuncGetName, (const char **name, CUfunction hfunc), (name, hfunc))
+{
+    return get_name(name, hfunc, FC_K_FUNCTION);
+}
+
+FC_EXPORT(cuKernelGetName, (const char **name, CUkernel hfunc), (name, hfunc))
+{
+    return get_name(name, hfunc, FC_K_KERNEL);
+}
+
 CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out)
 {
     fc_function *fn = fc_handle_get(f, FC_K_FUNCTION);

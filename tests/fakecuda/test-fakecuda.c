@@ -889,6 +889,57 @@ Test(fakecuda, a_kernel_on_freed_memory_is_an_illegal_address)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Kernel names                                                              */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, function_and_kernel_names_are_the_entry_names_of_the_image)
+{
+    static const char mangled_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                      ".visible .entry _Z6squarePfi(.param .u64 p, .param .u32 n)\n{\n\tret;\n}\n";
+    CUmodule m;
+    CUlibrary lib;
+    CUkernel k;
+    const char *name = NULL;
+    primary();
+    OK(cuFuncGetName(&name, function(kernels(), "gg_overrun")));
+    cr_assert_str_eq(name, "gg_overrun");
+    OK(cuModuleLoadData(&m, mangled_ptx));
+    OK(cuFuncGetName(&name, function(m, "_Z6squarePfi")));
+    cr_assert_str_eq(name, "_Z6squarePfi"); /* as the image has it, not demangled */
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_sum"));
+    OK(cuKernelGetName(&name, k));
+    cr_assert_str_eq(name, "gg_sum");
+}
+
+Test(fakecuda, name_queries_of_null_or_unknown_handles_are_invalid_value)
+{
+    CUlibrary lib;
+    CUkernel k;
+    CUmodule m;
+    const char *name = "untouched";
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuFuncGetName(&name, NULL));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuKernelGetName(&name, NULL));
+    primary();
+    m = kernels();
+    CUfunction f = function(m, "gg_fill");
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    /* The documented results: CUDA_SUCCESS and CUDA_ERROR_INVALID_VALUE. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(NULL, f));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, (CUfunction)k)); /* a CUkernel is no CUfunction */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(NULL, k));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, (CUkernel)f));
+    cr_assert_str_eq(name, "untouched");
+    OK(cuModuleUnload(m));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, f));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, k));
+}
+
+/* ------------------------------------------------------------------------ */
 /* cuGetProcAddress                                                          */
 /* ------------------------------------------------------------------------ */
 
