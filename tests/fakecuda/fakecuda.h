@@ -37,10 +37,24 @@
  *     its context, as on a GPU: CUDA_ERROR_ILLEGAL_ADDRESS from the call that
  *     runs it and from every later call on that context (sticky) until
  *     cuCtxDestroy / cuDevicePrimaryCtxReset; its queued work is dropped.
- *   - Kernels are host implementations chosen by .entry name (kernels.ptx);
- *     other entries launch as no-ops.  Their attributes (cuFuncGetAttribute,
- *     the occupancy calculator) are those of an sm_90 build: the registers
- *     ptxas reports for each kernels.ptx entry, no static shared memory.
+ *   - Kernels are host implementations chosen by .entry name (kernels.ptx:
+ *     gg_fill, gg_overrun, gg_copy, gg_sum) for an entry declared with the
+ *     same parameters; other entries launch as no-ops.  Their attributes
+ *     (cuFuncGetAttribute, the occupancy calculator) are those of an sm_90
+ *     build: the registers ptxas reports for each kernels.ptx entry, no
+ *     static shared memory.
+ *   - Every entry's parameters are read from its image, as ptxas lays them
+ *     out: from the PTX .param list (each at a multiple of its .align, else
+ *     of its type's size; 4352 bytes at most below PTX ISA 8.1, 32764 from
+ *     it), or a cubin's .nv.info section.  cuFuncGetParamInfo and
+ *     cuKernelGetParamInfo report them; a launch needs one non-NULL
+ *     kernelParams pointer each, or an `extra` buffer of exactly their size,
+ *     with no padding after the last one (larger:
+ *     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, as NVIDIA's driver answers;
+ *     smaller: CUDA_ERROR_INVALID_VALUE).  A cubin without an entry's
+ *     .nv.info section (none that ptxas writes) gives it the parameters of
+ *     the fake kernel of that name, or none.  .texref/.samplerref/.surfref
+ *     parameters are CUDA_ERROR_NOT_SUPPORTED.
  *   - Modules hold kernels only: cuModuleGetGlobal finds no variable.  The
  *     JIT linker (cuLink*) takes PTX, cubins and fatbins and writes a cubin
  *     of their entries that cuModuleLoadData loads.
