@@ -38,11 +38,11 @@
  *     runs it and from every later call on that context (sticky) until
  *     cuCtxDestroy / cuDevicePrimaryCtxReset; its queued work is dropped.
  *   - Kernels are host implementations chosen by .entry name (kernels.ptx:
- *     gg_fill, gg_overrun, gg_copy, gg_sum) for an entry declared with the
- *     same parameters; other entries launch as no-ops.  Their attributes
- *     (cuFuncGetAttribute, the occupancy calculator) are those of an sm_90
- *     build: the registers ptxas reports for each kernels.ptx entry, no
- *     static shared memory.
+ *     gg_fill, gg_overrun, gg_copy, gg_sum, gg_overrun_second) for an entry
+ *     declared with the same parameters; other entries launch as no-ops.
+ *     Their attributes (cuFuncGetAttribute, the occupancy calculator) are
+ *     those of an sm_90 build: the registers ptxas reports for each
+ *     kernels.ptx entry, no static shared memory.
  *   - Every entry's parameters are read from its image, as ptxas lays them
  *     out: from the PTX .param list (each at a multiple of its .align, else
  *     of its type's size; 4352 bytes at most below PTX ISA 8.1, 32764 from

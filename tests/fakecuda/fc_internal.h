@@ -282,7 +282,7 @@ enum fc_op_kind {
     FC_OP_CALLBACK, /* cuStreamAddCallback */
 };
 
-#define FC_MAX_KPARAMS 4
+#define FC_MAX_KPARAMS 5
 
 struct fc_op {
     fc_op *next;

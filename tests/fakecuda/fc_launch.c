@@ -53,6 +53,15 @@ static bool k_sum(const uint64_t *a)
     return fc_dev_write(a[2], &sum, sizeof sum);
 }
 
+/*
+ * gg_overrun_second(u8 *a, u64 na, u8 *b, u64 nb, u64 extra): a[i] = 0x41
+ * for i < na, then b[i] = 0x41 for i < nb + extra (only b is overrun)
+ */
+static bool k_overrun_second(const uint64_t *a)
+{
+    return fc_dev_fill(a[0], 0x41, 1, (size_t)a[1]) && k_overrun(a + 2);
+}
+
 static bool k_noop(const uint64_t *a)
 {
     (void)a;
@@ -61,7 +70,7 @@ static bool k_noop(const uint64_t *a)
 
 /* As ptxas places them (the .param lists of kernels.ptx). */
 static const fc_kparam p_ptr_u8_u64[] = {{0, 8}, {8, 1}, {16, 8}};
-static const fc_kparam p_u64s[] = {{0, 8}, {8, 8}, {16, 8}};
+static const fc_kparam p_u64s[] = {{0, 8}, {8, 8}, {16, 8}, {24, 8}, {32, 8}};
 #define U64S(n) {p_u64s, (n), true}
 
 /* Registers: what `ptxas -arch=sm_90 -v kernels.ptx` reports for each entry. */
@@ -70,6 +79,7 @@ static const fc_kimpl kimpls[] = {
     {"gg_overrun", U64S(3), k_overrun, 12},
     {"gg_copy", U64S(3), k_copy, 16},
     {"gg_sum", U64S(3), k_sum, 18},
+    {"gg_overrun_second", U64S(5), k_overrun_second, 14},
 };
 
 /* Any other entry: its parameters are not read; it is given the register

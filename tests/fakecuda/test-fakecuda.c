@@ -1223,6 +1223,54 @@ Test(fakecuda, an_entry_named_like_a_fake_kernel_with_other_parameters_runs_as_a
     cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 16); /* nor its registers */
 }
 
+/* Zero n bytes at p, reaching its whole extent (fakecuda_write). */
+static void zero_bytes(CUdeviceptr p, size_t n)
+{
+    unsigned char zero[512] = {0};
+    cr_assert_leq(n, sizeof zero);
+    cr_assert_eq(fakecuda_write(p, zero, n), 0);
+}
+
+static CUresult overrun_second(CUfunction f, CUdeviceptr a, uint64_t na, CUdeviceptr b, uint64_t nb, uint64_t extra)
+{
+    void *params[] = {&a, &na, &b, &nb, &extra};
+    return cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+}
+
+Test(fakecuda, gg_overrun_second_fills_both_buffers_and_overruns_only_the_second)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_overrun_second");
+    CUdeviceptr a = alloc(100), b = alloc(100);
+    zero_bytes(a, 256);
+    zero_bytes(b, 256);
+    OK(overrun_second(f, a, 100, b, 100, 156)); /* to the end of b's extent */
+    cr_assert_eq(byte_at(b), 0); /* queued */
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(a), 0x41);
+    cr_assert_eq(byte_at(a + 99), 0x41);
+    cr_assert_eq(byte_at(a + 100), 0); /* a is not overrun */
+    cr_assert_eq(byte_at(b), 0x41);
+    cr_assert_eq(byte_at(b + 255), 0x41);
+    expect_params(f, 5, (size_t[]){0, 8, 16, 24, 32}, (size_t[]){8, 8, 8, 8, 8});
+    cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 14); /* ptxas -arch=sm_90 -v */
+}
+
+Test(fakecuda, gg_overrun_second_past_the_second_extent_is_an_illegal_address)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_overrun_second");
+    CUdeviceptr a = alloc(64), b = alloc(100), gap = alloc(256);
+    OK(cuMemFree_v2(gap)); /* nothing lives right after b's extent */
+    zero_bytes(a, 256);
+    OK(overrun_second(f, a, 64, b, 100, 157));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    cr_assert_eq(byte_at(a + 63), 0x41); /* the first buffer was written */
+    cr_assert_eq(byte_at(a + 64), 0);
+    cr_assert_eq(byte_at(b + 255), 0x41); /* and the second up to the fault */
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+}
+
 /* ------------------------------------------------------------------------ */
 /* cuGetProcAddress                                                          */
 /* ------------------------------------------------------------------------ */
