@@ -306,6 +306,8 @@ struct fc_op {
         struct {
             const fc_kimpl *impl;
             uint64_t args[FC_MAX_KPARAMS];
+            /* FAKECUDA_STICKY: the error the context gets once it has run. */
+            CUresult sticky;
         } kernel;
         struct {
             CUdeviceptr ptr;
@@ -465,6 +467,14 @@ typedef struct fc_state {
     uint64_t next_seq;
     LIST_HEAD(, fc_stream) zombie_streams; /* destroyed, work still queued */
     LIST_HEAD(, fc_library) libraries;
+
+    /* launches (fc_launch.c): how many passed their checks so far, and the
+     * FAKECUDA_FAIL_LAUNCH / FAKECUDA_STICKY knobs (nth 0: off) */
+    uint64_t launches;
+    struct {
+        uint64_t nth;
+        CUresult code;
+    } fail_launch, sticky_launch;
 
     uint32_t prng; /* treap priorities */
 } fc_state;

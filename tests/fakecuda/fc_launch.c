@@ -210,6 +210,10 @@ static CUresult launch_kernel(const launch *l)
         rc = check_geometry(l);
     if (rc == CUDA_SUCCESS)
         rc = collect_args(k, lay, l->params, l->extra, args);
+    /* The test knobs count the launches that got this far (fakecuda.h). */
+    uint64_t nth = rc == CUDA_SUCCESS ? ++fc_st.launches : 0;
+    if (rc == CUDA_SUCCESS && nth == fc_st.fail_launch.nth)
+        rc = fc_st.fail_launch.code;
     if (rc == CUDA_SUCCESS) {
         fc_op *op = fc_op_new(FC_OP_KERNEL);
         if (!op) {
@@ -217,6 +221,7 @@ static CUresult launch_kernel(const launch *l)
         } else {
             op->u.kernel.impl = k;
             memcpy(op->u.kernel.args, args, sizeof args);
+            op->u.kernel.sticky = nth == fc_st.sticky_launch.nth ? fc_st.sticky_launch.code : CUDA_SUCCESS;
             rc = fc_enqueue(s, op, NULL);
         }
     }

@@ -1272,6 +1272,144 @@ Test(fakecuda, gg_overrun_second_past_the_second_extent_is_an_illegal_address)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Launch knobs: FAKECUDA_FAIL_LAUNCH and FAKECUDA_STICKY                    */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, fail_launch_makes_the_nth_launch_return_its_code_without_running)
+{
+    setenv("FAKECUDA_FAIL_LAUNCH", "2:701", 1); /* read at cuInit */
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p1 = alloc(16), p2 = alloc(16), p3 = alloc(16);
+    zero_bytes(p2, 16);
+    /* A launch its checks refuse is not counted. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    OK(fill(f, NULL, p1, 1, 16));
+    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, fill(f, NULL, p2, 2, 16));
+    OK(fill(f, NULL, p3, 3, 16));
+    OK(cuCtxSynchronize()); /* the context is fine */
+    cr_assert_eq(byte_at(p1), 1);
+    cr_assert_eq(byte_at(p2), 0); /* never ran */
+    cr_assert_eq(byte_at(p3), 3);
+}
+
+Test(fakecuda, fail_launch_counts_the_launches_of_every_entry_point)
+{
+    uint64_t n = 8;
+    unsigned char v = 9;
+    setenv("FAKECUDA_FAIL_LAUNCH", "4:999", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(8);
+    void *params[] = {&p, &v, &n};
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 8, .blockDimY = 1,
+                          .blockDimZ = 1};
+    OK(cuLaunchKernel_ptsz(f, 1, 1, 1, 8, 1, 1, 0, NULL, params, NULL));
+    OK(cuLaunchCooperativeKernel(f, 1, 1, 1, 8, 1, 1, 0, NULL, params));
+    OK(cuLaunchKernelEx_ptsz(&cfg, f, params, NULL));
+    EXPECT(CUDA_ERROR_UNKNOWN, cuLaunchKernelEx(&cfg, f, params, NULL));
+    OK(cuLaunchCooperativeKernel_ptsz(f, 1, 1, 1, 8, 1, 1, 0, NULL, params));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, sticky_runs_the_nth_launch_then_fails_its_context_at_the_next_sync)
+{
+    CUdeviceptr q;
+    CUstream s;
+    setenv("FAKECUDA_STICKY", "2:719", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p1 = alloc(16), p2 = alloc(16);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(fill(f, s, p1, 1, 16));
+    OK(fill(f, s, p2, 2, 16)); /* the launch itself succeeds */
+    OK(cuCtxGetDevice(&(CUdevice){0}));
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p2), 2); /* it ran */
+    /* Sticky: every later call on the context, until it is reset. */
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuMemAlloc_v2(&q, 16));
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuCtxSynchronize());
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuStreamSynchronize(s));
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, fill(f, NULL, p1, 3, 16));
+    OK(cuDevicePrimaryCtxReset_v2(0)); /* unloads its modules too */
+    q = alloc(16);
+    OK(fill(function(kernels(), "gg_fill"), NULL, q, 4, 16)); /* the third launch: no knob left */
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(q), 4);
+}
+
+Test(fakecuda, a_sticky_error_reaches_event_sync_and_drops_the_work_queued_after_it)
+{
+    CUevent e;
+    setenv("FAKECUDA_STICKY", "1:700", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p1 = alloc(16), p2 = alloc(16);
+    zero_bytes(p2, 16);
+    OK(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    OK(fill(f, NULL, p1, 1, 16));
+    OK(cuEventRecord(e, NULL));
+    OK(fill(f, NULL, p2, 2, 16));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuEventSynchronize(e));
+    cr_assert_eq(byte_at(p1), 1);
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    cr_assert_eq(byte_at(p2), 0); /* queued after the failed kernel: dropped */
+}
+
+Test(fakecuda, a_failed_launch_takes_the_place_of_a_sticky_one)
+{
+    setenv("FAKECUDA_FAIL_LAUNCH", "1:2", 1);
+    setenv("FAKECUDA_STICKY", "1:700", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(16);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, fill(f, NULL, p, 1, 16));
+    OK(cuCtxSynchronize());
+}
+
+/*
+ * In a child: the knobs set to `value`, a launch and a synchronisation
+ * succeed, and cuInit said it ignores both.  Its exit status: 0 when so.
+ */
+static int run_with_malformed_knobs(const char *value)
+{
+    int fds[2];
+    char said[512] = "";
+    CUcontext c;
+    CUmodule m;
+    CUfunction f;
+    CUdeviceptr p;
+    if (pipe(fds) != 0 || dup2(fds[1], STDERR_FILENO) < 0)
+        return 2;
+    setenv("FAKECUDA_FAIL_LAUNCH", value, 1);
+    setenv("FAKECUDA_STICKY", value, 1);
+    bool ok = cuInit(0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS &&
+              cuCtxSetCurrent(c) == CUDA_SUCCESS && cuModuleLoad(&m, FAKECUDA_PTX) == CUDA_SUCCESS &&
+              cuModuleGetFunction(&f, m, "gg_fill") == CUDA_SUCCESS && cuMemAlloc_v2(&p, 16) == CUDA_SUCCESS &&
+              fill(f, NULL, p, 1, 16) == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS;
+    close(fds[1]);
+    close(STDERR_FILENO);
+    ssize_t n = read(fds[0], said, sizeof said - 1);
+    said[n > 0 ? n : 0] = '\0';
+    return ok && strstr(said, "ignoring FAKECUDA_FAIL_LAUNCH=") && strstr(said, "ignoring FAKECUDA_STICKY=") ? 0 : 1;
+}
+
+Test(fakecuda, malformed_launch_knobs_are_reported_and_ignored)
+{
+    static const char *bad[] = {"1", "x:700", "0:700", "1:0", "1:123456", "1:700junk", "-1:700", ":700", "1:"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0)
+            _exit(run_with_malformed_knobs(bad[i]));
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "knobs of '%s': not ignored or not reported",
+                  bad[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* cuGetProcAddress                                                          */
 /* ------------------------------------------------------------------------ */
 
