@@ -207,6 +207,11 @@
     X(cuModuleGetGlobal_v2, cuModuleGetGlobal, 3020, 0)                       \
     X(cuFuncGetAttribute, cuFuncGetAttribute, 2020, 0)                        \
     X(cuFuncSetCacheConfig, cuFuncSetCacheConfig, 3000, 0)                    \
+    /* names and parameter layouts of functions and library kernels */        \
+    X(cuFuncGetName, cuFuncGetName, 12030, 0)                                 \
+    X(cuKernelGetName, cuKernelGetName, 12030, 0)                             \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, 0)                       \
+    X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, 0)                   \
     /* libraries */                                                           \
     X(cuLibraryLoadData, cuLibraryLoadData, 12000, 0)                         \
     X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, 0)                 \

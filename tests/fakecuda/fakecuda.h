@@ -17,6 +17,21 @@
  *                           only (read at cuInit; default: none)
  *   FAKECUDA_CALLS_FILE=P   at process exit, write "name count" lines for every
  *                           cu* entry point called at least once
+ *   FAKECUDA_FAIL_LAUNCH=N:CODE
+ *                           the N-th launch returns the CUresult CODE and
+ *                           queues nothing (the context stays usable)
+ *   FAKECUDA_STICKY=N:CODE  the N-th launch succeeds and its kernel runs; once
+ *                           it has run, its context fails with the sticky
+ *                           CUresult CODE, as after a kernel fault (below)
+ *     Both read at cuInit, in decimal: N from 1, CODE a CUresult other than
+ *     CUDA_SUCCESS that cuGetErrorName names (e.g. 700 ILLEGAL_ADDRESS, 701
+ *     LAUNCH_OUT_OF_RESOURCES, 719 LAUNCH_FAILED); a malformed value is
+ *     reported on stderr and ignored.  N counts the launches of every launch
+ *     entry point (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel
+ *     and their _ptsz forms) in the process, from cuInit on, that passed the
+ *     launch's own checks (handles, geometry, parameters); launches refused
+ *     for those are not counted, the one FAKECUDA_FAIL_LAUNCH fails is.  When
+ *     both name the same launch, it fails.
  *
  * Behaviour worth knowing when writing a test against the fake:
  *   - Device addresses lie in a PROT_NONE reservation: dereferencing one on
@@ -37,10 +52,27 @@
  *     its context, as on a GPU: CUDA_ERROR_ILLEGAL_ADDRESS from the call that
  *     runs it and from every later call on that context (sticky) until
  *     cuCtxDestroy / cuDevicePrimaryCtxReset; its queued work is dropped.
- *   - Kernels are host implementations chosen by .entry name (kernels.ptx);
- *     other entries launch as no-ops.  Their attributes (cuFuncGetAttribute,
- *     the occupancy calculator) are those of an sm_90 build: the registers
- *     ptxas reports for each kernels.ptx entry, no static shared memory.
+ *     FAKECUDA_STICKY does the same with its own code, once its kernel has
+ *     run (when something runs the queued work, above), unless that kernel
+ *     faulted by itself first.
+ *   - Kernels are host implementations chosen by .entry name (kernels.ptx:
+ *     gg_fill, gg_overrun, gg_copy, gg_sum, gg_overrun_second) for an entry
+ *     declared with the same parameters; other entries launch as no-ops.
+ *     Their attributes (cuFuncGetAttribute, the occupancy calculator) are
+ *     those of an sm_90 build: the registers ptxas reports for each
+ *     kernels.ptx entry, no static shared memory.
+ *   - Every entry's parameters are read from its image, as ptxas lays them
+ *     out: from the PTX .param list (each at a multiple of its .align, else
+ *     of its type's size; 4352 bytes at most below PTX ISA 8.1, 32764 from
+ *     it), or a cubin's .nv.info section.  cuFuncGetParamInfo and
+ *     cuKernelGetParamInfo report them; a launch needs one non-NULL
+ *     kernelParams pointer each, or an `extra` buffer of exactly their size,
+ *     with no padding after the last one (larger:
+ *     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, as NVIDIA's driver answers;
+ *     smaller: CUDA_ERROR_INVALID_VALUE).  A cubin without an entry's
+ *     .nv.info section (none that ptxas writes) gives it the parameters of
+ *     the fake kernel of that name, or none.  .texref/.samplerref/.surfref
+ *     parameters are CUDA_ERROR_NOT_SUPPORTED.
  *   - Modules hold kernels only: cuModuleGetGlobal finds no variable.  The
  *     JIT linker (cuLink*) takes PTX, cubins and fatbins and writes a cubin
  *     of their entries that cuModuleLoadData loads.

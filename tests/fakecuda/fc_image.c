@@ -1,9 +1,10 @@
 /*
- * Module images for the fake driver: find the kernel entry names in a PTX
- * text, an ELF cubin or a fatbin container.
+ * Module images for the fake driver: find the kernel entries, and where each
+ * one's parameters lie, in a PTX text, an ELF cubin or a fatbin container.
  *
  * The fake runs host implementations of kernels chosen by entry name, so all
- * it needs from an image is the list of `.entry` names.  It still rejects
+ * it needs from an image is the list of `.entry` names and their parameter
+ * layouts (cuFuncGetParamInfo, a launch's `extra` buffer).  It still rejects
  * what the real driver would reject (wrong magic, truncated containers, PTX
  * newer than the toolkit, code for another GPU) so that a test written
  * against the fake fails the same way it would on a real GPU.
@@ -19,6 +20,18 @@
  * nvcc's __fatBinC_Wrapper_t {int magic 0x466243b1; int version; const
  * unsigned long long *data; void *filename_or_fatbins;} points to such a
  * container.
+ *
+ * Parameter layouts.  PTX declares them in the .entry's list: each .param is
+ * placed at the next multiple of its alignment (its `.align`, else the size
+ * of its type), and the buffer ends with the last one, unpadded; ptxas lays
+ * them out so.  A cubin holds ptxas's layout in the entry's `.nv.info.<name>`
+ * section: records of {u8 format, u8 attribute, ...}, 4 bytes for formats 1
+ * to 3, {u16 size; value} for format 4.  Attribute 0x17 (EIATTR_KPARAM_INFO,
+ * format 4, 12 bytes) is one parameter: u32 index @0, u16 ordinal @4, u16
+ * offset @6, u32 flags @8 whose bits 18-31 are its size.  When the
+ * parameters take more than 4352 bytes ptxas writes attribute 0x45 instead,
+ * the same but for a plain u32 size @8 (both confirmed against ptxas of
+ * CUDA 13).
  */
 #include "fc_internal.h"
 
@@ -78,26 +91,67 @@ static bool starts_with(const unsigned char *p, size_t size, const unsigned char
     return true;
 }
 
-static CUresult add_name(fc_image *img, const char *name, size_t len)
+size_t fc_kparams_size(const fc_kparams *p)
 {
-    for (size_t i = 0; i < img->count; i++)
-        if (strlen(img->names[i]) == len && memcmp(img->names[i], name, len) == 0)
-            return CUDA_SUCCESS;
-    char **grown = realloc(img->names, (img->count + 1) * sizeof *grown);
-    if (!grown)
+    return p->count ? (size_t)p->v[p->count - 1].offset + p->v[p->count - 1].size : 0;
+}
+
+bool fc_kparams_equal(const fc_kparams *a, const fc_kparams *b)
+{
+    return a->count == b->count && (a->count == 0 || memcmp(a->v, b->v, a->count * sizeof *a->v) == 0);
+}
+
+static void kparams_free(fc_kparams *p)
+{
+    free((void *)p->v);
+    p->v = NULL;
+    p->count = 0;
+}
+
+/* The index of entry `name` (len bytes), or img->count. */
+static size_t find_entry(const fc_image *img, const char *name, size_t len)
+{
+    size_t i = 0;
+    while (i < img->count && !(strlen(img->names[i]) == len && memcmp(img->names[i], name, len) == 0))
+        i++;
+    return i;
+}
+
+/* Add an entry taking `params` (its array is freed when the name is already there). */
+static CUresult add_entry(fc_image *img, const char *name, size_t len, fc_kparams params)
+{
+    if (find_entry(img, name, len) < img->count) {
+        kparams_free(&params);
+        return CUDA_SUCCESS;
+    }
+    char **names = realloc(img->names, (img->count + 1) * sizeof *names);
+    if (names)
+        img->names = names;
+    fc_kparams *ps = names ? realloc(img->params, (img->count + 1) * sizeof *ps) : NULL;
+    if (ps)
+        img->params = ps;
+    char *copy = ps ? strndup(name, len) : NULL;
+    if (!copy) {
+        kparams_free(&params);
         return CUDA_ERROR_OUT_OF_MEMORY;
-    img->names = grown;
-    char *copy = strndup(name, len);
-    if (!copy)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    img->names[img->count++] = copy;
+    }
+    img->names[img->count] = copy;
+    img->params[img->count++] = params;
     return CUDA_SUCCESS;
 }
 
 CUresult fc_image_merge(fc_image *dst, const fc_image *src)
 {
     for (size_t i = 0; i < src->count; i++) {
-        CUresult rc = add_name(dst, src->names[i], strlen(src->names[i]));
+        fc_kparams p = src->params[i];
+        if (p.count) {
+            fc_kparam *v = malloc(p.count * sizeof *v);
+            if (!v)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            memcpy(v, p.v, p.count * sizeof *v);
+            p.v = v;
+        }
+        CUresult rc = add_entry(dst, src->names[i], strlen(src->names[i]), p);
         if (rc != CUDA_SUCCESS)
             return rc;
     }
@@ -108,11 +162,43 @@ CUresult fc_image_merge(fc_image *dst, const fc_image *src)
 
 void fc_image_free(fc_image *img)
 {
-    for (size_t i = 0; i < img->count; i++)
+    for (size_t i = 0; i < img->count; i++) {
         free(img->names[i]);
+        kparams_free(&img->params[i]);
+    }
     free(img->names);
+    free(img->params);
     img->names = NULL;
+    img->params = NULL;
     img->count = 0;
+}
+
+/* Append {offset, size} to p (its array grown by doubling; cap: its capacity). */
+static CUresult kparams_push(fc_kparams *p, unsigned int *cap, uint32_t offset, uint32_t size)
+{
+    if (p->count == *cap) {
+        unsigned int n = *cap ? 2 * *cap : 8;
+        fc_kparam *v = realloc((void *)p->v, n * sizeof *v);
+        if (!v)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        p->v = v;
+        *cap = n;
+    }
+    ((fc_kparam *)p->v)[p->count++] = (fc_kparam){offset, size};
+    return CUDA_SUCCESS;
+}
+
+/*
+ * Texture, sampler and surface reference parameters (`.texref` and the
+ * like, long deprecated) are bound resources outside the parameter buffer;
+ * the fake does not model them.  A limit of the fake: it tells so.
+ */
+static CUresult unsupported_reference_param(void)
+{
+    static atomic_bool warned;
+    if (!atomic_exchange(&warned, true))
+        fputs("fakecuda: kernels with .texref/.samplerref/.surfref parameters are not supported\n", stderr);
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -151,6 +237,178 @@ static unsigned long read_uint(const char *t, size_t len, size_t *i, bool *ok)
     return v;
 }
 
+/* Past the comment at t[i] (i itself when none starts there); *bad when it
+ * is an unterminated block comment. */
+static size_t skip_comment(const char *t, size_t len, size_t i, bool *bad)
+{
+    *bad = false;
+    if (i + 1 >= len || t[i] != '/')
+        return i;
+    if (t[i + 1] == '/') {
+        while (i < len && t[i] != '\n')
+            i++;
+    } else if (t[i + 1] == '*') {
+        i += 2;
+        while (i + 1 < len && !(t[i] == '*' && t[i + 1] == '/'))
+            i++;
+        if (i + 1 >= len) {
+            *bad = true;
+            return len;
+        }
+        i += 2;
+    }
+    return i;
+}
+
+/* Past white space and comments. */
+static size_t skip_blank(const char *t, size_t len, size_t i, bool *bad)
+{
+    for (;;) {
+        size_t j = skip_comment(t, len, skip_space(t, len, i), bad);
+        if (*bad || j == i)
+            return j;
+        i = j;
+    }
+}
+
+/* The size of a type a kernel parameter may have (`u64` for `.u64`), else 0. */
+static unsigned int param_type_size(const char *w, size_t n)
+{
+    static const struct {
+        const char *name;
+        unsigned int size;
+    } types[] = {
+        {"b8", 1},  {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2}, {"s16", 2}, {"f16", 2},
+        {"b32", 4}, {"u32", 4}, {"s32", 4}, {"f32", 4}, {"b64", 8}, {"u64", 8}, {"s64", 8},
+        {"f64", 8}, {"b128", 16},
+    };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        if (strlen(types[k].name) == n && memcmp(types[k].name, w, n) == 0)
+            return types[k].size;
+    return 0;
+}
+
+static bool is_word(const char *w, size_t n, const char *word)
+{
+    return strlen(word) == n && memcmp(w, word, n) == 0;
+}
+
+/*
+ * One `.param` of an entry's list, t[*i] just past `.param`: its directives
+ * (`.align N`, the type, `.ptr` with the pointee's state space and
+ * alignment), its name and an optional `[N]`; placed after *end.
+ */
+static CUresult parse_param(const char *t, size_t len, size_t *i, uint64_t *end, fc_kparams *out,
+                            unsigned int *cap)
+{
+    uint64_t align = 0, elem = 0, count = 1;
+    bool after_ptr = false, bad, ok;
+    for (;;) {
+        *i = skip_blank(t, len, *i, &bad);
+        if (bad || *i >= len)
+            return CUDA_ERROR_INVALID_PTX;
+        if (t[*i] != '.')
+            break;
+        size_t w = *i + 1, n = w;
+        while (n < len && ident_char(t[n]))
+            n++;
+        *i = n;
+        if (is_word(t + w, n - w, "align")) {
+            *i = skip_blank(t, len, *i, &bad);
+            unsigned long a = read_uint(t, len, i, &ok);
+            if (bad || !ok || a == 0 || (a & (a - 1)))
+                return CUDA_ERROR_INVALID_PTX;
+            if (!after_ptr) /* `.ptr ... .align N` is the pointee's */
+                align = a;
+        } else if (is_word(t + w, n - w, "ptr")) {
+            after_ptr = true;
+        } else if (after_ptr && (is_word(t + w, n - w, "global") || is_word(t + w, n - w, "const") ||
+                                 is_word(t + w, n - w, "local") || is_word(t + w, n - w, "shared"))) {
+            continue;
+        } else if (is_word(t + w, n - w, "texref") || is_word(t + w, n - w, "samplerref") ||
+                   is_word(t + w, n - w, "surfref")) {
+            return unsupported_reference_param();
+        } else if (!elem && (elem = param_type_size(t + w, n - w)) != 0) {
+            continue;
+        } else {
+            return CUDA_ERROR_INVALID_PTX;
+        }
+    }
+    if (!elem || !ident_start(t[*i]))
+        return CUDA_ERROR_INVALID_PTX;
+    while (*i < len && ident_char(t[*i]))
+        (*i)++;
+    *i = skip_blank(t, len, *i, &bad);
+    if (!bad && *i < len && t[*i] == '[') { /* one dimension: ptxas takes no more */
+        *i = skip_blank(t, len, *i + 1, &bad);
+        count = read_uint(t, len, i, &ok);
+        if (bad || !ok || count == 0) /* "cannot be an incomplete array" */
+            return CUDA_ERROR_INVALID_PTX;
+        *i = skip_blank(t, len, *i, &bad);
+        if (bad || *i >= len || t[*i] != ']')
+            return CUDA_ERROR_INVALID_PTX;
+        (*i)++;
+    }
+    if (!align)
+        align = elem;
+    uint64_t offset = (*end + align - 1) / align * align;
+    *end = offset + elem * count;
+    if (*end > UINT32_MAX)
+        return CUDA_ERROR_INVALID_PTX;
+    return kparams_push(out, cap, (uint32_t)offset, (uint32_t)(elem * count));
+}
+
+/*
+ * The parameter list of an entry, t[*i] just past its name: none when no
+ * `(` follows.  The parameter space is 4352 bytes below PTX ISA 8.1 and
+ * 32764 from it (what ptxas allows an sm_90 entry); more does not compile.
+ */
+static CUresult parse_params(const char *t, size_t len, size_t *i, unsigned int ptx_version, fc_kparams *out)
+{
+    unsigned int cap = 0;
+    uint64_t end = 0;
+    bool bad;
+    CUresult rc = CUDA_SUCCESS;
+    *out = (fc_kparams){NULL, 0, true};
+    size_t j = skip_blank(t, len, *i, &bad);
+    if (bad)
+        return CUDA_ERROR_INVALID_PTX;
+    if (j >= len || t[j] != '(')
+        return CUDA_SUCCESS;
+    *i = j + 1;
+    for (;;) {
+        *i = skip_blank(t, len, *i, &bad);
+        if (bad || *i >= len) {
+            rc = CUDA_ERROR_INVALID_PTX;
+            break;
+        }
+        if (t[*i] == ')' && out->count == 0) {
+            (*i)++;
+            break;
+        }
+        if (len - *i < 6 || memcmp(t + *i, ".param", 6) != 0 || (*i + 6 < len && ident_char(t[*i + 6]))) {
+            rc = CUDA_ERROR_INVALID_PTX;
+            break;
+        }
+        *i += 6;
+        rc = parse_param(t, len, i, &end, out, &cap);
+        if (rc != CUDA_SUCCESS)
+            break;
+        *i = skip_blank(t, len, *i, &bad);
+        if (bad || *i >= len || (t[*i] != ',' && t[*i] != ')')) {
+            rc = CUDA_ERROR_INVALID_PTX;
+            break;
+        }
+        if (t[(*i)++] == ')')
+            break;
+    }
+    if (rc == CUDA_SUCCESS && end > (ptx_version >= 81 ? 32764u : 4352u))
+        rc = CUDA_ERROR_INVALID_PTX; /* "uses too much parameter space" */
+    if (rc != CUDA_SUCCESS)
+        kparams_free(out);
+    return rc;
+}
+
 /*
  * A PTX module: find `.version`, `.target` and every `.entry NAME` outside
  * comments and strings.  The fake cannot JIT, so it checks only what makes
@@ -173,16 +431,12 @@ static CUresult parse_ptx(const char *t, size_t len, fc_image *img)
 
     while (i < len) {
         char c = t[i];
-        if (c == '/' && i + 1 < len && t[i + 1] == '/') {
-            while (i < len && t[i] != '\n')
-                i++;
-        } else if (c == '/' && i + 1 < len && t[i + 1] == '*') {
-            i += 2;
-            while (i + 1 < len && !(t[i] == '*' && t[i + 1] == '/'))
-                i++;
-            if (i + 1 >= len)
-                return CUDA_ERROR_INVALID_PTX; /* unterminated comment */
-            i += 2;
+        bool bad;
+        size_t past = skip_comment(t, len, i, &bad);
+        if (bad)
+            return CUDA_ERROR_INVALID_PTX; /* unterminated comment */
+        if (past != i) {
+            i = past;
         } else if (c == '"') {
             i++;
             while (i < len && t[i] != '"' && t[i] != '\n')
@@ -233,10 +487,14 @@ static CUresult parse_ptx(const char *t, size_t len, fc_image *img)
                     return CUDA_ERROR_INVALID_PTX;
                 while (n < len && ident_char(t[n]))
                     n++;
-                CUresult rc = add_name(img, t + i, n - i);
+                size_t name = i;
+                fc_kparams params;
+                i = n;
+                CUresult rc = parse_params(t, len, &i, img->ptx_version, &params);
+                if (rc == CUDA_SUCCESS)
+                    rc = add_entry(img, t + name, n - name, params);
                 if (rc != CUDA_SUCCESS)
                     return rc;
-                i = n;
             }
         } else {
             i++;
@@ -266,7 +524,71 @@ static size_t elf_extent(const unsigned char *p)
     return end < sizeof eh ? sizeof eh : (size_t)end;
 }
 
-/* A cubin: each kernel lives in a section named ".text.<kernel>". */
+#define NVINFO_KPARAM_INFO 0x17
+#define NVINFO_KPARAM_INFO_LARGE 0x45
+#define NVINFO_KPARAM_LARGE_ABOVE 4352 /* parameter bytes */
+#define NVINFO_FORMAT_SIZED 4
+#define NVINFO_KPARAM_RECORD 16 /* bytes, its 4-byte header included */
+
+/*
+ * The parameters an entry's .nv.info section records (see the top of this
+ * file): declared when there is a record for every ordinal up to the
+ * highest one (none: no parameters); left undeclared when the records are
+ * not what ptxas writes.  A record of size 0 is a texture or surface
+ * reference.
+ */
+static CUresult parse_nvinfo(const unsigned char *b, size_t n, fc_kparams *out)
+{
+    fc_kparam *v = NULL;
+    unsigned int count = 0;
+    size_t at = 0;
+    while (at + 4 <= n) {
+        unsigned int format = b[at], attr = b[at + 1];
+        size_t rec = 4;
+        if (format == NVINFO_FORMAT_SIZED)
+            rec += ld16(b + at + 2);
+        else if (format < 1 || format > 3)
+            break;
+        if (rec > n - at)
+            break;
+        if (format == NVINFO_FORMAT_SIZED && (attr == NVINFO_KPARAM_INFO || attr == NVINFO_KPARAM_INFO_LARGE) &&
+            rec == NVINFO_KPARAM_RECORD) {
+            unsigned int ordinal = ld16(b + at + 8);
+            uint32_t word = ld32(b + at + 12);
+            fc_kparam p = {ld16(b + at + 10), attr == NVINFO_KPARAM_INFO ? word >> 18 : word};
+            if (p.size == 0) {
+                free(v);
+                return unsupported_reference_param();
+            }
+            if (ordinal >= count) {
+                fc_kparam *grown = realloc(v, (ordinal + 1) * sizeof *grown);
+                if (!grown) {
+                    free(v);
+                    return CUDA_ERROR_OUT_OF_MEMORY;
+                }
+                memset(grown + count, 0, (ordinal + 1 - count) * sizeof *grown);
+                v = grown;
+                count = ordinal + 1;
+            }
+            v[ordinal] = p;
+        }
+        at += rec;
+    }
+    bool complete = at == n;
+    for (unsigned int k = 0; k < count && complete; k++)
+        complete = v[k].size != 0;
+    if (!complete) {
+        free(v);
+        return CUDA_SUCCESS; /* left undeclared */
+    }
+    *out = (fc_kparams){v, count, true};
+    return CUDA_SUCCESS;
+}
+
+/*
+ * A cubin: each kernel lives in a section named ".text.<kernel>", and its
+ * parameters are recorded in ".nv.info.<kernel>".
+ */
 static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img)
 {
     Elf64_Ehdr eh;
@@ -298,10 +620,27 @@ static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img)
         if (nlen == maxlen)
             return CUDA_ERROR_INVALID_IMAGE; /* unterminated name */
         if (nlen > 6 && memcmp(name, ".text.", 6) == 0) {
-            CUresult rc = add_name(img, name + 6, nlen - 6);
+            CUresult rc = add_entry(img, name + 6, nlen - 6, (fc_kparams){NULL, 0, false});
             if (rc != CUDA_SUCCESS)
                 return rc;
         }
+    }
+    /* Section names were all checked above. */
+    for (size_t s = 0; s < eh.e_shnum; s++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, p + eh.e_shoff + s * sizeof(Elf64_Shdr), sizeof sh);
+        const char *name = strtab + sh.sh_name;
+        size_t nlen = strlen(name);
+        if (nlen <= 9 || memcmp(name, ".nv.info.", 9) != 0)
+            continue;
+        size_t e = find_entry(img, name + 9, nlen - 9);
+        if (e == img->count || img->params[e].declared)
+            continue;
+        if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+            return CUDA_ERROR_INVALID_IMAGE;
+        CUresult rc = parse_nvinfo(p + sh.sh_offset, (size_t)sh.sh_size, &img->params[e]);
+        if (rc != CUDA_SUCCESS)
+            return rc;
     }
     return CUDA_SUCCESS;
 }
@@ -392,6 +731,7 @@ CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
     CUresult rc;
 
     out->names = NULL;
+    out->params = NULL;
     out->count = 0;
     out->ptx_version = 0;
 
@@ -428,18 +768,25 @@ CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
 
 /*
  * An sm_90 ELF cubin whose sections are `.text.<entry>` for every entry of
- * img: what parse_elf (and so cuModuleLoadData) reads back as the same
- * kernels.  The header is the one `ptxas -arch=sm_90` of CUDA 13.0 writes
+ * img, and `.nv.info.<entry>` for those whose parameters are declared: what
+ * parse_elf (and so cuModuleLoadData) reads back as the same kernels.  The header is the one `ptxas -arch=sm_90` of CUDA 13.0 writes
  * (OS/ABI 0x41, ABI version 8, e_flags 0x6005a04); the code sections are
  * empty, as the fake runs kernels on the host.
  */
 CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *size)
 {
-    size_t nsec = img->count + 2; /* null, .shstrtab, .text.* */
-    size_t strsz = 1 + sizeof ".shstrtab";
-    for (size_t i = 0; i < img->count; i++)
+    size_t nsec = 2, strsz = 1 + sizeof ".shstrtab", infosz = 0; /* null, .shstrtab */
+    for (size_t i = 0; i < img->count; i++) {
+        nsec++;
         strsz += sizeof ".text." - 1 + strlen(img->names[i]) + 1;
-    size_t shoff = (sizeof(Elf64_Ehdr) + strsz + 7) / 8 * 8;
+        if (img->params[i].declared) {
+            nsec++;
+            strsz += sizeof ".nv.info." - 1 + strlen(img->names[i]) + 1;
+            infosz += (size_t)img->params[i].count * NVINFO_KPARAM_RECORD;
+        }
+    }
+    size_t infooff = (sizeof(Elf64_Ehdr) + strsz + 3) / 4 * 4;
+    size_t shoff = (infooff + infosz + 7) / 8 * 8;
     size_t total = shoff + nsec * sizeof(Elf64_Shdr);
     unsigned char *p = calloc(1, total);
     if (!p)
@@ -475,15 +822,46 @@ CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *
     memcpy(p + shoff + sizeof sh, &sh, sizeof sh);
     memcpy(str + at, ".shstrtab", sizeof ".shstrtab");
     at += sizeof ".shstrtab";
+    size_t sec = 2, info = infooff;
     for (size_t i = 0; i < img->count; i++) {
+        size_t text_index = sec;
         Elf64_Shdr text = {0};
         text.sh_name = (Elf64_Word)at;
         text.sh_type = SHT_PROGBITS;
         text.sh_flags = SHF_ALLOC | SHF_EXECINSTR;
         text.sh_offset = shoff; /* empty */
         text.sh_addralign = 128;
-        memcpy(p + shoff + (i + 2) * sizeof text, &text, sizeof text);
+        memcpy(p + shoff + sec++ * sizeof text, &text, sizeof text);
         at += (size_t)sprintf(str + at, ".text.%s", img->names[i]) + 1;
+        const fc_kparams *kp = &img->params[i];
+        if (!kp->declared)
+            continue;
+        /* As ptxas writes them: an info section per entry, linked to its
+         * code, the parameters' records last one first. */
+        Elf64_Shdr nvinfo = {0};
+        nvinfo.sh_name = (Elf64_Word)at;
+        nvinfo.sh_type = SHT_LOPROC;
+        nvinfo.sh_flags = SHF_INFO_LINK;
+        nvinfo.sh_offset = info;
+        nvinfo.sh_size = (Elf64_Xword)kp->count * NVINFO_KPARAM_RECORD;
+        nvinfo.sh_info = (Elf64_Word)text_index;
+        nvinfo.sh_addralign = 4;
+        memcpy(p + shoff + sec++ * sizeof nvinfo, &nvinfo, sizeof nvinfo);
+        at += (size_t)sprintf(str + at, ".nv.info.%s", img->names[i]) + 1;
+        bool large = fc_kparams_size(kp) > NVINFO_KPARAM_LARGE_ABOVE;
+        for (unsigned int k = kp->count; k-- > 0;) {
+            unsigned char *r = p + info;
+            uint16_t len = NVINFO_KPARAM_RECORD - 4, ordinal = (uint16_t)k, offset = (uint16_t)kp->v[k].offset;
+            /* 0x1f000: what ptxas sets besides the size */
+            uint32_t flags = large ? kp->v[k].size : kp->v[k].size << 18 | 0x1f000;
+            r[0] = NVINFO_FORMAT_SIZED;
+            r[1] = large ? NVINFO_KPARAM_INFO_LARGE : NVINFO_KPARAM_INFO;
+            memcpy(r + 2, &len, 2);
+            memcpy(r + 8, &ordinal, 2); /* after the u32 index 0 */
+            memcpy(r + 10, &offset, 2);
+            memcpy(r + 12, &flags, 4);
+            info += NVINFO_KPARAM_RECORD;
+        }
     }
     *out = p;
     *size = total;

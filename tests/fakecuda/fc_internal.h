@@ -71,9 +71,33 @@ FC_HIDDEN void fc_tree_fix_path(fc_tnode *root, uint64_t key);
 /* Module images: PTX text, cubin (ELF) and fatbin containers.              */
 /* ------------------------------------------------------------------------ */
 
-/* The kernel entry names found in an image. */
+/*
+ * Where one kernel parameter lies in the parameter buffer (what
+ * cuFuncGetParamInfo reports and what a launch's `extra` buffer holds).
+ */
+typedef struct fc_kparam {
+    uint32_t offset;
+    uint32_t size;
+} fc_kparam;
+
+/* A kernel's parameters, in declaration order. */
+typedef struct fc_kparams {
+    const fc_kparam *v;
+    unsigned int count;
+    /* The image states them: always for PTX (the .entry's .param list), for
+     * a cubin when it has the entry's .nv.info section, as ptxas writes. */
+    bool declared;
+} fc_kparams;
+
+/* The bytes of the parameter buffer: the end of the last parameter, with no
+ * padding after it (0 for a kernel without parameters). */
+FC_HIDDEN size_t fc_kparams_size(const fc_kparams *p);
+FC_HIDDEN bool fc_kparams_equal(const fc_kparams *a, const fc_kparams *b);
+
+/* The kernel entries found in an image: names[i] takes params[i]. */
 typedef struct fc_image {
     char **names;
+    fc_kparams *params; /* each one's array owned by the image */
     size_t count;
     /* PTX ISA of a PTX image, major * 10 + minor (`.version 8.0`: 80); 0 for
      * code that was not PTX (a cubin does not say in a way the fake reads). */
@@ -258,7 +282,7 @@ enum fc_op_kind {
     FC_OP_CALLBACK, /* cuStreamAddCallback */
 };
 
-#define FC_MAX_KPARAMS 4
+#define FC_MAX_KPARAMS 5
 
 struct fc_op {
     fc_op *next;
@@ -282,6 +306,8 @@ struct fc_op {
         struct {
             const fc_kimpl *impl;
             uint64_t args[FC_MAX_KPARAMS];
+            /* FAKECUDA_STICKY: the error the context gets once it has run. */
+            CUresult sticky;
         } kernel;
         struct {
             CUdeviceptr ptr;
@@ -325,11 +351,15 @@ struct fc_event {
     LIST_ENTRY(fc_event) link;
 };
 
-/* A host implementation of a kernel, chosen by entry name. */
+/*
+ * A host implementation of a kernel, chosen by entry name when the image
+ * declares the same parameters (fc_kimpl_find).  Its parameters are
+ * integers or pointers of at most 8 bytes, FC_MAX_KPARAMS at most, passed
+ * to run() zero-extended in args[i].
+ */
 struct fc_kimpl {
     const char *name;
-    unsigned int nparams;
-    unsigned char psize[FC_MAX_KPARAMS];
+    fc_kparams params;
     /* Run over the whole problem; false on an illegal address. */
     bool (*run)(const uint64_t *args);
     /* Registers per thread the kernel needs on sm_90 (`ptxas -v`). */
@@ -341,6 +371,7 @@ struct fc_function {
     fc_module *mod;
     const fc_kimpl *impl;
     const char *name; /* owned by the module's image */
+    const fc_kparams *params; /* the image's, or impl's when it declares none */
 };
 
 struct fc_module {
@@ -362,6 +393,7 @@ struct fc_kernel {
     fc_library *lib;
     const fc_kimpl *impl;
     const char *name;
+    const fc_kparams *params; /* as fc_function's */
     /* Values set by cuKernelSetAttribute on each device: bit i of
      * attr_set[dev] says slot i of attr[dev] holds one. */
     int attr[FC_MAX_DEVICES][FC_KATTR_COUNT];
@@ -435,6 +467,14 @@ typedef struct fc_state {
     uint64_t next_seq;
     LIST_HEAD(, fc_stream) zombie_streams; /* destroyed, work still queued */
     LIST_HEAD(, fc_library) libraries;
+
+    /* launches (fc_launch.c): how many passed their checks so far, and the
+     * FAKECUDA_FAIL_LAUNCH / FAKECUDA_STICKY knobs (nth 0: off) */
+    uint64_t launches;
+    struct {
+        uint64_t nth;
+        CUresult code;
+    } fail_launch, sticky_launch;
 
     uint32_t prng; /* treap priorities */
 } fc_state;
@@ -583,14 +623,21 @@ FC_HIDDEN void fc_sync_all(void);
 /*
  * Resolve a CUfunction (or a CUkernel passed as one) for a launch in
  * context c: CUDA_ERROR_INVALID_HANDLE for NULL, unknown or foreign handles.
+ * *params (when params is not NULL): its parameter layout.
  */
-FC_HIDDEN CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out);
+FC_HIDDEN CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out, const fc_kparams **params);
 FC_HIDDEN void fc_module_ctx_teardown(fc_ctx *c);
 
 /* ---- fc_launch.c -------------------------------------------------------- */
 
-/* The host implementation of entry `name` (a no-op for unknown names). */
-FC_HIDDEN const fc_kimpl *fc_kimpl_find(const char *name);
+/*
+ * The host implementation of entry `name` with the parameters the image
+ * declares: a no-op for unknown names, and for a known name whose declared
+ * parameters are not the fake kernel's (another kernel of the same name).
+ */
+FC_HIDDEN const fc_kimpl *fc_kimpl_find(const char *name, const fc_kparams *declared);
+/* The layout of an image's entry: the declared one, else impl's. */
+FC_HIDDEN const fc_kparams *fc_kimpl_params(const fc_kimpl *impl, const fc_kparams *declared);
 /*
  * What a kernel's resources allow on the fake device (compute capability
  * 9.0 limits): the most threads a block may have, and the default cap on its

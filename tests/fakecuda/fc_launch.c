@@ -4,11 +4,13 @@
  * The fake runs a kernel by its entry name, over the whole problem at once
  * (the grid only has to be valid), when the launch's stream runs.  Its
  * parameters are captured at the launch, from kernelParams or from the
- * `extra` buffer packed with natural alignment, exactly as the kernel's PTX
- * declares them (keep kernels.ptx in sync with the table below).  Every
- * device access goes through fc_dev_*: a byte outside every live
- * allocation's extent ends the kernel, and the context gets the sticky
- * CUDA_ERROR_ILLEGAL_ADDRESS that the next synchronising call returns.
+ * `extra` buffer, at the places the image declares for them (fc_image.c:
+ * what cuFuncGetParamInfo reports); a host implementation runs only for an
+ * entry declared with its parameters (keep kernels.ptx in sync with the
+ * table below).  Every device access goes through fc_dev_*: a byte outside
+ * every live allocation's extent ends the kernel, and the context gets the
+ * sticky CUDA_ERROR_ILLEGAL_ADDRESS that the next synchronising call
+ * returns.
  */
 #include "fc_internal.h"
 
@@ -51,30 +53,54 @@ static bool k_sum(const uint64_t *a)
     return fc_dev_write(a[2], &sum, sizeof sum);
 }
 
+/*
+ * gg_overrun_second(u8 *a, u64 na, u8 *b, u64 nb, u64 extra): a[i] = 0x41
+ * for i < na, then b[i] = 0x41 for i < nb + extra (only b is overrun)
+ */
+static bool k_overrun_second(const uint64_t *a)
+{
+    return fc_dev_fill(a[0], 0x41, 1, (size_t)a[1]) && k_overrun(a + 2);
+}
+
 static bool k_noop(const uint64_t *a)
 {
     (void)a;
     return true;
 }
 
+/* As ptxas places them (the .param lists of kernels.ptx). */
+static const fc_kparam p_ptr_u8_u64[] = {{0, 8}, {8, 1}, {16, 8}};
+static const fc_kparam p_u64s[] = {{0, 8}, {8, 8}, {16, 8}, {24, 8}, {32, 8}};
+#define U64S(n) {p_u64s, (n), true}
+
 /* Registers: what `ptxas -arch=sm_90 -v kernels.ptx` reports for each entry. */
 static const fc_kimpl kimpls[] = {
-    {"gg_fill", 3, {8, 1, 8}, k_fill, 14},
-    {"gg_overrun", 3, {8, 8, 8}, k_overrun, 12},
-    {"gg_copy", 3, {8, 8, 8}, k_copy, 16},
-    {"gg_sum", 3, {8, 8, 8}, k_sum, 18},
+    {"gg_fill", {p_ptr_u8_u64, 3, true}, k_fill, 14},
+    {"gg_overrun", U64S(3), k_overrun, 12},
+    {"gg_copy", U64S(3), k_copy, 16},
+    {"gg_sum", U64S(3), k_sum, 18},
+    {"gg_overrun_second", U64S(5), k_overrun_second, 14},
 };
 
-/* Any other entry: its parameters are unknown to the fake, so not read; it
- * is given the register count of a small kernel. */
-static const fc_kimpl knoop = {"", 0, {0}, k_noop, 16};
+/* Any other entry: its parameters are not read; it is given the register
+ * count of a small kernel. */
+static const fc_kimpl knoop = {"", {NULL, 0, true}, k_noop, 16};
 
-const fc_kimpl *fc_kimpl_find(const char *name)
+const fc_kimpl *fc_kimpl_find(const char *name, const fc_kparams *declared)
 {
     for (size_t i = 0; i < sizeof kimpls / sizeof kimpls[0]; i++)
         if (strcmp(kimpls[i].name, name) == 0)
-            return &kimpls[i];
+            return !declared->declared || fc_kparams_equal(declared, &kimpls[i].params) ? &kimpls[i] : &knoop;
     return &knoop;
+}
+
+/*
+ * A cubin without the entry's .nv.info section (not one ptxas wrote) does
+ * not say: the fake kernel's parameters, or none.
+ */
+const fc_kparams *fc_kimpl_params(const fc_kimpl *impl, const fc_kparams *declared)
+{
+    return declared->declared ? declared : &impl->params;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -106,60 +132,64 @@ static CUresult check_geometry(const launch *l)
     return CUDA_SUCCESS;
 }
 
-static size_t align_up(size_t n, size_t a)
+/*
+ * The buffer of an `extra` list: *size 0 when it has no
+ * CU_LAUNCH_PARAM_BUFFER_SIZE (then "BUFFER_POINTER will have no effect");
+ * a non-zero size requires the pointer.
+ */
+static CUresult extra_buffer(void **extra, const unsigned char **buf, size_t *size)
 {
-    return (n + a - 1) / a * a;
-}
-
-/* Parameters from an `extra` list: one buffer packed with natural alignment. */
-static CUresult args_from_extra(const fc_kimpl *k, void **extra, uint64_t *args)
-{
-    const unsigned char *buf = NULL;
-    const size_t *size = NULL;
+    const size_t *sizep = NULL;
+    bool have_size = false;
+    *buf = NULL;
     for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
         if (i >= 64)
             return CUDA_ERROR_INVALID_VALUE; /* not terminated */
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-            buf = extra[i + 1];
-        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-            size = extra[i + 1];
-        else
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+            *buf = extra[i + 1];
+        } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+            sizep = extra[i + 1];
+            have_size = true;
+        } else {
             return CUDA_ERROR_INVALID_VALUE;
+        }
     }
-    if (k->nparams == 0)
-        return CUDA_SUCCESS;
-    if (!buf || !size)
+    if (have_size && !sizep)
         return CUDA_ERROR_INVALID_VALUE;
-
-    size_t off[FC_MAX_KPARAMS], end = 0, maxalign = 1;
-    for (unsigned int i = 0; i < k->nparams; i++) {
-        off[i] = align_up(end, k->psize[i]);
-        end = off[i] + k->psize[i];
-        if (k->psize[i] > maxalign)
-            maxalign = k->psize[i];
-    }
-    /* The buffer must be exactly the kernel's parameter space. */
-    if (*size != align_up(end, maxalign))
-        return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned int i = 0; i < k->nparams; i++)
-        memcpy(&args[i], buf + off[i], k->psize[i]); /* little-endian */
-    return CUDA_SUCCESS;
+    *size = sizep ? *sizep : 0;
+    return *size && !*buf ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
-static CUresult collect_args(const fc_kimpl *k, void **params, void **extra, uint64_t *args)
+/*
+ * The launch's parameters, laid out as `lay` (what cuFuncGetParamInfo
+ * reports): one pointer per parameter in kernelParams, or one `extra`
+ * buffer of exactly the parameter space, with no padding after the last
+ * parameter.  A larger buffer is what NVIDIA's driver refuses with
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; the fake refuses a shorter one as
+ * an invalid value.  The first parameters of a host implementation are
+ * captured in args.
+ */
+static CUresult collect_args(const fc_kimpl *k, const fc_kparams *lay, void **params, void **extra, uint64_t *args)
 {
+    const unsigned char *buf = NULL;
+    size_t size = 0, need = fc_kparams_size(lay);
     if (params && extra)
         return CUDA_ERROR_INVALID_VALUE; /* documented */
-    if (extra)
-        return args_from_extra(k, extra, args);
-    if (k->nparams == 0)
-        return CUDA_SUCCESS;
-    if (!params)
+    if (extra) {
+        CUresult rc = extra_buffer(extra, &buf, &size);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        if (size != need)
+            return size > need ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_ERROR_INVALID_VALUE;
+    } else if (lay->count && !params) {
         return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned int i = 0; i < k->nparams; i++) {
-        if (!params[i])
+    }
+    for (unsigned int i = 0; i < lay->count; i++) {
+        const void *src = extra ? buf + lay->v[i].offset : params[i];
+        if (!src)
             return CUDA_ERROR_INVALID_VALUE;
-        memcpy(&args[i], params[i], k->psize[i]); /* little-endian */
+        if (i < k->params.count && lay->v[i].size <= sizeof args[i])
+            memcpy(&args[i], src, lay->v[i].size); /* little-endian */
     }
     return CUDA_SUCCESS;
 }
@@ -171,14 +201,19 @@ static CUresult launch_kernel(const launch *l)
         return rc;
     fc_stream *s = NULL;
     const fc_kimpl *k = NULL;
+    const fc_kparams *lay = NULL;
     uint64_t args[FC_MAX_KPARAMS] = {0};
     rc = fc_stream_resolve(l->stream, l->per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = fc_function_resolve(l->f, s->ctx, &k);
+        rc = fc_function_resolve(l->f, s->ctx, &k, &lay);
     if (rc == CUDA_SUCCESS)
         rc = check_geometry(l);
     if (rc == CUDA_SUCCESS)
-        rc = collect_args(k, l->params, l->extra, args);
+        rc = collect_args(k, lay, l->params, l->extra, args);
+    /* The test knobs count the launches that got this far (fakecuda.h). */
+    uint64_t nth = rc == CUDA_SUCCESS ? ++fc_st.launches : 0;
+    if (rc == CUDA_SUCCESS && nth == fc_st.fail_launch.nth)
+        rc = fc_st.fail_launch.code;
     if (rc == CUDA_SUCCESS) {
         fc_op *op = fc_op_new(FC_OP_KERNEL);
         if (!op) {
@@ -186,6 +221,7 @@ static CUresult launch_kernel(const launch *l)
         } else {
             op->u.kernel.impl = k;
             memcpy(op->u.kernel.args, args, sizeof args);
+            op->u.kernel.sticky = nth == fc_st.sticky_launch.nth ? fc_st.sticky_launch.code : CUDA_SUCCESS;
             rc = fc_enqueue(s, op, NULL);
         }
     }
@@ -350,7 +386,7 @@ static CUresult occupancy_function(CUfunction f, const fc_kimpl **k)
     if (rc != CUDA_SUCCESS)
         return rc;
     /* The documented results have CUDA_ERROR_INVALID_VALUE, not _INVALID_HANDLE. */
-    return fc_function_resolve(f, c, k) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return fc_function_resolve(f, c, k, NULL) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult max_active_blocks(int *numBlocks, CUfunction func, int blockSize, size_t smem, unsigned int flags)

@@ -134,7 +134,8 @@ static CUresult module_new(fc_ctx *c, fc_library *lib, fc_image *img, fc_module 
     for (size_t i = 0; i < m->nfuncs; i++) {
         funcs[i].mod = m;
         funcs[i].name = m->img.names[i];
-        funcs[i].impl = fc_kimpl_find(funcs[i].name);
+        funcs[i].impl = fc_kimpl_find(funcs[i].name, &m->img.params[i]);
+        funcs[i].params = fc_kimpl_params(funcs[i].impl, &m->img.params[i]);
         fc_handle_add(&funcs[i].h, FC_K_FUNCTION);
     }
     fc_handle_add(&m->h, FC_K_MODULE);
@@ -390,22 +391,97 @@ FC_EXPORT(cuFuncSetCacheConfig, (CUfunction hfunc, CUfunc_cache config), (hfunc,
     return rc;
 }
 
-CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out)
+/*
+ * cuFuncGetName / cuKernelGetName: the entry's name as the image has it
+ * (mangled unless declared extern "C"), valid while the handle is.  The
+ * documented results have CUDA_ERROR_INVALID_VALUE for a NULL argument and
+ * no _INVALID_HANDLE, so an unknown or unloaded handle is an invalid value
+ * too.  No current context is needed: the handle names its own.
+ */
+static CUresult get_name(const char **name, const void *handle, int kind)
 {
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    const void *obj = fc_handle_get(handle, kind);
+    if (!name || !obj)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *name = kind == FC_K_FUNCTION ? ((const fc_function *)obj)->name : ((const fc_kernel *)obj)->name;
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuFuncGetName, (const char **name, CUfunction hfunc), (name, hfunc))
+{
+    return get_name(name, hfunc, FC_K_FUNCTION);
+}
+
+FC_EXPORT(cuKernelGetName, (const char **name, CUkernel hfunc), (name, hfunc))
+{
+    return get_name(name, hfunc, FC_K_KERNEL);
+}
+
+/*
+ * cuFuncGetParamInfo / cuKernelGetParamInfo: where parameter `index` lies in
+ * the parameter buffer (fc_image.c; what a launch's `extra` buffer must
+ * hold).  "paramIndex must be less than the number of parameters", and only
+ * paramSize may be NULL: CUDA_ERROR_INVALID_VALUE otherwise, as for an
+ * unknown or unloaded handle (the documented results have no
+ * _INVALID_HANDLE).
+ */
+static CUresult get_param_info(const void *handle, int kind, size_t index, size_t *offset, size_t *size)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    const void *obj = fc_handle_get(handle, kind);
+    const fc_kparams *p = !obj                   ? NULL
+                          : kind == FC_K_FUNCTION ? ((const fc_function *)obj)->params
+                                                  : ((const fc_kernel *)obj)->params;
+    if (!p || !offset || index >= p->count) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        *offset = p->v[index].offset;
+        if (size)
+            *size = p->v[index].size;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuFuncGetParamInfo, (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize),
+          (func, paramIndex, paramOffset, paramSize))
+{
+    return get_param_info(func, FC_K_FUNCTION, paramIndex, paramOffset, paramSize);
+}
+
+FC_EXPORT(cuKernelGetParamInfo, (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize),
+          (kernel, paramIndex, paramOffset, paramSize))
+{
+    return get_param_info(kernel, FC_K_KERNEL, paramIndex, paramOffset, paramSize);
+}
+
+CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out, const fc_kparams **params)
+{
+    const fc_kparams *lay;
     fc_function *fn = fc_handle_get(f, FC_K_FUNCTION);
+    fc_kernel *k = fn ? NULL : fc_handle_get(f, FC_K_KERNEL);
     if (fn) {
         if (fn->mod->ctx != c)
             return CUDA_ERROR_INVALID_HANDLE; /* a function of another context */
         *out = fn->impl;
-        return CUDA_SUCCESS;
-    }
-    /* "the API can also be used to launch context-less kernel CUkernel". */
-    fc_kernel *k = fc_handle_get(f, FC_K_KERNEL);
-    if (k) {
+        lay = fn->params;
+    } else if (k) {
+        /* "the API can also be used to launch context-less kernel CUkernel". */
         *out = k->impl;
-        return CUDA_SUCCESS;
+        lay = k->params;
+    } else {
+        return CUDA_ERROR_INVALID_HANDLE;
     }
-    return CUDA_ERROR_INVALID_HANDLE;
+    if (params)
+        *params = lay;
+    return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -429,7 +505,8 @@ static CUresult library_new(fc_image *img, CUlibrary *out)
     for (size_t i = 0; i < lib->nkernels; i++) {
         ks[i].lib = lib;
         ks[i].name = lib->img.names[i];
-        ks[i].impl = fc_kimpl_find(ks[i].name);
+        ks[i].impl = fc_kimpl_find(ks[i].name, &lib->img.params[i]);
+        ks[i].params = fc_kimpl_params(ks[i].impl, &lib->img.params[i]);
         fc_handle_add(&ks[i].h, FC_K_KERNEL);
     }
     fc_handle_add(&lib->h, FC_K_LIBRARY);

@@ -92,6 +92,19 @@ bool fc_dev_valid(CUdevice dev)
     return dev >= 0 && dev < fc_st.ndevices;
 }
 
+/* A non-negative decimal number ending at `stop`; false when malformed. */
+static bool parse_u64(const char *s, char stop, const char **rest, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end != stop || *s == '-')
+        return false;
+    *out = v;
+    *rest = end;
+    return true;
+}
+
 /*
  * Parse a non-negative decimal number from the environment; false when unset
  * or malformed (a malformed value is reported once, as the real driver would
@@ -99,18 +112,35 @@ bool fc_dev_valid(CUdevice dev)
  */
 static bool env_u64(const char *name, uint64_t *out)
 {
-    const char *s = getenv(name);
+    const char *s = getenv(name), *rest;
     if (!s || !*s)
         return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || *s == '-') {
+    if (!parse_u64(s, '\0', &rest, out)) {
         fprintf(stderr, "fakecuda: ignoring %s=%s (not a decimal number)\n", name, s);
         return false;
     }
-    *out = v;
     return true;
+}
+
+/*
+ * A launch knob, N:CODE in decimal: the N-th launch (from 1) and a CUresult
+ * other than CUDA_SUCCESS that cuGetErrorName knows.  Off (N 0) when unset;
+ * a malformed value is reported and ignored.
+ */
+static void env_launch_knob(const char *name, uint64_t *nth, CUresult *code)
+{
+    const char *s = getenv(name), *rest, *str;
+    uint64_t n, c;
+    *nth = 0;
+    if (!s || !*s)
+        return;
+    if (!parse_u64(s, ':', &rest, &n) || n == 0 || !parse_u64(rest + 1, '\0', &rest, &c) || c == 0 ||
+        c > INT32_MAX || fc_self_cuGetErrorName((CUresult)c, &str) != CUDA_SUCCESS) {
+        fprintf(stderr, "fakecuda: ignoring %s=%s (not N:CODE, a launch from 1 and a CUresult error)\n", name, s);
+        return;
+    }
+    *nth = n;
+    *code = (CUresult)c;
 }
 
 /*
@@ -161,6 +191,8 @@ FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
         fc_st.mem_limit = (size_t)limit;
     uint64_t managed;
     fc_st.managed = env_u64("FAKECUDA_MANAGED", &managed) && managed == 1;
+    env_launch_knob("FAKECUDA_FAIL_LAUNCH", &fc_st.fail_launch.nth, &fc_st.fail_launch.code);
+    env_launch_knob("FAKECUDA_STICKY", &fc_st.sticky_launch.nth, &fc_st.sticky_launch.code);
 
     CUresult rc = fc_mem_init();
     if (rc != CUDA_SUCCESS) {

@@ -233,14 +233,15 @@ CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra)
 }
 
 /*
- * A kernel touched memory outside every allocation: the context is lost, as
- * on a GPU.  Its sticky error is returned by every later call that uses it
- * until it is destroyed or reset, and its queued work never runs.
+ * A kernel touched memory outside every allocation (CUDA_ERROR_ILLEGAL_ADDRESS),
+ * or FAKECUDA_STICKY named it: the context is lost, as on a GPU.  Its sticky
+ * error is returned by every later call that uses it until it is destroyed
+ * or reset, and its queued work never runs.
  */
-static void fault(fc_ctx *c)
+static void fault(fc_ctx *c, CUresult sticky)
 {
     fc_stream *t;
-    c->sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    c->sticky = sticky;
     LIST_FOREACH(t, &c->streams, link)
         drop_ops(t);
 }
@@ -263,6 +264,7 @@ static void complete_record(fc_ctx *c, uint64_t record)
 static void execute(fc_stream *s, fc_op *op)
 {
     bool ok = true;
+    CUresult after = CUDA_SUCCESS;
     switch (op->kind) {
     case FC_OP_MARKER:
         if (op->u.marker.record)
@@ -285,13 +287,16 @@ static void execute(fc_stream *s, fc_op *op)
         break;
     case FC_OP_KERNEL:
         ok = op->u.kernel.impl->run(op->u.kernel.args);
+        after = op->u.kernel.sticky;
         break;
     case FC_OP_FREE:
         fc_mem_free_queued(op->u.free.ptr, op->u.free.buffer_id);
         break;
     }
     if (!ok)
-        fault(s->ctx);
+        fault(s->ctx, CUDA_ERROR_ILLEGAL_ADDRESS);
+    else if (after != CUDA_SUCCESS)
+        fault(s->ctx, after);
 }
 
 /* Run, for each target (stream, seq), that stream's ops up to seq. */

@@ -889,6 +889,527 @@ Test(fakecuda, a_kernel_on_freed_memory_is_an_illegal_address)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Kernel names and parameter layouts                                        */
+/* ------------------------------------------------------------------------ */
+
+static int func_attr(CUfunction f, CUfunction_attribute a);
+
+Test(fakecuda, function_and_kernel_names_are_the_entry_names_of_the_image)
+{
+    static const char mangled_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                      ".visible .entry _Z6squarePfi(.param .u64 p, .param .u32 n)\n{\n\tret;\n}\n";
+    CUmodule m;
+    CUlibrary lib;
+    CUkernel k;
+    const char *name = NULL;
+    primary();
+    OK(cuFuncGetName(&name, function(kernels(), "gg_overrun")));
+    cr_assert_str_eq(name, "gg_overrun");
+    OK(cuModuleLoadData(&m, mangled_ptx));
+    OK(cuFuncGetName(&name, function(m, "_Z6squarePfi")));
+    cr_assert_str_eq(name, "_Z6squarePfi"); /* as the image has it, not demangled */
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_sum"));
+    OK(cuKernelGetName(&name, k));
+    cr_assert_str_eq(name, "gg_sum");
+}
+
+Test(fakecuda, name_queries_of_null_or_unknown_handles_are_invalid_value)
+{
+    CUlibrary lib;
+    CUkernel k;
+    CUmodule m;
+    const char *name = "untouched";
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuFuncGetName(&name, NULL));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuKernelGetName(&name, NULL));
+    primary();
+    m = kernels();
+    CUfunction f = function(m, "gg_fill");
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    /* The documented results: CUDA_SUCCESS and CUDA_ERROR_INVALID_VALUE. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(NULL, f));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, (CUfunction)k)); /* a CUkernel is no CUfunction */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(NULL, k));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, (CUkernel)f));
+    cr_assert_str_eq(name, "untouched");
+    OK(cuModuleUnload(m));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, f));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, k));
+}
+
+/* Offsets and sizes of a function's first n parameters, and that there is no n-th. */
+static void expect_params(CUfunction f, size_t n, const size_t *offsets, const size_t *sizes)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t off = 12345, size = 12345;
+        OK(cuFuncGetParamInfo(f, i, &off, &size));
+        cr_assert_eq(off, offsets[i], "parameter %zu: offset %zu, expected %zu", i, off, offsets[i]);
+        cr_assert_eq(size, sizes[i], "parameter %zu: size %zu, expected %zu", i, size, sizes[i]);
+    }
+    size_t off = 12345, size = 12345;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(f, n, &off, &size));
+    cr_assert_eq(off, 12345);
+    cr_assert_eq(size, 12345);
+}
+
+/* What ptxas makes of layouts.ptx (see there), read from a module of `image`. */
+static void expect_layouts(const char *image)
+{
+    CUmodule m;
+    OK(cuModuleLoad(&m, image));
+    expect_params(function(m, "lay_mixed"), 6, (size_t[]){0, 4, 10, 12, 16, 24}, (size_t[]){1, 6, 2, 4, 8, 8});
+    expect_params(function(m, "lay_tail"), 2, (size_t[]){0, 8}, (size_t[]){8, 1});
+    expect_params(function(m, "lay_b128"), 2, (size_t[]){0, 16}, (size_t[]){1, 16});
+    expect_params(function(m, "lay_large"), 2, (size_t[]){0, 4}, (size_t[]){1, 20000});
+    expect_params(function(m, "lay_none"), 0, NULL, NULL);
+}
+
+Test(fakecuda, param_info_places_each_ptx_parameter_at_its_alignment)
+{
+    primary();
+    expect_layouts(FAKECUDA_LAYOUTS_PTX);
+    CUmodule m = kernels();
+    expect_params(function(m, "gg_fill"), 3, (size_t[]){0, 8, 16}, (size_t[]){8, 1, 8});
+    expect_params(function(m, "gg_sum"), 3, (size_t[]){0, 8, 16}, (size_t[]){8, 8, 8});
+    size_t off = 1;
+    OK(cuFuncGetParamInfo(function(m, "gg_fill"), 2, &off, NULL)); /* the size is optional */
+    cr_assert_eq(off, 16);
+}
+
+Test(fakecuda, param_info_of_a_ptxas_cubin_is_what_its_nv_info_records)
+{
+#ifdef FAKECUDA_LAYOUTS_CUBIN
+    primary();
+    expect_layouts(FAKECUDA_LAYOUTS_CUBIN); /* the 20000-byte one in ptxas's large form */
+    CUmodule m;
+    OK(cuModuleLoad(&m, FAKECUDA_KERNELS_CUBIN));
+    expect_params(function(m, "gg_fill"), 3, (size_t[]){0, 8, 16}, (size_t[]){8, 1, 8});
+    /* Declared as the fake's gg_fill declares them: it runs as gg_fill. */
+    CUdeviceptr p = alloc(64);
+    OK(fill(function(m, "gg_fill"), NULL, p, 0x5a, 64));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 63), 0x5a);
+#else
+    cr_skip_test("ptxas was not found at configure time");
+#endif
+}
+
+Test(fakecuda, param_info_past_the_last_parameter_or_without_an_offset_is_invalid_value)
+{
+    static const char bad_ptx[][128] = {
+        ".version 8.0\n.target sm_90\n.entry k(.param .u8 a[])\n{\n\tret;\n}\n",         /* incomplete array */
+        ".version 8.0\n.target sm_90\n.entry k(.param .f16x2 a)\n{\n\tret;\n}\n",         /* no .param type */
+        ".version 8.0\n.target sm_90\n.entry k(.param .u32 a .param .u32 b)\n{\n\tret;\n}\n", /* no comma */
+        ".version 8.0\n.target sm_90\n.entry k(.param .align 3 .b8 a[3])\n{\n\tret;\n}\n", /* not a power of 2 */
+        ".version 8.0\n.target sm_90\n.entry k(.param .align 4 .b8 a[4353])\n{\n\tret;\n}\n", /* > 4352 bytes */
+    };
+    CUmodule m;
+    CUlibrary lib;
+    CUkernel k;
+    size_t off = 0, size = 0;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuFuncGetParamInfo(NULL, 0, &off, &size));
+    primary();
+    m = kernels();
+    CUfunction f = function(m, "gg_copy");
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(f, 3, &off, &size));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(f, SIZE_MAX, &off, &size));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(f, 0, NULL, &size));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(NULL, 0, &off, &size));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo((CUfunction)m, 0, &off, &size));
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_copy"));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetParamInfo(k, 3, &off, &size));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetParamInfo(k, 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetParamInfo((CUkernel)f, 0, &off, &size));
+    OK(cuModuleUnload(m));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(f, 0, &off, &size));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetParamInfo(k, 0, &off, &size));
+    /* Parameter lists the JIT rejects do not load. */
+    for (size_t i = 0; i < sizeof bad_ptx / sizeof bad_ptx[0]; i++)
+        EXPECT(CUDA_ERROR_INVALID_PTX, cuModuleLoadData(&m, bad_ptx[i]));
+}
+
+Test(fakecuda, kernel_param_info_is_its_functions)
+{
+    CUlibrary lib;
+    CUkernel k;
+    CUfunction f;
+    size_t koff, ksize, foff, fsize;
+    OK(cuInit(0));
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_LAYOUTS_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "lay_mixed"));
+    OK(cuKernelGetParamInfo(k, 3, &koff, &ksize)); /* no context needed */
+    cr_assert_eq(koff, 12);
+    cr_assert_eq(ksize, 4);
+    primary();
+    OK(cuKernelGetFunction(&f, k));
+    for (size_t i = 0; i < 6; i++) {
+        OK(cuKernelGetParamInfo(k, i, &koff, &ksize));
+        OK(cuFuncGetParamInfo(f, i, &foff, &fsize));
+        cr_assert(koff == foff && ksize == fsize, "parameter %zu differs", i);
+    }
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetParamInfo(k, 6, &koff, &ksize));
+}
+
+/* A link of the PTX files (NULL-terminated) and its cubin; destroy it. */
+static CUlinkState link_ptx(const char *const *paths, void **cubin, size_t *size)
+{
+    CUlinkState link;
+    OK(cuLinkCreate_v2(0, NULL, NULL, &link));
+    for (; *paths; paths++)
+        OK(cuLinkAddFile_v2(link, CU_JIT_INPUT_PTX, *paths, 0, NULL, NULL));
+    OK(cuLinkComplete(link, cubin, size));
+    return link;
+}
+
+Test(fakecuda, the_linkers_cubin_keeps_the_parameter_layouts)
+{
+    CUmodule m;
+    void *cubin;
+    size_t size;
+    primary();
+    CUlinkState link = link_ptx((const char *[]){FAKECUDA_LAYOUTS_PTX, NULL}, &cubin, &size);
+    OK(cuModuleLoadData(&m, cubin));
+    expect_params(function(m, "lay_mixed"), 6, (size_t[]){0, 4, 10, 12, 16, 24}, (size_t[]){1, 6, 2, 4, 8, 8});
+    expect_params(function(m, "lay_large"), 2, (size_t[]){0, 4}, (size_t[]){1, 20000});
+    expect_params(function(m, "lay_none"), 0, NULL, NULL);
+    OK(cuLinkDestroy(link));
+}
+
+Test(fakecuda, a_cubin_without_nv_info_has_the_fake_kernels_parameters_or_none)
+{
+    CUmodule m;
+    void *cubin;
+    size_t size;
+    primary();
+    CUlinkState link = link_ptx((const char *[]){FAKECUDA_PTX, FAKECUDA_LAYOUTS_PTX, NULL}, &cubin, &size);
+    /* The same cubin with its .nv.info sections renamed away. */
+    unsigned char *copy = malloc(size);
+    cr_assert_not_null(copy);
+    memcpy(copy, cubin, size);
+    for (unsigned char *at = copy; (at = memmem(at, size - (size_t)(at - copy), ".nv.info.", 9)) != NULL;)
+        memcpy(at, ".nv.none.", 9);
+    OK(cuModuleLoadData(&m, copy));
+    CUfunction f = function(m, "gg_fill");
+    expect_params(f, 3, (size_t[]){0, 8, 16}, (size_t[]){8, 1, 8});
+    expect_params(function(m, "lay_mixed"), 0, NULL, NULL);
+    CUdeviceptr p = alloc(32);
+    OK(fill(f, NULL, p, 0x3c, 32));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 31), 0x3c);
+    free(copy);
+    OK(cuLinkDestroy(link));
+}
+
+/* The parameters of f packed into buf as cuFuncGetParamInfo places them; the buffer's size. */
+static size_t pack_params(CUfunction f, unsigned char *buf, void *const *values)
+{
+    size_t off, size, end = 0;
+    for (size_t i = 0; cuFuncGetParamInfo(f, i, &off, &size) == CUDA_SUCCESS; i++) {
+        memcpy(buf + off, values[i], size);
+        end = off + size;
+    }
+    return end;
+}
+
+Test(fakecuda, an_extra_buffer_laid_out_by_param_info_launches_the_kernel)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(40);
+    unsigned char v = 0x6b, buf[64];
+    uint64_t n = 40;
+    size_t size = pack_params(f, buf, (void *[]){&p, &v, &n});
+    cr_assert_eq(size, 24);
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+                          .blockDimZ = 1};
+    OK(cuLaunchKernelEx(&cfg, f, NULL, extra));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p), 0x6b);
+    cr_assert_eq(byte_at(p + 39), 0x6b);
+}
+
+Test(fakecuda, an_extra_buffer_is_the_parameter_space_without_tail_padding)
+{
+    CUmodule m;
+    struct {
+        uint64_t a;
+        uint8_t b;
+    } args = {1, 2}; /* sizeof: 16, the parameters end at 9 */
+    size_t size = sizeof args;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    primary();
+    OK(cuModuleLoad(&m, FAKECUDA_LAYOUTS_PTX));
+    CUfunction f = function(m, "lay_tail");
+    /* What NVIDIA's driver answers to a buffer padded past the last parameter. */
+    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    size = 8;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    size = 9;
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    f = function(m, "lay_none");
+    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    size = 0;
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, extra_lists_take_only_the_documented_keys)
+{
+    CUmodule m;
+    uint64_t args[2] = {0, 0};
+    size_t size = 9, zero = 0;
+    primary();
+    OK(cuModuleLoad(&m, FAKECUDA_LAYOUTS_PTX));
+    CUfunction f = function(m, "lay_tail"), none = function(m, "lay_none");
+    /* "If CU_LAUNCH_PARAM_BUFFER_SIZE is not also specified ... BUFFER_POINTER will have no effect." */
+    void *no_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_END};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_size));
+    OK(cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_size));
+    /* "It is required that BUFFER_POINTER also be specified ... if the value associated with BUFFER_SIZE is not zero." */
+    void *no_pointer[] = {CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_pointer));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_pointer));
+    void *zero_size[] = {CU_LAUNCH_PARAM_BUFFER_SIZE, &zero, NULL}; /* NULL ends the list too */
+    OK(cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, zero_size));
+    void *null_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, NULL,
+                         CU_LAUNCH_PARAM_END};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, null_size));
+    void *unknown[] = {(void *)(uintptr_t)7, args, CU_LAUNCH_PARAM_END};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, unknown));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, kernel_params_need_a_pointer_for_each_declared_parameter)
+{
+    CUmodule m;
+    uint64_t a = 1;
+    uint8_t b = 2;
+    primary();
+    OK(cuModuleLoad(&m, FAKECUDA_LAYOUTS_PTX));
+    CUfunction f = function(m, "lay_tail"); /* no host implementation: runs as a no-op */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&a, NULL}, NULL));
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&a, &b}, NULL));
+    OK(cuLaunchKernel(function(m, "lay_none"), 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, an_entry_named_like_a_fake_kernel_with_other_parameters_runs_as_a_no_op)
+{
+    static const char other_fill[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                     ".visible .entry gg_fill(.param .u64 p, .param .u64 n)\n{\n\tret;\n}\n";
+    CUmodule m;
+    size_t off, size;
+    primary();
+    OK(cuModuleLoadData(&m, other_fill));
+    CUfunction f = function(m, "gg_fill");
+    OK(cuFuncGetParamInfo(f, 1, &off, &size));
+    cr_assert_eq(off, 8);
+    cr_assert_eq(size, 8);
+    CUdeviceptr p = alloc(16);
+    unsigned char zero[16] = {0};
+    uint64_t n = 16;
+    cr_assert_eq(fakecuda_write(p, zero, sizeof zero), 0);
+    OK(cuLaunchKernel(f, 1, 1, 1, 16, 1, 1, 0, NULL, (void *[]){&p, &n}, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p), 0); /* not the fake's gg_fill, which would read n as its value */
+    cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 16); /* nor its registers */
+}
+
+/* Zero n bytes at p, reaching its whole extent (fakecuda_write). */
+static void zero_bytes(CUdeviceptr p, size_t n)
+{
+    unsigned char zero[512] = {0};
+    cr_assert_leq(n, sizeof zero);
+    cr_assert_eq(fakecuda_write(p, zero, n), 0);
+}
+
+static CUresult overrun_second(CUfunction f, CUdeviceptr a, uint64_t na, CUdeviceptr b, uint64_t nb, uint64_t extra)
+{
+    void *params[] = {&a, &na, &b, &nb, &extra};
+    return cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+}
+
+Test(fakecuda, gg_overrun_second_fills_both_buffers_and_overruns_only_the_second)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_overrun_second");
+    CUdeviceptr a = alloc(100), b = alloc(100);
+    zero_bytes(a, 256);
+    zero_bytes(b, 256);
+    OK(overrun_second(f, a, 100, b, 100, 156)); /* to the end of b's extent */
+    cr_assert_eq(byte_at(b), 0); /* queued */
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(a), 0x41);
+    cr_assert_eq(byte_at(a + 99), 0x41);
+    cr_assert_eq(byte_at(a + 100), 0); /* a is not overrun */
+    cr_assert_eq(byte_at(b), 0x41);
+    cr_assert_eq(byte_at(b + 255), 0x41);
+    expect_params(f, 5, (size_t[]){0, 8, 16, 24, 32}, (size_t[]){8, 8, 8, 8, 8});
+    cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 14); /* ptxas -arch=sm_90 -v */
+}
+
+Test(fakecuda, gg_overrun_second_past_the_second_extent_is_an_illegal_address)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_overrun_second");
+    CUdeviceptr a = alloc(64), b = alloc(100), gap = alloc(256);
+    OK(cuMemFree_v2(gap)); /* nothing lives right after b's extent */
+    zero_bytes(a, 256);
+    OK(overrun_second(f, a, 64, b, 100, 157));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    cr_assert_eq(byte_at(a + 63), 0x41); /* the first buffer was written */
+    cr_assert_eq(byte_at(a + 64), 0);
+    cr_assert_eq(byte_at(b + 255), 0x41); /* and the second up to the fault */
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launch knobs: FAKECUDA_FAIL_LAUNCH and FAKECUDA_STICKY                    */
+/* ------------------------------------------------------------------------ */
+
+Test(fakecuda, fail_launch_makes_the_nth_launch_return_its_code_without_running)
+{
+    setenv("FAKECUDA_FAIL_LAUNCH", "2:701", 1); /* read at cuInit */
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p1 = alloc(16), p2 = alloc(16), p3 = alloc(16);
+    zero_bytes(p2, 16);
+    /* A launch its checks refuse is not counted. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    OK(fill(f, NULL, p1, 1, 16));
+    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, fill(f, NULL, p2, 2, 16));
+    OK(fill(f, NULL, p3, 3, 16));
+    OK(cuCtxSynchronize()); /* the context is fine */
+    cr_assert_eq(byte_at(p1), 1);
+    cr_assert_eq(byte_at(p2), 0); /* never ran */
+    cr_assert_eq(byte_at(p3), 3);
+}
+
+Test(fakecuda, fail_launch_counts_the_launches_of_every_entry_point)
+{
+    uint64_t n = 8;
+    unsigned char v = 9;
+    setenv("FAKECUDA_FAIL_LAUNCH", "4:999", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(8);
+    void *params[] = {&p, &v, &n};
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 8, .blockDimY = 1,
+                          .blockDimZ = 1};
+    OK(cuLaunchKernel_ptsz(f, 1, 1, 1, 8, 1, 1, 0, NULL, params, NULL));
+    OK(cuLaunchCooperativeKernel(f, 1, 1, 1, 8, 1, 1, 0, NULL, params));
+    OK(cuLaunchKernelEx_ptsz(&cfg, f, params, NULL));
+    EXPECT(CUDA_ERROR_UNKNOWN, cuLaunchKernelEx(&cfg, f, params, NULL));
+    OK(cuLaunchCooperativeKernel_ptsz(f, 1, 1, 1, 8, 1, 1, 0, NULL, params));
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, sticky_runs_the_nth_launch_then_fails_its_context_at_the_next_sync)
+{
+    CUdeviceptr q;
+    CUstream s;
+    setenv("FAKECUDA_STICKY", "2:719", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p1 = alloc(16), p2 = alloc(16);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(fill(f, s, p1, 1, 16));
+    OK(fill(f, s, p2, 2, 16)); /* the launch itself succeeds */
+    OK(cuCtxGetDevice(&(CUdevice){0}));
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p2), 2); /* it ran */
+    /* Sticky: every later call on the context, until it is reset. */
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuMemAlloc_v2(&q, 16));
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuCtxSynchronize());
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuStreamSynchronize(s));
+    EXPECT(CUDA_ERROR_LAUNCH_FAILED, fill(f, NULL, p1, 3, 16));
+    OK(cuDevicePrimaryCtxReset_v2(0)); /* unloads its modules too */
+    q = alloc(16);
+    OK(fill(function(kernels(), "gg_fill"), NULL, q, 4, 16)); /* the third launch: no knob left */
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(q), 4);
+}
+
+Test(fakecuda, a_sticky_error_reaches_event_sync_and_drops_the_work_queued_after_it)
+{
+    CUevent e;
+    setenv("FAKECUDA_STICKY", "1:700", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p1 = alloc(16), p2 = alloc(16);
+    zero_bytes(p2, 16);
+    OK(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    OK(fill(f, NULL, p1, 1, 16));
+    OK(cuEventRecord(e, NULL));
+    OK(fill(f, NULL, p2, 2, 16));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuEventSynchronize(e));
+    cr_assert_eq(byte_at(p1), 1);
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    cr_assert_eq(byte_at(p2), 0); /* queued after the failed kernel: dropped */
+}
+
+Test(fakecuda, a_failed_launch_takes_the_place_of_a_sticky_one)
+{
+    setenv("FAKECUDA_FAIL_LAUNCH", "1:2", 1);
+    setenv("FAKECUDA_STICKY", "1:700", 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = alloc(16);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, fill(f, NULL, p, 1, 16));
+    OK(cuCtxSynchronize());
+}
+
+/*
+ * In a child: the knobs set to `value`, a launch and a synchronisation
+ * succeed, and cuInit said it ignores both.  Its exit status: 0 when so.
+ */
+static int run_with_malformed_knobs(const char *value)
+{
+    int fds[2];
+    char said[512] = "";
+    CUcontext c;
+    CUmodule m;
+    CUfunction f;
+    CUdeviceptr p;
+    if (pipe(fds) != 0 || dup2(fds[1], STDERR_FILENO) < 0)
+        return 2;
+    setenv("FAKECUDA_FAIL_LAUNCH", value, 1);
+    setenv("FAKECUDA_STICKY", value, 1);
+    bool ok = cuInit(0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS &&
+              cuCtxSetCurrent(c) == CUDA_SUCCESS && cuModuleLoad(&m, FAKECUDA_PTX) == CUDA_SUCCESS &&
+              cuModuleGetFunction(&f, m, "gg_fill") == CUDA_SUCCESS && cuMemAlloc_v2(&p, 16) == CUDA_SUCCESS &&
+              fill(f, NULL, p, 1, 16) == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS;
+    close(fds[1]);
+    close(STDERR_FILENO);
+    ssize_t n = read(fds[0], said, sizeof said - 1);
+    said[n > 0 ? n : 0] = '\0';
+    return ok && strstr(said, "ignoring FAKECUDA_FAIL_LAUNCH=") && strstr(said, "ignoring FAKECUDA_STICKY=") ? 0 : 1;
+}
+
+Test(fakecuda, malformed_launch_knobs_are_reported_and_ignored)
+{
+    static const char *bad[] = {"1", "x:700", "0:700", "1:0", "1:123456", "1:700junk", "-1:700", ":700", "1:"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0)
+            _exit(run_with_malformed_knobs(bad[i]));
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "knobs of '%s': not ignored or not reported",
+                  bad[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* cuGetProcAddress                                                          */
 /* ------------------------------------------------------------------------ */
 
