@@ -697,3 +697,34 @@ Test(launches, a_sticky_error_names_the_kernels_launched_since_the_last_good_syn
 					     "kernels.ptx, launch #2)"), 1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
+
+/* The fake's FAKECUDA_STICKY: the second launch runs, then the context fails
+ * (CUDA_ERROR_LAUNCH_FAILED); the first launch was synchronized already. */
+Test(launches, a_launch_failure_at_synchronize_names_only_the_launches_since_the_last_good_one)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ_APP, (const char *[]){ "GG_TEST_PTX=" GG_PTX, "FAKECUDA_STICKY=2:719", NULL },
+		   (const char *[]){ "launch", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 2, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: cuCtxSynchronize: CUDA_ERROR_LAUNCH_FAILED: the "
+					     "context is lost; kernels launched since the last good "
+					     "synchronize (1 in all), newest first: gg_fill (module "
+					     "kernels.ptx, launch #2)"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A refusal of the fake's own (2048 threads: CUDA_ERROR_INVALID_VALUE), then
+ * one FAKECUDA_FAIL_LAUNCH makes: one kernel, two refusals, the last code. */
+Test(launches, refusals_of_one_kernel_are_counted_together_with_the_last_code)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ_APP,
+		   (const char *[]){ "GG_TEST_PTX=" GG_PTX, "FAKECUDA_FAIL_LAUNCH=1:209", NULL },
+		   (const char *[]){ "badlaunch", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 2, "%s", a.r.err); /* the program's own CHECK */
+	assert_json(&a, "[(e['name'], e['count'], e['result']) for e in j['launch_errors']]",
+		    "[('gg_fill', 2, 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	gg_app_run_free(&a);
+}
