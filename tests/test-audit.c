@@ -728,3 +728,21 @@ Test(launches, refusals_of_one_kernel_are_counted_together_with_the_last_code)
 		    "[('gg_fill', 2, 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
 	gg_app_run_free(&a);
 }
+
+/* The kernel is named however the program reached the driver. */
+Test(launches, a_refused_launch_names_its_kernel_on_every_route)
+{
+	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app, (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209", NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		assert_json(&a, "[(e['name'], e['module'], e['count']) for e in j['launch_errors']]",
+			    "[('gg_fill', 'kernels.ptx', 1)]");
+		gg_app_run_free(&a);
+	}
+}
