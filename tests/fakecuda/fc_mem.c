@@ -190,18 +190,9 @@ void fc_mem_uncharge(int dev, uint64_t size, uint64_t extent)
     fc_st.dev_used[dev] -= extent;
 }
 
-CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
+/* A record with `extent` bytes of fresh backing; NULL when out of memory. */
+static fc_alloc *record_new(uint64_t extent)
 {
-    int dev = pool ? pool->dev : c->dev;
-    if ((uint64_t)size > FC_DEVICE_MEM)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    uint64_t extent = round_up(size, FC_GRANULE);
-    if (pool && !fc_pool_fits(pool, extent))
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult rc = fc_mem_charge(dev, size, extent);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-
     fc_alloc *a;
     if (extent <= INLINE_MAX) {
         a = malloc(sizeof *a + extent);
@@ -219,24 +210,56 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
         if (a)
             a->mapped = true;
     }
+    if (a)
+        a->extent = extent;
+    return a;
+}
 
-    uint64_t base;
-    if (a && !va_take(extent, &base)) {
-        if (a->mapped)
-            fc_mem_backing_free(a->host, extent);
-        free(a);
-        a = NULL;
-    }
+static void record_free(fc_alloc *a)
+{
+    if (a->mapped)
+        fc_mem_backing_free(a->host, a->extent);
+    free(a);
+}
+
+/* A charged record of `size` bytes of device dev; the caller places it. */
+static CUresult record_charged(int dev, uint64_t size, fc_alloc **out)
+{
+    uint64_t extent = round_up(size, FC_GRANULE);
+    CUresult rc = fc_mem_charge(dev, size, extent);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_alloc *a = record_new(extent);
     if (!a) {
         fc_mem_uncharge(dev, size, extent);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     a->size = size;
-    a->extent = extent;
-    a->ctx = c;
     a->dev = dev;
-    a->pool = pool;
     a->buffer_id = fc_st.next_buffer_id++;
+    *out = a;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
+{
+    int dev = pool ? pool->dev : c->dev;
+    if ((uint64_t)size > FC_DEVICE_MEM)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (pool && !fc_pool_fits(pool, round_up(size, FC_GRANULE)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_alloc *a = NULL;
+    CUresult rc = record_charged(dev, size, &a);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    uint64_t base, extent = a->extent;
+    if (!va_take(extent, &base)) {
+        fc_mem_uncharge(dev, size, extent);
+        record_free(a);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->ctx = c;
+    a->pool = pool;
     a->node.key = base;
     fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
     if (pool)
@@ -253,9 +276,7 @@ void fc_mem_release(fc_alloc *a)
     fc_mem_uncharge(a->dev, a->size, a->extent);
     if (a->pool)
         fc_pool_account(a->pool, a->extent, false);
-    if (a->mapped)
-        fc_mem_backing_free(a->host, a->extent);
-    free(a);
+    record_free(a);
 }
 
 fc_alloc *fc_mem_find_base(uint64_t addr)
