@@ -205,6 +205,9 @@
     X(cuGraphInstantiate, cuGraphInstantiate, 10000, 0)                       \
     X(cuGraphInstantiate_v2, cuGraphInstantiate, 11000, 0)                    \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, 0)     \
+    X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, 0)   \
+    X(cuGraphInstantiateWithParams_ptsz,                                      \
+      cuGraphInstantiateWithParams, 12000, 1)                                 \
     X(cuGraphLaunch, cuGraphLaunch, 10000, 0)                                 \
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                            \
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                       \

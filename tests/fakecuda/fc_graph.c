@@ -75,6 +75,9 @@
  * is not allocated.  Graph memory belongs to its device (a primary context
  * reset frees it) and is counted by fakecuda_mem_used while allocated.
  *
+ * cuGraphInstantiateWithParams' upload (CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
+ * has nothing to do here beyond checking its stream.
+ *
  * Graph and node handles: CUgraph and CUgraphExec are registered handles
  * (an unknown one is CUDA_ERROR_INVALID_VALUE, the only error the graph
  * functions document); CUgraphNode handles (cuStreamGetCaptureInfo) are
@@ -871,9 +874,13 @@ static bool device_launchable(const fc_op *op)
  * Check g against the flags (the offending node, if one is, in *bad) and
  * copy its nodes into a new executable graph.  A graph with memory nodes has
  * at most one executable graph at a time, as documented; one still being
- * captured into is not instantiable.
+ * captured into is not instantiable.  upload: cuGraphInstantiateWithParams'
+ * upload stream (NULL for the other forms, which take no
+ * CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD); an upload does nothing here but the
+ * stream must be one work can go to.
  */
-static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flags, fc_gnode **bad)
+static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flags, const CUstream *upload,
+                            bool per_thread, fc_gnode **bad)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -882,8 +889,13 @@ static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flag
     rc = fc_ctx_current(&c);
     fc_graph *g = fc_handle_get(hg, FC_K_GRAPH);
     bool device = flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+    unsigned long long known = INSTANTIATE_FLAGS | (upload ? CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD : 0);
+    if (rc == CUDA_SUCCESS && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) && upload) {
+        fc_stream *s;
+        rc = fc_stream_for_work(*upload, per_thread, &s);
+    }
     if (rc == CUDA_SUCCESS &&
-        (!px || !g || (flags & ~(unsigned long long)INSTANTIATE_FLAGS) || g->capture ||
+        (!px || !g || (flags & ~known) || g->capture ||
          (device && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) || (g->mem && !LIST_EMPTY(&g->execs)) ||
          (device && g->n == 0)))
         rc = CUDA_ERROR_INVALID_VALUE;
@@ -936,14 +948,42 @@ FC_EXPORT(cuGraphInstantiateWithFlags, (CUgraphExec * phGraphExec, CUgraph hGrap
           (phGraphExec, hGraph, flags))
 {
     fc_gnode *bad = NULL;
-    return instantiate(phGraphExec, hGraph, flags, &bad);
+    return instantiate(phGraphExec, hGraph, flags, NULL, false, &bad);
+}
+
+/* The result: the node a device launch cannot do, or an error of the call. */
+static CUresult instantiate_with_params(CUgraphExec *px, CUgraph hg, CUDA_GRAPH_INSTANTIATE_PARAMS *p, bool per_thread)
+{
+    if (!p)
+        return atomic_load(&fc_st.initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+    fc_gnode *bad = NULL;
+    CUresult rc = instantiate(px, hg, p->flags, &p->hUploadStream, per_thread, &bad);
+    p->hErrNode_out = (CUgraphNode)bad;
+    p->result_out = rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS
+                    : bad              ? CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
+                                       : CUDA_GRAPH_INSTANTIATE_ERROR;
+    return rc;
+}
+
+FC_EXPORT(cuGraphInstantiateWithParams,
+          (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
+          (phGraphExec, hGraph, instantiateParams))
+{
+    return instantiate_with_params(phGraphExec, hGraph, instantiateParams, false);
+}
+
+FC_EXPORT(cuGraphInstantiateWithParams_ptsz,
+          (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
+          (phGraphExec, hGraph, instantiateParams))
+{
+    return instantiate_with_params(phGraphExec, hGraph, instantiateParams, true);
 }
 
 /* The CUDA 10 and 11 forms: no flags; the offending node and a message. */
 static CUresult instantiate_logged(CUgraphExec *px, CUgraph hg, CUgraphNode *err_node, char *log, size_t size)
 {
     fc_gnode *bad = NULL;
-    CUresult rc = instantiate(px, hg, 0, &bad);
+    CUresult rc = instantiate(px, hg, 0, NULL, false, &bad);
     if (err_node)
         *err_node = (CUgraphNode)bad;
     if (log && size) {

@@ -3319,3 +3319,38 @@ Test(fakecuda, get_proc_address_hands_out_the_capture_entry_points_by_version)
     expect_proc("cuGraphInstantiateWithFlags", 13000, CU_GET_PROC_ADDRESS_DEFAULT, "cuGraphInstantiateWithFlags");
     expect_proc("cuGraphLaunch", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuGraphLaunch_ptsz");
 }
+
+Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_node)
+{
+    CUstream s;
+    CUgraphExec x = NULL;
+    unsigned char b[8];
+    primary();
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(p, 1, 8, s));
+    OK(cuMemcpyDtoHAsync_v2(b, p, 8, s));
+    CUgraph g = end_capture(s);
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = s};
+    OK(cuGraphInstantiateWithParams(&x, g, &ip));
+    cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+    cr_assert_null(ip.hErrNode_out);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(b[0], 1);
+    /* A device launch cannot copy to pageable host memory: that node. */
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams_ptsz(&x, g, &ip));
+    cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED);
+    cr_assert_not_null(ip.hErrNode_out);
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = 1ull << 40};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams(&x, g, &ip));
+    cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_ERROR);
+    cr_assert_null(ip.hErrNode_out);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams(&x, g, NULL));
+    /* The upload flag is for this form only, and needs a stream work can go to. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD));
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = (CUstream)&ip};
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuGraphInstantiateWithParams(&x, g, &ip));
+}
