@@ -718,33 +718,26 @@ FC_EXPORT(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *ca
     return is_capturing(hStream, captureStatus, true);
 }
 
-typedef struct capture_info {
-    CUstreamCaptureStatus *status;
-    cuuint64_t *id;
-    CUgraph *graph;
-    const CUgraphNode **deps;
-    const CUgraphEdgeData **edges;
-    size_t *ndeps;
-} capture_info;
-
 /*
  * Valid data beyond the status only for an active capture.  The dependency
  * array is the stream's own, replaced by the next node it captures; edges
  * carry no data here (so the forms without edgeData_out lose nothing).
  */
-static CUresult capture_info_get(CUstream h, bool per_thread, const capture_info *q)
+static CUresult capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus *status, cuuint64_t *id,
+                             CUgraph *graph, const CUgraphNode **deps, const CUgraphEdgeData **edges,
+                             size_t *ndeps)
 {
     fc_stream *s;
-    CUresult rc = capture_status(h, per_thread, q->status, &s);
+    CUresult rc = capture_status(h, per_thread, status, &s);
     if (rc != CUDA_SUCCESS)
         return rc;
     /* "If edgeData_out is non-NULL then dependencies_out must be as well." */
-    if (q->edges && !q->deps) {
+    if (edges && !deps) {
         fc_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (*q->status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
-        if (q->edges) {
+    if (*status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        if (edges) {
             CUgraphEdgeData *e = s->ndeps ? calloc(s->ndeps, sizeof *e) : NULL;
             if (s->ndeps && !e) {
                 fc_unlock();
@@ -752,34 +745,32 @@ static CUresult capture_info_get(CUstream h, bool per_thread, const capture_info
             }
             free(s->edges);
             s->edges = e;
-            *q->edges = e;
+            *edges = e;
         }
-        if (q->id)
-            *q->id = s->cap->id;
-        if (q->graph)
-            *q->graph = (CUgraph)s->cap->g;
-        if (q->deps)
-            *q->deps = (const CUgraphNode *)s->deps;
-        if (q->ndeps)
-            *q->ndeps = s->ndeps;
+        if (id)
+            *id = s->cap->id;
+        if (graph)
+            *graph = (CUgraph)s->cap->g;
+        if (deps)
+            *deps = (const CUgraphNode *)s->deps;
+        if (ndeps)
+            *ndeps = s->ndeps;
     }
     fc_unlock();
     return CUDA_SUCCESS;
 }
 
-#define INFO(...) (&(capture_info){__VA_ARGS__})
-
 FC_EXPORT(cuStreamGetCaptureInfo, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out),
           (hStream, captureStatus_out, id_out))
 {
-    return capture_info_get(hStream, false, INFO(.status = captureStatus_out, .id = id_out));
+    return capture_info(hStream, false, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_ptsz,
           (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out),
           (hStream, captureStatus_out, id_out))
 {
-    return capture_info_get(hStream, true, INFO(.status = captureStatus_out, .id = id_out));
+    return capture_info(hStream, true, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v2,
@@ -787,9 +778,8 @@ FC_EXPORT(cuStreamGetCaptureInfo_v2,
            const CUgraphNode **dependencies_out, size_t *numDependencies_out),
           (hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out))
 {
-    return capture_info_get(hStream, false,
-                            INFO(.status = captureStatus_out, .id = id_out, .graph = graph_out,
-                                 .deps = dependencies_out, .ndeps = numDependencies_out));
+    return capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+                        numDependencies_out);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v2_ptsz,
@@ -797,9 +787,8 @@ FC_EXPORT(cuStreamGetCaptureInfo_v2_ptsz,
            const CUgraphNode **dependencies_out, size_t *numDependencies_out),
           (hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out))
 {
-    return capture_info_get(hStream, true,
-                            INFO(.status = captureStatus_out, .id = id_out, .graph = graph_out,
-                                 .deps = dependencies_out, .ndeps = numDependencies_out));
+    return capture_info(hStream, true, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+                        numDependencies_out);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v3,
@@ -808,9 +797,8 @@ FC_EXPORT(cuStreamGetCaptureInfo_v3,
            size_t *numDependencies_out),
           (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out))
 {
-    return capture_info_get(hStream, false,
-                            INFO(.status = captureStatus_out, .id = id_out, .graph = graph_out,
-                                 .deps = dependencies_out, .edges = edgeData_out, .ndeps = numDependencies_out));
+    return capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                        numDependencies_out);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v3_ptsz,
@@ -819,9 +807,8 @@ FC_EXPORT(cuStreamGetCaptureInfo_v3_ptsz,
            size_t *numDependencies_out),
           (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out))
 {
-    return capture_info_get(hStream, true,
-                            INFO(.status = captureStatus_out, .id = id_out, .graph = graph_out,
-                                 .deps = dependencies_out, .edges = edgeData_out, .ndeps = numDependencies_out));
+    return capture_info(hStream, true, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                        numDependencies_out);
 }
 
 FC_EXPORT(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode * mode), (mode))
