@@ -186,6 +186,32 @@
     X(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx, 12050, 1)                       \
     X(cuStreamAddCallback, cuStreamAddCallback, 5000, 0)                      \
     X(cuStreamAddCallback_ptsz, cuStreamAddCallback, 7000, 1)                 \
+    /* stream capture */                                                      \
+    X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0)                   \
+    X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000, 1)              \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0)                \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010, 1)           \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, 0)                       \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, 1)                  \
+    X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 10010, 0)               \
+    X(cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo, 10010, 1)          \
+    X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030, 0)            \
+    X(cuStreamGetCaptureInfo_v2_ptsz, cuStreamGetCaptureInfo, 11030, 1)       \
+    X(cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo, 12030, 0)            \
+    X(cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCaptureInfo, 12030, 1)       \
+    X(cuThreadExchangeStreamCaptureMode,                                      \
+      cuThreadExchangeStreamCaptureMode, 10010, 0)                            \
+    /* graphs */                                                              \
+    X(cuGraphInstantiate, cuGraphInstantiate, 10000, 0)                       \
+    X(cuGraphInstantiate_v2, cuGraphInstantiate, 11000, 0)                    \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, 0)     \
+    X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000, 0)   \
+    X(cuGraphInstantiateWithParams_ptsz,                                      \
+      cuGraphInstantiateWithParams, 12000, 1)                                 \
+    X(cuGraphLaunch, cuGraphLaunch, 10000, 0)                                 \
+    X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                            \
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                       \
+    X(cuGraphDestroy, cuGraphDestroy, 10000, 0)                               \
     /* events */                                                              \
     X(cuEventCreate, cuEventCreate, 2000, 0)                                  \
     X(cuEventRecord, cuEventRecord, 2000, 0)                                  \

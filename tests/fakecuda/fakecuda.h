@@ -96,6 +96,17 @@
  *     whole mappings and run all queued work first; cuMemAddressFree
  *     refuses a range that is still mapped.  fakecuda_read/write reach a
  *     mapping whatever its access.
+ *   - Stream capture (fc_graph.c has the details): work queued to a
+ *     capturing stream becomes graph nodes instead of running; a launch
+ *     of the instantiated graph queues them, in capture order, on the
+ *     launch stream.  Events fork and join captures across streams.
+ *     Calls that would wait for a capture, or that the thread's capture
+ *     mode prohibits (cuMemAlloc, cuMemFree, synchronous copies, event
+ *     queries, context synchronisation), fail as cuda.h documents and
+ *     invalidate the capture.  cuMemAllocAsync while capturing reserves an
+ *     address at once; memory is behind it only from the moment a launch's
+ *     allocation node runs until its free runs (fakecuda_read fails
+ *     outside that time, a kernel faults).
  *   - Memory pools: each device's default pool, current until
  *     cuDeviceSetMemPool names a pool made by cuMemPoolCreate (device
  *     locations only, no IPC handle types; maxSize caps it).  A pool keeps
@@ -119,8 +130,11 @@
  *     would, but numba-cuda assumes every GPU can;
  *   - modules hold no variables, so cuModuleGetGlobal and cuLibraryGetGlobal
  *     find none (2 test_module_callbacks tests);
- *   - no stream capture or graphs (cuStreamBeginCapture_v2 and the cuGraph*
- *     family: 1 test_cuda_driver test).
+ *   - cuda.core's graph builder captures and then stops at instantiation,
+ *     on one of the graph entry points the fake does not have (cuda.core
+ *     binds graph user objects, cuGraphExecUpdate and more), and the kernel
+ *     it captures is a numba kernel (a no-op here) (1 test_cuda_driver
+ *     test).
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H

@@ -59,6 +59,8 @@ static CUresult stream_destroy(CUstream h)
     fc_stream *s = fc_handle_get(h, FC_K_STREAM);
     if (!s)
         rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (s->cap)
+        rc = fc_capture_stream_destroy(s);
     else
         fc_stream_destroy(s);
     fc_unlock();
@@ -82,6 +84,8 @@ static CUresult stream_sync(CUstream h, bool per_thread)
         return rc;
     fc_stream *s = NULL;
     rc = fc_stream_resolve(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_sync(s);
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     fc_unlock();
@@ -120,9 +124,18 @@ static CUresult stream_wait_event(CUstream h, CUevent ev, unsigned int flags, bo
         rc = CUDA_ERROR_INVALID_HANDLE;
     if (rc == CUDA_SUCCESS && (flags & ~(unsigned int)CU_EVENT_WAIT_EXTERNAL))
         rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_use(s);
+    /* A capturing stream, or an event recorded in a capture: fc_graph.c. */
+    bool done = false;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_wait(s, e, flags, &done);
+    /* CU_EVENT_WAIT_EXTERNAL "is invalid outside of stream capture". */
+    if (rc == CUDA_SUCCESS && !done && (flags & CU_EVENT_WAIT_EXTERNAL))
+        rc = CUDA_ERROR_INVALID_VALUE;
     /* Work the event captured and that has not run yet becomes a prerequisite
      * of everything queued on s from now on (a marker op carries it). */
-    if (rc == CUDA_SUCCESS && e->recorded && fc_dep_pending(&e->at)) {
+    if (rc == CUDA_SUCCESS && !done && e->recorded && fc_dep_pending(&e->at)) {
         fc_op *op = fc_op_new(FC_OP_MARKER);
         rc = op ? fc_enqueue(s, op, &e->at) : CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -174,30 +187,6 @@ FC_EXPORT(cuStreamGetFlags, (CUstream hStream, unsigned int *flags), (hStream, f
 FC_EXPORT(cuStreamGetFlags_ptsz, (CUstream hStream, unsigned int *flags), (hStream, flags))
 {
     return stream_get_flags(hStream, flags, true);
-}
-
-/* The fake has no stream capture: every valid stream reports none. */
-static CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool per_thread)
-{
-    fc_stream *s;
-    CUresult rc = stream_query(h, per_thread, status, &s);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;
-    fc_unlock();
-    return CUDA_SUCCESS;
-}
-
-FC_EXPORT(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
-          (hStream, captureStatus))
-{
-    return stream_is_capturing(hStream, captureStatus, false);
-}
-
-FC_EXPORT(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus),
-          (hStream, captureStatus))
-{
-    return stream_is_capturing(hStream, captureStatus, true);
 }
 
 static CUresult stream_get_priority(CUstream h, int *priority, bool per_thread)
@@ -270,6 +259,12 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsign
     rc = fc_stream_resolve(h, per_thread, &s);
     if (rc == CUDA_SUCCESS && (!fn || flags != 0))
         rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_use(s);
+    /* "this function is not supported with cuStreamBeginCapture and
+     * cuStreamEndCapture": refused like a wait on the capturing stream. */
+    if (rc == CUDA_SUCCESS && s->cap)
+        rc = fc_capture_sync(s);
     if (rc == CUDA_SUCCESS) {
         fc_op *op = fc_op_new(FC_OP_CALLBACK);
         if (!op) {
@@ -343,6 +338,14 @@ static CUresult event_record(CUevent ev, CUstream h, bool per_thread)
         rc = fc_stream_resolve(h, per_thread, &s);
     if (rc == CUDA_SUCCESS && s->ctx != e->ctx)
         rc = CUDA_ERROR_INVALID_HANDLE; /* "must be from the same context" */
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_use(s);
+    /* In a capture, the record names the nodes captured so far. */
+    if (rc == CUDA_SUCCESS && s->cap) {
+        rc = fc_capture_record(s, e);
+        fc_unlock();
+        return rc;
+    }
     if (rc == CUDA_SUCCESS) {
         /* A marker op: on the legacy stream it also captures the blocking
          * streams' work, through the prerequisites every legacy op gets. */
@@ -356,6 +359,7 @@ static CUresult event_record(CUevent ev, CUstream h, bool per_thread)
             e->at = (fc_dep){s->id, op->seq};
             e->record = op->u.marker.record;
             e->done = false;
+            fc_capture_event_clear(e);
         }
     }
     fc_unlock();
@@ -379,9 +383,15 @@ static CUresult event_wait(CUevent ev)
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_event *e = fc_handle_get(ev, FC_K_EVENT);
-    if (!e) {
+    if (!e)
         rc = CUDA_ERROR_INVALID_HANDLE;
-    } else {
+    /* A record in a capture stands for no work; waiting outside stream
+     * order is a potentially unsafe call. */
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_event_check(e);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_unsafe();
+    if (rc == CUDA_SUCCESS) {
         if (e->recorded && fc_dep_pending(&e->at))
             fc_run_dep(&e->at);
         rc = e->ctx->sticky;
@@ -412,7 +422,9 @@ static CUresult elapsed_time(float *ms, CUevent start, CUevent end)
         return rc;
     fc_event *a = fc_handle_get(start, FC_K_EVENT);
     fc_event *b = fc_handle_get(end, FC_K_EVENT);
-    if (!a || !b || !a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
+    if (a && b && (a->cap_id || b->cap_id))
+        rc = fc_capture_event_check(a->cap_id ? a : b);
+    else if (!a || !b || !a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
         (b->flags & CU_EVENT_DISABLE_TIMING))
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (!ms)
@@ -448,6 +460,7 @@ static CUresult event_destroy(CUevent ev)
         /* Streams that wait on it hold their own copy of its dependency. */
         LIST_REMOVE(e, link);
         fc_handle_del(&e->h);
+        fc_capture_event_clear(e);
         free(e);
     }
     fc_unlock();

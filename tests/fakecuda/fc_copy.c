@@ -17,7 +17,11 @@
  * before a later synchronisation must not be written.
  *
  * A device range must lie inside one allocation's requested size, else
- * CUDA_ERROR_INVALID_VALUE, checked at the call.
+ * CUDA_ERROR_INVALID_VALUE, checked at the call (or inside a graph
+ * allocation, for a copy ordered after its allocation node: fc_graph.c).
+ * On a capturing stream an async copy becomes a graph node, a copy to
+ * pageable memory or between host buffers included; the synchronous forms
+ * follow the capture rules of fc_graph.c.
  */
 #include "fc_internal.h"
 
@@ -34,18 +38,27 @@ typedef struct xfer {
     size_t n;
 } xfer;
 
-static CUresult xfer_check(const xfer *x)
+/*
+ * The device ranges of a copy: `ordered` also takes graph allocations that
+ * are allocated in stream order, or any when `capturing` (fc_mem_check_ordered).
+ */
+static CUresult range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing)
+{
+    return ordered ? fc_mem_check_ordered(p, n, write, capturing) : fc_mem_check(p, n, write);
+}
+
+static CUresult xfer_check(const xfer *x, bool ordered, bool capturing)
 {
     if (x->n == 0)
         return CUDA_SUCCESS;
     switch (x->kind) {
     case X_HTOD:
-        return x->hsrc ? fc_mem_check(x->ddst, x->n, true) : CUDA_ERROR_INVALID_VALUE;
+        return x->hsrc ? range_check(x->ddst, x->n, true, ordered, capturing) : CUDA_ERROR_INVALID_VALUE;
     case X_DTOH:
-        return x->hdst ? fc_mem_check(x->dsrc, x->n, false) : CUDA_ERROR_INVALID_VALUE;
+        return x->hdst ? range_check(x->dsrc, x->n, false, ordered, capturing) : CUDA_ERROR_INVALID_VALUE;
     case X_DTOD: {
-        CUresult rc = fc_mem_check(x->ddst, x->n, true);
-        return rc != CUDA_SUCCESS ? rc : fc_mem_check(x->dsrc, x->n, false);
+        CUresult rc = range_check(x->ddst, x->n, true, ordered, capturing);
+        return rc != CUDA_SUCCESS ? rc : range_check(x->dsrc, x->n, false, ordered, capturing);
     }
     default:
         return x->hdst && x->hsrc ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -73,6 +86,17 @@ static void xfer_now(const xfer *x)
     }
 }
 
+/*
+ * A synchronous call on the legacy (per-thread) stream while a capture goes
+ * on: refused when that stream cannot be waited for (fc_capture_sync) or
+ * the thread's capture mode prohibits it (fc_capture_unsafe).
+ */
+static CUresult sync_call_allowed(fc_stream *s)
+{
+    CUresult rc = fc_capture_sync(s);
+    return rc != CUDA_SUCCESS ? rc : fc_capture_unsafe();
+}
+
 static CUresult xfer_sync(const xfer *x, bool per_thread)
 {
     CUresult rc = fc_enter();
@@ -81,12 +105,14 @@ static CUresult xfer_sync(const xfer *x, bool per_thread)
     fc_stream *s = NULL;
     rc = fc_stream_resolve(NULL, per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x);
+        rc = xfer_check(x, true, false);
+    if (rc == CUDA_SUCCESS)
+        rc = sync_call_allowed(s);
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     /* The work just run may have freed (stream-ordered) what we validated. */
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x);
+        rc = xfer_check(x, false, false);
     if (rc == CUDA_SUCCESS)
         xfer_now(x);
     fc_unlock();
@@ -99,27 +125,30 @@ static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_stream *s = NULL;
-    rc = fc_stream_resolve(h, per_thread, &s);
+    rc = fc_stream_for_work(h, per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x);
+        rc = xfer_check(x, true, s->cap != NULL);
     if (rc != CUDA_SUCCESS || x->n == 0) {
         fc_unlock();
         return rc;
     }
-    if (x->kind == X_HTOH || (x->kind == X_DTOH && !fc_host_is_page_locked(x->hdst, x->n))) {
+    if (!s->cap && (x->kind == X_HTOH || (x->kind == X_DTOH && !fc_host_is_page_locked(x->hdst, x->n)))) {
         /* Host to host is fully synchronous, in stream order; so is device
          * to pageable host memory (see the top of this file). */
         rc = fc_sync_for_api(s);
         /* The work just run may have freed (stream-ordered) what we validated. */
         if (rc == CUDA_SUCCESS)
-            rc = xfer_check(x);
+            rc = xfer_check(x, false, false);
         if (rc == CUDA_SUCCESS)
             xfer_now(x);
         fc_unlock();
         return rc;
     }
 
-    static const int op_kind[] = {[X_HTOD] = FC_OP_HTOD, [X_DTOH] = FC_OP_DTOH, [X_DTOD] = FC_OP_DTOD};
+    /* Captured into a graph, a copy node reads and writes the application's
+     * buffers when it runs, at every launch: nothing is staged. */
+    static const int op_kind[] = {
+        [X_HTOD] = FC_OP_HTOD, [X_DTOH] = FC_OP_DTOH, [X_DTOD] = FC_OP_DTOD, [X_HTOH] = FC_OP_HTOH};
     fc_op *op = fc_op_new(op_kind[x->kind]);
     if (!op) {
         fc_unlock();
@@ -129,11 +158,20 @@ static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
     switch (x->kind) {
     case X_HTOD:
         op->u.copy.dev = x->ddst;
+        if (s->cap) {
+            op->u.copy.host = (void *)(uintptr_t)x->hsrc;
+            break;
+        }
         op->u.copy.host = malloc(x->n);
+        op->u.copy.staged = op->u.copy.host != NULL;
         if (op->u.copy.host)
             memcpy(op->u.copy.host, x->hsrc, x->n);
         else
             rc = CUDA_ERROR_OUT_OF_MEMORY;
+        break;
+    case X_HTOH:
+        op->u.copy.host = x->hdst;
+        op->u.copy.host_src = x->hsrc;
         break;
     case X_DTOH:
         op->u.copy.dev = x->dsrc;
@@ -383,13 +421,13 @@ FC_EXPORT(cuMemcpyDtoDAsync,
 /* ------------------------------------------------------------------------ */
 
 /* "The dstDevice pointer must be two [four] byte aligned." */
-static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count)
+static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count, bool ordered, bool capturing)
 {
     if (count == 0)
         return CUDA_SUCCESS;
     if (dst % elem || count > SIZE_MAX / elem)
         return CUDA_ERROR_INVALID_VALUE;
-    return fc_mem_check(dst, count * elem, true);
+    return range_check(dst, count * elem, true, ordered, capturing);
 }
 
 static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, bool per_thread)
@@ -400,11 +438,13 @@ static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, 
     fc_stream *s = NULL;
     rc = fc_stream_resolve(NULL, per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = memset_check(dst, elem, count);
+        rc = memset_check(dst, elem, count, true, false);
+    if (rc == CUDA_SUCCESS)
+        rc = sync_call_allowed(s);
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     if (rc == CUDA_SUCCESS)
-        rc = memset_check(dst, elem, count);
+        rc = memset_check(dst, elem, count, false, false);
     if (rc == CUDA_SUCCESS && count)
         (void)fc_dev_fill(dst, value, elem, count);
     fc_unlock();
@@ -418,9 +458,9 @@ static CUresult memset_async(CUdeviceptr dst, uint32_t value, unsigned int elem,
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_stream *s = NULL;
-    rc = fc_stream_resolve(h, per_thread, &s);
+    rc = fc_stream_for_work(h, per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = memset_check(dst, elem, count);
+        rc = memset_check(dst, elem, count, true, s->cap != NULL);
     if (rc == CUDA_SUCCESS && count) {
         fc_op *op = fc_op_new(FC_OP_MEMSET);
         if (!op) {

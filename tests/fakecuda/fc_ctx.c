@@ -116,6 +116,7 @@ static void ctx_teardown(fc_ctx *c, bool device_reset)
 {
     if (c->alive)
         (void)fc_ctx_sync(c);
+    fc_capture_ctx_teardown(c);
     fc_stream_ctx_teardown(c);
     fc_module_ctx_teardown(c);
     fc_mem_ctx_teardown(c, device_reset);
@@ -367,6 +368,18 @@ FC_EXPORT(cuCtxGetDevice_v2, (CUdevice * device, CUcontext ctx), (device, ctx))
     return rc;
 }
 
+/*
+ * "It is also invalid to [...] synchronize a broader handle which encompasses
+ * an active stream capture, such as a device or context handle" (the CUDA
+ * programming guide on stream capture); beyond that, a context
+ * synchronisation is a potentially unsafe call.
+ */
+static CUresult ctx_sync_allowed(fc_ctx *c)
+{
+    CUresult rc = fc_capture_ctx_sync(c);
+    return rc != CUDA_SUCCESS ? rc : fc_capture_unsafe();
+}
+
 FC_EXPORT(cuCtxSynchronize, (void), ())
 {
     CUresult rc = fc_enter();
@@ -374,6 +387,8 @@ FC_EXPORT(cuCtxSynchronize, (void), ())
         return rc;
     fc_ctx *c = NULL;
     rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS)
+        rc = ctx_sync_allowed(c);
     if (rc == CUDA_SUCCESS)
         rc = fc_ctx_sync(c);
     fc_unlock();
@@ -387,6 +402,8 @@ FC_EXPORT(cuCtxSynchronize_v2, (CUcontext ctx), (ctx))
         return rc;
     fc_ctx *c = NULL;
     rc = ctx_arg(ctx, &c);
+    if (rc == CUDA_SUCCESS)
+        rc = ctx_sync_allowed(c);
     if (rc == CUDA_SUCCESS)
         rc = c->sticky != CUDA_SUCCESS ? c->sticky : fc_ctx_sync(c);
     fc_unlock();

@@ -223,6 +223,8 @@ enum fc_kind {
     FC_K_LINK,
     FC_K_POOL,
     FC_K_PHYS, /* a cuMemCreate allocation (CUmemGenericAllocationHandle) */
+    FC_K_GRAPH, /* a CUgraph (fc_graph.c) */
+    FC_K_GEXEC, /* a CUgraphExec */
 };
 
 typedef struct fc_handle {
@@ -239,6 +241,10 @@ typedef struct fc_function fc_function;
 typedef struct fc_library fc_library;
 typedef struct fc_kernel fc_kernel;
 typedef struct fc_kimpl fc_kimpl;
+typedef struct fc_capture fc_capture;
+typedef struct fc_gnode fc_gnode;
+typedef struct fc_galloc fc_galloc;
+typedef struct fc_alloc fc_alloc;
 
 /*
  * A context.  Created contexts are never freed: after cuCtxDestroy the
@@ -280,6 +286,8 @@ enum fc_op_kind {
     FC_OP_KERNEL,
     FC_OP_FREE, /* cuMemFreeAsync */
     FC_OP_CALLBACK, /* cuStreamAddCallback */
+    FC_OP_HTOH,     /* a graph's host-to-host copy node */
+    FC_OP_GALLOC,   /* a graph's allocation node: its memory becomes accessible */
 };
 
 #define FC_MAX_KPARAMS 5
@@ -300,8 +308,13 @@ struct fc_op {
         struct {
             CUdeviceptr dev;     /* HTOD dst, DTOH src, DTOD dst */
             CUdeviceptr dev_src; /* DTOD src */
-            void *host;          /* HTOD: staged copy (owned); DTOH: application buffer */
+            /* HTOD: the staged copy when `staged` (owned), else the
+             * application's buffer, read when the op runs (a graph's copy
+             * node); DTOH and HTOH: the application's destination */
+            void *host;
+            const void *host_src; /* HTOH: the application's source */
             size_t n;
+            bool staged;
         } copy;
         struct {
             const fc_kimpl *impl;
@@ -312,10 +325,16 @@ struct fc_op {
         struct {
             CUdeviceptr ptr;
             uint64_t buffer_id; /* so a reused address is never freed */
+            fc_galloc *ga;      /* a graph's free node: the graph allocation */
         } free;
         struct {
             uint64_t record; /* the fc_event record this marker completes; 0 none */
+            CUevent wait;    /* a graph's external event wait node: the event */
         } marker;
+        struct {
+            fc_galloc *ga; /* the graph allocation the node makes accessible */
+            fc_alloc *a;   /* a launch's instance of it, charged, not yet mapped */
+        } galloc;
         struct {
             CUstreamCallback fn;
             CUstream stream; /* the handle the application passed */
@@ -335,6 +354,12 @@ struct fc_stream {
     uint64_t owner; /* per-thread streams: fc_thread_id() of the owner */
     fc_op *head, *tail;
     bool destroyed; /* by cuStreamDestroy: freed once its work has run */
+    /* Stream capture (fc_graph.c): the capture sequence the stream takes
+     * part in, and the nodes the next captured node will depend on. */
+    fc_capture *cap;
+    fc_gnode **deps;
+    size_t ndeps;
+    CUgraphEdgeData *edges; /* cuStreamGetCaptureInfo_v3's edge data (all zero) */
     LIST_ENTRY(fc_stream) link;
     LIST_ENTRY(fc_stream) zombie_link;
 };
@@ -348,6 +373,11 @@ struct fc_event {
     uint64_t record;  /* id of the latest record (process-unique, never 0) */
     bool done;        /* the latest record's marker has run */
     uint64_t done_ns; /* when it ran (CLOCK_MONOTONIC) */
+    /* Last recorded in a capturing stream: that capture's id (0: not) and the
+     * nodes the record captured (fc_graph.c). */
+    uint64_t cap_id;
+    fc_gnode **cap_deps;
+    size_t cap_ndeps;
     LIST_ENTRY(fc_event) link;
 };
 
@@ -459,6 +489,7 @@ typedef struct fc_state {
     fc_pool pools[FC_MAX_DEVICES];     /* each device's default pool */
     fc_pool *current_pool[FC_MAX_DEVICES]; /* cuDeviceSetMemPool's, else the default */
     uint64_t next_buffer_id;
+    fc_tnode *gallocs;             /* graph allocations by base address (fc_galloc) */
 
     /* handles and streams */
     fc_tnode *handles;
@@ -467,6 +498,8 @@ typedef struct fc_state {
     uint64_t next_seq;
     LIST_HEAD(, fc_stream) zombie_streams; /* destroyed, work still queued */
     LIST_HEAD(, fc_library) libraries;
+    LIST_HEAD(, fc_capture) captures; /* ongoing stream captures (fc_graph.c) */
+    uint64_t next_capture_id;
 
     /* launches (fc_launch.c): how many passed their checks so far, and the
      * FAKECUDA_FAIL_LAUNCH / FAKECUDA_STICKY knobs (nth 0: off) */
@@ -512,7 +545,7 @@ FC_HIDDEN bool fc_dev_valid(CUdevice dev);
 
 /* ---- fc_mem.c ----------------------------------------------------------- */
 
-typedef struct fc_alloc {
+struct fc_alloc {
     fc_tnode node; /* key = base address */
     uint64_t size;   /* requested */
     uint64_t extent; /* size rounded up to FC_GRANULE */
@@ -529,7 +562,34 @@ typedef struct fc_alloc {
      * device (a CUmemAccess_flags).  NULL for every other allocation. */
     struct fc_phys *phys;
     unsigned int access;
-} fc_alloc;
+    /* An instance of a graph allocation (its address is the graph's, kept
+     * when this memory goes); NULL for every other allocation. */
+    fc_galloc *galloc;
+};
+
+/*
+ * A graph allocation (fc_graph.c): what a cuMemAllocAsync captured into a
+ * graph made.  Its address range is reserved from capture on and stays the
+ * graph's; memory backs it only while a launch has allocated it (an
+ * fc_alloc whose `galloc` points here sits in fc_st.allocs from the moment
+ * the allocation node runs until a free runs).
+ */
+struct fc_galloc {
+    fc_tnode node;   /* key = base address, in fc_st.gallocs */
+    uint64_t size;   /* requested */
+    uint64_t extent; /* reserved: size rounded up to FC_GRANULE */
+    int dev;
+    uint64_t graph_id; /* the graph whose allocation node made it */
+    unsigned int refs; /* graph and executable-graph nodes naming it */
+    /* Allocated in stream order: a launch queued its allocation node and no
+     * free has been queued since.  buffer_id names that instance. */
+    bool out;
+    uint64_t buffer_id;
+    unsigned int instances; /* fc_alloc instances made and not yet released */
+    /* Where a free node for it was captured: none, its own graph, another. */
+    enum { FC_GA_FREE_NONE, FC_GA_FREE_OWNER, FC_GA_FREE_OTHER } freed_in;
+    bool sim; /* scratch of cuGraphLaunch's checks */
+};
 
 FC_HIDDEN CUresult fc_mem_init(void);
 /*
@@ -559,6 +619,8 @@ FC_HIDDEN CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdevicep
 FC_HIDDEN void fc_mem_release(fc_alloc *a);
 /* The live allocation whose base is exactly addr, or NULL. */
 FC_HIDDEN fc_alloc *fc_mem_find_base(uint64_t addr);
+/* Queue a stream-ordered free of the instance buffer_id at ptr on s. */
+FC_HIDDEN CUresult fc_mem_queue_free(fc_stream *s, CUdeviceptr ptr, uint64_t buffer_id);
 /* Execute a queued cuMemFreeAsync. */
 FC_HIDDEN void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id);
 /* The allocation that holds addr within its requested size, or NULL. */
@@ -585,6 +647,26 @@ FC_HIDDEN bool fc_dev_fill(uint64_t addr, uint32_t value, unsigned int elem, siz
 FC_HIDDEN bool fc_dev_copy(uint64_t dst, uint64_t src, size_t n);
 /* Free a context's memory (device_reset: the device's pool too). */
 FC_HIDDEN void fc_mem_ctx_teardown(fc_ctx *c, bool device_reset);
+/*
+ * fc_mem_check, or, for a range inside a graph allocation's requested size,
+ * success when the caller is capturing (a node ordered after its allocation
+ * node) or when the allocation is allocated in stream order.
+ */
+FC_HIDDEN CUresult fc_mem_check_ordered(uint64_t addr, size_t n, bool write, bool capturing);
+/* A discarded cuMemFreeAsync never happened: the allocation is live again. */
+FC_HIDDEN void fc_mem_free_dropped(uint64_t ptr, uint64_t buffer_id);
+/* Reserve the address range of a new graph allocation (refs 0). */
+FC_HIDDEN CUresult fc_galloc_new(uint64_t size, int dev, uint64_t graph_id, fc_galloc **out);
+/* The graph allocation whose base is exactly addr, or NULL. */
+FC_HIDDEN fc_galloc *fc_galloc_at(uint64_t addr);
+/* Drop a node's reference; the range goes back once nothing uses it. */
+FC_HIDDEN void fc_galloc_unref(fc_galloc *ga);
+/* A launch's instance of ga: charged and backed, not yet accessible. */
+FC_HIDDEN CUresult fc_galloc_instance(fc_galloc *ga, fc_alloc **out);
+/* The allocation node ran: the instance becomes accessible. */
+FC_HIDDEN void fc_galloc_map(fc_alloc *a);
+/* An instance whose allocation node never ran (its work was dropped). */
+FC_HIDDEN void fc_galloc_discard(fc_alloc *a);
 
 /* ---- fc_stream.c -------------------------------------------------------- */
 
@@ -597,8 +679,19 @@ FC_HIDDEN void fc_mem_ctx_teardown(fc_ctx *c, bool device_reset);
 FC_HIDDEN CUresult fc_stream_resolve(CUstream h, bool per_thread, fc_stream **out);
 FC_HIDDEN fc_op *fc_op_new(int kind);
 FC_HIDDEN void fc_op_free(fc_op *op);
-/* Queue op on s (taking ownership), adding the implicit legacy-stream deps. */
+/* A copy of op's parameters, queued nowhere and owning nothing (a graph
+ * node's template or a launch's op); NULL when out of memory. */
+FC_HIDDEN fc_op *fc_op_clone(const fc_op *op);
+/*
+ * Queue op on s (taking ownership), adding the implicit legacy-stream deps;
+ * on a capturing stream the op becomes a node of the graph instead
+ * (fc_capture_add; `extra` must then be NULL).
+ */
 FC_HIDDEN CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra);
+/* Synchronises with the legacy stream (blocking streams, per-thread ones). */
+FC_HIDDEN bool fc_stream_blocking(const fc_stream *s);
+/* Call fn on every stream of every context. */
+FC_HIDDEN void fc_streams_foreach(void (*fn)(fc_stream *s, void *arg), void *arg);
 /*
  * Before a synchronous API acts on stream s: run what it must wait for (the
  * legacy stream waits for every blocking stream of its context, a blocking
@@ -617,6 +710,53 @@ FC_HIDDEN void fc_run_dep(const fc_dep *d);
 FC_HIDDEN void fc_stream_ctx_teardown(fc_ctx *c);
 /* Run all queued work of every stream (a device-wide synchronisation). */
 FC_HIDDEN void fc_sync_all(void);
+
+/* ---- fc_graph.c: stream capture ----------------------------------------- */
+
+/*
+ * Before stream-ordered work goes to s: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+ * when s is the legacy stream and a blocking stream of its context captures
+ * (those captures are invalidated), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+ * when s takes part in an invalidated capture.  Lock held.
+ */
+FC_HIDDEN CUresult fc_capture_use(fc_stream *s);
+/* fc_stream_resolve for stream-ordered work, then fc_capture_use. */
+FC_HIDDEN CUresult fc_stream_for_work(CUstream h, bool per_thread, fc_stream **out);
+/* Add op (owned) to the graph s captures into, after s's dependencies. */
+FC_HIDDEN CUresult fc_capture_add(fc_stream *s, fc_op *op);
+/*
+ * Before a call waits for stream s (synchronize, query, a synchronous
+ * copy): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED when s captures, IMPLICIT
+ * when s is the legacy stream and a blocking stream captures; either way the
+ * capture is invalidated.
+ */
+FC_HIDDEN CUresult fc_capture_sync(fc_stream *s);
+/*
+ * A potentially unsafe call (one that allocates or synchronises outside
+ * stream order): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED when the calling
+ * thread's capture mode prohibits it, invalidating the captures that do.
+ */
+FC_HIDDEN CUresult fc_capture_unsafe(void);
+/* A context-wide synchronisation of c: UNSUPPORTED when one of its streams
+ * captures (invalidated). */
+FC_HIDDEN CUresult fc_capture_ctx_sync(fc_ctx *c);
+/* Before a query or synchronisation of event e: CUDA_ERROR_CAPTURED_EVENT
+ * when it was last recorded in a capture (invalidated when still going). */
+FC_HIDDEN CUresult fc_capture_event_check(fc_event *e);
+/* cuEventRecord of e on the capturing stream s. */
+FC_HIDDEN CUresult fc_capture_record(fc_stream *s, fc_event *e);
+/* e is recorded outside capture, or destroyed: forget its captured state. */
+FC_HIDDEN void fc_capture_event_clear(fc_event *e);
+/* cuStreamWaitEvent where s captures or e was recorded in a capture;
+ * *done false when neither (the ordinary wait applies). */
+FC_HIDDEN CUresult fc_capture_wait(fc_stream *s, fc_event *e, unsigned int flags, bool *done);
+/* cuMemAllocAsync / cuMemFreeAsync on the capturing stream s. */
+FC_HIDDEN CUresult fc_capture_alloc(fc_stream *s, size_t size, int dev, CUdeviceptr *out);
+FC_HIDDEN CUresult fc_capture_free(fc_stream *s, CUdeviceptr ptr);
+/* cuStreamDestroy of a capturing stream: UNSUPPORTED (invalidated). */
+FC_HIDDEN CUresult fc_capture_stream_destroy(fc_stream *s);
+/* The captures with a stream in context c end with it. */
+FC_HIDDEN void fc_capture_ctx_teardown(fc_ctx *c);
 
 /* ---- fc_module.c -------------------------------------------------------- */
 

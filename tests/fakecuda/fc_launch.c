@@ -203,7 +203,7 @@ static CUresult launch_kernel(const launch *l)
     const fc_kimpl *k = NULL;
     const fc_kparams *lay = NULL;
     uint64_t args[FC_MAX_KPARAMS] = {0};
-    rc = fc_stream_resolve(l->stream, l->per_thread, &s);
+    rc = fc_stream_for_work(l->stream, l->per_thread, &s);
     if (rc == CUDA_SUCCESS)
         rc = fc_function_resolve(l->f, s->ctx, &k, &lay);
     if (rc == CUDA_SUCCESS)

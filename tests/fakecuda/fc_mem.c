@@ -190,18 +190,9 @@ void fc_mem_uncharge(int dev, uint64_t size, uint64_t extent)
     fc_st.dev_used[dev] -= extent;
 }
 
-CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
+/* A record with `extent` bytes of fresh backing; NULL when out of memory. */
+static fc_alloc *record_new(uint64_t extent)
 {
-    int dev = pool ? pool->dev : c->dev;
-    if ((uint64_t)size > FC_DEVICE_MEM)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    uint64_t extent = round_up(size, FC_GRANULE);
-    if (pool && !fc_pool_fits(pool, extent))
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult rc = fc_mem_charge(dev, size, extent);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-
     fc_alloc *a;
     if (extent <= INLINE_MAX) {
         a = malloc(sizeof *a + extent);
@@ -219,24 +210,56 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
         if (a)
             a->mapped = true;
     }
+    if (a)
+        a->extent = extent;
+    return a;
+}
 
-    uint64_t base;
-    if (a && !va_take(extent, &base)) {
-        if (a->mapped)
-            fc_mem_backing_free(a->host, extent);
-        free(a);
-        a = NULL;
-    }
+static void record_free(fc_alloc *a)
+{
+    if (a->mapped)
+        fc_mem_backing_free(a->host, a->extent);
+    free(a);
+}
+
+/* A charged record of `size` bytes of device dev; the caller places it. */
+static CUresult record_charged(int dev, uint64_t size, fc_alloc **out)
+{
+    uint64_t extent = round_up(size, FC_GRANULE);
+    CUresult rc = fc_mem_charge(dev, size, extent);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_alloc *a = record_new(extent);
     if (!a) {
         fc_mem_uncharge(dev, size, extent);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     a->size = size;
-    a->extent = extent;
-    a->ctx = c;
     a->dev = dev;
-    a->pool = pool;
     a->buffer_id = fc_st.next_buffer_id++;
+    *out = a;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
+{
+    int dev = pool ? pool->dev : c->dev;
+    if ((uint64_t)size > FC_DEVICE_MEM)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (pool && !fc_pool_fits(pool, round_up(size, FC_GRANULE)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_alloc *a = NULL;
+    CUresult rc = record_charged(dev, size, &a);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    uint64_t base, extent = a->extent;
+    if (!va_take(extent, &base)) {
+        fc_mem_uncharge(dev, size, extent);
+        record_free(a);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->ctx = c;
+    a->pool = pool;
     a->node.key = base;
     fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
     if (pool)
@@ -249,13 +272,15 @@ void fc_mem_release(fc_alloc *a)
 {
     uint64_t base = a->node.key;
     fc_tree_erase(&fc_st.allocs, base);
+    if (a->galloc) {
+        fc_galloc_discard(a); /* the address range stays the graph's */
+        return;
+    }
     fc_va_release(base, a->extent);
     fc_mem_uncharge(a->dev, a->size, a->extent);
     if (a->pool)
         fc_pool_account(a->pool, a->extent, false);
-    if (a->mapped)
-        fc_mem_backing_free(a->host, a->extent);
-    free(a);
+    record_free(a);
 }
 
 fc_alloc *fc_mem_find_base(uint64_t addr)
@@ -303,6 +328,110 @@ void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id)
     fc_alloc *a = fc_mem_find_base(ptr);
     if (a && a->buffer_id == buffer_id)
         fc_mem_release(a);
+}
+
+void fc_mem_free_dropped(uint64_t ptr, uint64_t buffer_id)
+{
+    fc_galloc *ga = fc_galloc_at(ptr);
+    fc_alloc *a = fc_mem_find_base(ptr);
+    if (ga && ga->buffer_id == buffer_id)
+        ga->out = true;
+    else if (a && a->buffer_id == buffer_id)
+        a->free_pending = false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Graph allocations                                                         */
+/* ------------------------------------------------------------------------ */
+
+static fc_galloc *as_galloc(fc_tnode *n)
+{
+    return (fc_galloc *)n; /* the node is the first member */
+}
+
+CUresult fc_galloc_new(uint64_t size, int dev, uint64_t graph_id, fc_galloc **out)
+{
+    if (size > FC_DEVICE_MEM)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_galloc *ga = calloc(1, sizeof *ga);
+    if (!ga)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ga->size = size;
+    ga->extent = round_up(size, FC_GRANULE);
+    ga->dev = dev;
+    ga->graph_id = graph_id;
+    if (!va_take(ga->extent, &ga->node.key)) {
+        free(ga);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    fc_tree_insert(&fc_st.gallocs, &ga->node, fc_rand());
+    *out = ga;
+    return CUDA_SUCCESS;
+}
+
+fc_galloc *fc_galloc_at(uint64_t addr)
+{
+    return as_galloc(fc_tree_find(fc_st.gallocs, addr));
+}
+
+/* Nothing names it, nothing holds its memory, no launch owes it a free. */
+static void galloc_maybe_free(fc_galloc *ga)
+{
+    if (ga->refs || ga->instances || ga->out)
+        return;
+    fc_tree_erase(&fc_st.gallocs, ga->node.key);
+    fc_va_release(ga->node.key, ga->extent);
+    free(ga);
+}
+
+void fc_galloc_unref(fc_galloc *ga)
+{
+    ga->refs--;
+    galloc_maybe_free(ga);
+}
+
+CUresult fc_galloc_instance(fc_galloc *ga, fc_alloc **out)
+{
+    fc_alloc *a = NULL;
+    CUresult rc = record_charged(ga->dev, ga->size, &a);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    a->node.key = ga->node.key;
+    a->galloc = ga;
+    ga->instances++;
+    *out = a;
+    return CUDA_SUCCESS;
+}
+
+void fc_galloc_map(fc_alloc *a)
+{
+    /* An earlier instance still there was freed out of stream order (a free
+     * on another stream that ran first): it goes now. */
+    fc_alloc *old = fc_mem_find_base(a->node.key);
+    if (old)
+        fc_mem_release(old);
+    fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
+}
+
+void fc_galloc_discard(fc_alloc *a)
+{
+    fc_galloc *ga = a->galloc;
+    fc_mem_uncharge(a->dev, a->size, a->extent);
+    record_free(a);
+    ga->instances--;
+    galloc_maybe_free(ga);
+}
+
+CUresult fc_mem_check_ordered(uint64_t addr, size_t n, bool write, bool capturing)
+{
+    CUresult rc = fc_mem_check(addr, n, write);
+    if (rc == CUDA_SUCCESS)
+        return rc;
+    fc_galloc *ga = as_galloc(fc_tree_floor(fc_st.gallocs, addr));
+    if (ga && (capturing || ga->out) && addr - ga->node.key < ga->size &&
+        n <= ga->size - (addr - ga->node.key))
+        return CUDA_SUCCESS;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -398,7 +527,10 @@ static void collect(fc_tnode *t, fc_ctx *c, bool device_reset, alloc_list *out)
         return;
     collect(t->l, c, device_reset, out);
     fc_alloc *a = as_alloc(t);
-    bool dies = a->pool ? device_reset && a->dev == c->dev : a->ctx == c;
+    /* Graph memory belongs to the device, as a pool's does. */
+    bool dies = a->pool || a->galloc ? device_reset && a->dev == c->dev : a->ctx == c;
+    if (dies && a->galloc && a->galloc->buffer_id == a->buffer_id)
+        a->galloc->out = false;
     if (dies) {
         if (out->n == out->cap) {
             size_t cap = out->cap ? out->cap * 2 : 64;
@@ -454,6 +586,8 @@ FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
     if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
+        rc = fc_capture_unsafe(); /* not observed by a capture */
+    if (rc == CUDA_SUCCESS)
         rc = fc_mem_alloc(c, bytesize, NULL, dptr);
     fc_unlock();
     return rc;
@@ -501,6 +635,8 @@ FC_EXPORT(cuMemAllocPitch_v2,
     if (rc == CUDA_SUCCESS && (uint64_t)Height > FC_DEVICE_MEM / pitch)
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS)
+        rc = fc_capture_unsafe();
+    if (rc == CUDA_SUCCESS)
         rc = fc_mem_alloc(c, (size_t)(pitch * Height), NULL, dptr);
     if (rc == CUDA_SUCCESS)
         *pPitch = (size_t)pitch;
@@ -521,6 +657,23 @@ FC_EXPORT(cuMemAllocPitch_v2,
  * thread". NVIDIA's cuda-python maintainers report that the driver in fact
  * frees by address with no context current (12.9, 13.x): a client that frees
  * so (numba's cuda.close()) may fail here where a GPU would not. */
+/*
+ * A graph allocation is freed by address too ("passing the allocation to
+ * cuMemFreeAsync or cuMemFree"), when a launch has allocated it: all queued
+ * work runs first, since its allocation node may be queued on any stream.
+ */
+static CUresult free_graph_allocation(fc_galloc *ga)
+{
+    if (!ga->out)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_sync_all();
+    ga->out = false;
+    fc_alloc *a = fc_mem_find_base(ga->node.key);
+    if (a && a->buffer_id == ga->buffer_id)
+        fc_mem_release(a); /* may free ga */
+    return CUDA_SUCCESS;
+}
+
 FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
 {
     CUresult rc = fc_enter();
@@ -528,6 +681,14 @@ FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
         return rc;
     fc_ctx *c = NULL;
     rc = fc_ctx_current(&c);
+    if (rc == CUDA_SUCCESS)
+        rc = fc_capture_unsafe();
+    fc_galloc *ga = rc == CUDA_SUCCESS ? fc_galloc_at(dptr) : NULL;
+    if (ga) {
+        rc = free_graph_allocation(ga);
+        fc_unlock();
+        return rc;
+    }
     fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
     if (rc == CUDA_SUCCESS && (!a || a->free_pending || a->phys)) /* a mapping: cuMemUnmap */
         rc = CUDA_ERROR_INVALID_VALUE;
@@ -553,12 +714,14 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream h, bool
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_stream *s = NULL;
-    rc = fc_stream_resolve(h, per_thread, &s);
+    rc = fc_stream_for_work(h, per_thread, &s);
     if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0))
         rc = CUDA_ERROR_INVALID_VALUE;
     /* From the device's current pool.  The address is handed out at once;
-     * the stream only orders its use. */
-    if (rc == CUDA_SUCCESS)
+     * the stream only orders its use.  Captured, an allocation node. */
+    if (rc == CUDA_SUCCESS && s->cap)
+        rc = fc_capture_alloc(s, bytesize, s->ctx->dev, dptr);
+    else if (rc == CUDA_SUCCESS)
         rc = fc_mem_alloc(s->ctx, bytesize, fc_st.current_pool[s->ctx->dev], dptr);
     fc_unlock();
     return rc;
@@ -575,29 +738,45 @@ FC_EXPORT(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream h
     return alloc_async(dptr, bytesize, hStream, true);
 }
 
-/* The free is queued: work queued before it on the stream still sees memory. */
+CUresult fc_mem_queue_free(fc_stream *s, CUdeviceptr dptr, uint64_t buffer_id)
+{
+    fc_op *op = fc_op_new(FC_OP_FREE);
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->u.free.ptr = dptr;
+    op->u.free.buffer_id = buffer_id;
+    return fc_enqueue(s, op, NULL);
+}
+
+/*
+ * The free is queued: work queued before it on the stream still sees memory.
+ * A graph allocation can be freed so once a launch has allocated it; while
+ * capturing, the free becomes a free node (fc_capture_free).
+ */
 static CUresult free_async(CUdeviceptr dptr, CUstream h, bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_stream *s = NULL;
-    rc = fc_stream_resolve(h, per_thread, &s);
-    fc_alloc *a = rc == CUDA_SUCCESS ? fc_mem_find_base(dptr) : NULL;
-    if (rc == CUDA_SUCCESS && (!a || a->free_pending || a->phys))
+    rc = fc_stream_for_work(h, per_thread, &s);
+    if (rc == CUDA_SUCCESS && s->cap) {
+        rc = fc_capture_free(s, dptr);
+        fc_unlock();
+        return rc;
+    }
+    fc_galloc *ga = rc == CUDA_SUCCESS ? fc_galloc_at(dptr) : NULL;
+    fc_alloc *a = rc == CUDA_SUCCESS && !ga ? fc_mem_find_base(dptr) : NULL;
+    if (rc == CUDA_SUCCESS && (ga ? !ga->out : !a || a->free_pending || a->phys))
         rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS) {
-        fc_op *op = fc_op_new(FC_OP_FREE);
-        if (!op) {
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-        } else {
-            op->u.free.ptr = dptr;
-            op->u.free.buffer_id = a->buffer_id;
+    if (rc == CUDA_SUCCESS && ga) {
+        rc = fc_mem_queue_free(s, dptr, ga->buffer_id);
+        if (rc == CUDA_SUCCESS)
+            ga->out = false;
+    } else if (rc == CUDA_SUCCESS) {
+        rc = fc_mem_queue_free(s, dptr, a->buffer_id);
+        if (rc == CUDA_SUCCESS)
             a->free_pending = true;
-            rc = fc_enqueue(s, op, NULL);
-            if (rc != CUDA_SUCCESS)
-                a->free_pending = false;
-        }
     }
     fc_unlock();
     return rc;

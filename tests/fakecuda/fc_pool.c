@@ -306,11 +306,14 @@ static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_stream *s = NULL;
-    rc = fc_stream_resolve(h, per_thread, &s);
+    rc = fc_stream_for_work(h, per_thread, &s);
     fc_pool *p = fc_handle_get(pool, FC_K_POOL);
     if (rc == CUDA_SUCCESS && (!dptr || bytesize == 0 || !p))
         rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
+    /* Captured, an allocation node: the graph owns the memory, not the pool. */
+    if (rc == CUDA_SUCCESS && s->cap)
+        rc = fc_capture_alloc(s, bytesize, p->dev, dptr);
+    else if (rc == CUDA_SUCCESS)
         rc = fc_mem_alloc(s->ctx->dev == p->dev ? s->ctx : NULL, bytesize, p, dptr);
     fc_unlock();
     return rc;

@@ -17,12 +17,16 @@
  * already queued on the legacy stream.  cuStreamWaitEvent adds one explicit
  * prerequisite.  Within a stream, ops run in order.  Prerequisites always
  * name earlier ops, so running is a depth-first walk with no cycles.
+ *
+ * On a capturing stream fc_enqueue queues nothing: the op becomes a node of
+ * the graph being captured (fc_graph.c), run only by a launch of it.
  */
 #include "fc_internal.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static fc_stream *stream_by_id(uint64_t id)
@@ -35,6 +39,11 @@ static fc_stream *stream_by_id(uint64_t id)
 static bool blocking(const fc_stream *s)
 {
     return s->kind == FC_S_PER_THREAD || (s->kind == FC_S_USER && !(s->flags & CU_STREAM_NON_BLOCKING));
+}
+
+bool fc_stream_blocking(const fc_stream *s)
+{
+    return blocking(s);
 }
 
 /* Whether the op a prerequisite names has not run yet. */
@@ -54,10 +63,25 @@ fc_op *fc_op_new(int kind)
 
 void fc_op_free(fc_op *op)
 {
-    if (op->kind == FC_OP_HTOD)
+    if (op->kind == FC_OP_HTOD && op->u.copy.staged)
         free(op->u.copy.host); /* the staged copy of the caller's buffer */
+    if (op->kind == FC_OP_GALLOC && op->u.galloc.a)
+        fc_galloc_discard(op->u.galloc.a); /* its allocation node never ran */
     free(op->deps);
     free(op);
+}
+
+fc_op *fc_op_clone(const fc_op *op)
+{
+    fc_op *c = fc_op_new(op->kind);
+    if (!c)
+        return NULL;
+    c->u = op->u;
+    if (c->kind == FC_OP_HTOD)
+        c->u.copy.staged = false; /* a template reads the application's buffer */
+    if (c->kind == FC_OP_GALLOC)
+        c->u.galloc.a = NULL;
+    return c;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -96,12 +120,8 @@ static void drop_ops(fc_stream *s)
             CUresult why = s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : CUDA_ERROR_CONTEXT_IS_DESTROYED;
             fc_run_callback(op, why);
         }
-        if (op->kind == FC_OP_FREE) {
-            /* A discarded stream-ordered free never happened. */
-            fc_alloc *a = fc_mem_find_base(op->u.free.ptr);
-            if (a && a->buffer_id == op->u.free.buffer_id)
-                a->free_pending = false;
-        }
+        if (op->kind == FC_OP_FREE)
+            fc_mem_free_dropped(op->u.free.ptr, op->u.free.buffer_id);
         fc_op_free(op);
     }
     s->tail = NULL;
@@ -116,6 +136,8 @@ static void stream_free(fc_stream *s)
         LIST_REMOVE(s, zombie_link);
     if (s->kind == FC_S_USER && !s->destroyed)
         fc_handle_del(&s->h);
+    free(s->deps);
+    free(s->edges);
     free(s);
 }
 
@@ -145,6 +167,7 @@ void fc_stream_ctx_teardown(fc_ctx *c)
         fc_event *e = LIST_FIRST(&c->events);
         LIST_REMOVE(e, link);
         fc_handle_del(&e->h);
+        fc_capture_event_clear(e);
         free(e);
     }
     c->legacy = NULL;
@@ -194,6 +217,9 @@ CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra)
     fc_ctx *c = s->ctx;
     size_t n = 0;
     fc_stream *t;
+
+    if (s->cap)
+        return fc_capture_add(s, op);
 
     if (s->kind == FC_S_LEGACY) {
         LIST_FOREACH(t, &c->streams, link)
@@ -285,6 +311,13 @@ static void execute(fc_stream *s, fc_op *op)
     case FC_OP_DTOD:
         ok = fc_dev_copy(op->u.copy.dev, op->u.copy.dev_src, op->u.copy.n);
         break;
+    case FC_OP_HTOH:
+        memmove(op->u.copy.host, op->u.copy.host_src, op->u.copy.n);
+        break;
+    case FC_OP_GALLOC:
+        fc_galloc_map(op->u.galloc.a);
+        op->u.galloc.a = NULL;
+        break;
     case FC_OP_KERNEL:
         ok = op->u.kernel.impl->run(op->u.kernel.args);
         after = op->u.kernel.sticky;
@@ -368,6 +401,20 @@ static size_t ctx_targets(fc_ctx *c, const fc_stream *self, fc_dep **out)
 static size_t count_streams(const fc_tnode *t)
 {
     return t ? 1 + count_streams(t->l) + count_streams(t->r) : 0;
+}
+
+static void each_stream(fc_tnode *t, void (*fn)(fc_stream *s, void *arg), void *arg)
+{
+    if (!t)
+        return;
+    fn((fc_stream *)((char *)t - offsetof(fc_stream, id_node)), arg);
+    each_stream(t->l, fn, arg);
+    each_stream(t->r, fn, arg);
+}
+
+void fc_streams_foreach(void (*fn)(fc_stream *s, void *arg), void *arg)
+{
+    each_stream(fc_st.streams_by_id, fn, arg);
 }
 
 static void stream_tails(const fc_tnode *t, fc_dep *out, size_t *n)

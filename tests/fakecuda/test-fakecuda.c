@@ -3017,3 +3017,861 @@ Test(fakecuda, managed_memory_with_the_knob_is_device_memory_marked_managed)
     OK(cuMemFree_v2(plain));
     cr_assert_eq(fakecuda_live_allocations(), 0);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Stream capture and graphs                                                 */
+/* ------------------------------------------------------------------------ */
+
+static CUstreamCaptureStatus capture_status(CUstream s)
+{
+    CUstreamCaptureStatus st = (CUstreamCaptureStatus)99;
+    OK(cuStreamIsCapturing(s, &st));
+    return st;
+}
+
+static CUgraph end_capture(CUstream s)
+{
+    CUgraph g = NULL;
+    OK(cuStreamEndCapture(s, &g));
+    cr_assert_not_null(g);
+    return g;
+}
+
+static CUgraphExec instantiate(CUgraph g, unsigned long long flags)
+{
+    CUgraphExec x = NULL;
+    OK(cuGraphInstantiateWithFlags(&x, g, flags));
+    cr_assert_not_null(x);
+    return x;
+}
+
+/* The capture ended by an error: a NULL graph and the stream free again. */
+static void expect_end(CUresult want, CUstream s)
+{
+    CUgraph g = (CUgraph)&g;
+    EXPECT(want, cuStreamEndCapture(s, &g));
+    cr_assert_null(g);
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
+Test(fakecuda, is_capturing_reports_active_between_begin_and_end)
+{
+    CUstream s;
+    cuuint64_t id = 0, id2 = 0;
+    CUstreamCaptureStatus st;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    OK(cuStreamGetCaptureInfo(s, &st, &id));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    cr_assert_neq(id, 0);
+    /* Already capturing: it may not begin again. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamIsCapturing(s, NULL));
+    CUgraph g = end_capture(s);
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
+    /* A new capture has a new id. */
+    OK(cuStreamBeginCapture(s));
+    OK(cuStreamGetCaptureInfo(s, &st, &id2));
+    cr_assert_neq(id2, id);
+    CUgraph g2 = end_capture(s);
+    OK(cuGraphDestroy(g));
+    OK(cuGraphDestroy(g2));
+    /* Not capturing: nothing to end. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamEndCapture(s, &g));
+}
+
+Test(fakecuda, the_per_thread_stream_captures_through_the_ptsz_entry_points)
+{
+    CUgraph g = NULL;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    primary();
+    OK(cuStreamBeginCapture_v2_ptsz(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuStreamIsCapturing_ptsz(NULL, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    OK(cuStreamIsCapturing(CU_STREAM_PER_THREAD, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    OK(cuStreamEndCapture_ptsz(NULL, &g));
+    cr_assert_not_null(g);
+    OK(cuStreamBeginCapture_ptsz(NULL));
+    OK(cuStreamEndCapture_ptsz(NULL, &g));
+    OK(cuGraphDestroy(g));
+}
+
+Test(fakecuda, capture_cannot_begin_on_the_legacy_stream)
+{
+    CUstream s;
+    primary();
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+           cuStreamBeginCapture_v2(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamBeginCapture(NULL));
+    cr_assert_eq(capture_status(NULL), CU_STREAM_CAPTURE_STATUS_NONE);
+    OK(cuStreamCreate(&s, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamBeginCapture_v2(s, (CUstreamCaptureMode)7));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamBeginCapture_v2((CUstream)&s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
+Test(fakecuda, work_queued_while_capturing_runs_only_when_the_graph_is_launched)
+{
+    CUstream s, other;
+    CUmodule m;
+    unsigned char host[16] = {0}, back[16] = {0};
+    primary();
+    m = kernels();
+    CUfunction gg_fill = function(m, "gg_fill"), gg_copy = function(m, "gg_copy");
+    CUdeviceptr p = alloc(16), q = alloc(16);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&other, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(p, 1, 16, s));
+    OK(fill(gg_fill, s, p, 7, 8));              /* p = 7 x8, 1 x8 */
+    OK(cuMemcpyHtoDAsync_v2(p + 12, host, 4, s)); /* read when the node runs */
+    uint64_t n = 16;
+    OK(launch3(gg_copy, s, &q, &p, &n));        /* q = p */
+    OK(cuMemcpyDtoHAsync_v2(back, q, 16, s));   /* pageable: written when it runs */
+    CUgraph g = end_capture(s);
+    /* Nothing ran, and nothing is queued to run. */
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 0xde);
+    cr_assert_eq(byte_at(q), 0xde);
+    CUgraphExec x = instantiate(g, 0);
+    OK(cuGraphDestroy(g)); /* the executable graph stands alone */
+    memset(host, 9, sizeof host);
+    OK(cuGraphLaunch(x, other));
+    cr_assert_eq(byte_at(q), 0xde); /* queued on `other` */
+    OK(cuStreamSynchronize(other));
+    unsigned char want[16] = {7, 7, 7, 7, 7, 7, 7, 7, 1, 1, 1, 1, 9, 9, 9, 9};
+    cr_assert_eq(memcmp(back, want, 16), 0);
+    /* Again: the copy node reads the host buffer as it is then. */
+    memset(host, 5, sizeof host);
+    OK(cuMemsetD8_v2(p, 0, 16));
+    OK(cuGraphLaunch(x, s));
+    OK(cuGraphLaunch(x, other)); /* ordered behind the launch on s */
+    OK(cuStreamSynchronize(other));
+    want[12] = want[13] = want[14] = want[15] = 5;
+    cr_assert_eq(memcmp(back, want, 16), 0);
+    OK(cuGraphExecDestroy(x));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(x, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphExecDestroy(x));
+}
+
+Test(fakecuda, a_launch_is_ordered_behind_its_streams_work_and_the_previous_launch)
+{
+    CUstream s, cap, other;
+    CUevent start, before;
+    CUmodule m;
+    float ms;
+    primary();
+    m = kernels();
+    CUfunction gg_fill = function(m, "gg_fill");
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&cap, 0));
+    OK(cuEventCreate(&start, 0));
+    OK(cuEventCreate(&before, 0));
+    OK(cuStreamBeginCapture_v2(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(fill(gg_fill, cap, p, 2, 4));
+    CUgraphExec x = instantiate(end_capture(cap), 0);
+    OK(cuMemsetD8Async(p, 6, 8, s));
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    unsigned char b[8];
+    cr_assert_eq(fakecuda_read(p, b, 8), 0);
+    cr_assert_eq(b[0], 2);
+    cr_assert_eq(b[7], 6);
+    /* A second launch elsewhere waits for the first, and all before it. */
+    OK(cuEventRecord(start, s));
+    OK(cuEventRecord(before, s));
+    OK(cuGraphLaunch(x, s));
+    OK(cuGraphLaunch(x, other));
+    OK(cuStreamSynchronize(other));
+    OK(cuEventElapsedTime(&ms, start, before)); /* both ran */
+}
+
+Test(fakecuda, a_synchronize_during_capture_invalidates_it)
+{
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cuMemsetD8Async(p, 1, 8, s));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamSynchronize(s));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    /* Further work on it fails until the capture ends. */
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuMemsetD8Async(p, 2, 8, s));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    /* The stream works again; nothing captured ever ran. */
+    OK(cuStreamQuery(s));
+    cr_assert_eq(byte_at(p), 0xde);
+    OK(cuMemsetD8Async(p, 3, 8, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 3);
+    /* A query is a synchronisation too. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamQuery(s));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+}
+
+Test(fakecuda, a_context_synchronize_during_capture_invalidates_it_in_any_mode)
+{
+    CUstream s;
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuThreadExchangeStreamCaptureMode(&mode));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuCtxSynchronize());
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuCtxSynchronize_v2(NULL));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuCtxSynchronize());
+}
+
+Test(fakecuda, the_legacy_stream_cannot_be_used_while_a_blocking_stream_captures)
+{
+    CUstream s;
+    CUstreamCaptureStatus st;
+    unsigned char b[4] = {0};
+    primary();
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    /* Asking is refused, and does no harm. */
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cuStreamIsCapturing(NULL, &st));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cuStreamGetCaptureInfo(CU_STREAM_LEGACY, &st, NULL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    /* Using it would make it depend on the capture. */
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cuMemsetD8Async(p, 1, 8, NULL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cuMemcpyHtoD_v2(p, b, 4));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cuStreamSynchronize(NULL));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    /* A non-blocking stream's capture leaves the legacy stream alone. */
+    OK(cuStreamDestroy_v2(s));
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cuMemsetD8Async(p, 1, 8, NULL));
+    OK(cuMemcpyDtoH_v2(b, p, 4));
+    cr_assert_eq(b[0], 1);
+    cr_assert_eq(capture_status(NULL), CU_STREAM_CAPTURE_STATUS_NONE);
+    CUgraph g = end_capture(s);
+    OK(cuGraphDestroy(g));
+}
+
+typedef struct thread_call {
+    int what; /* 0: cuMemAlloc_v2, 1: cuStreamEndCapture */
+    CUcontext ctx;
+    CUstream s;
+    CUstreamCaptureMode mode;
+    CUresult rc;
+} thread_call;
+
+static void *call_on_a_thread(void *arg)
+{
+    thread_call *t = arg;
+    CUdeviceptr p = 0;
+    CUgraph g = NULL;
+    CUstreamCaptureMode mode = t->mode;
+    cuCtxSetCurrent(t->ctx);
+    cuThreadExchangeStreamCaptureMode(&mode);
+    if (t->what == 0) {
+        t->rc = cuMemAlloc_v2(&p, 8);
+        if (t->rc == CUDA_SUCCESS)
+            cuMemFree_v2(p);
+    } else {
+        t->rc = cuStreamEndCapture(t->s, &g);
+    }
+    return NULL;
+}
+
+static CUresult on_a_thread(int what, CUcontext c, CUstream s, CUstreamCaptureMode mode)
+{
+    pthread_t t;
+    thread_call call = {what, c, s, mode, CUDA_ERROR_UNKNOWN};
+    pthread_create(&t, NULL, call_on_a_thread, &call);
+    pthread_join(t, NULL);
+    return call.rc;
+}
+
+Test(fakecuda, unsafe_calls_follow_the_threads_capture_mode)
+{
+    CUstream s;
+    CUdeviceptr p = 0;
+    CUstreamCaptureMode mode;
+    CUcontext c = primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+
+    /* GLOBAL: prohibited on this thread and, in GLOBAL mode, on others. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    OK(on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuMemAlloc_v2(&p, 8));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+
+    /* THREAD_LOCAL: only this thread. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    OK(on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    size_t pitch;
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuMemAllocPitch_v2(&p, &pitch, 64, 2, 4));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+
+    /* RELAXED: nobody. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cuMemAlloc_v2(&p, 8));
+    OK(cuMemFree_v2(p));
+    OK(on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cuGraphDestroy(end_capture(s));
+
+    /* A thread in RELAXED mode may, even with its own GLOBAL capture. */
+    p = alloc(8);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuMemFree_v2(p));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    OK(cuThreadExchangeStreamCaptureMode(&mode));
+    cr_assert_eq(mode, CU_STREAM_CAPTURE_MODE_GLOBAL); /* the default */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemFree_v2(p));
+    cuGraphDestroy(end_capture(s));
+
+    /* The mode exchange's own errors. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuThreadExchangeStreamCaptureMode(NULL));
+    mode = (CUstreamCaptureMode)9;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuThreadExchangeStreamCaptureMode(&mode));
+}
+
+Test(fakecuda, the_mode_exchange_needs_init)
+{
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuThreadExchangeStreamCaptureMode(&mode));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuGraphDestroy(NULL));
+}
+
+Test(fakecuda, a_capture_ends_on_its_own_stream_and_thread)
+{
+    CUstream s, side;
+    CUevent e;
+    CUgraph g;
+    CUcontext c = primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamCreate(&side, 0));
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    /* Not from another thread unless RELAXED. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, on_a_thread(1, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamEndCapture(s, NULL));
+    cuGraphDestroy(end_capture(s));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(on_a_thread(1, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
+    /* Not on a stream that joined it. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuEventRecord(e, s));
+    OK(cuStreamWaitEvent(side, e, 0));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, cuStreamEndCapture(side, &g));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    cr_assert_eq(capture_status(side), CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
+Test(fakecuda, events_fork_and_join_a_capture_across_streams)
+{
+    CUstream s, side;
+    CUevent fork, join;
+    CUmodule m;
+    primary();
+    m = kernels();
+    CUfunction gg_fill = function(m, "gg_fill");
+    CUdeviceptr p = alloc(8), q = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&fork, 0));
+    OK(cuEventCreate(&join, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(fill(gg_fill, s, p, 1, 8));
+    OK(cuEventRecord(fork, s));
+    OK(cuStreamWaitEvent(side, fork, 0)); /* side joins the capture */
+    cr_assert_eq(capture_status(side), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    OK(cuMemcpyDtoDAsync_v2(q, p, 8, side));
+    OK(cuEventRecord(join, side));
+    OK(cuStreamWaitEvent(s, join, 0));
+    OK(fill(gg_fill, s, p, 2, 4));
+    CUgraph g = end_capture(s);
+    cr_assert_eq(capture_status(side), CU_STREAM_CAPTURE_STATUS_NONE);
+    CUgraphExec x = instantiate(g, 0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 1);     /* copied before the second fill */
+    cr_assert_eq(byte_at(p), 2);
+    cr_assert_eq(byte_at(p + 7), 1);
+
+    /* A fork never joined back: the capture fails. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuEventRecord(fork, s));
+    OK(cuStreamWaitEvent(side, fork, 0));
+    OK(cuMemsetD8Async(q, 5, 8, side));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, s);
+    cr_assert_eq(capture_status(side), CU_STREAM_CAPTURE_STATUS_NONE);
+    /* A fork that did nothing needs no join. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(q, 5, 8, s));
+    OK(cuEventRecord(fork, s));
+    OK(cuStreamWaitEvent(side, fork, 0));
+    cuGraphDestroy(end_capture(s));
+}
+
+Test(fakecuda, a_captured_event_is_for_that_capture_only)
+{
+    CUstream s, s2;
+    CUevent e, plain;
+    float ms;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamCreate(&s2, 0));
+    OK(cuEventCreate(&e, 0));
+    OK(cuEventCreate(&plain, 0));
+    OK(cuEventRecord(plain, NULL));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cuEventRecord(e, s));
+    /* It stands for no work that runs: no query, no wait, no timing. */
+    EXPECT(CUDA_ERROR_CAPTURED_EVENT, cuEventQuery(e));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    EXPECT(CUDA_ERROR_CAPTURED_EVENT, cuEventSynchronize(e));
+    EXPECT(CUDA_ERROR_CAPTURED_EVENT, cuEventElapsedTime(&ms, plain, e));
+    EXPECT(CUDA_ERROR_CAPTURED_EVENT, cuStreamWaitEvent(s2, e, 0));
+    /* Recorded again outside a capture, it is an ordinary event. */
+    OK(cuEventRecord(e, s));
+    OK(cuEventSynchronize(e));
+
+    /* An ordinary event from a capturing stream: only an external wait. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, cuStreamWaitEvent(s, plain, 0));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuStreamWaitEvent(s, plain, CU_EVENT_WAIT_EXTERNAL));
+    CUgraphExec x = instantiate(end_capture(s), 0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    /* ... "This flag is invalid outside of stream capture." */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamWaitEvent(s, plain, CU_EVENT_WAIT_EXTERNAL));
+
+    /* Two captures cannot merge. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuStreamBeginCapture_v2(s2, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuEventRecord(e, s));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_MERGE, cuStreamWaitEvent(s2, e, 0));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s2);
+}
+
+Test(fakecuda, an_event_wait_node_waits_for_the_events_record_at_launch)
+{
+    CUstream s, producer;
+    CUevent e;
+    primary();
+    CUdeviceptr p = alloc(8), q = alloc(8);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&producer, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&e, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuStreamWaitEvent(s, e, CU_EVENT_WAIT_EXTERNAL));
+    OK(cuMemcpyDtoDAsync_v2(q, p, 8, s));
+    CUgraphExec x = instantiate(end_capture(s), 0);
+    OK(cuMemsetD8Async(p, 4, 8, producer));
+    OK(cuEventRecord(e, producer));
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s)); /* runs the producer's memset first */
+    cr_assert_eq(byte_at(q), 4);
+}
+
+Test(fakecuda, callbacks_and_stream_destruction_are_refused_while_capturing)
+{
+    CUstream s;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamAddCallback(s, record_callback, NULL, 0));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamDestroy_v2(s));
+    expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    OK(cuStreamDestroy_v2(s));
+}
+
+Test(fakecuda, capture_info_gives_the_graph_and_the_next_nodes_dependencies)
+{
+    CUstream s;
+    CUstreamCaptureStatus st;
+    cuuint64_t id = 0;
+    CUgraph g = NULL;
+    const CUgraphNode *deps = NULL;
+    const CUgraphEdgeData *edges = NULL;
+    size_t n = 99;
+    primary();
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamGetCaptureInfo_v3(s, &st, &id, &g, &deps, &edges, &n));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuStreamGetCaptureInfo_v2(s, &st, &id, &g, &deps, &n));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    cr_assert_not_null(g);
+    cr_assert_eq(n, 0);
+    OK(cuMemsetD8Async(p, 1, 8, s));
+    OK(cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, &deps, &edges, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_not_null(deps[0]);
+    cr_assert_eq(edges[0].type, 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, NULL, &edges, &n));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamGetCaptureInfo_v2(s, NULL, NULL, NULL, NULL, NULL));
+    /* The graph is not instantiable nor destroyable while captured into. */
+    CUgraphExec x;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphDestroy(g));
+    cr_assert_eq(end_capture(s), g);
+    OK(cuGraphDestroy(g));
+}
+
+Test(fakecuda, graph_entry_points_check_their_arguments)
+{
+    CUstream s;
+    CUgraphExec x;
+    CUgraphNode bad = (CUgraphNode)&bad;
+    char log[8] = "xxxxxxx";
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUgraph g = end_capture(s); /* an empty graph is a graph */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(NULL, g, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, NULL, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, (CUgraph)s, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, 1ull << 40));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                                  CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+    OK(cuGraphInstantiate_v2(&x, g, &bad, log, sizeof log));
+    cr_assert_null(bad);
+    cr_assert_str_eq(log, "");
+    OK(cuGraphLaunch(x, s));
+    OK(cuGraphLaunch_ptsz(x, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(NULL, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch((CUgraphExec)g, s));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuGraphLaunch(x, (CUstream)&x));
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphInstantiate(&x, g, NULL, NULL, 0));
+    OK(cuGraphExecDestroy(x));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphExecDestroy(NULL));
+    OK(cuGraphDestroy(g));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphDestroy(g));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphDestroy(NULL));
+    /* No context, no instantiation. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    g = end_capture(s);
+    OK(cuCtxSetCurrent(NULL));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuGraphInstantiateWithFlags(&x, g, 0));
+}
+
+Test(fakecuda, a_device_launch_graph_holds_device_work_only)
+{
+    CUstream s;
+    CUgraphExec x;
+    unsigned char b[8];
+    primary();
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(p, 1, 8, s));
+    CUgraph g = end_capture(s);
+    OK(cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemcpyDtoHAsync_v2(b, p, 8, s)); /* pageable host memory */
+    g = end_capture(s);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+    OK(cuGraphInstantiateWithFlags(&x, g, 0)); /* a host launch may copy to the host */
+}
+
+Test(fakecuda, an_allocation_captured_is_usable_once_the_graph_ran)
+{
+    CUstream s, other;
+    CUdeviceptr p = 0, again = 0;
+    unsigned char b[8];
+    primary();
+    CUdeviceptr q = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamCreate(&other, 0));
+    size_t live = fakecuda_live_allocations();
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 8, s));
+    cr_assert_neq(p, 0);
+    /* An address, reserved, with nothing behind it yet. */
+    cr_assert_eq(fakecuda_read(p, b, 1), -EFAULT);
+    cr_assert_eq(fakecuda_live_allocations(), live);
+    OK(cuMemsetD8Async(p, 3, 8, s));
+    OK(cuMemcpyDtoDAsync_v2(q, p, 8, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8Async(p, 3, 9, s)); /* past its end */
+    CUgraphExec x = instantiate(end_capture(s), 0);
+    cr_assert_eq(fakecuda_read(p, b, 1), -EFAULT);
+    OK(cuGraphLaunch(x, s));
+    cr_assert_eq(fakecuda_read(p, b, 1), -EFAULT); /* its allocation node has not run */
+    /* Work after the launch, in stream order, may use it. */
+    OK(cuMemsetD8Async(p + 4, 9, 4, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(fakecuda_live_allocations(), live + 1);
+    cr_assert_eq(fakecuda_read(p, b, 8), 0);
+    cr_assert_eq(b[0], 3);
+    cr_assert_eq(b[4], 9);
+    cr_assert_eq(byte_at(q), 3);
+    /* Not freed by the graph: a relaunch is refused until it is freed. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(x, s));
+    OK(cuMemFreeAsync(p, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(fakecuda_read(p, b, 1), -EFAULT);
+    cr_assert_eq(fakecuda_live_allocations(), live);
+    /* Relaunched, the allocation is at the same address. */
+    OK(cuGraphLaunch(x, other));
+    OK(cuMemFree_v2(p)); /* runs the launch first, then frees */
+    cr_assert_eq(fakecuda_live_allocations(), live);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(p));
+    /* Nothing else gets its address while the graph lives on. */
+    OK(cuMemAlloc_v2(&again, 8));
+    cr_assert_neq(again, p);
+    OK(cuGraphExecDestroy(x));
+}
+
+Test(fakecuda, an_allocation_freed_in_its_graph_is_accessible_only_between_its_nodes)
+{
+    CUstream s;
+    CUdeviceptr p = 0;
+    CUmodule m;
+    primary();
+    m = kernels();
+    CUfunction gg_fill = function(m, "gg_fill");
+    CUdeviceptr q = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    size_t live = fakecuda_live_allocations(), used = fakecuda_mem_used();
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 8, s));
+    OK(fill(gg_fill, s, p, 6, 8));
+    OK(cuMemcpyDtoDAsync_v2(q, p, 8, s));
+    OK(cuMemFreeAsync(p, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s)); /* once in its graph */
+    CUgraph g = end_capture(s);
+    CUgraphExec x = instantiate(g, 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, 0)); /* one at a time */
+    for (int i = 0; i < 3; i++) {
+        OK(cuMemsetD8_v2(q, 0, 8));
+        OK(cuGraphLaunch(x, s));
+        OK(cuStreamSynchronize(s));
+        cr_assert_eq(byte_at(q), 6);
+        cr_assert_eq(fakecuda_live_allocations(), live);
+        cr_assert_eq(fakecuda_mem_used(), used);
+    }
+    /* It is not freed outside its graph, and after the free node it is no
+     * memory: a kernel touching it faults. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));
+    OK(fill(gg_fill, s, p, 1, 1));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuStreamSynchronize(s));
+}
+
+Test(fakecuda, an_allocation_can_escape_to_another_graph_that_frees_it)
+{
+    CUstream s;
+    CUdeviceptr p = 0, r = 0;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 8, s));
+    CUgraphExec make = instantiate(end_capture(s), CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(p, 2, 8, s));
+    OK(cuMemFreeAsync(p, s)); /* a free node for another graph's allocation */
+    CUgraphExec use = instantiate(end_capture(s), 0);
+    /* One its own graph frees cannot be freed in another. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&r, 8, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(r + 1, s)); /* not an allocation's address */
+    OK(cuMemFreeAsync(r, s));
+    CUgraph own = end_capture(s);
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(r, s));
+    cuGraphDestroy(end_capture(s));
+    cuGraphDestroy(own);
+    /* Not allocated: the free node has nothing to free. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(use, s));
+    OK(cuGraphLaunch(make, s));
+    OK(cuGraphLaunch(make, s)); /* AUTO_FREE_ON_LAUNCH frees the first one first */
+    OK(cuGraphLaunch(use, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(fakecuda_read(p, &r, 1), -EFAULT);
+    /* An escaped allocation outlives its graphs. */
+    OK(cuGraphLaunch(make, s));
+    OK(cuGraphExecDestroy(make));
+    OK(cuGraphExecDestroy(use));
+    OK(cuMemsetD8Async(p, 4, 8, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 4);
+    OK(cuMemFreeAsync(p, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(fakecuda_read(p, &r, 1), -EFAULT);
+}
+
+Test(fakecuda, memory_nodes_take_only_graph_allocations)
+{
+    CUstream s;
+    CUdeviceptr p = 0;
+    primary();
+    CUdeviceptr plain = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuMemAllocAsync(&p, 8, s));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));     /* a pool's */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(plain, s)); /* cuMemAlloc's */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(&p, 0, s));
+    cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE); /* argument errors */
+    CUmemoryPool pool;
+    OK(cuDeviceGetDefaultMemPool(&pool, 0));
+    OK(cuMemAllocFromPoolAsync(&p, 16, pool, s));
+    OK(cuMemFreeAsync(p, s));
+    cuGraphDestroy(end_capture(s));
+    /* Freed before any launch allocated it. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 8, s));
+    CUgraph g = end_capture(s);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFree_v2(p));
+    /* Its address is the graph's only while the graph lives. */
+    OK(cuGraphDestroy(g));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));
+}
+
+Test(fakecuda, a_launch_needs_memory_for_its_allocations)
+{
+    CUstream s;
+    CUdeviceptr p = 0;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 4096, s));
+    OK(cuMemFreeAsync(p, s));
+    CUgraphExec x = instantiate(end_capture(s), 0);
+    fakecuda_set_mem_limit(fakecuda_mem_used() + 100);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphLaunch(x, s));
+    fakecuda_set_mem_limit(0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+}
+
+Test(fakecuda, a_graph_launched_into_a_capture_is_captured)
+{
+    CUstream s, outer;
+    CUdeviceptr p = 0;
+    primary();
+    CUdeviceptr q = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamCreate(&outer, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(q, 8, 8, s));
+    CUgraphExec inner = instantiate(end_capture(s), 0);
+    OK(cuStreamBeginCapture_v2(outer, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuGraphLaunch(inner, outer));
+    CUgraphExec x = instantiate(end_capture(outer), 0);
+    cr_assert_eq(byte_at(q), 0xde);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 8);
+    /* Not a graph with memory nodes. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 8, s));
+    OK(cuMemFreeAsync(p, s));
+    CUgraphExec mem = instantiate(end_capture(s), 0);
+    OK(cuStreamBeginCapture_v2(outer, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(mem, outer));
+    cuGraphDestroy(end_capture(outer));
+}
+
+Test(fakecuda, destroying_a_context_ends_its_captures)
+{
+    CUcontext c;
+    CUstream s;
+    CUdeviceptr p = 0;
+    OK(cuInit(0));
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 8, s));
+    OK(cuCtxDestroy_v2(c));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+    /* The GLOBAL capture is over: nothing is prohibited any more. */
+    OK(cuCtxCreate_v2(&c, 0, 0));
+    OK(cuMemAlloc_v2(&p, 8));
+}
+
+Test(fakecuda, get_proc_address_hands_out_the_capture_entry_points_by_version)
+{
+    OK(cuInit(0));
+    expect_proc("cuStreamBeginCapture", 10000, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamBeginCapture");
+    expect_proc("cuStreamBeginCapture", 10010, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamBeginCapture_v2");
+    expect_proc("cuStreamBeginCapture", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuStreamBeginCapture_v2_ptsz");
+    expect_proc("cuStreamGetCaptureInfo", 11030, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamGetCaptureInfo_v2");
+    expect_proc("cuStreamGetCaptureInfo", 13000, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamGetCaptureInfo_v3");
+    expect_proc("cuGraphInstantiate", 11000, CU_GET_PROC_ADDRESS_DEFAULT, "cuGraphInstantiate_v2");
+    expect_proc("cuGraphInstantiateWithFlags", 13000, CU_GET_PROC_ADDRESS_DEFAULT, "cuGraphInstantiateWithFlags");
+    expect_proc("cuGraphLaunch", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuGraphLaunch_ptsz");
+}
+
+Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_node)
+{
+    CUstream s;
+    CUgraphExec x = NULL;
+    unsigned char b[8];
+    primary();
+    CUdeviceptr p = alloc(8);
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemsetD8Async(p, 1, 8, s));
+    OK(cuMemcpyDtoHAsync_v2(b, p, 8, s));
+    CUgraph g = end_capture(s);
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = s};
+    OK(cuGraphInstantiateWithParams(&x, g, &ip));
+    cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+    cr_assert_null(ip.hErrNode_out);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(b[0], 1);
+    /* A device launch cannot copy to pageable host memory: that node. */
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams_ptsz(&x, g, &ip));
+    cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED);
+    cr_assert_not_null(ip.hErrNode_out);
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = 1ull << 40};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams(&x, g, &ip));
+    cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_ERROR);
+    cr_assert_null(ip.hErrNode_out);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams(&x, g, NULL));
+    /* The upload flag is for this form only, and needs a stream work can go to. */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD));
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = (CUstream)&ip};
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuGraphInstantiateWithParams(&x, g, &ip));
+}
