@@ -865,3 +865,48 @@ Test(redzone, an_allocation_in_a_context_past_the_slots_is_counted_no_context)
 	assert_json(&a, COVERAGE, "(1025, 1024, 16376, {'no_context': 1}, 16)");
 	gg_app_run_free(&a);
 }
+
+/* A free while a blocking stream is captured: the check of its band must not
+ * touch the legacy stream (the capture would be invalidated), nor run in the
+ * application's capture mode. Every mode ends as without the shim; the band
+ * left unread is counted unchecked. */
+Test(redzone, a_free_during_a_stream_capture_leaves_the_capture_as_without_the_shim)
+{
+	for (int mode = 0; mode < 3; mode++) {
+		char step[32];
+		struct gg_run plain;
+		struct gg_app_run a;
+		char *v;
+
+		snprintf(step, sizeof(step), "capfree:1:%d", mode);
+		gg_run(&plain, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+		       (const char *[]){ RZ, "alloc:100", "alloc:50", step, NULL });
+		cr_assert_eq(gg_run_exit(&plain), 0, "%s", plain.err);
+		run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+		       (const char *[]){ "alloc:100", "alloc:50", step, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+		cr_expect_str_eq(a.r.out, plain.out, "mode %d", mode);
+		if (mode == 2) {
+			cr_expect(strstr(a.r.out, "free 0, end 0, graph yes"), "%s", a.r.out);
+			v = gg_json(a.json, "j['redzones']['unchecked'] >= 1");
+			cr_expect_str_eq(v, "True");
+			free(v);
+		}
+		gg_run_free(&plain);
+		gg_app_run_free(&a);
+	}
+}
+
+/* An allocation captured into a graph gets no band (its fill would become
+ * part of the graph): counted, reason capturing. */
+Test(redzone, an_allocation_captured_into_a_graph_is_unguarded_capturing)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:8", "capalloc:100", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "capalloc 100: alloc 0, end 0\n");
+	assert_json(&a, COVERAGE, "(2, 1, 8, {'capturing': 1}, 100)");
+	gg_app_run_free(&a);
+}

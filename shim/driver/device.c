@@ -66,7 +66,7 @@ static void *lookup(enum driver_id id)
 static bool optional(enum driver_id id)
 {
 	return id == DRV_cuMemcpyBatchAsync_v2 || id == DRV_cuMemcpyBatchAsync ||
-	       id == DRV_cuStreamIsCapturing;
+	       id == DRV_cuStreamIsCapturing || id == DRV_cuThreadExchangeStreamCaptureMode;
 }
 
 int gg_device_resolve(const char **missing)
@@ -100,16 +100,32 @@ int gg_device_current(void **ctx, int *dev)
 	return 0;
 }
 
+/* The application's capture mode on this thread, while the shim's own calls
+ * run in relaxed mode: in global or thread-local mode a capture under way
+ * would refuse them, and be invalidated by them (cuda.h,
+ * cuThreadExchangeStreamCaptureMode: what NVIDIA asks of libraries). */
+static __thread struct {
+	CUstreamCaptureMode mode;
+	bool exchanged; /* @mode holds the application's, to give back */
+} capture_mode __attribute__((tls_model("initial-exec")));
+
 /* Make @ctx current for the duration of a call; pairs with pop(). */
 static int push(void *ctx)
 {
-	return CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx));
+	int err = CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx));
+
+	capture_mode.mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	capture_mode.exchanged =
+		!err && !CALL(cuThreadExchangeStreamCaptureMode, (&capture_mode.mode));
+	return err;
 }
 
 static void pop(void)
 {
 	CUcontext c;
 
+	if (capture_mode.exchanged)
+		(void)CALL(cuThreadExchangeStreamCaptureMode, (&capture_mode.mode));
 	(void)CALL(cuCtxPopCurrent_v2, (&c));
 }
 
@@ -151,6 +167,16 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
 	return err;
 }
 
+/* Whether the legacy stream may not be used now: asking about it while a
+ * blocking stream is captured is an error that invalidates nothing. */
+static bool legacy_capturing(void)
+{
+	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+	int err = CALL(cuStreamIsCapturing, (CU_STREAM_LEGACY, &status));
+
+	return err == -EIO || (!err && status != CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
 int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 {
 	int err = push(ctx);
@@ -161,6 +187,10 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 		err = CALL(cuMemcpyDtoHAsync_v2, (dst, (CUdeviceptr)ptr, n, (CUstream)stream));
 		if (!err)
 			err = CALL(cuStreamSynchronize, ((CUstream)stream));
+	} else if (legacy_capturing()) {
+		/* A blocking stream is being captured: the legacy stream would join
+		 * the capture and invalidate it (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT). */
+		err = -EBUSY;
 	} else {
 		err = CALL(cuMemcpyDtoH_v2, (dst, (CUdeviceptr)ptr, n));
 	}

@@ -19,6 +19,11 @@
  *   limit:B          the fake driver's memory limit, B bytes
  *   sync             cuCtxSynchronize
  *   launch           launch gg_fill on a 64-byte buffer of its own
+ *   capfree:K:M      capture (mode M: 0 global, 1 thread-local, 2 relaxed) a
+ *                    memset on a blocking stream of its own, free buffer K
+ *                    meanwhile, end the capture; prints each result
+ *   capalloc:N       cuMemAllocAsync of N bytes on a stream being captured
+ *                    (relaxed mode): a graph's allocation node; prints results
  *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
  *                    refuses (CUDA_ERROR_INVALID_VALUE); prints the result
  *   reset            cuDevicePrimaryCtxReset_v2, then retain the primary context again
@@ -349,6 +354,37 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "sync")) {
 			CHECK(cuCtxSynchronize());
 			printf("synced\n");
+		} else if (!strncmp(arg, "capfree:", 8)) {
+			CUstream cs;
+			CUgraph g = NULL;
+			CUresult begin, memset_rc, end;
+
+			CHECK(cuStreamCreate(&cs, CU_STREAM_DEFAULT));
+			begin = cuStreamBeginCapture_v2(cs, (CUstreamCaptureMode)b);
+			memset_rc = cuMemsetD8Async(bufs[a].ptr, 1, bufs[a].size, cs);
+			rc = cuMemFree_v2(bufs[a].ptr);
+			end = cuStreamEndCapture(cs, &g);
+			printf("capfree %lu mode %lu: begin %d, memset %d, free %d, end %d, graph %s\n", a, b,
+			       (int)begin, (int)memset_rc, (int)rc, (int)end, g ? "yes" : "no");
+			if (g)
+				CHECK(cuGraphDestroy(g));
+			CHECK(cuStreamDestroy_v2(cs));
+		} else if (!strncmp(arg, "capalloc:", 9)) {
+			CUstream cs;
+			CUgraph g = NULL;
+			CUdeviceptr p = 0;
+			CUresult alloc_rc, end;
+
+			CHECK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamBeginCapture_v2(cs, CU_STREAM_CAPTURE_MODE_RELAXED));
+			alloc_rc = cuMemAllocAsync(&p, a, cs);
+			if (alloc_rc == CUDA_SUCCESS)
+				CHECK(cuMemFreeAsync(p, cs));
+			end = cuStreamEndCapture(cs, &g);
+			printf("capalloc %lu: alloc %d, end %d\n", a, (int)alloc_rc, (int)end);
+			if (g)
+				CHECK(cuGraphDestroy(g));
+			CHECK(cuStreamDestroy_v2(cs));
 		} else if (!strcmp(arg, "badlaunch")) {
 			CUfunction f;
 			CUdeviceptr p = 0;
