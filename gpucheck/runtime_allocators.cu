@@ -12,15 +12,9 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                        \
-	do {                                                                               \
-		cudaError_t e_ = (call);                                                   \
-		if (e_ != cudaSuccess) {                                                   \
-			std::fprintf(stderr, "runtime_allocators: %s failed: %s\n", #call,    \
-				     cudaGetErrorName(e_));                                \
-			std::exit(2);                                                      \
-		}                                                                          \
-	} while (0)
+#include "gc-runtime.h"
+
+#define CHECK(call) GC_CHECK("runtime_allocators", call)
 #define DCHECK(call)                                                                       \
 	do {                                                                               \
 		CUresult r_ = (call);                                                      \
@@ -30,13 +24,6 @@
 			std::exit(2);                                                      \
 		}                                                                          \
 	} while (0)
-
-__global__ void write_bytes(unsigned char *p, unsigned long long n, unsigned char value)
-{
-	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-	     i += (unsigned long long)blockDim.x * gridDim.x)
-		p[i] = value;
-}
 
 static void overrun(void *p, unsigned long long size)
 {

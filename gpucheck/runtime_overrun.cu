@@ -9,22 +9,9 @@
 
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                   \
-	do {                                                                          \
-		cudaError_t e_ = (call);                                              \
-		if (e_ != cudaSuccess) {                                              \
-			std::fprintf(stderr, "runtime_overrun: %s failed: %s\n", #call, \
-				     cudaGetErrorName(e_));                           \
-			std::exit(2);                                                 \
-		}                                                                     \
-	} while (0)
+#include "gc-runtime.h"
 
-__global__ void write_bytes(unsigned char *p, unsigned long long n, unsigned char value)
-{
-	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-	     i += (unsigned long long)blockDim.x * gridDim.x)
-		p[i] = value;
-}
+#define CHECK(call) GC_CHECK("runtime_overrun", call)
 
 int main()
 {
