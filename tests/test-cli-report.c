@@ -1885,3 +1885,33 @@ Test(symbolize, usage_errors_and_an_unreadable_input_exit_2)
 	cr_expect(!strncmp(r.out, "usage: gpuguard symbolize", 25), "%s", r.out);
 	free_result(&r);
 }
+
+/* ---- launch errors (SPEC §3) ---- */
+
+Test(report, shows_each_kernel_whose_launches_were_refused)
+{
+	const char *a;
+	struct result r;
+
+	make_dir();
+	a = summary_full("a.json", 4711, "/path/app", 64, "", "",
+			 "\"launch_errors\": [ { \"name\": \"gemm\\u0007\", \"module\": \"k.cubin\", "
+			 "\"count\": 3, \"result\": \"CUDA_ERROR_NO_BINARY_FOR_GPU\" } ],\n  ", 0);
+	assert_valid(a);
+	r = RUN(gg_cmd_report, NULL, "report", a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\n  launch errors: gemm\\x07 (module k.cubin): 3 refused launches, "
+				"last CUDA_ERROR_NO_BINARY_FOR_GPU\n"), "%s", r.out);
+	free_result(&r);
+	/* None refused: no such line. */
+	r = RUN(gg_cmd_report, NULL, "report", summary("b.json", 12, "", "", 0));
+	cr_expect_null(strstr(r.out, "launch errors"), "%s", r.out);
+	free_result(&r);
+	/* A malformed item is refused, named. */
+	expect_refused(summary_full("c.json", 1, "/path/app", 64, "", "",
+				    "\"launch_errors\": [ { \"name\": \"k\", \"module\": \"m\", "
+				    "\"count\": -1, \"result\": \"X\" } ],\n  ", 0),
+		       "launch_errors", "\"launch_errors[0].count\" is the number -1, expected a "
+				       "non-negative integer");
+	remove_dir();
+}

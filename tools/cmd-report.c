@@ -321,6 +321,32 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	expect(ck, r, where, "detected_by", W_STRING_OR_NULL, false);
 }
 
+/* "launch_errors" (SPEC §3, §6), newer than schema 1's first writers too:
+ * optional, each item whole when present. */
+static void check_launch_errors(struct check *ck, const struct gg_json *root)
+{
+	const struct gg_json *arr = gg_json_get(root, "launch_errors");
+	char where[64];
+
+	if (!arr)
+		return;
+	expect(ck, root, "", "launch_errors", W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
+		const struct gg_json *e = gg_json_at(arr, i);
+
+		snprintf(where, sizeof(where), "launch_errors[%zu].", i);
+		if (!gg_json_is(e, GG_JSON_OBJECT)) {
+			complain(ck, e, "\"launch_errors[%zu]\" is a %s, expected an object", i,
+				 gg_json_type_name(e->type));
+			return;
+		}
+		expect(ck, e, where, "name", W_STRING, true);
+		expect(ck, e, where, "module", W_STRING, true);
+		expect(ck, e, where, "count", W_U64, true);
+		expect(ck, e, where, "result", W_STRING, true);
+	}
+}
+
 /* "coverage" (SPEC §6) is newer than schema 1's first writers: optional, but
  * read as it is when present. */
 static void check_coverage(struct check *ck, const struct gg_json *root)
@@ -395,6 +421,7 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 	expect(&ck, root, "", "config", W_OBJECT, false);
 	expect(&ck, gg_json_get(root, "config"), "config.", "redzone", W_U64, false);
 	check_coverage(&ck, root);
+	check_launch_errors(&ck, root);
 	return !ck.bad;
 }
 
@@ -781,6 +808,32 @@ static void print_coverage(const struct view *vw, unsigned indent)
 	free(allocators.v);
 }
 
+/* Each process's refused launches, a kernel a line: "launch errors: K (module
+ * M): 2 refused, last CUDA_ERROR_..." (SPEC §3). */
+static void print_launch_errors(const struct view *vw, unsigned indent)
+{
+	struct sb b = { 0 };
+
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		const struct gg_json *arr = gg_json_get(vw->procs[i].root, "launch_errors");
+
+		for (size_t k = 0; k < gg_json_length(arr); k++) {
+			const struct gg_json *e = gg_json_at(arr, k);
+			uint64_t n = member_u64(e, "count");
+
+			sb_printf(&b, "launch errors: ");
+			sb_str(&b, gg_json_get(e, "name"), "?");
+			sb_printf(&b, " (module ");
+			sb_str(&b, gg_json_get(e, "module"), "?");
+			sb_printf(&b, "): %" PRIu64 " %s, last ", n,
+				  gg_cli_plural(n, "refused launch", "refused launches"));
+			sb_str(&b, gg_json_get(e, "result"), "?");
+			emit_sb(indent, indent + 4, &b);
+		}
+	}
+	free(b.s);
+}
+
 static void print_counters(const struct view *vw, unsigned indent)
 {
 	struct sb b = { 0 };
@@ -811,6 +864,7 @@ static void print_counters(const struct view *vw, unsigned indent)
 	emit_sb(indent, indent + 4, &b);
 	free(b.s);
 	print_coverage(vw, indent);
+	print_launch_errors(vw, indent);
 }
 
 static void print_process(const struct proc *pr, bool several)
