@@ -171,10 +171,9 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
  * blocking stream is captured is an error that invalidates nothing. */
 static bool legacy_capturing(void)
 {
-	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-	int err = CALL(cuStreamIsCapturing, (CU_STREAM_LEGACY, &status));
+	bool capturing;
 
-	return err == -EIO || (!err && status != CU_STREAM_CAPTURE_STATUS_NONE);
+	return gg_device_capturing(CU_STREAM_LEGACY, &capturing) || capturing;
 }
 
 int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
