@@ -910,3 +910,254 @@ Test(redzone, an_allocation_captured_into_a_graph_is_unguarded_capturing)
 	assert_json(&a, COVERAGE, "(2, 1, 8, {'capturing': 1}, 100)");
 	gg_app_run_free(&a);
 }
+
+/* ---- which kernel did it: checked launches and suspects (SPEC §5) ---- */
+
+#define CHECKED "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1"
+
+/* Violations as (index, detected_by, kernel name, module, launch, changed). */
+#define BY_KERNEL                                                                             \
+	"[(v['index'], v['detected_by'], v['kernel']['name'], v['kernel']['module'], "        \
+	"v['kernel']['launch'], v['changed']) for v in j['violations']]"
+/* Each violation's suspects as [(name, launch)], newest first. */
+#define SUSPECTS "[[(s['name'], s['launch']) for s in v['suspects']] for v in j['violations']]"
+
+/* The ERROR of a checked launch is printed before the launch returns to the
+ * program (app-redzone says "app: two returned" on stderr right after). */
+static void assert_reported_before_the_launch_returned(const struct gg_app_run *a)
+{
+	const char *error = strstr(a->r.err, "ERROR: red zone violation (launch)");
+	const char *returned = strstr(a->r.err, "app: two returned");
+
+	cr_assert(error && returned, "%s", a->r.err);
+	cr_assert_lt(error, returned, "the ERROR came after the launch returned:\n%s", a->r.err);
+}
+
+/* gg_overrun_second writes all of buffer 0 and 8 bytes past buffer 1: only
+ * buffer 1 is reported, by the launch, naming the kernel and its call site. */
+static void checked_two_buffers(const char *step)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ CHECKED, NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", step, "sync", "free:1", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_reported_before_the_launch_returned(&a);
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: red zone violation"), 1, "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "allocation #1 of 200 bytes"), "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "; written by gg_overrun_second (module kernels.ptx, launch #1) "
+				  "launched at main+"), "%s", a.r.err);
+	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun_second', 'kernels.ptx', 1, 8)]");
+	assert_json(&a, "[v['kernel']['site']['symbol'].split('+')[0] for v in j['violations']]",
+		    "['main']");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 1)]]");
+	gg_app_run_free(&a);
+}
+
+Test(checked_launch, names_the_kernel_that_overran_one_of_its_two_buffers)
+{
+	checked_two_buffers("two:0:1:8");
+}
+
+Test(checked_launch, follows_the_parameters_of_extras_buffer)
+{
+	checked_two_buffers("twox:0:1:8");
+}
+
+Test(checked_launch, names_a_library_kernel_launched_directly)
+{
+	checked_two_buffers("twok:0:1:8");
+}
+
+Test(checked_launch, follows_a_pointer_into_the_middle_of_an_allocation)
+{
+	checked_two_buffers("twoi:0:1:8");
+}
+
+Test(checked_launch, clean_launches_report_nothing)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ CHECKED, NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "twox:0:1:0", "fill:1",
+				 "sync", "free:1", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "ERROR"), "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "WARN"), "%s", a.r.err);
+	assert_json(&a, "j['violations']", "[]");
+	gg_app_run_free(&a);
+}
+
+/* The closed-binary recipe: stop at the first launch that wrote past a band. */
+Test(checked_launch, halt_on_error_stops_at_the_launch_that_overran)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ CHECKED, "GPUGUARD_HALT_ON_ERROR=1", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "two:0:1:8", "two:0:1:0",
+				 NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "written by gg_overrun_second (module kernels.ptx, launch #2)"),
+		  "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "app: two returned"), 1, "%s", a.r.err);
+	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun_second', 'kernels.ptx', 2, 8)]");
+	gg_app_run_free(&a);
+}
+
+Test(checked_launch, without_red_zones_is_warned_about)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_CHECK_LAUNCHES=1", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_CHECK_LAUNCHES=1 without "
+					     "GPUGUARD_REDZONE: there is no band to check"), 1,
+		     "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* Every route, both parameter forms: launch #1 is the scenario's gg_fill. */
+Test(checked_launch, names_the_kernel_on_every_route_with_both_parameter_forms)
+{
+	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app, (const char *[]){ CHECKED, "GG_SCENARIO_OVERRUN=1", NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		assert_json(&a, BY_KERNEL,
+			    "[(3, 'launch', 'gg_overrun_second', 'kernels.ptx', 2, 8), "
+			    "(3, 'launch', 'gg_overrun_second', 'kernels.ptx', 3, 4)]");
+		gg_app_run_free(&a);
+	}
+}
+
+/* Without checked launches: the free names the kernel as a suspect, on
+ * every route; the same kernel twice is one suspect, its latest launch. */
+Test(suspects, name_the_kernel_on_every_route_with_both_parameter_forms)
+{
+	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app, (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_OVERRUN=1", NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		assert_json(&a, VIOLATIONS, "[(3, 200, 64, 0, 7, 8, 65, 'free')]");
+		assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 3)]]");
+		assert_json(&a, "['kernel' in v for v in j['violations']]", "[False]");
+		gg_app_run_free(&a);
+	}
+}
+
+Test(suspects, are_the_newest_four_kernels_given_the_allocation)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "fill:1", "overrun:1:0",
+				 "sum:1:0", "kcopy:0:1", "sync", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS,
+		    "[[('gg_copy', 5), ('gg_sum', 4), ('gg_overrun', 3), ('gg_fill', 2)]]");
+	cr_expect(strstr(a.r.err, "; suspects, newest first: gg_copy (module kernels.ptx, launch "
+				  "#5), gg_sum (module kernels.ptx, launch #4), gg_overrun (module "
+				  "kernels.ptx, launch #3), gg_fill (module kernels.ptx, launch #2)"),
+		  "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+Test(suspects, a_kernel_launched_again_is_listed_once_at_its_latest_launch)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "fill:1", "two:0:1:0",
+				 "sync", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 3), ('gg_fill', 2)]]");
+	gg_app_run_free(&a);
+}
+
+/* A boundary's scan saw the band clean after gg_overrun_second's clean
+ * launch: only the kernel launched after it is a suspect. */
+Test(suspects, a_band_seen_clean_forgets_the_kernels_before)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "sync", "overrun:1:8",
+				 "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[(v['detected_by'], v['index']) for v in j['violations']]",
+		    "[('free', 1)]");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 2)]]");
+	gg_app_run_free(&a);
+}
+
+/* However a violation is found, it lists its suspects: at a scan, at exit. */
+Test(suspects, are_listed_by_a_scan_and_at_exit)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:2", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "alloc:300", "two:0:1:8", "sync",
+				 "two:1:2:4", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[(v['detected_by'], v['index'], v['changed']) for v in j['violations']]",
+		    "[('scan', 1, 8), ('scan', 2, 4)]");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 2)], [('gg_overrun_second', 2)]]");
+	gg_app_run_free(&a);
+}
+
+Test(suspects, a_violation_at_exit_names_them)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[v['detected_by'] for v in j['violations']]", "['exit']");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 1)]]");
+	gg_app_run_free(&a);
+}
+
+Test(suspects, none_when_no_kernel_was_given_the_allocation)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "copy:0:8", "fill:0", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[('gg_fill', 1)]]");
+	cr_expect(strstr(a.r.err, "; suspects, newest first: gg_fill"), "%s", a.r.err);
+	gg_app_run_free(&a);
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "copy:0:8", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[]]");
+	cr_expect(strstr(a.r.err, "; suspects: none (no kernel was seen launched with its address "
+				  "since its band was last seen clean)"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A checked launch that found its band clean forgets the suspects before it. */
+Test(checked_launch, a_clean_check_forgets_the_suspects_before_it)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ CHECKED, NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "overrun:1:8", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun', 'kernels.ptx', 2, 8)]");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 2)]]");
+	gg_app_run_free(&a);
+}

@@ -316,9 +316,35 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
 					    "changed", "first_value", "expected", NULL };
 
+	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
+	char w[128];
+
 	for (const char *const *k = keys; *k; k++)
 		expect(ck, r, where, *k, W_U64, false);
 	expect(ck, r, where, "detected_by", W_STRING_OR_NULL, false);
+	/* Newer than schema 1's first writers: optional, whole when present. */
+	expect(ck, r, where, "kernel", W_OBJECT, false);
+	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
+		snprintf(w, sizeof(w), "%skernel.", where);
+		expect(ck, kernel, w, "name", W_STRING, true);
+		expect(ck, kernel, w, "module", W_STRING, true);
+		expect(ck, kernel, w, "launch", W_U64, true);
+		check_site(ck, kernel, w);
+	}
+	expect(ck, r, where, "suspects", W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(suspects) && !ck->bad; i++) {
+		const struct gg_json *e = gg_json_at(suspects, i);
+
+		snprintf(w, sizeof(w), "%ssuspects[%zu].", where, i);
+		if (!gg_json_is(e, GG_JSON_OBJECT)) {
+			complain(ck, e, "\"%ssuspects[%zu]\" is a %s, expected an object", where, i,
+				 gg_json_type_name(e->type));
+			return;
+		}
+		expect(ck, e, w, "name", W_STRING, true);
+		expect(ck, e, w, "module", W_STRING, true);
+		expect(ck, e, w, "launch", W_U64, true);
+	}
 }
 
 /* "launch_errors" (SPEC §3, §6), newer than schema 1's first writers too:
@@ -937,6 +963,36 @@ static void print_unresolved(const struct view *vw, bool several)
 	free(b.s);
 }
 
+/* "written by K (launch #N at SITE)" for a violation a checked launch found,
+ * else "suspects: K (launch #N), ..." when it has any. */
+static void print_culprit(struct sb *b, const struct gg_json *r)
+{
+	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
+
+	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
+		sb_add(b, "written by ", strlen("written by "));
+		sb_str(b, gg_json_get(kernel, "name"), "?");
+		sb_add(b, " (module ", strlen(" (module "));
+		sb_str(b, gg_json_get(kernel, "module"), "?");
+		sb_printf(b, ", launch #%" PRIu64 " at ", member_u64(kernel, "launch"));
+		sb_site(b, gg_json_get(kernel, "site"));
+		sb_add(b, ")", 1);
+		emit_sb(6, 10, b);
+		return;
+	}
+	if (!gg_json_length(suspects))
+		return;
+	sb_add(b, "suspects:", strlen("suspects:"));
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		const struct gg_json *e = gg_json_at(suspects, i);
+
+		sb_add(b, i ? ", " : " ", i ? 2 : 1);
+		sb_str(b, gg_json_get(e, "name"), "?");
+		sb_printf(b, " (launch #%" PRIu64 ")", member_u64(e, "launch"));
+	}
+	emit_sb(6, 10, b);
+}
+
 static void print_violations(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
@@ -989,6 +1045,7 @@ static void print_violations(const struct view *vw, bool several)
 		sb_add(&b, "allocated at ", strlen("allocated at "));
 		sb_site(&b, gg_json_get(r, "site"));
 		emit_sb(6, 10, &b);
+		print_culprit(&b, r);
 	}
 	free(b.s);
 }

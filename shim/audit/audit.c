@@ -21,6 +21,7 @@
 #include "callsite/callsite.h"
 #include "options/config.h"
 #include "base/gg.h"
+#include "driver/kernels.h"
 #include "report/report.h"
 #include "base/fatal.h"
 
@@ -375,7 +376,7 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 		if (p) {
 			p->found++;
 			/* The pair's strings are never freed: the kernel keeps them. */
-			gg_audit_kernel_found(found, p->module, p->function);
+			gg_kernels_found(found, kind == GG_AUDIT_LIBRARY, p->module, p->function);
 		}
 	} else {
 		audit_state.failed_calls++;

@@ -28,10 +28,7 @@ void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
 		     const char *name, int rc, const char *rc_name, const void *found);
 
-/* Launches (launches.c). A kernel handle a lookup produced, and its names. */
-void gg_audit_kernel_found(const void *handle, const char *module, const char *function);
-void gg_audit_kernel_name(const void *handle, struct gg_report_kernel *out);
-
+/* Launches (launches.c); kernels are named by driver/kernels.h. */
 /* A launch of @handle, the @index-th of the process, as the driver answered
  * it: a refusal is counted per kernel, the first one WARNed. */
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name);

@@ -16,17 +16,12 @@
 #include <string.h>
 
 #include "base/gg.h"
+#include "driver/kernels.h"
 #include "report/report.h"
 
-#define KERNELS 8192      /* handles named by a lookup; past that, function@0x... */
 #define RING 64           /* the latest launches of the process */
 #define IN_FLIGHT 8       /* kernels an ERROR names */
 #define LAUNCH_ERRORS 256 /* kernels with a refused launch */
-
-struct kernel {
-	_Atomic(const void *) handle; /* set last (release): the names are there */
-	const char *module, *function; /* the audit's pair's strings: never freed */
-};
 
 struct launch {
 	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
@@ -40,7 +35,6 @@ struct launch_error {
 };
 
 static struct {
-	struct kernel kernels[KERNELS];  /* lock-free, insert only */
 	struct launch ring[RING];        /* lock-free: readers check the index twice */
 
 	pthread_mutex_t lock;            /* leaf: guards everything below */
@@ -50,59 +44,6 @@ static struct {
 	unsigned nerrors;
 	uint64_t refused;                /* every refused launch, kept or not */
 } launches_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static unsigned slot_of(const void *handle)
-{
-	uint64_t h = (uint64_t)(uintptr_t)handle * 0x9e3779b97f4a7c15ull;
-
-	return (unsigned)(h >> 40) & (KERNELS - 1);
-}
-
-void gg_audit_kernel_found(const void *handle, const char *module, const char *function)
-{
-	if (!handle)
-		return;
-	for (unsigned i = slot_of(handle), n = 0; n < KERNELS; i = (i + 1) & (KERNELS - 1), n++) {
-		struct kernel *k = &launches_state.kernels[i];
-		const void *cur = atomic_load_explicit(&k->handle, memory_order_acquire);
-
-		if (cur == handle)
-			return; /* the driver hands out one handle per kernel and module */
-		if (cur)
-			continue;
-		/* Claim the slot with a placeholder so the names are written before
-		 * a reader can match the handle. */
-		if (!atomic_compare_exchange_strong(&k->handle, &cur, (const void *)k))
-			continue;
-		k->module = module;
-		k->function = function;
-		atomic_store_explicit(&k->handle, handle, memory_order_release);
-		return;
-	}
-}
-
-void gg_audit_kernel_name(const void *handle, struct gg_report_kernel *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (unsigned i = slot_of(handle), n = 0; handle && n < KERNELS;
-	     i = (i + 1) & (KERNELS - 1), n++) {
-		const struct kernel *k = &launches_state.kernels[i];
-		const void *cur = atomic_load_explicit(&k->handle, memory_order_acquire);
-
-		if (!cur)
-			break;
-		if (cur == handle) {
-			out->module = k->module;
-			out->name = k->function;
-			return;
-		}
-	}
-	/* Not from a lookup the shim saw: its address, which the reader can match
-	 * with a trace. */
-	snprintf(out->unnamed, sizeof(out->unnamed), "function@%p", handle);
-	out->name = out->unnamed;
-	out->module = "?";
-}
 
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name)
 {
@@ -133,7 +74,7 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 	pthread_mutex_unlock(&launches_state.lock);
 	if (!first)
 		return;
-	gg_audit_kernel_name(handle, &k);
+	gg_kernels_name_handle(handle, &k);
 	gg_report_launch_refused(&k, index, rc_name);
 }
 
@@ -173,7 +114,7 @@ void gg_audit_synchronized(const char *api, uint64_t launches, int rc, const cha
 
 		if (at != i || atomic_load_explicit(&l->index, memory_order_acquire) != at)
 			continue; /* overwritten meanwhile, or being written */
-		gg_audit_kernel_name(handle, &k[n]);
+		gg_kernels_name_handle(handle, &k[n]);
 		index[n++] = at;
 	}
 	gg_report_sticky_error(api, rc_name, k, index, n, launches - since);
@@ -192,7 +133,7 @@ void gg_audit_foreach_launch_error(void (*fn)(void *ctx, const struct gg_report_
 	for (unsigned i = 0; i < n; i++) {
 		struct gg_report_launch_error e = { .count = copy[i].count, .result = copy[i].result };
 
-		gg_audit_kernel_name(copy[i].handle, &e.kernel);
+		gg_kernels_name_handle(copy[i].handle, &e.kernel);
 		fn(ctx, &e);
 	}
 }
@@ -207,8 +148,7 @@ uint64_t gg_audit_launches_refused(void)
 	return n;
 }
 
-/* A forked child: none of its parent's launches or errors; the kernels'
- * names stay (its handles are its parent's). */
+/* A forked child: none of its parent's launches or errors. */
 void gg_audit_launches_atfork_child(void)
 {
 	pthread_mutex_init(&launches_state.lock, NULL);

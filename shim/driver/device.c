@@ -66,7 +66,8 @@ static void *lookup(enum driver_id id)
 static bool optional(enum driver_id id)
 {
 	return id == DRV_cuMemcpyBatchAsync_v2 || id == DRV_cuMemcpyBatchAsync ||
-	       id == DRV_cuStreamIsCapturing || id == DRV_cuThreadExchangeStreamCaptureMode;
+	       id == DRV_cuStreamIsCapturing || id == DRV_cuThreadExchangeStreamCaptureMode ||
+	       id >= DRV_cuMemGetAddressRange_v2; /* what launches are followed with */
 }
 
 int gg_device_resolve(const char **missing)
@@ -304,4 +305,52 @@ int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *co
 	err = rc == CUDA_SUCCESS ? CALL(cuStreamSynchronize, ((CUstream)stream)) : -EIO;
 	pop();
 	return rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS : err;
+}
+
+/* ---- launches: kernels' parameters and names, and what they were given ---- */
+
+int gg_device_param_info(const void *handle, bool kernel, size_t i, size_t *offset, size_t *size)
+{
+	CUresult rc;
+
+	if (kernel) {
+		gg_driver_cuKernelGetParamInfo_fn f =
+			(gg_driver_cuKernelGetParamInfo_fn)lookup(DRV_cuKernelGetParamInfo);
+
+		if (!f)
+			return -ENOSYS;
+		rc = f((CUkernel)handle, i, offset, size);
+	} else {
+		gg_driver_cuFuncGetParamInfo_fn f =
+			(gg_driver_cuFuncGetParamInfo_fn)lookup(DRV_cuFuncGetParamInfo);
+
+		if (!f)
+			return -ENOSYS;
+		rc = f((CUfunction)handle, i, offset, size);
+	}
+	/* cuda.h: CUDA_ERROR_INVALID_VALUE past the last parameter. */
+	return rc == CUDA_SUCCESS ? 0 : rc == CUDA_ERROR_INVALID_VALUE ? -EINVAL
+				      : rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS : -EIO;
+}
+
+int gg_device_kernel_name(const void *handle, bool kernel, const char **name)
+{
+	*name = NULL;
+	return kernel ? CALL(cuKernelGetName, (name, (CUkernel)handle))
+		      : CALL(cuFuncGetName, (name, (CUfunction)handle));
+}
+
+int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size)
+{
+	CUdeviceptr b = 0;
+	int err = CALL(cuMemGetAddressRange_v2, (&b, size, (CUdeviceptr)ptr));
+
+	if (!err)
+		*base = b;
+	return err;
+}
+
+int gg_device_stream_wait(void *stream)
+{
+	return CALL(cuStreamSynchronize, ((CUstream)stream));
 }

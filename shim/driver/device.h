@@ -52,4 +52,18 @@ int gg_device_event_after(void *ctx, void *stream, void **event);
 int gg_device_event_done(void *ctx, void *event);
 int gg_device_event_destroy(void *ctx, void *event);
 
+/* Launches. The driver's layout of parameter @i of a function (@kernel
+ * false) or CUkernel: -EINVAL past the last one (cuda.h), -ENOSYS when the
+ * driver cannot say (before CUDA 12.4). */
+int gg_device_param_info(const void *handle, bool kernel, size_t i, size_t *offset, size_t *size);
+
+/* The driver's name of a function or CUkernel (its string, the driver's). */
+int gg_device_kernel_name(const void *handle, bool kernel, const char **name);
+
+/* The allocation holding @ptr, in the current context: its base and size. */
+int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size);
+
+/* Wait for the work queued on @stream, in the current context. */
+int gg_device_stream_wait(void *stream);
+
 #endif

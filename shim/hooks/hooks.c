@@ -356,45 +356,58 @@ CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
 		hStream, kernelParams
 
 /* The launch's index (launch:N counts the same), then the call; what the
- * driver answered goes to the audit with the kernel. */
-#define FORWARD_LAUNCH(name, args, fn)                                                    \
+ * driver answered goes to the audit with the kernel, and a launch it took to
+ * the red zones with what it was given (@ptsz: a NULL stream is the
+ * per-thread one). */
+#define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_boundary_on_launch();                                         \
 	CUresult rc = real_ args;                                                         \
-	gg_audit_launched((const void *)(fn), index, (int)rc, gg_real_result_name(rc));   \
+	gg_audit_launched((const void *)(fn_), index, (int)rc, gg_real_result_name(rc));  \
+	if (rc == CUDA_SUCCESS)                                                           \
+		gg_redzone_launched(&(struct gg_redzone_launch){                          \
+			.fn = (fn_), .params = (params_), .extra = (extra_), .index = index, \
+			.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                \
+						       : (void *)CU_STREAM_PER_THREAD }); \
 	leave();                                                                          \
 	return rc
 
 CUresult gg_hook_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f);
+	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
+		       false);
 }
 
 CUresult gg_hook_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD_LAUNCH(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), f);
+	FORWARD_LAUNCH(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
+		       true);
 }
 
 CUresult gg_hook_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
 {
-	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f);
+	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f, kernelParams, NULL, hStream,
+		       false);
 }
 
 CUresult gg_hook_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
 {
-	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f);
+	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f, kernelParams, NULL,
+		       hStream, true);
 }
 
 CUresult gg_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
 				  void **extra)
 {
-	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f);
+	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f, kernelParams, extra,
+		       config->hStream, false);
 }
 
 CUresult gg_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
 				       void **kernelParams, void **extra)
 {
-	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f);
+	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f, kernelParams,
+		       extra, config->hStream, true);
 }
 
 /* A synchronize: the sync:N boundary, and, for the audit, either the

@@ -50,6 +50,7 @@ struct gg_config {
 	bool poison_set;
 	uint64_t poison_lo, poison_hi;      /* [lo, hi) */
 	bool check_on_free;
+	bool check_launches;
 };
 
 /* One variable of the table. */

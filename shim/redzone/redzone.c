@@ -32,6 +32,7 @@
 #include "options/config.h"
 #include "base/gg.h"
 #include "driver/device.h"
+#include "driver/kernels.h"
 #include "redzone/caching.h"
 #include "redzone/registry.h"
 #include "report/report.h"
@@ -59,12 +60,19 @@ struct pending {
 static struct {
 	/* Written by gg_redzone_configure() during set-up; read-only after. */
 	uint64_t pad, min_idx, trace_idx, poison_lo, poison_hi;
-	bool trace_set, poison_set, check_on_free, halt;
+	bool trace_set, poison_set, check_on_free, halt, check_launches;
 	uint8_t fill;
 
 	/* Lock-free counters. */
 	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
+	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
+	 * parameters could not be followed (no layout, no buffer). */
+	atomic_uint_fast64_t launches_checked, launches_unfollowed;
+	/* Where zones are: [lowest pointer, highest band end) of any zone so far,
+	 * so a launch's number that is no zone's address costs two compares; and
+	 * the frees so far, which make the threads' range caches stale. */
+	atomic_uint_fast64_t lowest, highest, frees;
 	/* What was guarded and what was not (SPEC §4, Coverage). */
 	atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 	atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
@@ -114,6 +122,10 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.poison_hi = cfg->poison_hi;
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
+	redzone_state.check_launches = cfg->check_launches;
+	if (cfg->check_launches && !cfg->redzone)
+		gg_report_warn("GPUGUARD_CHECK_LAUNCHES=1 without GPUGUARD_REDZONE: there is no band "
+			       "to check, so no launch is checked (set GPUGUARD_REDZONE=64, say)");
 }
 
 uint64_t gg_redzone_next_index(void)
@@ -315,6 +327,18 @@ static void forgotten(const struct gg_zone *z, bool ctx_alive)
 	atomic_fetch_sub(&redzone_state.ctx[z->ctx].zones, 1);
 }
 
+static void note_bounds(uint64_t lo, uint64_t hi)
+{
+	uint64_t cur = atomic_load_explicit(&redzone_state.lowest, memory_order_relaxed);
+
+	while ((!cur || lo < cur) &&
+	       !atomic_compare_exchange_weak(&redzone_state.lowest, &cur, lo))
+		;
+	cur = atomic_load_explicit(&redzone_state.highest, memory_order_relaxed);
+	while (hi > cur && !atomic_compare_exchange_weak(&redzone_state.highest, &cur, hi))
+		;
+}
+
 void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
 		      const char *rc_name)
@@ -367,6 +391,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	if (event)
 		pending_add(ptr, event, z.ctx);
 	atomic_fetch_add(&s->zones, 1);
+	note_bounds(ptr, ptr + bytes + pad);
 	if (gg_registry_insert(&z) == 0) {
 		atomic_fetch_add_explicit(&redzone_state.padded, 1, memory_order_relaxed);
 		/* A band the driver would not fill is recorded (its padding stays
@@ -437,8 +462,15 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct ba
 		.index = z->index, .user = z->user, .pad = z->pad,
 		.first = c->first, .last = c->last, .changed = c->changed,
 		.first_value = c->first_value, .expected = z->expected,
-		.ptr = z->ptr, .site = z->site, .detected_by = by,
+		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
+		.suspects = { z->suspects[0], z->suspects[1], z->suspects[2], z->suspects[3] },
 	};
+}
+
+static void launch_of(uint64_t entry, struct gg_report_launch *out)
+{
+	gg_kernels_name(GG_SUSPECT_SLOT(entry), &out->kernel);
+	out->launch = GG_SUSPECT_LAUNCH(entry);
 }
 
 /* @v as the report prints it, its site described now (the site's strings
@@ -449,9 +481,15 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		.index = v->index, .user = v->user, .pad = v->pad,
 		.first = v->first, .last = v->last, .changed = v->changed,
 		.first_value = v->first_value, .expected = v->expected,
-		.ptr = v->ptr, .detected_by = v->detected_by,
+		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
 	};
 	gg_callsite_report_id(v->site, &out->site);
+	if (v->by_launch) {
+		launch_of(GG_SUSPECT(v->kernel, v->launch), &out->kernel);
+		gg_callsite_report_id(v->launch_site, &out->kernel_site);
+	}
+	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
+		launch_of(v->suspects[i], &out->suspects[out->nsuspects++]);
 }
 
 /* Record and report a violation. No lock held: the report runs dladdr(). */
@@ -483,9 +521,9 @@ static void fill_again(const struct gg_zone *z)
 			     true);
 }
 
-/* Check the band of @z, read through @stream; true and *v set on a
- * violation. A band that cannot be read is counted unchecked, never clean. */
-static bool check(struct gg_zone *z, void *stream, const char *by, bool refill, struct gg_violation *v)
+/* Check the band of @z, read through @stream: 1 and *v set on a violation,
+ * 0 when clean, -1 when it could not be read (counted unchecked, never clean). */
+static int check(struct gg_zone *z, void *stream, const char *by, bool refill, struct gg_violation *v)
 {
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	struct band_check c;
@@ -493,15 +531,15 @@ static bool check(struct gg_zone *z, void *stream, const char *by, bool refill, 
 	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !fill_done(z) ||
 	    read_band(z, s->ctx, stream, &c)) {
 		unchecked();
-		return false;
+		return -1;
 	}
 	atomic_fetch_add_explicit(&redzone_state.checked, 1, memory_order_relaxed);
 	if (!c.changed)
-		return false;
+		return 0;
 	*v = violation_of(z, &c, by);
 	if (refill)
 		fill_again(z);
-	return true;
+	return 1;
 }
 
 static void halt_if_asked(uint64_t before)
@@ -536,7 +574,7 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 		 * waits for it; one being captured into a graph cannot be waited for. */
 		if (async && (gg_device_capturing(stream, &capturing) || capturing))
 			unchecked();
-		else if (check(&t->zone, async ? stream : NULL, "free", false, &v))
+		else if (check(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
 			t->violated = true, violation(&v);
 	}
 	halt_if_asked(before);
@@ -549,6 +587,7 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 	if (!t->held)
 		return;
 	if (rc == 0) {
+		atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
 		forgotten(&t->zone, true);
 		return;
 	}
@@ -573,8 +612,34 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user)
 	return 0;
 }
 
+/* A checked launch (SPEC §5): what a violation it finds names. */
+struct launch_check {
+	int slot;         /* the kernel's */
+	uint64_t launch;
+	uint32_t site;    /* where it was launched: unwound at the first violation */
+	bool site_found;
+};
+
+/* @v was found right after @lc's launch: it names the kernel and the call
+ * site of its launch (unwound here, inside the launch hook). */
+static void by_launch(struct gg_violation *v, struct launch_check *lc)
+{
+	if (!lc->site_found) {
+		struct gg_callsite cs;
+
+		gg_callsite_find(&cs);
+		lc->site = gg_callsite_intern(&cs);
+		lc->site_found = true;
+	}
+	v->by_launch = true;
+	v->kernel = lc->slot;
+	v->launch = lc->launch;
+	v->launch_site = lc->site;
+}
+
 struct scan {
 	const char *by;
+	struct launch_check *lc; /* a scan of a checked launch; NULL: none */
 	int only_ctx;            /* -1: every context */
 	bool forget;             /* the zones' memory died: drop them, count nothing */
 	bool found;              /* @v holds a violation to report */
@@ -593,7 +658,11 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 		forgotten(z, false);
 		return true;
 	}
-	sc->found = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
+	int r = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
+
+	if (r >= 0) /* seen clean, or reported with its suspects */
+		memset(z->suspects, 0, sizeof(z->suspects));
+	sc->found = r > 0;
 	return false;
 }
 
@@ -602,6 +671,8 @@ static void scan_after(void *arg)
 {
 	struct scan *sc = arg;
 
+	if (sc->found && sc->lc)
+		by_launch(&sc->v, sc->lc);
 	if (sc->found)
 		violation(&sc->v);
 	sc->found = false;
@@ -643,6 +714,9 @@ static bool collect_zone(void *arg, struct gg_zone *z)
 	}
 	z->flags |= GG_ZONE_SCANNING;
 	b->zones[b->n++] = *z;
+	/* Read now: clean, or reported with them (a kernel still running may
+	 * write later, unnamed; the next check names what comes after). */
+	memset(z->suspects, 0, sizeof(z->suspects));
 	return false;
 }
 
@@ -740,6 +814,8 @@ static bool scan_batched(struct scan *sc)
 					continue;
 				struct gg_violation v = violation_of(z, &c, sc->by);
 
+				if (sc->lc)
+					by_launch(&v, sc->lc);
 				violation(&v);
 				fill_again(z);
 			}
@@ -770,7 +846,8 @@ static void scan_live(struct scan *sc)
 
 	if (!redzone_state.pad)
 		return;
-	atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
+	if (!sc->lc) /* a checked launch's is no scan of the process's */
+		atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
 	if (!scan_batched(sc)) {
 		/* Out of memory for the batch: band by band, with no allocation
 		 * (in the shards' order, not the allocations'). */
@@ -829,6 +906,192 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	if (!primary || (!reset && (gg_device_primary_active(dev, &active) || active)))
 		return;
 	gg_redzone_context_ended(primary);
+}
+
+/* ---- launches: suspects, and checked launches (SPEC §5) ---- */
+
+#define LAUNCH_PTRS 32 /* addresses followed per launch */
+#define EXTRA_PAIRS 16 /* extra's (key, value) pairs read at most */
+
+/* The buffer of a launch's @extra (cuda.h: CU_LAUNCH_PARAM_END 0,
+ * CU_LAUNCH_PARAM_BUFFER_POINTER 1, CU_LAUNCH_PARAM_BUFFER_SIZE 2). The
+ * driver took the launch, so the list is well formed. */
+static const uint8_t *extra_buffer(void **extra, size_t *size)
+{
+	const uint8_t *buf = NULL;
+
+	*size = 0;
+	for (int i = 0; extra && i < EXTRA_PAIRS && extra[2 * i]; i++) {
+		uintptr_t key = (uintptr_t)extra[2 * i];
+
+		if (key == 1)
+			buf = extra[2 * i + 1];
+		else if (key == 2 && extra[2 * i + 1])
+			*size = *(const size_t *)extra[2 * i + 1];
+	}
+	return *size ? buf : NULL;
+}
+
+/* The device addresses launch @l was given: its pointer-sized parameters by
+ * @layout; without a layout, every 8-aligned word of extra's buffer. -1:
+ * they cannot be known (kernelParams, and no layout). */
+static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_kernel_layout *layout,
+			   uint64_t *out)
+{
+	bool known = layout && layout->known;
+	const uint8_t *buf;
+	size_t size;
+	uint64_t v;
+	int n = 0;
+
+	if (l->params) {
+		if (!known)
+			return -1;
+		for (unsigned i = 0; i < layout->nptr; i++) {
+			const void *p = l->params[layout->param[i]];
+
+			if (p && (memcpy(&v, p, sizeof(v)), v))
+				out[n++] = v;
+		}
+		return n;
+	}
+	if (!(buf = extra_buffer(l->extra, &size)))
+		return known ? 0 : -1;
+	if (known) {
+		for (unsigned i = 0; i < layout->nptr; i++)
+			if (layout->offset[i] + sizeof(v) <= size &&
+			    (memcpy(&v, buf + layout->offset[i], sizeof(v)), v))
+				out[n++] = v;
+		return n;
+	}
+	for (size_t off = 0; off + sizeof(v) <= size && n < LAUNCH_PTRS; off += sizeof(v))
+		if ((memcpy(&v, buf + off, sizeof(v)), v))
+			out[n++] = v;
+	return n;
+}
+
+/* The zone holding @ptr: the one it starts, else the allocation the driver
+ * says holds it (a pointer into the middle). */
+static int zone_holding(uint64_t ptr, struct gg_zone *z)
+{
+	uint64_t base;
+	size_t size;
+
+	if (!gg_registry_find(ptr, z))
+		return 0;
+	if (gg_device_range(ptr, &base, &size) || gg_registry_find(base, z))
+		return -ENOENT;
+	return 0;
+}
+
+/* Wait for launch @l and check the bands of the zones it was given (every
+ * zone of its context when they cannot be known). Its violations are
+ * reported now, before the launch returns to the application. */
+static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
+{
+	uint64_t before = atomic_load(&redzone_state.violations), done[LAUNCH_PTRS];
+	struct launch_check lc = { .slot = slot, .launch = l->index };
+	bool capturing = false;
+	unsigned ndone = 0;
+	void *ctx;
+	int dev;
+
+	if (gg_device_current(&ctx, &dev))
+		return;
+	/* Captured into a graph, it did not run; its stream cannot be waited for. */
+	if (gg_device_capturing(l->stream, &capturing) || capturing)
+		return;
+	if (gg_device_stream_wait(l->stream)) {
+		unchecked();
+		return;
+	}
+	atomic_fetch_add_explicit(&redzone_state.launches_checked, 1, memory_order_relaxed);
+	if (n < 0) {
+		struct scan sc = { .by = "launch", .lc = &lc, .only_ctx = find_ctx(ctx) };
+
+		if (sc.only_ctx >= 0)
+			scan_live(&sc);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct gg_violation v;
+		struct gg_zone z;
+		unsigned k;
+		int r;
+
+		if (zone_holding(ptrs[i], &z))
+			continue;
+		for (k = 0; k < ndone && done[k] != z.ptr; k++)
+			;
+		if (k < ndone)
+			continue; /* given twice */
+		done[ndone++] = z.ptr;
+		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
+		/* The copy's fill was seen done: so is the registry's zone. */
+		if (!(z.flags & GG_ZONE_PENDING))
+			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_PENDING);
+		if (r >= 0)
+			(void)gg_registry_clear_suspects(z.ptr, l->index);
+		if (r > 0) {
+			by_launch(&v, &lc);
+			violation(&v);
+		}
+	}
+	halt_if_asked(before);
+}
+
+/* The allocations a thread's launches pointed into the middle of, as the
+ * driver said, until a free may have changed them. */
+#define RANGES 8
+static __thread struct {
+	uint64_t lo, hi, base, frees;
+} ranges[RANGES] __attribute__((tls_model("initial-exec")));
+static __thread unsigned ranges_next __attribute__((tls_model("initial-exec")));
+
+/* The zone base @ptr points into, when it is not a zone's own address: from
+ * the thread's cache, else the driver (in the launch's context, current). */
+static uint64_t interior_base(uint64_t ptr)
+{
+	uint64_t frees = atomic_load_explicit(&redzone_state.frees, memory_order_relaxed), base;
+	size_t size;
+	unsigned i;
+
+	if (ptr < atomic_load_explicit(&redzone_state.lowest, memory_order_relaxed) ||
+	    ptr >= atomic_load_explicit(&redzone_state.highest, memory_order_relaxed))
+		return 0;
+	for (i = 0; i < RANGES; i++)
+		if (ranges[i].frees == frees && ptr >= ranges[i].lo && ptr < ranges[i].hi)
+			return ranges[i].base;
+	if (gg_device_range(ptr, &base, &size))
+		return 0;
+	i = ranges_next++ % RANGES;
+	ranges[i].lo = base;
+	ranges[i].hi = base + size;
+	ranges[i].base = base;
+	ranges[i].frees = frees;
+	return base;
+}
+
+void gg_redzone_launched(const struct gg_redzone_launch *l)
+{
+	uint64_t ptrs[LAUNCH_PTRS];
+	int slot, n;
+
+	if (!redzone_state.pad) /* no band to name a kernel for */
+		return;
+	slot = gg_kernels_slot(l->fn);
+	n = launch_pointers(l, gg_kernels_layout(slot), ptrs);
+	if (n < 0)
+		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
+	for (int i = 0; slot >= 0 && i < n; i++) {
+		uint64_t base;
+
+		if (gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, l->index)) &&
+		    (base = interior_base(ptrs[i])) && base != ptrs[i])
+			(void)gg_registry_suspect(base, GG_SUSPECT(slot, l->index));
+	}
+	if (redzone_state.check_launches)
+		check_launch(l, slot, ptrs, n);
 }
 
 void gg_redzone_stats(struct gg_report_redzone *out)

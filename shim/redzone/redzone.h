@@ -74,14 +74,34 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset);
 
 void gg_redzone_stats(struct gg_report_redzone *out);
 
-/* A violation as kept: its site interned (described when reported). */
+/* A launch as the hooks saw it, after the driver took it (SPEC §5): its
+ * kernel, its parameters in either form, the stream it runs on (the
+ * per-thread stream already named as such), and its index. */
+struct gg_redzone_launch {
+	const void *fn;
+	void **params; /* kernelParams; NULL: the buffer of @extra */
+	void **extra;
+	void *stream;
+	uint64_t index;
+};
+
+/* Note the launch among the suspects of the zones it was given, and with
+ * GPUGUARD_CHECK_LAUNCHES wait for it and check their bands. */
+void gg_redzone_launched(const struct gg_redzone_launch *l);
+
+/* A violation as kept: its sites interned (described when reported). */
 struct gg_violation {
 	uint64_t index, user, pad;
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
+	bool by_launch;          /* found right after launch @launch of kernel @kernel */
 	uint64_t ptr;
 	uint32_t site;
-	const char *detected_by; /* "scan", "free", "teardown", "exit" */
+	uint32_t launch_site;    /* when @by_launch: where it was launched */
+	int kernel;              /* its slot (driver/kernels.h) */
+	uint64_t launch;
+	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
+	uint64_t suspects[GG_SUSPECTS];
 };
 
 /* The violations kept for the reports (the first 256), copied out under the

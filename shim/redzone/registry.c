@@ -3,7 +3,8 @@
  * 64 shards, chosen by the pointer's hash. A shard keeps its zones in a dense
  * array (free slots chained) and an open-addressing table of dense indices
  * (linear probing, backward-shift deletion), so insert, remove and lookup are
- * O(1) expected and a zone costs 40 bytes plus 4 / load-factor of table.
+ * O(1) expected and a zone costs 72 bytes (32 of them its suspects) plus
+ * 4 / load-factor of table.
  *
  * Inserts never allocate: after each insert the shard grows ahead of need,
  * and if that fails the registry reports no room, so the caller does not pad
@@ -224,6 +225,59 @@ int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
 	pthread_mutex_lock(&s->lock);
 	if ((i = slot_of(s, ptr)) >= 0) {
 		s->zones[s->table[i] - 1].flags &= (uint8_t)~flags;
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* Newest first, one entry per kernel: a kernel launched again moves to the
+ * front; a fifth kernel pushes out the oldest. */
+static void push_suspect(uint64_t *s, uint64_t entry)
+{
+	uint64_t kernel = entry >> 48;
+	int i = 0;
+
+	while (i < GG_SUSPECTS - 1 && s[i] >> 48 != kernel)
+		i++;
+	for (; i > 0; i--)
+		s[i] = s[i - 1];
+	s[0] = entry;
+}
+
+int gg_registry_suspect(uint64_t ptr, uint64_t entry)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		push_suspect(s->zones[s->table[i] - 1].suspects, entry);
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+int gg_registry_clear_suspects(uint64_t ptr, uint64_t launch)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		uint64_t *sus = s->zones[s->table[i] - 1].suspects;
+		int k = 0;
+
+		/* Newest first: keep the ones launched after @launch. */
+		while (k < GG_SUSPECTS && sus[k] && GG_SUSPECT_LAUNCH(sus[k]) > (launch & GG_SUSPECT_LAUNCH_MASK))
+			k++;
+		for (; k < GG_SUSPECTS; k++)
+			sus[k] = 0;
 		err = 0;
 	}
 	pthread_mutex_unlock(&s->lock);

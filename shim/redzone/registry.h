@@ -7,7 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One padded allocation: 40 bytes. */
+#define GG_SUSPECTS 4 /* kernels a zone remembers (SPEC §5, suspects) */
+
+/* A suspect: a kernel's slot (driver/kernels.h) + 1 in the top 16 bits, the
+ * launch's index in the rest; 0 is none. */
+#define GG_SUSPECT_LAUNCH_MASK ((UINT64_C(1) << 48) - 1)
+#define GG_SUSPECT(slot, launch) \
+	(((uint64_t)((slot) + 1) << 48) | ((uint64_t)(launch) & GG_SUSPECT_LAUNCH_MASK))
+#define GG_SUSPECT_SLOT(s) ((int)((s) >> 48) - 1)
+#define GG_SUSPECT_LAUNCH(s) ((s) & GG_SUSPECT_LAUNCH_MASK)
+
+/* One padded allocation: 72 bytes. */
 struct gg_zone {
 	uint64_t ptr;      /* what the application got */
 	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
@@ -17,6 +27,9 @@ struct gg_zone {
 	uint16_t ctx;      /* the context's slot in the redzone module's table */
 	uint8_t expected;  /* the byte the band must hold */
 	uint8_t flags;     /* GG_ZONE_* */
+	/* The latest kernels launched with its address since its band was last
+	 * seen clean, newest first, one entry per kernel. */
+	uint64_t suspects[GG_SUSPECTS];
 };
 
 #define GG_ZONE_ASYNC 0x1    /* from a stream-ordered allocator */
@@ -35,6 +48,13 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out);
 
 /* Clear @flags of the zone at @ptr. 0 or -ENOENT. */
 int gg_registry_clear_flags(uint64_t ptr, uint8_t flags);
+
+/* @entry (GG_SUSPECT) is the newest suspect of the zone at @ptr. 0 or -ENOENT. */
+int gg_registry_suspect(uint64_t ptr, uint64_t entry);
+
+/* Forget the suspects of the zone at @ptr launched up to @launch (its band
+ * was seen clean after them). 0 or -ENOENT. */
+int gg_registry_clear_suspects(uint64_t ptr, uint64_t launch);
 
 /* A copy of the zone at @ptr. 0 or -ENOENT. */
 int gg_registry_find(uint64_t ptr, struct gg_zone *out);

@@ -209,7 +209,24 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 	jw_str(w, v->detected_by);
 	jw_puts(w, ",\n      \"site\": ");
 	jw_site(w, &v->site);
-	jw_puts(w, " }");
+	if (v->by_launch) {
+		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
+		jw_str(w, v->kernel.kernel.name);
+		jw_puts(w, ", \"module\": ");
+		jw_str(w, v->kernel.kernel.module);
+		jw_printf(w, ", \"launch\": %" PRIu64 ", \"site\": ", v->kernel.launch);
+		jw_site(w, &v->kernel_site);
+		jw_puts(w, " }");
+	}
+	jw_puts(w, ",\n      \"suspects\": [");
+	for (unsigned i = 0; i < v->nsuspects; i++) {
+		jw_puts(w, i ? ", { \"name\": " : " { \"name\": ");
+		jw_str(w, v->suspects[i].kernel.name);
+		jw_puts(w, ", \"module\": ");
+		jw_str(w, v->suspects[i].kernel.module);
+		jw_printf(w, ", \"launch\": %" PRIu64 " }", v->suspects[i].launch);
+	}
+	jw_puts(w, v->nsuspects ? " ] }" : "] }");
 }
 
 static void launch_error_row(void *ctx, const struct gg_report_launch_error *e)

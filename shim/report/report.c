@@ -539,23 +539,51 @@ void gg_report_sticky_error(const char *api, const char *result, const struct gg
 				"last good synchronize", api, result);
 }
 
+/* "; written by K (module M, launch #N) launched at SITE" for a violation a
+ * checked launch found; else its suspects, or that it has none. */
+static void culprit_text(const struct gg_report_violation *v, char *out, size_t cap)
+{
+	char site[SITE_TEXT_MAX];
+	size_t o;
+
+	if (v->by_launch) {
+		snprintf(out, cap, "; written by %s (module %s, launch #%llu) launched at %s",
+			 v->kernel.kernel.name, v->kernel.kernel.module,
+			 (unsigned long long)v->kernel.launch,
+			 whole_site_text(&v->kernel_site, site, sizeof(site)));
+		return;
+	}
+	if (!v->nsuspects) {
+		snprintf(out, cap, "; suspects: none (no kernel was seen launched with its address "
+				   "since its band was last seen clean)");
+		return;
+	}
+	o = (size_t)snprintf(out, cap, "; suspects, newest first:");
+	for (unsigned i = 0; i < v->nsuspects && o < cap; i++)
+		o += (size_t)snprintf(out + o, cap - o, "%s %s (module %s, launch #%llu)",
+				      i ? "," : "", v->suspects[i].kernel.name,
+				      v->suspects[i].kernel.module,
+				      (unsigned long long)v->suspects[i].launch);
+}
+
 void gg_report_violation(const struct gg_report_violation *v)
 {
-	char site[SITE_TEXT_MAX], where[64];
+	char site[SITE_TEXT_MAX], where[64], culprit[SITE_TEXT_MAX + 512];
 
 	if (v->first == v->last)
 		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
 	else
 		snprintf(where, sizeof(where), "offsets %llu..%llu", (unsigned long long)v->first,
 			 (unsigned long long)v->last);
+	culprit_text(v, culprit, sizeof(culprit));
 	gg_report_error("red zone violation (%s): allocation #%llu of %llu %s at 0x%llx, %llu-byte "
 			"band: %llu %s changed at %s past the end, first 0x%02x (expected 0x%02x); "
-			"allocated at %s",
+			"allocated at %s%s",
 			v->detected_by, (unsigned long long)v->index, (unsigned long long)v->user,
 			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
 			(unsigned long long)v->pad, (unsigned long long)v->changed,
 			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
-			whole_site_text(&v->site, site, sizeof(site)));
+			whole_site_text(&v->site, site, sizeof(site)), culprit);
 }
 
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n)

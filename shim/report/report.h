@@ -51,14 +51,32 @@ struct gg_report_row {
 	struct gg_report_site site; /* site.at.address 0 when unknown */
 };
 
+struct gg_report_kernel {
+	const char *name, *module;
+	char unnamed[40];
+};
+
+/* A kernel's launch: its names and the launch's index (1, 2, ...). */
+struct gg_report_launch {
+	struct gg_report_kernel kernel;
+	uint64_t launch;
+};
+
+#define GG_REPORT_SUSPECTS 4
+
 /* A red zone found changed. */
 struct gg_report_violation {
 	uint64_t index, user, pad;
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	uint64_t ptr;
-	const char *detected_by; /* "scan", "free", "teardown", "exit" */
+	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
 	struct gg_report_site site; /* where it was allocated */
+	bool by_launch;                     /* found right after @kernel's launch (SPEC §5) */
+	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
+	struct gg_report_site kernel_site;  /* and where it was launched */
+	unsigned nsuspects;                 /* the kernels launched with its address, newest first */
+	struct gg_report_launch suspects[GG_REPORT_SUSPECTS];
 };
 
 /* The audit's figures (SPEC §3). */
@@ -129,10 +147,6 @@ struct gg_report_redzone {
 
 /* A kernel as a report names it: from the lookup that produced its handle,
  * else "function@0xHANDLE" (in @unnamed) with module "?". */
-struct gg_report_kernel {
-	const char *name, *module;
-	char unnamed[40];
-};
 
 /* A kernel whose launches the driver refused (SPEC §3, Launch errors). */
 struct gg_report_launch_error {

@@ -11,6 +11,17 @@
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
  *   overrun:K:E      kernel gg_overrun writes E bytes past the end of buffer K, then sync
+ *   two:A:B:E        kernel gg_overrun_second given buffers A and B: writes all of
+ *                    A, and E bytes past the end of B; kernelParams, on the
+ *                    legacy stream, not synchronized; then "app: two returned"
+ *                    on stderr (a checked launch's ERROR comes before it)
+ *   twox:A:B:E       the same, its parameters in extra's CU_LAUNCH_PARAM_BUFFER
+ *   twok:A:B:E       the same kernel as a CUkernel of a library
+ *                    (cuLibraryLoadFromFile, cuLibraryGetKernel), launched directly
+ *   twoi:A:B:E       the same as two, given B + 16 (a pointer into the middle)
+ *                    and B's size - 16
+ *   fill:K           kernel gg_fill over buffer K's size (value 1), then sync
+ *   kcopy:A:B        kernel gg_copy of A's size from buffer B into A, then sync
  *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K
  *   sum:K:E          kernel gg_sum over K's size + E bytes (reads past the end); prints it
  *   band:K:P         the P bytes after buffer K's end, read with the fake's fakecuda_read
@@ -295,6 +306,51 @@ int main(int argc, char **argv)
 				CHECK(cuStreamSynchronize(stream));
 			launch("gg_overrun", params);
 			printf("overrun %lu by %lu\n", a, b);
+		} else if (!strncmp(arg, "two", 3) && strchr(arg, ':')) {
+			CUdeviceptr pa = bufs[a].ptr, pb = bufs[b].ptr;
+			unsigned long long na = bufs[a].size, nb = bufs[b].size, extra = c;
+			void *params[] = { &pa, &na, &pb, &nb, &extra };
+			CUfunction f;
+
+			if (arg[3] == 'i')
+				pb += 16, nb -= 16;
+			if (arg[3] == 'k') {
+				static CUlibrary lib;
+				CUkernel k;
+
+				if (!lib)
+					CHECK(cuLibraryLoadFromFile(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+				CHECK(cuLibraryGetKernel(&k, lib, "gg_overrun_second"));
+				f = (CUfunction)k;
+			} else {
+				CHECK(cuModuleGetFunction(&f, mod, "gg_overrun_second"));
+			}
+			if (arg[3] == 'x') {
+				struct { CUdeviceptr pa; unsigned long long na; CUdeviceptr pb;
+					 unsigned long long nb, extra; } buf = { pa, na, pb, nb, extra };
+				size_t size = sizeof(buf);
+				void *x[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf,
+					      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, x));
+			} else {
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL));
+			}
+			fprintf(stderr, "app: two returned\n");
+			printf("%s %lu %lu by %lu\n", strtok(arg, ":"), a, b, c);
+		} else if (!strncmp(arg, "fill:", 5)) {
+			unsigned char v = 1;
+			unsigned long long len = bufs[a].size;
+			void *params[] = { &bufs[a].ptr, &v, &len };
+
+			launch("gg_fill", params);
+			printf("filled %lu\n", a);
+		} else if (!strncmp(arg, "kcopy:", 6)) {
+			unsigned long long len = bufs[a].size;
+			void *params[] = { &bufs[a].ptr, &bufs[b].ptr, &len };
+
+			launch("gg_copy", params);
+			printf("copied %lu into %lu\n", b, a);
 		} else if (!strncmp(arg, "copy:", 5)) {
 			size_t len = bufs[a].size + b;
 			unsigned char *host = malloc(len);

@@ -2,6 +2,7 @@
  * shim, so it prints only what the application itself would know. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver-table.h"
@@ -69,6 +70,31 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 	CHECK(d->StreamSynchronize(stream));
 	CHECK(d->StreamDestroy(stream));
 	printf("stream-ordered alloc and free: done\n");
+
+	/* GG_SCENARIO_OVERRUN: gg_overrun_second writes 8 bytes past the second of
+	 * two buffers, its parameters in kernelParams, then 4 through extra's buffer. */
+	if (getenv("GG_SCENARIO_OVERRUN")) {
+		CUfunction two;
+		CUdeviceptr a, b;
+		uint64_t na = 100, nb = 200, over = 8;
+		void *two_params[] = { &a, &na, &b, &nb, &over };
+		struct { CUdeviceptr a; uint64_t na; CUdeviceptr b; uint64_t nb, over; } pbuf;
+		size_t buf_size = sizeof(pbuf);
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &pbuf, CU_LAUNCH_PARAM_BUFFER_SIZE,
+				  &buf_size, CU_LAUNCH_PARAM_END };
+
+		CHECK(d->ModuleGetFunction(&two, mod, "gg_overrun_second"));
+		CHECK(d->MemAlloc(&a, na));
+		CHECK(d->MemAlloc(&b, nb));
+		CHECK(d->LaunchKernel(two, 1, 1, 1, 128, 1, 1, 0, NULL, two_params, NULL));
+		CHECK(d->CtxSynchronize());
+		pbuf = (__typeof__(pbuf)){ a, na, b, nb, 4 };
+		CHECK(d->LaunchKernel(two, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, extra));
+		CHECK(d->CtxSynchronize());
+		CHECK(d->MemFree(b));
+		CHECK(d->MemFree(a));
+		printf("two-buffer overruns: done\n");
+	}
 
 	CHECK(d->ModuleUnload(mod));
 	CHECK(d->PrimaryCtxRelease(dev));

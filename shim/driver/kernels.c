@@ -1,0 +1,199 @@
+/* The kernels table (kernels.h): open addressing on the handle, insert only.
+ * A slot is claimed by CAS on its handle; what a reader needs of it is
+ * published before (names) or with a flag of its own (layout, driver name). */
+#include "driver/kernels.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gg.h"
+#include "driver/device.h"
+
+#define MASK (GG_KERNELS_MAX - 1)
+#define CLAIMING ((const void *)1) /* a slot being claimed: its names not yet written */
+
+enum { LAYOUT_UNREAD, LAYOUT_READING, LAYOUT_READY };
+
+struct kernel {
+	_Atomic(const void *) handle;  /* set last (release) */
+	_Atomic(const char *) module;   /* from the lookup: before @handle, or after */
+	_Atomic(const char *) function; /* a launch added it unnamed (@function last) */
+	atomic_bool is_kernel;         /* a CUkernel (cuLibraryGetKernel) */
+	atomic_int layout_state;       /* LAYOUT_*: @layout is read-only once READY */
+	struct gg_kernel_layout layout;
+	_Atomic(char *) driver_name;   /* the driver's name, copied once */
+};
+
+static struct {
+	struct kernel k[GG_KERNELS_MAX]; /* lock-free, insert only */
+} kernels_state;
+
+static unsigned home_of(const void *handle)
+{
+	uint64_t h = (uint64_t)(uintptr_t)handle * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 40) & MASK;
+}
+
+/* The slot of @handle; when absent, added with @module and @function (when
+ * @add). -1: absent, or the table is full. */
+static int find(const void *handle, bool add, bool is_kernel, const char *module,
+		const char *function)
+{
+	if (!handle || handle == CLAIMING)
+		return -1;
+	for (unsigned i = home_of(handle), n = 0; n < GG_KERNELS_MAX; i = (i + 1) & MASK, n++) {
+		struct kernel *k = &kernels_state.k[i];
+		const void *cur = atomic_load_explicit(&k->handle, memory_order_acquire);
+
+		while (cur == CLAIMING) /* a few stores away from done */
+			cur = atomic_load_explicit(&k->handle, memory_order_acquire);
+		if (cur == handle)
+			return (int)i;
+		if (cur)
+			continue;
+		if (!add)
+			return -1;
+		if (!atomic_compare_exchange_strong(&k->handle, &cur, CLAIMING)) {
+			if (cur == handle || (cur == CLAIMING &&
+					      (cur = atomic_load(&k->handle)) == handle))
+				return (int)i;
+			continue;
+		}
+		atomic_store(&k->module, module);
+		atomic_store(&k->function, function);
+		atomic_store(&k->is_kernel, is_kernel);
+		atomic_store_explicit(&k->handle, handle, memory_order_release);
+		return (int)i;
+	}
+	return -1;
+}
+
+int gg_kernels_slot(const void *handle)
+{
+	return find(handle, true, false, NULL, NULL);
+}
+
+void gg_kernels_found(const void *handle, bool kernel, const char *module, const char *function)
+{
+	/* The driver hands out one handle per kernel and module: the first
+	 * lookup's names stand. A launch that came first left none. */
+	int slot = find(handle, true, kernel, module, function);
+	struct kernel *k;
+
+	if (slot < 0)
+		return;
+	k = &kernels_state.k[slot];
+	if (kernel)
+		atomic_store(&k->is_kernel, true);
+	if (function && !atomic_load(&k->function)) {
+		atomic_store(&k->module, module);
+		atomic_store(&k->function, function);
+	}
+}
+
+/* Read @k's layout from the driver: a CUkernel's through cuKernelGetParamInfo,
+ * a handle of unknown kind tried as a function, then as a CUkernel (cuda.h:
+ * CUDA_ERROR_INVALID_VALUE for a handle of the other kind, and past the
+ * last parameter). */
+static void read_layout(struct kernel *k, const void *handle)
+{
+	struct gg_kernel_layout *l = &k->layout;
+	bool is_kernel = atomic_load(&k->is_kernel);
+	size_t offset, size;
+	int err = gg_device_param_info(handle, is_kernel, 0, &offset, &size);
+
+	if (err == -EINVAL && !is_kernel && !gg_device_param_info(handle, true, 0, &offset, &size)) {
+		is_kernel = true;
+		atomic_store(&k->is_kernel, true);
+		err = 0;
+	}
+	memset(l, 0, sizeof(*l));
+	/* -EINVAL at the first parameter: a kernel with none. */
+	l->known = err == 0 || err == -EINVAL;
+	for (size_t i = 0; !err && i < 256; i++) {
+		if (i && gg_device_param_info(handle, is_kernel, i, &offset, &size))
+			break;
+		if (size == 8 && offset % 8 == 0 && offset <= UINT16_MAX && l->nptr < GG_KERNEL_PTRS) {
+			l->param[l->nptr] = (uint8_t)i;
+			l->offset[l->nptr++] = (uint16_t)offset;
+		}
+	}
+}
+
+const struct gg_kernel_layout *gg_kernels_layout(int slot)
+{
+	struct kernel *k;
+	int state;
+
+	if (slot < 0)
+		return NULL;
+	k = &kernels_state.k[slot];
+	state = atomic_load_explicit(&k->layout_state, memory_order_acquire);
+	if (GG_LIKELY(state == LAYOUT_READY))
+		return &k->layout;
+	if (state != LAYOUT_UNREAD ||
+	    !atomic_compare_exchange_strong(&k->layout_state, &state, LAYOUT_READING))
+		return NULL;
+	read_layout(k, atomic_load(&k->handle));
+	atomic_store_explicit(&k->layout_state, LAYOUT_READY, memory_order_release);
+	return &k->layout;
+}
+
+static void unnamed(const void *handle, struct gg_report_kernel *out)
+{
+	/* Its address, which the reader can match with a trace. */
+	snprintf(out->unnamed, sizeof(out->unnamed), "function@%p", handle);
+	out->name = out->unnamed;
+	out->module = "?";
+}
+
+void gg_kernels_name(int slot, struct gg_report_kernel *out)
+{
+	struct kernel *k;
+	const void *handle;
+	char *name, *expected = NULL;
+	const char *driver;
+
+	memset(out, 0, sizeof(*out));
+	if (slot < 0 || slot >= GG_KERNELS_MAX) {
+		unnamed(NULL, out);
+		return;
+	}
+	k = &kernels_state.k[slot];
+	handle = atomic_load_explicit(&k->handle, memory_order_acquire);
+	if ((out->name = atomic_load(&k->function))) {
+		out->module = atomic_load(&k->module);
+		if (!out->module)
+			out->module = "?";
+		return;
+	}
+	/* Not from a lookup the shim saw: the driver's own name, once. */
+	if (!(name = atomic_load(&k->driver_name)) &&
+	    !gg_device_kernel_name(handle, atomic_load(&k->is_kernel), &driver) && driver &&
+	    (name = strdup(driver)) && !atomic_compare_exchange_strong(&k->driver_name, &expected, name)) {
+		free(name);
+		name = expected;
+	}
+	if (!name) {
+		unnamed(handle, out);
+		return;
+	}
+	out->name = name;
+	out->module = "?";
+}
+
+void gg_kernels_name_handle(const void *handle, struct gg_report_kernel *out)
+{
+	int slot = find(handle, false, false, NULL, NULL);
+
+	if (slot < 0) {
+		memset(out, 0, sizeof(*out));
+		unnamed(handle, out);
+		return;
+	}
+	gg_kernels_name(slot, out);
+}

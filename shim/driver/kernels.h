@@ -1,0 +1,42 @@
+/* The kernels the shim has seen looked up or launched: each handle gets a
+ * small number (its slot), its names, and the layout of its parameters, read
+ * from the driver once, on its first launch that needs it. Lock-free and
+ * insert only, so a launch pays a probe or two; a forked child keeps the
+ * table (its handles are its parent's). */
+#ifndef GG_KERNELS_H
+#define GG_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report/report.h"
+
+#define GG_KERNELS_MAX 8192 /* slots; a handle past them is named function@0x... */
+#define GG_KERNEL_PTRS 16   /* pointer-sized parameters followed per kernel */
+
+/* Where a kernel's pointer-sized parameters are: 8 bytes at an 8-aligned
+ * offset, the only ones that can hold a device address. */
+struct gg_kernel_layout {
+	bool known;   /* the driver gave it; else nothing is known of the parameters */
+	uint8_t nptr; /* the first GG_KERNEL_PTRS of them */
+	uint8_t param[GG_KERNEL_PTRS];  /* their indices in kernelParams */
+	uint16_t offset[GG_KERNEL_PTRS]; /* their offsets in extra's buffer */
+};
+
+/* The slot of @handle, added if new; -1 when the table is full. */
+int gg_kernels_slot(const void *handle);
+
+/* A lookup produced @handle (a CUkernel when @kernel): its names, which the
+ * audit keeps for the process's life. */
+void gg_kernels_found(const void *handle, bool kernel, const char *module, const char *function);
+
+/* The layout of slot @slot, read from the driver on first use; NULL while
+ * another thread reads it (the caller treats it as unknown). */
+const struct gg_kernel_layout *gg_kernels_layout(int slot);
+
+/* The names of slot @slot, or of @handle: from its lookup, else the driver's
+ * name (cuFuncGetName/cuKernelGetName), else "function@0x...". */
+void gg_kernels_name(int slot, struct gg_report_kernel *out);
+void gg_kernels_name_handle(const void *handle, struct gg_report_kernel *out);
+
+#endif
