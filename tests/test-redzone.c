@@ -985,6 +985,8 @@ Test(checked_launch, clean_launches_report_nothing)
 	cr_expect(!strstr(a.r.err, "ERROR"), "%s", a.r.err);
 	cr_expect(!strstr(a.r.err, "WARN"), "%s", a.r.err);
 	assert_json(&a, "j['violations']", "[]");
+	assert_json(&a, "(j['redzones']['launches_checked'], j['redzones']['launches_unfollowed'], "
+		    "j['config']['check_launches'])", "(3, 0, True)");
 	gg_app_run_free(&a);
 }
 

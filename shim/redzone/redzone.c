@@ -1109,6 +1109,8 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
+	out->launches_checked = atomic_load(&redzone_state.launches_checked);
+	out->launches_unfollowed = atomic_load(&redzone_state.launches_unfollowed);
 	out->coverage.allocations = atomic_load(&redzone_state.allocations);
 	out->coverage.guarded = atomic_load(&redzone_state.guarded);
 	out->coverage.guarded_bytes = atomic_load(&redzone_state.guarded_bytes);
@@ -1186,6 +1188,8 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.unchecked, 0);
 	atomic_store(&redzone_state.violations, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
+	atomic_store(&redzone_state.launches_checked, 0);
+	atomic_store(&redzone_state.launches_unfollowed, 0);
 	atomic_store(&redzone_state.batched, false);
 	atomic_store(&redzone_state.allocations, 0);
 	atomic_store(&redzone_state.guarded, 0);

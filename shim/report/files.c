@@ -289,6 +289,8 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	jw_printf(w, ", \"signal\": %d, \"redzone_min_idx\": %" PRIu64 ", \"check_on_free\": ",
 		  cfg->signal, cfg->redzone_min_idx);
 	jw_bool(w, cfg->check_on_free);
+	jw_puts(w, ", \"check_launches\": ");
+	jw_bool(w, cfg->check_launches);
 	jw_puts(w, ", \"halt_on_error\": ");
 	jw_bool(w, cfg->halt_on_error);
 	jw_puts(w, ", \"skip_symbols\": ");
@@ -309,10 +311,11 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		  ", \"padded\": %" PRIu64 ", \"unpadded_fallbacks\": %" PRIu64 ", \"live\": %" PRIu64
 		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
 		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64
-		  ", \"scan_driver_calls\": %" PRIu64 ", \"batched\": %s",
+		  ", \"scan_driver_calls\": %" PRIu64 ", \"batched\": %s,\n    \"launches_checked\": %"
+		  PRIu64 ", \"launches_unfollowed\": %" PRIu64,
 		  rows.n ? "\n  " : "", z.calls, z.failed, z.padded, z.fallbacks, z.live, z.live_bytes,
 		  z.scans, z.checked, z.unchecked, z.registry_bytes, z.scan_calls,
-		  z.batched ? "true" : "false");
+		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed);
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);

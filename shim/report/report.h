@@ -51,6 +51,9 @@ struct gg_report_row {
 	struct gg_report_site site; /* site.at.address 0 when unknown */
 };
 
+/* A kernel as a report names it: from the lookup that produced its handle,
+ * else the driver's name, else "function@0xHANDLE" (in @unnamed); module "?"
+ * when unknown. */
 struct gg_report_kernel {
 	const char *name, *module;
 	char unnamed[40];
@@ -142,11 +145,10 @@ struct gg_report_redzone {
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
+	uint64_t launches_checked;    /* GPUGUARD_CHECK_LAUNCHES: launches waited for and checked */
+	uint64_t launches_unfollowed; /* launches whose parameters could not be known */
 	struct gg_report_coverage coverage;
 };
-
-/* A kernel as a report names it: from the lookup that produced its handle,
- * else "function@0xHANDLE" (in @unnamed) with module "?". */
 
 /* A kernel whose launches the driver refused (SPEC §3, Launch errors). */
 struct gg_report_launch_error {
