@@ -6,6 +6,7 @@
  *   bench lookup-hit N       N cuModuleGetFunction that succeed
  *   bench lookup-miss N      N that fail (each unwinds once)
  *   bench launch N           N cuLaunchKernel of an empty kernel
+ *   bench launch4 N          N cuLaunchKernel of a kernel given four allocations
  *   bench alloc N S          N cuMemAlloc_v2 + cuMemFree_v2 pairs of S bytes
  *   bench scale L N          the same with L allocations live meanwhile
  *   bench threads T N        T threads, N pairs each: pairs per second
@@ -113,6 +114,21 @@ int main(int argc, char **argv)
 			CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
 		t = now_ns() - t0;
 		CHECK(cuCtxSynchronize());
+		printf("ns_per_op %.1f\n", t / (double)a);
+	} else if (!strcmp(what, "launch4")) {
+		CUdeviceptr p[4];
+		void *params[] = { &p[0], &p[1], &p[2], &p[3] };
+
+		for (int i = 0; i < 4; i++)
+			CHECK(cuMemAlloc_v2(&p[i], 256));
+		CHECK(cuModuleGetFunction(&f, mod, "gg_touch4"));
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+		t = now_ns() - t0;
+		CHECK(cuCtxSynchronize());
+		for (int i = 0; i < 4; i++)
+			CHECK(cuMemFree_v2(p[i]));
 		printf("ns_per_op %.1f\n", t / (double)a);
 	} else if (!strcmp(what, "alloc")) {
 		t0 = now_ns();

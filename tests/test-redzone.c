@@ -1163,3 +1163,19 @@ Test(checked_launch, a_clean_check_forgets_the_suspects_before_it)
 	assert_json(&a, SUSPECTS, "[[('gg_overrun', 2)]]");
 	gg_app_run_free(&a);
 }
+
+/* gg_overrun_second's second launch, with the same addresses, leaves the
+ * zone's entry as it was (a memo stands for it): a fifth kernel still pushes
+ * out the oldest launch, not that entry. */
+Test(suspects, a_kernel_launched_again_with_the_same_addresses_stays_among_the_newest)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "fill:1", "overrun:1:0",
+				 "kcopy:0:1", "two:0:1:8", "sum:1:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS,
+		    "[[('gg_sum', 6), ('gg_overrun_second', 5), ('gg_copy', 4), ('gg_overrun', 3)]]");
+	gg_app_run_free(&a);
+}

@@ -73,6 +73,9 @@ static struct {
 	 * so a launch's number that is no zone's address costs two compares; and
 	 * the frees so far, which make the threads' range caches stale. */
 	atomic_uint_fast64_t lowest, highest, frees;
+	/* Bumped by every band given and every suspect list cleared: a kernel's
+	 * memo (below) of an older generation is written out again. */
+	atomic_uint_fast64_t generation;
 	/* What was guarded and what was not (SPEC §4, Coverage). */
 	atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 	atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
@@ -393,6 +396,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	atomic_fetch_add(&s->zones, 1);
 	note_bounds(ptr, ptr + bytes + pad);
 	if (gg_registry_insert(&z) == 0) {
+		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
 		atomic_fetch_add_explicit(&redzone_state.padded, 1, memory_order_relaxed);
 		/* A band the driver would not fill is recorded (its padding stays
 		 * hidden) but never checked: not guarded. */
@@ -467,10 +471,39 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct ba
 	};
 }
 
+/* A kernel launched again with the same addresses, while no band was given
+ * and no suspect list cleared, leaves the zones as they are: their entry
+ * names the launch @first, which stands for @last. Taken with @busy (a
+ * launch that finds it taken writes the zones itself). */
+#define MEMO_PTRS 8
+struct memo {
+	atomic_flag busy;
+	uint8_t n;
+	uint64_t ptr[MEMO_PTRS];       /* under @busy */
+	uint64_t generation;           /* under @busy */
+	atomic_uint_fast64_t first;    /* the launch the zones were given */
+	atomic_uint_fast64_t last;     /* the latest launch with the same addresses */
+};
+static struct memo memos[GG_KERNELS_MAX];
+
+/* The launch a zone's suspect @entry stands for. */
+static uint64_t launch_index(uint64_t entry)
+{
+	int slot = GG_SUSPECT_SLOT(entry);
+	uint64_t launch = GG_SUSPECT_LAUNCH(entry), last;
+
+	if (slot < 0 || slot >= GG_KERNELS_MAX)
+		return launch;
+	last = atomic_load(&memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
+	if ((atomic_load(&memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
+		return last;
+	return launch;
+}
+
 static void launch_of(uint64_t entry, struct gg_report_launch *out)
 {
 	gg_kernels_name(GG_SUSPECT_SLOT(entry), &out->kernel);
-	out->launch = GG_SUSPECT_LAUNCH(entry);
+	out->launch = launch_index(entry);
 }
 
 /* @v as the report prints it, its site described now (the site's strings
@@ -490,6 +523,14 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 	}
 	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
 		launch_of(v->suspects[i], &out->suspects[out->nsuspects++]);
+	/* A memo may have made an older entry the newer launch: newest first. */
+	for (unsigned i = 1; i < out->nsuspects; i++)
+		for (unsigned k = i; k > 0 && out->suspects[k].launch > out->suspects[k - 1].launch; k--) {
+			struct gg_report_launch t = out->suspects[k];
+
+			out->suspects[k] = out->suspects[k - 1];
+			out->suspects[k - 1] = t;
+		}
 }
 
 /* Record and report a violation. No lock held: the report runs dladdr(). */
@@ -660,8 +701,10 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 	}
 	int r = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
 
-	if (r >= 0) /* seen clean, or reported with its suspects */
+	if (r >= 0) { /* seen clean, or reported with its suspects */
 		memset(z->suspects, 0, sizeof(z->suspects));
+		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+	}
 	sc->found = r > 0;
 	return false;
 }
@@ -717,6 +760,7 @@ static bool collect_zone(void *arg, struct gg_zone *z)
 	/* Read now: clean, or reported with them (a kernel still running may
 	 * write later, unnamed; the next check names what comes after). */
 	memset(z->suspects, 0, sizeof(z->suspects));
+	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
 	return false;
 }
 
@@ -1030,8 +1074,10 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 		/* The copy's fill was seen done: so is the registry's zone. */
 		if (!(z.flags & GG_ZONE_PENDING))
 			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_PENDING);
-		if (r >= 0)
+		if (r >= 0) {
 			(void)gg_registry_clear_suspects(z.ptr, l->index);
+			atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+		}
 		if (r > 0) {
 			by_launch(&v, &lc);
 			violation(&v);
@@ -1072,6 +1118,53 @@ static uint64_t interior_base(uint64_t ptr)
 	return base;
 }
 
+/* Launch @index of kernel @slot given @ptrs: the newest suspect of each
+ * zone they point into (its start, or inside it). */
+static void give(int slot, const uint64_t *ptrs, int n, uint64_t index)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t base;
+
+		if (gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), launch_index) &&
+		    (base = interior_base(ptrs[i])) && base != ptrs[i])
+			(void)gg_registry_suspect(base, GG_SUSPECT(slot, index), launch_index);
+	}
+}
+
+static void note_suspects(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index)
+{
+	uint64_t generation = atomic_load_explicit(&redzone_state.generation, memory_order_acquire);
+	uint64_t first, last;
+
+	if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
+		give(slot, ptrs, n, index);
+		return;
+	}
+	if (m->n == n && m->generation == generation && !memcmp(m->ptr, ptrs, (size_t)n * 8)) {
+		atomic_store_explicit(&m->last, index, memory_order_relaxed);
+		atomic_flag_clear_explicit(&m->busy, memory_order_release);
+		return;
+	}
+	/* Other addresses: the zones of the old ones learn their latest launch. */
+	first = atomic_load(&m->first);
+	last = atomic_load(&m->last);
+	if (m->n && last != first)
+		for (unsigned i = 0; i < m->n; i++)
+			(void)gg_registry_renew_suspect(m->ptr[i], GG_SUSPECT(slot, first),
+							GG_SUSPECT(slot, last));
+	give(slot, ptrs, n, index);
+	if (n <= MEMO_PTRS) {
+		m->n = (uint8_t)n;
+		memcpy(m->ptr, ptrs, (size_t)n * 8);
+	} else {
+		m->n = 0;
+	}
+	m->generation = generation; /* read before the zones were written */
+	atomic_store(&m->first, index);
+	atomic_store(&m->last, index);
+	atomic_flag_clear_explicit(&m->busy, memory_order_release);
+}
+
 void gg_redzone_launched(const struct gg_redzone_launch *l)
 {
 	uint64_t ptrs[LAUNCH_PTRS];
@@ -1083,13 +1176,8 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 	n = launch_pointers(l, gg_kernels_layout(slot), ptrs);
 	if (n < 0)
 		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
-	for (int i = 0; slot >= 0 && i < n; i++) {
-		uint64_t base;
-
-		if (gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, l->index)) &&
-		    (base = interior_base(ptrs[i])) && base != ptrs[i])
-			(void)gg_registry_suspect(base, GG_SUSPECT(slot, l->index));
-	}
+	if (slot >= 0 && n > 0)
+		note_suspects(&memos[slot], slot, ptrs, n, l->index);
 	if (redzone_state.check_launches)
 		check_launch(l, slot, ptrs, n);
 }
@@ -1189,6 +1277,9 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.violations, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
+	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */
+	for (unsigned i = 0; i < GG_KERNELS_MAX; i++)
+		atomic_flag_clear(&memos[i].busy);
 	atomic_store(&redzone_state.launches_unfollowed, 0);
 	atomic_store(&redzone_state.batched, false);
 	atomic_store(&redzone_state.allocations, 0);

@@ -231,21 +231,28 @@ int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
 	return err;
 }
 
-/* Newest first, one entry per kernel: a kernel launched again moves to the
- * front; a fifth kernel pushes out the oldest. */
-static void push_suspect(uint64_t *s, uint64_t entry)
+/* One entry per kernel, newest first: a kernel launched again moves to the
+ * front; a fifth kernel pushes out the one whose launch (as @launch_of says:
+ * a kernel's memo may make an old entry stand for a newer launch) is oldest. */
+static void push_suspect(uint64_t *s, uint64_t entry, uint64_t (*launch_of)(uint64_t))
 {
-	uint64_t kernel = entry >> 48;
-	int i = 0;
+	uint64_t kernel = entry >> 48, oldest = UINT64_MAX;
+	int i, out = GG_SUSPECTS - 1;
 
-	while (i < GG_SUSPECTS - 1 && s[i] >> 48 != kernel)
-		i++;
-	for (; i > 0; i--)
-		s[i] = s[i - 1];
+	for (i = 0; i < GG_SUSPECTS && s[i] && s[i] >> 48 != kernel; i++) {
+		uint64_t at = launch_of ? launch_of(s[i]) : GG_SUSPECT_LAUNCH(s[i]);
+
+		if (at < oldest)
+			oldest = at, out = i;
+	}
+	if (i < GG_SUSPECTS)
+		out = i; /* the kernel's own entry, or a free one */
+	for (; out > 0; out--)
+		s[out] = s[out - 1];
 	s[0] = entry;
 }
 
-int gg_registry_suspect(uint64_t ptr, uint64_t entry)
+int gg_registry_suspect(uint64_t ptr, uint64_t entry, uint64_t (*launch_of)(uint64_t))
 {
 	struct shard *s = shard_of(ptr);
 	int64_t i;
@@ -254,7 +261,27 @@ int gg_registry_suspect(uint64_t ptr, uint64_t entry)
 	ensure_init();
 	pthread_mutex_lock(&s->lock);
 	if ((i = slot_of(s, ptr)) >= 0) {
-		push_suspect(s->zones[s->table[i] - 1].suspects, entry);
+		push_suspect(s->zones[s->table[i] - 1].suspects, entry, launch_of);
+		err = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+int gg_registry_renew_suspect(uint64_t ptr, uint64_t old, uint64_t now)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		uint64_t *sus = s->zones[s->table[i] - 1].suspects;
+
+		for (int k = 0; k < GG_SUSPECTS; k++)
+			if (sus[k] == old)
+				sus[k] = now;
 		err = 0;
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -49,8 +49,13 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out);
 /* Clear @flags of the zone at @ptr. 0 or -ENOENT. */
 int gg_registry_clear_flags(uint64_t ptr, uint8_t flags);
 
-/* @entry (GG_SUSPECT) is the newest suspect of the zone at @ptr. 0 or -ENOENT. */
-int gg_registry_suspect(uint64_t ptr, uint64_t entry);
+/* @entry (GG_SUSPECT) is the newest suspect of the zone at @ptr; a full
+ * list loses the entry whose launch, as @launch_of says (NULL: as stored), is
+ * oldest. 0 or -ENOENT. */
+int gg_registry_suspect(uint64_t ptr, uint64_t entry, uint64_t (*launch_of)(uint64_t));
+
+/* The zone at @ptr's suspect @old, when it has it, becomes @now. 0 or -ENOENT. */
+int gg_registry_renew_suspect(uint64_t ptr, uint64_t old, uint64_t now);
 
 /* Forget the suspects of the zone at @ptr launched up to @launch (its band
  * was seen clean after them). 0 or -ENOENT. */
