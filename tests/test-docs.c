@@ -1,15 +1,19 @@
-/* What users read: README.md and gpuguard(1). Their examples run as written
- * (a directory an example writes into is made first). */
+/* What users read: README.md, gpuguard(1), the summary's JSON Schema and the
+ * command's --help. Their examples run as written (a directory an example
+ * writes into is made first), and they point at nothing a user cannot see
+ * (the project's contract is not in the repository). */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
 #define README GG_SOURCE_ROOT "/README.md"
 #define MANPAGE GG_SOURCE_ROOT "/docs/gpuguard.1"
+#define SCHEMA GG_SOURCE_ROOT "/docs/summary.schema.json"
 
 /* The options and variables whose value is a file the run writes. */
 static const char *const writers[] = { "--json", "--log", "--metrics", "--junit", "--sarif",
@@ -183,4 +187,92 @@ Test(docs, an_example_writing_into_a_directory_it_did_not_make_is_caught)
 	check_examples("    gpuguard --json /tmp/a.json --log a.log -- ./a\n", false, &c);
 	cr_assert_str_eq(c.bad, "");
 	cr_assert_eq(c.outputs, 0);
+}
+
+/* Text that sends a reader to the project's contract, a file they do not
+ * have: "SPEC", "SPEC section 6", "SPEC §6". NULL when there is none. */
+static const char *names_the_contract(const char *text)
+{
+	for (const char *p = text; (p = strstr(p, "SPEC")); p++) {
+		bool word_before = p > text && (p[-1] == '_' || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+						(p[-1] >= 'a' && p[-1] <= 'z'));
+		char after = p[4];
+
+		if (!word_before && !(after == '_' || (after >= 'A' && after <= 'Z') ||
+				      (after >= 'a' && after <= 'z')))
+			return p;
+	}
+	return strstr(text, "§");
+}
+
+static void assert_no_contract(const char *what, const char *text)
+{
+	const char *at = names_the_contract(text);
+
+	cr_assert_null(at, "%s points at a file users do not have: \"%.60s\"", what, at);
+}
+
+Test(docs, user_facing_text_names_no_file_outside_the_repository)
+{
+	const char *files[] = { README, MANPAGE, SCHEMA };
+	const char *helps[][3] = { { "--help" }, { "report", "--help" }, { "scan", "--help" },
+				   { "symbolize", "--help" }, { "bisect", "--help" } };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *text = gg_read_file(files[i]);
+
+		cr_assert_not_null(text, "%s", files[i]);
+		assert_no_contract(files[i], text);
+		free(text);
+	}
+	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		struct gg_run r;
+		char what[64];
+
+		gg_run(&r, 0, NULL,
+		       (const char *[]){ GG_CLI, helps[i][0], helps[i][1], NULL });
+		snprintf(what, sizeof(what), "gpuguard %s %s", helps[i][0], helps[i][1] ? helps[i][1] : "");
+		cr_assert_gt(r.out_len + r.err_len, 0, "%s printed nothing", what);
+		assert_no_contract(what, r.out);
+		assert_no_contract(what, r.err);
+		gg_run_free(&r);
+	}
+}
+
+/* Every file of the repository the README names (`docs/...`, `scripts/...`,
+ * `BENCHMARKS.md`) is there. */
+Test(docs, the_files_the_readme_names_are_in_the_repository)
+{
+	static const char *const roots[] = { "docs/", "scripts/", "shim/", "tests/", "tools/",
+					     "examples/", "bench/", "gpucheck/" };
+	char *text = gg_read_file(README);
+	unsigned named = 0;
+	char missing[1024] = "";
+
+	cr_assert_not_null(text);
+	for (const char *p = strchr(text, '`'); p; p = strchr(p + 1, '`')) {
+		const char *end = strchr(p + 1, '`');
+		char tok[256], path[512];
+		struct stat st;
+		bool repo = false;
+
+		if (!end)
+			break;
+		snprintf(tok, sizeof(tok), "%.*s", (int)(end - p - 1 < 255 ? end - p - 1 : 255), p + 1);
+		p = end;
+		tok[strcspn(tok, " ")] = '\0'; /* `scripts/test --clang`: the file */
+		for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+			repo |= !strncmp(tok, roots[i], strlen(roots[i]));
+		if (!strchr(tok, '/') && strlen(tok) > 3 && !strcmp(tok + strlen(tok) - 3, ".md"))
+			repo = true;
+		if (!repo)
+			continue;
+		named++;
+		snprintf(path, sizeof(path), "%s/%s", GG_SOURCE_ROOT, tok);
+		if (stat(path, &st))
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s", tok);
+	}
+	cr_assert_geq(named, 10, "the README's file names were not found");
+	cr_assert_str_eq(missing, "", "README.md names files the repository lacks:%s", missing);
+	free(text);
 }
