@@ -11,12 +11,14 @@
 
 #define RZ GG_APPS "/app-redzone"
 
-/* One run with GPUGUARD_EXITCODE=86, 64-byte bands and a summary per process. */
+/* One run with GPUGUARD_EXITCODE=86, 64-byte bands, and a summary and a
+ * metrics file per process. */
 struct forked {
 	struct gg_run r;
 	char dir[64];
-	char env_json[160];
-	glob_t files; /* the summaries written, one per process */
+	char env_json[160], env_metrics[160];
+	glob_t files;   /* the summaries written, one per process */
+	glob_t metrics; /* the metrics files written, likewise */
 };
 
 static void run_forked(struct forked *f, const char *prog, const char *const *args)
@@ -27,15 +29,18 @@ static void run_forked(struct forked *f, const char *prog, const char *const *ar
 
 	gg_tmpdir(f->dir, sizeof(f->dir));
 	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", f->dir);
+	snprintf(f->env_metrics, sizeof(f->env_metrics), "GPUGUARD_METRICS=%s/m.%%p.prom", f->dir);
 	for (; *args && n < 15; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
 	gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
-	       (const char *[]){ f->env_json, "GPUGUARD_REDZONE=64", "GPUGUARD_EXITCODE=86",
-				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ f->env_json, f->env_metrics, "GPUGUARD_REDZONE=64",
+				 "GPUGUARD_EXITCODE=86", "GG_TEST_PTX=" GG_PTX, NULL },
 	       argv);
 	snprintf(pattern, sizeof(pattern), "%s/s.*.json", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
+	snprintf(pattern, sizeof(pattern), "%s/m.*.prom", f->dir);
+	cr_assert_neq(glob(pattern, 0, NULL, &f->metrics), GLOB_ABORTED);
 }
 
 static void forked_free(struct forked *f)
@@ -43,6 +48,7 @@ static void forked_free(struct forked *f)
 	char cmd[96];
 
 	globfree(&f->files);
+	globfree(&f->metrics);
 	gg_run_free(&f->r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
 	cr_assert_eq(system(cmd), 0);
@@ -80,6 +86,15 @@ Test(fork, a_child_that_never_calls_the_driver_writes_nothing_and_keeps_its_stat
 	assert_out(&f.r, "child idle exited 0\n");
 	cr_assert_eq(gg_run_exit(&f.r), 86, "the parent's own violation: %s", f.r.err);
 	cr_assert_eq(f.files.gl_pathc, 1, "only the parent writes a summary");
+	cr_assert_eq(f.metrics.gl_pathc, 1, "only the parent writes a metrics file");
+	{
+		/* ... and both are the parent's: s.PID.json and m.PID.prom */
+		char *pid = gg_json(f.files.gl_pathv[0], "j['pid']"), want[128];
+
+		snprintf(want, sizeof(want), "%s/m.%s.prom", f.dir, pid);
+		cr_assert_str_eq(f.metrics.gl_pathv[0], want);
+		free(pid);
+	}
 	cr_assert_eq(gg_count_lines(f.r.err, "INFO: exit:"), 1, "%s", f.r.err);
 	forked_free(&f);
 }
