@@ -21,26 +21,48 @@ struct forked {
 	glob_t metrics; /* the metrics files written, likewise */
 };
 
-static void run_forked(struct forked *f, const char *prog, const char *const *args)
+enum { BY_PRELOAD, BY_COMMAND };
+
+/* @prog run with the shim preloaded by the harness (BY_PRELOAD), or by the
+ * gpuguard command with the same settings as its options (BY_COMMAND). */
+static void run_forked_by(struct forked *f, int how, const char *prog, const char *const *args)
 {
-	const char *argv[16] = { prog };
-	char pattern[128];
-	size_t n = 1;
+	const char *argv[32];
+	char pattern[128], json[128], metrics[128];
+	size_t n = 0;
 
 	gg_tmpdir(f->dir, sizeof(f->dir));
-	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", f->dir);
-	snprintf(f->env_metrics, sizeof(f->env_metrics), "GPUGUARD_METRICS=%s/m.%%p.prom", f->dir);
-	for (; *args && n < 15; args++)
+	snprintf(json, sizeof(json), "%s/s.%%p.json", f->dir);
+	snprintf(metrics, sizeof(metrics), "%s/m.%%p.prom", f->dir);
+	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(f->env_metrics, sizeof(f->env_metrics), "GPUGUARD_METRICS=%s", metrics);
+	if (how == BY_COMMAND) {
+		const char *opts[] = { GG_CLI, "--redzone", "64", "--exitcode", "86", "--json", json,
+				       "--metrics", metrics, "--" };
+
+		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+			argv[n++] = opts[i];
+	}
+	argv[n++] = prog;
+	for (; *args && n < 31; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
-	gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
-	       (const char *[]){ f->env_json, f->env_metrics, "GPUGUARD_REDZONE=64",
-				 "GPUGUARD_EXITCODE=86", "GG_TEST_PTX=" GG_PTX, NULL },
-	       argv);
+	if (how == BY_COMMAND)
+		gg_run(&f->r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL }, argv);
+	else
+		gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ f->env_json, f->env_metrics, "GPUGUARD_REDZONE=64",
+					 "GPUGUARD_EXITCODE=86", "GG_TEST_PTX=" GG_PTX, NULL },
+		       argv);
 	snprintf(pattern, sizeof(pattern), "%s/s.*.json", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
 	snprintf(pattern, sizeof(pattern), "%s/m.*.prom", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->metrics), GLOB_ABORTED);
+}
+
+static void run_forked(struct forked *f, const char *prog, const char *const *args)
+{
+	run_forked_by(f, BY_PRELOAD, prog, args);
 }
 
 static void forked_free(struct forked *f)
@@ -199,6 +221,41 @@ Test(fork, a_python_multiprocessing_pool_started_with_fork)
 		cr_assert_eq(calls, 7, "%s", v);
 	}
 	free(v);
+	forked_free(&f);
+}
+
+/* The same pool run by the gpuguard command, as the README's CI job does it:
+ * --exitcode and a summary per process (%p), then gpuguard report over them
+ * all counts the parent's own violation and the overrunning worker's, each
+ * once (a child's summary holds none of its parent's). */
+Test(fork, a_python_multiprocessing_pool_under_the_command_is_reported_once_per_violation)
+{
+	struct forked f;
+	char *v, cmd[256];
+	struct gg_run rep;
+
+	run_forked_by(&f, BY_COMMAND, "/usr/bin/python3",
+		      (const char *[]){ GG_SOURCE_ROOT "/tests/apps/mp-workers.py", GG_PTX, NULL });
+	assert_out(&f.r, "pool: [0, 1, 4, 9]\nclean worker exited 0\noverrunning worker exited 86\n");
+	cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
+	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s",
+		  f.files.gl_pathc, f.r.err);
+	v = each_summary(&f, "len(j['violations'])");
+	{
+		unsigned viol = 0, with = 0, a;
+
+		for (const char *p = v; sscanf(p, "%u;", &a) == 1; p = strchr(p, ';') + 1)
+			viol += a, with += a != 0;
+		cr_assert_eq(viol, 2, "the parent's and the overrunning worker's: %s", v);
+		cr_assert_eq(with, 2, "one in each of two summaries: %s", v);
+	}
+	free(v);
+	snprintf(cmd, sizeof(cmd), "%s report %s/s.*.json", GG_CLI, f.dir);
+	gg_run(&rep, 0, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&rep), 1, "%s", rep.err);
+	cr_assert(strstr(rep.out, "red zone violations: 2\n") ||
+		  strstr(rep.out, "red zone violations: 2, in "), "%s", rep.out);
+	gg_run_free(&rep);
 	forked_free(&f);
 }
 
