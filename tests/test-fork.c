@@ -11,31 +11,58 @@
 
 #define RZ GG_APPS "/app-redzone"
 
-/* One run with GPUGUARD_EXITCODE=86, 64-byte bands and a summary per process. */
+/* One run with GPUGUARD_EXITCODE=86, 64-byte bands, and a summary and a
+ * metrics file per process. */
 struct forked {
 	struct gg_run r;
 	char dir[64];
-	char env_json[160];
-	glob_t files; /* the summaries written, one per process */
+	char env_json[160], env_metrics[160];
+	glob_t files;   /* the summaries written, one per process */
+	glob_t metrics; /* the metrics files written, likewise */
 };
+
+enum { BY_PRELOAD, BY_COMMAND };
+
+/* @prog run with the shim preloaded by the harness (BY_PRELOAD), or by the
+ * gpuguard command with the same settings as its options (BY_COMMAND). */
+static void run_forked_by(struct forked *f, int how, const char *prog, const char *const *args)
+{
+	const char *argv[32];
+	char pattern[128], json[128], metrics[128];
+	size_t n = 0;
+
+	gg_tmpdir(f->dir, sizeof(f->dir));
+	snprintf(json, sizeof(json), "%s/s.%%p.json", f->dir);
+	snprintf(metrics, sizeof(metrics), "%s/m.%%p.prom", f->dir);
+	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(f->env_metrics, sizeof(f->env_metrics), "GPUGUARD_METRICS=%s", metrics);
+	if (how == BY_COMMAND) {
+		const char *opts[] = { GG_CLI, "--redzone", "64", "--exitcode", "86", "--json", json,
+				       "--metrics", metrics, "--" };
+
+		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+			argv[n++] = opts[i];
+	}
+	argv[n++] = prog;
+	for (; *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	if (how == BY_COMMAND)
+		gg_run(&f->r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL }, argv);
+	else
+		gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ f->env_json, f->env_metrics, "GPUGUARD_REDZONE=64",
+					 "GPUGUARD_EXITCODE=86", "GG_TEST_PTX=" GG_PTX, NULL },
+		       argv);
+	snprintf(pattern, sizeof(pattern), "%s/s.*.json", f->dir);
+	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
+	snprintf(pattern, sizeof(pattern), "%s/m.*.prom", f->dir);
+	cr_assert_neq(glob(pattern, 0, NULL, &f->metrics), GLOB_ABORTED);
+}
 
 static void run_forked(struct forked *f, const char *prog, const char *const *args)
 {
-	const char *argv[16] = { prog };
-	char pattern[128];
-	size_t n = 1;
-
-	gg_tmpdir(f->dir, sizeof(f->dir));
-	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", f->dir);
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
-	       (const char *[]){ f->env_json, "GPUGUARD_REDZONE=64", "GPUGUARD_EXITCODE=86",
-				 "GG_TEST_PTX=" GG_PTX, NULL },
-	       argv);
-	snprintf(pattern, sizeof(pattern), "%s/s.*.json", f->dir);
-	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
+	run_forked_by(f, BY_PRELOAD, prog, args);
 }
 
 static void forked_free(struct forked *f)
@@ -43,6 +70,7 @@ static void forked_free(struct forked *f)
 	char cmd[96];
 
 	globfree(&f->files);
+	globfree(&f->metrics);
 	gg_run_free(&f->r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
 	cr_assert_eq(system(cmd), 0);
@@ -80,6 +108,15 @@ Test(fork, a_child_that_never_calls_the_driver_writes_nothing_and_keeps_its_stat
 	assert_out(&f.r, "child idle exited 0\n");
 	cr_assert_eq(gg_run_exit(&f.r), 86, "the parent's own violation: %s", f.r.err);
 	cr_assert_eq(f.files.gl_pathc, 1, "only the parent writes a summary");
+	cr_assert_eq(f.metrics.gl_pathc, 1, "only the parent writes a metrics file");
+	{
+		/* ... and both are the parent's: s.PID.json and m.PID.prom */
+		char *pid = gg_json(f.files.gl_pathv[0], "j['pid']"), want[128];
+
+		snprintf(want, sizeof(want), "%s/m.%s.prom", f.dir, pid);
+		cr_assert_str_eq(f.metrics.gl_pathv[0], want);
+		free(pid);
+	}
 	cr_assert_eq(gg_count_lines(f.r.err, "INFO: exit:"), 1, "%s", f.r.err);
 	forked_free(&f);
 }
@@ -184,6 +221,41 @@ Test(fork, a_python_multiprocessing_pool_started_with_fork)
 		cr_assert_eq(calls, 7, "%s", v);
 	}
 	free(v);
+	forked_free(&f);
+}
+
+/* The same pool run by the gpuguard command, as the README's CI job does it:
+ * --exitcode and a summary per process (%p), then gpuguard report over them
+ * all counts the parent's own violation and the overrunning worker's, each
+ * once (a child's summary holds none of its parent's). */
+Test(fork, a_python_multiprocessing_pool_under_the_command_is_reported_once_per_violation)
+{
+	struct forked f;
+	char *v, cmd[256];
+	struct gg_run rep;
+
+	run_forked_by(&f, BY_COMMAND, "/usr/bin/python3",
+		      (const char *[]){ GG_SOURCE_ROOT "/tests/apps/mp-workers.py", GG_PTX, NULL });
+	assert_out(&f.r, "pool: [0, 1, 4, 9]\nclean worker exited 0\noverrunning worker exited 86\n");
+	cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
+	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s",
+		  f.files.gl_pathc, f.r.err);
+	v = each_summary(&f, "len(j['violations'])");
+	{
+		unsigned viol = 0, with = 0, a;
+
+		for (const char *p = v; sscanf(p, "%u;", &a) == 1; p = strchr(p, ';') + 1)
+			viol += a, with += a != 0;
+		cr_assert_eq(viol, 2, "the parent's and the overrunning worker's: %s", v);
+		cr_assert_eq(with, 2, "one in each of two summaries: %s", v);
+	}
+	free(v);
+	snprintf(cmd, sizeof(cmd), "%s report %s/s.*.json", GG_CLI, f.dir);
+	gg_run(&rep, 0, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&rep), 1, "%s", rep.err);
+	cr_assert(strstr(rep.out, "red zone violations: 2\n") ||
+		  strstr(rep.out, "red zone violations: 2, in "), "%s", rep.out);
+	gg_run_free(&rep);
 	forked_free(&f);
 }
 

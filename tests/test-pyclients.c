@@ -215,6 +215,48 @@ Test(pyclients, numba_cuda_prints_and_returns_the_same_and_its_overrun_is_report
 	three_runs_free(&t);
 }
 
+/* numba-cuda gives each device array a driver allocation of its own, and
+ * queues its free when Python collects it: the band is checked when the
+ * queue is flushed, or at once with NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0
+ * (README, "Python programs"). The script says on stderr when it dropped the
+ * array and when it flushed the queue; gpuguard's ERROR falls between them,
+ * or before both. */
+Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_flushed,
+     .timeout = 300)
+{
+	static const char *const counts[] = { NULL, "NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0" };
+
+	require_pyenv();
+	for (int i = 0; i < 2; i++) {
+		const char *extra[] = { counts[i], NULL };
+		const char *dropped, *flushed, *error;
+		char dir[64], json[128];
+		struct gg_run r;
+
+		gg_tmpdir(dir, sizeof(dir));
+		snprintf(json, sizeof(json), "%s/summary.json", dir);
+		run_mode(&r, REDZONE, json, extra,
+			 (const char *[]){ PYTHON, CLIENTS "numba_cuda_frees.py", GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+		dropped = strstr(r.err, i ? "dropped; 0 frees pending\n" : "dropped; 1 frees pending\n");
+		flushed = strstr(r.err, "flushed\n");
+		error = strstr(r.err, "] ERROR: ");
+		cr_assert(dropped && flushed && error, "%s", r.err);
+		cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 1, "%s", r.err);
+		if (i == 0)
+			cr_assert(dropped < error && error < flushed, "checked at the flush:\n%s", r.err);
+		else
+			cr_assert(error < dropped, "checked at once:\n%s", r.err);
+		/* Two arrays, two allocations, each with its band; found at its free. */
+		expect_json(json, "(j['allocations']['calls'], j['allocations']['padded'])", "(2, 2)");
+		expect_json(json, "[(v['index'], v['detected_by']) for v in j['violations']]",
+			    "[(0, 'free')]");
+		gg_run_free(&r);
+		cr_expect_eq(remove(json), 0);
+		cr_expect_eq(remove(dir), 0);
+	}
+}
+
 /* The CUDA runtime over the fake driver stops at cuGetExportTable, which
  * the fake does not imitate: with the shim (red zones on, its log in a file)
  * the program gets the same error, prints the same, writes the same to

@@ -59,6 +59,19 @@
  *                    sends itself SIG (when not 0) and waits for its own
  *                    summary (GPUGUARD_SUMMARY_JSON, %p = its pid), then exits
  *                    0; the parent waits for it
+ *   slowstart:MS     from here on (and in children forked later), the
+ *                    program's thread runtime holds a lock of its own from
+ *                    the moment it creates a thread until that thread has been
+ *                    starting for MS ms, and fork() does not take it, as GCC
+ *                    12's AddressSanitizer does with its allocator lock: a
+ *                    child forked meanwhile creates no thread (pthread_create
+ *                    waits 3 s for the lock there, then fails with EAGAIN)
+ *   forkrace:N:SIG   N times: fork a child that calls the driver (its first
+ *                    hook starts its own watcher thread) and at once forks a
+ *                    grandchild, which calls the driver, sends itself SIG and
+ *                    waits (up to 3 s) for its own summary (GPUGUARD_SUMMARY_JSON,
+ *                    %p = its pid), which only a boundary writes before it
+ *                    exits; prints how many grandchildren saw theirs
  *   child:MODE       fork one child and wait for it. MODE: idle (no driver
  *                    call), clean (64 bytes allocated, filled, freed), overrun
  *                    (64 bytes overrun by 8), each ending with exit(0), or the
@@ -78,13 +91,17 @@
  *   exit:N           exit(N) here
  * Prints one line per step on stdout, with only what the application knows. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver-table.h"
@@ -185,6 +202,95 @@ static void child_work(const char *mode)
 	launch(!strncmp(mode, "overrun", 7) ? "gg_overrun" : "gg_fill",
 	       !strncmp(mode, "overrun", 7) ? over : fill);
 	CHECK(cuMemFree_v2(p));
+}
+
+/* slowstart:MS. Every thread the program creates goes through here (the
+ * shim's watcher too: the program's definition comes first); with MS 0 it
+ * is the C library's own pthread_create. */
+static struct {
+	unsigned long ms;
+	sem_t lock; /* 1: free; taken by pthread_create, given back by the new thread */
+} slow_start;
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *slow_thread_start(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+
+	free(p);
+	usleep((useconds_t)(slow_start.ms * 1000));
+	sem_post(&slow_start.lock); /* started */
+	return s.fn(s.arg);
+}
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	struct thread_start *s;
+	struct timespec until;
+	int err;
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+	if (!slow_start.ms)
+		return real(t, attr, fn, arg);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	while ((err = sem_timedwait(&slow_start.lock, &until)) && errno == EINTR)
+		;
+	if (err)
+		return EAGAIN; /* held since before fork(): never given back here */
+	if (!(s = malloc(sizeof(*s)))) {
+		sem_post(&slow_start.lock);
+		return EAGAIN;
+	}
+	s->fn = fn;
+	s->arg = arg;
+	if ((err = real(t, attr, slow_thread_start, s))) {
+		free(s);
+		sem_post(&slow_start.lock);
+	}
+	return err;
+}
+
+/* GPUGUARD_SUMMARY_JSON with %p as this process's pid; false without %p. */
+static int own_summary(char *path, size_t cap)
+{
+	const char *pattern = getenv("GPUGUARD_SUMMARY_JSON"), *at;
+
+	if (!pattern || !(at = strstr(pattern, "%p")))
+		return 0;
+	snprintf(path, cap, "%.*s%d%s", (int)(at - pattern), pattern, (int)getpid(), at + 2);
+	return 1;
+}
+
+/* forkrace: a child forked as its watcher starts; its grandchild's status
+ * (0: its boundary ran). */
+static int forkrace_child(int sig)
+{
+	CUdeviceptr p;
+	pid_t pid;
+	int status = 0;
+
+	CHECK(redzone_alloc(&p, 64)); /* its first hook: its watcher starts */
+	if ((pid = fork()) == 0) {       /* at once */
+		struct stat st;
+		char path[512];
+
+		CHECK(redzone_alloc(&p, 64));
+		if (!own_summary(path, sizeof(path)))
+			_exit(4);
+		kill(getpid(), sig);
+		for (int i = 0; i < 300 && stat(path, &st); i++)
+			usleep(10000);
+		_exit(stat(path, &st) ? 3 : 0);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
 }
 
 /* brood:T:C: each thread overruns a buffer of its own, then forks C
@@ -587,6 +693,24 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "slowstart:", 10)) {
+			sem_init(&slow_start.lock, 0, 1);
+			slow_start.ms = a;
+			printf("slowstart %lu\n", a);
+		} else if (!strncmp(arg, "forkrace:", 9)) {
+			unsigned long ran = 0;
+
+			fflush(stdout);
+			for (unsigned long k = 0; k < a; k++) {
+				pid_t pid = fork();
+				int status = 0;
+
+				if (pid == 0)
+					_exit(forkrace_child((int)b));
+				waitpid(pid, &status, 0);
+				ran += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+			}
+			printf("forkrace: %lu of %lu grandchildren ran their boundary\n", ran, a);
 		} else if (!strncmp(arg, "child:", 6)) {
 			const char *mode = arg + 6;
 			pid_t pid;

@@ -645,19 +645,6 @@ FC_EXPORT(cuMemAllocPitch_v2,
 }
 
 /*
- * cuMemFree is synchronous: queued work that may still use the memory runs
- * first.  Memory from cuMemAllocAsync is the exception the documentation
- * names: no implicit synchronisation, so work still queued on it will fault.
- * A NULL pointer is not an allocation: CUDA_ERROR_INVALID_VALUE (unlike
- * cudaFree(NULL), cuMemFree has no documented no-op case).
- */
-/* With no context current this answers CUDA_ERROR_INVALID_CONTEXT, as cuda.h
- * documents: cuMemFree's \return list holds it, and the error's own text says
- * it "most frequently indicates that there is no context bound to the current
- * thread". NVIDIA's cuda-python maintainers report that the driver in fact
- * frees by address with no context current (12.9, 13.x): a client that frees
- * so (numba's cuda.close()) may fail here where a GPU would not. */
-/*
  * A graph allocation is freed by address too ("passing the allocation to
  * cuMemFreeAsync or cuMemFree"), when a launch has allocated it: all queued
  * work runs first, since its allocation node may be queued on any stream.
@@ -674,6 +661,20 @@ static CUresult free_graph_allocation(fc_galloc *ga)
     return CUDA_SUCCESS;
 }
 
+/*
+ * cuMemFree is synchronous: queued work that may still use the memory runs
+ * first.  Memory from cuMemAllocAsync is the exception the documentation
+ * names: no implicit synchronisation, so work still queued on it will fault.
+ * A NULL pointer is not an allocation: CUDA_ERROR_INVALID_VALUE (unlike
+ * cudaFree(NULL), cuMemFree has no documented no-op case).
+ *
+ * With no context current this answers CUDA_ERROR_INVALID_CONTEXT, as cuda.h
+ * documents: cuMemFree's \return list holds it, and the error's own text says
+ * it "most frequently indicates that there is no context bound to the current
+ * thread".  NVIDIA's cuda-python maintainers report that the driver in fact
+ * frees by address with no context current (12.9, 13.x): a client that frees
+ * so (numba's cuda.close()) may fail here where a GPU would not.
+ */
 FC_EXPORT(cuMemFree_v2, (CUdeviceptr dptr), (dptr))
 {
     CUresult rc = fc_enter();

@@ -381,6 +381,20 @@ Test(fakecuda, free_of_unknown_interior_or_freed_pointers_is_invalid_value)
     cr_assert_eq(fakecuda_live_allocations(), 0);
 }
 
+/* cuda.h lists CUDA_ERROR_INVALID_CONTEXT among cuMemFree's results; the fake
+ * answers it when no context is current, and the memory stays allocated. */
+Test(fakecuda, free_with_no_context_current_is_invalid_context_and_frees_nothing)
+{
+    CUcontext c = primary();
+    CUdeviceptr p = alloc(100);
+    OK(cuCtxSetCurrent(NULL));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemFree_v2(p));
+    cr_assert_eq(fakecuda_live_allocations(), 1);
+    OK(cuCtxSetCurrent(c));
+    OK(cuMemFree_v2(p));
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
 Test(fakecuda, the_memory_limit_from_the_environment_gives_out_of_memory)
 {
     CUdeviceptr p;
