@@ -1179,3 +1179,40 @@ Test(suspects, a_kernel_launched_again_with_the_same_addresses_stays_among_the_n
 		    "[[('gg_sum', 6), ('gg_overrun_second', 5), ('gg_copy', 4), ('gg_overrun', 3)]]");
 	gg_app_run_free(&a);
 }
+
+/* A module of one kernel, for reload: the fake runs gg_* kernels by name. */
+static void write_ptx(const char *path, const char *entry)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, ".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry %s\n{\n\tret;\n}\n",
+		entry);
+	fclose(f);
+}
+
+/* The driver hands a function's handle out again after its module was
+ * unloaded: the shim must not read the new kernel's parameters by the old
+ * one's layout (five of them where there are three, past a page's end). */
+Test(suspects, a_handle_handed_out_again_after_an_unload_is_read_by_its_new_layout)
+{
+	char dir[] = "/tmp/gg-reload-XXXXXX", p1[64], p2[64], step[160];
+	struct gg_app_run a;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(p1, sizeof(p1), "%s/two.ptx", dir);
+	snprintf(p2, sizeof(p2), "%s/fill.ptx", dir);
+	write_ptx(p1, "gg_overrun_second(.param .u64 a, .param .u64 na, .param .u64 b, "
+		      ".param .u64 nb, .param .u64 extra)");
+	write_ptx(p2, "gg_fill(.param .u64 p, .param .u8 value, .param .u64 n)");
+	snprintf(step, sizeof(step), "reload:%s:%s", p1, p2);
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "FAKECUDA_REUSE_HANDLES=1", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", step, "overrun:1:8", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s\n%s", a.r.out, a.r.err);
+	cr_assert(strstr(a.r.out, "reloaded: handle reused"), "%s", a.r.out);
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 3), ('gg_fill', 2), ('gg_overrun_second', 1)]]");
+	gg_app_run_free(&a);
+	unlink(p1);
+	unlink(p2);
+	rmdir(dir);
+}

@@ -244,6 +244,7 @@ void gg_audit_loaded_image(enum gg_audit_kind kind, const void *handle, const vo
 
 void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle)
 {
+	gg_kernels_unloaded(handle); /* before the driver can hand its kernels' handles out again */
 	pthread_mutex_lock(&audit_state.lock);
 	struct named *e = names_find(KEY(kind, handle));
 
@@ -376,7 +377,8 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 		if (p) {
 			p->found++;
 			/* The pair's strings are never freed: the kernel keeps them. */
-			gg_kernels_found(found, kind == GG_AUDIT_LIBRARY, p->module, p->function);
+			gg_kernels_found(found, kind == GG_AUDIT_LIBRARY, handle, p->module,
+					 p->function);
 		}
 	} else {
 		audit_state.failed_calls++;

@@ -14,6 +14,7 @@
 
 #define MASK (GG_KERNELS_MAX - 1)
 #define CLAIMING ((const void *)1) /* a slot being claimed: its names not yet written */
+#define GONE ((const void *)2)     /* a slot whose handle was unloaded: never matches */
 
 enum { LAYOUT_UNREAD, LAYOUT_READING, LAYOUT_READY };
 
@@ -21,6 +22,7 @@ struct kernel {
 	_Atomic(const void *) handle;  /* set last (release) */
 	_Atomic(const char *) module;   /* from the lookup: before @handle, or after */
 	_Atomic(const char *) function; /* a launch added it unnamed (@function last) */
+	_Atomic(const void *) owner;    /* the module or library of its lookup */
 	atomic_bool is_kernel;         /* a CUkernel (cuLibraryGetKernel) */
 	atomic_int layout_state;       /* LAYOUT_*: @layout is read-only once READY */
 	struct gg_kernel_layout layout;
@@ -29,6 +31,7 @@ struct kernel {
 
 static struct {
 	struct kernel k[GG_KERNELS_MAX]; /* lock-free, insert only */
+	atomic_uint_fast64_t epoch;      /* unloads so far */
 } kernels_state;
 
 static unsigned home_of(const void *handle)
@@ -43,7 +46,7 @@ static unsigned home_of(const void *handle)
 static int find(const void *handle, bool add, bool is_kernel, const char *module,
 		const char *function)
 {
-	if (!handle || handle == CLAIMING)
+	if (!handle || handle == CLAIMING || handle == GONE)
 		return -1;
 	for (unsigned i = home_of(handle), n = 0; n < GG_KERNELS_MAX; i = (i + 1) & MASK, n++) {
 		struct kernel *k = &kernels_state.k[i];
@@ -77,22 +80,66 @@ int gg_kernels_slot(const void *handle)
 	return find(handle, true, false, NULL, NULL);
 }
 
-void gg_kernels_found(const void *handle, bool kernel, const char *module, const char *function)
+void gg_kernels_found(const void *handle, bool kernel, const void *owner, const char *module,
+		      const char *function)
 {
 	/* The driver hands out one handle per kernel and module: the first
 	 * lookup's names stand. A launch that came first left none. */
 	int slot = find(handle, true, kernel, module, function);
 	struct kernel *k;
+	const char *had;
 
 	if (slot < 0)
 		return;
 	k = &kernels_state.k[slot];
+	had = atomic_load(&k->function);
+	if (had && function && (strcmp(had, function) || atomic_load(&k->owner) != owner)) {
+		/* Another kernel's handle, seen in a module that was unloaded
+		 * unseen: that slot keeps its names, the handle gets a new one. */
+		atomic_store(&k->handle, GONE);
+		atomic_fetch_add(&kernels_state.epoch, 1);
+		if ((slot = find(handle, true, kernel, module, function)) < 0)
+			return;
+		k = &kernels_state.k[slot];
+		had = atomic_load(&k->function);
+	}
 	if (kernel)
 		atomic_store(&k->is_kernel, true);
-	if (function && !atomic_load(&k->function)) {
+	atomic_store(&k->owner, owner);
+	if (function && !had) {
 		atomic_store(&k->module, module);
 		atomic_store(&k->function, function);
 	}
+}
+
+void gg_kernels_unloaded(const void *owner)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < GG_KERNELS_MAX; i++) {
+		struct kernel *k = &kernels_state.k[i];
+		const void *h = atomic_load(&k->handle), *o = atomic_load(&k->owner);
+
+		/* A handle of unknown provenance (no lookup seen) may be one of
+		 * them; a context's end takes its functions (CUkernels outlive it). */
+		if (h && h != CLAIMING && h != GONE &&
+		    (o == owner || !o || (!owner && !atomic_load(&k->is_kernel)))) {
+			atomic_store(&k->handle, GONE);
+			any = true;
+		}
+	}
+	if (any)
+		atomic_fetch_add(&kernels_state.epoch, 1);
+}
+
+const atomic_uint_fast64_t *gg_kernels_epoch_counter(void)
+{
+	return &kernels_state.epoch;
+}
+
+uint64_t gg_kernels_epoch(void)
+{
+	return atomic_load_explicit(&kernels_state.epoch, memory_order_acquire);
 }
 
 /* Read @k's layout from the driver: a CUkernel's through cuKernelGetParamInfo,

@@ -6,6 +6,7 @@
 #ifndef GG_KERNELS_H
 #define GG_KERNELS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,9 +27,23 @@ struct gg_kernel_layout {
 /* The slot of @handle, added if new; -1 when the table is full. */
 int gg_kernels_slot(const void *handle);
 
-/* A lookup produced @handle (a CUkernel when @kernel): its names, which the
- * audit keeps for the process's life. */
-void gg_kernels_found(const void *handle, bool kernel, const char *module, const char *function);
+/* A lookup in @owner (a module or library) produced @handle (a CUkernel when
+ * @kernel): its names, which the audit keeps for the process's life. A handle
+ * the driver hands out again for another kernel gets a slot of its own. */
+void gg_kernels_found(const void *handle, bool kernel, const void *owner, const char *module,
+		      const char *function);
+
+/* @owner was unloaded (NULL: a context ended, with every module of it): its
+ * kernels' handles, and those no lookup was seen to produce, may be handed
+ * out again. Their slots keep their names (for what was reported of them),
+ * the handles get new slots, and gg_kernels_epoch() changes, so callers'
+ * caches of slots go. */
+void gg_kernels_unloaded(const void *owner);
+uint64_t gg_kernels_epoch(void);
+
+/* The counter gg_kernels_epoch() reads, for a launch's fast path to read
+ * itself (read-only: acquire loads). */
+const atomic_uint_fast64_t *gg_kernels_epoch_counter(void);
 
 /* The layout of slot @slot, read from the driver on first use; NULL while
  * another thread reads it (the caller treats it as unknown). */

@@ -922,6 +922,8 @@ void gg_redzone_context_ended(void *ctx)
 {
 	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .forget = true };
 
+	/* Its modules went with it: their functions' handles may come back. */
+	gg_kernels_unloaded(NULL);
 	if (sc.only_ctx < 0)
 		return;
 	/* Its stream and events went with it. */
@@ -949,7 +951,7 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	/* A release that was not the last leaves the primary context alive. */
 	if (!primary || (!reset && (gg_device_primary_active(dev, &active) || active)))
 		return;
-	gg_redzone_context_ended(primary);
+	gg_redzone_context_ended(primary); /* its kernels' handles too */
 }
 
 /* ---- launches: suspects, and checked launches (SPEC §5) ---- */
@@ -1131,55 +1133,110 @@ static void give(int slot, const uint64_t *ptrs, int n, uint64_t index)
 	}
 }
 
-static void note_suspects(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index)
+/* With @m held: launch @index of kernel @slot was given @ptrs, other than
+ * the memo's. The zones of the memo's addresses learn their latest launch,
+ * those of @ptrs get this one, and the memo becomes @ptrs. Lets @m go. */
+static void remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
+		     uint64_t generation)
 {
-	uint64_t generation = atomic_load_explicit(&redzone_state.generation, memory_order_acquire);
-	uint64_t first, last;
+	uint64_t first = atomic_load(&m->first), last = atomic_load(&m->last);
 
-	if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
-		give(slot, ptrs, n, index);
-		return;
-	}
-	if (m->n == n && m->generation == generation && !memcmp(m->ptr, ptrs, (size_t)n * 8)) {
-		atomic_store_explicit(&m->last, index, memory_order_relaxed);
-		atomic_flag_clear_explicit(&m->busy, memory_order_release);
-		return;
-	}
-	/* Other addresses: the zones of the old ones learn their latest launch. */
-	first = atomic_load(&m->first);
-	last = atomic_load(&m->last);
 	if (m->n && last != first)
 		for (unsigned i = 0; i < m->n; i++)
 			(void)gg_registry_renew_suspect(m->ptr[i], GG_SUSPECT(slot, first),
 							GG_SUSPECT(slot, last));
 	give(slot, ptrs, n, index);
-	if (n <= MEMO_PTRS) {
-		m->n = (uint8_t)n;
-		memcpy(m->ptr, ptrs, (size_t)n * 8);
-	} else {
-		m->n = 0;
-	}
+	m->n = n <= MEMO_PTRS ? (uint8_t)n : 0;
+	memcpy(m->ptr, ptrs, (size_t)m->n * 8);
 	m->generation = generation; /* read before the zones were written */
 	atomic_store(&m->first, index);
 	atomic_store(&m->last, index);
 	atomic_flag_clear_explicit(&m->busy, memory_order_release);
 }
 
+static uint64_t generation_now(uint64_t epoch)
+{
+	/* A band given, a list cleared, or a module unloaded (a kernel's slot,
+	 * and so its memo, may now stand for another handle). */
+	return atomic_load_explicit(&redzone_state.generation, memory_order_acquire) + (epoch << 40);
+}
+
+/* The kernel of the thread's last launch (its layout known), while no module
+ * was unloaded. */
+static __thread struct {
+	const void *fn;
+	uint64_t epoch;
+	int slot;
+	const struct gg_kernel_layout *layout;
+} last_kernel __attribute__((tls_model("initial-exec")));
+
+/* Every launch the fast path below does not settle. */
+static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l, uint64_t epoch)
+{
+	const struct gg_kernel_layout *layout;
+	uint64_t ptrs[LAUNCH_PTRS];
+	struct memo *m;
+	int slot, n;
+
+	slot = gg_kernels_slot(l->fn);
+	layout = gg_kernels_layout(slot);
+	if (layout && layout->known && slot >= 0)
+		last_kernel.fn = l->fn, last_kernel.epoch = epoch, last_kernel.slot = slot,
+		last_kernel.layout = layout;
+	m = slot >= 0 ? &memos[slot] : NULL;
+	n = launch_pointers(l, layout, ptrs);
+	if (n < 0)
+		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
+	if (m && n > 0) {
+		if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
+			give(slot, ptrs, n, l->index); /* another launch of it holds the memo */
+		else
+			remember(m, slot, ptrs, n, l->index, generation_now(epoch));
+	}
+	if (redzone_state.check_launches)
+		check_launch(l, slot, ptrs, n);
+}
+
 void gg_redzone_launched(const struct gg_redzone_launch *l)
 {
-	uint64_t ptrs[LAUNCH_PTRS];
-	int slot, n;
+	static const atomic_uint_fast64_t *epoch_counter;
+	uint64_t epoch;
 
 	if (!redzone_state.pad) /* no band to name a kernel for */
 		return;
-	slot = gg_kernels_slot(l->fn);
-	n = launch_pointers(l, gg_kernels_layout(slot), ptrs);
-	if (n < 0)
-		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
-	if (slot >= 0 && n > 0)
-		note_suspects(&memos[slot], slot, ptrs, n, l->index);
-	if (redzone_state.check_launches)
-		check_launch(l, slot, ptrs, n);
+	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
+		epoch_counter = gg_kernels_epoch_counter();
+	epoch = atomic_load_explicit(epoch_counter, memory_order_acquire);
+	/* The common case: the thread's last kernel again, kernelParams, the
+	 * same addresses as that kernel's last launch and nothing changed since:
+	 * its memo stands for this launch, compared as the parameters are read. */
+	if (GG_LIKELY(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params &&
+		      !redzone_state.check_launches)) {
+		const struct gg_kernel_layout *layout = last_kernel.layout;
+		struct memo *m = &memos[last_kernel.slot];
+
+		if (!atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
+			uint64_t diff = m->generation ^ generation_now(epoch), v;
+			unsigned n = 0;
+
+			for (unsigned i = 0; i < layout->nptr; i++) {
+				const void *p = l->params[layout->param[i]];
+
+				if (!p || (memcpy(&v, p, sizeof(v)), !v))
+					continue;
+				diff |= m->ptr[n++ & (MEMO_PTRS - 1)] ^ v;
+			}
+			if (GG_LIKELY(!(diff | (n ^ m->n)) || !n)) {
+				/* The same as before (or given no address): nothing to note. */
+				if (n)
+					atomic_store_explicit(&m->last, l->index, memory_order_relaxed);
+				atomic_flag_clear_explicit(&m->busy, memory_order_release);
+				return;
+			}
+			atomic_flag_clear_explicit(&m->busy, memory_order_release);
+		}
+	}
+	launched(l, epoch);
 }
 
 void gg_redzone_stats(struct gg_report_redzone *out)

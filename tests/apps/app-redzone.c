@@ -20,6 +20,11 @@
  *                    (cuLibraryLoadFromFile, cuLibraryGetKernel), launched directly
  *   twoi:A:B:E       the same as two, given B + 16 (a pointer into the middle)
  *                    and B's size - 16
+ *   reload:P1:P2     load PTX file P1, launch its kernel gg_overrun_second on
+ *                    buffers 0 and 1 (nothing past their ends), unload it; load
+ *                    P2, launch its gg_fill over buffer 1 with kernelParams
+ *                    ending where an unreadable page starts; unload it; prints
+ *                    whether the driver handed out the first kernel's handle again
  *   fill:K           kernel gg_fill over buffer K's size (value 1), then sync
  *   kcopy:A:B        kernel gg_copy of A's size from buffer B into A, then sync
  *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K
@@ -99,6 +104,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -444,6 +450,39 @@ int main(int argc, char **argv)
 			}
 			fprintf(stderr, "app: two returned\n");
 			printf("%s %lu %lu by %lu\n", strtok(arg, ":"), a, b, c);
+		} else if (!strncmp(arg, "reload:", 7)) {
+			char *p1 = arg + 7, *p2 = strchr(p1, ':');
+			CUmodule m1, m2;
+			CUfunction f1, f2;
+			CUdeviceptr pa = bufs[0].ptr, pb = bufs[1].ptr;
+			unsigned long long na = bufs[0].size, nb = bufs[1].size, none = 0, len = nb;
+			unsigned char v = 1;
+			void *two[] = { &pa, &na, &pb, &nb, &none };
+			long page = sysconf(_SC_PAGESIZE);
+			char *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void **fill;
+
+			if (!p2 || pages == MAP_FAILED || mprotect(pages + page, (size_t)page, PROT_NONE)) {
+				fprintf(stderr, "app-redzone: reload:P1:P2: %s\n", p2 ? "mmap" : "two paths");
+				exit(64);
+			}
+			*p2++ = '\0';
+			CHECK(cuModuleLoad(&m1, p1));
+			CHECK(cuModuleGetFunction(&f1, m1, "gg_overrun_second"));
+			CHECK(cuLaunchKernel(f1, 1, 1, 1, 128, 1, 1, 0, NULL, two, NULL));
+			CHECK(cuCtxSynchronize());
+			CHECK(cuModuleUnload(m1));
+			CHECK(cuModuleLoad(&m2, p2));
+			CHECK(cuModuleGetFunction(&f2, m2, "gg_fill"));
+			/* Its three parameters and not a byte more are readable. */
+			fill = (void **)(pages + page) - 3;
+			fill[0] = &pb, fill[1] = &v, fill[2] = &len;
+			CHECK(cuLaunchKernel(f2, 1, 1, 1, 128, 1, 1, 0, NULL, fill, NULL));
+			CHECK(cuCtxSynchronize());
+			CHECK(cuModuleUnload(m2));
+			munmap(pages, 2 * (size_t)page);
+			printf("reloaded: handle %s\n", f1 == f2 ? "reused" : "new");
 		} else if (!strncmp(arg, "fill:", 5)) {
 			unsigned char v = 1;
 			unsigned long long len = bufs[a].size;

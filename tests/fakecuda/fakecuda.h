@@ -15,6 +15,10 @@
  *   FAKECUDA_MEM_LIMIT=B    cap on live allocated bytes, decimal (read at cuInit)
  *   FAKECUDA_MANAGED=1      the device has managed memory, reached by copies
  *                           only (read at cuInit; default: none)
+ *   FAKECUDA_REUSE_HANDLES=1  a module's function handles are handed out again
+ *                           by the next module loaded with as many functions
+ *                           (as NVIDIA's may be: a handle is opaque, and valid
+ *                           only until its module is unloaded; read at cuInit)
  *   FAKECUDA_CALLS_FILE=P   at process exit, write "name count" lines for every
  *                           cu* entry point called at least once
  *   FAKECUDA_FAIL_LAUNCH=N:CODE

@@ -483,6 +483,7 @@ typedef struct fc_state {
     fc_tnode *reserved;            /* cuMemAddressReserve ranges: key start, val length */
     size_t mem_limit;              /* 0: none */
     bool managed;                  /* FAKECUDA_MANAGED=1: the device has managed memory */
+    bool reuse_handles;            /* FAKECUDA_REUSE_HANDLES=1 */
     size_t mem_used;               /* requested bytes of live allocations */
     size_t live_allocs;
     uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */

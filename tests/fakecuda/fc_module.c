@@ -116,14 +116,44 @@ static void jit_outputs(unsigned int n, const CUjit_option *opts, void **vals)
 /* Module objects                                                            */
 /* ------------------------------------------------------------------------ */
 
+/* FAKECUDA_REUSE_HANDLES: the functions of the last module unloaded, kept
+ * for the next module with as many (their handles handed out again). */
+static struct {
+    fc_function *funcs;
+    size_t n;
+} spare_funcs;
+
+static fc_function *funcs_new(size_t n)
+{
+    fc_function *funcs = spare_funcs.funcs;
+
+    if (fc_st.reuse_handles && funcs && spare_funcs.n == n) {
+        spare_funcs.funcs = NULL;
+        memset(funcs, 0, n * sizeof *funcs);
+        return funcs;
+    }
+    return calloc(n, sizeof *funcs);
+}
+
+static void funcs_free(fc_function *funcs, size_t n)
+{
+    if (!fc_st.reuse_handles || !n) {
+        free(funcs);
+        return;
+    }
+    free(spare_funcs.funcs);
+    spare_funcs.funcs = funcs;
+    spare_funcs.n = n;
+}
+
 /* Functions for every entry of the image (borrowing its names). */
 static CUresult module_new(fc_ctx *c, fc_library *lib, fc_image *img, fc_module **out)
 {
     fc_module *m = calloc(1, sizeof *m);
-    fc_function *funcs = calloc(img->count ? img->count : 1, sizeof *funcs);
+    fc_function *funcs = funcs_new(img->count ? img->count : 1);
     if (!m || !funcs) {
         free(m);
-        free(funcs);
+        funcs_free(funcs, img->count ? img->count : 1);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     m->ctx = c;
@@ -150,7 +180,7 @@ static void module_free(fc_module *m)
 {
     for (size_t i = 0; i < m->nfuncs; i++)
         fc_handle_del(&m->funcs[i].h);
-    free(m->funcs);
+    funcs_free(m->funcs, m->nfuncs ? m->nfuncs : 1);
     fc_handle_del(&m->h);
     LIST_REMOVE(m, ctx_link);
     if (m->lib)

@@ -191,6 +191,8 @@ FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
         fc_st.mem_limit = (size_t)limit;
     uint64_t managed;
     fc_st.managed = env_u64("FAKECUDA_MANAGED", &managed) && managed == 1;
+    uint64_t reuse;
+    fc_st.reuse_handles = env_u64("FAKECUDA_REUSE_HANDLES", &reuse) && reuse == 1;
     env_launch_knob("FAKECUDA_FAIL_LAUNCH", &fc_st.fail_launch.nth, &fc_st.fail_launch.code);
     env_launch_knob("FAKECUDA_STICKY", &fc_st.sticky_launch.nth, &fc_st.sticky_launch.code);
 

@@ -3032,6 +3032,31 @@ Test(fakecuda, managed_memory_with_the_knob_is_device_memory_marked_managed)
     cr_assert_eq(fakecuda_live_allocations(), 0);
 }
 
+static const char one_kernel_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                     ".visible .entry only(.param .u64 p)\n{\n\tret;\n}\n";
+
+/* A handle is valid until its module is unloaded: with the knob, the next
+ * module of as many functions gets the same handle; without it, the
+ * allocator decides. Either way the old handle is no function any more. */
+Test(fakecuda, reuse_handles_knob_hands_an_unloaded_modules_function_handle_out_again)
+{
+    CUmodule m1, m2;
+    CUfunction f1, f2;
+    const char *name = NULL;
+    setenv("FAKECUDA_REUSE_HANDLES", "1", 1); /* read at cuInit */
+    primary();
+    OK(cuModuleLoadData(&m1, one_kernel_ptx));
+    OK(cuModuleGetFunction(&f1, m1, "only"));
+    OK(cuModuleUnload(m1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, f1));
+    OK(cuModuleLoadData(&m2, one_kernel_ptx));
+    OK(cuModuleGetFunction(&f2, m2, "only"));
+    cr_assert_eq(f1, f2);
+    OK(cuFuncGetName(&name, f2));
+    cr_assert_str_eq(name, "only");
+    OK(cuModuleUnload(m2));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Stream capture and graphs                                                 */
 /* ------------------------------------------------------------------------ */

@@ -1,0 +1,84 @@
+/* The kernels table (driver/kernels.c): a handle's slot and names, and a
+ * handle the driver hands out again after its module was unloaded. No driver
+ * is loaded here: names come from lookups, or are the handle's address. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "driver/kernels.h"
+
+#define MOD_A ((const void *)0x1000)
+#define MOD_B ((const void *)0x2000)
+
+static const char *name_of(const void *handle)
+{
+	static struct gg_report_kernel k;
+
+	gg_kernels_name_handle(handle, &k);
+	return k.name;
+}
+
+Test(kernels, a_lookup_names_its_handle_and_a_launch_finds_the_same_slot)
+{
+	const void *h = (const void *)0xabc0;
+	int slot;
+
+	gg_kernels_found(h, false, MOD_A, "kernels.ptx", "gg_fill");
+	slot = gg_kernels_slot(h);
+	cr_assert_geq(slot, 0);
+	cr_expect_eq(gg_kernels_slot(h), slot);
+	cr_expect_str_eq(name_of(h), "gg_fill");
+}
+
+Test(kernels, a_handle_no_lookup_produced_is_named_by_its_address)
+{
+	cr_expect_str_eq(name_of((const void *)0xdead00), "function@0xdead00");
+}
+
+/* The driver may hand a handle out again once its module is unloaded: the
+ * new kernel gets a slot of its own (what was reported of the old one keeps
+ * its name), and caches of slots see the epoch change. */
+Test(kernels, a_handle_reused_after_its_module_was_unloaded_gets_a_new_slot)
+{
+	const void *h = (const void *)0xbee0;
+	struct gg_report_kernel k;
+	uint64_t epoch;
+	int old, now;
+
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "old_kernel");
+	old = gg_kernels_slot(h);
+	epoch = gg_kernels_epoch();
+	gg_kernels_unloaded(MOD_A);
+	cr_expect_neq(gg_kernels_epoch(), epoch);
+	gg_kernels_found(h, false, MOD_B, "b.ptx", "new_kernel");
+	now = gg_kernels_slot(h);
+	cr_assert_neq(now, old);
+	cr_expect_str_eq(name_of(h), "new_kernel");
+	gg_kernels_name(old, &k);
+	cr_expect_str_eq(k.name, "old_kernel");
+	cr_expect_str_eq(k.module, "a.ptx");
+}
+
+/* An unload the shim did not see (a route it does not hook): the lookup of
+ * another kernel under the same handle still gets a slot of its own. */
+Test(kernels, a_handle_found_again_as_another_kernel_gets_a_new_slot)
+{
+	const void *h = (const void *)0xcaf0;
+	int old;
+
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "first");
+	old = gg_kernels_slot(h);
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "second");
+	cr_expect_neq(gg_kernels_slot(h), old);
+	cr_expect_str_eq(name_of(h), "second");
+}
+
+Test(kernels, a_second_lookup_of_the_same_kernel_keeps_its_slot)
+{
+	const void *h = (const void *)0xd0d0;
+	int old;
+
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "same");
+	old = gg_kernels_slot(h);
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "same");
+	cr_expect_eq(gg_kernels_slot(h), old);
+}
