@@ -1284,6 +1284,93 @@ Test(report, sarif_fingerprints_are_the_same_across_two_runs)
 /* @dir/run@n.json: app-redzone, run under gpuguard on the fake driver, its
  * 64-byte allocation overrun by 8. The environment is ours, less what
  * would steer the shim or preload something else. */
+/* gpuguard @opts -- app-redzone @steps, its summary in @json_name. */
+static void run_app(const char *json_name, const char *const *opts, const char *const *steps)
+{
+	extern char **environ;
+	char json[PATH_MAX], *envp[256], *argv[32];
+	size_t k = 0, a = 0;
+	pid_t pid;
+	int status;
+
+	snprintf(json, sizeof(json), "%s/%s", dir, json_name);
+	for (char **e = environ; *e && k < 250; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "LD_LIBRARY_PATH=", 16) &&
+		    strncmp(*e, "GPUGUARD_", 9) && strncmp(*e, "FAKECUDA_", 9) &&
+		    strncmp(*e, "ASAN_OPTIONS=", 13))
+			envp[k++] = *e;
+	envp[k++] = "LD_LIBRARY_PATH=" GG_FAKE_DIR;
+	envp[k++] = "GG_TEST_PTX=" GG_PTX;
+	if (GG_PRELOAD_PREFIX[0]) /* a sanitized shim, loaded by a sanitized program */
+		envp[k++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0";
+	envp[k] = NULL;
+	argv[a++] = GG_CLI;
+	for (const char *const *o = opts; *o && a < 10; o++)
+		argv[a++] = (char *)*o;
+	argv[a++] = "--json", argv[a++] = json, argv[a++] = "--";
+	argv[a++] = GG_APPS "/app-redzone";
+	for (const char *const *st = steps; *st && a < 30; st++)
+		argv[a++] = (char *)*st;
+	argv[a] = NULL;
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+		execve(GG_CLI, argv, envp);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+}
+
+/* Which kernel did it, in every form: a checked launch's kernel, and the
+ * suspects of a violation found at a free. */
+Test(report, names_the_kernel_that_wrote_past_a_band_and_the_suspects)
+{
+	const char *const steps[] = { "alloc:64", "alloc:64", "two:0:1:8", "sync", "free:1", NULL };
+	struct result r;
+	char *junit, *sarif;
+
+	make_dir();
+	run_app("checked.json", (const char *[]){ "--redzone", "16", "--check-launches", NULL }, steps);
+	run_app("suspects.json", (const char *[]){ "--redzone", "16", NULL }, steps);
+	r = RUN(gg_cmd_report, NULL, "report", in_tmp("checked.json"));
+	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "detected by launch"), "%s", r.out);
+	cr_expect(strstr(r.out, "      written by gg_overrun_second (module kernels.ptx, launch #1 at\n"
+				"          main+"), "%s", r.out);
+	cr_expect(!strstr(r.out, "suspects:"), "%s", r.out);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", in_tmp("suspects.json"));
+	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "detected by free"), "%s", r.out);
+	cr_expect(strstr(r.out, "      suspects: gg_overrun_second (launch #1)\n"), "%s", r.out);
+	cr_expect(!strstr(r.out, "written by"), "%s", r.out);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif", in_tmp("s.sarif"),
+		in_tmp("checked.json"), in_tmp("suspects.json"));
+	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+	free_result(&r);
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect(strstr(junit, "found after kernel gg_overrun_second (kernels.ptx, launch 1), "
+				"launched at main+"), "%s", junit);
+	cr_expect_eq(count_of(junit, "suspects: gg_overrun_second (kernels.ptx, launch 1)"), 2, "%s",
+		     junit);
+	free(junit);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	free(sarif);
+	sarif = file_text(in_tmp("s.sarif"));
+	cr_expect(strstr(sarif, "found after kernel gg_overrun_second (kernels.ptx, launch 1), "
+				"launched at main+"), "%s", sarif);
+	cr_expect_eq(count_of(sarif, "suspects: gg_overrun_second (kernels.ptx, launch 1)"), 2, "%s",
+		     sarif);
+	free(sarif);
+	remove_dir();
+}
+
 static void run_overrun(int n)
 {
 	extern char **environ;
