@@ -2136,20 +2136,28 @@ Test(fakecuda, kernel_attributes_are_their_functions_and_keep_what_was_set)
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0));
 }
 
+/* cuda.h: CUDA_ERROR_NOT_FOUND when the library has no global of that name
+ * (the fake's never have one, fakecuda.h), and one of dptr and bytes, not
+ * both, may be NULL. */
 Test(fakecuda, libraries_have_no_globals)
 {
     CUlibrary lib;
-    CUdeviceptr p;
-    size_t n;
+    CUdeviceptr p = 1;
+    size_t n = 2;
     OK(cuInit(0));
     OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
     EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuLibraryGetGlobal(&p, &n, lib, "anything"));
     primary();
     EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, &n, lib, "anything"));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, &n, lib, "gg_fill")); /* a kernel, no variable */
+    cr_assert(p == 1 && n == 2, "a failed lookup wrote its outputs");
     EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, NULL, lib, "anything"));
+    EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(NULL, &n, lib, "anything"));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetGlobal(NULL, NULL, lib, "anything"));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetGlobal(&p, &n, lib, NULL));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetGlobal(&p, &n, (CUlibrary)&n, "anything"));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetGlobal(&p, &n, lib, "anything"));
 }
 
 Test(fakecuda, the_default_pool_is_current_and_counts_what_it_hands_out)
