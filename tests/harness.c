@@ -305,19 +305,23 @@ void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
 	const char *envp[24];
 	char json_env[160];
 	size_t n = 1, k = 0;
+	unsigned flags = GG_RUN_SHIM | GG_RUN_FAKE;
 
 	gg_tmpdir(a->dir, sizeof(a->dir));
 	snprintf(a->json, sizeof(a->json), "%s/summary.json", a->dir);
 	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", a->json);
 	envp[k++] = json_env;
 	envp[k++] = "GG_TEST_PTX=" GG_PTX;
-	for (; env && *env && k < 23; env++)
+	for (; env && *env && k < 23; env++) {
+		if (!strncmp(*env, "LD_LIBRARY_PATH=", 16))
+			flags &= ~GG_RUN_FAKE; /* another driver than the fake's default */
 		envp[k++] = *env;
+	}
 	envp[k] = NULL;
 	for (; *steps && n < 31; steps++)
 		argv[n++] = *steps;
 	argv[n] = NULL;
-	gg_run(&a->r, GG_RUN_SHIM | GG_RUN_FAKE, envp, argv);
+	gg_run(&a->r, flags, envp, argv);
 }
 
 void gg_app_run_free(struct gg_app_run *a)

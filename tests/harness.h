@@ -67,7 +67,8 @@ char *gg_summary_invalid(const char *path);
 
 /* One run of a test app under the shim and the fake driver, with its JSON
  * summary in a fresh directory (@json), the kernels' PTX in GG_TEST_PTX, and
- * @env (may be NULL) and @steps (NULL-terminated) added. */
+ * @env (may be NULL) and @steps (NULL-terminated) added. An LD_LIBRARY_PATH
+ * in @env names another driver (GG_FAKE_12_3_DIR). */
 struct gg_app_run {
 	struct gg_run r;
 	char dir[64];

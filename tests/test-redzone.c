@@ -1216,3 +1216,44 @@ Test(suspects, a_handle_handed_out_again_after_an_unload_is_read_by_its_new_layo
 	unlink(p2);
 	rmdir(dir);
 }
+
+/* ---- a driver before CUDA 12.4: no cuFuncGetParamInfo ---- */
+
+#define OLD_DRIVER "LD_LIBRARY_PATH=" GG_FAKE_12_3_DIR
+
+/* Without the layout of kernelParams, a checked launch checks every zone of
+ * its context: it still finds the one written past, and only that one. */
+Test(checked_launch, without_parameter_layouts_checks_every_zone_of_the_context)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ CHECKED, OLD_DRIVER, NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "alloc:300", "two:0:1:8", "sync",
+				 "free:1", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_reported_before_the_launch_returned(&a);
+	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun_second', 'kernels.ptx', 1, 8)]");
+	assert_json(&a, "(j['redzones']['launches_checked'], j['redzones']['launches_unfollowed'])",
+		    "(1, 1)");
+	gg_app_run_free(&a);
+}
+
+/* Without layouts, kernelParams name no suspect, and that is counted; the
+ * words of extra's buffer still do. */
+Test(suspects, without_parameter_layouts_come_from_extras_buffer_only)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", OLD_DRIVER, NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "sync", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[]]");
+	assert_json(&a, "j['redzones']['launches_unfollowed']", "1");
+	gg_app_run_free(&a);
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", OLD_DRIVER, NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "twox:0:1:8", "sync", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 1)]]");
+	assert_json(&a, "j['redzones']['launches_unfollowed']", "0");
+	gg_app_run_free(&a);
+}

@@ -130,8 +130,11 @@ FC_HIDDEN CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out
 /* Identity and limits of the fake driver.                                   */
 /* ------------------------------------------------------------------------ */
 
-/* The driver reports the version of the toolkit it was built against. */
+/* The driver reports the version of the toolkit it was built against, or
+ * the older one it is built as (cuda-12.3/). */
+#ifndef FC_DRIVER_VERSION
 #define FC_DRIVER_VERSION CUDA_VERSION
+#endif
 #define FC_MAX_DEVICES 8
 #define FC_DEVICE_NAME "gpuguard fake device"
 /* Allocation granularity: an allocation's extent is its size rounded up. */

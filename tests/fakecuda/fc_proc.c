@@ -66,6 +66,8 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint
         const proc_entry *e = &table[i];
         if (strcmp(e->base, symbol) != 0)
             continue;
+        if (e->version > FC_DRIVER_VERSION)
+            continue; /* an older driver's: it has no such entry point */
         named = true;
         if (e->version > cudaVersion)
             continue;
