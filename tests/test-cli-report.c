@@ -1891,6 +1891,32 @@ Test(symbolize, adds_a_line_member_to_each_site_of_a_json_summary)
 	remove_dir();
 }
 
+/* The closed-binary recipe: a checked launch's call site gets its source line. */
+Test(symbolize, names_the_source_line_of_the_launch_that_wrote_past_a_band)
+{
+	struct result r;
+	struct gg_json *doc;
+	struct gg_json_error err;
+	const struct gg_json *kernel;
+	const char *line;
+
+	need_a_symbolizer();
+	make_dir();
+	run_app("checked.json", (const char *[]){ "--redzone", "16", "--check-launches", NULL },
+		(const char *[]){ "alloc:64", "alloc:64", "two:0:1:8", NULL });
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in_tmp("checked.json"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = gg_json_parse(r.out, strlen(r.out), &err);
+	cr_assert_not_null(doc, "%s", r.out);
+	kernel = gg_json_get(gg_json_at(gg_json_get(doc, "violations"), 0), "kernel");
+	line = gg_json_string(gg_json_get(gg_json_get(kernel, "site"), "line"), "");
+	cr_expect(strstr(line, "tests/apps/app-redzone.c:"), "%s", r.out);
+	cr_expect_str_eq(gg_json_string(gg_json_get(kernel, "name"), ""), "gg_overrun_second");
+	gg_json_free(doc);
+	free_result(&r);
+	remove_dir();
+}
+
 Test(symbolize, falls_back_to_addr2line_without_llvm_symbolizer)
 {
 	struct self s;
