@@ -18,6 +18,8 @@
  *   twox:A:B:E       the same, its parameters in extra's CU_LAUNCH_PARAM_BUFFER
  *   twok:A:B:E       the same kernel as a CUkernel of a library
  *                    (cuLibraryLoadFromFile, cuLibraryGetKernel), launched directly
+ *   twof:A:B:E       the same through the CUfunction cuKernelGetFunction gives
+ *                    for that CUkernel (a handle no hooked lookup produced)
  *   twoi:A:B:E       the same as two, given B + 16 (a pointer into the middle)
  *                    and B's size - 16
  *   reload:P1:P2     load PTX file P1, launch its kernel gg_overrun_second on
@@ -426,7 +428,7 @@ int main(int argc, char **argv)
 
 			if (arg[3] == 'i')
 				pb += 16, nb -= 16;
-			if (arg[3] == 'k') {
+			if (arg[3] == 'k' || arg[3] == 'f') {
 				static CUlibrary lib;
 				CUkernel k;
 
@@ -434,6 +436,8 @@ int main(int argc, char **argv)
 					CHECK(cuLibraryLoadFromFile(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
 				CHECK(cuLibraryGetKernel(&k, lib, "gg_overrun_second"));
 				f = (CUfunction)k;
+				if (arg[3] == 'f')
+					CHECK(cuKernelGetFunction(&f, k));
 			} else {
 				CHECK(cuModuleGetFunction(&f, mod, "gg_overrun_second"));
 			}
