@@ -719,6 +719,50 @@ Test(redzone, coverage_line_is_absent_when_everything_was_guarded)
 	gg_app_run_free(&a);
 }
 
+/* The registry's realloc, through -Wl,--wrap=realloc: fails once armed. */
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+static bool realloc_fails;
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return realloc_fails ? NULL : __real_realloc(p, n);
+}
+
+/* A registry that cannot grow (the host is out of memory) records no more
+ * zones: the next allocation gets no band, and is counted registry_full. */
+Test(redzone, an_allocation_the_registry_has_no_room_for_is_unguarded_registry_full)
+{
+	struct gg_config cfg = { .redzone = 64 };
+	struct gg_redzone_ticket t;
+	struct gg_report_redzone st;
+	struct gg_zone z = { .user = 100, .pad = 64 };
+	int n = 0;
+
+	gg_redzone_configure(&cfg);
+	cr_assert(gg_registry_room());
+	realloc_fails = true;
+	/* A shard grows ahead after each insert: the first that cannot is tight. */
+	while (gg_registry_room() && n < 100000) {
+		z.ptr = 0x7f0000000000ull + (uint64_t)++n * 512;
+		cr_assert_eq(gg_registry_insert(&z), 0, "insert %d", n);
+	}
+	cr_assert(!gg_registry_room(), "%d inserts and still room", n);
+	cr_assert_eq(gg_redzone_request(7, 100, NULL, false, &t), 0);
+	cr_assert_eq(t.reason, GG_REASON_registry_full);
+	gg_redzone_alloc("cuMemAlloc_v2", 7, 100, 0, 0x7e0000000000ull, NULL, false, &t, 0,
+			 "CUDA_SUCCESS");
+	gg_redzone_stats(&st);
+	cr_expect_eq(st.coverage.unguarded[GG_REASON_registry_full], 1);
+	cr_expect_eq(st.coverage.unguarded_bytes, 100);
+	cr_expect_eq(st.coverage.guarded, 0);
+	/* Room again once it can grow: the next one is not refused for it. */
+	realloc_fails = false;
+	z.ptr = 0x7f0000000000ull + (uint64_t)++n * 512;
+	cr_assert_eq(gg_registry_insert(&z), 0);
+	cr_expect(gg_registry_room());
+}
+
 /* A size the band would overflow gets none (the request fails anyway). */
 Test(redzone, a_size_the_band_would_overflow_is_unguarded_for_that_reason)
 {

@@ -236,15 +236,16 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 		    : bytes > SIZE_MAX - pad ? GG_REASON_overflow : GG_REASON_COUNT;
 	if (t->reason != GG_REASON_COUNT)
 		return 0;
+	/* A zone that cannot be recorded gets no band. */
+	t->reason = GG_REASON_registry_full;
+	if (!gg_registry_room())
+		return 0;
 	pthread_once(&redzone_state.resolve_once, resolve);
 	t->reason = GG_REASON_driver;
 	if (!redzone_state.resolved)
 		return 0;
-	/* A zone that cannot be recorded gets no band. A stream being captured
-	 * into a graph gets none either: the fill would become part of the graph. */
-	t->reason = GG_REASON_registry_full;
-	if (!gg_registry_room())
-		return 0;
+	/* A stream being captured into a graph gets none either: the fill would
+	 * become part of the graph. */
 	t->reason = GG_REASON_no_context;
 	if (gg_device_current(&ctx, &dev))
 		return 0;

@@ -119,6 +119,18 @@ static void ensure_init(void)
 bool gg_registry_room(void)
 {
 	ensure_init();
+	if (GG_LIKELY(!atomic_load_explicit(&registry_state.tight_shards, memory_order_relaxed)))
+		return true;
+	/* A shard that could not grow is retried here: no zone goes into it
+	 * while there is no room, so its own inserts never would. */
+	for (int i = 0; i < SHARDS; i++) {
+		struct shard *s = &registry_state.shard[i];
+
+		pthread_mutex_lock(&s->lock);
+		if (s->tight)
+			note_tight(s, grow_ahead(s) != 0);
+		pthread_mutex_unlock(&s->lock);
+	}
 	return atomic_load_explicit(&registry_state.tight_shards, memory_order_relaxed) == 0;
 }
 

@@ -37,7 +37,8 @@ struct gg_zone {
 #define GG_ZONE_PENDING 0x4  /* the fill was queued on the application's stream */
 #define GG_ZONE_SCANNING 0x8 /* in a batched scan: its free waits for the batch */
 
-/* Whether an insert is sure to succeed (every shard has a free slot). */
+/* Whether an insert is sure to succeed (every shard has a free slot); a
+ * shard that could not grow ahead is tried again. */
 bool gg_registry_room(void);
 
 /* 0, -EEXIST, or -ENOMEM (only when gg_registry_room() was false). */
