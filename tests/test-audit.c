@@ -213,10 +213,10 @@ Test(audit, reused_handle_gets_its_new_name)
 	void *h = (void *)(uintptr_t)0x5eed0;
 	char name[64] = "";
 
-	gg_audit_loaded_file(GG_AUDIT_MODULE, h, "/first/a.ptx");
+	gg_audit_load_file(GG_AUDIT_MODULE, "/first/a.ptx", 0, "CUDA_SUCCESS", h);
 	gg_audit_unloaded(GG_AUDIT_MODULE, h);
-	gg_audit_loaded_file(GG_AUDIT_MODULE, h, "/second/b.ptx");
-	gg_audit_loaded_file(GG_AUDIT_LIBRARY, h, "/other/lib.ptx");
+	gg_audit_load_file(GG_AUDIT_MODULE, "/second/b.ptx", 0, "CUDA_SUCCESS", h);
+	gg_audit_load_file(GG_AUDIT_LIBRARY, "/other/lib.ptx", 0, "CUDA_SUCCESS", h);
 	gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, h, "k", 500, "CUDA_ERROR_NOT_FOUND",
 			NULL);
 	gg_audit_foreach_unresolved(name_of_row, name);
@@ -261,21 +261,23 @@ Test(audit, image_lengths_follow_each_format)
 	cr_assert_eq(gg_audit_image_length("ab", &start), 2, "short text is read no further");
 }
 
-Test(audit, libunwind_is_loaded_privately_on_the_first_miss)
+/* Before the first load or failed lookup (which are kept with their call
+ * site) nothing unwinds, and libunwind is not mapped. */
+Test(audit, libunwind_is_loaded_privately_on_the_first_load_or_miss)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:gg_fill", "unwinder", "get:nope",
-					      "unwinder", NULL });
+	run_audit(&a, NULL, (const char *[]){ "unwinder", PTX_FILE, "get:gg_fill", "unwinder",
+					      "get:nope", "unwinder", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	/* A successful lookup does not unwind; a failed one loads libunwind... */
-	cr_assert_neq(strstr(a.r.out, "get gg_fill: 0\nlibunwind mapped: no\n"), NULL, "%s",
+	cr_assert(!strncmp(a.r.out, "libunwind mapped: no\n", 21), "%s", a.r.out);
+	cr_assert_neq(strstr(a.r.out, "get gg_fill: 0\nlibunwind mapped: yes\n"), NULL, "%s",
 		      a.r.out);
 	cr_assert_neq(strstr(a.r.out, "get nope: 500\nlibunwind mapped: yes\n"), NULL, "%s",
 		      a.r.out);
 	/* ...and nothing of it joins the process's scope: _Unwind_* stay the process's own. */
 	cr_assert_eq(gg_count_lines(a.r.out, "-> libunwind"), 0, "%s", a.r.out);
-	cr_assert_eq(gg_count_lines(a.r.out, "_ULx86_64_init_local -> null"), 2, "%s", a.r.out);
+	cr_assert_eq(gg_count_lines(a.r.out, "_ULx86_64_init_local -> null"), 3, "%s", a.r.out);
 	gg_app_run_free(&a);
 }
 
@@ -745,4 +747,78 @@ Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 			    "[('gg_fill', 'kernels.ptx', 1)]");
 		gg_app_run_free(&a);
 	}
+}
+
+/* ---- failed loads (SPEC §3, Failed loads) ---- */
+
+#define MISSING_PTX "/nonexistent/gg/missing.ptx"
+
+/* A load the driver refused is the required row MODULE::* at the gate, with
+ * its call site and result; the module is listed, not loaded. */
+Test(audit, a_failed_load_is_a_required_row_at_the_gate)
+{
+	struct gg_app_run a;
+	char *site;
+
+	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "tryfile:" MISSING_PTX, "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "load " MISSING_PTX ": 301\n"), "%s", a.r.out);
+	cr_expect_eq(gg_count_lines(a.r.err, "REQUIRED  missing.ptx::*  1x"), 1, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernel missing; aborting"), 1,
+		     "%s", a.r.err);
+	assert_json(&a, "[(m['name'], m['loaded'], m.get('result')) for m in j['modules']]",
+		    "[('kernels.ptx', True, None), ('missing.ptx', False, 'CUDA_ERROR_FILE_NOT_FOUND')]");
+	assert_json(&a, "(j['unresolved'][0]['module'], j['unresolved'][0]['function'], "
+			"j['unresolved'][0]['result'])",
+		    "('missing.ptx', '*', 'CUDA_ERROR_FILE_NOT_FOUND')");
+	site = json(&a, "j['modules'][1]['site']['symbol'].split('+')[0]");
+	cr_expect_str_eq(site, "main");
+	free(site);
+	gg_app_run_free(&a);
+}
+
+Test(audit, a_failed_load_matched_by_an_expected_absent_pattern_is_not_fatal)
+{
+	struct gg_app_run a;
+
+	run_with_expected(&a, "missing.ptx::*\n", launch1,
+			  (const char *[]){ PTX_FILE, "tryfile:" MISSING_PTX, "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "expected  missing.ptx::*"), 1, "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "] ERROR: "), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* After the seal a failed load is a late miss: aborts unless allowed. */
+Test(audit, a_load_failing_after_the_seal_is_a_late_miss)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "launch", "tryfile:" MISSING_PTX, NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: missing.ptx::* "), 1,
+		     "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+Test(audit, failed_loads_are_counted_in_the_metrics)
+{
+	struct gg_app_run a;
+	char env[192], *prom, path[160];
+
+	gg_tmpdir(path, sizeof(path));
+	strcat(path, "/m.prom");
+	snprintf(env, sizeof(env), "GPUGUARD_METRICS=%s", path);
+	run_audit(&a, (const char *[]){ env, NULL },
+		  (const char *[]){ PTX_FILE, "tryfile:" MISSING_PTX, "trylib:" MISSING_PTX, NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	prom = gg_read_file(path);
+	cr_assert_not_null(prom);
+	cr_expect(strstr(prom, "\ngpuguard_module_loads_failed_total{pid=\""), "%s", prom);
+	cr_expect(strstr(prom, "\"} 2\n# HELP gpuguard_errors"), "%s", prom);
+	free(prom);
+	assert_json(&a, "[(m['name'], m['library'], m['loaded']) for m in j['modules']]",
+		    "[('kernels.ptx', False, True), ('missing.ptx', False, False), "
+		    "('missing.ptx', True, False)]");
+	gg_app_run_free(&a);
 }

@@ -255,7 +255,8 @@ static char *assert_prometheus(const char *path)
 		"  'gpuguard_allocations_total', 'gpuguard_allocations_live',\n"
 		"  'gpuguard_allocation_bytes_live', 'gpuguard_redzone_scans_total',\n"
 		"  'gpuguard_redzone_violations_total', 'gpuguard_errors',\n"
-		"  'gpuguard_allocations_unguarded_total', 'gpuguard_launch_errors_total'}\n"
+		"  'gpuguard_allocations_unguarded_total', 'gpuguard_launch_errors_total',\n"
+		"  'gpuguard_module_loads_failed_total'}\n"
 		"reasons = {'off', 'min_idx', 'zero_size', 'overflow', 'capturing', 'no_context',\n"
 		"  'registry_full', 'oom_fallback', 'driver', 'vmm'}\n"
 		"helped, typed, seen, values = set(), {}, set(), {}\n"
@@ -385,7 +386,7 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 			       "gpuguard_allocations_unguarded_total.zero_size=0 gpuguard_errors=1 "
 			       "gpuguard_kernel_lookups_failed_total=0 "
 			       "gpuguard_kernel_lookups_total=1 gpuguard_kernel_lookups_unresolved=0 "
-			       "gpuguard_launch_errors_total=0 "
+			       "gpuguard_launch_errors_total=0 gpuguard_module_loads_failed_total=0 "
 			       "gpuguard_redzone_scans_total=2 gpuguard_redzone_violations_total=1 "
 			       "gpuguard_seals_total=1\n");
 	free(prom);

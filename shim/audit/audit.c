@@ -46,6 +46,16 @@ struct pair {
 	struct site *sites; /* newest first; printed oldest first */
 };
 
+/* A load the process tried (JSON "modules"). */
+struct module_rec {
+	char *name;
+	bool library, loaded;
+	const char *result; /* when it failed: a static string from the hooks' table */
+	uint32_t site;      /* interned call site (callsite.c) */
+};
+
+#define MODULES_MAX 4096
+
 struct named {
 	uintptr_t key; /* handle | kind; 0 = empty slot */
 	char *name;    /* NULL in a deleted slot */
@@ -64,6 +74,9 @@ static struct {
 	uint64_t seals;
 	bool sealed;
 	bool warned; /* a late miss was logged since the last seal (allow mode) */
+	struct module_rec *modules; /* every load tried, in order; the first MODULES_MAX */
+	size_t nmodules;
+	uint64_t loads_failed;
 
 	/* Written by gg_audit_configure() during set-up; read-only after. */
 	bool allow;
@@ -219,29 +232,6 @@ static void names_set(uintptr_t key, const char *name)
 	audit_state.names[j].name = copy;
 }
 
-static void loaded(enum gg_audit_kind kind, const void *handle, const char *name)
-{
-	pthread_mutex_lock(&audit_state.lock);
-	names_set(KEY(kind, handle), name);
-	pthread_mutex_unlock(&audit_state.lock);
-}
-
-void gg_audit_loaded_file(enum gg_audit_kind kind, const void *handle, const char *path)
-{
-	char name[GG_AUDIT_NAME_MAX];
-
-	gg_audit_name_file(path, name, sizeof(name));
-	loaded(kind, handle, name);
-}
-
-void gg_audit_loaded_image(enum gg_audit_kind kind, const void *handle, const void *image)
-{
-	char name[GG_AUDIT_NAME_MAX];
-
-	gg_audit_name_image(image, name, sizeof(name));
-	loaded(kind, handle, name);
-}
-
 void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle)
 {
 	gg_kernels_unloaded(handle); /* before the driver can hand its kernels' handles out again */
@@ -281,20 +271,35 @@ static int pairs_grow(void)
 	return 0;
 }
 
+static uint64_t pair_hash(const char *module, const char *function)
+{
+	return hash_str(hash_str(0xcbf29ce484222325ull, module) ^ 0x3a3a, function);
+}
+
+static struct pair *pair_find(const char *module, const char *function)
+{
+	uint64_t h = pair_hash(module, function);
+
+	if (!audit_state.pairs_cap)
+		return NULL;
+	for (size_t j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j];
+	     j = (j + 1) & (audit_state.pairs_cap - 1)) {
+		struct pair *p = audit_state.pairs[j];
+
+		if (p->hash == h && !strcmp(p->function, function) && !strcmp(p->module, module))
+			return p;
+	}
+	return NULL;
+}
+
 static struct pair *pair_get(const char *module, const char *function)
 {
-	uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull, module) ^ 0x3a3a, function);
+	uint64_t h = pair_hash(module, function);
+	struct pair *found = pair_find(module, function);
 	size_t j;
 
-	if (audit_state.pairs_cap) {
-		for (j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j];
-		     j = (j + 1) & (audit_state.pairs_cap - 1)) {
-			struct pair *p = audit_state.pairs[j];
-
-			if (p->hash == h && !strcmp(p->function, function) && !strcmp(p->module, module))
-				return p;
-		}
-	}
+	if (found)
+		return found;
 	if ((audit_state.npairs + 1) * 4 > audit_state.pairs_cap * 3 && pairs_grow())
 		return NULL;
 	struct pair *p = calloc(1, sizeof(*p));
@@ -341,6 +346,107 @@ static void site_record(struct pair *p, const struct gg_callsite *cs, const stru
 	s->result = result;
 }
 
+/* ---- failures: the table, and late misses ---- */
+
+/* Lock held: a failure of @p (NULL when there was no memory for it) at
+ * @cs. True when it is a late miss: counted here, said by late() unlocked. */
+static bool failed(struct pair *p, const struct gg_callsite *cs, const struct gg_site *where,
+		   const char *rc_name, uint64_t *seal, bool *first_warning)
+{
+	if (p) {
+		p->failed++;
+		site_record(p, cs, where, rc_name);
+	}
+	if (!audit_state.sealed || (p && p->expected_absent))
+		return false;
+	/* Counted before anything else happens, abort included. */
+	audit_state.unresolved++;
+	audit_state.late_misses++;
+	*first_warning = !audit_state.warned;
+	audit_state.warned = true;
+	*seal = audit_state.seals;
+	return true;
+}
+
+/* No lock held: a late miss of module::function, said, and fatal unless allowed. */
+static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t seal,
+		 bool first_warning, const char *module, const char *function, const char *rc_name)
+{
+	struct gg_report_site site;
+
+	if (!audit_state.allow || first_warning)
+		gg_callsite_report(cs, where, &site);
+	if (!audit_state.allow) {
+		gg_report_late_miss(true, seal, module, function, rc_name, &site);
+		gg_fatal();
+	}
+	if (first_warning)
+		gg_report_late_miss(false, seal, module, function, rc_name, &site);
+}
+
+/* ---- loads (SPEC §3, Failed loads) ---- */
+
+static void load(enum gg_audit_kind kind, const char *name, int rc, const char *rc_name,
+		 const void *handle)
+{
+	struct gg_callsite cs;
+	struct gg_site where;
+	struct pair *p;
+	bool is_late = false, first_warning = false;
+	uint64_t seal = 0;
+	uint32_t site;
+
+	gg_callsite_find(&cs);
+	gg_callsite_describe(cs.pc, &where);
+	site = gg_callsite_intern(&cs);
+	pthread_mutex_lock(&audit_state.lock);
+	if (audit_state.nmodules < MODULES_MAX) {
+		struct module_rec *m;
+
+		if (!audit_state.modules)
+			audit_state.modules = calloc(MODULES_MAX, sizeof(*audit_state.modules));
+		if (audit_state.modules && (m = &audit_state.modules[audit_state.nmodules])->name == NULL &&
+		    (m->name = strdup(name))) {
+			m->library = kind == GG_AUDIT_LIBRARY;
+			m->loaded = rc == 0;
+			m->result = rc ? rc_name : NULL;
+			m->site = site;
+			audit_state.nmodules++;
+		}
+	}
+	if (rc == 0) {
+		names_set(KEY(kind, handle), name);
+		/* A failed load retried with success: MODULE::* is resolved. */
+		if ((p = pair_find(name, "*")))
+			p->found++;
+	} else {
+		audit_state.loads_failed++;
+		p = pair_get(name, "*");
+		is_late = failed(p, &cs, &where, rc_name, &seal, &first_warning);
+	}
+	pthread_mutex_unlock(&audit_state.lock);
+	if (is_late)
+		late(&cs, &where, seal, first_warning, name, "*", rc_name);
+}
+
+void gg_audit_load_file(enum gg_audit_kind kind, const char *path, int rc, const char *rc_name,
+			const void *handle)
+{
+	char name[GG_AUDIT_NAME_MAX];
+
+	gg_audit_name_file(path, name, sizeof(name));
+	load(kind, name, rc, rc_name, handle);
+}
+
+void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, const char *rc_name,
+			 const void *handle)
+{
+	char name[GG_AUDIT_NAME_MAX];
+
+	gg_audit_name_image(image, name, sizeof(name));
+	load(kind, name, rc, rc_name, handle);
+}
+
 /* ---- lookups ---- */
 
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
@@ -350,9 +456,8 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	const char *function = name ? name : "(null)";
 	struct gg_site where;
 	struct gg_callsite cs;
-	struct gg_report_site site;
 	struct pair *p;
-	bool late = false, first_warning = false;
+	bool is_late = false, first_warning = false;
 	uint64_t seal = 0;
 
 	gg_report_lookup(api, handle, name, rc_name);
@@ -382,34 +487,13 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 		}
 	} else {
 		audit_state.failed_calls++;
-		if (p) {
-			p->failed++;
-			site_record(p, &cs, &where, rc_name);
-		}
-		if (audit_state.sealed && !(p && p->expected_absent)) {
-			/* Counted before anything else happens, abort included. */
-			late = true;
-			audit_state.unresolved++;
-			audit_state.late_misses++;
-			first_warning = !audit_state.warned;
-			audit_state.warned = true;
-			seal = audit_state.seals;
-		}
+		is_late = failed(p, &cs, &where, rc_name, &seal, &first_warning);
 	}
 	pthread_mutex_unlock(&audit_state.lock);
 
-	if (!late)
-		return;
 	/* The pair's copy of the name outlives the lock: pairs are never freed. */
-	mod_name = p ? p->module : module;
-	if (!audit_state.allow || first_warning)
-		gg_callsite_report(&cs, &where, &site);
-	if (!audit_state.allow) {
-		gg_report_late_miss(true, seal, mod_name, function, rc_name, &site);
-		gg_fatal();
-	}
-	if (first_warning)
-		gg_report_late_miss(false, seal, mod_name, function, rc_name, &site);
+	if (is_late)
+		late(&cs, &where, seal, first_warning, p ? p->module : module, function, rc_name);
 }
 
 /* ---- the gate ---- */
@@ -458,6 +542,7 @@ void gg_audit_stats(struct gg_report_audit *out)
 	out->unresolved = audit_state.unresolved;
 	out->calls = audit_state.calls;
 	out->failed_calls = audit_state.failed_calls;
+	out->loads_failed = audit_state.loads_failed;
 	out->seals = audit_state.seals;
 	out->sealed = audit_state.sealed;
 	pthread_mutex_unlock(&audit_state.lock);
@@ -568,4 +653,31 @@ void gg_audit_atfork_child(void)
 	audit_state.calls = audit_state.failed_calls = 0;
 	audit_state.unresolved = audit_state.late_misses = audit_state.seals = 0;
 	audit_state.sealed = audit_state.warned = false;
+	/* Its parent's loads are not its own (its modules are, by handle: names stay). */
+	for (size_t i = 0; i < audit_state.nmodules; i++) {
+		free(audit_state.modules[i].name);
+		audit_state.modules[i].name = NULL;
+	}
+	audit_state.nmodules = 0;
+	audit_state.loads_failed = 0;
+}
+
+void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module *m), void *ctx)
+{
+	/* Records are appended under the lock and never change after: the
+	 * first @n can be read with no lock held (fn may call dladdr). */
+	size_t n;
+
+	pthread_mutex_lock(&audit_state.lock);
+	n = audit_state.nmodules;
+	pthread_mutex_unlock(&audit_state.lock);
+	for (size_t i = 0; i < n; i++) {
+		const struct module_rec *r = &audit_state.modules[i];
+		struct gg_report_module m = {
+			.name = r->name, .library = r->library, .loaded = r->loaded, .result = r->result,
+		};
+
+		gg_callsite_report_id(r->site, &m.site);
+		fn(ctx, &m);
+	}
 }

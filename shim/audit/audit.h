@@ -18,8 +18,15 @@ void gg_audit_configure(const struct gg_config *cfg);
 
 /* A module or library the driver loaded (from a file, or from an image in memory),
  * or unloaded. Unloading forgets the handle; a reused value gets its new name. */
-void gg_audit_loaded_file(enum gg_audit_kind kind, const void *handle, const char *path);
-void gg_audit_loaded_image(enum gg_audit_kind kind, const void *handle, const void *image);
+/* A load of a module or library from the file @path, or from @image in
+ * memory, as the driver answered it (@rc 0: @handle is it). Named either way
+ * and listed (JSON "modules"); a failure is a failed lookup of MODULE::*
+ * with its call site, and after a seal a late miss (SPEC §3, Failed loads). */
+void gg_audit_load_file(enum gg_audit_kind kind, const char *path, int rc, const char *rc_name,
+			const void *handle);
+void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, const char *rc_name,
+			 const void *handle);
+void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module *m), void *ctx);
 void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 
 /* A kernel lookup as the driver answered it: @rc 0 means found, and @found is

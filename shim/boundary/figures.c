@@ -14,6 +14,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->rows = gg_audit_foreach_unresolved;
 	f->violations = gg_redzone_foreach_violation;
 	f->launch_errors = gg_audit_foreach_launch_error;
+	f->modules = gg_audit_foreach_module;
 	f->launches_refused = gg_audit_launches_refused();
 	f->redzone.coverage.procaddr_unmatched = gg_real_unmatched();
 }

@@ -80,10 +80,13 @@ static inline void leave(void)
 #define AUDIT_LOOKUP(api, kind, handle, kname, out) \
 	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc), \
 			rc == CUDA_SUCCESS && (out) ? (const void *)*(out) : NULL)
-#define LOADED_FILE(kind, handle_ptr, path) \
-	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_file(kind, *(handle_ptr), path) : (void)0)
-#define LOADED_IMAGE(kind, handle_ptr, image) \
-	((rc == CUDA_SUCCESS && handle_ptr) ? gg_audit_loaded_image(kind, *(handle_ptr), image) : (void)0)
+/* A load, as the driver answered it: named, listed, and a failure audited. */
+#define LOADED_FILE(kind, handle_ptr, path)                                              \
+	gg_audit_load_file(kind, path, (int)rc, gg_real_result_name(rc),                  \
+			   rc == CUDA_SUCCESS && (handle_ptr) ? (const void *)*(handle_ptr) : NULL)
+#define LOADED_IMAGE(kind, handle_ptr, image)                                            \
+	gg_audit_load_image(kind, image, (int)rc, gg_real_result_name(rc),                \
+			    rc == CUDA_SUCCESS && (handle_ptr) ? (const void *)*(handle_ptr) : NULL)
 
 /* Kernel lookups. */
 

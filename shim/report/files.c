@@ -243,6 +243,24 @@ static void launch_error_row(void *ctx, const struct gg_report_launch_error *e)
 	jw_puts(w, " }");
 }
 
+static void module_row(void *ctx, const struct gg_report_module *m)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+
+	jw_puts(w, rows->n++ ? ",\n    { \"name\": " : "\n    { \"name\": ");
+	jw_str(w, m->name);
+	jw_printf(w, ", \"library\": %s, \"loaded\": %s", m->library ? "true" : "false",
+		  m->loaded ? "true" : "false");
+	if (m->result) {
+		jw_puts(w, ", \"result\": ");
+		jw_str(w, m->result);
+	}
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, &m->site);
+	jw_puts(w, " }");
+}
+
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
@@ -322,6 +340,9 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	jw_puts(w, rows.n ? "\n  ],\n  \"launch_errors\": [" : "],\n  \"launch_errors\": [");
 	rows.n = 0;
 	f->launch_errors(launch_error_row, &rows);
+	jw_puts(w, rows.n ? "\n  ],\n  \"modules\": [" : "],\n  \"modules\": [");
+	rows.n = 0;
+	f->modules(module_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
 	write_coverage(w, &z.coverage);
 	jw_printf(w, ",\n  \"errors\": %" PRIu64 " }\n", f->errors);
@@ -410,6 +431,8 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	unguarded_metric(w, &z.coverage);
 	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
 	       f->launches_refused);
+	metric(w, "gpuguard_module_loads_failed_total", "counter",
+	       "Module and library loads the driver refused.", a.loads_failed);
 	metric(w, "gpuguard_errors", "gauge",
 	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
 	       f->errors);

@@ -91,6 +91,7 @@ struct gg_report_audit {
 	uint64_t late_misses;
 	uint64_t unresolved;          /* the counter: last gate's count + late misses */
 	uint64_t calls, failed_calls; /* lookup calls */
+	uint64_t loads_failed;        /* module and library loads the driver refused */
 	uint64_t seals;
 	bool sealed;
 };
@@ -150,6 +151,14 @@ struct gg_report_redzone {
 	struct gg_report_coverage coverage;
 };
 
+/* A module or library the process loaded or tried to (JSON "modules"). */
+struct gg_report_module {
+	const char *name;
+	bool library, loaded;
+	const char *result;          /* when the load failed */
+	struct gg_report_site site;  /* where it was loaded */
+};
+
 /* A kernel whose launches the driver refused (SPEC §3, Launch errors). */
 struct gg_report_launch_error {
 	struct gg_report_kernel kernel;
@@ -164,6 +173,8 @@ typedef void gg_report_rows_fn(void (*emit)(void *ctx, const struct gg_report_ro
 typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx,
 						     const struct gg_report_launch_error *e),
 					 void *ctx);
+typedef void gg_report_modules_fn(void (*emit)(void *ctx, const struct gg_report_module *m),
+				  void *ctx);
 typedef void gg_report_violations_fn(void (*emit)(void *ctx,
 						  const struct gg_report_violation *v),
 				     void *ctx);
@@ -177,6 +188,7 @@ struct gg_report_figures {
 	gg_report_rows_fn *rows;             /* unresolved pairs, required first */
 	gg_report_violations_fn *violations; /* the first 256 */
 	gg_report_launch_errors_fn *launch_errors;
+	gg_report_modules_fn *modules;       /* every load tried */
 	uint64_t launches_refused;           /* every refused launch */
 };
 

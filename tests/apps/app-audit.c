@@ -3,6 +3,11 @@
  *   data:PATH       load a copy of the file from the heap (named image:HASH)
  *   static          load the PTX compiled into this program (named app-audit+0xOFF)
  *   lib:PATH        load a library from a file
+ *   tryfile:PATH    load a module from a file, print the result (a failure is no exit)
+ *   trydata:PATH    the same from a heap copy of the file
+ *   trylib:PATH     the same for a library from a file
+ *   kfunc:NAME      cuLibraryGetKernel of NAME on the current library, then
+ *                   cuKernelGetFunction of it: prints both results
  *   get:NAME        cuModuleGetFunction on the current module, from lookup_a()
  *   get2:NAME       the same from lookup_b(): a second call site
  *   helper:NAME     the same through libhelper.so's helper_lookup()
@@ -153,6 +158,21 @@ int main(int argc, char **argv)
 			dladdr(static_ptx, &info);
 			printf("static image at +0x%lx\n",
 			       (unsigned long)((char *)static_ptx - (char *)info.dli_fbase));
+		} else if (!strncmp(arg, "tryfile:", 8)) {
+			printf("load %s: %d\n", val, (int)cuModuleLoad(&mod, val));
+		} else if (!strncmp(arg, "trydata:", 8)) {
+			char *image = read_file(val, &len);
+
+			printf("load data: %d\n", (int)cuModuleLoadData(&mod, image));
+		} else if (!strncmp(arg, "trylib:", 7)) {
+			printf("library %s: %d\n", val,
+			       (int)cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
+		} else if (!strncmp(arg, "kfunc:", 6)) {
+			CUresult rk = cuLibraryGetKernel(&k, lib, val), rf = CUDA_ERROR_UNKNOWN;
+
+			if (rk == CUDA_SUCCESS)
+				rf = cuKernelGetFunction(&f, k);
+			printf("kernel %s: %d, function: %d\n", val, (int)rk, (int)rf);
 		} else if (!strncmp(arg, "lib:", 4)) {
 			CHECK(cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
 			printf("library %p\n", (void *)lib);
