@@ -481,7 +481,7 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	if (rc == 0) {
 		if (p) {
 			p->found++;
-			/* The pair's strings are never freed: the kernel keeps them. */
+			/* The kernels table keeps copies of the names. */
 			gg_kernels_found(found, kind == GG_AUDIT_LIBRARY, handle, p->module,
 					 p->function);
 		}

@@ -20,8 +20,10 @@ enum { LAYOUT_UNREAD, LAYOUT_READING, LAYOUT_READY };
 
 struct kernel {
 	_Atomic(const void *) handle;  /* set last (release) */
-	_Atomic(const char *) module;   /* from the lookup: before @handle, or after */
-	_Atomic(const char *) function; /* a launch added it unnamed (@function last) */
+	/* Copies of the lookup's names, never freed (a report may name a slot
+	 * at any time, a forked child's too): @module is stored before @function. */
+	_Atomic(const char *) module;
+	_Atomic(const char *) function; /* NULL: no lookup named it (a launch added it) */
 	_Atomic(const void *) owner;    /* the module or library of its lookup */
 	atomic_bool is_kernel;         /* a CUkernel (cuLibraryGetKernel) */
 	atomic_int layout_state;       /* LAYOUT_*: @layout is read-only once READY */
@@ -41,10 +43,9 @@ static unsigned home_of(const void *handle)
 	return (unsigned)(h >> 40) & MASK;
 }
 
-/* The slot of @handle; when absent, added with @module and @function (when
- * @add). -1: absent, or the table is full. */
-static int find(const void *handle, bool add, bool is_kernel, const char *module,
-		const char *function)
+/* The slot of @handle; when absent, added unnamed (when @add). -1: absent,
+ * or the table is full. */
+static int find(const void *handle, bool add, bool is_kernel)
 {
 	if (!handle || handle == CLAIMING || handle == GONE)
 		return -1;
@@ -66,8 +67,6 @@ static int find(const void *handle, bool add, bool is_kernel, const char *module
 				return (int)i;
 			continue;
 		}
-		atomic_store(&k->module, module);
-		atomic_store(&k->function, function);
 		atomic_store(&k->is_kernel, is_kernel);
 		atomic_store_explicit(&k->handle, handle, memory_order_release);
 		return (int)i;
@@ -77,7 +76,7 @@ static int find(const void *handle, bool add, bool is_kernel, const char *module
 
 int gg_kernels_slot(const void *handle)
 {
-	return find(handle, true, false, NULL, NULL);
+	return find(handle, true, false);
 }
 
 void gg_kernels_found(const void *handle, bool kernel, const void *owner, const char *module,
@@ -85,11 +84,12 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 {
 	/* The driver hands out one handle per kernel and module: the first
 	 * lookup's names stand. A launch that came first left none. */
-	int slot = find(handle, true, kernel, module, function);
+	int slot = find(handle, true, kernel);
 	struct kernel *k;
 	const char *had;
+	char *m, *f;
 
-	if (slot < 0)
+	if (slot < 0 || !function)
 		return;
 	k = &kernels_state.k[slot];
 	had = atomic_load(&k->function);
@@ -98,7 +98,7 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 		 * unseen: that slot keeps its names, the handle gets a new one. */
 		atomic_store(&k->handle, GONE);
 		atomic_fetch_add(&kernels_state.epoch, 1);
-		if ((slot = find(handle, true, kernel, module, function)) < 0)
+		if ((slot = find(handle, true, kernel)) < 0)
 			return;
 		k = &kernels_state.k[slot];
 		had = atomic_load(&k->function);
@@ -106,10 +106,15 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 	if (kernel)
 		atomic_store(&k->is_kernel, true);
 	atomic_store(&k->owner, owner);
-	if (function && !had) {
-		atomic_store(&k->module, module);
-		atomic_store(&k->function, function);
+	if (had || !(f = strdup(function)))
+		return;
+	if (!(m = strdup(module ? module : "?"))) {
+		free(f);
+		return;
 	}
+	/* Lookups of one handle are serialised by the audit's lock. */
+	atomic_store(&k->module, m);
+	atomic_store_explicit(&k->function, f, memory_order_release);
 }
 
 void gg_kernels_unloaded(const void *owner)
@@ -235,7 +240,7 @@ void gg_kernels_name(int slot, struct gg_report_kernel *out)
 
 void gg_kernels_name_handle(const void *handle, struct gg_report_kernel *out)
 {
-	int slot = find(handle, false, false, NULL, NULL);
+	int slot = find(handle, false, false);
 
 	if (slot < 0) {
 		memset(out, 0, sizeof(*out));

@@ -28,8 +28,9 @@ struct gg_kernel_layout {
 int gg_kernels_slot(const void *handle);
 
 /* A lookup in @owner (a module or library) produced @handle (a CUkernel when
- * @kernel): its names, which the audit keeps for the process's life. A handle
- * the driver hands out again for another kernel gets a slot of its own. */
+ * @kernel): its names, copied (never freed: reports may name the slot at any
+ * time). A handle the driver hands out again for another kernel gets a slot
+ * of its own. Callers serialise the lookups of one handle. */
 void gg_kernels_found(const void *handle, bool kernel, const void *owner, const char *module,
 		      const char *function);
 
