@@ -193,9 +193,18 @@ static void assert_named_by_handle(const char *step, const char *printed)
 	gg_app_run_free(&a);
 }
 
-Test(audit, handle_never_seen_loading_is_named_by_its_value)
+/* cuLibraryGetModule: the library's module is looked up under its name. */
+Test(audit, a_librarys_module_is_named_as_its_library)
 {
-	assert_named_by_handle("libmodule", "library module ");
+	struct gg_app_run a;
+	char *m;
+
+	run_audit(&a, NULL, (const char *[]){ "lib:" GG_PTX, PTX_FILE, "libmodule", "get:nope", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	m = only_row(&a, "['module']");
+	cr_expect_str_eq(m, "kernels.ptx");
+	free(m);
+	gg_app_run_free(&a);
 }
 
 Test(audit, unloading_forgets_the_handle)
@@ -206,6 +215,18 @@ Test(audit, unloading_forgets_the_handle)
 static void name_of_row(void *ctx, const struct gg_report_row *r)
 {
 	snprintf(ctx, 64, "%s::%s", r->module, r->function);
+}
+
+Test(audit, handle_never_seen_loading_is_named_by_its_value)
+{
+	char name[64] = "", want[64];
+	void *h = (void *)(uintptr_t)0xfeed0;
+
+	gg_audit_lookup("cuModuleGetFunction", GG_AUDIT_MODULE, h, "k", 500, "CUDA_ERROR_NOT_FOUND",
+			NULL);
+	gg_audit_foreach_unresolved(name_of_row, name);
+	snprintf(want, sizeof(want), "module@%p::k", h);
+	cr_assert_str_eq(name, want);
 }
 
 Test(audit, reused_handle_gets_its_new_name)
@@ -820,5 +841,34 @@ Test(audit, failed_loads_are_counted_in_the_metrics)
 	assert_json(&a, "[(m['name'], m['library'], m['loaded']) for m in j['modules']]",
 		    "[('kernels.ptx', False, True), ('missing.ptx', False, False), "
 		    "('missing.ptx', True, False)]");
+	gg_app_run_free(&a);
+}
+
+/* ---- lazy loading (SPEC §3): failures where a kernel is first used ---- */
+
+/* A launch of a known kernel refused with CUDA_ERROR_NO_BINARY_FOR_GPU (the
+ * fake's FAKECUDA_FAIL_LAUNCH) after the seal: a late miss of that kernel. */
+Test(audit, a_launch_failing_for_want_of_code_for_this_gpu_is_a_late_miss)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=sync:1", "FAKECUDA_FAIL_LAUNCH=1:209", NULL },
+		  (const char *[]){ PTX_FILE, "sync", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: kernels.ptx::gg_fill "), 1,
+		     "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "CUDA_ERROR_NO_BINARY_FOR_GPU"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* Other refusals (a bad launch configuration) are launch errors only. */
+Test(audit, a_launch_refused_for_its_configuration_is_no_late_miss)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=sync:1", "FAKECUDA_FAIL_LAUNCH=1:1", NULL },
+		  (const char *[]){ PTX_FILE, "sync", "launch", NULL });
+	cr_expect(!strstr(a.r.err, "late miss"), "%s", a.r.err);
+	cr_expect_neq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	gg_app_run_free(&a);
 }

@@ -447,6 +447,74 @@ void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, con
 	load(kind, name, rc, rc_name, handle);
 }
 
+/* ---- lazy loading (SPEC §3): materialised where it is used ---- */
+
+/* A failure of @module::@function, as a failed lookup with its call site. */
+static void named_failure(const char *module, const char *function, const char *rc_name)
+{
+	struct gg_callsite cs;
+	struct gg_site where;
+	struct pair *p;
+	bool is_late, first_warning = false;
+	uint64_t seal = 0;
+
+	gg_callsite_find(&cs);
+	gg_callsite_describe(cs.pc, &where);
+	pthread_mutex_lock(&audit_state.lock);
+	audit_state.calls++;
+	audit_state.failed_calls++;
+	p = pair_get(module, function);
+	is_late = failed(p, &cs, &where, rc_name, &seal, &first_warning);
+	pthread_mutex_unlock(&audit_state.lock);
+	if (is_late)
+		late(&cs, &where, seal, first_warning, p ? p->module : module, function, rc_name);
+}
+
+void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
+			      const void *function)
+{
+	struct gg_report_kernel k;
+
+	gg_report_lookup("cuKernelGetFunction", kernel, NULL, rc_name);
+	gg_kernels_name_handle(kernel, &k);
+	if (!strcmp(k.module, "?")) /* no lookup named it: nothing known to say */
+		return;
+	if (rc == 0) /* its kernel's names; no owner: retired at any unload */
+		gg_kernels_found(function, false, NULL, k.module, k.name);
+	else
+		named_failure(k.module, k.name, rc_name);
+}
+
+void gg_audit_library_module(const void *library, int rc, const char *rc_name, const void *module)
+{
+	char name[GG_AUDIT_NAME_MAX];
+	struct named *e;
+
+	gg_report_lookup("cuLibraryGetModule", library, NULL, rc_name);
+	pthread_mutex_lock(&audit_state.lock);
+	if ((e = names_find(KEY(GG_AUDIT_LIBRARY, library))))
+		snprintf(name, sizeof(name), "%s", e->name);
+	else
+		snprintf(name, sizeof(name), "library@%p", library);
+	/* Its functions are the library's kernels: looked up under its name. */
+	if (rc == 0)
+		names_set(KEY(GG_AUDIT_MODULE, module), name);
+	pthread_mutex_unlock(&audit_state.lock);
+	if (rc != 0)
+		named_failure(name, "*", rc_name);
+}
+
+void gg_audit_launch_failed(const char *api, const void *handle, const char *rc_name)
+{
+	struct gg_report_kernel k;
+
+	gg_kernels_name_handle(handle, &k);
+	if (!strcmp(k.module, "?")) /* no lookup named it: a bad handle, not a missing kernel */
+		return;
+	gg_report_lookup(api, handle, k.name, rc_name);
+	named_failure(k.module, k.name, rc_name);
+}
+
 /* ---- lookups ---- */
 
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,

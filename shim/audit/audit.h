@@ -35,6 +35,19 @@ void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
 		     const char *name, int rc, const char *rc_name, const void *found);
 
+/* Lazy loading (SPEC §3): cuKernelGetFunction of @kernel, cuLibraryGetModule
+ * of @library, as the driver answered (@rc 0: @function, @module is it). The
+ * function is named as its kernel, the module as its library; a failure is a
+ * failed lookup of that kernel (of LIBRARY::*) with its call site. */
+void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
+			      const void *function);
+void gg_audit_library_module(const void *library, int rc, const char *rc_name, const void *module);
+
+/* A launch of @handle the driver refused with @rc_name, for a kernel a lookup
+ * named: the kernel cannot run here (lazy loading's failure at first use),
+ * a failed lookup of it with the launch's call site. */
+void gg_audit_launch_failed(const char *api, const void *handle, const char *rc_name);
+
 /* Launches (launches.c); kernels are named by driver/kernels.h. */
 /* A launch of @handle, the @index-th of the process, as the driver answered
  * it: a refusal is counted per kernel, the first one WARNed. */

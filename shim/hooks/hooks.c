@@ -102,6 +102,23 @@ CUresult gg_hook_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const 
 		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name, pKernel));
 }
 
+/* Lazy loading: a library's kernel or module is materialised in the current
+ * context here, where an image with no code for this GPU fails (SPEC §3). */
+
+CUresult gg_hook_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+	FORWARD(cuKernelGetFunction, (pFunc, kernel),
+		gg_audit_kernel_function(kernel, (int)rc, gg_real_result_name(rc),
+					 rc == CUDA_SUCCESS && pFunc ? (const void *)*pFunc : NULL));
+}
+
+CUresult gg_hook_cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+	FORWARD(cuLibraryGetModule, (pMod, library),
+		gg_audit_library_module(library, (int)rc, gg_real_result_name(rc),
+					rc == CUDA_SUCCESS && pMod ? (const void *)*pMod : NULL));
+}
+
 /* Module and library loading: the audit names what was loaded. */
 
 CUresult gg_hook_cuModuleLoad(CUmodule *module, const char *fname)
