@@ -475,8 +475,8 @@ void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
 {
 	struct gg_report_kernel k;
 
-	gg_report_lookup("cuKernelGetFunction", kernel, NULL, rc_name);
 	gg_kernels_name_handle(kernel, &k);
+	gg_report_lookup("cuKernelGetFunction", kernel, k.name, rc_name);
 	if (!strcmp(k.module, "?")) /* no lookup named it: nothing known to say */
 		return;
 	if (rc == 0) /* its kernel's names; no owner: retired at any unload */
@@ -490,7 +490,7 @@ void gg_audit_library_module(const void *library, int rc, const char *rc_name, c
 	char name[GG_AUDIT_NAME_MAX];
 	struct named *e;
 
-	gg_report_lookup("cuLibraryGetModule", library, NULL, rc_name);
+	gg_report_lookup("cuLibraryGetModule", library, "*", rc_name);
 	pthread_mutex_lock(&audit_state.lock);
 	if ((e = names_find(KEY(GG_AUDIT_LIBRARY, library))))
 		snprintf(name, sizeof(name), "%s", e->name);

@@ -29,6 +29,15 @@
 	APP_FN(MemGetAddressRange, cuMemGetAddressRange_v2, PFN_cuMemGetAddressRange_v3020,     \
 	       "cuMemGetAddressRange")                                                    \
 	APP_FN(LaunchKernel, cuLaunchKernel, PFN_cuLaunchKernel_v4000, "cuLaunchKernel")  \
+	APP_FN(LibraryLoadFromFile, cuLibraryLoadFromFile, PFN_cuLibraryLoadFromFile_v12000,     \
+	       "cuLibraryLoadFromFile")                                                  \
+	APP_FN(LibraryUnload, cuLibraryUnload, PFN_cuLibraryUnload_v12000, "cuLibraryUnload")    \
+	APP_FN(LibraryGetKernel, cuLibraryGetKernel, PFN_cuLibraryGetKernel_v12000,               \
+	       "cuLibraryGetKernel")                                                     \
+	APP_FN(KernelGetFunction, cuKernelGetFunction, PFN_cuKernelGetFunction_v12000,            \
+	       "cuKernelGetFunction")                                                    \
+	APP_FN(LibraryGetModule, cuLibraryGetModule, PFN_cuLibraryGetModule_v12000,               \
+	       "cuLibraryGetModule")                                                     \
 	APP_FN(StreamCreate, cuStreamCreate, PFN_cuStreamCreate_v2000, "cuStreamCreate")  \
 	APP_FN(StreamSynchronize, cuStreamSynchronize, PFN_cuStreamSynchronize_v2000,           \
 	       "cuStreamSynchronize")                                                     \

@@ -71,6 +71,27 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 	CHECK(d->StreamDestroy(stream));
 	printf("stream-ordered alloc and free: done\n");
 
+	/* GG_SCENARIO_LIBRARY=PATH: a library loaded from PATH, its gg_fill and
+	 * module materialised in this context (where lazy loading fails). */
+	if (getenv("GG_SCENARIO_LIBRARY")) {
+		CUlibrary lib;
+		CUkernel k;
+		CUfunction lf;
+		CUmodule lm;
+
+		rc = d->LibraryLoadFromFile(&lib, getenv("GG_SCENARIO_LIBRARY"), NULL, NULL, 0, NULL,
+					    NULL, 0);
+		printf("library: %s\n", name_of(d, rc));
+		if (rc == CUDA_SUCCESS) {
+			rc = d->LibraryGetKernel(&k, lib, "gg_fill");
+			printf("library kernel gg_fill: %s\n", name_of(d, rc));
+			if (rc == CUDA_SUCCESS)
+				printf("its function: %s\n", name_of(d, d->KernelGetFunction(&lf, k)));
+			printf("library module: %s\n", name_of(d, d->LibraryGetModule(&lm, lib)));
+			CHECK(d->LibraryUnload(lib));
+		}
+	}
+
 	/* GG_SCENARIO_OVERRUN: gg_overrun_second writes 8 bytes past the second of
 	 * two buffers, its parameters in kernelParams, then 4 through extra's buffer. */
 	if (getenv("GG_SCENARIO_OVERRUN")) {
