@@ -81,6 +81,29 @@ Test(hooks, cuGetProcAddress_route_hands_out_per_thread_stream_wrappers)
 	gg_run_free(&r);
 }
 
+/* Lazy loading's lookups, cuKernelGetFunction and cuLibraryGetModule, are
+ * seen on every route. */
+Test(hooks, every_route_intercepts_where_a_librarys_kernel_is_materialised)
+{
+	static const char *const apps[] = { APP("app-direct"), APP("app-dlsym"), APP("app-procaddr") };
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		struct gg_run r;
+
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ "GPUGUARD_VERBOSITY=2", "GG_SCENARIO_LIBRARY=" GG_PTX, NULL },
+		       (const char *[]){ apps[i], GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", apps[i], r.err);
+		cr_expect(strstr(r.out, "its function: CUDA_SUCCESS\nlibrary module: CUDA_SUCCESS\n"),
+			  "%s: %s", apps[i], r.out);
+		cr_expect(strstr(r.err, ", \"gg_fill\") -> CUDA_SUCCESS") &&
+			  strstr(r.err, "INFO: cuKernelGetFunction(module 0x"), "%s: %s", apps[i], r.err);
+		cr_expect(strstr(r.err, "cuKernelGetFunction 1, cuLibraryGetModule 1"), "%s: %s", apps[i],
+			  r.err);
+		gg_run_free(&r);
+	}
+}
+
 /* Each application call reaches the driver exactly once, on every route. */
 Test(hooks, driver_sees_each_call_once)
 {
