@@ -228,6 +228,7 @@
     X(cuModuleLoadDataEx, cuModuleLoadDataEx, 2010, 0)                        \
     X(cuModuleLoadFatBinary, cuModuleLoadFatBinary, 2000, 0)                  \
     X(cuModuleUnload, cuModuleUnload, 2000, 0)                                \
+    X(cuModuleGetLoadingMode, cuModuleGetLoadingMode, 11070, 0)               \
     X(cuModuleGetFunction, cuModuleGetFunction, 2000, 0)                      \
     X(cuModuleGetGlobal, cuModuleGetGlobal, 2000, 0)                          \
     X(cuModuleGetGlobal_v2, cuModuleGetGlobal, 3020, 0)                       \

@@ -36,8 +36,39 @@
  *     launch's own checks (handles, geometry, parameters); launches refused
  *     for those are not counted, the one FAKECUDA_FAIL_LAUNCH fails is.  When
  *     both name the same launch, it fails.
+ *   CUDA_MODULE_LOADING=LAZY|EAGER
+ *                           NVIDIA's own variable, read at cuInit as its
+ *                           driver reads it; cuModuleGetLoadingMode reports
+ *                           it.  The fake's default is EAGER (NVIDIA's driver
+ *                           defaults to LAZY since CUDA 12.2 on Linux), so an
+ *                           image without code for the device is refused when
+ *                           it is loaded; another value is reported on stderr
+ *                           and ignored.  With LAZY, cuLibraryLoadData and
+ *                           cuLibraryLoadFromFile take such an image and
+ *                           cuLibraryGetKernel, cuKernelGetName and
+ *                           cuKernelGetParamInfo work, but what needs its code
+ *                           in a context returns CUDA_ERROR_NO_BINARY_FOR_GPU:
+ *                           cuKernelGetFunction, cuLibraryGetModule, and a
+ *                           launch of one of its CUkernels (refused like a bad
+ *                           handle: not counted by the knobs above).
+ *                           cuModuleLoad* refuse it at once in both modes (a
+ *                           module is loaded into the current context by that
+ *                           call; lazy loading defers only its kernels).
  *
  * Behaviour worth knowing when writing a test against the fake:
+ *   - Every device is compute capability 9.0 (sm_90).  Code runs on it when
+ *     it is SASS (an ELF cubin, or a fatbin's ELF entry) for the same major
+ *     version and a minor version no higher (so sm_90 only: sm_80 or sm_86
+ *     SASS does not), or PTX whose target is no newer than the device
+ *     (.target sm_XY or a fatbin PTX entry's arch, XY <= 90) and whose ISA
+ *     this driver's JIT reads (.version 9.x at most, CUDA 13.0's).  A fatbin
+ *     runs by its SASS when it has some for the device, else by its newest
+ *     such PTX; a fatbin or cubin with neither is
+ *     CUDA_ERROR_NO_BINARY_FOR_GPU (when, see CUDA_MODULE_LOADING above).  A
+ *     bare PTX text targeting a newer GPU is CUDA_ERROR_INVALID_PTX, and one
+ *     of a newer ISA CUDA_ERROR_UNSUPPORTED_PTX_VERSION, in both modes.
+ *     Compressed fatbin entries are not read (CUDA_ERROR_NOT_SUPPORTED, and
+ *     a note on stderr): build with `fatbinary --compress=false`.
  *   - Device addresses lie in a PROT_NONE reservation: dereferencing one on
  *     the host faults.  Allocations are 256-byte aligned; fresh memory holds
  *     a non-zero garbage pattern.  cuMemAllocPitch_v2's pitch is the width

@@ -21,6 +21,18 @@
  * unsigned long long *data; void *filename_or_fatbins;} points to such a
  * container.
  *
+ * Which code runs on the device (compute capability 9.0, FC_SM_VERSION 90):
+ * SASS (an ELF cubin, or a fatbin's ELF entry) built for the same major
+ * version and a minor version no higher than the device's (sm_90 only, here);
+ * PTX for an architecture no newer than the device (.target sm_XY or a
+ * fatbin PTX entry's arch, XY <= 90) whose ISA version this driver's JIT
+ * reads (.version up to 9.x).  A cubin names its architecture in e_flags: in
+ * the low byte under CUDA ELF ABI version 7, in bits 8-15 from version 8 (as
+ * LLVM's ELFObjectFileBase::getNVPTXCPUName reads it; ptxas of CUDA 13 writes
+ * version 8: sm_80 0x6005004, sm_90 0x6005a04).  An image with none of these
+ * is CUDA_ERROR_NO_BINARY_FOR_GPU, at load (fc_image_parse), or, for a lazily
+ * loaded library, when a context needs its code (fc_image_parse_deferred).
+ *
  * Parameter layouts.  PTX declares them in the .entry's list: each .param is
  * placed at the next multiple of its alignment (its `.align`, else the size
  * of its type), and the buffer ends with the last one, unpadded; ptxas lays
@@ -99,6 +111,12 @@ size_t fc_kparams_size(const fc_kparams *p)
 bool fc_kparams_equal(const fc_kparams *a, const fc_kparams *b)
 {
     return a->count == b->count && (a->count == 0 || memcmp(a->v, b->v, a->count * sizeof *a->v) == 0);
+}
+
+/* Whether SASS for sm_<sm> runs on the device: same major, minor no higher. */
+static bool sass_runs(unsigned int sm)
+{
+    return sm / 10 == FC_SM_VERSION / 10 && sm % 10 <= FC_SM_VERSION % 10;
 }
 
 static void kparams_free(fc_kparams *p)
@@ -413,10 +431,10 @@ static CUresult parse_params(const char *t, size_t len, size_t *i, unsigned int 
  * A PTX module: find `.version`, `.target` and every `.entry NAME` outside
  * comments and strings.  The fake cannot JIT, so it checks only what makes
  * the real JIT fail for reasons a test could hit: no `.version`/`.target`
- * (not PTX at all), an ISA newer than the toolkit, or a target newer than
- * the device.
+ * (not PTX at all), an ISA newer than the toolkit, or (check_target) a
+ * target newer than the device.
  */
-static CUresult parse_ptx(const char *t, size_t len, fc_image *img)
+static CUresult parse_ptx(const char *t, size_t len, fc_image *img, bool check_target)
 {
     bool have_version = false, have_target = false;
     size_t i = 0;
@@ -477,7 +495,7 @@ static CUresult parse_ptx(const char *t, size_t len, fc_image *img)
                 unsigned long sm = read_uint(t, len, &i, &ok);
                 if (!ok)
                     return CUDA_ERROR_INVALID_PTX;
-                if (sm > FC_SM_VERSION)
+                if (check_target && sm > FC_SM_VERSION)
                     return CUDA_ERROR_INVALID_PTX; /* JIT cannot target a newer GPU */
                 have_target = true;
             } else if (wlen == 6 && memcmp(word, ".entry", 6) == 0) {
@@ -585,11 +603,21 @@ static CUresult parse_nvinfo(const unsigned char *b, size_t n, fc_kparams *out)
     return CUDA_SUCCESS;
 }
 
+#define ELFABIVERSION_CUDA_V1 7 /* the architecture in e_flags' low byte; later, bits 8-15 */
+
+/* The sm version a cubin was built for (see the top of this file). */
+static unsigned int elf_sm(const Elf64_Ehdr *eh)
+{
+    return eh->e_ident[EI_ABIVERSION] == ELFABIVERSION_CUDA_V1 ? eh->e_flags & 0xff : (eh->e_flags >> 8) & 0xff;
+}
+
 /*
  * A cubin: each kernel lives in a section named ".text.<kernel>", and its
- * parameters are recorded in ".nv.info.<kernel>".
+ * parameters are recorded in ".nv.info.<kernel>".  One built for another
+ * GPU is CUDA_ERROR_NO_BINARY_FOR_GPU, unless `defer`: then its entries are
+ * read all the same and the image is marked no_binary.
  */
-static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img)
+static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img, bool defer)
 {
     Elf64_Ehdr eh;
 
@@ -602,6 +630,11 @@ static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img)
         return CUDA_ERROR_INVALID_IMAGE;
     if (eh.e_shoff > size || (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff)
         return CUDA_ERROR_INVALID_IMAGE;
+    if (!sass_runs(elf_sm(&eh))) {
+        if (!defer)
+            return CUDA_ERROR_NO_BINARY_FOR_GPU;
+        img->no_binary = true;
+    }
 
     Elf64_Shdr strsec;
     memcpy(&strsec, p + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof(Elf64_Shdr), sizeof strsec);
@@ -649,9 +682,15 @@ static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img)
 /* fatbin                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img)
+/*
+ * A fatbin: the code the device runs (sass_runs ELF first, else the newest
+ * PTX for an architecture no newer than the device's).  With none, `defer`
+ * reads the entries of the first other code it holds and marks the image
+ * no_binary.
+ */
+static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img, bool defer)
 {
-    static atomic_bool warned_compressed;
+    static atomic_bool warned_compressed, warned_deferred;
 
     if (size && size < 16)
         return CUDA_ERROR_INVALID_IMAGE;
@@ -664,10 +703,11 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img)
     if (size && total > size)
         return CUDA_ERROR_INVALID_IMAGE;
 
-    const unsigned char *best_elf = NULL, *best_ptx = NULL;
-    uint64_t best_elf_len = 0, best_ptx_len = 0;
+    const unsigned char *best_elf = NULL, *best_ptx = NULL, *other = NULL;
+    uint64_t best_elf_len = 0, best_ptx_len = 0, other_len = 0;
     uint32_t best_ptx_arch = 0;
-    bool skipped_compressed = false;
+    uint16_t other_kind = 0;
+    bool skipped_compressed = false, other_compressed = false;
 
     for (uint64_t off = hdr; off < total;) {
         if (total - off < FATBIN_ENTRY_MIN)
@@ -683,8 +723,7 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img)
         const unsigned char *data = e + ehdr;
         bool compressed = (flags & (FATBIN_FLAG_COMPRESS_LZ4 | FATBIN_FLAG_COMPRESS_ZSTD)) != 0;
 
-        if (kind == FATBIN_KIND_ELF && arch == FC_SM_VERSION) {
-            /* SASS runs only on its own major architecture. */
+        if (kind == FATBIN_KIND_ELF && sass_runs(arch)) {
             if (compressed)
                 skipped_compressed = true;
             else if (!best_elf) {
@@ -700,14 +739,23 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img)
                 best_ptx_len = payload;
                 best_ptx_arch = arch;
             }
+        } else if (kind == FATBIN_KIND_ELF || kind == FATBIN_KIND_PTX) {
+            /* Code for another GPU. */
+            if (compressed)
+                other_compressed = true;
+            else if (!other) {
+                other = data;
+                other_len = payload;
+                other_kind = kind;
+            }
         }
         off += ehdr + payload;
     }
 
     if (best_elf)
-        return parse_elf(best_elf, (size_t)best_elf_len, img);
+        return parse_elf(best_elf, (size_t)best_elf_len, img, false);
     if (best_ptx)
-        return parse_ptx((const char *)best_ptx, strnlen((const char *)best_ptx, (size_t)best_ptx_len), img);
+        return parse_ptx((const char *)best_ptx, strnlen((const char *)best_ptx, (size_t)best_ptx_len), img, true);
     if (skipped_compressed) {
         /* A limitation of the fake, not a property of the image. */
         if (!atomic_exchange(&warned_compressed, true)) {
@@ -717,12 +765,27 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img)
         }
         return CUDA_ERROR_NOT_SUPPORTED;
     }
+    if (defer && other) {
+        img->no_binary = true;
+        return other_kind == FATBIN_KIND_ELF
+                   ? parse_elf(other, (size_t)other_len, img, true)
+                   : parse_ptx((const char *)other, strnlen((const char *)other, (size_t)other_len), img, false);
+    }
+    if (defer && other_compressed) {
+        /* Again the fake's limit: it cannot read the kernels' names. */
+        if (!atomic_exchange(&warned_deferred, true)) {
+            fprintf(stderr, "fakecuda: fatbin holds no code for sm_%d and only compressed images for "
+                            "other GPUs; build it with `fatbinary --compress=false`\n",
+                    FC_SM_VERSION);
+        }
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
 }
 
 /* ------------------------------------------------------------------------ */
 
-CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
+static CUresult parse_image(const void *image, size_t size, fc_image *out, bool defer)
 {
     static const unsigned char elf_magic[4] = {0x7f, 'E', 'L', 'F'};
     static const unsigned char fatbin_magic[4] = {0x50, 0xED, 0x55, 0xBA};
@@ -734,13 +797,14 @@ CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
     out->params = NULL;
     out->count = 0;
     out->ptx_version = 0;
+    out->no_binary = false;
 
     if (starts_with(p, size, elf_magic, 4)) {
         if (!size)
             size = elf_extent(p);
-        rc = parse_elf(p, size, out);
+        rc = parse_elf(p, size, out, defer);
     } else if (starts_with(p, size, fatbin_magic, 4)) {
-        rc = parse_fatbin(p, size, out);
+        rc = parse_fatbin(p, size, out, defer);
     } else if (starts_with(p, size, wrapper_magic, 4)) {
         /* __fatBinC_Wrapper_t: {int magic; int version; data; filename_or_fatbins} */
         const unsigned char *data;
@@ -751,15 +815,25 @@ CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
             if (!data || !starts_with(data, 0, fatbin_magic, 4))
                 rc = CUDA_ERROR_INVALID_IMAGE;
             else
-                rc = parse_fatbin(data, 0, out);
+                rc = parse_fatbin(data, 0, out, defer);
         }
     } else {
         size_t len = size ? strnlen((const char *)p, size) : strlen((const char *)p);
-        rc = parse_ptx((const char *)p, len, out);
+        rc = parse_ptx((const char *)p, len, out, true);
     }
     if (rc != CUDA_SUCCESS)
         fc_image_free(out);
     return rc;
+}
+
+CUresult fc_image_parse(const void *image, size_t size, fc_image *out)
+{
+    return parse_image(image, size, out, false);
+}
+
+CUresult fc_image_parse_deferred(const void *image, size_t size, fc_image *out)
+{
+    return parse_image(image, size, out, true);
 }
 
 /* ------------------------------------------------------------------------ */

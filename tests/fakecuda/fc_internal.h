@@ -102,6 +102,9 @@ typedef struct fc_image {
     /* PTX ISA of a PTX image, major * 10 + minor (`.version 8.0`: 80); 0 for
      * code that was not PTX (a cubin does not say in a way the fake reads). */
     unsigned int ptx_version;
+    /* No code in it runs on the device (fc_image_parse_deferred only): the
+     * entries are those of code for another GPU. */
+    bool no_binary;
 } fc_image;
 
 /*
@@ -114,6 +117,13 @@ typedef struct fc_image {
  * real driver documents for that kind of bad image.
  */
 FC_HIDDEN CUresult fc_image_parse(const void *image, size_t size, fc_image *out);
+/*
+ * The same, for a library loaded lazily: an image whose only code is for
+ * another GPU is read all the same, its entries those of that code, and
+ * marked no_binary (instead of CUDA_ERROR_NO_BINARY_FOR_GPU); the failure
+ * is left to whatever needs the code in a context.
+ */
+FC_HIDDEN CUresult fc_image_parse_deferred(const void *image, size_t size, fc_image *out);
 FC_HIDDEN void fc_image_free(fc_image *img);
 /* Add src's entries to dst (each name once). */
 FC_HIDDEN CUresult fc_image_merge(fc_image *dst, const fc_image *src);
@@ -487,6 +497,7 @@ typedef struct fc_state {
     size_t mem_limit;              /* 0: none */
     bool managed;                  /* FAKECUDA_MANAGED=1: the device has managed memory */
     bool reuse_handles;            /* FAKECUDA_REUSE_HANDLES=1 */
+    bool lazy_loading;             /* CUDA_MODULE_LOADING=LAZY */
     size_t mem_used;               /* requested bytes of live allocations */
     size_t live_allocs;
     uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */

@@ -8,6 +8,18 @@
  * context's module of the library, which the application may not unload.
  * Every handle is registered, so an unknown or unloaded one is reported,
  * never dereferenced.
+ *
+ * Loading mode (CUDA_MODULE_LOADING, read at cuInit; cuModuleGetLoadingMode).
+ * Eager, the fake's default: an image without code for the device is
+ * CUDA_ERROR_NO_BINARY_FOR_GPU from whatever loads it.  Lazy: cuda.h has a
+ * library "only be loaded when a function is needed for that context, such
+ * as a kernel launch", so cuLibraryLoadData/FromFile take such an image and
+ * cuLibraryGetKernel finds its kernels, and what needs its code in a context
+ * fails instead: cuLibraryGetModule, cuKernelGetFunction and a launch of one
+ * of its CUkernels.  A module is loaded into the current context by the
+ * cuModuleLoad* call itself in both modes (lazy loading defers only the
+ * loading of its kernels, to cuModuleGetFunction, per the Programming
+ * Guide's "Lazy Loading"), so those refuse the image at once either way.
  */
 #include "fc_internal.h"
 
@@ -59,8 +71,9 @@ static CUresult read_file(const char *path, unsigned char **data, size_t *size)
     return CUDA_SUCCESS;
 }
 
-/* A file image: parsed with its size known, then the buffer is dropped. */
-static CUresult parse_file(const char *path, fc_image *img)
+/* A file image: parsed with its size known (deferred: as
+ * fc_image_parse_deferred), then the buffer is dropped. */
+static CUresult parse_file(const char *path, fc_image *img, bool deferred)
 {
     unsigned char *data;
     size_t size;
@@ -68,7 +81,7 @@ static CUresult parse_file(const char *path, fc_image *img)
     if (rc != CUDA_SUCCESS)
         return rc;
     /* An empty file would read as "size unknown": hand the parser the NUL. */
-    rc = fc_image_parse(data, size ? size : 1, img);
+    rc = (deferred ? fc_image_parse_deferred : fc_image_parse)(data, size ? size : 1, img);
     free(data);
     return rc;
 }
@@ -242,7 +255,7 @@ FC_EXPORT(cuModuleLoad, (CUmodule * module, const char *fname), (module, fname))
         rc = CUDA_ERROR_INVALID_VALUE;
     fc_image img = {0};
     if (rc == CUDA_SUCCESS)
-        rc = parse_file(fname, &img);
+        rc = parse_file(fname, &img, false);
     if (rc == CUDA_SUCCESS)
         rc = module_load(module, &img);
     fc_unlock();
@@ -287,6 +300,20 @@ FC_EXPORT(cuModuleUnload, (CUmodule hmod), (hmod))
         rc = m->ctx->sticky;
     else
         module_free(m);
+    fc_unlock();
+    return rc;
+}
+
+/* "Module loading mode is controlled by CUDA_MODULE_LOADING env variable". */
+FC_EXPORT(cuModuleGetLoadingMode, (CUmoduleLoadingMode * mode), (mode))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!mode)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *mode = fc_st.lazy_loading ? CU_MODULE_LAZY_LOADING : CU_MODULE_EAGER_LOADING;
     fc_unlock();
     return rc;
 }
@@ -503,7 +530,11 @@ CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out, cons
         *out = fn->impl;
         lay = fn->params;
     } else if (k) {
-        /* "the API can also be used to launch context-less kernel CUkernel". */
+        /* "the API can also be used to launch context-less kernel CUkernel":
+         * one of a lazily loaded library without code for the device is
+         * refused as cuKernelGetFunction refuses it. */
+        if (k->lib->img.no_binary)
+            return CUDA_ERROR_NO_BINARY_FOR_GPU;
         *out = k->impl;
         lay = k->params;
     } else {
@@ -568,7 +599,7 @@ FC_EXPORT(cuLibraryLoadData,
                       libraryOptions);
     fc_image img = {0};
     if (rc == CUDA_SUCCESS)
-        rc = fc_image_parse(code, 0, &img);
+        rc = (fc_st.lazy_loading ? fc_image_parse_deferred : fc_image_parse)(code, 0, &img);
     if (rc == CUDA_SUCCESS)
         rc = library_new(&img, library);
     if (rc == CUDA_SUCCESS)
@@ -592,7 +623,7 @@ FC_EXPORT(cuLibraryLoadFromFile,
                       libraryOptions);
     fc_image img = {0};
     if (rc == CUDA_SUCCESS)
-        rc = parse_file(fileName, &img);
+        rc = parse_file(fileName, &img, fc_st.lazy_loading);
     if (rc == CUDA_SUCCESS)
         rc = library_new(&img, library);
     if (rc == CUDA_SUCCESS)
@@ -649,10 +680,16 @@ FC_EXPORT(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char
     return rc;
 }
 
-/* The library's module in context c, made on first use. */
+/*
+ * The library's module in context c, made on first use: where a lazily
+ * loaded library has no code for the device, CUDA_ERROR_NO_BINARY_FOR_GPU
+ * (what cuLibraryLoadData would have answered when loading eagerly).
+ */
 static CUresult library_module(fc_library *lib, fc_ctx *c, fc_module **out)
 {
     fc_module *m;
+    if (lib->img.no_binary)
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
     LIST_FOREACH(m, &lib->modules, lib_link) {
         if (m->ctx == c) {
             *out = m;

@@ -144,6 +144,23 @@ static void env_launch_knob(const char *name, uint64_t *nth, CUresult *code)
 }
 
 /*
+ * CUDA_MODULE_LOADING, NVIDIA's variable: LAZY or EAGER, as the CUDA
+ * Programming Guide spells them.  Unset: eager, the fake's default (NVIDIA's
+ * driver defaults to lazy since CUDA 12.2); another value is reported once
+ * and the default kept.
+ */
+static bool env_lazy_loading(void)
+{
+    const char *s = getenv("CUDA_MODULE_LOADING");
+    if (!s || !*s || strcmp(s, "EAGER") == 0)
+        return false;
+    if (strcmp(s, "LAZY") == 0)
+        return true;
+    fprintf(stderr, "fakecuda: ignoring CUDA_MODULE_LOADING=%s (not LAZY or EAGER)\n", s);
+    return false;
+}
+
+/*
  * fork() while another thread holds the driver lock would leave the child
  * with a lock nobody can release: take it around fork.
  */
@@ -193,6 +210,7 @@ FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
     fc_st.managed = env_u64("FAKECUDA_MANAGED", &managed) && managed == 1;
     uint64_t reuse;
     fc_st.reuse_handles = env_u64("FAKECUDA_REUSE_HANDLES", &reuse) && reuse == 1;
+    fc_st.lazy_loading = env_lazy_loading();
     env_launch_knob("FAKECUDA_FAIL_LAUNCH", &fc_st.fail_launch.nth, &fc_st.fail_launch.code);
     env_launch_knob("FAKECUDA_STICKY", &fc_st.sticky_launch.nth, &fc_st.sticky_launch.code);
 

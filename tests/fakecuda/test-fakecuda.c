@@ -778,6 +778,253 @@ Test(fakecuda, library_kernels_launch_directly_as_functions)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Code for another GPU, and lazy loading (CUDA_MODULE_LOADING)              */
+/* ------------------------------------------------------------------------ */
+
+/* A whole file, malloc'd (an image for cuModuleLoadData / cuLibraryLoadData). */
+static void *file_bytes(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    cr_assert_gt(n, 0, "%s", path);
+    rewind(f);
+    void *buf = malloc((size_t)n);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n, "%s", path);
+    fclose(f);
+    return buf;
+}
+
+static CUmoduleLoadingMode loading_mode(void)
+{
+    CUmoduleLoadingMode mode = 0;
+    OK(cuModuleGetLoadingMode(&mode));
+    return mode;
+}
+
+Test(fakecuda, module_loading_is_eager_by_default_and_read_at_init)
+{
+    CUmoduleLoadingMode mode;
+    unsetenv("CUDA_MODULE_LOADING");
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuModuleGetLoadingMode(&mode));
+    OK(cuInit(0));
+    cr_assert_eq(loading_mode(), CU_MODULE_EAGER_LOADING);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetLoadingMode(NULL));
+    setenv("CUDA_MODULE_LOADING", "LAZY", 1); /* too late: read at cuInit */
+    cr_assert_eq(loading_mode(), CU_MODULE_EAGER_LOADING);
+}
+
+Test(fakecuda, cuda_module_loading_lazy_makes_loading_lazy)
+{
+    setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+    OK(cuInit(0));
+    cr_assert_eq(loading_mode(), CU_MODULE_LAZY_LOADING);
+}
+
+Test(fakecuda, cuda_module_loading_eager_or_another_value_keeps_loading_eager)
+{
+    setenv("CUDA_MODULE_LOADING", "lazy", 1); /* not NVIDIA's spelling: reported, ignored */
+    OK(cuInit(0));
+    cr_assert_eq(loading_mode(), CU_MODULE_EAGER_LOADING);
+}
+
+Test(fakecuda, sm80_code_is_no_binary_for_gpu_when_loaded_eagerly)
+{
+#if defined(FAKECUDA_ARCH80_CUBIN) && defined(FAKECUDA_ARCH80_FATBIN)
+    static const char *const paths[] = {FAKECUDA_ARCH80_CUBIN, FAKECUDA_ARCH80_FATBIN};
+    CUmodule m;
+    CUlibrary lib;
+    CUlinkState link;
+    unsetenv("CUDA_MODULE_LOADING"); /* eager, the fake's default */
+    primary();
+    OK(cuLinkCreate_v2(0, NULL, NULL, &link));
+    for (size_t i = 0; i < 2; i++) {
+        void *image = file_bytes(paths[i]);
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU,
+               cuLinkAddFile_v2(link, i ? CU_JIT_INPUT_FATBINARY : CU_JIT_INPUT_CUBIN, paths[i], 0, NULL, NULL));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoad(&m, paths[i]));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadData(&m, image));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadDataEx(&m, image, 0, NULL, NULL));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadFatBinary(&m, image));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLibraryLoadFromFile(&lib, paths[i], NULL, NULL, 0, NULL, NULL, 0));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+        free(image);
+    }
+    OK(cuLinkDestroy(link));
+#else
+    cr_skip_test("ptxas or fatbinary was not found at configure time");
+#endif
+}
+
+/* The kernel gg_fill of a library of `path` (from memory when `data`), loaded lazily. */
+static CUkernel lazy_gg_fill(const char *path, bool data, CUlibrary *lib)
+{
+    CUkernel k = NULL;
+    if (data) {
+        void *image = file_bytes(path);
+        OK(cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0));
+        free(image); /* the library keeps what it needs */
+    } else {
+        OK(cuLibraryLoadFromFile(lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    }
+    OK(cuLibraryGetKernel(&k, *lib, "gg_fill"));
+    return k;
+}
+
+Test(fakecuda, sm80_code_loads_lazily_as_a_library_and_fails_where_a_context_needs_it)
+{
+#if defined(FAKECUDA_ARCH80_CUBIN) && defined(FAKECUDA_ARCH80_FATBIN)
+    static const char *const paths[] = {FAKECUDA_ARCH80_CUBIN, FAKECUDA_ARCH80_FATBIN};
+    setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+    OK(cuInit(0));
+    for (size_t i = 0; i < 4; i++) {
+        CUlibrary lib;
+        CUkernel k = lazy_gg_fill(paths[i % 2], i >= 2, &lib); /* no context needed */
+        const char *name = NULL;
+        size_t offset = 0, size = 0;
+        OK(cuKernelGetName(&name, k));
+        cr_assert_str_eq(name, "gg_fill");
+        OK(cuKernelGetParamInfo(k, 1, &offset, &size));
+        cr_assert(offset == 8 && size == 1);
+        primary();
+        CUfunction f = NULL;
+        CUmodule m = NULL;
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuKernelGetFunction(&f, k));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLibraryGetModule(&m, lib));
+        CUdeviceptr p = alloc(32);
+        unsigned char v = 0x33;
+        uint64_t n = 32;
+        void *params[] = {&p, &v, &n};
+        CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+                              .blockDimZ = 1};
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLaunchKernelEx(&cfg, (CUfunction)k, params, NULL));
+        OK(cuCtxSynchronize()); /* nothing was queued, the context is fine */
+        cr_assert_neq(byte_at(p), 0x33);
+        OK(cuLibraryUnload(lib));
+    }
+#else
+    cr_skip_test("ptxas or fatbinary was not found at configure time");
+#endif
+}
+
+Test(fakecuda, modules_refuse_sm80_code_at_load_also_when_lazy)
+{
+#if defined(FAKECUDA_ARCH80_CUBIN) && defined(FAKECUDA_ARCH80_FATBIN)
+    CUmodule m;
+    setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+    primary();
+    void *image = file_bytes(FAKECUDA_ARCH80_FATBIN);
+    EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoad(&m, FAKECUDA_ARCH80_CUBIN));
+    EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoad(&m, FAKECUDA_ARCH80_FATBIN));
+    EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadData(&m, image));
+    EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadFatBinary(&m, image));
+    free(image);
+#else
+    cr_skip_test("ptxas or fatbinary was not found at configure time");
+#endif
+}
+
+/* gg_fill of `lib`: as a CUkernel and as its function, both filling memory. */
+static void expect_library_gg_fill_runs(CUlibrary lib)
+{
+    CUkernel k = NULL;
+    CUfunction f = NULL;
+    CUmodule m = NULL;
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    OK(cuKernelGetFunction(&f, k));
+    OK(cuLibraryGetModule(&m, lib));
+    CUdeviceptr p = alloc(64);
+    OK(fill((CUfunction)k, NULL, p, 0x21, 32));
+    OK(fill(f, NULL, p + 32, 0x22, 32));
+    OK(cuCtxSynchronize());
+    cr_assert(byte_at(p) == 0x21 && byte_at(p + 63) == 0x22);
+}
+
+Test(fakecuda, libraries_that_run_here_behave_the_same_loaded_lazily)
+{
+    setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+    primary();
+    const char *paths[] = {FAKECUDA_PTX,
+#ifdef FAKECUDA_KERNELS_CUBIN
+                           FAKECUDA_KERNELS_CUBIN,
+#endif
+#ifdef FAKECUDA_ARCH80_PTX_FATBIN
+                           FAKECUDA_ARCH80_PTX_FATBIN,
+#endif
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        CUlibrary lib;
+        OK(cuLibraryLoadFromFile(&lib, paths[i], NULL, NULL, 0, NULL, NULL, 0));
+        expect_library_gg_fill_runs(lib);
+        OK(cuLibraryUnload(lib));
+    }
+}
+
+Test(fakecuda, a_fatbin_with_compute_80_ptx_besides_sm80_code_runs_here_by_its_ptx)
+{
+#ifdef FAKECUDA_ARCH80_PTX_FATBIN
+    CUmodule m;
+    CUlibrary lib;
+    int v = 0;
+    primary();
+    OK(cuModuleLoad(&m, FAKECUDA_ARCH80_PTX_FATBIN));
+    CUfunction f = function(m, "gg_fill");
+    OK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_PTX_VERSION, f));
+    cr_assert_eq(v, 70, "the PTX (.version 7.0) was what loaded");
+    CUdeviceptr p = alloc(16);
+    OK(fill(f, NULL, p, 0x44, 16));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(p + 15), 0x44);
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_ARCH80_PTX_FATBIN, NULL, NULL, 0, NULL, NULL, 0));
+    expect_library_gg_fill_runs(lib);
+#else
+    cr_skip_test("ptxas or fatbinary was not found at configure time");
+#endif
+}
+
+Test(fakecuda, kernel_get_function_and_library_get_module_check_their_arguments)
+{
+    CUlibrary lib;
+    CUkernel k;
+    CUfunction f;
+    CUmodule m;
+    int not_a_handle;
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuKernelGetFunction(&f, NULL));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuLibraryGetModule(&m, NULL));
+    OK(cuInit(0));
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    /* Both need a context to answer for. */
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuKernelGetFunction(&f, k));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuLibraryGetModule(&m, lib));
+    primary();
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetFunction(NULL, k));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetModule(NULL, lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&f, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&f, (CUkernel)&not_a_handle));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, (CUlibrary)&not_a_handle));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&f, (CUkernel)lib)); /* a library is no kernel */
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, (CUlibrary)k));
+    CUfunction f2 = NULL;
+    CUmodule m2 = NULL;
+    OK(cuKernelGetFunction(&f, k));
+    OK(cuKernelGetFunction(&f2, k));
+    OK(cuLibraryGetModule(&m, lib));
+    OK(cuLibraryGetModule(&m2, lib));
+    cr_assert(f == f2 && m == m2, "one module of the library per context");
+    CUfunction byname = NULL;
+    OK(cuModuleGetFunction(&byname, m, "gg_fill"));
+    cr_assert_eq(byname, f);
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&f, k));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, lib));
+}
+
+/* ------------------------------------------------------------------------ */
 /* Kernels and launches                                                      */
 /* ------------------------------------------------------------------------ */
 
