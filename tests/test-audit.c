@@ -872,3 +872,55 @@ Test(audit, a_launch_refused_for_its_configuration_is_no_late_miss)
 	cr_expect_neq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
+
+#ifdef GG_ARCH80_FATBIN
+/* An image with code for sm_80 only, on the fake's sm_90: eagerly loaded, the
+ * load fails (the library's row LIBRARY::*). */
+Test(audit, a_library_with_no_code_for_this_gpu_fails_at_load_when_eager)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "trylib:" GG_ARCH80_FATBIN, NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, ": 209\n"), "%s", a.r.out);
+	assert_json(&a, "[(r['module'], r['function'], r['result']) for r in j['unresolved']]",
+		    "[('arch80.fatbin', '*', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	gg_app_run_free(&a);
+}
+
+/* Lazily loaded (CUDA_MODULE_LOADING=LAZY), it loads, and fails where its
+ * kernel is materialised: a failed lookup of that kernel, with its call site,
+ * required at the gate; its module likewise. */
+Test(audit, a_lazily_loaded_kernel_with_no_code_for_this_gpu_fails_where_it_is_used)
+{
+	struct gg_app_run a;
+	char *sym;
+
+	run_audit(&a, (const char *[]){ "CUDA_MODULE_LOADING=LAZY", "GPUGUARD_BOUNDARY=sync:1", NULL },
+		  (const char *[]){ PTX_FILE, "trylib:" GG_ARCH80_FATBIN, "kfunc:gg_fill", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, ": 0\nkernel gg_fill: 0, function: 209\n"), "%s", a.r.out);
+	cr_expect_eq(gg_count_lines(a.r.err, "REQUIRED  arch80.fatbin::gg_fill  1x"), 1, "%s", a.r.err);
+	assert_json(&a, "[(r['module'], r['function'], r['result']) for r in j['unresolved']]",
+		    "[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	sym = json(&a, "j['unresolved'][0]['site']['symbol'].split('+')[0]");
+	cr_expect_str_eq(sym, "main");
+	free(sym);
+	assert_json(&a, "[(m['name'], m['library'], m['loaded']) for m in j['modules']]",
+		    "[('kernels.ptx', False, True), ('arch80.fatbin', True, True)]");
+	gg_app_run_free(&a);
+}
+
+Test(audit, a_lazily_loaded_librarys_module_with_no_code_for_this_gpu_is_a_failed_lookup)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "CUDA_MODULE_LOADING=LAZY", NULL },
+		  (const char *[]){ "trylib:" GG_ARCH80_FATBIN, "trylibmodule", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "library module: 209\n"), "%s", a.r.out);
+	assert_json(&a, "[(r['module'], r['function'], r['result']) for r in j['unresolved']]",
+		    "[('arch80.fatbin', '*', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	gg_app_run_free(&a);
+}
+#endif

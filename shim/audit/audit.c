@@ -42,6 +42,7 @@ struct pair {
 	char *module;
 	char *function;
 	bool expected_absent;
+	bool cannot_run; /* found, then failed where it is used (lazy loading): unresolved */
 	uint64_t found, failed;
 	struct site *sites; /* newest first; printed oldest first */
 };
@@ -449,7 +450,9 @@ void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, con
 
 /* ---- lazy loading (SPEC §3): materialised where it is used ---- */
 
-/* A failure of @module::@function, as a failed lookup with its call site. */
+/* A failure of @module::@function where it is used, as a failed lookup with
+ * its call site: unresolved even when a lookup of it had succeeded (the
+ * kernel was found, but cannot run here). */
 static void named_failure(const char *module, const char *function, const char *rc_name)
 {
 	struct gg_callsite cs;
@@ -464,6 +467,8 @@ static void named_failure(const char *module, const char *function, const char *
 	audit_state.calls++;
 	audit_state.failed_calls++;
 	p = pair_get(module, function);
+	if (p)
+		p->cannot_run = true;
 	is_late = failed(p, &cs, &where, rc_name, &seal, &first_warning);
 	pthread_mutex_unlock(&audit_state.lock);
 	if (is_late)
@@ -572,7 +577,7 @@ static void count_unresolved(uint64_t *required, uint64_t *expected)
 	for (size_t i = 0; i < audit_state.pairs_cap; i++) {
 		struct pair *p = audit_state.pairs[i];
 
-		if (p && !p->found)
+		if (p && (!p->found || p->cannot_run))
 			++*(p->expected_absent ? expected : required);
 	}
 }
@@ -675,7 +680,7 @@ void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_ro
 		for (size_t i = 0; i < audit_state.pairs_cap; i++) {
 			const struct pair *p = audit_state.pairs[i];
 
-			if (p && !p->found && p->expected_absent == (pass == 1))
+			if (p && (!p->found || p->cannot_run) && p->expected_absent == (pass == 1))
 				visit_pair(p, fn, ctx);
 		}
 	}

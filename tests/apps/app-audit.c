@@ -6,6 +6,7 @@
  *   tryfile:PATH    load a module from a file, print the result (a failure is no exit)
  *   trydata:PATH    the same from a heap copy of the file
  *   trylib:PATH     the same for a library from a file
+ *   trylibmodule    cuLibraryGetModule of the current library, print the result
  *   kfunc:NAME      cuLibraryGetKernel of NAME on the current library, then
  *                   cuKernelGetFunction of it: prints both results
  *   get:NAME        cuModuleGetFunction on the current module, from lookup_a()
@@ -167,6 +168,8 @@ int main(int argc, char **argv)
 		} else if (!strncmp(arg, "trylib:", 7)) {
 			printf("library %s: %d\n", val,
 			       (int)cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
+		} else if (!strcmp(arg, "trylibmodule")) {
+			printf("library module: %d\n", (int)cuLibraryGetModule(&mod, lib));
 		} else if (!strncmp(arg, "kfunc:", 6)) {
 			CUresult rk = cuLibraryGetKernel(&k, lib, val), rf = CUDA_ERROR_UNKNOWN;
 
