@@ -911,6 +911,45 @@ Test(audit, a_lazily_loaded_kernel_with_no_code_for_this_gpu_fails_where_it_is_u
 	gg_app_run_free(&a);
 }
 
+/* ---- image preflight (SPEC §3) ---- */
+
+#define CANNOT_RUN "WARN: module arch80.fatbin carries sm_80; the device is sm_90: nothing in it " \
+		   "can run here"
+
+/* Lazily loaded, the driver takes it: the preflight says so at the load, and
+ * the seal table lists it, before any kernel of it is used. */
+Test(audit, an_image_with_no_code_for_this_gpu_is_flagged_at_load_though_the_driver_took_it)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "CUDA_MODULE_LOADING=LAZY", "GPUGUARD_BOUNDARY=sync:1", NULL },
+		  (const char *[]){ PTX_FILE, "trylib:" GG_ARCH80_FATBIN, "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "arch80.fatbin: 0\n"), "%s", a.r.out);
+	cr_expect_eq(gg_count_lines(a.r.err, CANNOT_RUN), 1, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "INFO:   cannot run here (no code for this GPU):"), 1, "%s",
+		     a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "INFO:     arch80.fatbin (sm_80; device sm_90), loaded at main+"),
+		     1, "%s", a.r.err);
+	assert_json(&a, "[(m['name'], m['archs'], m['runs_here'], m['loaded']) for m in j['modules']]",
+		    "[('kernels.ptx', ['compute_90'], True, True), ('arch80.fatbin', ['sm_80'], False, True)]");
+	gg_app_run_free(&a);
+}
+
+/* What runs here is not flagged: PTX for this GPU, and sm_80 SASS with its
+ * compute_80 PTX (the driver compiles the PTX). */
+Test(audit, an_image_that_runs_here_is_not_flagged)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "trydata:" GG_ARCH80_PTX_FATBIN, NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(!strstr(a.r.err, "nothing in it can run here"), "%s", a.r.err);
+	assert_json(&a, "[(m['archs'], m['runs_here']) for m in j['modules']]",
+		    "[(['compute_90'], True), (['sm_80', 'compute_80'], True)]");
+	gg_app_run_free(&a);
+}
+
 Test(audit, a_lazily_loaded_librarys_module_with_no_code_for_this_gpu_is_a_failed_lookup)
 {
 	struct gg_app_run a;

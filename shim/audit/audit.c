@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/image.h"
 #include "callsite/callsite.h"
 #include "options/config.h"
 #include "base/gg.h"
+#include "driver/device.h"
 #include "driver/kernels.h"
 #include "report/report.h"
 #include "base/fatal.h"
@@ -53,6 +55,9 @@ struct module_rec {
 	bool library, loaded;
 	const char *result; /* when it failed: a static string from the hooks' table */
 	uint32_t site;      /* interned call site (callsite.c) */
+	struct gg_image_info *image; /* what its image carries; NULL: not read */
+	unsigned cc;        /* the device's compute capability at the load; 0: unknown */
+	int8_t runs_here;   /* 1, 0, or -1: unknown */
 };
 
 #define MODULES_MAX 4096
@@ -387,8 +392,18 @@ static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t s
 
 /* ---- loads (SPEC §3, Failed loads) ---- */
 
+/* @img (NULL: unread) against the device: 1 runs here, 0 cannot, -1 unknown;
+ * *cc gets the device's compute capability. */
+static int preflight(const struct gg_image_info *img, unsigned *cc)
+{
+	*cc = 0;
+	if (!img || !img->narchs || gg_device_compute_capability(cc))
+		return -1;
+	return gg_image_runs_on(img, *cc) ? 1 : 0;
+}
+
 static void load(enum gg_audit_kind kind, const char *name, int rc, const char *rc_name,
-		 const void *handle)
+		 const void *handle, const struct gg_image_info *img)
 {
 	struct gg_callsite cs;
 	struct gg_site where;
@@ -396,7 +411,17 @@ static void load(enum gg_audit_kind kind, const char *name, int rc, const char *
 	bool is_late = false, first_warning = false;
 	uint64_t seal = 0;
 	uint32_t site;
+	unsigned cc;
+	int runs = preflight(img, &cc);
 
+	/* The kernels that will fail on this GPU, known at load, whether or not
+	 * the driver refused it yet (lazy loading). */
+	if (runs == 0) {
+		char archs[160];
+
+		gg_image_archs_text(img, archs, sizeof(archs));
+		gg_report_cannot_run(name, archs, cc);
+	}
 	gg_callsite_find(&cs);
 	gg_callsite_describe(cs.pc, &where);
 	site = gg_callsite_intern(&cs);
@@ -412,6 +437,10 @@ static void load(enum gg_audit_kind kind, const char *name, int rc, const char *
 			m->loaded = rc == 0;
 			m->result = rc ? rc_name : NULL;
 			m->site = site;
+			m->runs_here = (int8_t)runs;
+			m->cc = cc;
+			if (img && (m->image = malloc(sizeof(*m->image))))
+				*m->image = *img;
 			audit_state.nmodules++;
 		}
 	}
@@ -434,18 +463,23 @@ void gg_audit_load_file(enum gg_audit_kind kind, const char *path, int rc, const
 			const void *handle)
 {
 	char name[GG_AUDIT_NAME_MAX];
+	struct gg_image_info img;
+	bool read = path && gg_image_read_file(path, &img) == 0;
 
 	gg_audit_name_file(path, name, sizeof(name));
-	load(kind, name, rc, rc_name, handle);
+	load(kind, name, rc, rc_name, handle, read ? &img : NULL);
 }
 
 void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, const char *rc_name,
 			 const void *handle)
 {
 	char name[GG_AUDIT_NAME_MAX];
+	struct gg_image_info img;
+	/* Its extent is unknown: read safely, only as far as its headers say. */
+	bool read = image && gg_image_read(image, SIZE_MAX, &img) == 0;
 
 	gg_audit_name_image(image, name, sizeof(name));
-	load(kind, name, rc, rc_name, handle);
+	load(kind, name, rc, rc_name, handle, read ? &img : NULL);
 }
 
 /* ---- lazy loading (SPEC §3): materialised where it is used ---- */
@@ -596,7 +630,7 @@ void gg_audit_seal(const char *why)
 	pthread_mutex_unlock(&audit_state.lock);
 
 	gg_audit_stats(&stats);
-	gg_report_seal_table(seal, why, &stats, gg_audit_foreach_unresolved);
+	gg_report_seal_table(seal, why, &stats, gg_audit_foreach_unresolved, gg_audit_foreach_module);
 	if (!required)
 		return;
 	gg_report_gate(seal, required, audit_state.allow);
@@ -729,7 +763,8 @@ void gg_audit_atfork_child(void)
 	/* Its parent's loads are not its own (its modules are, by handle: names stay). */
 	for (size_t i = 0; i < audit_state.nmodules; i++) {
 		free(audit_state.modules[i].name);
-		audit_state.modules[i].name = NULL;
+		free(audit_state.modules[i].image);
+		audit_state.modules[i] = (struct module_rec){ 0 };
 	}
 	audit_state.nmodules = 0;
 	audit_state.loads_failed = 0;
@@ -748,7 +783,15 @@ void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module
 		const struct module_rec *r = &audit_state.modules[i];
 		struct gg_report_module m = {
 			.name = r->name, .library = r->library, .loaded = r->loaded, .result = r->result,
+			.runs_here = r->runs_here, .cc = r->cc,
 		};
+
+		for (unsigned k = 0; r->image && k < r->image->narchs && k < GG_REPORT_ARCHS; k++) {
+			const struct gg_image_arch *a = &r->image->archs[k];
+
+			snprintf(m.archs[m.narchs++], sizeof(m.archs[0]), "%s_%u%s",
+				 a->ptx ? "compute" : "sm", a->sm, a->specific ? "a" : a->family ? "f" : "");
+		}
 
 		gg_callsite_report_id(r->site, &m.site);
 		fn(ctx, &m);

@@ -67,7 +67,7 @@ static bool optional(enum driver_id id)
 {
 	return id == DRV_cuMemcpyBatchAsync_v2 || id == DRV_cuMemcpyBatchAsync ||
 	       id == DRV_cuStreamIsCapturing || id == DRV_cuThreadExchangeStreamCaptureMode ||
-	       id >= DRV_cuMemGetAddressRange_v2; /* what launches are followed with */
+	       id >= DRV_cuMemGetAddressRange_v2; /* launches' and images' */
 }
 
 int gg_device_resolve(const char **missing)
@@ -347,6 +347,22 @@ int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size)
 
 	if (!err)
 		*base = b;
+	return err;
+}
+
+int gg_device_compute_capability(unsigned *cc)
+{
+	void *ctx;
+	int dev, major = 0, minor = 0, err = gg_device_current(&ctx, &dev);
+
+	if (!err)
+		err = CALL(cuDeviceGetAttribute,
+			   (&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, (CUdevice)dev));
+	if (!err)
+		err = CALL(cuDeviceGetAttribute,
+			   (&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, (CUdevice)dev));
+	if (!err)
+		*cc = (unsigned)(major * 10 + minor);
 	return err;
 }
 

@@ -63,6 +63,9 @@ int gg_device_kernel_name(const void *handle, bool kernel, const char **name);
 /* The allocation holding @ptr, in the current context: its base and size. */
 int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size);
 
+/* The current context's device's compute capability, major * 10 + minor. */
+int gg_device_compute_capability(unsigned *cc);
+
 /* Wait for the work queued on @stream, in the current context. */
 int gg_device_stream_wait(void *stream);
 

@@ -256,6 +256,16 @@ static void module_row(void *ctx, const struct gg_report_module *m)
 		jw_puts(w, ", \"result\": ");
 		jw_str(w, m->result);
 	}
+	if (m->narchs) { /* its image was read */
+		jw_puts(w, ", \"archs\": [");
+		for (unsigned i = 0; i < m->narchs; i++) {
+			jw_puts(w, i ? ", " : "");
+			jw_str(w, m->archs[i]);
+		}
+		jw_puts(w, "]");
+	}
+	if (m->runs_here >= 0)
+		jw_printf(w, ", \"runs_here\": %s", m->runs_here ? "true" : "false");
 	jw_puts(w, ",\n      \"site\": ");
 	jw_site(w, &m->site);
 	jw_puts(w, " }");

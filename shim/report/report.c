@@ -446,9 +446,31 @@ void gg_report_unresolved_at_exit(const struct gg_report_figures *f)
 				(unsigned long long)errors, plural(errors, "error", "errors"));
 }
 
-void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *s,
-			  gg_report_rows_fn *rows)
+/* The seal table's "cannot run here" section: a module whose image carries
+ * nothing the device runs (image preflight). */
+static void cannot_run_row(void *ctx, const struct gg_report_module *m)
 {
+	char name[128], archs[160] = "", site[SITE_TEXT_MAX];
+	size_t o = 0;
+	unsigned *n = ctx;
+
+	if (m->runs_here != 0)
+		return;
+	if (!(*n)++)
+		gg_report_info("  cannot run here (no code for this GPU):");
+	for (unsigned i = 0; i < m->narchs && o < sizeof(archs); i++)
+		o += (size_t)snprintf(archs + o, sizeof(archs) - o, "%s%s", i ? ", " : "", m->archs[i]);
+	printable(m->name, name, sizeof(name));
+	gg_report_info("    %s (%s; device sm_%u), %s at %s", name, archs, m->cc,
+		       m->loaded ? "loaded" : m->result ? m->result : "not loaded",
+		       whole_site_text(&m->site, site, sizeof(site)));
+}
+
+void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *s,
+			  gg_report_rows_fn *rows, gg_report_modules_fn *modules)
+{
+	unsigned cannot_run = 0;
+
 	if (report_state.verbosity < 1)
 		return;
 	/* Every line of the table fits 100 columns, whatever the pid. */
@@ -458,6 +480,16 @@ void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report
 		       (unsigned long long)(s->unresolved_required + s->unresolved_expected),
 		       (unsigned long long)s->unresolved_expected);
 	rows(seal_row, NULL);
+	modules(cannot_run_row, &cannot_run);
+}
+
+void gg_report_cannot_run(const char *module, const char *archs, unsigned cc)
+{
+	char m[128];
+
+	gg_report_warn("module %s carries %s; the device is sm_%u: nothing in it can run here, "
+		       "its kernels will fail at their first use", printable(module, m, sizeof(m)),
+		       archs, cc);
 }
 
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)

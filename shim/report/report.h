@@ -151,12 +151,18 @@ struct gg_report_redzone {
 	struct gg_report_coverage coverage;
 };
 
+#define GG_REPORT_ARCHS 16
+
 /* A module or library the process loaded or tried to (JSON "modules"). */
 struct gg_report_module {
 	const char *name;
 	bool library, loaded;
 	const char *result;          /* when the load failed */
 	struct gg_report_site site;  /* where it was loaded */
+	unsigned narchs;             /* what its image carries ("sm_80", "compute_90") */
+	char archs[GG_REPORT_ARCHS][16];
+	int runs_here;               /* 1, 0, -1: unknown (its image was not read) */
+	unsigned cc;                 /* the device's compute capability then */
 };
 
 /* A kernel whose launches the driver refused (SPEC §3, Launch errors). */
@@ -236,7 +242,7 @@ void gg_report_unknown_variable(const char *var, const char *nearest);
 /* Audit (SPEC §3). */
 void gg_report_expected_unreadable(const char *path, const char *reason);
 void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *a,
-			  gg_report_rows_fn *rows);
+			  gg_report_rows_fn *rows, gg_report_modules_fn *modules);
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
 			 const char *result, const struct gg_report_site *where);
@@ -244,6 +250,10 @@ void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const ch
 /* Launches (SPEC §3): the first refusal of a kernel's launch (WARN), and a
  * sticky error at a synchronize (ERROR) with the @n kernels launched since
  * the last good synchronize (@launched of them in all), newest first. */
+/* Image preflight (SPEC §3): nothing in @module's image (@archs) runs on a
+ * device of compute capability @cc (WARN). */
+void gg_report_cannot_run(const char *module, const char *archs, unsigned cc);
+
 void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
 			      const char *result);
 void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
