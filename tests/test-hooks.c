@@ -104,6 +104,40 @@ Test(hooks, every_route_intercepts_where_a_librarys_kernel_is_materialised)
 	}
 }
 
+/* "name count" lines: @with has @without's, and more only of the queries
+ * the shim makes of its own (at least as many of those). */
+static void assert_same_calls_but_queries(const char *without, const char *with, const char *app)
+{
+	static const char *const queries[] = { "cuCtxGetCurrent", "cuCtxGetDevice",
+					       "cuDeviceGetAttribute" };
+	char name[128];
+	unsigned long a, b;
+	const char *line;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (line = pass ? with : without; sscanf(line, "%127s %lu", name, &a) == 2;
+		     line = strchr(line, '\n') + 1) {
+			bool query = false;
+			char key[140];
+			const char *other;
+
+			for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++)
+				query |= !strcmp(name, queries[q]);
+			snprintf(key, sizeof(key), "%s ", name);
+			other = strstr(pass ? without : with, key);
+			b = other ? strtoul(other + strlen(key), NULL, 10) : 0;
+			if (query)
+				cr_expect(pass ? a >= b : b >= a, "%s: %s %lu with, %lu without", app, name,
+					  pass ? a : b, pass ? b : a);
+			else
+				cr_expect_eq(a, b, "%s: %s %lu vs %lu (with the shim: %s)", app, name, a, b,
+					     pass ? "first" : "second");
+			if (!strchr(line, '\n'))
+				break;
+		}
+	}
+}
+
 /* Each application call reaches the driver exactly once, on every route. */
 Test(hooks, driver_sees_each_call_once)
 {
@@ -132,7 +166,9 @@ Test(hooks, driver_sees_each_call_once)
 			gg_run_free(&r);
 		}
 		cr_assert_neq(strstr(counts[0], "cuMemAlloc_v2 1\n"), NULL, "%s", counts[0]);
-		cr_assert_str_eq(counts[1], counts[0], "%s", apps[i][0]);
+		/* The shim's own calls at a load (the image preflight asks for the
+		 * device's compute capability) are queries; nothing else is added. */
+		assert_same_calls_but_queries(counts[0], counts[1], apps[i][0]);
 		free(counts[0]);
 		free(counts[1]);
 	}
