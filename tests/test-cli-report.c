@@ -1284,8 +1284,9 @@ Test(report, sarif_fingerprints_are_the_same_across_two_runs)
 /* @dir/run@n.json: app-redzone, run under gpuguard on the fake driver, its
  * 64-byte allocation overrun by 8. The environment is ours, less what
  * would steer the shim or preload something else. */
-/* gpuguard @opts -- app-redzone @steps, its summary in @json_name. */
-static void run_app(const char *json_name, const char *const *opts, const char *const *steps)
+/* gpuguard @opts -- @app @steps, its summary in @json_name, with @env added. */
+static void run_app_env(const char *json_name, const char *app, const char *const *env,
+			const char *const *opts, const char *const *steps)
 {
 	extern char **environ;
 	char json[PATH_MAX], *envp[256], *argv[32];
@@ -1303,12 +1304,14 @@ static void run_app(const char *json_name, const char *const *opts, const char *
 	envp[k++] = "GG_TEST_PTX=" GG_PTX;
 	if (GG_PRELOAD_PREFIX[0]) /* a sanitized shim, loaded by a sanitized program */
 		envp[k++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0";
+	for (; env && *env && k < 254; env++)
+		envp[k++] = (char *)*env;
 	envp[k] = NULL;
 	argv[a++] = GG_CLI;
 	for (const char *const *o = opts; *o && a < 10; o++)
 		argv[a++] = (char *)*o;
 	argv[a++] = "--json", argv[a++] = json, argv[a++] = "--";
-	argv[a++] = GG_APPS "/app-redzone";
+	argv[a++] = (char *)app;
 	for (const char *const *st = steps; *st && a < 30; st++)
 		argv[a++] = (char *)*st;
 	argv[a] = NULL;
@@ -1324,6 +1327,11 @@ static void run_app(const char *json_name, const char *const *opts, const char *
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+}
+
+static void run_app(const char *json_name, const char *const *opts, const char *const *steps)
+{
+	run_app_env(json_name, GG_APPS "/app-redzone", NULL, opts, steps);
 }
 
 /* Which kernel did it, in every form: a checked launch's kernel, and the
@@ -1370,6 +1378,25 @@ Test(report, names_the_kernel_that_wrote_past_a_band_and_the_suspects)
 	free(sarif);
 	remove_dir();
 }
+
+#ifdef GG_ARCH80_FATBIN
+/* The image preflight's finding, a module a line. */
+Test(report, lists_the_modules_that_cannot_run_on_their_gpu)
+{
+	struct result r;
+
+	make_dir();
+	run_app_env("lazy.json", GG_APPS "/app-audit", (const char *[]){ "CUDA_MODULE_LOADING=LAZY", NULL },
+		    (const char *[]){ "--verbosity", "0", NULL },
+		    (const char *[]){ "file:" GG_PTX, "trylib:" GG_ARCH80_FATBIN, NULL });
+	r = RUN(gg_cmd_report, NULL, "report", in_tmp("lazy.json"));
+	cr_expect(strstr(r.out, "  cannot run here: arch80.fatbin (sm_80; loaded, its kernels fail at "
+				"first use)\n"), "%s", r.out);
+	cr_expect_eq(count_of(r.out, "cannot run here"), 1, "%s", r.out);
+	free_result(&r);
+	remove_dir();
+}
+#endif
 
 static void run_overrun(int n)
 {

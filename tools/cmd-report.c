@@ -373,6 +373,33 @@ static void check_launch_errors(struct check *ck, const struct gg_json *root)
 	}
 }
 
+/* "modules" (SPEC §3, §6), newer than schema 1's first writers: optional,
+ * each item whole when present. */
+static void check_modules(struct check *ck, const struct gg_json *root)
+{
+	const struct gg_json *arr = gg_json_get(root, "modules");
+	char where[64];
+
+	if (!arr)
+		return;
+	expect(ck, root, "", "modules", W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
+		const struct gg_json *m = gg_json_at(arr, i);
+
+		snprintf(where, sizeof(where), "modules[%zu].", i);
+		if (!gg_json_is(m, GG_JSON_OBJECT)) {
+			complain(ck, m, "\"modules[%zu]\" is a %s, expected an object", i,
+				 gg_json_type_name(m->type));
+			return;
+		}
+		expect(ck, m, where, "name", W_STRING, true);
+		expect(ck, m, where, "loaded", W_BOOL, true);
+		expect(ck, m, where, "result", W_STRING, false);
+		expect(ck, m, where, "archs", W_ARRAY, false);
+		expect(ck, m, where, "runs_here", W_BOOL, false);
+	}
+}
+
 /* "coverage" (SPEC §6) is newer than schema 1's first writers: optional, but
  * read as it is when present. */
 static void check_coverage(struct check *ck, const struct gg_json *root)
@@ -448,6 +475,7 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 	expect(&ck, gg_json_get(root, "config"), "config.", "redzone", W_U64, false);
 	check_coverage(&ck, root);
 	check_launch_errors(&ck, root);
+	check_modules(&ck, root);
 	return !ck.bad;
 }
 
@@ -860,6 +888,41 @@ static void print_launch_errors(const struct view *vw, unsigned indent)
 	free(b.s);
 }
 
+/* Each process's modules that cannot run on its GPU (image preflight):
+ * "cannot run here: M (sm_80; not loaded: CUDA_ERROR_NO_BINARY_FOR_GPU)". */
+static void print_cannot_run(const struct view *vw, unsigned indent)
+{
+	struct sb b = { 0 };
+
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		const struct gg_json *arr = gg_json_get(vw->procs[i].root, "modules");
+
+		for (size_t k = 0; k < gg_json_length(arr); k++) {
+			const struct gg_json *m = gg_json_at(arr, k), *archs = gg_json_get(m, "archs");
+			const struct gg_json *runs = gg_json_get(m, "runs_here");
+
+			if (!gg_json_is(runs, GG_JSON_BOOL) || runs->u.boolean)
+				continue;
+			sb_printf(&b, "cannot run here: ");
+			sb_str(&b, gg_json_get(m, "name"), "?");
+			sb_printf(&b, " (");
+			for (size_t a = 0; a < gg_json_length(archs); a++) {
+				sb_printf(&b, a ? ", " : "");
+				sb_str(&b, gg_json_at(archs, a), "?");
+			}
+			if (gg_json_is(gg_json_get(m, "result"), GG_JSON_STRING)) {
+				sb_printf(&b, "; not loaded: ");
+				sb_str(&b, gg_json_get(m, "result"), "?");
+			} else {
+				sb_printf(&b, "; loaded, its kernels fail at first use");
+			}
+			sb_printf(&b, ")");
+			emit_sb(indent, indent + 4, &b);
+		}
+	}
+	free(b.s);
+}
+
 static void print_counters(const struct view *vw, unsigned indent)
 {
 	struct sb b = { 0 };
@@ -891,6 +954,7 @@ static void print_counters(const struct view *vw, unsigned indent)
 	free(b.s);
 	print_coverage(vw, indent);
 	print_launch_errors(vw, indent);
+	print_cannot_run(vw, indent);
 }
 
 static void print_process(const struct proc *pr, bool several)
