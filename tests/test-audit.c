@@ -762,7 +762,10 @@ Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 		struct gg_app_run a;
 
 		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app, (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209", NULL },
+		/* Counted launches: on the runtime's routes the launch hooks are
+		 * handed out only when something counts them (SPEC §1). */
+		gg_app_run(&a, app, (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
+						      "GPUGUARD_BOUNDARY=launch:1000000", NULL },
 			   (const char *[]){ GG_PTX, NULL });
 		assert_json(&a, "[(e['name'], e['module'], e['count']) for e in j['launch_errors']]",
 			    "[('gg_fill', 'kernels.ptx', 1)]");

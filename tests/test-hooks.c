@@ -10,7 +10,10 @@
 
 #define APP(name) GG_APPS "/" name
 
-static const char *const trace_env[] = { "GPUGUARD_VERBOSITY=2", NULL };
+/* Verbose, with boundaries that give the launch and synchronize hooks work:
+ * without them those are not handed out (SPEC §1; below). */
+static const char *const trace_env[] = { "GPUGUARD_VERBOSITY=2",
+					 "GPUGUARD_BOUNDARY=launch:1000000,sync:1000000", NULL };
 
 /* The lines every route of the common scenario must produce at verbosity 2. */
 static void assert_scenario_intercepted(const struct gg_run *r, const char *alloc_async,
@@ -218,6 +221,42 @@ Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
 			      with.out);
 	gg_run_free(&with);
 	gg_run_free(&without);
+}
+
+/* A hook is handed out only where it has work (SPEC §1): the answer for the
+ * driver's own function costs nothing. */
+static void assert_answers(const char *const *env, const char *const *want)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env,
+	       (const char *[]){ APP("app-procaddr-traps"), NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	for (; *want; want++)
+		cr_expect(strstr(r.out, *want), "missing: %s\nin:\n%s", *want, r.out);
+	gg_run_free(&r);
+}
+
+Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_work)
+{
+	/* Nothing counts launches or synchronizes: the driver's own. */
+	assert_answers(NULL, (const char *[]){
+		"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
+		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
+		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize_v2\n",
+		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n", NULL });
+	/* Red zones name their suspects at each launch. */
+	assert_answers((const char *[]){ "GPUGUARD_REDZONE=64", NULL }, (const char *[]){
+		"cuLaunchKernel@12000/2: rc 0 status 0 -> libgpuguard.so:cuLaunchKernel_ptsz\n",
+		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n", NULL });
+	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=sync:3", NULL }, (const char *[]){
+		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libgpuguard.so:cuCtxSynchronize_v2\n",
+		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n", NULL });
+	/* Disabled: every answer is the driver's own. */
+	assert_answers((const char *[]){ "GPUGUARD_DISABLE=1", NULL }, (const char *[]){
+		"cuMemAlloc@3020/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc_v2\n",
+		"cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> libcuda.so.1:cuGetProcAddress_v2\n",
+		NULL });
 }
 
 Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)

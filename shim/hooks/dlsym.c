@@ -148,7 +148,8 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 	(void)dlerror(); /* a failed intermediate lookup must not leave an error behind */
 	if (gg_real_in_driver(fn)) {
 		gg_real_note((enum gg_hook_id)id, fn);
-		fn = gg_hooks_wrapper((enum gg_hook_id)id);
+		if (!gg_start_hook_idle(id)) /* else the driver's own costs nothing */
+			fn = gg_hooks_wrapper((enum gg_hook_id)id);
 	}
 	return (struct gg_dlsym_plan){ fn, NULL };
 }

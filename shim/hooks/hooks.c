@@ -516,7 +516,8 @@ void *gg_hooks_swap_proc(void *gpa, const char *symbol, void *fn)
 	if (id < 0)
 		return fn;
 	gg_real_note((enum gg_hook_id)id, fn);
-	return hook_wrappers[id];
+	/* No work for its wrapper here: the driver's own costs nothing. */
+	return gg_start_hook_idle(id) ? fn : hook_wrappers[id];
 }
 
 /* Export each gg_hook_NAME as NAME@GPUGUARD_HOOK, checked against cudaTypedefs.h.

@@ -35,6 +35,7 @@ static struct {
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
+	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written once by set-up */
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
 
 /* The one piece of this module's state outside shim_state: every hook reads
@@ -153,6 +154,36 @@ static void report_config_problems(void)
 	}
 }
 
+/* The hooks whose wrapper has nothing to do in this configuration (SPEC §1,
+ * "a hook is handed out only where it has work"): the launch entry points
+ * when nothing counts or checks launches, cuCtxSynchronize* without sync:N. */
+static uint64_t idle_hooks(const struct gg_config *cfg, const struct gg_boundary_events *ev)
+{
+	static const enum gg_hook_id launches[] = {
+		GG_ID_cuLaunchKernel, GG_ID_cuLaunchKernel_ptsz, GG_ID_cuLaunchKernelEx,
+		GG_ID_cuLaunchKernelEx_ptsz, GG_ID_cuLaunchCooperativeKernel,
+		GG_ID_cuLaunchCooperativeKernel_ptsz,
+	};
+	static const enum gg_hook_id syncs[] = { GG_ID_cuCtxSynchronize, GG_ID_cuCtxSynchronize_v2 };
+	uint64_t idle = 0;
+
+	_Static_assert(GG_HOOK_COUNT <= 64, "one bit per hook");
+	if (!ev->nlaunch && !cfg->check_launches && !cfg->redzone)
+		for (size_t i = 0; i < GG_ARRAY_SIZE(launches); i++)
+			idle |= UINT64_C(1) << launches[i];
+	if (!ev->nsync)
+		for (size_t i = 0; i < GG_ARRAY_SIZE(syncs); i++)
+			idle |= UINT64_C(1) << syncs[i];
+	return idle;
+}
+
+bool gg_start_hook_idle(int id)
+{
+	if (!gg_start_active())
+		return true; /* disabled: no hook has work */
+	return id >= 0 && id < 64 && (shim_state.idle_hooks >> id & 1);
+}
+
 static void setup(void)
 {
 	static struct gg_config cfg; /* too big for an application thread's stack */
@@ -169,6 +200,7 @@ static void setup(void)
 	gg_audit_configure(&cfg);
 	gg_redzone_configure(&cfg);
 	gg_boundary_configure(&cfg);
+	shim_state.idle_hooks = idle_hooks(&cfg, gg_boundary_events());
 	shim_state.exitcode_set = cfg.exitcode_set;
 	shim_state.exitcode = cfg.exitcode;
 	shim_state.pid = getpid();

@@ -12,6 +12,10 @@ bool gg_start_disabled(void);
  * configuration and opens the log. False when the shim is disabled. */
 bool gg_start_active(void);
 
+/* Whether hook @id (enum gg_hook_id) has no work in this configuration, so
+ * the routes hand out the driver's own function (sets the shim up first). */
+bool gg_start_hook_idle(int id);
+
 #include <stdatomic.h>
 
 enum { GG_MODE_UNSET, GG_MODE_ACTIVE, GG_MODE_DISABLED, GG_MODE_FORKED };
