@@ -22,7 +22,7 @@ Test(kernels, a_lookup_names_its_handle_and_a_launch_finds_the_same_slot)
 	const void *h = (const void *)0xabc0;
 	int slot;
 
-	gg_kernels_found(h, false, MOD_A, "kernels.ptx", "gg_fill");
+	gg_kernels_found(h, false, MOD_A, "kernels.ptx", "gg_fill", NULL);
 	slot = gg_kernels_slot(h);
 	cr_assert_geq(slot, 0);
 	cr_expect_eq(gg_kernels_slot(h), slot);
@@ -44,12 +44,12 @@ Test(kernels, a_handle_reused_after_its_module_was_unloaded_gets_a_new_slot)
 	uint64_t epoch;
 	int old, now;
 
-	gg_kernels_found(h, false, MOD_A, "a.ptx", "old_kernel");
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "old_kernel", NULL);
 	old = gg_kernels_slot(h);
 	epoch = gg_kernels_epoch();
 	gg_kernels_unloaded(MOD_A);
 	cr_expect_neq(gg_kernels_epoch(), epoch);
-	gg_kernels_found(h, false, MOD_B, "b.ptx", "new_kernel");
+	gg_kernels_found(h, false, MOD_B, "b.ptx", "new_kernel", NULL);
 	now = gg_kernels_slot(h);
 	cr_assert_neq(now, old);
 	cr_expect_str_eq(name_of(h), "new_kernel");
@@ -65,9 +65,9 @@ Test(kernels, a_handle_found_again_as_another_kernel_gets_a_new_slot)
 	const void *h = (const void *)0xcaf0;
 	int old;
 
-	gg_kernels_found(h, false, MOD_A, "a.ptx", "first");
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "first", NULL);
 	old = gg_kernels_slot(h);
-	gg_kernels_found(h, false, MOD_A, "a.ptx", "second");
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "second", NULL);
 	cr_expect_neq(gg_kernels_slot(h), old);
 	cr_expect_str_eq(name_of(h), "second");
 }
@@ -77,8 +77,8 @@ Test(kernels, a_second_lookup_of_the_same_kernel_keeps_its_slot)
 	const void *h = (const void *)0xd0d0;
 	int old;
 
-	gg_kernels_found(h, false, MOD_A, "a.ptx", "same");
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "same", NULL);
 	old = gg_kernels_slot(h);
-	gg_kernels_found(h, false, MOD_A, "a.ptx", "same");
+	gg_kernels_found(h, false, MOD_A, "a.ptx", "same", NULL);
 	cr_expect_eq(gg_kernels_slot(h), old);
 }

@@ -282,10 +282,8 @@ static uint64_t pair_hash(const char *module, const char *function)
 	return hash_str(hash_str(0xcbf29ce484222325ull, module) ^ 0x3a3a, function);
 }
 
-static struct pair *pair_find(const char *module, const char *function)
+static struct pair *pair_find_hashed(const char *module, const char *function, uint64_t h)
 {
-	uint64_t h = pair_hash(module, function);
-
 	if (!audit_state.pairs_cap)
 		return NULL;
 	for (size_t j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j];
@@ -298,10 +296,15 @@ static struct pair *pair_find(const char *module, const char *function)
 	return NULL;
 }
 
+static struct pair *pair_find(const char *module, const char *function)
+{
+	return pair_find_hashed(module, function, pair_hash(module, function));
+}
+
 static struct pair *pair_get(const char *module, const char *function)
 {
 	uint64_t h = pair_hash(module, function);
-	struct pair *found = pair_find(module, function);
+	struct pair *found = pair_find_hashed(module, function, h);
 	size_t j;
 
 	if (found)
@@ -519,7 +522,7 @@ void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
 	if (!strcmp(k.module, "?")) /* no lookup named it: nothing known to say */
 		return;
 	if (rc == 0) /* its kernel's names; no owner: retired at any unload */
-		gg_kernels_found(function, false, NULL, k.module, k.name);
+		gg_kernels_found(function, false, NULL, k.module, k.name, NULL);
 	else
 		named_failure(k.module, k.name, rc_name);
 }
@@ -588,9 +591,10 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	if (rc == 0) {
 		if (p) {
 			p->found++;
-			/* The kernels table keeps copies of the names. */
+			/* The kernels table keeps copies of the names; the pair is
+			 * their identity while it lives. */
 			gg_kernels_found(found, kind == GG_AUDIT_LIBRARY, handle, p->module,
-					 p->function);
+					 p->function, p);
 		}
 	} else {
 		audit_state.failed_calls++;

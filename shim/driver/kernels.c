@@ -25,6 +25,7 @@ struct kernel {
 	_Atomic(const char *) module;
 	_Atomic(const char *) function; /* NULL: no lookup named it (a launch added it) */
 	_Atomic(const void *) owner;    /* the module or library of its lookup */
+	_Atomic(const void *) key;      /* the caller's identity of its names (never read through) */
 	atomic_bool is_kernel;         /* a CUkernel (cuLibraryGetKernel) */
 	atomic_int layout_state;       /* LAYOUT_*: @layout is read-only once READY */
 	struct gg_kernel_layout layout;
@@ -80,7 +81,7 @@ int gg_kernels_slot(const void *handle)
 }
 
 void gg_kernels_found(const void *handle, bool kernel, const void *owner, const char *module,
-		      const char *function)
+		      const char *function, const void *key)
 {
 	/* The driver hands out one handle per kernel and module: the first
 	 * lookup's names stand. A launch that came first left none. */
@@ -92,6 +93,10 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 	if (slot < 0 || !function)
 		return;
 	k = &kernels_state.k[slot];
+	/* The same lookup again (the common case): nothing to compare or copy. */
+	if (key && atomic_load_explicit(&k->key, memory_order_relaxed) == key &&
+	    atomic_load_explicit(&k->owner, memory_order_relaxed) == owner)
+		return;
 	had = atomic_load(&k->function);
 	if (had && function && (strcmp(had, function) || atomic_load(&k->owner) != owner)) {
 		/* Another kernel's handle, seen in a module that was unloaded
@@ -106,6 +111,7 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 	if (kernel)
 		atomic_store(&k->is_kernel, true);
 	atomic_store(&k->owner, owner);
+	atomic_store(&k->key, key);
 	if (had || !(f = strdup(function)))
 		return;
 	if (!(m = strdup(module ? module : "?"))) {

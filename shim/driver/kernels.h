@@ -28,11 +28,12 @@ struct gg_kernel_layout {
 int gg_kernels_slot(const void *handle);
 
 /* A lookup in @owner (a module or library) produced @handle (a CUkernel when
- * @kernel): its names, copied (never freed: reports may name the slot at any
+ * @kernel): its names (@key, when not NULL, identifies them: found again
+ * with the same key and owner, nothing is compared), copied (never freed: reports may name the slot at any
  * time). A handle the driver hands out again for another kernel gets a slot
  * of its own. Callers serialise the lookups of one handle. */
 void gg_kernels_found(const void *handle, bool kernel, const void *owner, const char *module,
-		      const char *function);
+		      const char *function, const void *key);
 
 /* @owner was unloaded (NULL: a context ended, with every module of it): its
  * kernels' handles, and those no lookup was seen to produce, may be handed

@@ -11,6 +11,10 @@
 #include "report/report.h"
 #include "start/start.h"
 
+/* A hook's work, out of line: the exported entry point below tail-calls it
+ * unless it can pass straight through. */
+#define GG_WORK __attribute__((noinline))
+
 /* False: pass straight through (disabled, or re-entered from the driver). */
 static inline bool enter(enum gg_hook_id id)
 {
@@ -90,13 +94,13 @@ static inline void leave(void)
 
 /* Kernel lookups. */
 
-CUresult gg_hook_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+static GG_WORK CUresult work_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	FORWARD(cuModuleGetFunction, (hfunc, hmod, name),
 		AUDIT_LOOKUP("cuModuleGetFunction", GG_AUDIT_MODULE, hmod, name, hfunc));
 }
 
-CUresult gg_hook_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+static GG_WORK CUresult work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
 	FORWARD(cuLibraryGetKernel, (pKernel, library, name),
 		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name, pKernel));
@@ -105,14 +109,14 @@ CUresult gg_hook_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const 
 /* Lazy loading: a library's kernel or module is materialised in the current
  * context here, where an image with no code for this GPU fails (SPEC §3). */
 
-CUresult gg_hook_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+static GG_WORK CUresult work_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
 	FORWARD(cuKernelGetFunction, (pFunc, kernel),
 		gg_audit_kernel_function(kernel, (int)rc, gg_real_result_name(rc),
 					 rc == CUDA_SUCCESS && pFunc ? (const void *)*pFunc : NULL));
 }
 
-CUresult gg_hook_cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+static GG_WORK CUresult work_cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
 	FORWARD(cuLibraryGetModule, (pMod, library),
 		gg_audit_library_module(library, (int)rc, gg_real_result_name(rc),
@@ -121,36 +125,36 @@ CUresult gg_hook_cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 
 /* Module and library loading: the audit names what was loaded. */
 
-CUresult gg_hook_cuModuleLoad(CUmodule *module, const char *fname)
+static GG_WORK CUresult work_cuModuleLoad(CUmodule *module, const char *fname)
 {
 	FORWARD(cuModuleLoad, (module, fname), LOADED_FILE(GG_AUDIT_MODULE, module, fname));
 }
 
-CUresult gg_hook_cuModuleLoadData(CUmodule *module, const void *image)
+static GG_WORK CUresult work_cuModuleLoadData(CUmodule *module, const void *image)
 {
 	FORWARD(cuModuleLoadData, (module, image), LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
-CUresult gg_hook_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+static GG_WORK CUresult work_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
 				    CUjit_option *options, void **optionValues)
 {
 	FORWARD(cuModuleLoadDataEx, (module, image, numOptions, options, optionValues),
 		LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
-CUresult gg_hook_cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+static GG_WORK CUresult work_cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	FORWARD(cuModuleLoadFatBinary, (module, fatCubin),
 		LOADED_IMAGE(GG_AUDIT_MODULE, module, fatCubin));
 }
 
 /* Forgotten before the driver can hand the same handle value to another thread. */
-CUresult gg_hook_cuModuleUnload(CUmodule hmod)
+static GG_WORK CUresult work_cuModuleUnload(CUmodule hmod)
 {
 	FORWARD_AFTER_DOING(cuModuleUnload, (hmod), gg_audit_unloaded(GG_AUDIT_MODULE, hmod));
 }
 
-CUresult gg_hook_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+static GG_WORK CUresult work_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
 				   void **jitOptionsValues, unsigned int numJitOptions,
 				   CUlibraryOption *libraryOptions, void **libraryOptionValues,
 				   unsigned int numLibraryOptions)
@@ -161,7 +165,7 @@ CUresult gg_hook_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_o
 		LOADED_IMAGE(GG_AUDIT_LIBRARY, library, code));
 }
 
-CUresult gg_hook_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+static GG_WORK CUresult work_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
 				       CUjit_option *jitOptions, void **jitOptionsValues,
 				       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
 				       void **libraryOptionValues, unsigned int numLibraryOptions)
@@ -172,26 +176,26 @@ CUresult gg_hook_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
 		LOADED_FILE(GG_AUDIT_LIBRARY, library, fileName));
 }
 
-CUresult gg_hook_cuLibraryUnload(CUlibrary library)
+static GG_WORK CUresult work_cuLibraryUnload(CUlibrary library)
 {
 	FORWARD_AFTER_DOING(cuLibraryUnload, (library), gg_audit_unloaded(GG_AUDIT_LIBRARY, library));
 }
 
 /* Allocations. */
 
-CUresult gg_hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+static GG_WORK CUresult work_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	FORWARD_ALLOC(cuMemAlloc_v2, (dptr, bytesize), (dptr, bytesize + pad), dptr, bytesize, NULL,
 		      false);
 }
 
-CUresult gg_hook_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+static GG_WORK CUresult work_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocAsync, (dptr, bytesize, hStream), (dptr, bytesize + pad, hStream),
 		      dptr, bytesize, hStream, true);
 }
 
-CUresult gg_hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+static GG_WORK CUresult work_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream),
 		      (dptr, bytesize + pad, hStream), dptr, bytesize, hStream, true);
@@ -200,7 +204,7 @@ CUresult gg_hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstre
 /* A pitched allocation's band follows its last row: rows enough for the band
  * are asked for (the pitch is at least the width), and the application gets
  * the pitch it would have had. */
-CUresult gg_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+static GG_WORK CUresult work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 				    size_t Height, unsigned int ElementSizeBytes)
 {
 	ENTER_OR_PASS(cuMemAllocPitch_v2, (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes));
@@ -227,20 +231,20 @@ CUresult gg_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
 	return rc;
 }
 
-CUresult gg_hook_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+static GG_WORK CUresult work_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
 	FORWARD_ALLOC(cuMemAllocManaged, (dptr, bytesize, flags), (dptr, bytesize + pad, flags),
 		      dptr, bytesize, NULL, false);
 }
 
-CUresult gg_hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+static GG_WORK CUresult work_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
 					 CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocFromPoolAsync, (dptr, bytesize, pool, hStream),
 		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
 }
 
-CUresult gg_hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+static GG_WORK CUresult work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
 					      CUmemoryPool pool, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocFromPoolAsync_ptsz, (dptr, bytesize, pool, hStream),
@@ -249,41 +253,41 @@ CUresult gg_hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize
 
 /* Virtual memory: counted, never guarded (SPEC §4, Coverage). */
 
-CUresult gg_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+static GG_WORK CUresult work_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 			     const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	FORWARD(cuMemCreate, (handle, size, prop, flags),
 		(rc == CUDA_SUCCESS ? gg_redzone_vmm(size, 0) : (void)0));
 }
 
-CUresult gg_hook_cuMemRelease(CUmemGenericAllocationHandle handle)
+static GG_WORK CUresult work_cuMemRelease(CUmemGenericAllocationHandle handle)
 {
 	FORWARD(cuMemRelease, (handle), NOTHING);
 }
 
-CUresult gg_hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+static GG_WORK CUresult work_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 			  CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	FORWARD(cuMemMap, (ptr, size, offset, handle, flags),
 		(rc == CUDA_SUCCESS ? gg_redzone_vmm(0, size) : (void)0));
 }
 
-CUresult gg_hook_cuMemUnmap(CUdeviceptr ptr, size_t size)
+static GG_WORK CUresult work_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	FORWARD(cuMemUnmap, (ptr, size), NOTHING);
 }
 
-CUresult gg_hook_cuMemFree_v2(CUdeviceptr dptr)
+static GG_WORK CUresult work_cuMemFree_v2(CUdeviceptr dptr)
 {
 	FORWARD_FREE(cuMemFree_v2, (dptr), dptr, NULL, false);
 }
 
-CUresult gg_hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+static GG_WORK CUresult work_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
 	FORWARD_FREE(cuMemFreeAsync, (dptr, hStream), dptr, hStream, true);
 }
 
-CUresult gg_hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+static GG_WORK CUresult work_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
 	FORWARD_FREE(cuMemFreeAsync_ptsz, (dptr, hStream), dptr, hStream, true);
 }
@@ -298,7 +302,7 @@ static bool hide_padding(CUdeviceptr base, CUdeviceptr ptr, uint64_t *user)
 	return gg_redzone_user_size(base, user) == 0 && ptr >= base + *user;
 }
 
-CUresult gg_hook_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+static GG_WORK CUresult work_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
 	CUdeviceptr base = 0;
 	size_t size = 0;
@@ -326,7 +330,7 @@ static bool range_of(CUdeviceptr ptr, CUdeviceptr *base)
 	return range && range(base, &size, ptr) == CUDA_SUCCESS;
 }
 
-CUresult gg_hook_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+static GG_WORK CUresult work_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
 	bool size_query = attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data;
 	size_t size = 0;
@@ -349,7 +353,7 @@ CUresult gg_hook_cuPointerGetAttribute(void *data, CUpointer_attribute attribute
 	}));
 }
 
-CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+static GG_WORK CUresult work_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
 					void **data, CUdeviceptr ptr)
 {
 	CUdeviceptr base;
@@ -392,38 +396,38 @@ CUresult gg_hook_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
 	leave();                                                                          \
 	return rc
 
-CUresult gg_hook_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
+static GG_WORK CUresult work_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
 		       false);
 }
 
-CUresult gg_hook_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
+static GG_WORK CUresult work_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
 		       true);
 }
 
-CUresult gg_hook_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
+static GG_WORK CUresult work_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
 {
 	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f, kernelParams, NULL, hStream,
 		       false);
 }
 
-CUresult gg_hook_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
+static GG_WORK CUresult work_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
 {
 	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f, kernelParams, NULL,
 		       hStream, true);
 }
 
-CUresult gg_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+static GG_WORK CUresult work_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
 				  void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f, kernelParams, extra,
 		       config->hStream, false);
 }
 
-CUresult gg_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+static GG_WORK CUresult work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
 				       void **kernelParams, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f, kernelParams,
@@ -441,12 +445,12 @@ CUresult gg_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction 
 	leave();                                                                          \
 	return rc
 
-CUresult gg_hook_cuCtxSynchronize(void)
+static GG_WORK CUresult work_cuCtxSynchronize(void)
 {
 	FORWARD_SYNC(cuCtxSynchronize, ());
 }
 
-CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
+static GG_WORK CUresult work_cuCtxSynchronize_v2(CUcontext ctx)
 {
 	FORWARD_SYNC(cuCtxSynchronize_v2, (ctx));
 }
@@ -459,13 +463,13 @@ CUresult gg_hook_cuCtxSynchronize_v2(CUcontext ctx)
 
 /* Each teardown twice: the current entry point and its legacy same-ABI form. */
 #define CTX_DESTROY(name)                                                             \
-	CUresult gg_hook_##name(CUcontext ctx)                                        \
+	static GG_WORK CUresult work_##name(CUcontext ctx)                            \
 	{                                                                             \
 		FORWARD_TEARDOWN(name, (ctx), gg_redzone_context_ending(ctx),         \
 				 gg_redzone_context_ended(ctx));                      \
 	}
 #define PRIMARY_TEARDOWN(name, reset)                                                 \
-	CUresult gg_hook_##name(CUdevice dev)                                         \
+	static GG_WORK CUresult work_##name(CUdevice dev)                             \
 	{                                                                             \
 		void *primary = NULL;                                                 \
 		FORWARD_TEARDOWN(name, (dev), primary = gg_redzone_device_ending(dev), \
@@ -486,17 +490,38 @@ PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset, true)
 #define SWAP_PROC() \
 	((rc == CUDA_SUCCESS && pfn && *pfn) ? (void)(*pfn = gg_hooks_swap_proc((void *)real_, symbol, *pfn)) : (void)0)
 
-CUresult gg_hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+static GG_WORK CUresult work_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags)
 {
 	FORWARD(cuGetProcAddress, (symbol, pfn, cudaVersion, flags), SWAP_PROC());
 }
 
-CUresult gg_hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+static GG_WORK CUresult work_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 				     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
 	FORWARD(cuGetProcAddress_v2, (symbol, pfn, cudaVersion, flags, symbolStatus), SWAP_PROC());
 }
+
+/* The exported entry points. Disabled, or re-entered from the driver, the
+ * call goes straight to the driver's function: a tail call made before any
+ * register is saved or any argument moved (issue 16: a handful of
+ * instructions). Otherwise, and until the driver's function is known, the
+ * hook's work, also a tail call. */
+#define GG_HOOK(name, pfn, params, args)                                                \
+	CUresult gg_hook_##name params                                                  \
+	{                                                                               \
+		int mode_ = atomic_load_explicit(&gg_start_mode, memory_order_relaxed);  \
+		if (GG_UNLIKELY(mode_ == GG_MODE_DISABLED ||                             \
+				(mode_ == GG_MODE_ACTIVE && gg_real_inside))) {          \
+			pfn real_ = (pfn)atomic_load_explicit(&gg_real_fns[GG_ID_##name], \
+							     memory_order_acquire);    \
+			if (GG_LIKELY(real_ != NULL))                                    \
+				return real_ args;                                        \
+		}                                                                       \
+		return work_##name args;                                                \
+	}
+#include "driver/hooks.def"
+#undef GG_HOOK
 
 static void *const hook_wrappers[GG_HOOK_COUNT] = {
 #define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = (void *)&gg_hook_##name,
