@@ -425,9 +425,15 @@ static void load(enum gg_audit_kind kind, const char *name, int rc, const char *
 		gg_image_archs_text(img, archs, sizeof(archs));
 		gg_report_cannot_run(name, archs, cc);
 	}
-	gg_callsite_find(&cs);
-	gg_callsite_describe(cs.pc, &where);
-	site = gg_callsite_intern(&cs);
+	/* Where it was loaded matters when it failed or cannot run: only then is
+	 * it unwound (an unwind, and libunwind's first load, at every module
+	 * load would be most of a program's start-up cost). */
+	site = 0;
+	if (rc != 0 || runs == 0) {
+		gg_callsite_find(&cs);
+		gg_callsite_describe(cs.pc, &where);
+		site = gg_callsite_intern(&cs);
+	}
 	pthread_mutex_lock(&audit_state.lock);
 	if (audit_state.nmodules < MODULES_MAX) {
 		struct module_rec *m;
@@ -787,7 +793,7 @@ void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module
 		const struct module_rec *r = &audit_state.modules[i];
 		struct gg_report_module m = {
 			.name = r->name, .library = r->library, .loaded = r->loaded, .result = r->result,
-			.runs_here = r->runs_here, .cc = r->cc,
+			.runs_here = r->runs_here, .cc = r->cc, .has_site = r->site != 0,
 		};
 
 		for (unsigned k = 0; r->image && k < r->image->narchs && k < GG_REPORT_ARCHS; k++) {
@@ -797,7 +803,8 @@ void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module
 				 a->ptx ? "compute" : "sm", a->sm, a->specific ? "a" : a->family ? "f" : "");
 		}
 
-		gg_callsite_report_id(r->site, &m.site);
+		if (m.has_site)
+			gg_callsite_report_id(r->site, &m.site);
 		fn(ctx, &m);
 	}
 }

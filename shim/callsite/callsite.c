@@ -219,33 +219,67 @@ static void load_runtime(void)
 
 /* ---- finding the call site ---- */
 
+/* What a frame is, by its return address. */
+enum verdict { V_SITE = 1, V_SKIP, V_SITE_IN_RUNTIME };
+
+/* The verdicts of return addresses seen, so a site seen again costs no
+ * dladdr (which walks every loaded object): direct-mapped, lock-free, one
+ * word an entry (the address above two bits of verdict; 0 is empty). An
+ * object unloaded and another mapped at its addresses could leave a stale
+ * verdict, which names a wrong frame, never a wrong finding. */
+#define VERDICTS 4096
+static _Atomic uint64_t verdicts[VERDICTS];
+
+static enum verdict judge(uintptr_t ret)
+{
+	/* A return address may sit just past the end of its function. */
+	uintptr_t pc = ret - 1;
+	Dl_info info;
+
+	if (!dladdr((void *)pc, &info) || !info.dli_fname)
+		return V_SITE; /* JIT code or the like: the application's own */
+	if (info.dli_fbase == callsite_state.self_base)
+		return V_SKIP; /* the shim's own frames are never a call site */
+	if (gg_callsite_skipped(info.dli_fname))
+		return V_SKIP;
+	if (info.dli_fbase == callsite_state.exe_base && callsite_state.skip_symbols.n) {
+		const struct runtime *rt = &callsite_state.runtime;
+
+		pthread_once(&callsite_state.runtime_once, load_runtime);
+		if (gg_ranges_hold(&rt->functions, pc - callsite_state.exe_bias))
+			return V_SKIP;
+		if (rt->stripped)
+			return V_SITE_IN_RUNTIME;
+	}
+	return V_SITE;
+}
+
+static enum verdict verdict_of(uintptr_t ret)
+{
+	uint64_t h = ((uint64_t)ret * 0x9e3779b97f4a7c15ull) >> 52; /* 12 bits */
+	uint64_t e = atomic_load_explicit(&verdicts[h], memory_order_relaxed);
+	enum verdict v;
+
+	if (e && e >> 2 == (uint64_t)ret)
+		return (enum verdict)(e & 3);
+	v = judge(ret);
+	if ((uint64_t)ret < (UINT64_C(1) << 62))
+		atomic_store_explicit(&verdicts[h], (uint64_t)ret << 2 | v, memory_order_relaxed);
+	return v;
+}
+
 void gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs)
 {
 	memset(cs, 0, sizeof(*cs));
 	for (int i = 0; i < n; i++) {
-		/* A return address may sit just past the end of its function. */
-		uintptr_t pc = pcs[i] - 1;
-		Dl_info info;
+		enum verdict v = verdict_of(pcs[i]);
 
-		if (!dladdr((void *)pc, &info) || !info.dli_fname) {
-			cs->pc = pcs[i]; /* JIT code or the like: the application's own */
-			return;
-		}
-		if (info.dli_fbase == callsite_state.self_base)
-			continue; /* the shim's own frames are never a call site */
-		if (gg_callsite_skipped(info.dli_fname))
+		if (v == V_SKIP)
 			continue;
-		if (info.dli_fbase == callsite_state.exe_base && callsite_state.skip_symbols.n) {
-			const struct runtime *rt = &callsite_state.runtime;
-
-			pthread_once(&callsite_state.runtime_once, load_runtime);
-			if (gg_ranges_hold(&rt->functions, pc - callsite_state.exe_bias))
-				continue;
-			if (rt->stripped) {
-				cs->in_static_runtime = true;
-				for (int k = i + 1; k < n && cs->nouter < GG_CALLSITE_OUTER; k++)
-					cs->outer[cs->nouter++] = pcs[k];
-			}
+		if (v == V_SITE_IN_RUNTIME) {
+			cs->in_static_runtime = true;
+			for (int k = i + 1; k < n && cs->nouter < GG_CALLSITE_OUTER; k++)
+				cs->outer[cs->nouter++] = pcs[k];
 		}
 		cs->pc = pcs[i];
 		return;

@@ -22,8 +22,10 @@ static const char *const driver_names[DRV_COUNT] = {
 #undef GG_DRIVER
 };
 
+#define ABSENT ((void *)1) /* the driver has no such function: asked once */
+
 static struct {
-	_Atomic(void *) fn[DRV_COUNT]; /* lock-free: set once from NULL */
+	_Atomic(void *) fn[DRV_COUNT]; /* lock-free: set once from NULL (ABSENT included) */
 } device_state;
 
 /* The driver's @id, found beside a hooked function we already resolved. */
@@ -35,7 +37,7 @@ static void *lookup(enum driver_id id)
 	Dl_info info;
 
 	if (GG_LIKELY(fn))
-		return fn;
+		return fn == ABSENT ? NULL : fn;
 	real_dlsym = (void *(*)(void *, const char *))gg_real_dlsym();
 	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
 	if (!anchor || !real_dlsym || !dladdr(anchor, &info) || !info.dli_fname)
@@ -45,9 +47,11 @@ static void *lookup(enum driver_id id)
 		return NULL;
 	fn = real_dlsym(h, driver_names[id]);
 	dlclose(h);
-	if (fn && !atomic_compare_exchange_strong(&device_state.fn[id], &expected, fn))
+	/* An older driver lacks it: remembered, so a hot path asks the loader
+	 * (dladdr, dlopen) once, not at every call. */
+	if (!atomic_compare_exchange_strong(&device_state.fn[id], &expected, fn ? fn : ABSENT))
 		fn = expected;
-	return fn;
+	return fn == ABSENT ? NULL : fn;
 }
 
 #define GG_DRIVER(name, pfn) typedef pfn gg_driver_##name##_fn;

@@ -266,8 +266,10 @@ static void module_row(void *ctx, const struct gg_report_module *m)
 	}
 	if (m->runs_here >= 0)
 		jw_printf(w, ", \"runs_here\": %s", m->runs_here ? "true" : "false");
-	jw_puts(w, ",\n      \"site\": ");
-	jw_site(w, &m->site);
+	if (m->has_site) {
+		jw_puts(w, ",\n      \"site\": ");
+		jw_site(w, &m->site);
+	}
 	jw_puts(w, " }");
 }
 

@@ -158,6 +158,7 @@ struct gg_report_module {
 	const char *name;
 	bool library, loaded;
 	const char *result;          /* when the load failed */
+	bool has_site;               /* a failed load, or one that cannot run here */
 	struct gg_report_site site;  /* where it was loaded */
 	unsigned narchs;             /* what its image carries ("sm_80", "compute_90") */
 	char archs[GG_REPORT_ARCHS][16];
