@@ -81,7 +81,7 @@ static struct {
 	bool sealed;
 	bool warned; /* a late miss was logged since the last seal (allow mode) */
 	struct module_rec *modules; /* every load tried, in order; the first MODULES_MAX */
-	size_t nmodules;
+	size_t nmodules, modules_cap;
 	uint64_t loads_failed;
 
 	/* Written by gg_audit_configure() during set-up; read-only after. */
@@ -435,13 +435,21 @@ static void load(enum gg_audit_kind kind, const char *name, int rc, const char *
 		site = gg_callsite_intern(&cs);
 	}
 	pthread_mutex_lock(&audit_state.lock);
-	if (audit_state.nmodules < MODULES_MAX) {
-		struct module_rec *m;
+	if (audit_state.nmodules < MODULES_MAX && audit_state.nmodules == audit_state.modules_cap) {
+		size_t cap = audit_state.modules_cap ? audit_state.modules_cap * 2 : 16;
+		struct module_rec *grown = realloc(audit_state.modules, cap * sizeof(*grown));
 
-		if (!audit_state.modules)
-			audit_state.modules = calloc(MODULES_MAX, sizeof(*audit_state.modules));
-		if (audit_state.modules && (m = &audit_state.modules[audit_state.nmodules])->name == NULL &&
-		    (m->name = strdup(name))) {
+		if (grown) {
+			memset(grown + audit_state.modules_cap, 0,
+			       (cap - audit_state.modules_cap) * sizeof(*grown));
+			audit_state.modules = grown;
+			audit_state.modules_cap = cap;
+		}
+	}
+	if (audit_state.nmodules < audit_state.modules_cap) {
+		struct module_rec *m = &audit_state.modules[audit_state.nmodules];
+
+		if ((m->name = strdup(name))) {
 			m->library = kind == GG_AUDIT_LIBRARY;
 			m->loaded = rc == 0;
 			m->result = rc ? rc_name : NULL;
@@ -782,15 +790,19 @@ void gg_audit_atfork_child(void)
 
 void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module *m), void *ctx)
 {
-	/* Records are appended under the lock and never change after: the
-	 * first @n can be read with no lock held (fn may call dladdr). */
-	size_t n;
+	/* A record is copied under the lock (the array grows), and @fn runs with
+	 * none held (it may call dladdr); what it points to is never freed. */
+	for (size_t i = 0;; i++) {
+		struct module_rec copy;
+		const struct module_rec *r = &copy;
 
-	pthread_mutex_lock(&audit_state.lock);
-	n = audit_state.nmodules;
-	pthread_mutex_unlock(&audit_state.lock);
-	for (size_t i = 0; i < n; i++) {
-		const struct module_rec *r = &audit_state.modules[i];
+		pthread_mutex_lock(&audit_state.lock);
+		if (i >= audit_state.nmodules) {
+			pthread_mutex_unlock(&audit_state.lock);
+			return;
+		}
+		copy = audit_state.modules[i];
+		pthread_mutex_unlock(&audit_state.lock);
 		struct gg_report_module m = {
 			.name = r->name, .library = r->library, .loaded = r->loaded, .result = r->result,
 			.runs_here = r->runs_here, .cc = r->cc, .has_site = r->site != 0,

@@ -45,12 +45,16 @@ static void *lookup(enum driver_id id)
 	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)
 		return NULL;
-	fn = real_dlsym(h, driver_names[id]);
+	/* Every function at once: the loader (dladdr, dlopen) is asked once, and
+	 * one an older driver lacks is remembered absent, not asked again. */
+	for (int i = 0; i < DRV_COUNT; i++) {
+		void *f = real_dlsym(h, driver_names[i]);
+
+		expected = NULL;
+		(void)atomic_compare_exchange_strong(&device_state.fn[i], &expected, f ? f : ABSENT);
+	}
 	dlclose(h);
-	/* An older driver lacks it: remembered, so a hot path asks the loader
-	 * (dladdr, dlopen) once, not at every call. */
-	if (!atomic_compare_exchange_strong(&device_state.fn[id], &expected, fn ? fn : ABSENT))
-		fn = expected;
+	fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
 	return fn == ABSENT ? NULL : fn;
 }
 

@@ -35,6 +35,10 @@ struct kernel {
 static struct {
 	struct kernel k[GG_KERNELS_MAX]; /* lock-free, insert only */
 	atomic_uint_fast64_t epoch;      /* unloads so far */
+	/* The slots claimed, in order, so an unload visits those, not them all:
+	 * an entry is written before @nclaimed counts it (release). */
+	uint16_t claimed[GG_KERNELS_MAX];
+	atomic_uint nclaimed;
 } kernels_state;
 
 static unsigned home_of(const void *handle)
@@ -42,6 +46,19 @@ static unsigned home_of(const void *handle)
 	uint64_t h = (uint64_t)(uintptr_t)handle * 0x9e3779b97f4a7c15ull;
 
 	return (unsigned)(h >> 40) & MASK;
+}
+
+static void claim_note(unsigned slot)
+{
+	/* Claims may finish out of order: each takes its own entry first. */
+	static atomic_uint next;
+	unsigned at = atomic_fetch_add(&next, 1);
+
+	kernels_state.claimed[at] = (uint16_t)slot;
+	/* Counted once every entry before it is written. */
+	while (atomic_load(&kernels_state.nclaimed) != at)
+		;
+	atomic_store_explicit(&kernels_state.nclaimed, at + 1, memory_order_release);
 }
 
 /* The slot of @handle; when absent, added unnamed (when @add). -1: absent,
@@ -70,6 +87,7 @@ static int find(const void *handle, bool add, bool is_kernel)
 		}
 		atomic_store(&k->is_kernel, is_kernel);
 		atomic_store_explicit(&k->handle, handle, memory_order_release);
+		claim_note(i);
 		return (int)i;
 	}
 	return -1;
@@ -127,8 +145,10 @@ void gg_kernels_unloaded(const void *owner)
 {
 	bool any = false;
 
-	for (unsigned i = 0; i < GG_KERNELS_MAX; i++) {
-		struct kernel *k = &kernels_state.k[i];
+	unsigned n = atomic_load_explicit(&kernels_state.nclaimed, memory_order_acquire);
+
+	for (unsigned c = 0; c < n; c++) {
+		struct kernel *k = &kernels_state.k[kernels_state.claimed[c]];
 		const void *h = atomic_load(&k->handle), *o = atomic_load(&k->owner);
 
 		/* A handle of unknown provenance (no lookup seen) may be one of
