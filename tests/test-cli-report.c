@@ -1400,37 +1400,11 @@ Test(report, lists_the_modules_that_cannot_run_on_their_gpu)
 
 static void run_overrun(int n)
 {
-	extern char **environ;
-	char json[PATH_MAX], *envp[256];
-	size_t k = 0;
-	pid_t pid;
-	int status;
+	char name[32];
 
-	snprintf(json, sizeof(json), "%s/run%d.json", dir, n);
-	for (char **e = environ; *e && k < 250; e++)
-		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "LD_LIBRARY_PATH=", 16) &&
-		    strncmp(*e, "GPUGUARD_", 9) && strncmp(*e, "FAKECUDA_", 9) &&
-		    strncmp(*e, "ASAN_OPTIONS=", 13))
-			envp[k++] = *e;
-	envp[k++] = "LD_LIBRARY_PATH=" GG_FAKE_DIR;
-	envp[k++] = "GG_TEST_PTX=" GG_PTX;
-	if (GG_PRELOAD_PREFIX[0]) /* a sanitized shim, loaded by a sanitized program */
-		envp[k++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0";
-	envp[k] = NULL;
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (!pid) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 0), dup2(null, 1), dup2(null, 2);
-		execve(GG_CLI, (char *[]){ GG_CLI, "--redzone", "16", "--json", json, "--",
-					   GG_APPS "/app-redzone", "alloc:64", "overrun:0:8", NULL },
-		       envp);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+	snprintf(name, sizeof(name), "run%d.json", n);
+	run_app(name, (const char *[]){ "--redzone", "16", NULL },
+		(const char *[]){ "alloc:64", "overrun:0:8", NULL });
 }
 
 Test(report, sarif_fingerprints_of_a_program_run_twice_are_the_same)

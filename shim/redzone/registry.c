@@ -227,7 +227,8 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
 	return err;
 }
 
-int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
+/* Run @fn on the zone at @ptr under its shard's lock. 0 or -ENOENT. */
+static int on_zone(uint64_t ptr, void (*fn)(struct gg_zone *z, void *arg), void *arg)
 {
 	struct shard *s = shard_of(ptr);
 	int64_t i;
@@ -236,23 +237,39 @@ int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
 	ensure_init();
 	pthread_mutex_lock(&s->lock);
 	if ((i = slot_of(s, ptr)) >= 0) {
-		s->zones[s->table[i] - 1].flags &= (uint8_t)~flags;
+		fn(&s->zones[s->table[i] - 1], arg);
 		err = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
+static void clear_flags(struct gg_zone *z, void *arg)
+{
+	z->flags &= (uint8_t)~*(const uint8_t *)arg;
+}
+
+int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
+{
+	return on_zone(ptr, clear_flags, &flags);
+}
+
+struct suspect_arg {
+	uint64_t entry, now;
+	uint64_t (*launch_of)(uint64_t);
+};
+
 /* One entry per kernel, newest first: a kernel launched again moves to the
  * front; a fifth kernel pushes out the one whose launch (as @launch_of says:
  * a kernel's memo may make an old entry stand for a newer launch) is oldest. */
-static void push_suspect(uint64_t *s, uint64_t entry, uint64_t (*launch_of)(uint64_t))
+static void push_suspect(struct gg_zone *z, void *arg)
 {
-	uint64_t kernel = entry >> 48, oldest = UINT64_MAX;
+	const struct suspect_arg *a = arg;
+	uint64_t *s = z->suspects, kernel = a->entry >> 48, oldest = UINT64_MAX;
 	int i, out = GG_SUSPECTS - 1;
 
 	for (i = 0; i < GG_SUSPECTS && s[i] && s[i] >> 48 != kernel; i++) {
-		uint64_t at = launch_of ? launch_of(s[i]) : GG_SUSPECT_LAUNCH(s[i]);
+		uint64_t at = a->launch_of ? a->launch_of(s[i]) : GG_SUSPECT_LAUNCH(s[i]);
 
 		if (at < oldest)
 			oldest = at, out = i;
@@ -261,82 +278,57 @@ static void push_suspect(uint64_t *s, uint64_t entry, uint64_t (*launch_of)(uint
 		out = i; /* the kernel's own entry, or a free one */
 	for (; out > 0; out--)
 		s[out] = s[out - 1];
-	s[0] = entry;
+	s[0] = a->entry;
 }
 
 int gg_registry_suspect(uint64_t ptr, uint64_t entry, uint64_t (*launch_of)(uint64_t))
 {
-	struct shard *s = shard_of(ptr);
-	int64_t i;
-	int err = -ENOENT;
+	struct suspect_arg a = { .entry = entry, .launch_of = launch_of };
 
-	ensure_init();
-	pthread_mutex_lock(&s->lock);
-	if ((i = slot_of(s, ptr)) >= 0) {
-		push_suspect(s->zones[s->table[i] - 1].suspects, entry, launch_of);
-		err = 0;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err;
+	return on_zone(ptr, push_suspect, &a);
+}
+
+static void renew_suspect(struct gg_zone *z, void *arg)
+{
+	const struct suspect_arg *a = arg;
+
+	for (int k = 0; k < GG_SUSPECTS; k++)
+		if (z->suspects[k] == a->entry)
+			z->suspects[k] = a->now;
 }
 
 int gg_registry_renew_suspect(uint64_t ptr, uint64_t old, uint64_t now)
 {
-	struct shard *s = shard_of(ptr);
-	int64_t i;
-	int err = -ENOENT;
+	struct suspect_arg a = { .entry = old, .now = now };
 
-	ensure_init();
-	pthread_mutex_lock(&s->lock);
-	if ((i = slot_of(s, ptr)) >= 0) {
-		uint64_t *sus = s->zones[s->table[i] - 1].suspects;
+	return on_zone(ptr, renew_suspect, &a);
+}
 
-		for (int k = 0; k < GG_SUSPECTS; k++)
-			if (sus[k] == old)
-				sus[k] = now;
-		err = 0;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err;
+/* Newest first: keep the ones launched after *@arg, forget the rest. */
+static void clear_suspects(struct gg_zone *z, void *arg)
+{
+	uint64_t launch = *(const uint64_t *)arg & GG_SUSPECT_LAUNCH_MASK, *sus = z->suspects;
+	int k = 0;
+
+	while (k < GG_SUSPECTS && sus[k] && GG_SUSPECT_LAUNCH(sus[k]) > launch)
+		k++;
+	for (; k < GG_SUSPECTS; k++)
+		sus[k] = 0;
 }
 
 int gg_registry_clear_suspects(uint64_t ptr, uint64_t launch)
 {
-	struct shard *s = shard_of(ptr);
-	int64_t i;
-	int err = -ENOENT;
+	return on_zone(ptr, clear_suspects, &launch);
+}
 
-	ensure_init();
-	pthread_mutex_lock(&s->lock);
-	if ((i = slot_of(s, ptr)) >= 0) {
-		uint64_t *sus = s->zones[s->table[i] - 1].suspects;
-		int k = 0;
-
-		/* Newest first: keep the ones launched after @launch. */
-		while (k < GG_SUSPECTS && sus[k] && GG_SUSPECT_LAUNCH(sus[k]) > (launch & GG_SUSPECT_LAUNCH_MASK))
-			k++;
-		for (; k < GG_SUSPECTS; k++)
-			sus[k] = 0;
-		err = 0;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err;
+static void copy_zone(struct gg_zone *z, void *arg)
+{
+	*(struct gg_zone *)arg = *z;
 }
 
 int gg_registry_find(uint64_t ptr, struct gg_zone *out)
 {
-	struct shard *s = shard_of(ptr);
-	int64_t i;
-	int err = -ENOENT;
-
-	ensure_init();
-	pthread_mutex_lock(&s->lock);
-	if ((i = slot_of(s, ptr)) >= 0) {
-		*out = s->zones[s->table[i] - 1];
-		err = 0;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err;
+	return on_zone(ptr, copy_zone, out);
 }
 
 void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
