@@ -965,3 +965,18 @@ Test(audit, a_lazily_loaded_librarys_module_with_no_code_for_this_gpu_is_a_faile
 	gg_app_run_free(&a);
 }
 #endif
+
+/* A refused image from memory may be no image at all: the shim neither reads
+ * past its header's claims nor hashes it (named by its address), and the
+ * program gets the driver's answer. */
+Test(audit, a_refused_image_whose_header_lies_is_named_by_address_not_read)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "badfatbin", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "bad fatbin: 201\n"), "%s", a.r.out);
+	assert_json(&a, "[(m['name'][:8], m['loaded'], m.get('result')) for m in j['modules']][1:]",
+		    "[('image@0x', False, 'CUDA_ERROR_INVALID_CONTEXT')]");
+	gg_app_run_free(&a);
+}

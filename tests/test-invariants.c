@@ -77,6 +77,16 @@ Test(invariants, non_cuda_processes_show_no_difference)
 						  NULL },
 				false);
 	assert_same_run(0, env, (const char *[]){ "/usr/bin/python3", "-c", "pass", NULL }, true);
+	/* Only looking up a launch entry point in the driver is no hooked call
+	 * either: the answer depends on the configuration (SPEC §1), which is
+	 * read without setting the shim up. */
+	if (access("/usr/bin/python3", X_OK) == 0)
+		assert_same_run(GG_RUN_FAKE, env,
+				(const char *[]){ "/usr/bin/python3", "-c",
+						  "import ctypes; d = ctypes.CDLL('libcuda.so.1'); "
+						  "print(d.cuLaunchKernel is not None, "
+						  "d.cuCtxSynchronize is not None)", NULL },
+				false);
 	cr_assert_neq(system("ls /tmp/gg-never-written.* >/dev/null 2>&1"), 0, "a file was written");
 }
 

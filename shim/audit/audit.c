@@ -495,7 +495,7 @@ void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, con
 	/* Its extent is unknown: read safely, only as far as its headers say. */
 	bool read = image && gg_image_read(image, SIZE_MAX, &img) == 0;
 
-	gg_audit_name_image(image, name, sizeof(name));
+	gg_audit_name_image(image, rc == 0, name, sizeof(name));
 	load(kind, name, rc, rc_name, handle, read ? &img : NULL);
 }
 
@@ -504,7 +504,8 @@ void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, con
 /* A failure of @module::@function where it is used, as a failed lookup with
  * its call site: unresolved even when a lookup of it had succeeded (the
  * kernel was found, but cannot run here). */
-static void named_failure(const char *module, const char *function, const char *rc_name)
+static void named_failure(const char *module, const char *function, const char *rc_name,
+			  bool cannot_run)
 {
 	struct gg_callsite cs;
 	struct gg_site where;
@@ -518,7 +519,7 @@ static void named_failure(const char *module, const char *function, const char *
 	audit_state.calls++;
 	audit_state.failed_calls++;
 	p = pair_get(module, function);
-	if (p)
+	if (p && cannot_run)
 		p->cannot_run = true;
 	is_late = failed(p, &cs, &where, rc_name, &seal, &first_warning);
 	pthread_mutex_unlock(&audit_state.lock);
@@ -538,7 +539,7 @@ void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
 	if (rc == 0) /* its kernel's names; no owner: retired at any unload */
 		gg_kernels_found(function, false, NULL, k.module, k.name, NULL);
 	else
-		named_failure(k.module, k.name, rc_name);
+		named_failure(k.module, k.name, rc_name, true);
 }
 
 void gg_audit_library_module(const void *library, int rc, const char *rc_name, const void *module)
@@ -557,10 +558,10 @@ void gg_audit_library_module(const void *library, int rc, const char *rc_name, c
 		names_set(KEY(GG_AUDIT_MODULE, module), name);
 	pthread_mutex_unlock(&audit_state.lock);
 	if (rc != 0)
-		named_failure(name, "*", rc_name);
+		named_failure(name, "*", rc_name, true);
 }
 
-void gg_audit_launch_failed(const char *api, const void *handle, const char *rc_name)
+void gg_audit_launch_failed(const char *api, const void *handle, int rc, const char *rc_name)
 {
 	struct gg_report_kernel k;
 
@@ -568,7 +569,9 @@ void gg_audit_launch_failed(const char *api, const void *handle, const char *rc_
 	if (!strcmp(k.module, "?")) /* no lookup named it: a bad handle, not a missing kernel */
 		return;
 	gg_report_lookup(api, handle, k.name, rc_name);
-	named_failure(k.module, k.name, rc_name);
+	/* CUDA_ERROR_INVALID_HANDLE may be the stream's: a failed lookup, with
+	 * its site, but no proof that the kernel cannot run here. */
+	named_failure(k.module, k.name, rc_name, rc != 400);
 }
 
 /* ---- lookups ---- */

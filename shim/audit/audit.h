@@ -46,7 +46,7 @@ void gg_audit_library_module(const void *library, int rc, const char *rc_name, c
 /* A launch of @handle the driver refused with @rc_name, for a kernel a lookup
  * named: the kernel cannot run here (lazy loading's failure at first use),
  * a failed lookup of it with the launch's call site. */
-void gg_audit_launch_failed(const char *api, const void *handle, const char *rc_name);
+void gg_audit_launch_failed(const char *api, const void *handle, int rc, const char *rc_name);
 
 /* Launches (launches.c); kernels are named by driver/kernels.h. */
 /* A launch of @handle, the @index-th of the process, as the driver answered
@@ -91,7 +91,8 @@ void gg_audit_atfork_child(void);
 /* Naming helpers (names.c), exposed for tests. */
 #define GG_AUDIT_NAME_MAX 256
 void gg_audit_name_file(const char *path, char *out, size_t cap);
-void gg_audit_name_image(const void *image, char *out, size_t cap);
+/* @loaded: the driver took it (a refused image is not read: named by address). */
+void gg_audit_name_image(const void *image, bool loaded, char *out, size_t cap);
 size_t gg_audit_image_length(const void *image, const void **start);
 uint64_t gg_audit_hash(const void *data, size_t len);
 

@@ -59,7 +59,7 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 	/* A kernel that cannot run here (lazy loading fails at first use). */
 	if (rc == 209 /* NO_BINARY_FOR_GPU */ || rc == 500 /* NOT_FOUND */ ||
 	    rc == 400 /* INVALID_HANDLE */)
-		gg_audit_launch_failed("launch", handle, rc_name);
+		gg_audit_launch_failed("launch", handle, rc, rc_name);
 	pthread_mutex_lock(&launches_state.lock);
 	launches_state.refused++;
 	unsigned i;

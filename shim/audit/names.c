@@ -85,7 +85,7 @@ void gg_audit_name_file(const char *path, char *out, size_t cap)
 	snprintf(out, cap, "%s", base ? base + 1 : (path ? path : "(null)"));
 }
 
-void gg_audit_name_image(const void *image, char *out, size_t cap)
+void gg_audit_name_image(const void *image, bool loaded, char *out, size_t cap)
 {
 	Dl_info info;
 	const void *start;
@@ -100,6 +100,12 @@ void gg_audit_name_image(const void *image, char *out, size_t cap)
 
 		snprintf(out, cap, "%s+0x%llx", base ? base + 1 : info.dli_fname,
 			 (unsigned long long)((uintptr_t)image - (uintptr_t)info.dli_fbase));
+		return;
+	}
+	/* A refused image may be no image at all (its header's lengths untrue,
+	 * never read by the driver): it is named by its address, not hashed. */
+	if (!loaded) {
+		snprintf(out, cap, "image@%p", image);
 		return;
 	}
 	len = gg_audit_image_length(image, &start);

@@ -376,5 +376,14 @@ int gg_device_compute_capability(unsigned *cc)
 
 int gg_device_stream_wait(void *stream)
 {
-	return CALL(cuStreamSynchronize, ((CUstream)stream));
+	/* In relaxed capture mode, as the shim's other calls (push()): a
+	 * synchronize made while another thread captures in global mode would
+	 * invalidate that capture. */
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool exchanged = !CALL(cuThreadExchangeStreamCaptureMode, (&mode));
+	int err = CALL(cuStreamSynchronize, ((CUstream)stream));
+
+	if (exchanged)
+		(void)CALL(cuThreadExchangeStreamCaptureMode, (&mode));
+	return err;
 }

@@ -38,7 +38,8 @@ static struct {
 	/* The slots claimed, in order, so an unload visits those, not them all:
 	 * an entry is written before @nclaimed counts it (release). */
 	uint16_t claimed[GG_KERNELS_MAX];
-	atomic_uint nclaimed;
+	atomic_uint nclaimed;            /* entries written */
+	atomic_uint claims_next;         /* entries taken */
 } kernels_state;
 
 static unsigned home_of(const void *handle)
@@ -51,8 +52,7 @@ static unsigned home_of(const void *handle)
 static void claim_note(unsigned slot)
 {
 	/* Claims may finish out of order: each takes its own entry first. */
-	static atomic_uint next;
-	unsigned at = atomic_fetch_add(&next, 1);
+	unsigned at = atomic_fetch_add(&kernels_state.claims_next, 1);
 
 	kernels_state.claimed[at] = (uint16_t)slot;
 	/* Counted once every entry before it is written. */
@@ -116,7 +116,11 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 	    atomic_load_explicit(&k->owner, memory_order_relaxed) == owner)
 		return;
 	had = atomic_load(&k->function);
-	if (had && function && (strcmp(had, function) || atomic_load(&k->owner) != owner)) {
+	const void *was = atomic_load(&k->owner);
+
+	/* An owner known on both sides that differs, or another name: another
+	 * kernel (cuKernelGetFunction's functions have no owner). */
+	if (had && (strcmp(had, function) || (was && owner && was != owner))) {
 		/* Another kernel's handle, seen in a module that was unloaded
 		 * unseen: that slot keeps its names, the handle gets a new one. */
 		atomic_store(&k->handle, GONE);
@@ -128,7 +132,8 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 	}
 	if (kernel)
 		atomic_store(&k->is_kernel, true);
-	atomic_store(&k->owner, owner);
+	if (owner)
+		atomic_store(&k->owner, owner);
 	atomic_store(&k->key, key);
 	if (had || !(f = strdup(function)))
 		return;
@@ -163,6 +168,19 @@ void gg_kernels_unloaded(const void *owner)
 		atomic_fetch_add(&kernels_state.epoch, 1);
 }
 
+void gg_kernels_atfork_child(void)
+{
+	/* Only this thread came along: a claim another thread had under way
+	 * never finishes. Its slot is retired and its entry counted. */
+	for (unsigned i = 0; i < GG_KERNELS_MAX; i++) {
+		const void *h = atomic_load(&kernels_state.k[i].handle);
+
+		if (h == CLAIMING)
+			atomic_store(&kernels_state.k[i].handle, GONE);
+	}
+	atomic_store(&kernels_state.nclaimed, atomic_load(&kernels_state.claims_next));
+}
+
 const atomic_uint_fast64_t *gg_kernels_epoch_counter(void)
 {
 	return &kernels_state.epoch;
@@ -190,8 +208,9 @@ static void read_layout(struct kernel *k, const void *handle)
 		err = 0;
 	}
 	memset(l, 0, sizeof(*l));
-	/* -EINVAL at the first parameter: a kernel with none. */
-	l->known = err == 0 || err == -EINVAL;
+	/* -EINVAL at the first parameter: a kernel with none, when a lookup said
+	 * what the handle is; else it may be a handle of neither kind: unknown. */
+	l->known = err == 0 || (err == -EINVAL && atomic_load(&k->function));
 	for (size_t i = 0; !err && i < 256; i++) {
 		if (i && gg_device_param_info(handle, is_kernel, i, &offset, &size))
 			break;
@@ -200,6 +219,20 @@ static void read_layout(struct kernel *k, const void *handle)
 			l->offset[l->nptr++] = (uint16_t)offset;
 		}
 	}
+}
+
+/* Copy the driver's name of @handle into @k, once. */
+static void name_from_driver(struct kernel *k, const void *handle)
+{
+	const char *driver = NULL;
+	char *name, *expected = NULL;
+
+	if (handle == CLAIMING || handle == GONE ||
+	    gg_device_kernel_name(handle, atomic_load(&k->is_kernel), &driver) || !driver ||
+	    !(name = strdup(driver)))
+		return;
+	if (!atomic_compare_exchange_strong(&k->driver_name, &expected, name))
+		free(name);
 }
 
 const struct gg_kernel_layout *gg_kernels_layout(int slot)
@@ -217,6 +250,10 @@ const struct gg_kernel_layout *gg_kernels_layout(int slot)
 	    !atomic_compare_exchange_strong(&k->layout_state, &state, LAYOUT_READING))
 		return NULL;
 	read_layout(k, atomic_load(&k->handle));
+	/* The driver's name, while the handle is sure to be valid (it was just
+	 * launched): a report never hands the driver a handle that may be dead. */
+	if (!atomic_load(&k->function))
+		name_from_driver(k, atomic_load(&k->handle));
 	atomic_store_explicit(&k->layout_state, LAYOUT_READY, memory_order_release);
 	return &k->layout;
 }
@@ -233,8 +270,7 @@ void gg_kernels_name(int slot, struct gg_report_kernel *out)
 {
 	struct kernel *k;
 	const void *handle;
-	char *name, *expected = NULL;
-	const char *driver;
+	char *name;
 
 	memset(out, 0, sizeof(*out));
 	if (slot < 0 || slot >= GG_KERNELS_MAX) {
@@ -249,14 +285,9 @@ void gg_kernels_name(int slot, struct gg_report_kernel *out)
 			out->module = "?";
 		return;
 	}
-	/* Not from a lookup the shim saw: the driver's own name, once. */
-	if (!(name = atomic_load(&k->driver_name)) &&
-	    !gg_device_kernel_name(handle, atomic_load(&k->is_kernel), &driver) && driver &&
-	    (name = strdup(driver)) && !atomic_compare_exchange_strong(&k->driver_name, &expected, name)) {
-		free(name);
-		name = expected;
-	}
-	if (!name) {
+	/* Not from a lookup the shim saw: the driver's name, asked at its first
+	 * launch (never now: the handle may be dead). */
+	if (!(name = atomic_load(&k->driver_name))) {
 		unnamed(handle, out);
 		return;
 	}

@@ -43,6 +43,9 @@ void gg_kernels_found(const void *handle, bool kernel, const void *owner, const 
 void gg_kernels_unloaded(const void *owner);
 uint64_t gg_kernels_epoch(void);
 
+/* A forked child: a claim another thread had under way is given up. */
+void gg_kernels_atfork_child(void);
+
 /* The counter gg_kernels_epoch() reads, for a launch's fast path to read
  * itself (read-only: acquire loads). */
 const atomic_uint_fast64_t *gg_kernels_epoch_counter(void);

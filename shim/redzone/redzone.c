@@ -1017,18 +1017,34 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 	return n;
 }
 
-/* The zone holding @ptr: the one it starts, else the allocation the driver
- * says holds it (a pointer into the middle). */
+/* The zone holding @ptr (the one it starts, else the allocation the driver
+ * says holds it), held for reading: flagged so its free waits (SPEC §4: no
+ * band is read after its memory died). */
 static int zone_holding(uint64_t ptr, struct gg_zone *z)
 {
 	uint64_t base;
 	size_t size;
 
-	if (!gg_registry_find(ptr, z))
+	if (!gg_registry_hold(ptr, z))
 		return 0;
-	if (gg_device_range(ptr, &base, &size) || gg_registry_find(base, z))
+	if (gg_device_range(ptr, &base, &size) || gg_registry_hold(base, z))
 		return -ENOENT;
 	return 0;
+}
+
+/* A checked launch's reads, like a batched scan's: one at a time, and a free
+ * of a zone flagged SCANNING waits until it is done. */
+static void reading(bool on)
+{
+	if (on)
+		pthread_mutex_lock(&redzone_state.scan_lock);
+	pthread_mutex_lock(&redzone_state.batch_lock);
+	redzone_state.batch_active = on;
+	if (!on)
+		pthread_cond_broadcast(&redzone_state.batch_done);
+	pthread_mutex_unlock(&redzone_state.batch_lock);
+	if (!on)
+		pthread_mutex_unlock(&redzone_state.scan_lock);
 }
 
 /* Wait for launch @l and check the bands of the zones it was given (every
@@ -1060,6 +1076,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 			scan_live(&sc);
 		return;
 	}
+	reading(true);
 	for (int i = 0; i < n; i++) {
 		struct gg_violation v;
 		struct gg_zone z;
@@ -1070,13 +1087,15 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 			continue;
 		for (k = 0; k < ndone && done[k] != z.ptr; k++)
 			;
-		if (k < ndone)
-			continue; /* given twice */
+		if (k < ndone) { /* given twice: checked once */
+			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING);
+			continue;
+		}
 		done[ndone++] = z.ptr;
 		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
 		/* The copy's fill was seen done: so is the registry's zone. */
-		if (!(z.flags & GG_ZONE_PENDING))
-			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_PENDING);
+		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
+					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
 		if (r >= 0) {
 			(void)gg_registry_clear_suspects(z.ptr, l->index);
 			atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
@@ -1086,6 +1105,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 			violation(&v);
 		}
 	}
+	reading(false);
 	halt_if_asked(before);
 }
 

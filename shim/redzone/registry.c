@@ -331,6 +331,17 @@ int gg_registry_find(uint64_t ptr, struct gg_zone *out)
 	return on_zone(ptr, copy_zone, out);
 }
 
+static void hold_zone(struct gg_zone *z, void *arg)
+{
+	z->flags |= GG_ZONE_SCANNING;
+	*(struct gg_zone *)arg = *z;
+}
+
+int gg_registry_hold(uint64_t ptr, struct gg_zone *out)
+{
+	return on_zone(ptr, hold_zone, out);
+}
+
 void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
 			 void *ctx)
 {

@@ -62,6 +62,10 @@ int gg_registry_renew_suspect(uint64_t ptr, uint64_t old, uint64_t now);
  * was seen clean after them). 0 or -ENOENT. */
 int gg_registry_clear_suspects(uint64_t ptr, uint64_t launch);
 
+/* A copy of the zone at @ptr, flagged GG_ZONE_SCANNING (its free waits
+ * for the reader: see redzone.c). 0 or -ENOENT. */
+int gg_registry_hold(uint64_t ptr, struct gg_zone *out);
+
 /* A copy of the zone at @ptr. 0 or -ENOENT. */
 int gg_registry_find(uint64_t ptr, struct gg_zone *out);
 

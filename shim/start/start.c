@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "boundary/figures.h"
 #include "boundary/watcher.h"
 #include "callsite/callsite.h"
+#include "driver/kernels.h"
 #include "driver/real.h"
 #include "options/config.h"
 #include "redzone/redzone.h"
@@ -35,8 +37,10 @@ static struct {
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
-	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written once by set-up */
-} shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT };
+	pthread_once_t idle_once;  /* reads the configuration for @idle_hooks alone */
+	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written under @idle_once */
+} shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
+		 .idle_once = PTHREAD_ONCE_INIT };
 
 /* The one piece of this module's state outside shim_state: every hook reads
  * it first (shim.h), so it is a plain hidden global. Set (release) by set-up;
@@ -73,6 +77,7 @@ static void atfork_child(void)
 {
 	gg_callsite_atfork_child();
 	gg_real_atfork_child();
+	gg_kernels_atfork_child();
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
@@ -177,10 +182,27 @@ static uint64_t idle_hooks(const struct gg_config *cfg, const struct gg_boundary
 	return idle;
 }
 
+/* From the configuration alone: a dlsym of a driver name must not set the
+ * shim up (a process that never calls a hook writes nothing, SPEC §6). */
+static void find_idle_hooks(void)
+{
+	static struct gg_config cfg; /* too big for an application thread's stack */
+	struct gg_boundary_events ev;
+	char bad[64];
+
+	if (gg_start_disabled()) {
+		shim_state.idle_hooks = ~UINT64_C(0);
+		return;
+	}
+	gg_config_load(&cfg);
+	memset(&ev, 0, sizeof(ev));
+	(void)gg_config_parse_boundary(cfg.boundary, &ev, bad, sizeof(bad));
+	shim_state.idle_hooks = idle_hooks(&cfg, &ev);
+}
+
 bool gg_start_hook_idle(int id)
 {
-	if (!gg_start_active())
-		return true; /* disabled: no hook has work */
+	pthread_once(&shim_state.idle_once, find_idle_hooks);
 	return id >= 0 && id < 64 && (shim_state.idle_hooks >> id & 1);
 }
 
@@ -192,6 +214,8 @@ static void setup(void)
 		atomic_store_explicit(&gg_start_mode, GG_MODE_DISABLED, memory_order_release);
 		return;
 	}
+	/* First, so the two readings of the configuration never overlap. */
+	pthread_once(&shim_state.idle_once, find_idle_hooks);
 	gg_config_load(&cfg);
 	gg_report_open(&cfg);
 	report_config_problems();
@@ -200,7 +224,6 @@ static void setup(void)
 	gg_audit_configure(&cfg);
 	gg_redzone_configure(&cfg);
 	gg_boundary_configure(&cfg);
-	shim_state.idle_hooks = idle_hooks(&cfg, gg_boundary_events());
 	shim_state.exitcode_set = cfg.exitcode_set;
 	shim_state.exitcode = cfg.exitcode;
 	shim_state.pid = getpid();

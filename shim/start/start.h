@@ -13,7 +13,8 @@ bool gg_start_disabled(void);
 bool gg_start_active(void);
 
 /* Whether hook @id (enum gg_hook_id) has no work in this configuration, so
- * the routes hand out the driver's own function (sets the shim up first). */
+ * the routes hand out the driver's own function. Reads the configuration
+ * once; sets nothing up. */
 bool gg_start_hook_idle(int id);
 
 #include <stdatomic.h>

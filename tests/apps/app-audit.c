@@ -7,6 +7,8 @@
  *   trydata:PATH    the same from a heap copy of the file
  *   trylib:PATH     the same for a library from a file
  *   trylibmodule    cuLibraryGetModule of the current library, print the result
+ *   badfatbin       with no current context, cuModuleLoadData of a 16-byte
+ *                   fatbin header on the heap claiming a terabyte: prints the result
  *   kfunc:NAME      cuLibraryGetKernel of NAME on the current library, then
  *                   cuKernelGetFunction of it: prints both results
  *   get:NAME        cuModuleGetFunction on the current module, from lookup_a()
@@ -168,6 +170,19 @@ int main(int argc, char **argv)
 		} else if (!strncmp(arg, "trylib:", 7)) {
 			printf("library %s: %d\n", val,
 			       (int)cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
+		} else if (!strcmp(arg, "badfatbin")) {
+			/* On the heap: no object's mapping names it. */
+			uint64_t *header = malloc(2 * sizeof(*header));
+			CUcontext c;
+
+			if (!header)
+				exit(3);
+			header[0] = 0x0010000100000000ull | 0xBA55ED50u;
+			header[1] = 1ull << 40;
+			CHECK(cuCtxPopCurrent(&c));
+			printf("bad fatbin: %d\n", (int)cuModuleLoadData(&mod, header));
+			CHECK(cuCtxPushCurrent(c));
+			free(header);
 		} else if (!strcmp(arg, "trylibmodule")) {
 			printf("library module: %d\n", (int)cuLibraryGetModule(&mod, lib));
 		} else if (!strncmp(arg, "kfunc:", 6)) {
