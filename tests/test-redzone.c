@@ -1313,3 +1313,19 @@ Test(suspects, without_parameter_layouts_come_from_extras_buffer_only)
 	assert_json(&a, "j['redzones']['launches_unfollowed']", "0");
 	gg_app_run_free(&a);
 }
+
+/* The memo of a kernel launched twice with a pointer into the middle of an
+ * allocation: when its addresses change, that allocation learns the latest
+ * of those launches (#2), not the first. */
+Test(suspects, a_pointer_into_the_middle_keeps_its_latest_launch_when_the_memo_moves_on)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "alloc:100", "alloc:200", "twoi:0:1:0",
+				 "twoi:0:1:0", "two:2:3:0", "fill:1", "overrun:1:8", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS,
+		    "[[('gg_overrun', 5), ('gg_fill', 4), ('gg_overrun_second', 2)]]");
+	gg_app_run_free(&a);
+}

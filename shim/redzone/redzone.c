@@ -1162,10 +1162,16 @@ static void remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint
 {
 	uint64_t first = atomic_load(&m->first), last = atomic_load(&m->last);
 
-	if (m->n && last != first)
-		for (unsigned i = 0; i < m->n; i++)
-			(void)gg_registry_renew_suspect(m->ptr[i], GG_SUSPECT(slot, first),
+	for (unsigned i = 0; m->n && last != first && i < m->n; i++) {
+		uint64_t base;
+
+		/* An address into the middle of a zone: its entry is the base's. */
+		if (gg_registry_renew_suspect(m->ptr[i], GG_SUSPECT(slot, first),
+					      GG_SUSPECT(slot, last)) &&
+		    (base = interior_base(m->ptr[i])) && base != m->ptr[i])
+			(void)gg_registry_renew_suspect(base, GG_SUSPECT(slot, first),
 							GG_SUSPECT(slot, last));
+	}
 	give(slot, ptrs, n, index);
 	m->n = n <= MEMO_PTRS ? (uint8_t)n : 0;
 	memcpy(m->ptr, ptrs, (size_t)m->n * 8);
