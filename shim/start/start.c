@@ -37,7 +37,8 @@ static struct {
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
-	pthread_once_t idle_once;  /* reads the configuration for @idle_hooks alone */
+	pthread_once_t idle_once;  /* reads the configuration: @cfg, then @idle_hooks */
+	struct gg_config cfg;      /* written once under @idle_once; read-only after */
 	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written under @idle_once */
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
 		 .idle_once = PTHREAD_ONCE_INIT };
@@ -182,11 +183,11 @@ static uint64_t idle_hooks(const struct gg_config *cfg, const struct gg_boundary
 	return idle;
 }
 
-/* From the configuration alone: a dlsym of a driver name must not set the
- * shim up (a process that never calls a hook writes nothing, SPEC §6). */
-static void find_idle_hooks(void)
+/* The configuration, read once, and from it alone the idle hooks: a dlsym
+ * of a driver name must not set the shim up (a process that never calls a
+ * hook writes nothing, SPEC §6); set-up reads the same copy. */
+static void load_config(void)
 {
-	static struct gg_config cfg; /* too big for an application thread's stack */
 	struct gg_boundary_events ev;
 	char bad[64];
 
@@ -194,45 +195,43 @@ static void find_idle_hooks(void)
 		shim_state.idle_hooks = ~UINT64_C(0);
 		return;
 	}
-	gg_config_load(&cfg);
+	gg_config_load(&shim_state.cfg);
 	memset(&ev, 0, sizeof(ev));
-	(void)gg_config_parse_boundary(cfg.boundary, &ev, bad, sizeof(bad));
-	shim_state.idle_hooks = idle_hooks(&cfg, &ev);
+	(void)gg_config_parse_boundary(shim_state.cfg.boundary, &ev, bad, sizeof(bad));
+	shim_state.idle_hooks = idle_hooks(&shim_state.cfg, &ev);
 }
 
 bool gg_start_hook_idle(int id)
 {
-	pthread_once(&shim_state.idle_once, find_idle_hooks);
+	pthread_once(&shim_state.idle_once, load_config);
 	return id >= 0 && id < 64 && (shim_state.idle_hooks >> id & 1);
 }
 
 static void setup(void)
 {
-	static struct gg_config cfg; /* too big for an application thread's stack */
+	const struct gg_config *cfg = &shim_state.cfg;
 
 	if (gg_start_disabled()) {
 		atomic_store_explicit(&gg_start_mode, GG_MODE_DISABLED, memory_order_release);
 		return;
 	}
-	/* First, so the two readings of the configuration never overlap. */
-	pthread_once(&shim_state.idle_once, find_idle_hooks);
-	gg_config_load(&cfg);
-	gg_report_open(&cfg);
+	pthread_once(&shim_state.idle_once, load_config);
+	gg_report_open(cfg);
 	report_config_problems();
-	gg_report_check_files(&cfg);
-	gg_callsite_configure(cfg.skip_objects, cfg.skip_symbols);
-	gg_audit_configure(&cfg);
-	gg_redzone_configure(&cfg);
-	gg_boundary_configure(&cfg);
-	shim_state.exitcode_set = cfg.exitcode_set;
-	shim_state.exitcode = cfg.exitcode;
+	gg_report_check_files(cfg);
+	gg_callsite_configure(cfg->skip_objects, cfg->skip_symbols);
+	gg_audit_configure(cfg);
+	gg_redzone_configure(cfg);
+	gg_boundary_configure(cfg);
+	shim_state.exitcode_set = cfg->exitcode_set;
+	shim_state.exitcode = cfg->exitcode;
 	shim_state.pid = getpid();
 	shim_state.own = true;
 	find_real_exits();
 	gg_fatal_last_words(gg_figures_write_files);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
-	if (gg_watcher_start(&cfg, gg_boundary_events()))
+	if (gg_watcher_start(cfg, gg_boundary_events()))
 		gg_report_error("cannot start the boundary watcher (GPUGUARD_SIGNAL, after:); those "
 				"boundaries will not run");
 	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
