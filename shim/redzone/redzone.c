@@ -982,6 +982,17 @@ static const uint8_t *extra_buffer(void **extra, size_t *size)
 /* The device addresses launch @l was given: its pointer-sized parameters by
  * @layout; without a layout, every 8-aligned word of extra's buffer. -1:
  * they cannot be known (kernelParams, and no layout). */
+/* Pointer-sized parameter @i of @layout, read from kernelParams (0: none). */
+static inline uint64_t param_word(void **params, const struct gg_kernel_layout *layout, unsigned i)
+{
+	const void *p = params[layout->param[i]];
+	uint64_t v = 0;
+
+	if (p)
+		memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_kernel_layout *layout,
 			   uint64_t *out)
 {
@@ -994,12 +1005,9 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 	if (l->params) {
 		if (!known)
 			return -1;
-		for (unsigned i = 0; i < layout->nptr; i++) {
-			const void *p = l->params[layout->param[i]];
-
-			if (p && (memcpy(&v, p, sizeof(v)), v))
+		for (unsigned i = 0; i < layout->nptr; i++)
+			if ((v = param_word(l->params, layout, i)))
 				out[n++] = v;
-		}
 		return n;
 	}
 	if (!(buf = extra_buffer(l->extra, &size)))
@@ -1246,13 +1254,9 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 			uint64_t diff = m->generation ^ generation_now(epoch), v;
 			unsigned n = 0;
 
-			for (unsigned i = 0; i < layout->nptr; i++) {
-				const void *p = l->params[layout->param[i]];
-
-				if (!p || (memcpy(&v, p, sizeof(v)), !v))
-					continue;
-				diff |= m->ptr[n++ & (MEMO_PTRS - 1)] ^ v;
-			}
+			for (unsigned i = 0; i < layout->nptr; i++)
+				if ((v = param_word(l->params, layout, i)))
+					diff |= m->ptr[n++ & (MEMO_PTRS - 1)] ^ v;
 			if (GG_LIKELY(!(diff | (n ^ m->n)) || !n)) {
 				/* The same as before (or given no address): nothing to note. */
 				if (n)
