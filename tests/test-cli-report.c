@@ -1334,6 +1334,16 @@ static void run_app(const char *json_name, const char *const *opts, const char *
 	run_app_env(json_name, GG_APPS "/app-redzone", NULL, opts, steps);
 }
 
+/* A JUnit or SARIF text of the two runs below: the checked launch's kernel,
+ * and the suspect each violation names. */
+static void expect_kernel_and_suspects(const char *text)
+{
+	cr_expect(strstr(text, "found after kernel gg_overrun_second (kernels.ptx, launch 1), "
+			       "launched at main+"), "%s", text);
+	cr_expect_eq(count_of(text, "suspects: gg_overrun_second (kernels.ptx, launch 1)"), 2, "%s",
+		     text);
+}
+
 /* Which kernel did it, in every form: a checked launch's kernel, and the
  * suspects of a violation found at a free. */
 Test(report, names_the_kernel_that_wrote_past_a_band_and_the_suspects)
@@ -1363,18 +1373,12 @@ Test(report, names_the_kernel_that_wrote_past_a_band_and_the_suspects)
 	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
 	free_result(&r);
 	junit = junit_of(in_tmp("j.xml"));
-	cr_expect(strstr(junit, "found after kernel gg_overrun_second (kernels.ptx, launch 1), "
-				"launched at main+"), "%s", junit);
-	cr_expect_eq(count_of(junit, "suspects: gg_overrun_second (kernels.ptx, launch 1)"), 2, "%s",
-		     junit);
+	expect_kernel_and_suspects(junit);
 	free(junit);
 	sarif = sarif_of(in_tmp("s.sarif"));
 	free(sarif);
 	sarif = file_text(in_tmp("s.sarif"));
-	cr_expect(strstr(sarif, "found after kernel gg_overrun_second (kernels.ptx, launch 1), "
-				"launched at main+"), "%s", sarif);
-	cr_expect_eq(count_of(sarif, "suspects: gg_overrun_second (kernels.ptx, launch 1)"), 2, "%s",
-		     sarif);
+	expect_kernel_and_suspects(sarif);
 	free(sarif);
 	remove_dir();
 }
