@@ -338,6 +338,27 @@ Test(audit, skip_objects_move_the_call_site_out_of_a_library)
 	gg_app_run_free(&a);
 }
 
+/* An allocation's site follows the same rules (SPEC §3): where the hook's
+ * caller is a frame to skip, the stack is unwound past it. */
+Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)
+{
+	static const char *const site =
+		"(j['violations'][0]['site']['symbol'].split('+')[0], "
+		"j['violations'][0]['site']['object'].split('/')[-1])";
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		  (const char *[]){ PTX_FILE, "helper-overrun", NULL });
+	cr_assert_eq(gg_count_lines(a.r.out, "helper overrun: 0"), 1, "%s", a.r.out);
+	assert_json(&a, site, "('helper_alloc', 'libhelper.so')");
+	gg_app_run_free(&a);
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_SKIP_OBJECTS=libhelper.so*", NULL },
+		  (const char *[]){ PTX_FILE, "helper-overrun", NULL });
+	assert_json(&a, site, "('main', 'app-audit')");
+	gg_app_run_free(&a);
+}
+
 /* ---- the gate ---- */
 
 static const char *const launch1[] = { "GPUGUARD_BOUNDARY=launch:1", NULL };

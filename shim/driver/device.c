@@ -28,16 +28,14 @@ static struct {
 	_Atomic(void *) fn[DRV_COUNT]; /* lock-free: set once from NULL (ABSENT included) */
 } device_state;
 
-/* The driver's @id, found beside a hooked function we already resolved. */
-static void *lookup(enum driver_id id)
+/* The driver's @id, found beside a hooked function we already resolved: the
+ * first time, every function at once. */
+static __attribute__((noinline)) void *resolve_all(enum driver_id id)
 {
-	void *fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
 	void *(*real_dlsym)(void *, const char *);
-	void *anchor, *h, *expected = NULL;
+	void *anchor, *h, *fn, *expected = NULL;
 	Dl_info info;
 
-	if (GG_LIKELY(fn))
-		return fn == ABSENT ? NULL : fn;
 	real_dlsym = (void *(*)(void *, const char *))gg_real_dlsym();
 	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
 	if (!anchor || !real_dlsym || !dladdr(anchor, &info) || !info.dli_fname)
@@ -56,6 +54,16 @@ static void *lookup(enum driver_id id)
 	dlclose(h);
 	fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
 	return fn == ABSENT ? NULL : fn;
+}
+
+/* Inline: every driver call of the shim asks (the resolved case is a load). */
+static inline void *lookup(enum driver_id id)
+{
+	void *fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
+
+	if (GG_LIKELY(fn))
+		return fn == ABSENT ? NULL : fn;
+	return resolve_all(id);
 }
 
 #define GG_DRIVER(name, pfn) typedef pfn gg_driver_##name##_fn;
@@ -118,10 +126,11 @@ static __thread struct {
 	bool exchanged; /* @mode holds the application's, to give back */
 } capture_mode __attribute__((tls_model("initial-exec")));
 
-/* Make @ctx current for the duration of a call; pairs with pop(). */
+/* Make @ctx current for the duration of a call (NULL: the current one is,
+ * and two driver calls are saved); pairs with pop(@ctx). */
 static int push(void *ctx)
 {
-	int err = CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx));
+	int err = ctx ? CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx)) : 0;
 
 	capture_mode.mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	capture_mode.exchanged =
@@ -129,13 +138,14 @@ static int push(void *ctx)
 	return err;
 }
 
-static void pop(void)
+static void pop(void *ctx)
 {
 	CUcontext c;
 
 	if (capture_mode.exchanged)
 		(void)CALL(cuThreadExchangeStreamCaptureMode, (&capture_mode.mode));
-	(void)CALL(cuCtxPopCurrent_v2, (&c));
+	if (ctx)
+		(void)CALL(cuCtxPopCurrent_v2, (&c));
 }
 
 int gg_device_stream_create(void *ctx, void **stream)
@@ -146,7 +156,7 @@ int gg_device_stream_create(void *ctx, void **stream)
 	if (err)
 		return err;
 	err = CALL(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
-	pop();
+	pop(ctx);
 	if (!err)
 		*stream = s;
 	return err;
@@ -159,7 +169,7 @@ int gg_device_stream_destroy(void *ctx, void *stream)
 	if (err)
 		return err;
 	err = CALL(cuStreamDestroy_v2, ((CUstream)stream));
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -172,7 +182,7 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
 	err = CALL(cuMemsetD8Async, ((CUdeviceptr)ptr, value, n, (CUstream)stream));
 	if (!err && wait)
 		err = CALL(cuStreamSynchronize, ((CUstream)stream));
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -187,7 +197,13 @@ static bool legacy_capturing(void)
 
 int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 {
-	int err = push(ctx);
+	CUcontext cur = NULL;
+	int err;
+
+	/* Read in its own context, as a free usually is: one call, not two. */
+	if (ctx && !CALL(cuCtxGetCurrent, (&cur)) && (void *)cur == ctx)
+		ctx = NULL;
+	err = push(ctx);
 
 	if (err)
 		return err;
@@ -202,7 +218,7 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 	} else {
 		err = CALL(cuMemcpyDtoH_v2, (dst, (CUdeviceptr)ptr, n));
 	}
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -254,7 +270,7 @@ int gg_device_event_after(void *ctx, void *stream, void **event)
 	err = CALL(cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
 	if (!err && (err = CALL(cuEventRecord, (e, (CUstream)stream))))
 		(void)CALL(cuEventDestroy_v2, (e));
-	pop();
+	pop(ctx);
 	if (!err)
 		*event = e;
 	return err;
@@ -269,7 +285,7 @@ int gg_device_event_done(void *ctx, void *event)
 	if (err)
 		return err;
 	rc = query ? query((CUevent)event) : CUDA_ERROR_NOT_SUPPORTED;
-	pop();
+	pop(ctx);
 	if (rc == CUDA_SUCCESS)
 		return 1;
 	return rc == CUDA_ERROR_NOT_READY ? 0 : -EIO;
@@ -282,7 +298,7 @@ int gg_device_event_destroy(void *ctx, void *event)
 	if (err)
 		return err;
 	err = CALL(cuEventDestroy_v2, ((CUevent)event));
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -311,7 +327,7 @@ int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *co
 		rc = v1((CUdeviceptr *)dsts, (CUdeviceptr *)srcs, (size_t *)sizes, count, &attr,
 			&attr_idx, 1, &fail, (CUstream)stream);
 	err = rc == CUDA_SUCCESS ? CALL(cuStreamSynchronize, ((CUstream)stream)) : -EIO;
-	pop();
+	pop(ctx);
 	return rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS : err;
 }
 

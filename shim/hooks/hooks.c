@@ -58,6 +58,11 @@ static inline void leave(void)
 #define FORWARD_AS(name, args, own_args, after) FORWARD_WITH(name, args, own_args, NOTHING, after)
 #define FORWARD_AFTER_DOING(name, args, before) FORWARD_WITH(name, args, args, before, NOTHING)
 
+/* The application's return address: the entry point jumped to the work
+ * function, which so returns where the application called (where a C entry
+ * called it instead, this is the shim's, and the call site is unwound). */
+#define GG_CALLER() ((uintptr_t)__builtin_return_address(0))
+
 /* Allocations take their index before the driver is asked (failed calls
  * count). A padded request that runs out of memory is retried as asked, so
  * the application never sees an error it would not have had. */
@@ -66,6 +71,7 @@ static inline void leave(void)
 	uint64_t index = gg_redzone_next_index();                                         \
 	struct gg_redzone_ticket ticket;                                                  \
 	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
+	ticket.caller = GG_CALLER();                                                      \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
 		gg_redzone_fallback(&ticket);                                             \
@@ -215,6 +221,7 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 	struct gg_redzone_ticket ticket;
 	size_t estimate = WidthInBytes && Height <= SIZE_MAX / WidthInBytes ? WidthInBytes * Height : 0;
 	size_t pad = gg_redzone_request(index, estimate, NULL, false, &ticket);
+	ticket.caller = GG_CALLER();
 	size_t rows = pad ? (pad + WidthInBytes - 1) / WidthInBytes : 0;
 	CUresult rc;
 

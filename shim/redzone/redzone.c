@@ -228,6 +228,7 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	int dev;
 
 	t->ctx = -1;
+	t->caller = 0;
 	t->reason = GG_REASON_off;
 	if (!pad)
 		return 0;
@@ -375,18 +376,19 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	s = &redzone_state.ctx[t->ctx];
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
-	gg_callsite_find(&cs);
+	gg_callsite_find_from(t->caller, &cs);
 	z.site = gg_callsite_intern(&cs);
+	/* The allocation's context is current (the request found it so). */
 	if (async) {
 		/* On the allocation's own stream, ahead of the application's next work
 		 * there; the event tells scans when it is done. */
 		z.flags = GG_ZONE_ASYNC;
-		if (gg_device_fill(s->ctx, stream, ptr + bytes, z.expected, pad, false) ||
+		if (gg_device_fill(NULL, stream, ptr + bytes, z.expected, pad, false) ||
 		    gg_device_event_after(s->ctx, stream, &event))
 			z.flags |= GG_ZONE_UNFILLED;
 		else
 			z.flags |= GG_ZONE_PENDING;
-	} else if (gg_device_fill(s->ctx, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
+	} else if (gg_device_fill(NULL, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
 		z.flags = GG_ZONE_UNFILLED; /* still recorded: the padding stays hidden */
 	}
 	/* A pointer we still hold was freed where we could not see it. */

@@ -14,6 +14,8 @@
  *   get:NAME        cuModuleGetFunction on the current module, from lookup_a()
  *   get2:NAME       the same from lookup_b(): a second call site
  *   helper:NAME     the same through libhelper.so's helper_lookup()
+ *   helper-overrun  allocate 64 bytes through libhelper.so's helper_alloc(),
+ *                   set 65 of them, free it
  *   kernel:NAME     cuLibraryGetKernel on the current library
  *   libmodule       make the library's module (never seen loading) current
  *   stale           unload the current module, keep its handle current
@@ -33,6 +35,7 @@
 #include <cuda.h>
 
 CUresult helper_lookup(CUfunction *f, CUmodule mod, const char *name);
+CUresult helper_alloc(CUdeviceptr *p, size_t bytes);
 /* Two call sites of their own, exported so they have names. */
 CUresult lookup_a(CUfunction *f, const char *name);
 CUresult lookup_b(CUfunction *f, const char *name);
@@ -200,6 +203,12 @@ int main(int argc, char **argv)
 			printf("get2 %s: %d\n", val, (int)lookup_b(&f, val));
 		} else if (!strncmp(arg, "helper:", 7)) {
 			printf("helper %s: %d\n", val, (int)helper_lookup(&f, mod, val));
+		} else if (!strcmp(arg, "helper-overrun")) {
+			CUdeviceptr p;
+
+			CHECK(helper_alloc(&p, 64));
+			CHECK(cuMemsetD8_v2(p, 0xab, 65));
+			printf("helper overrun: %d\n", (int)cuMemFree_v2(p));
 		} else if (!strncmp(arg, "kernel:", 7)) {
 			printf("kernel %s: %d\n", val, (int)cuLibraryGetKernel(&k, lib, val));
 		} else if (!strcmp(arg, "libmodule")) {
