@@ -338,6 +338,46 @@ Test(audit, skip_objects_move_the_call_site_out_of_a_library)
 	gg_app_run_free(&a);
 }
 
+static void write_one_kernel_ptx(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+		   ".visible .entry gg_fill(.param .u64 p, .param .u8 v, .param .u64 n)\n{\n\tret;\n}\n");
+	fclose(f);
+}
+
+/* A lookup repeated with the same handle, name pointer and answer is counted
+ * without the lock (a thread's memo). Another module loaded at the unloaded
+ * one's handle, whose kernel gets the old kernel's handle, is another pair. */
+Test(audit, a_lookup_after_its_module_was_reloaded_at_the_same_handle_is_the_new_modules)
+{
+	char dir[] = "/tmp/gg-memo-XXXXXX", a_ptx[64], b_ptx[64], file[80], reload[80];
+	struct gg_app_run a;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(a_ptx, sizeof(a_ptx), "%s/a.ptx", dir);
+	snprintf(b_ptx, sizeof(b_ptx), "%s/b.ptx", dir);
+	write_one_kernel_ptx(a_ptx);
+	write_one_kernel_ptx(b_ptx);
+	snprintf(file, sizeof(file), "file:%s", a_ptx);
+	snprintf(reload, sizeof(reload), "reload:%s", b_ptx);
+	run_audit(&a, (const char *[]){ "FAKECUDA_REUSE_HANDLES=1", NULL },
+		  (const char *[]){ file, "get:gg_fill", "get:gg_fill", reload, "get:gg_fill",
+				    "get:gg_fill", "get:nope", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s\n%s", a.r.out, a.r.err);
+	cr_assert(strstr(a.r.out, "reloaded: handle reused"), "%s", a.r.out);
+	/* a.ptx::gg_fill, b.ptx::gg_fill, b.ptx::nope; five calls. */
+	assert_json(&a, "(j['lookups']['total'], j['lookups']['resolved'], j['lookups']['calls'])",
+		    "(3, 2, 5)");
+	assert_json(&a, "[r['module'] for r in j['unresolved']]", "['b.ptx']");
+	gg_app_run_free(&a);
+	unlink(a_ptx);
+	unlink(b_ptx);
+	rmdir(dir);
+}
+
 /* An allocation's site follows the same rules (SPEC §3): where the hook's
  * caller is a frame to skip, the stack is unwound past it. */
 Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)

@@ -11,7 +11,8 @@
  *                   fatbin header on the heap claiming a terabyte: prints the result
  *   kfunc:NAME      cuLibraryGetKernel of NAME on the current library, then
  *                   cuKernelGetFunction of it: prints both results
- *   get:NAME        cuModuleGetFunction on the current module, from lookup_a()
+ *   get:NAME        cuModuleGetFunction on the current module, from lookup_a(),
+ *                   NAME copied into one buffer that every get: step uses
  *   get2:NAME       the same from lookup_b(): a second call site
  *   helper:NAME     the same through libhelper.so's helper_lookup()
  *   helper-overrun  allocate 64 bytes through libhelper.so's helper_alloc(),
@@ -19,6 +20,8 @@
  *   kernel:NAME     cuLibraryGetKernel on the current library
  *   libmodule       make the library's module (never seen loading) current
  *   stale           unload the current module, keep its handle current
+ *   reload:PATH     unload the current module, load PATH: prints whether the
+ *                   driver gave the same handle again
  *   threads:N:K:NAME  N threads, each K lookups of NAME from lookup_a()
  *   launch          launch gg_fill (looked up quietly) on a small buffer
  *   sync            cuCtxSynchronize
@@ -198,7 +201,10 @@ int main(int argc, char **argv)
 			CHECK(cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
 			printf("library %p\n", (void *)lib);
 		} else if (!strncmp(arg, "get:", 4)) {
-			printf("get %s: %d\n", val, (int)lookup_a(&f, val));
+			static char get_name[4096]; /* one pointer for every get: */
+
+			snprintf(get_name, sizeof(get_name), "%s", val);
+			printf("get %s: %d\n", val, (int)lookup_a(&f, get_name));
 		} else if (!strncmp(arg, "get2:", 5)) {
 			printf("get2 %s: %d\n", val, (int)lookup_b(&f, val));
 		} else if (!strncmp(arg, "helper:", 7)) {
@@ -214,6 +220,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "libmodule")) {
 			CHECK(cuLibraryGetModule(&mod, lib));
 			printf("library module %p\n", (void *)mod);
+		} else if (!strncmp(arg, "reload:", 7)) {
+			CUmodule was = mod;
+
+			CHECK(cuModuleUnload(mod));
+			CHECK(cuModuleLoad(&mod, val));
+			printf("reloaded: handle %s\n", mod == was ? "reused" : "new");
 		} else if (!strcmp(arg, "stale")) {
 			CHECK(cuModuleUnload(mod));
 			printf("stale %p\n", (void *)mod);
