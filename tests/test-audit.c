@@ -625,6 +625,22 @@ Test(audit, launch_boundary_fires_before_the_nth_launch_only)
 	gg_app_run_free(&a);
 }
 
+/* The launch hook looks at the event list only for counts whose residue
+ * modulo 64 is an event's: launch:100 and launch:165 fire at those launches
+ * and nowhere else (36 and 101 share their residues). */
+Test(audit, launch_boundaries_past_64_fire_at_their_own_launches_only)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:100,launch:165", NULL },
+		  (const char *[]){ PTX_FILE, "launches:170", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (launch:100)"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 2 (launch:165)"), 1, "%s", a.r.err);
+	assert_json(&a, "j['seals']", "2");
+	gg_app_run_free(&a);
+}
+
 Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
 {
 	struct gg_boundary_events ev;

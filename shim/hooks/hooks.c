@@ -397,7 +397,8 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_boundary_on_launch();                                         \
 	CUresult rc = real_ args;                                                         \
-	gg_audit_launched((const void *)(fn_), index, (int)rc, gg_real_result_name(rc));  \
+	gg_audit_launched((const void *)(fn_), index, (int)rc,                            \
+			  rc ? gg_real_result_name(rc) : NULL);                           \
 	if (rc == CUDA_SUCCESS)                                                           \
 		gg_redzone_launched(&(struct gg_redzone_launch){                          \
 			.fn = (fn_), .params = (params_), .extra = (extra_), .index = index, \

@@ -24,6 +24,7 @@
  *                   driver gave the same handle again
  *   threads:N:K:NAME  N threads, each K lookups of NAME from lookup_a()
  *   launch          launch gg_fill (looked up quietly) on a small buffer
+ *   launches:N      the same N times
  *   sync            cuCtxSynchronize
  *   unwinder        whether libunwind is mapped, and what the process resolves
  *                   _Unwind_RaiseException and _ULx86_64_init_local to
@@ -242,6 +243,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "launch")) {
 			launch();
 			printf("launched\n");
+		} else if (!strncmp(arg, "launches:", 9)) {
+			for (int left = atoi(val); left > 0; left--)
+				launch();
+			printf("launched %d\n", atoi(val));
 		} else if (!strcmp(arg, "unwinder")) {
 			char line[512], buf[256];
 			int mapped = 0;
