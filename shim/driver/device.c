@@ -100,16 +100,27 @@ int gg_device_resolve(const char **missing)
 	return err;
 }
 
-int gg_device_current(void **ctx, int *dev)
+int gg_device_context(void **ctx)
 {
 	CUcontext c = NULL;
-	CUdevice d = 0;
 	int err = CALL(cuCtxGetCurrent, (&c));
 
 	if (err)
 		return err;
 	if (!c)
 		return -ENOENT;
+	*ctx = c;
+	return 0;
+}
+
+int gg_device_current(void **ctx, int *dev)
+{
+	void *c = NULL;
+	CUdevice d = 0;
+	int err = gg_device_context(&c);
+
+	if (err)
+		return err;
 	if ((err = CALL(cuCtxGetDevice, (&d))))
 		return err;
 	*ctx = c;

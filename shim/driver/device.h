@@ -17,6 +17,9 @@ int gg_device_resolve(const char **missing);
 /* The calling thread's current context and its device. -ENOENT if none. */
 int gg_device_current(void **ctx, int *dev);
 
+/* The calling thread's current context alone (one driver call). -ENOENT if none. */
+int gg_device_context(void **ctx);
+
 /* A private non-blocking stream in @ctx: its work waits for nothing of the
  * application's, and the legacy stream does not wait for it. */
 int gg_device_stream_create(void *ctx, void **stream);

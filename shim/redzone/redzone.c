@@ -180,14 +180,18 @@ static int find_ctx(void *ctx)
 
 /* The slot of @ctx with its private stream, made if new: a dead slot with
  * no zone left is reused. -ENOSPC, or the driver's error. */
-static int ctx_slot(void *ctx, int dev)
+static int ctx_slot(void *ctx)
 {
 	int id = find_ctx(ctx);
 	struct ctx_slot *s;
-	int err = 0;
+	void *current;
+	int err = 0, dev = 0;
 
 	if (id >= 0 && atomic_load_explicit(&redzone_state.ctx[id].stream, memory_order_acquire))
 		return id;
+	/* @ctx is current: its device, asked only for a slot to be made. */
+	if ((err = gg_device_current(&current, &dev)))
+		return err;
 	pthread_mutex_lock(&redzone_state.lock);
 	if ((id = find_ctx(ctx)) < 0) {
 		unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_relaxed);
@@ -225,7 +229,6 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	size_t pad = (size_t)redzone_state.pad;
 	bool capturing = false;
 	void *ctx;
-	int dev;
 
 	t->ctx = -1;
 	t->caller = 0;
@@ -248,13 +251,13 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	/* A stream being captured into a graph gets none either: the fill would
 	 * become part of the graph. */
 	t->reason = GG_REASON_no_context;
-	if (gg_device_current(&ctx, &dev))
+	if (gg_device_context(&ctx))
 		return 0;
 	t->reason = GG_REASON_capturing;
 	if (async && (gg_device_capturing(stream, &capturing) || capturing))
 		return 0;
 	t->reason = GG_REASON_no_context;
-	if ((t->ctx = ctx_slot(ctx, dev)) < 0)
+	if ((t->ctx = ctx_slot(ctx)) < 0)
 		return 0;
 	t->reason = GG_REASON_COUNT; /* none: it gets its band */
 	return pad;
