@@ -263,7 +263,16 @@ static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes
     bool synced = false;
     for (size_t i = 0; i < count && rc == CUDA_SUCCESS; i++) {
         xfer x = unified(dsts[i], srcs[i], sizes[i]);
+        unsigned char *src;
 
+        /* What xfer_queue() does with a copy from one allocation into
+         * pageable memory once the stream has nothing queued (every copy
+         * but the first of a scan's batch), without its general frame. */
+        if (synced && !s->cap && x.kind == X_DTOH && x.n && x.hdst && !fc_host_is_page_locked(x.hdst, x.n) &&
+            fc_mem_check_at(x.dsrc, x.n, false, &src) == CUDA_SUCCESS && src) {
+            memcpy(x.hdst, src, x.n);
+            continue;
+        }
         rc = sizes[i] ? xfer_queue(&x, s, &synced) : CUDA_ERROR_INVALID_VALUE;
         if (rc != CUDA_SUCCESS && failIdx)
             *failIdx = i;
