@@ -77,6 +77,16 @@ int gg_registry_find(uint64_t ptr, struct gg_zone *out);
 void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
 			 void *ctx);
 
+/* Call @fn for runs of zones, up to a few dozen at a time, each run under
+ * its shard's lock: in a run, a free slot has ptr 0. @fn may update the
+ * zones, and must not remove or add one. A walk of every zone with one call
+ * per run, not one per zone (a full scan's). */
+void gg_registry_foreach_run(void (*fn)(void *ctx, struct gg_zone *zones, size_t n), void *ctx);
+
+/* Clear @flags of every zone: one walk, where gg_registry_clear_flags() of
+ * each would look every zone up. */
+void gg_registry_clear_flags_all(uint8_t flags);
+
 /* Live zones and their user bytes. */
 void gg_registry_totals(uint64_t *live, uint64_t *user_bytes);
 
