@@ -718,7 +718,7 @@ Test(band, pieces_add_up_to_the_whole_band)
 
 Test(redzone, registry_insert_find_remove)
 {
-	struct gg_zone z = { .ptr = 0x7000000100, .user = 10, .index = 3, .pad = 16 }, out;
+	struct gg_zone z = { .ptr = 0x7000000100, .user = 10, .index = 3 }, out;
 	uint64_t live, bytes;
 
 	cr_assert(gg_registry_room());
@@ -731,6 +731,22 @@ Test(redzone, registry_insert_find_remove)
 	cr_assert(live == 1 && bytes == 10);
 	cr_assert_eq(gg_registry_remove(0x7000000100, &out), 0);
 	cr_assert_eq(gg_registry_remove(0x7000000100, &out), -ENOENT);
+}
+
+/* A zone keeps its size and index whole: past 4 GiB and past 2^32. */
+Test(redzone, registry_keeps_sizes_past_4_gib_and_indexes_past_2_to_the_32)
+{
+	struct gg_zone z = { .ptr = 0x7000000100, .user = (UINT64_C(5) << 30) + 3,
+			     .index = (UINT64_C(1) << 32) + 7 }, out;
+	uint64_t live, bytes;
+
+	cr_assert_eq(gg_registry_insert(&z), 0);
+	cr_assert_eq(gg_registry_find(0x7000000100, &out), 0);
+	cr_assert_eq(out.user, (UINT64_C(5) << 30) + 3);
+	cr_assert_eq(out.index, (UINT64_C(1) << 32) + 7);
+	gg_registry_totals(&live, &bytes);
+	cr_assert(live == 1 && bytes == (UINT64_C(5) << 30) + 3);
+	cr_assert_eq(gg_registry_remove(0x7000000100, &out), 0);
 }
 
 Test(redzone, registry_keeps_every_probe_chain_after_removals)
@@ -858,7 +874,7 @@ Test(redzone, an_allocation_the_registry_has_no_room_for_is_unguarded_registry_f
 	struct gg_config cfg = { .redzone = 64 };
 	struct gg_redzone_ticket t;
 	struct gg_report_redzone st;
-	struct gg_zone z = { .user = 100, .pad = 64 };
+	struct gg_zone z = { .user = 100 };
 	int n = 0;
 
 	gg_redzone_configure(&cfg);

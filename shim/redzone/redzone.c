@@ -348,7 +348,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
 		      const char *rc_name)
 {
-	struct gg_zone z = { .ptr = ptr, .user = bytes, .index = index, .pad = (uint32_t)pad };
+	struct gg_zone z = { .ptr = ptr, .user = bytes, .index = index };
 	struct ctx_slot *s;
 	void *event = NULL;
 	struct gg_zone old;
@@ -429,8 +429,8 @@ static int read_band(const struct gg_zone *z, void *ctx, void *stream, struct gg
 	uint8_t buf[CHUNK];
 
 	memset(c, 0, sizeof(*c));
-	for (uint64_t off = 0; off < z->pad; off += CHUNK) {
-		size_t n = z->pad - off < CHUNK ? (size_t)(z->pad - off) : CHUNK;
+	for (uint64_t off = 0; off < redzone_state.pad; off += CHUNK) {
+		size_t n = redzone_state.pad - off < CHUNK ? (size_t)(redzone_state.pad - off) : CHUNK;
 		int err = gg_device_read(ctx, stream, z->ptr + z->user + off, buf, n);
 
 		if (err)
@@ -444,7 +444,7 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 					const char *by)
 {
 	return (struct gg_violation){
-		.index = z->index, .user = z->user, .pad = z->pad,
+		.index = z->index, .user = z->user, .pad = redzone_state.pad,
 		.first = c->first, .last = c->last, .changed = c->changed,
 		.first_value = c->first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
@@ -535,16 +535,17 @@ static void unchecked(void)
 
 /* Fill the band at @band, of a zone of context slot @ctx, with its byte
  * again, so the next scan reports only new writes. */
-static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected, uint32_t pad)
+static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected)
 {
 	struct ctx_slot *s = &redzone_state.ctx[ctx];
 
-	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), band, expected, pad, true);
+	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), band, expected, redzone_state.pad,
+			     true);
 }
 
 static void fill_again(const struct gg_zone *z)
 {
-	fill_band(z->ctx, z->ptr + z->user, z->expected, z->pad);
+	fill_band(z->ctx, z->ptr + z->user, z->expected);
 }
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
@@ -713,7 +714,7 @@ static void scan_after(void *arg)
  * a zone that has some are kept aside, in the batch's @suspects. */
 struct batch_zone {
 	uint64_t ptr, user, index;
-	uint32_t pad, site;
+	uint32_t site;
 	uint32_t suspects; /* its place in batch.suspects, or NO_SUSPECTS */
 	uint16_t ctx;
 	uint8_t expected;
@@ -725,7 +726,6 @@ struct batch {
 	size_t n, cap;
 	uint64_t (*suspects)[GG_SUSPECTS];   /* their suspects, as they were when read */
 	size_t nsuspects, suspects_cap;
-	uint64_t bytes;                      /* their bands' bytes */
 	uint64_t lo, hi;                     /* their lowest and highest allocation index */
 	bool mixed;                          /* they are of more than one context */
 	int only_ctx;                        /* -1: every context */
@@ -790,9 +790,8 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	else if (z->index > b->hi)
 		b->hi = z->index;
 	b->mixed |= b->n && z->ctx != b->zones[0].ctx;
-	b->bytes += z->pad;
 	b->zones[b->n++] = (struct batch_zone){
-		.ptr = z->ptr, .user = z->user, .index = z->index, .pad = z->pad, .site = z->site,
+		.ptr = z->ptr, .user = z->user, .index = z->index, .site = z->site,
 		.suspects = sus, .ctx = z->ctx, .expected = z->expected,
 	};
 	return;
@@ -894,8 +893,8 @@ static bool read_group(const struct batch *b, const uint32_t *order, size_t n, u
 
 		srcs[i] = z->ptr + z->user;
 		dsts[i] = *at;
-		sizes[i] = z->pad;
-		*at += z->pad;
+		sizes[i] = redzone_state.pad;
+		*at += redzone_state.pad;
 	}
 	err = gg_device_read_batch(s->ctx, stream, srcs, dsts, sizes, n);
 	if (!err)
@@ -917,11 +916,11 @@ static void check_read(const struct batch *b, const struct batch_zone *z, const 
 {
 	struct gg_band_check c = { 0 };
 
-	gg_band_compare(&c, band, z->pad, 0, z->expected);
+	gg_band_compare(&c, band, redzone_state.pad, 0, z->expected);
 	if (!c.changed)
 		return;
 	struct gg_violation v = {
-		.index = z->index, .user = z->user, .pad = z->pad,
+		.index = z->index, .user = z->user, .pad = redzone_state.pad,
 		.first = c.first, .last = c.last, .changed = c.changed,
 		.first_value = c.first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = sc->by, .kernel = -1,
@@ -932,7 +931,7 @@ static void check_read(const struct batch *b, const struct batch_zone *z, const 
 	if (sc->lc)
 		by_launch(&v, sc->lc);
 	violation(&v);
-	fill_band(z->ctx, z->ptr + z->user, z->expected, z->pad);
+	fill_band(z->ctx, z->ptr + z->user, z->expected);
 }
 
 #define RUN 64 /* bands asked at once whether they are intact */
@@ -944,13 +943,12 @@ static void check_group(const struct batch *b, const uint32_t *order, size_t n,
 	atomic_fetch_add_explicit(&redzone_state.checked, n, memory_order_relaxed);
 	for (size_t i = 0, j; i < n; i = j) {
 		uint8_t expected = ZONE_AT(b, order, i)->expected;
-		size_t bytes = ZONE_AT(b, order, i)->pad;
 
 		/* Up to RUN bands of one byte: one question while all are intact
 		 * (almost always), each band's own compare when one is not. */
 		for (j = i + 1; j < n && j - i < RUN && ZONE_AT(b, order, j)->expected == expected; j++)
-			bytes += ZONE_AT(b, order, j)->pad;
-		if (gg_band_intact(dsts[i], bytes, expected))
+			;
+		if (gg_band_intact(dsts[i], (j - i) * redzone_state.pad, expected))
 			continue;
 		for (size_t k = i; k < j; k++)
 			check_read(b, ZONE_AT(b, order, k), dsts[k], sc);
@@ -985,10 +983,11 @@ static bool scan_batched(struct scan *sc)
 	/* Positions are 32-bit: 4 billion bands (a batch of 160 GB) would be
 	 * read band by band. */
 	if (b.n && !b.oom &&
-	    (b.n > UINT32_MAX || !(order = malloc(b.n * sizeof(*order))) ||
+	    (b.n > UINT32_MAX || b.n > SIZE_MAX / redzone_state.pad ||
+	     !(order = malloc(b.n * sizeof(*order))) ||
 	     !(scratch = malloc(2 * b.n * sizeof(*scratch))) || !(srcs = malloc(b.n * sizeof(*srcs))) ||
 	     !(dsts = malloc(b.n * sizeof(*dsts))) || !(sizes = malloc(b.n * sizeof(*sizes))) ||
-	     !(buf = malloc(b.bytes))))
+	     !(buf = malloc(b.n * redzone_state.pad))))
 		b.oom = true;
 	if (b.n && !b.oom) {
 		uint8_t *at = buf;

@@ -3,7 +3,7 @@
  * 64 shards, chosen by the pointer's hash. A shard keeps its zones in a dense
  * array (free slots chained) and an open-addressing table of dense indices
  * (linear probing, backward-shift deletion), so insert, remove and lookup are
- * O(1) expected and a zone costs 72 bytes (32 of them its suspects) plus
+ * O(1) expected and a zone costs 64 bytes (32 of them its suspects) plus
  * 4 / load-factor of table.
  *
  * Inserts never allocate: after each insert the shard grows ahead of need,
@@ -18,6 +18,10 @@
 #include <string.h>
 
 #include "base/gg.h"
+
+/* A million zones cost 64 bytes each, plus the index table: a field added to
+ * struct gg_zone costs 8 more a zone with alignment (BENCHMARKS.md, §2). */
+_Static_assert(sizeof(struct gg_zone) == 64, "a zone is 64 bytes");
 
 #define SHARDS 64
 #define FREE_END UINT32_MAX

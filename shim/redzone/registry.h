@@ -17,12 +17,13 @@
 #define GG_SUSPECT_SLOT(s) ((int)((s) >> 48) - 1)
 #define GG_SUSPECT_LAUNCH(s) ((s) & GG_SUSPECT_LAUNCH_MASK)
 
-/* One padded allocation: 72 bytes. */
+/* One padded allocation: 64 bytes. Its band's length is not kept: every
+ * band is the configured red zone's (redzone.c), and a 4-byte field would
+ * make the zone 72 bytes with alignment. */
 struct gg_zone {
 	uint64_t ptr;      /* what the application got */
 	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
 	uint64_t index;    /* allocation index */
-	uint32_t pad;      /* band bytes */
 	uint32_t site;     /* interned allocation call site (sites.c) */
 	uint16_t ctx;      /* the context's slot in the redzone module's table */
 	uint8_t expected;  /* the byte the band must hold */
