@@ -254,17 +254,25 @@ static enum verdict judge(uintptr_t ret)
 	return V_SITE;
 }
 
+/* Two places an address may sit, by two hashes: two addresses on an
+ * allocation's path that share one still both stay (issue 16: one miss costs
+ * a dladdr, thousands of instructions). */
 static enum verdict verdict_of(uintptr_t ret)
 {
-	uint64_t h = ((uint64_t)ret * 0x9e3779b97f4a7c15ull) >> 52; /* 12 bits */
-	uint64_t e = atomic_load_explicit(&verdicts[h], memory_order_relaxed);
+	uint64_t h1 = ((uint64_t)ret * 0x9e3779b97f4a7c15ull) >> 52; /* 12 bits */
+	uint64_t h2 = ((uint64_t)ret * 0xc2b2ae3d27d4eb4full) >> 52;
+	uint64_t e1 = atomic_load_explicit(&verdicts[h1], memory_order_relaxed);
+	uint64_t e2 = atomic_load_explicit(&verdicts[h2], memory_order_relaxed);
 	enum verdict v;
 
-	if (e && e >> 2 == (uint64_t)ret)
-		return (enum verdict)(e & 3);
+	if (e1 && e1 >> 2 == (uint64_t)ret)
+		return (enum verdict)(e1 & 3);
+	if (e2 && e2 >> 2 == (uint64_t)ret)
+		return (enum verdict)(e2 & 3);
 	v = judge(ret);
 	if ((uint64_t)ret < (UINT64_C(1) << 62))
-		atomic_store_explicit(&verdicts[h], (uint64_t)ret << 2 | v, memory_order_relaxed);
+		atomic_store_explicit(&verdicts[e1 ? h2 : h1], (uint64_t)ret << 2 | v,
+				      memory_order_relaxed);
 	return v;
 }
 

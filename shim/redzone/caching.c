@@ -40,8 +40,8 @@ static const struct allocator known[] = {
 };
 
 static struct {
-	pthread_mutex_t lock;          /* guards everything below; taken with no other lock */
-	unsigned long long adds;       /* the dynamic linker's load count at the last look */
+	pthread_mutex_t lock;          /* guards @seen, and @adds' writes; taken with no other lock */
+	_Atomic unsigned long long adds; /* the dynamic linker's load count at the last look */
 	bool seen[GG_ARRAY_SIZE(known)];
 } caching_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -67,7 +67,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!w->changed) {
 		/* Nothing loaded since the last look: stop at the first object. */
 		w->adds = info->dlpi_adds;
-		if (info->dlpi_adds == caching_state.adds)
+		if (info->dlpi_adds == atomic_load_explicit(&caching_state.adds, memory_order_relaxed))
 			return 1;
 		w->changed = true;
 	}
@@ -83,14 +83,15 @@ void gg_redzone_caching_check(void)
 	struct walk w = { 0 };
 	bool warn[GG_ARRAY_SIZE(known)] = { false };
 
-	pthread_mutex_lock(&caching_state.lock);
+	/* The look takes no lock of ours: nothing loaded, nothing to write. */
 	dl_iterate_phdr(visit, &w);
-	if (w.changed) {
-		caching_state.adds = w.adds;
-		for (size_t i = 0; i < GG_ARRAY_SIZE(known); i++) {
-			if (w.found[i] && !caching_state.seen[i] && !switched_off_caching(&known[i]))
-				caching_state.seen[i] = warn[i] = true;
-		}
+	if (!w.changed)
+		return;
+	pthread_mutex_lock(&caching_state.lock);
+	atomic_store_explicit(&caching_state.adds, w.adds, memory_order_relaxed);
+	for (size_t i = 0; i < GG_ARRAY_SIZE(known); i++) {
+		if (w.found[i] && !caching_state.seen[i] && !switched_off_caching(&known[i]))
+			caching_state.seen[i] = warn[i] = true;
 	}
 	pthread_mutex_unlock(&caching_state.lock);
 	for (size_t i = 0; i < GG_ARRAY_SIZE(known); i++) {

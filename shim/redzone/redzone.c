@@ -88,9 +88,9 @@ static struct {
 	struct ctx_slot ctx[MAX_CTX];
 	atomic_uint nctx;      /* slots ever used; read lock-free */
 
-	pthread_mutex_t pending_lock; /* leaf: guards @pending, @npending */
+	pthread_mutex_t pending_lock; /* leaf: guards @pending, @npending (written) */
 	struct pending pending[MAX_PENDING];
-	unsigned npending;
+	_Atomic unsigned npending; /* also read lock-free: 0, nothing to take */
 
 	pthread_mutex_t viol_lock;    /* leaf: guards @viol, @nviol */
 	struct gg_violation viol[MAX_VIOLATIONS];
@@ -281,6 +281,10 @@ static void *pending_take(uint64_t ptr)
 {
 	void *event = NULL;
 
+	/* None pending (every synchronous allocation's case): no lock. An entry
+	 * for @ptr was added before its zone could be freed, which ordered it. */
+	if (!atomic_load_explicit(&redzone_state.npending, memory_order_acquire))
+		return NULL;
 	pthread_mutex_lock(&redzone_state.pending_lock);
 	for (unsigned i = 0; i < redzone_state.npending; i++) {
 		if (redzone_state.pending[i].ptr == ptr) {
