@@ -81,6 +81,24 @@ static const struct gg_option opts[] = {
 
 #undef F
 
+/* load_into() zeroes only what comes before the first string: the strings
+ * are the struct's tail, one after the other, and nothing else is there. */
+#define STRING_AFTER(field, prev)                                                          \
+	_Static_assert(offsetof(struct gg_config, field) ==                                 \
+			       offsetof(struct gg_config, prev) +                            \
+				       sizeof(((struct gg_config *)0)->prev),                \
+		       #field " must follow " #prev " (config.h: the strings last)")
+STRING_AFTER(summary_json, log);
+STRING_AFTER(metrics, summary_json);
+STRING_AFTER(expected_absent, metrics);
+STRING_AFTER(skip_objects, expected_absent);
+STRING_AFTER(skip_symbols, skip_objects);
+STRING_AFTER(boundary, skip_symbols);
+_Static_assert(sizeof(struct gg_config) - (offsetof(struct gg_config, boundary) + GG_CONFIG_STR_MAX) <
+		       _Alignof(struct gg_config),
+	       "the strings are the last fields (config.h)");
+#undef STRING_AFTER
+
 /* Problems seen by gg_config_load(), handed to start-up once the log is open. */
 struct bad_value {
 	const struct gg_option *o;
@@ -412,38 +430,63 @@ static const char *nearest_known(const char *name)
 	return best;
 }
 
-/* Whether the first @len bytes of @name are a variable of the table. */
-static bool known(const char *name, size_t len)
+/* The option whose name is the first @len bytes of @name, or -1. */
+static int option_index(const char *name, size_t len)
 {
 	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++)
-		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
-			return true;
-	return false;
+		if (!strncmp(opts[i].name, name, len) && !opts[i].name[len])
+			return (int)i;
+	return -1;
 }
 
-/* A misspelt GPUGUARD_REDZNE=64 must not silently turn the red zones off. */
-static void note_unknown(void)
+/* One pass over the environment (a getenv per option walked it twenty
+ * times): @value[i] becomes opts[i]'s value, the first definition as getenv
+ * finds it, and GPUGUARD_* names the table lacks are noted, so a misspelt
+ * GPUGUARD_REDZNE=64 does not silently turn the red zones off. */
+static void read_environ(const char *value[])
 {
 	config_state.nunknown = 0;
-	for (char **e = environ; e && *e && config_state.nunknown < MAX_UNKNOWN; e++) {
-		size_t len = strcspn(*e, "=");
+	for (char **e = environ; e && *e; e++) {
+		size_t len;
+		int i;
 
-		if (strncmp(*e, "GPUGUARD_", 9) || known(*e, len))
+		if (strncmp(*e, "GPUGUARD_", 9))
 			continue;
-		snprintf(config_state.unknown[config_state.nunknown++], sizeof(config_state.unknown[0]),
-			 "%.*s", (int)(len < 63 ? len : 63), *e);
+		len = strcspn(*e, "=");
+		if ((i = option_index(*e, len)) >= 0) {
+			if (!value[i] && (*e)[len] == '=')
+				value[i] = *e + len + 1;
+		} else if (config_state.nunknown < MAX_UNKNOWN) {
+			snprintf(config_state.unknown[config_state.nunknown++],
+				 sizeof(config_state.unknown[0]), "%.*s", (int)(len < 63 ? len : 63), *e);
+		}
 	}
 }
 
-void gg_config_load(struct gg_config *cfg)
+/* Whether option @o's field is one of the strings, which come last. */
+static bool is_string(const struct gg_option *o)
 {
-	memset(cfg, 0, sizeof(*cfg));
+	return o->kind == OPT_PATH || o->kind == OPT_STR || o->kind == OPT_BOUNDARY;
+}
+
+/* Into @cfg, whose fields before the strings are zeroed and whose strings
+ * are each given their value or default (every string option has one): a
+ * memset of the whole struct, 19 k, would be paid at every process's
+ * set-up. */
+static void load_into(struct gg_config *cfg)
+{
+	const char *value[GG_ARRAY_SIZE(opts)] = { NULL };
+
+	memset(cfg, 0, offsetof(struct gg_config, log));
 	config_state.nbad = 0;
+	read_environ(value);
 	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++) {
 		const struct gg_option *o = &opts[i];
 		const char *why = NULL;
-		const char *s = getenv(o->name);
+		const char *s = value[i];
 
+		if (is_string(o))
+			((char *)cfg + o->off)[0] = '\0';
 		if (o->def)
 			(void)parse_one(o, o->def, cfg, &why);
 		if (!s)
@@ -457,8 +500,17 @@ void gg_config_load(struct gg_config *cfg)
 			b->why = why;
 		}
 	}
-	note_unknown();
-	config_state.cfg = *cfg;
+}
+
+const struct gg_config *gg_config_read(void)
+{
+	load_into(&config_state.cfg);
+	return &config_state.cfg;
+}
+
+void gg_config_load(struct gg_config *cfg)
+{
+	*cfg = *gg_config_read();
 }
 
 unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap)
