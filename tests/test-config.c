@@ -35,6 +35,15 @@ Test(config, malformed_numbers_are_refused)
 		cr_assert_eq(v, 7, "\"%s\" wrote a value", bad[i]);
 	}
 	cr_assert_eq(gg_config_parse_u64("18446744073709551616", &v), -ERANGE);
+	cr_assert_eq(gg_config_parse_u64("0x10000000000000000", &v), -ERANGE);
+	cr_assert_eq(v, 7);
+	/* Too big, but not a number at all: that is what is said. */
+	cr_assert_eq(gg_config_parse_u64("99999999999999999999x", &v), -EINVAL);
+	cr_assert_eq(gg_config_parse_u64("0xfffffffffffffffffg", &v), -EINVAL);
+	cr_assert_eq(gg_config_parse_u64("18446744073709551615", &v), 0);
+	cr_assert_eq(v, UINT64_MAX);
+	cr_assert_eq(gg_config_parse_u64("0XfF", &v), 0);
+	cr_assert_eq(v, 255);
 }
 
 Test(config, signals_by_name_number_or_none)

@@ -130,26 +130,44 @@ const struct gg_option *gg_config_option(const char *name)
 	return NULL;
 }
 
+/* By hand, not strtoull: only digits pass (strtoull would take a sign,
+ * spaces or a second "0x"), and set-up parses a dozen defaults with it,
+ * where strtoull, strspn and errno are three more functions for the dynamic
+ * linker to bind (about 750 instructions each, once). */
 int gg_config_parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	int base = 10;
+	unsigned base = 10;
+	uint64_t v = 0;
 
 	if (!s || !*s)
 		return -EINVAL;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		s += 2;
+		if (!*s)
+			return -EINVAL;
 	}
-	/* strtoull would accept a sign, spaces or a second "0x": only digits pass. */
-	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, base);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE)
-		return -ERANGE;
+	for (; *s; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		if (v > (UINT64_MAX - d) / base) {
+			/* Too big; but a later byte that is no digit makes it -EINVAL, as before. */
+			while (*++s)
+				if (!((*s >= '0' && *s <= '9') ||
+				      (base == 16 && ((*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))))
+					return -EINVAL;
+			return -ERANGE;
+		}
+		v = v * base + d;
+	}
 	*out = v;
 	return 0;
 }
@@ -253,6 +271,8 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, ch
 	int err = 0;
 
 	memset(ev, 0, sizeof(*ev));
+	if (!*list)
+		return 0; /* the default: set-up and the boundaries both ask */
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *arg = strchr(tok, ':');
