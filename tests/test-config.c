@@ -46,6 +46,29 @@ Test(config, malformed_numbers_are_refused)
 	cr_assert_eq(v, 255);
 }
 
+/* Names and switches in any case, ASCII: sigusr1, None, TRUE, Off. */
+Test(config, names_and_switches_are_read_in_any_case)
+{
+	struct gg_config c;
+	int s = -1;
+
+	cr_assert_eq(gg_config_parse_signal("sigusr1", &s, NULL), 0);
+	cr_assert_eq(s, SIGUSR1);
+	cr_assert_eq(gg_config_parse_signal("Usr2", &s, NULL), 0);
+	cr_assert_eq(s, SIGUSR2);
+	cr_assert_eq(gg_config_parse_signal("NONE", &s, NULL), 0);
+	cr_assert_eq(s, 0);
+	cr_assert_eq(gg_config_parse_signal("SIG", &s, NULL), -EINVAL);
+	cr_assert_eq(gg_config_parse_signal("SIGUSR", &s, NULL), -EINVAL);
+	cr_assert_eq(gg_config_parse_signal("USR12", &s, NULL), -EINVAL);
+	setenv("GPUGUARD_CHECK_LAUNCHES", "TRUE", 1);
+	setenv("GPUGUARD_CHECK_ON_FREE", "Off", 1);
+	setenv("GPUGUARD_HALT_ON_ERROR", "yES", 1);
+	setenv("GPUGUARD_ALLOW_UNRESOLVED", "onn", 1);
+	gg_config_load(&c);
+	cr_expect(c.check_launches && !c.check_on_free && c.halt_on_error && !c.allow_unresolved);
+}
+
 Test(config, signals_by_name_number_or_none)
 {
 	int s = -1;

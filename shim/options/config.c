@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/gg.h"
 
@@ -172,6 +171,26 @@ int gg_config_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Whether @s is @word in any case, ASCII only (strcasecmp would follow the
+ * locale, and be two more functions for the dynamic linker to bind at
+ * set-up). @n: compare only @word's first @n bytes (SIZE_MAX: all of both). */
+static bool same_word(const char *s, const char *word, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char a = (unsigned char)s[i], b = (unsigned char)word[i];
+
+		if (a >= 'A' && a <= 'Z')
+			a = (unsigned char)(a - 'A' + 'a');
+		if (b >= 'A' && b <= 'Z')
+			b = (unsigned char)(b - 'A' + 'a');
+		if (a != b)
+			return false;
+		if (!a)
+			return true;
+	}
+	return true;
+}
+
 int gg_config_parse_signal(const char *s, int *out, const char **why)
 {
 	static const struct {
@@ -188,17 +207,17 @@ int gg_config_parse_signal(const char *s, int *out, const char **why)
 	};
 	uint64_t n;
 
-	if (!strcasecmp(s, "none")) {
+	if (same_word(s, "none", SIZE_MAX)) {
 		*out = 0;
 		return 0;
 	}
-	if (!strncasecmp(s, "SIG", 3))
+	if (same_word(s, "SIG", 3))
 		s += 3;
-	if (!strcasecmp(s, "USR1")) {
+	if (same_word(s, "USR1", SIZE_MAX)) {
 		*out = SIGUSR1;
 		return 0;
 	}
-	if (!strcasecmp(s, "USR2")) {
+	if (same_word(s, "USR2", SIZE_MAX)) {
 		*out = SIGUSR2;
 		return 0;
 	}
@@ -225,11 +244,11 @@ static int parse_bool(const char *s, bool *out)
 	static const char *const no[] = { "0", "false", "no", "off" };
 
 	for (size_t i = 0; i < GG_ARRAY_SIZE(yes); i++) {
-		if (!strcasecmp(s, yes[i])) {
+		if (same_word(s, yes[i], SIZE_MAX)) {
 			*out = true;
 			return 0;
 		}
-		if (!strcasecmp(s, no[i])) {
+		if (same_word(s, no[i], SIZE_MAX)) {
 			*out = false;
 			return 0;
 		}
