@@ -338,6 +338,67 @@ Test(audit, skip_objects_move_the_call_site_out_of_a_library)
 	gg_app_run_free(&a);
 }
 
+static void write_one_kernel_ptx(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+		   ".visible .entry gg_fill(.param .u64 p, .param .u8 v, .param .u64 n)\n{\n\tret;\n}\n");
+	fclose(f);
+}
+
+/* A lookup repeated with the same handle, name pointer and answer is counted
+ * without the lock (a thread's memo). Another module loaded at the unloaded
+ * one's handle, whose kernel gets the old kernel's handle, is another pair. */
+Test(audit, a_lookup_after_its_module_was_reloaded_at_the_same_handle_is_the_new_modules)
+{
+	char dir[] = "/tmp/gg-memo-XXXXXX", a_ptx[64], b_ptx[64], file[80], reload[80];
+	struct gg_app_run a;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(a_ptx, sizeof(a_ptx), "%s/a.ptx", dir);
+	snprintf(b_ptx, sizeof(b_ptx), "%s/b.ptx", dir);
+	write_one_kernel_ptx(a_ptx);
+	write_one_kernel_ptx(b_ptx);
+	snprintf(file, sizeof(file), "file:%s", a_ptx);
+	snprintf(reload, sizeof(reload), "reload:%s", b_ptx);
+	run_audit(&a, (const char *[]){ "FAKECUDA_REUSE_HANDLES=1", NULL },
+		  (const char *[]){ file, "get:gg_fill", "get:gg_fill", reload, "get:gg_fill",
+				    "get:gg_fill", "get:nope", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s\n%s", a.r.out, a.r.err);
+	cr_assert(strstr(a.r.out, "reloaded: handle reused"), "%s", a.r.out);
+	/* a.ptx::gg_fill, b.ptx::gg_fill, b.ptx::nope; five calls. */
+	assert_json(&a, "(j['lookups']['total'], j['lookups']['resolved'], j['lookups']['calls'])",
+		    "(3, 2, 5)");
+	assert_json(&a, "[r['module'] for r in j['unresolved']]", "['b.ptx']");
+	gg_app_run_free(&a);
+	unlink(a_ptx);
+	unlink(b_ptx);
+	rmdir(dir);
+}
+
+/* An allocation's site follows the same rules (SPEC §3): where the hook's
+ * caller is a frame to skip, the stack is unwound past it. */
+Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)
+{
+	static const char *const site =
+		"(j['violations'][0]['site']['symbol'].split('+')[0], "
+		"j['violations'][0]['site']['object'].split('/')[-1])";
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		  (const char *[]){ PTX_FILE, "helper-overrun", NULL });
+	cr_assert_eq(gg_count_lines(a.r.out, "helper overrun: 0"), 1, "%s", a.r.out);
+	assert_json(&a, site, "('helper_alloc', 'libhelper.so')");
+	gg_app_run_free(&a);
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_SKIP_OBJECTS=libhelper.so*", NULL },
+		  (const char *[]){ PTX_FILE, "helper-overrun", NULL });
+	assert_json(&a, site, "('main', 'app-audit')");
+	gg_app_run_free(&a);
+}
+
 /* ---- the gate ---- */
 
 static const char *const launch1[] = { "GPUGUARD_BOUNDARY=launch:1", NULL };
@@ -561,6 +622,22 @@ Test(audit, launch_boundary_fires_before_the_nth_launch_only)
 	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (launch:2)"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "seal "), 2, "one seal: its table and its WARN");
 	assert_json(&a, "j['seals']", "1");
+	gg_app_run_free(&a);
+}
+
+/* The launch hook looks at the event list only for counts whose residue
+ * modulo 64 is an event's: launch:100 and launch:165 fire at those launches
+ * and nowhere else (36 and 101 share their residues). */
+Test(audit, launch_boundaries_past_64_fire_at_their_own_launches_only)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:100,launch:165", NULL },
+		  (const char *[]){ PTX_FILE, "launches:170", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (launch:100)"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "seal 2 (launch:165)"), 1, "%s", a.r.err);
+	assert_json(&a, "j['seals']", "2");
 	gg_app_run_free(&a);
 }
 

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "hooks/hooks.h"
+#include "start/start.h"
 
 #define APP(name) GG_APPS "/" name
 
@@ -451,4 +453,66 @@ Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_on
 	gg_run_free(&r);
 	snprintf(env_json, sizeof(env_json), "rm -rf '%s'", dir);
 	cr_assert_eq(system(env_json), 0);
+}
+
+/* Each entry point's pass-through (disabled, or re-entered from the driver)
+ * reaches the driver function of its own id, with the arguments untouched and
+ * its answer handed back: on x86-64 the entries are assembly, whose ids are
+ * counted, not named (hooks/entry-x86_64.S). Every driver parameter is a
+ * scalar, so eleven integer arguments reach each probe as its own. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+static int probed = -1;
+static long probed_first;
+#define GG_HOOK(name, pfn, params, args)                                \
+	static CUresult probe_##name params                             \
+	{                                                               \
+		__asm__ volatile("" ::: "memory");                      \
+		probed = GG_ID_##name;                                  \
+		note_first args;                                        \
+		return (CUresult)(1000 + GG_ID_##name);                 \
+	}
+#define first_of(first, ...) (first)
+#define note_first(...) __VA_OPT__(probed_first = (long)(uintptr_t)first_of(__VA_ARGS__, 0))
+#include "driver/hooks.def"
+#undef GG_HOOK
+#pragma GCC diagnostic pop
+
+static void *const probes[GG_HOOK_COUNT] = {
+#define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = (void *)probe_##name,
+#include "driver/hooks.def"
+#undef GG_HOOK
+};
+
+typedef CUresult (*any_entry)(long, long, long, long, long, long, long, long, long, long, long);
+
+static void assert_each_entry_passes_to_its_own(const char *how)
+{
+	for (int id = 0; id < GG_HOOK_COUNT; id++) {
+		any_entry entry = (any_entry)gg_hooks_wrapper((enum gg_hook_id)id);
+		CUresult rc;
+
+		probed = -1;
+		probed_first = 0;
+		rc = entry(0x5151 + id, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+		cr_assert_eq(probed, id, "%s: %s reached %s", how, gg_real_name((enum gg_hook_id)id),
+			     probed < 0 ? "nothing" : gg_real_name((enum gg_hook_id)probed));
+		cr_assert_eq(rc, 1000 + id, "%s: %s's answer was not handed back", how,
+			     gg_real_name((enum gg_hook_id)id));
+		if (id != GG_ID_cuCtxSynchronize) /* the one without arguments */
+			cr_assert_eq(probed_first, 0x5151 + id, "%s: %s's first argument moved", how,
+				     gg_real_name((enum gg_hook_id)id));
+	}
+}
+
+Test(hooks, every_entry_point_passes_through_to_its_own_driver_function)
+{
+	for (int id = 0; id < GG_HOOK_COUNT; id++)
+		atomic_store(&gg_real_fns[id], probes[id]);
+	atomic_store(&gg_start_mode, GG_MODE_DISABLED);
+	assert_each_entry_passes_to_its_own("disabled");
+	atomic_store(&gg_start_mode, GG_MODE_ACTIVE);
+	gg_real_inside = 1;
+	assert_each_entry_passes_to_its_own("re-entered");
+	gg_real_inside = 0;
 }

@@ -45,7 +45,8 @@ struct pair {
 	char *function;
 	bool expected_absent;
 	bool cannot_run; /* found, then failed where it is used (lazy loading): unresolved */
-	uint64_t found, failed;
+	_Atomic uint64_t found; /* also added to without the lock (lookup_memo) */
+	uint64_t failed;
 	struct site *sites; /* newest first; printed oldest first */
 };
 
@@ -74,7 +75,8 @@ static struct {
 	size_t pairs_cap, npairs;
 	struct named *names; /* open addressing with deleted slots (name == NULL) */
 	size_t names_cap, names_used;
-	uint64_t calls, failed_calls;
+	_Atomic uint64_t calls; /* also added to without the lock (lookup_memo) */
+	uint64_t failed_calls;
 	uint64_t unresolved; /* the last gate's count plus every late miss since */
 	uint64_t late_misses;
 	uint64_t seals;
@@ -83,6 +85,10 @@ static struct {
 	struct module_rec *modules; /* every load tried, in order; the first MODULES_MAX */
 	size_t nmodules, modules_cap;
 	uint64_t loads_failed;
+
+	/* Bumped (under @lock) when a handle's name changes or the pairs are
+	 * freed: a thread's lookup_memo is then stale. Read lock-free. */
+	atomic_uint_fast64_t epoch;
 
 	/* Written by gg_audit_configure() during set-up; read-only after. */
 	bool allow;
@@ -220,6 +226,7 @@ static void names_set(uintptr_t key, const char *name)
 
 	if (!copy)
 		return;
+	atomic_fetch_add(&audit_state.epoch, 1);
 	if (e) { /* a handle value reused without us seeing its unload */
 		free(e->name);
 		e->name = copy;
@@ -248,6 +255,7 @@ void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle)
 		free(e->name);
 		e->name = NULL; /* deleted: the slot keeps its key for probing */
 	}
+	atomic_fetch_add(&audit_state.epoch, 1);
 	pthread_mutex_unlock(&audit_state.lock);
 }
 
@@ -576,6 +584,44 @@ void gg_audit_launch_failed(const char *api, const void *handle, int rc, const c
 
 /* ---- lookups ---- */
 
+/* The thread's last resolved lookup, for the same call again (a program that
+ * looks its kernel up before each launch): counted without the lock or
+ * hashing names (issue 16). The driver gave @found for @name in @handle; while
+ * no name changed, no pair was freed (@epoch) and the kernels table kept the
+ * handle (@kernels_epoch), the call is the same pair's. */
+static __thread struct {
+	const void *handle, *name, *found;
+	enum gg_audit_kind kind;
+	uint64_t epoch, kernels_epoch;
+	struct pair *pair;
+} lookup_memo __attribute__((tls_model("initial-exec")));
+
+static bool memo_hit(enum gg_audit_kind kind, const void *handle, const char *name,
+		     const void *found)
+{
+	if (lookup_memo.found != found || lookup_memo.handle != handle ||
+	    lookup_memo.name != name || lookup_memo.kind != kind || !found ||
+	    lookup_memo.epoch != atomic_load_explicit(&audit_state.epoch, memory_order_acquire) ||
+	    lookup_memo.kernels_epoch != gg_kernels_epoch())
+		return false;
+	atomic_fetch_add_explicit(&audit_state.calls, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&lookup_memo.pair->found, 1, memory_order_relaxed);
+	return true;
+}
+
+/* Lock held: remember @p, the pair of a resolved lookup, as of @epoch. */
+static void memo_set(enum gg_audit_kind kind, const void *handle, const char *name,
+		     const void *found, struct pair *p, uint64_t epoch, uint64_t kernels_epoch)
+{
+	lookup_memo.handle = handle;
+	lookup_memo.name = name;
+	lookup_memo.found = found;
+	lookup_memo.kind = kind;
+	lookup_memo.epoch = epoch;
+	lookup_memo.kernels_epoch = kernels_epoch;
+	lookup_memo.pair = p;
+}
+
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
 		     const char *name, int rc, const char *rc_name, const void *found)
 {
@@ -588,10 +634,15 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	uint64_t seal = 0;
 
 	gg_report_lookup(api, handle, name, rc_name);
+	if (rc == 0 && memo_hit(kind, handle, name, found))
+		return;
 	if (rc != 0) { /* only failures are kept against a call site: one unwind */
 		gg_callsite_find(&cs);
 		gg_callsite_describe(cs.pc, &where);
 	}
+
+	/* Read before the lock: a change after it only makes the memo stale. */
+	uint64_t kernels_epoch = gg_kernels_epoch();
 
 	pthread_mutex_lock(&audit_state.lock);
 	struct named *e = names_find(KEY(kind, handle));
@@ -612,6 +663,9 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 			 * their identity while it lives. */
 			gg_kernels_found(found, kind == GG_AUDIT_LIBRARY, handle, p->module,
 					 p->function, p);
+			memo_set(kind, handle, name, found, p,
+				 atomic_load_explicit(&audit_state.epoch, memory_order_relaxed),
+				 kernels_epoch);
 		}
 	} else {
 		audit_state.failed_calls++;
@@ -778,7 +832,9 @@ void gg_audit_atfork_child(void)
 		audit_state.pairs[i] = NULL;
 	}
 	audit_state.npairs = 0;
-	audit_state.calls = audit_state.failed_calls = 0;
+	atomic_fetch_add(&audit_state.epoch, 1); /* every thread's lookup_memo: freed pairs */
+	audit_state.calls = 0;
+	audit_state.failed_calls = 0;
 	audit_state.unresolved = audit_state.late_misses = audit_state.seals = 0;
 	audit_state.sealed = audit_state.warned = false;
 	/* Its parent's loads are not its own (its modules are, by handle: names stay). */

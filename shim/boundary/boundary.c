@@ -21,10 +21,11 @@ static struct {
 	/* Written by gg_boundary_configure() during set-up; read-only after. */
 	struct gg_boundary_events ev;
 
-	atomic_uint_fast64_t launches; /* lock-free counters */
-	atomic_uint_fast64_t syncs;
+	atomic_uint_fast64_t syncs;    /* lock-free; launches: gg_boundary_launch_counter */
 	pthread_mutex_t lock;          /* one boundary at a time; taken before the audit lock */
 } boundary_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+struct gg_boundary_launch_counter gg_boundary_launch_counter;
 
 void gg_boundary_configure(const struct gg_config *cfg)
 {
@@ -33,6 +34,8 @@ void gg_boundary_configure(const struct gg_config *cfg)
 	if (gg_config_parse_boundary(cfg->boundary, &boundary_state.ev, bad, sizeof(bad)))
 		gg_report_bad_item("GPUGUARD_BOUNDARY", cfg->boundary, bad,
 				   "expected " GG_CONFIG_BOUNDARY_ACCEPTS);
+	for (unsigned i = 0; i < boundary_state.ev.nlaunch; i++)
+		gg_boundary_launch_counter.mask |= UINT64_C(1) << (boundary_state.ev.launch[i] & 63);
 }
 
 void gg_boundary_run(const char *why)
@@ -58,13 +61,9 @@ static void fire(const uint64_t *events, unsigned n, uint64_t count, const char 
 	}
 }
 
-uint64_t gg_boundary_on_launch(void)
+void gg_boundary_launch_event(uint64_t n)
 {
-	uint64_t n = atomic_fetch_add_explicit(&boundary_state.launches, 1, memory_order_relaxed) + 1;
-
-	if (boundary_state.ev.nlaunch)
-		fire(boundary_state.ev.launch, boundary_state.ev.nlaunch, n, "launch");
-	return n;
+	fire(boundary_state.ev.launch, boundary_state.ev.nlaunch, n, "launch");
 }
 
 void gg_boundary_on_sync(void)
@@ -82,7 +81,7 @@ const struct gg_boundary_events *gg_boundary_events(void)
 
 uint64_t gg_boundary_launches(void)
 {
-	return atomic_load_explicit(&boundary_state.launches, memory_order_relaxed);
+	return atomic_load_explicit(&gg_boundary_launch_counter.count, memory_order_relaxed);
 }
 
 /* A boundary running on the watcher thread finishes before fork(): the child
@@ -103,6 +102,6 @@ void gg_boundary_atfork_parent(void)
 void gg_boundary_atfork_child(void)
 {
 	pthread_mutex_init(&boundary_state.lock, NULL);
-	atomic_store(&boundary_state.launches, 0);
+	atomic_store(&gg_boundary_launch_counter.count, 0);
 	atomic_store(&boundary_state.syncs, 0);
 }

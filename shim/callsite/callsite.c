@@ -323,6 +323,18 @@ void gg_callsite_find(struct gg_callsite *cs)
 	gg_callsite_pick(pcs, gg_callsite_frames(pcs, GG_ARRAY_SIZE(pcs)), cs);
 }
 
+/* Every frame inward of @caller is the shim's (the hook's work and what it
+ * called), so @caller is the first frame an unwind could pick. */
+void gg_callsite_find_from(uintptr_t caller, struct gg_callsite *cs)
+{
+	if (caller && verdict_of(caller) == V_SITE) {
+		memset(cs, 0, sizeof(*cs));
+		cs->pc = caller;
+		return;
+	}
+	gg_callsite_find(cs);
+}
+
 int gg_callsite_describe(uintptr_t address, struct gg_site *site)
 {
 	Dl_info info;

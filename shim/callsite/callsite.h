@@ -55,6 +55,12 @@ uint64_t gg_callsite_unwinds(void);
 /* gg_callsite_frames + gg_callsite_pick. */
 void gg_callsite_find(struct gg_callsite *cs);
 
+/* The same, given the hooked call's return address @caller (0: unknown): when
+ * that frame is the site, as for a program that calls the driver itself, no
+ * unwind is needed (issue 16). Any other verdict unwinds, so the site is the
+ * one gg_callsite_find() gives. */
+void gg_callsite_find_from(uintptr_t caller, struct gg_callsite *cs);
+
 /* Describe @address (a struct gg_site of report.h: its strings are the loaded
  * object's own, valid while it is loaded; callers that keep a site longer copy
  * them). 0, or -ENOENT when it lies in no loaded object. */

@@ -51,18 +51,15 @@ static void *driver_handle(void)
 	return h;
 }
 
-/* The driver's @id, looked up on first use only: set-up and a module load
- * need three of these functions, and each dlsym costs about 800
+/* The driver's @id, looked up on its first use only: set-up and a module
+ * load need three of these functions, and each dlsym costs about 800
  * instructions. One an older driver lacks is remembered absent, not asked
  * again. */
-static void *lookup(enum driver_id id)
+static __attribute__((noinline)) void *resolve(enum driver_id id)
 {
-	void *fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
 	void *(*real_dlsym)(void *, const char *);
-	void *h, *expected = NULL;
+	void *h, *fn, *expected = NULL;
 
-	if (GG_LIKELY(fn))
-		return fn == ABSENT ? NULL : fn;
 	real_dlsym = (void *(*)(void *, const char *))gg_real_dlsym();
 	if (!real_dlsym || !(h = driver_handle()))
 		return NULL;
@@ -70,6 +67,16 @@ static void *lookup(enum driver_id id)
 	(void)atomic_compare_exchange_strong(&device_state.fn[id], &expected, fn ? fn : ABSENT);
 	fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
 	return fn == ABSENT ? NULL : fn;
+}
+
+/* Inline: every driver call of the shim asks (the resolved case is a load). */
+static inline void *lookup(enum driver_id id)
+{
+	void *fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
+
+	if (GG_LIKELY(fn))
+		return fn == ABSENT ? NULL : fn;
+	return resolve(id);
 }
 
 #define GG_DRIVER(name, pfn) typedef pfn gg_driver_##name##_fn;
@@ -106,16 +113,27 @@ int gg_device_resolve(const char **missing)
 	return err;
 }
 
-int gg_device_current(void **ctx, int *dev)
+int gg_device_context(void **ctx)
 {
 	CUcontext c = NULL;
-	CUdevice d = 0;
 	int err = CALL(cuCtxGetCurrent, (&c));
 
 	if (err)
 		return err;
 	if (!c)
 		return -ENOENT;
+	*ctx = c;
+	return 0;
+}
+
+int gg_device_current(void **ctx, int *dev)
+{
+	void *c = NULL;
+	CUdevice d = 0;
+	int err = gg_device_context(&c);
+
+	if (err)
+		return err;
 	if ((err = CALL(cuCtxGetDevice, (&d))))
 		return err;
 	*ctx = c;
@@ -132,10 +150,11 @@ static __thread struct {
 	bool exchanged; /* @mode holds the application's, to give back */
 } capture_mode __attribute__((tls_model("initial-exec")));
 
-/* Make @ctx current for the duration of a call; pairs with pop(). */
+/* Make @ctx current for the duration of a call (NULL: the current one is,
+ * and two driver calls are saved); pairs with pop(@ctx). */
 static int push(void *ctx)
 {
-	int err = CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx));
+	int err = ctx ? CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx)) : 0;
 
 	capture_mode.mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	capture_mode.exchanged =
@@ -143,13 +162,14 @@ static int push(void *ctx)
 	return err;
 }
 
-static void pop(void)
+static void pop(void *ctx)
 {
 	CUcontext c;
 
 	if (capture_mode.exchanged)
 		(void)CALL(cuThreadExchangeStreamCaptureMode, (&capture_mode.mode));
-	(void)CALL(cuCtxPopCurrent_v2, (&c));
+	if (ctx)
+		(void)CALL(cuCtxPopCurrent_v2, (&c));
 }
 
 int gg_device_stream_create(void *ctx, void **stream)
@@ -160,7 +180,7 @@ int gg_device_stream_create(void *ctx, void **stream)
 	if (err)
 		return err;
 	err = CALL(cuStreamCreate, (&s, CU_STREAM_NON_BLOCKING));
-	pop();
+	pop(ctx);
 	if (!err)
 		*stream = s;
 	return err;
@@ -173,7 +193,7 @@ int gg_device_stream_destroy(void *ctx, void *stream)
 	if (err)
 		return err;
 	err = CALL(cuStreamDestroy_v2, ((CUstream)stream));
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -186,7 +206,7 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
 	err = CALL(cuMemsetD8Async, ((CUdeviceptr)ptr, value, n, (CUstream)stream));
 	if (!err && wait)
 		err = CALL(cuStreamSynchronize, ((CUstream)stream));
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -201,7 +221,13 @@ static bool legacy_capturing(void)
 
 int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 {
-	int err = push(ctx);
+	CUcontext cur = NULL;
+	int err;
+
+	/* Read in its own context, as a free usually is: one call, not two. */
+	if (ctx && !CALL(cuCtxGetCurrent, (&cur)) && (void *)cur == ctx)
+		ctx = NULL;
+	err = push(ctx);
 
 	if (err)
 		return err;
@@ -216,7 +242,7 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 	} else {
 		err = CALL(cuMemcpyDtoH_v2, (dst, (CUdeviceptr)ptr, n));
 	}
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -268,7 +294,7 @@ int gg_device_event_after(void *ctx, void *stream, void **event)
 	err = CALL(cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
 	if (!err && (err = CALL(cuEventRecord, (e, (CUstream)stream))))
 		(void)CALL(cuEventDestroy_v2, (e));
-	pop();
+	pop(ctx);
 	if (!err)
 		*event = e;
 	return err;
@@ -283,7 +309,7 @@ int gg_device_event_done(void *ctx, void *event)
 	if (err)
 		return err;
 	rc = query ? query((CUevent)event) : CUDA_ERROR_NOT_SUPPORTED;
-	pop();
+	pop(ctx);
 	if (rc == CUDA_SUCCESS)
 		return 1;
 	return rc == CUDA_ERROR_NOT_READY ? 0 : -EIO;
@@ -296,7 +322,7 @@ int gg_device_event_destroy(void *ctx, void *event)
 	if (err)
 		return err;
 	err = CALL(cuEventDestroy_v2, ((CUevent)event));
-	pop();
+	pop(ctx);
 	return err;
 }
 
@@ -325,7 +351,7 @@ int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *co
 		rc = v1((CUdeviceptr *)dsts, (CUdeviceptr *)srcs, (size_t *)sizes, count, &attr,
 			&attr_idx, 1, &fail, (CUstream)stream);
 	err = rc == CUDA_SUCCESS ? CALL(cuStreamSynchronize, ((CUstream)stream)) : -EIO;
-	pop();
+	pop(ctx);
 	return rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS : err;
 }
 

@@ -17,13 +17,16 @@ int gg_device_resolve(const char **missing);
 /* The calling thread's current context and its device. -ENOENT if none. */
 int gg_device_current(void **ctx, int *dev);
 
+/* The calling thread's current context alone (one driver call). -ENOENT if none. */
+int gg_device_context(void **ctx);
+
 /* A private non-blocking stream in @ctx: its work waits for nothing of the
  * application's, and the legacy stream does not wait for it. */
 int gg_device_stream_create(void *ctx, void **stream);
 int gg_device_stream_destroy(void *ctx, void *stream);
 
-/* Set @n bytes at @ptr to @value on @stream, in @ctx; with @wait, return
- * only when it is done. */
+/* Set @n bytes at @ptr to @value on @stream, in @ctx (NULL: the current
+ * context, which is @stream's); with @wait, return only when it is done. */
 int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t n, bool wait);
 
 /* Copy @n bytes at @ptr to @dst after the work queued on @stream (NULL: the

@@ -11,9 +11,12 @@
 #include "report/report.h"
 #include "start/start.h"
 
-/* A hook's work, out of line: the exported entry point below tail-calls it
- * unless it can pass straight through. */
+/* A hook's work, out of line: the exported entry point (below, or
+ * entry-x86_64.S) jumps to it unless it can pass straight through. */
 #define GG_WORK __attribute__((noinline))
+#define GG_HOOK(name, pfn, params, args) GG_WORK CUresult gg_hooks_work_##name params;
+#include "driver/hooks.def"
+#undef GG_HOOK
 
 /* False: pass straight through (disabled, or re-entered from the driver). */
 static inline bool enter(enum gg_hook_id id)
@@ -55,6 +58,11 @@ static inline void leave(void)
 #define FORWARD_AS(name, args, own_args, after) FORWARD_WITH(name, args, own_args, NOTHING, after)
 #define FORWARD_AFTER_DOING(name, args, before) FORWARD_WITH(name, args, args, before, NOTHING)
 
+/* The application's return address: the entry point jumped to the work
+ * function, which so returns where the application called (where a C entry
+ * called it instead, this is the shim's, and the call site is unwound). */
+#define GG_CALLER() ((uintptr_t)__builtin_return_address(0))
+
 /* Allocations take their index before the driver is asked (failed calls
  * count). A padded request that runs out of memory is retried as asked, so
  * the application never sees an error it would not have had. */
@@ -63,6 +71,7 @@ static inline void leave(void)
 	uint64_t index = gg_redzone_next_index();                                         \
 	struct gg_redzone_ticket ticket;                                                  \
 	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
+	ticket.caller = GG_CALLER();                                                      \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
 		gg_redzone_fallback(&ticket);                                             \
@@ -94,13 +103,13 @@ static inline void leave(void)
 
 /* Kernel lookups. */
 
-static GG_WORK CUresult work_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+GG_WORK CUresult gg_hooks_work_cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	FORWARD(cuModuleGetFunction, (hfunc, hmod, name),
 		AUDIT_LOOKUP("cuModuleGetFunction", GG_AUDIT_MODULE, hmod, name, hfunc));
 }
 
-static GG_WORK CUresult work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+GG_WORK CUresult gg_hooks_work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
 	FORWARD(cuLibraryGetKernel, (pKernel, library, name),
 		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name, pKernel));
@@ -109,14 +118,14 @@ static GG_WORK CUresult work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary lib
 /* Lazy loading: a library's kernel or module is materialised in the current
  * context here, where an image with no code for this GPU fails (SPEC §3). */
 
-static GG_WORK CUresult work_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+GG_WORK CUresult gg_hooks_work_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
 	FORWARD(cuKernelGetFunction, (pFunc, kernel),
 		gg_audit_kernel_function(kernel, (int)rc, gg_real_result_name(rc),
 					 rc == CUDA_SUCCESS && pFunc ? (const void *)*pFunc : NULL));
 }
 
-static GG_WORK CUresult work_cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+GG_WORK CUresult gg_hooks_work_cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
 	FORWARD(cuLibraryGetModule, (pMod, library),
 		gg_audit_library_module(library, (int)rc, gg_real_result_name(rc),
@@ -125,36 +134,36 @@ static GG_WORK CUresult work_cuLibraryGetModule(CUmodule *pMod, CUlibrary librar
 
 /* Module and library loading: the audit names what was loaded. */
 
-static GG_WORK CUresult work_cuModuleLoad(CUmodule *module, const char *fname)
+GG_WORK CUresult gg_hooks_work_cuModuleLoad(CUmodule *module, const char *fname)
 {
 	FORWARD(cuModuleLoad, (module, fname), LOADED_FILE(GG_AUDIT_MODULE, module, fname));
 }
 
-static GG_WORK CUresult work_cuModuleLoadData(CUmodule *module, const void *image)
+GG_WORK CUresult gg_hooks_work_cuModuleLoadData(CUmodule *module, const void *image)
 {
 	FORWARD(cuModuleLoadData, (module, image), LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
-static GG_WORK CUresult work_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+GG_WORK CUresult gg_hooks_work_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
 				    CUjit_option *options, void **optionValues)
 {
 	FORWARD(cuModuleLoadDataEx, (module, image, numOptions, options, optionValues),
 		LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
-static GG_WORK CUresult work_cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+GG_WORK CUresult gg_hooks_work_cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	FORWARD(cuModuleLoadFatBinary, (module, fatCubin),
 		LOADED_IMAGE(GG_AUDIT_MODULE, module, fatCubin));
 }
 
 /* Forgotten before the driver can hand the same handle value to another thread. */
-static GG_WORK CUresult work_cuModuleUnload(CUmodule hmod)
+GG_WORK CUresult gg_hooks_work_cuModuleUnload(CUmodule hmod)
 {
 	FORWARD_AFTER_DOING(cuModuleUnload, (hmod), gg_audit_unloaded(GG_AUDIT_MODULE, hmod));
 }
 
-static GG_WORK CUresult work_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+GG_WORK CUresult gg_hooks_work_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
 				   void **jitOptionsValues, unsigned int numJitOptions,
 				   CUlibraryOption *libraryOptions, void **libraryOptionValues,
 				   unsigned int numLibraryOptions)
@@ -165,7 +174,7 @@ static GG_WORK CUresult work_cuLibraryLoadData(CUlibrary *library, const void *c
 		LOADED_IMAGE(GG_AUDIT_LIBRARY, library, code));
 }
 
-static GG_WORK CUresult work_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+GG_WORK CUresult gg_hooks_work_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
 				       CUjit_option *jitOptions, void **jitOptionsValues,
 				       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
 				       void **libraryOptionValues, unsigned int numLibraryOptions)
@@ -176,26 +185,26 @@ static GG_WORK CUresult work_cuLibraryLoadFromFile(CUlibrary *library, const cha
 		LOADED_FILE(GG_AUDIT_LIBRARY, library, fileName));
 }
 
-static GG_WORK CUresult work_cuLibraryUnload(CUlibrary library)
+GG_WORK CUresult gg_hooks_work_cuLibraryUnload(CUlibrary library)
 {
 	FORWARD_AFTER_DOING(cuLibraryUnload, (library), gg_audit_unloaded(GG_AUDIT_LIBRARY, library));
 }
 
 /* Allocations. */
 
-static GG_WORK CUresult work_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+GG_WORK CUresult gg_hooks_work_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	FORWARD_ALLOC(cuMemAlloc_v2, (dptr, bytesize), (dptr, bytesize + pad), dptr, bytesize, NULL,
 		      false);
 }
 
-static GG_WORK CUresult work_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+GG_WORK CUresult gg_hooks_work_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocAsync, (dptr, bytesize, hStream), (dptr, bytesize + pad, hStream),
 		      dptr, bytesize, hStream, true);
 }
 
-static GG_WORK CUresult work_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+GG_WORK CUresult gg_hooks_work_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream),
 		      (dptr, bytesize + pad, hStream), dptr, bytesize, hStream, true);
@@ -204,7 +213,7 @@ static GG_WORK CUresult work_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t byte
 /* A pitched allocation's band follows its last row: rows enough for the band
  * are asked for (the pitch is at least the width), and the application gets
  * the pitch it would have had. */
-static GG_WORK CUresult work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 				    size_t Height, unsigned int ElementSizeBytes)
 {
 	ENTER_OR_PASS(cuMemAllocPitch_v2, (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes));
@@ -212,6 +221,7 @@ static GG_WORK CUresult work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitc
 	struct gg_redzone_ticket ticket;
 	size_t estimate = WidthInBytes && Height <= SIZE_MAX / WidthInBytes ? WidthInBytes * Height : 0;
 	size_t pad = gg_redzone_request(index, estimate, NULL, false, &ticket);
+	ticket.caller = GG_CALLER();
 	size_t rows = pad ? (pad + WidthInBytes - 1) / WidthInBytes : 0;
 	CUresult rc;
 
@@ -231,20 +241,20 @@ static GG_WORK CUresult work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitc
 	return rc;
 }
 
-static GG_WORK CUresult work_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+GG_WORK CUresult gg_hooks_work_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
 	FORWARD_ALLOC(cuMemAllocManaged, (dptr, bytesize, flags), (dptr, bytesize + pad, flags),
 		      dptr, bytesize, NULL, false);
 }
 
-static GG_WORK CUresult work_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
 					 CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocFromPoolAsync, (dptr, bytesize, pool, hStream),
 		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
 }
 
-static GG_WORK CUresult work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
 					      CUmemoryPool pool, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocFromPoolAsync_ptsz, (dptr, bytesize, pool, hStream),
@@ -253,41 +263,41 @@ static GG_WORK CUresult work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, siz
 
 /* Virtual memory: counted, never guarded (SPEC §4, Coverage). */
 
-static GG_WORK CUresult work_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+GG_WORK CUresult gg_hooks_work_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 			     const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	FORWARD(cuMemCreate, (handle, size, prop, flags),
 		(rc == CUDA_SUCCESS ? gg_redzone_vmm(size, 0) : (void)0));
 }
 
-static GG_WORK CUresult work_cuMemRelease(CUmemGenericAllocationHandle handle)
+GG_WORK CUresult gg_hooks_work_cuMemRelease(CUmemGenericAllocationHandle handle)
 {
 	FORWARD(cuMemRelease, (handle), NOTHING);
 }
 
-static GG_WORK CUresult work_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+GG_WORK CUresult gg_hooks_work_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 			  CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	FORWARD(cuMemMap, (ptr, size, offset, handle, flags),
 		(rc == CUDA_SUCCESS ? gg_redzone_vmm(0, size) : (void)0));
 }
 
-static GG_WORK CUresult work_cuMemUnmap(CUdeviceptr ptr, size_t size)
+GG_WORK CUresult gg_hooks_work_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	FORWARD(cuMemUnmap, (ptr, size), NOTHING);
 }
 
-static GG_WORK CUresult work_cuMemFree_v2(CUdeviceptr dptr)
+GG_WORK CUresult gg_hooks_work_cuMemFree_v2(CUdeviceptr dptr)
 {
 	FORWARD_FREE(cuMemFree_v2, (dptr), dptr, NULL, false);
 }
 
-static GG_WORK CUresult work_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+GG_WORK CUresult gg_hooks_work_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
 	FORWARD_FREE(cuMemFreeAsync, (dptr, hStream), dptr, hStream, true);
 }
 
-static GG_WORK CUresult work_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+GG_WORK CUresult gg_hooks_work_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
 	FORWARD_FREE(cuMemFreeAsync_ptsz, (dptr, hStream), dptr, hStream, true);
 }
@@ -302,7 +312,7 @@ static bool hide_padding(CUdeviceptr base, CUdeviceptr ptr, uint64_t *user)
 	return gg_redzone_user_size(base, user) == 0 && ptr >= base + *user;
 }
 
-static GG_WORK CUresult work_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+GG_WORK CUresult gg_hooks_work_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
 	CUdeviceptr base = 0;
 	size_t size = 0;
@@ -330,7 +340,7 @@ static bool range_of(CUdeviceptr ptr, CUdeviceptr *base)
 	return range && range(base, &size, ptr) == CUDA_SUCCESS;
 }
 
-static GG_WORK CUresult work_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+GG_WORK CUresult gg_hooks_work_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
 	bool size_query = attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data;
 	size_t size = 0;
@@ -353,7 +363,7 @@ static GG_WORK CUresult work_cuPointerGetAttribute(void *data, CUpointer_attribu
 	}));
 }
 
-static GG_WORK CUresult work_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
 					void **data, CUdeviceptr ptr)
 {
 	CUdeviceptr base;
@@ -387,7 +397,8 @@ static GG_WORK CUresult work_cuPointerGetAttributes(unsigned int numAttributes, 
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_boundary_on_launch();                                         \
 	CUresult rc = real_ args;                                                         \
-	gg_audit_launched((const void *)(fn_), index, (int)rc, gg_real_result_name(rc));  \
+	gg_audit_launched((const void *)(fn_), index, (int)rc,                            \
+			  rc ? gg_real_result_name(rc) : NULL);                           \
 	if (rc == CUDA_SUCCESS)                                                           \
 		gg_redzone_launched(&(struct gg_redzone_launch){                          \
 			.fn = (fn_), .params = (params_), .extra = (extra_), .index = index, \
@@ -396,38 +407,38 @@ static GG_WORK CUresult work_cuPointerGetAttributes(unsigned int numAttributes, 
 	leave();                                                                          \
 	return rc
 
-static GG_WORK CUresult work_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
+GG_WORK CUresult gg_hooks_work_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
 		       false);
 }
 
-static GG_WORK CUresult work_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
+GG_WORK CUresult gg_hooks_work_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernel_ptsz, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
 		       true);
 }
 
-static GG_WORK CUresult work_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
+GG_WORK CUresult gg_hooks_work_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
 {
 	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f, kernelParams, NULL, hStream,
 		       false);
 }
 
-static GG_WORK CUresult work_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
+GG_WORK CUresult gg_hooks_work_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
 {
 	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f, kernelParams, NULL,
 		       hStream, true);
 }
 
-static GG_WORK CUresult work_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
 				  void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f, kernelParams, extra,
 		       config->hStream, false);
 }
 
-static GG_WORK CUresult work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
 				       void **kernelParams, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f, kernelParams,
@@ -445,12 +456,12 @@ static GG_WORK CUresult work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
 	leave();                                                                          \
 	return rc
 
-static GG_WORK CUresult work_cuCtxSynchronize(void)
+GG_WORK CUresult gg_hooks_work_cuCtxSynchronize(void)
 {
 	FORWARD_SYNC(cuCtxSynchronize, ());
 }
 
-static GG_WORK CUresult work_cuCtxSynchronize_v2(CUcontext ctx)
+GG_WORK CUresult gg_hooks_work_cuCtxSynchronize_v2(CUcontext ctx)
 {
 	FORWARD_SYNC(cuCtxSynchronize_v2, (ctx));
 }
@@ -463,13 +474,13 @@ static GG_WORK CUresult work_cuCtxSynchronize_v2(CUcontext ctx)
 
 /* Each teardown twice: the current entry point and its legacy same-ABI form. */
 #define CTX_DESTROY(name)                                                             \
-	static GG_WORK CUresult work_##name(CUcontext ctx)                            \
+	GG_WORK CUresult gg_hooks_work_##name(CUcontext ctx)                            \
 	{                                                                             \
 		FORWARD_TEARDOWN(name, (ctx), gg_redzone_context_ending(ctx),         \
 				 gg_redzone_context_ended(ctx));                      \
 	}
 #define PRIMARY_TEARDOWN(name, reset)                                                 \
-	static GG_WORK CUresult work_##name(CUdevice dev)                             \
+	GG_WORK CUresult gg_hooks_work_##name(CUdevice dev)                             \
 	{                                                                             \
 		void *primary = NULL;                                                 \
 		FORWARD_TEARDOWN(name, (dev), primary = gg_redzone_device_ending(dev), \
@@ -490,23 +501,24 @@ PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset, true)
 #define SWAP_PROC() \
 	((rc == CUDA_SUCCESS && pfn && *pfn) ? (void)(*pfn = gg_hooks_swap_proc((void *)real_, symbol, *pfn)) : (void)0)
 
-static GG_WORK CUresult work_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+GG_WORK CUresult gg_hooks_work_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags)
 {
 	FORWARD(cuGetProcAddress, (symbol, pfn, cudaVersion, flags), SWAP_PROC());
 }
 
-static GG_WORK CUresult work_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+GG_WORK CUresult gg_hooks_work_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 				     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
 	FORWARD(cuGetProcAddress_v2, (symbol, pfn, cudaVersion, flags, symbolStatus), SWAP_PROC());
 }
 
-/* The exported entry points. Disabled, or re-entered from the driver, the
- * call goes straight to the driver's function: a tail call made before any
- * register is saved or any argument moved (issue 16: a handful of
- * instructions). Otherwise, and until the driver's function is known, the
- * hook's work, also a tail call. */
+/* The exported entry points, where no assembly has them (entry-x86_64.S).
+ * Disabled, or re-entered from the driver, the call goes straight to the
+ * driver's function: a tail call made before any register is saved (issue
+ * 16), though gcc moves stack-passed arguments first. Otherwise, and until the
+ * driver's function is known, the hook's work, also a tail call. */
+#ifndef GG_ASM_ENTRIES
 #define GG_HOOK(name, pfn, params, args)                                                \
 	CUresult gg_hook_##name params                                                  \
 	{                                                                               \
@@ -518,10 +530,11 @@ static GG_WORK CUresult work_cuGetProcAddress_v2(const char *symbol, void **pfn,
 			if (GG_LIKELY(real_ != NULL))                                    \
 				return real_ args;                                        \
 		}                                                                       \
-		return work_##name args;                                                \
+		return gg_hooks_work_##name args;                                                \
 	}
 #include "driver/hooks.def"
 #undef GG_HOOK
+#endif
 
 static void *const hook_wrappers[GG_HOOK_COUNT] = {
 #define GG_HOOK(name, pfn, params, args) [GG_ID_##name] = (void *)&gg_hook_##name,
@@ -550,8 +563,9 @@ void *gg_hooks_swap_proc(void *gpa, const char *symbol, void *fn)
  * has no symbol versions) binds to it, but dlsym() never sees it, so every
  * lookup succeeds or fails, dlerror() included, exactly as without the shim
  * (libgpuguard.map). The shim's own references use the hidden names, which
- * nothing can interpose. The unit tests' static copy exports nothing. */
-#ifdef GG_EXPORT_HOOKS
+ * nothing can interpose. The unit tests' static copy exports nothing. On
+ * x86-64, entry-x86_64.S exports them; the signatures are checked here. */
+#if defined(GG_EXPORT_HOOKS) && !defined(GG_ASM_ENTRIES)
 #define GG_HOOK(name, pfn, params, args)                                                      \
 	extern __typeof__(gg_hook_##name) gg_export_##name                                    \
 		__attribute__((alias("gg_hook_" #name), visibility("default")));             \

@@ -180,14 +180,18 @@ static int find_ctx(void *ctx)
 
 /* The slot of @ctx with its private stream, made if new: a dead slot with
  * no zone left is reused. -ENOSPC, or the driver's error. */
-static int ctx_slot(void *ctx, int dev)
+static int ctx_slot(void *ctx)
 {
 	int id = find_ctx(ctx);
 	struct ctx_slot *s;
-	int err = 0;
+	void *current;
+	int err = 0, dev = 0;
 
 	if (id >= 0 && atomic_load_explicit(&redzone_state.ctx[id].stream, memory_order_acquire))
 		return id;
+	/* @ctx is current: its device, asked only for a slot to be made. */
+	if ((err = gg_device_current(&current, &dev)))
+		return err;
 	pthread_mutex_lock(&redzone_state.lock);
 	if ((id = find_ctx(ctx)) < 0) {
 		unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_relaxed);
@@ -225,9 +229,9 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	size_t pad = (size_t)redzone_state.pad;
 	bool capturing = false;
 	void *ctx;
-	int dev;
 
 	t->ctx = -1;
+	t->caller = 0;
 	t->reason = GG_REASON_off;
 	if (!pad)
 		return 0;
@@ -247,13 +251,13 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	/* A stream being captured into a graph gets none either: the fill would
 	 * become part of the graph. */
 	t->reason = GG_REASON_no_context;
-	if (gg_device_current(&ctx, &dev))
+	if (gg_device_context(&ctx))
 		return 0;
 	t->reason = GG_REASON_capturing;
 	if (async && (gg_device_capturing(stream, &capturing) || capturing))
 		return 0;
 	t->reason = GG_REASON_no_context;
-	if ((t->ctx = ctx_slot(ctx, dev)) < 0)
+	if ((t->ctx = ctx_slot(ctx)) < 0)
 		return 0;
 	t->reason = GG_REASON_COUNT; /* none: it gets its band */
 	return pad;
@@ -375,18 +379,19 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	s = &redzone_state.ctx[t->ctx];
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
-	gg_callsite_find(&cs);
+	gg_callsite_find_from(t->caller, &cs);
 	z.site = gg_callsite_intern(&cs);
+	/* The allocation's context is current (the request found it so). */
 	if (async) {
 		/* On the allocation's own stream, ahead of the application's next work
 		 * there; the event tells scans when it is done. */
 		z.flags = GG_ZONE_ASYNC;
-		if (gg_device_fill(s->ctx, stream, ptr + bytes, z.expected, pad, false) ||
+		if (gg_device_fill(NULL, stream, ptr + bytes, z.expected, pad, false) ||
 		    gg_device_event_after(s->ctx, stream, &event))
 			z.flags |= GG_ZONE_UNFILLED;
 		else
 			z.flags |= GG_ZONE_PENDING;
-	} else if (gg_device_fill(s->ctx, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
+	} else if (gg_device_fill(NULL, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
 		z.flags = GG_ZONE_UNFILLED; /* still recorded: the padding stays hidden */
 	}
 	/* A pointer we still hold was freed where we could not see it. */

@@ -22,6 +22,7 @@ uint64_t gg_redzone_next_index(void);
 struct gg_redzone_ticket {
 	int ctx;                      /* the context's slot; -1: no band */
 	enum gg_report_reason reason; /* why no band; GG_REASON_COUNT: none, it has one */
+	uintptr_t caller; /* the hooked call's return address, when known; else 0 */
 };
 
 /* Band bytes to add to an allocation of @bytes with @index (0: none), on

@@ -230,6 +230,8 @@ void gg_report_lookup(const char *api, const void *module, const char *name, con
 void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		     const char *rc_name)
 {
+	if (report_state.verbosity < 2) /* before the variadic call's set-up */
+		return;
 	if (pad)
 		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx, red zone of %zu bytes", api, bytes,
 				plural(bytes, "byte", "bytes"), (unsigned long long)index, rc_name,
@@ -242,6 +244,8 @@ void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, 
 
 void gg_report_free(const char *api, uint64_t ptr, const char *rc_name)
 {
+	if (report_state.verbosity < 2)
+		return;
 	gg_report_trace("%s(0x%llx) -> %s", api, (unsigned long long)ptr, rc_name);
 }
 

@@ -19,7 +19,7 @@ bool gg_start_hook_idle(int id);
 
 #include <stdatomic.h>
 
-enum { GG_MODE_UNSET, GG_MODE_ACTIVE, GG_MODE_DISABLED, GG_MODE_FORKED };
+#include "start/start-mode.h"
 extern atomic_int gg_start_mode;
 
 /* gg_start_active() in one load when the shim is set up (the hot path). */

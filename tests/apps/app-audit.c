@@ -11,14 +11,20 @@
  *                   fatbin header on the heap claiming a terabyte: prints the result
  *   kfunc:NAME      cuLibraryGetKernel of NAME on the current library, then
  *                   cuKernelGetFunction of it: prints both results
- *   get:NAME        cuModuleGetFunction on the current module, from lookup_a()
+ *   get:NAME        cuModuleGetFunction on the current module, from lookup_a(),
+ *                   NAME copied into one buffer that every get: step uses
  *   get2:NAME       the same from lookup_b(): a second call site
  *   helper:NAME     the same through libhelper.so's helper_lookup()
+ *   helper-overrun  allocate 64 bytes through libhelper.so's helper_alloc(),
+ *                   set 65 of them, free it
  *   kernel:NAME     cuLibraryGetKernel on the current library
  *   libmodule       make the library's module (never seen loading) current
  *   stale           unload the current module, keep its handle current
+ *   reload:PATH     unload the current module, load PATH: prints whether the
+ *                   driver gave the same handle again
  *   threads:N:K:NAME  N threads, each K lookups of NAME from lookup_a()
  *   launch          launch gg_fill (looked up quietly) on a small buffer
+ *   launches:N      the same N times
  *   sync            cuCtxSynchronize
  *   unwinder        whether libunwind is mapped, and what the process resolves
  *                   _Unwind_RaiseException and _ULx86_64_init_local to
@@ -33,6 +39,7 @@
 #include <cuda.h>
 
 CUresult helper_lookup(CUfunction *f, CUmodule mod, const char *name);
+CUresult helper_alloc(CUdeviceptr *p, size_t bytes);
 /* Two call sites of their own, exported so they have names. */
 CUresult lookup_a(CUfunction *f, const char *name);
 CUresult lookup_b(CUfunction *f, const char *name);
@@ -195,16 +202,31 @@ int main(int argc, char **argv)
 			CHECK(cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
 			printf("library %p\n", (void *)lib);
 		} else if (!strncmp(arg, "get:", 4)) {
-			printf("get %s: %d\n", val, (int)lookup_a(&f, val));
+			static char get_name[4096]; /* one pointer for every get: */
+
+			snprintf(get_name, sizeof(get_name), "%s", val);
+			printf("get %s: %d\n", val, (int)lookup_a(&f, get_name));
 		} else if (!strncmp(arg, "get2:", 5)) {
 			printf("get2 %s: %d\n", val, (int)lookup_b(&f, val));
 		} else if (!strncmp(arg, "helper:", 7)) {
 			printf("helper %s: %d\n", val, (int)helper_lookup(&f, mod, val));
+		} else if (!strcmp(arg, "helper-overrun")) {
+			CUdeviceptr p;
+
+			CHECK(helper_alloc(&p, 64));
+			CHECK(cuMemsetD8_v2(p, 0xab, 65));
+			printf("helper overrun: %d\n", (int)cuMemFree_v2(p));
 		} else if (!strncmp(arg, "kernel:", 7)) {
 			printf("kernel %s: %d\n", val, (int)cuLibraryGetKernel(&k, lib, val));
 		} else if (!strcmp(arg, "libmodule")) {
 			CHECK(cuLibraryGetModule(&mod, lib));
 			printf("library module %p\n", (void *)mod);
+		} else if (!strncmp(arg, "reload:", 7)) {
+			CUmodule was = mod;
+
+			CHECK(cuModuleUnload(mod));
+			CHECK(cuModuleLoad(&mod, val));
+			printf("reloaded: handle %s\n", mod == was ? "reused" : "new");
 		} else if (!strcmp(arg, "stale")) {
 			CHECK(cuModuleUnload(mod));
 			printf("stale %p\n", (void *)mod);
@@ -221,6 +243,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "launch")) {
 			launch();
 			printf("launched\n");
+		} else if (!strncmp(arg, "launches:", 9)) {
+			for (int left = atoi(val); left > 0; left--)
+				launch();
+			printf("launched %d\n", atoi(val));
 		} else if (!strcmp(arg, "unwinder")) {
 			char line[512], buf[256];
 			int mapped = 0;

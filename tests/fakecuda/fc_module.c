@@ -130,11 +130,13 @@ static void jit_outputs(unsigned int n, const CUjit_option *opts, void **vals)
 /* ------------------------------------------------------------------------ */
 
 /* FAKECUDA_REUSE_HANDLES: the functions of the last module unloaded, kept
- * for the next module with as many (their handles handed out again). */
+ * for the next module with as many (their handles handed out again), and the
+ * module itself for the next module (a real driver's allocator does as much). */
 static struct {
     fc_function *funcs;
     size_t n;
 } spare_funcs;
+static fc_module *spare_module;
 
 static fc_function *funcs_new(size_t n)
 {
@@ -162,7 +164,12 @@ static void funcs_free(fc_function *funcs, size_t n)
 /* Functions for every entry of the image (borrowing its names). */
 static CUresult module_new(fc_ctx *c, fc_library *lib, fc_image *img, fc_module **out)
 {
-    fc_module *m = calloc(1, sizeof *m);
+    fc_module *m = spare_module ? spare_module : calloc(1, sizeof *m);
+
+    if (spare_module) {
+        spare_module = NULL;
+        memset(m, 0, sizeof *m);
+    }
     fc_function *funcs = funcs_new(img->count ? img->count : 1);
     if (!m || !funcs) {
         free(m);
@@ -200,6 +207,11 @@ static void module_free(fc_module *m)
         LIST_REMOVE(m, lib_link);
     else
         fc_image_free(&m->img);
+    if (fc_st.reuse_handles) {
+        free(spare_module);
+        spare_module = m;
+        return;
+    }
     free(m);
 }
 
