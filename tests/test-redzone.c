@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "base/gg.h"
 #include "options/config.h"
+#include "redzone/band.h"
 #include "redzone/redzone.h"
 #include "redzone/registry.h"
 #include "report/report.h"
@@ -176,6 +177,38 @@ Test(redzone, a_scan_reports_its_violations_in_allocation_order)
 	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
 		    "[(0, 'scan'), (1, 'scan'), (2, 'scan'), (3, 'scan'), (4, 'scan'), (5, 'scan'), "
 		    "(6, 'scan'), (7, 'scan'), (8, 'scan'), (9, 'scan'), (10, 'scan'), (11, 'scan')]");
+	gg_app_run_free(&a);
+}
+
+/* Indexes far apart (each "many" allocates and frees 3000 between them) are
+ * put in order by radix passes, not by slots: the report order holds. */
+Test(redzone, a_scan_reports_in_allocation_order_allocations_thousands_of_indexes_apart)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:100", "many:3000:16", "alloc:100", "many:3000:16",
+				 "alloc:100", "many:3000:16", "alloc:100", "copy:3:1", "copy:1:1",
+				 "copy:0:1", "copy:2:1", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
+		    "[(0, 'scan'), (3001, 'scan'), (6002, 'scan'), (9003, 'scan')]");
+	gg_app_run_free(&a);
+}
+
+/* One read per context: a scan reports a context's violations together, the
+ * context whose zones came first first, each in allocation order. */
+Test(redzone, a_scan_reports_by_context_then_allocation_order)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:100", "ctx", "alloc:100", "push", "alloc:100", "copy:2:1",
+				 "copy:1:1", "copy:0:1", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
+		    "[(0, 'scan'), (2, 'scan'), (1, 'scan')]");
+	assert_json(&a, "j['redzones']['batched']", "True");
 	gg_app_run_free(&a);
 }
 
@@ -592,11 +625,100 @@ Test(redzone, a_million_live_zones_fit, .timeout = 600)
 	gg_app_run_free(&a);
 }
 
+/* ---- band comparison (unit) ---- */
+
+/* What a byte-by-byte walk reports of @n bytes at @buf. */
+static struct gg_band_check walked(const uint8_t *buf, size_t n, uint64_t off, uint8_t expected)
+{
+	struct gg_band_check c = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == expected)
+			continue;
+		if (!c.changed++)
+			c.first = off + i, c.first_value = buf[i];
+		c.last = off + i;
+	}
+	return c;
+}
+
+static void assert_band(const uint8_t *band, size_t n, uint8_t expected, const char *what)
+{
+	struct gg_band_check got = { 0 }, want = walked(band, n, 7, expected);
+
+	gg_band_compare(&got, band, n, 7, expected);
+	cr_assert(got.changed == want.changed && got.first == want.first && got.last == want.last &&
+		  got.first_value == want.first_value,
+		  "%s: %zu bytes of %#x: changed %llu first %llu last %llu value %#x, want %llu %llu %llu %#x",
+		  what, n, expected, (unsigned long long)got.changed, (unsigned long long)got.first,
+		  (unsigned long long)got.last, got.first_value, (unsigned long long)want.changed,
+		  (unsigned long long)want.first, (unsigned long long)want.last, want.first_value);
+	cr_assert_eq(gg_band_intact(band, n, expected), want.changed == 0, "%s: %zu bytes", what, n);
+}
+
+/* Bands of 1 to 200 bytes (under a word, not a multiple of 8, past the
+ * 64-byte steps), starting at every alignment, each ending where its buffer
+ * ends (a read past it is a sanitizer's error): one changed byte at each
+ * place, or at both ends, by one low or one high bit. */
+Test(band, a_changed_byte_is_found_at_every_place_of_every_length_and_alignment)
+{
+	static const uint8_t bytes[] = { 0x00, 0xee, 0xff };
+
+	for (size_t n = 1; n <= 200; n++) {
+		for (size_t align = 0; align < 16; align++) {
+			uint8_t *buf = malloc(align + n), *band = buf + align;
+
+			cr_assert_not_null(buf);
+			for (size_t e = 0; e < GG_ARRAY_SIZE(bytes); e++) {
+				uint8_t x = bytes[e];
+
+				memset(buf, x ^ 0x5a, align); /* what lies before is not the band */
+				memset(band, x, n);
+				assert_band(band, n, x, "intact");
+				for (size_t pos = 0; pos < n; pos++) {
+					/* Every place of short bands; the edges of the
+					 * words and steps, and the middle, of long ones. */
+					if (n > 80 && pos > 9 && pos != 31 && pos != 32 && pos != 63 &&
+					    pos != 64 && pos != n / 2 && pos + 9 < n)
+						continue;
+					band[pos] = x ^ (pos & 1 ? 0x80 : 0x01);
+					assert_band(band, n, x, "one changed");
+					band[pos] = x;
+				}
+				band[0] = band[n - 1] = (uint8_t)~x;
+				assert_band(band, n, x, "both ends changed");
+			}
+			free(buf);
+		}
+	}
+}
+
+/* A band read in pieces (4096 bytes at a time) adds up to the whole band's
+ * report, at the pieces' offsets. */
+Test(band, pieces_add_up_to_the_whole_band)
+{
+	enum { N = 10000, PIECE = 4096 };
+	uint8_t *band = malloc(N);
+	struct gg_band_check whole = { 0 }, pieces = { 0 };
+
+	cr_assert_not_null(band);
+	memset(band, 0xee, N);
+	band[5000] = 0x41, band[4095] = 0x42, band[9999] = 0x43;
+	gg_band_compare(&whole, band, N, 0, 0xee);
+	for (size_t off = 0; off < N; off += PIECE)
+		gg_band_compare(&pieces, band + off, N - off < PIECE ? N - off : PIECE, off, 0xee);
+	cr_assert(whole.changed == 3 && whole.first == 4095 && whole.last == 9999 &&
+		  whole.first_value == 0x42);
+	cr_assert(pieces.changed == whole.changed && pieces.first == whole.first &&
+		  pieces.last == whole.last && pieces.first_value == whole.first_value);
+	free(band);
+}
+
 /* ---- the registry (unit) ---- */
 
 Test(redzone, registry_insert_find_remove)
 {
-	struct gg_zone z = { .ptr = 0x7000000100, .user = 10, .index = 3, .pad = 16 }, out;
+	struct gg_zone z = { .ptr = 0x7000000100, .user = 10, .index = 3 }, out;
 	uint64_t live, bytes;
 
 	cr_assert(gg_registry_room());
@@ -609,6 +731,22 @@ Test(redzone, registry_insert_find_remove)
 	cr_assert(live == 1 && bytes == 10);
 	cr_assert_eq(gg_registry_remove(0x7000000100, &out), 0);
 	cr_assert_eq(gg_registry_remove(0x7000000100, &out), -ENOENT);
+}
+
+/* A zone keeps its size and index whole: past 4 GiB and past 2^32. */
+Test(redzone, registry_keeps_sizes_past_4_gib_and_indexes_past_2_to_the_32)
+{
+	struct gg_zone z = { .ptr = 0x7000000100, .user = (UINT64_C(5) << 30) + 3,
+			     .index = (UINT64_C(1) << 32) + 7 }, out;
+	uint64_t live, bytes;
+
+	cr_assert_eq(gg_registry_insert(&z), 0);
+	cr_assert_eq(gg_registry_find(0x7000000100, &out), 0);
+	cr_assert_eq(out.user, (UINT64_C(5) << 30) + 3);
+	cr_assert_eq(out.index, (UINT64_C(1) << 32) + 7);
+	gg_registry_totals(&live, &bytes);
+	cr_assert(live == 1 && bytes == (UINT64_C(5) << 30) + 3);
+	cr_assert_eq(gg_registry_remove(0x7000000100, &out), 0);
 }
 
 Test(redzone, registry_keeps_every_probe_chain_after_removals)
@@ -738,6 +876,12 @@ static bool count_zone(void *ctx, struct gg_zone *z)
 	return false;
 }
 
+static void count_run(void *ctx, struct gg_zone *zones, size_t n)
+{
+	(void)zones;
+	*(unsigned *)ctx += (unsigned)n;
+}
+
 /* The exit report of a process that never padded an allocation (red zones
  * off) reads the registry: it gives no shard its arrays for that, and says
  * the same footprint as once they have them. */
@@ -749,6 +893,8 @@ Test(redzone, reading_an_unused_registry_gives_it_no_arrays_and_the_same_footpri
 
 	gg_registry_totals(&live, &bytes);
 	gg_registry_foreach(count_zone, NULL, &walked);
+	gg_registry_foreach_run(count_run, &walked);
+	gg_registry_clear_flags_all(GG_ZONE_SCANNING);
 	before = gg_registry_footprint();
 	cr_expect_eq(realloc_calls, 0);
 	cr_expect(live == 0 && bytes == 0 && walked == 0);
@@ -764,7 +910,7 @@ Test(redzone, an_allocation_the_registry_has_no_room_for_is_unguarded_registry_f
 	struct gg_config cfg = { .redzone = 64 };
 	struct gg_redzone_ticket t;
 	struct gg_report_redzone st;
-	struct gg_zone z = { .user = 100, .pad = 64 };
+	struct gg_zone z = { .user = 100 };
 	int n = 0;
 
 	gg_redzone_configure(&cfg);

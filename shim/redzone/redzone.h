@@ -39,7 +39,9 @@ void gg_redzone_fallback(struct gg_redzone_ticket *t);
 void gg_redzone_vmm(size_t created, size_t mapped);
 
 /* An allocation as the driver answered it (@rc 0: @ptr is valid), padded by
- * @pad bytes; @stream is the stream-ordered allocator's stream (NULL: none). */
+ * @pad bytes (0, or what gg_redzone_request() answered: every band is the
+ * configured red zone's length, which zones do not keep); @stream is the
+ * stream-ordered allocator's stream (NULL: none). */
 void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
 		      const char *rc_name);

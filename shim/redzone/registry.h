@@ -17,12 +17,13 @@
 #define GG_SUSPECT_SLOT(s) ((int)((s) >> 48) - 1)
 #define GG_SUSPECT_LAUNCH(s) ((s) & GG_SUSPECT_LAUNCH_MASK)
 
-/* One padded allocation: 72 bytes. */
+/* One padded allocation: 64 bytes. Its band's length is not kept: every
+ * band is the configured red zone's (redzone.c), and a 4-byte field would
+ * make the zone 72 bytes with alignment. */
 struct gg_zone {
 	uint64_t ptr;      /* what the application got */
 	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
 	uint64_t index;    /* allocation index */
-	uint32_t pad;      /* band bytes */
 	uint32_t site;     /* interned allocation call site (sites.c) */
 	uint16_t ctx;      /* the context's slot in the redzone module's table */
 	uint8_t expected;  /* the byte the band must hold */
@@ -76,6 +77,16 @@ int gg_registry_find(uint64_t ptr, struct gg_zone *out);
  * returning true. */
 void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
 			 void *ctx);
+
+/* Call @fn for runs of zones, up to a few dozen at a time, each run under
+ * its shard's lock: in a run, a free slot has ptr 0. @fn may update the
+ * zones, and must not remove or add one. A walk of every zone with one call
+ * per run, not one per zone (a full scan's). */
+void gg_registry_foreach_run(void (*fn)(void *ctx, struct gg_zone *zones, size_t n), void *ctx);
+
+/* Clear @flags of every zone: one walk, where gg_registry_clear_flags() of
+ * each would look every zone up. */
+void gg_registry_clear_flags_all(uint8_t flags);
 
 /* Live zones and their user bytes. */
 void gg_registry_totals(uint64_t *live, uint64_t *user_bytes);

@@ -42,23 +42,32 @@ typedef struct xfer {
  * The device ranges of a copy: `ordered` also takes graph allocations that
  * are allocated in stream order, or any when `capturing` (fc_mem_check_ordered).
  */
-static CUresult range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing)
+static CUresult range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing,
+                            unsigned char **host)
 {
-    return ordered ? fc_mem_check_ordered(p, n, write, capturing) : fc_mem_check(p, n, write);
+    CUresult rc = fc_mem_check_at(p, n, write, host);
+    return rc == CUDA_SUCCESS || !ordered ? rc : fc_mem_check_ordered(p, n, write, capturing);
 }
 
-static CUresult xfer_check(const xfer *x, bool ordered, bool capturing)
+/*
+ * A device-to-host copy's source, when it lies in one allocation's own
+ * backing, is given back in *src (else NULL), so a copy run at once reads it
+ * without looking the allocation up again.
+ */
+static CUresult xfer_check(const xfer *x, bool ordered, bool capturing, unsigned char **src)
 {
+    if (src)
+        *src = NULL;
     if (x->n == 0)
         return CUDA_SUCCESS;
     switch (x->kind) {
     case X_HTOD:
-        return x->hsrc ? range_check(x->ddst, x->n, true, ordered, capturing) : CUDA_ERROR_INVALID_VALUE;
+        return x->hsrc ? range_check(x->ddst, x->n, true, ordered, capturing, NULL) : CUDA_ERROR_INVALID_VALUE;
     case X_DTOH:
-        return x->hdst ? range_check(x->dsrc, x->n, false, ordered, capturing) : CUDA_ERROR_INVALID_VALUE;
+        return x->hdst ? range_check(x->dsrc, x->n, false, ordered, capturing, src) : CUDA_ERROR_INVALID_VALUE;
     case X_DTOD: {
-        CUresult rc = range_check(x->ddst, x->n, true, ordered, capturing);
-        return rc != CUDA_SUCCESS ? rc : range_check(x->dsrc, x->n, false, ordered, capturing);
+        CUresult rc = range_check(x->ddst, x->n, true, ordered, capturing, NULL);
+        return rc != CUDA_SUCCESS ? rc : range_check(x->dsrc, x->n, false, ordered, capturing, NULL);
     }
     default:
         return x->hdst && x->hsrc ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -105,43 +114,49 @@ static CUresult xfer_sync(const xfer *x, bool per_thread)
     fc_stream *s = NULL;
     rc = fc_stream_resolve(NULL, per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x, true, false);
+        rc = xfer_check(x, true, false, NULL);
     if (rc == CUDA_SUCCESS)
         rc = sync_call_allowed(s);
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     /* The work just run may have freed (stream-ordered) what we validated. */
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x, false, false);
+        rc = xfer_check(x, false, false, NULL);
     if (rc == CUDA_SUCCESS)
         xfer_now(x);
     fc_unlock();
     return rc;
 }
 
-static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
+/*
+ * An async copy on stream s, the driver lock held.  *synced: true when s has
+ * nothing queued and its earlier work has run, as after a copy run at once
+ * (the copies of one batch after the first: the lock is held throughout, so
+ * nothing else was queued meanwhile); kept up to date here.
+ */
+static CUresult xfer_queue(const xfer *x, fc_stream *s, bool *synced)
 {
-    CUresult rc = fc_enter();
-    if (rc != CUDA_SUCCESS)
+    unsigned char *src = NULL;
+    CUresult rc = xfer_check(x, true, s->cap != NULL, &src);
+    if (rc != CUDA_SUCCESS || x->n == 0)
         return rc;
-    fc_stream *s = NULL;
-    rc = fc_stream_for_work(h, per_thread, &s);
-    if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x, true, s->cap != NULL);
-    if (rc != CUDA_SUCCESS || x->n == 0) {
-        fc_unlock();
-        return rc;
-    }
     if (!s->cap && (x->kind == X_HTOH || (x->kind == X_DTOH && !fc_host_is_page_locked(x->hdst, x->n)))) {
         /* Host to host is fully synchronous, in stream order; so is device
          * to pageable host memory (see the top of this file). */
-        rc = fc_sync_for_api(s);
+        uint64_t ran = fc_st.ops_run;
+        if (!*synced && (rc = fc_sync_for_api(s)) != CUDA_SUCCESS)
+            return rc;
+        *synced = true;
+        if (src && fc_st.ops_run == ran) {
+            /* No work ran, so nothing was freed: the source checked above
+             * is still its allocation's. */
+            memcpy(x->hdst, src, x->n);
+            return CUDA_SUCCESS;
+        }
         /* The work just run may have freed (stream-ordered) what we validated. */
-        if (rc == CUDA_SUCCESS)
-            rc = xfer_check(x, false, false);
+        rc = xfer_check(x, false, false, NULL);
         if (rc == CUDA_SUCCESS)
             xfer_now(x);
-        fc_unlock();
         return rc;
     }
 
@@ -150,10 +165,8 @@ static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
     static const int op_kind[] = {
         [X_HTOD] = FC_OP_HTOD, [X_DTOH] = FC_OP_DTOH, [X_DTOD] = FC_OP_DTOD, [X_HTOH] = FC_OP_HTOH};
     fc_op *op = fc_op_new(op_kind[x->kind]);
-    if (!op) {
-        fc_unlock();
+    if (!op)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     op->u.copy.n = x->n;
     switch (x->kind) {
     case X_HTOD:
@@ -186,6 +199,20 @@ static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
         rc = fc_enqueue(s, op, NULL);
     else
         fc_op_free(op);
+    *synced = false;
+    return rc;
+}
+
+static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_for_work(h, per_thread, &s);
+    bool synced = false;
+    if (rc == CUDA_SUCCESS)
+        rc = xfer_queue(x, s, &synced);
     fc_unlock();
     return rc;
 }
@@ -204,10 +231,13 @@ static xfer unified(CUdeviceptr dst, CUdeviceptr src, size_t n)
 /*
  * cuMemcpyBatchAsync: each copy's direction follows its pointers (unified
  * addressing); the copies are queued in order on the stream. As documented,
- * the legacy NULL stream is refused, at least one attribute is needed and the
- * first must apply from copy 0; the index of a copy that fails its checks is
- * given back (SIZE_MAX when the failure is not about one copy), and the
- * copies before it stay queued.
+ * the legacy NULL stream is refused, at least one attribute is needed, the
+ * first must apply from copy 0 and each later one from a later copy before
+ * `count`, and each must name a source access order; the index of a copy
+ * that fails its checks is given back (SIZE_MAX when the failure is not
+ * about one copy: the attributes, the stream, the context), and the copies
+ * before it stay queued. The stream is resolved, and the driver lock taken,
+ * once for the whole batch, as one call of the driver would.
  */
 static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
                              CUmemcpyAttributes *attrs, size_t *attrIdxs, size_t numAttrs,
@@ -218,17 +248,37 @@ static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes
     if (!dsts || !srcs || !sizes || !count || !attrs || !attrIdxs || !numAttrs ||
         numAttrs > count || attrIdxs[0] != 0 || h == NULL || h == CU_STREAM_LEGACY)
         return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < count; i++) {
-        xfer x = unified(dsts[i], srcs[i], sizes[i]);
-        CUresult rc = sizes[i] ? xfer_async(&x, h, per_thread) : CUDA_ERROR_INVALID_VALUE;
-
-        if (rc != CUDA_SUCCESS) {
-            if (failIdx)
-                *failIdx = i;
-            return rc;
-        }
+    for (size_t k = 0; k < numAttrs; k++) {
+        CUmemcpySrcAccessOrder order = attrs[k].srcAccessOrder;
+        if ((k && (attrIdxs[k] <= attrIdxs[k - 1] || attrIdxs[k] >= count)) ||
+            (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM && order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
+             order != CU_MEMCPY_SRC_ACCESS_ORDER_ANY))
+            return CUDA_ERROR_INVALID_VALUE;
     }
-    return CUDA_SUCCESS;
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_stream *s = NULL;
+    rc = fc_stream_for_work(h, per_thread, &s);
+    bool synced = false;
+    for (size_t i = 0; i < count && rc == CUDA_SUCCESS; i++) {
+        xfer x = unified(dsts[i], srcs[i], sizes[i]);
+        unsigned char *src;
+
+        /* What xfer_queue() does with a copy from one allocation into
+         * pageable memory once the stream has nothing queued (every copy
+         * but the first of a scan's batch), without its general frame. */
+        if (synced && !s->cap && x.kind == X_DTOH && x.n && x.hdst && !fc_host_is_page_locked(x.hdst, x.n) &&
+            fc_mem_check_at(x.dsrc, x.n, false, &src) == CUDA_SUCCESS && src) {
+            memcpy(x.hdst, src, x.n);
+            continue;
+        }
+        rc = sizes[i] ? xfer_queue(&x, s, &synced) : CUDA_ERROR_INVALID_VALUE;
+        if (rc != CUDA_SUCCESS && failIdx)
+            *failIdx = i;
+    }
+    fc_unlock();
+    return rc;
 }
 
 FC_EXPORT(cuMemcpyBatchAsync,
@@ -427,7 +477,7 @@ static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count, b
         return CUDA_SUCCESS;
     if (dst % elem || count > SIZE_MAX / elem)
         return CUDA_ERROR_INVALID_VALUE;
-    return range_check(dst, count * elem, true, ordered, capturing);
+    return range_check(dst, count * elem, true, ordered, capturing, NULL);
 }
 
 static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, bool per_thread)

@@ -42,6 +42,8 @@ static fc_tnode *host_allocs;
 
 static host_alloc *host_find(const void *p)
 {
+    if (!host_allocs)
+        return NULL; /* the common case: a copy's host buffer in a process with none */
     host_alloc *h = (host_alloc *)fc_tree_floor(host_allocs, (uint64_t)(uintptr_t)p);
     if (!h || (uint64_t)(uintptr_t)p - h->node.key >= h->size)
         return NULL;

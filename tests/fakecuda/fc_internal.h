@@ -492,6 +492,8 @@ typedef struct fc_state {
     /* memory */
     uint64_t va_base, va_end;      /* reserved PROT_NONE device address space */
     fc_tnode *allocs;              /* live allocations by base address */
+    fc_alloc *alloc_first;         /* the same, listed in address order */
+    fc_alloc *alloc_finger;        /* the one the last lookup found, or NULL */
     fc_tnode *free_va;             /* free address ranges: key start, val length */
     fc_tnode *reserved;            /* cuMemAddressReserve ranges: key start, val length */
     size_t mem_limit;              /* 0: none */
@@ -511,6 +513,8 @@ typedef struct fc_state {
     fc_tnode *streams_by_id;
     uint64_t next_stream_id;
     uint64_t next_seq;
+    uint64_t ops_run;              /* queued ops executed so far: a copy that ran
+                                      none while it waited re-checks nothing */
     LIST_HEAD(, fc_stream) zombie_streams; /* destroyed, work still queued */
     LIST_HEAD(, fc_library) libraries;
     LIST_HEAD(, fc_capture) captures; /* ongoing stream captures (fc_graph.c) */
@@ -528,6 +532,12 @@ typedef struct fc_state {
 } fc_state;
 
 FC_HIDDEN extern fc_state fc_st;
+
+/* Whether addr lies in the device address space (else: host memory). */
+static inline bool fc_mem_is_device(uint64_t addr)
+{
+    return addr >= fc_st.va_base && addr < fc_st.va_end;
+}
 
 static inline void fc_lock(void)
 {
@@ -562,6 +572,7 @@ FC_HIDDEN bool fc_dev_valid(CUdevice dev);
 
 struct fc_alloc {
     fc_tnode node; /* key = base address */
+    fc_alloc *prev, *next; /* the live allocations in address order (fc_mem_link) */
     uint64_t size;   /* requested */
     uint64_t extent; /* size rounded up to FC_GRANULE */
     unsigned char *host;
@@ -634,6 +645,10 @@ FC_HIDDEN CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdevicep
 FC_HIDDEN void fc_mem_release(fc_alloc *a);
 /* The live allocation whose base is exactly addr, or NULL. */
 FC_HIDDEN fc_alloc *fc_mem_find_base(uint64_t addr);
+/* Make a (its node.key set, no other allocation at that base) live, or
+ * no longer live: in fc_st.allocs and in address order. */
+FC_HIDDEN void fc_mem_link(fc_alloc *a);
+FC_HIDDEN void fc_mem_unlink(fc_alloc *a);
 /* Queue a stream-ordered free of the instance buffer_id at ptr on s. */
 FC_HIDDEN CUresult fc_mem_queue_free(fc_stream *s, CUdeviceptr ptr, uint64_t buffer_id);
 /* Execute a queued cuMemFreeAsync. */
@@ -647,8 +662,13 @@ FC_HIDDEN fc_alloc *fc_mem_find(uint64_t addr);
  * CUDA_ERROR_INVALID_VALUE.
  */
 FC_HIDDEN CUresult fc_mem_check(uint64_t addr, size_t n, bool write);
-/* Whether addr lies in the device address space (else: host memory). */
-FC_HIDDEN bool fc_mem_is_device(uint64_t addr);
+/*
+ * fc_mem_check, and, when the range lies in one allocation's own backing
+ * (no cuMemMap mapping), *host = its bytes, to be read or written while
+ * nothing frees it (else NULL): one lookup where a check and an access would
+ * take two.
+ */
+FC_HIDDEN CUresult fc_mem_check_at(uint64_t addr, size_t n, bool write, unsigned char **host);
 /*
  * Access device memory as a kernel does: every byte must be inside the
  * extent of some live allocation (ranges may span adjacent allocations),

@@ -31,6 +31,55 @@ static fc_alloc *as_alloc(fc_tnode *n)
     return (fc_alloc *)n; /* the node is the first member */
 }
 
+/*
+ * The live allocations are a treap by base address (fc_st.allocs) and, the
+ * same ones, a list in address order with a finger: the allocation the last
+ * lookup found.  A lookup at or just after it (the same allocation again, or
+ * the next one: the bands of a batched copy in address order) costs a few
+ * compares instead of a walk down the ~30 levels of 10^5 allocations.
+ */
+void fc_mem_link(fc_alloc *a)
+{
+    fc_alloc *prev = as_alloc(fc_tree_floor(fc_st.allocs, a->node.key));
+    fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
+    a->prev = prev;
+    a->next = prev ? prev->next : fc_st.alloc_first;
+    if (a->next)
+        a->next->prev = a;
+    if (prev)
+        prev->next = a;
+    else
+        fc_st.alloc_first = a;
+}
+
+void fc_mem_unlink(fc_alloc *a)
+{
+    fc_tree_erase(&fc_st.allocs, a->node.key);
+    if (a->prev)
+        a->prev->next = a->next;
+    else
+        fc_st.alloc_first = a->next;
+    if (a->next)
+        a->next->prev = a->prev;
+    a->prev = a->next = NULL;
+    if (fc_st.alloc_finger == a)
+        fc_st.alloc_finger = NULL;
+}
+
+/* The live allocation with the largest base <= addr, or NULL. */
+static fc_alloc *alloc_floor(uint64_t addr)
+{
+    fc_alloc *f = fc_st.alloc_finger;
+    /* f is the floor when addr lies in [f's base, the next one's). */
+    for (int step = 0; step < 2 && f && f->node.key <= addr; step++, f = f->next)
+        if (!f->next || addr < f->next->node.key)
+            return fc_st.alloc_finger = f;
+    f = as_alloc(fc_tree_floor(fc_st.allocs, addr));
+    if (f)
+        fc_st.alloc_finger = f;
+    return f;
+}
+
 CUresult fc_mem_init(void)
 {
     /* The whole device address space, or less where the process may not map
@@ -261,7 +310,7 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
     a->ctx = c;
     a->pool = pool;
     a->node.key = base;
-    fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
+    fc_mem_link(a);
     if (pool)
         fc_pool_account(pool, extent, true);
     *out = (CUdeviceptr)base;
@@ -271,7 +320,7 @@ CUresult fc_mem_alloc(fc_ctx *c, size_t size, fc_pool *pool, CUdeviceptr *out)
 void fc_mem_release(fc_alloc *a)
 {
     uint64_t base = a->node.key;
-    fc_tree_erase(&fc_st.allocs, base);
+    fc_mem_unlink(a);
     if (a->galloc) {
         fc_galloc_discard(a); /* the address range stays the graph's */
         return;
@@ -290,7 +339,7 @@ fc_alloc *fc_mem_find_base(uint64_t addr)
 
 fc_alloc *fc_mem_find(uint64_t addr)
 {
-    fc_alloc *a = as_alloc(fc_tree_floor(fc_st.allocs, addr));
+    fc_alloc *a = alloc_floor(addr);
     return a && addr - a->node.key < a->size ? a : NULL;
 }
 
@@ -302,11 +351,18 @@ static bool allows(const fc_alloc *a, bool write)
     return write ? a->access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE : a->access != CU_MEM_ACCESS_FLAGS_PROT_NONE;
 }
 
-CUresult fc_mem_check(uint64_t addr, size_t n, bool write)
+CUresult fc_mem_check_at(uint64_t addr, size_t n, bool write, unsigned char **host)
 {
     fc_alloc *a = fc_mem_find(addr);
-    if (a && !a->phys)
-        return n <= a->size - (addr - a->node.key) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (host)
+        *host = NULL;
+    if (a && !a->phys) {
+        if (n > a->size - (addr - a->node.key))
+            return CUDA_ERROR_INVALID_VALUE;
+        if (host)
+            *host = a->host + (addr - a->node.key);
+        return CUDA_SUCCESS;
+    }
     /* Mapped memory: on through the mappings that follow, as one range. */
     for (; a && a->phys && allows(a, write); a = fc_mem_find_base(addr)) {
         uint64_t left = a->node.key + a->size - addr;
@@ -318,10 +374,11 @@ CUresult fc_mem_check(uint64_t addr, size_t n, bool write)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
-bool fc_mem_is_device(uint64_t addr)
+CUresult fc_mem_check(uint64_t addr, size_t n, bool write)
 {
-    return addr >= fc_st.va_base && addr < fc_st.va_end;
+    return fc_mem_check_at(addr, n, write, NULL);
 }
+
 
 void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id)
 {
@@ -410,7 +467,7 @@ void fc_galloc_map(fc_alloc *a)
     fc_alloc *old = fc_mem_find_base(a->node.key);
     if (old)
         fc_mem_release(old);
-    fc_tree_insert(&fc_st.allocs, &a->node, fc_rand());
+    fc_mem_link(a);
 }
 
 void fc_galloc_discard(fc_alloc *a)
@@ -450,7 +507,7 @@ static bool walk(uint64_t addr, size_t n, bool write, piece_fn fn, void *arg)
 {
     size_t done = 0;
     while (done < n) {
-        fc_alloc *a = as_alloc(fc_tree_floor(fc_st.allocs, addr));
+        fc_alloc *a = alloc_floor(addr);
         if (!a || addr - a->node.key >= a->extent || !allows(a, write))
             return false;
         uint64_t off = addr - a->node.key;

@@ -291,6 +291,7 @@ static void execute(fc_stream *s, fc_op *op)
 {
     bool ok = true;
     CUresult after = CUDA_SUCCESS;
+    fc_st.ops_run++;
     switch (op->kind) {
     case FC_OP_MARKER:
         if (op->u.marker.record)
@@ -335,6 +336,12 @@ static void execute(fc_stream *s, fc_op *op)
 /* Run, for each target (stream, seq), that stream's ops up to seq. */
 static void run_targets(const fc_dep *targets, size_t ntargets)
 {
+    if (!ntargets) {
+        /* Nothing to run (an idle stream's synchronous copy, each copy of a
+         * batch after the first): no stack to allocate. */
+        reap_zombies();
+        return;
+    }
     size_t n = 0, cap = ntargets + 16;
     fc_dep *stk = malloc(cap * sizeof *stk);
     if (!stk) {
@@ -460,6 +467,10 @@ CUresult fc_sync_for_api(fc_stream *s)
         size_t n = ctx_targets(c, s, &targets);
         run_targets(targets, n);
         free(targets);
+    } else if (!s->tail && !(blocking(s) && c->legacy && c->legacy->tail)) {
+        /* Nothing to wait for (each copy of a batch after the first). */
+        reap_zombies();
+        return c->sticky;
     } else {
         fc_dep targets[2];
         size_t n = 0;

@@ -101,11 +101,15 @@ fc_tnode *fc_tree_find(fc_tnode *t, uint64_t key)
 
 fc_tnode *fc_tree_floor(fc_tnode *t, uint64_t key)
 {
+    /* One compare a level, no early exit on an equal key: right of a node
+     * whose key equals `key` lie only larger keys, so the walk goes left
+     * from there on and `best` stays.  Every band of a batched copy is an
+     * interior address (no key equals it), and this loop runs the ~25 levels
+     * of 10^5 allocations with half the instructions of one that tests for
+     * equality first. */
     fc_tnode *best = NULL;
     while (t) {
-        if (t->key == key)
-            return t;
-        if (t->key < key) {
+        if (t->key <= key) {
             best = t;
             t = t->r;
         } else {

@@ -314,7 +314,7 @@ FC_EXPORT(cuMemMap,
         m->buffer_id = fc_st.next_buffer_id++;
         m->phys = ph;
         m->access = CU_MEM_ACCESS_FLAGS_PROT_NONE; /* "all mappings start with no accessibility" */
-        fc_tree_insert(&fc_st.allocs, &m->node, fc_rand());
+        fc_mem_link(m);
         ph->maps++;
     }
     fc_unlock();
@@ -334,7 +334,7 @@ FC_EXPORT(cuMemUnmap, (CUdeviceptr ptr, size_t size), (ptr, size))
             fc_alloc *m = fc_mem_find_base(at);
             fc_phys *ph = m->phys;
             at += m->size;
-            fc_tree_erase(&fc_st.allocs, m->node.key);
+            fc_mem_unlink(m);
             free(m);
             ph->maps--;
             phys_put(ph);

@@ -2505,6 +2505,166 @@ Test(fakecuda, an_async_copy_to_pageable_memory_is_done_when_it_returns)
     OK(cuMemFreeHost(pinned));
 }
 
+static void *exported(const char *name);
+
+/* cuMemcpyBatchAsync of CUDA 12.8, the form that gives back the failing copy. */
+typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                                size_t *, size_t, size_t *, CUstream);
+
+/* One batch of `n` copies on s, every copy in stream order; *fail: the index given back. */
+static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t n, CUstream s, size_t *fail)
+{
+    static batch_v1_fn v1;
+    CUmemcpyAttributes attr = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    size_t idx = 0;
+    if (!v1)
+        v1 = (batch_v1_fn)exported("cuMemcpyBatchAsync");
+    return v1(dsts, srcs, sizes, n, &attr, &idx, 1, fail, s);
+}
+
+Test(fakecuda, a_batched_copy_reads_bands_of_many_allocations_in_any_order)
+{
+    enum { N = 64, BAND = 16 };
+    static const int orders[3][2] = {{0, 1}, {N - 1, -1}, {5, 17}}; /* start, step (mod N) */
+    CUdeviceptr p[N], dsts[2 * N], srcs[2 * N];
+    size_t sizes[2 * N], fail = 0;
+    unsigned char got[2 * N][BAND];
+    CUstream s;
+    primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < N; i++) {
+        p[i] = alloc(100 + (size_t)i); /* the band: its last 16 bytes, at no alignment */
+        OK(cuMemsetD8_v2(p[i], (unsigned char)i, 100 + (size_t)i));
+    }
+    /* Upwards, downwards, scattered, and each allocation twice running. */
+    for (int o = 0; o < 4; o++) {
+        size_t n = o < 3 ? N : 2 * N;
+        for (size_t k = 0; k < n; k++) {
+            int i = o < 3 ? (int)((orders[o][0] + (int)k * orders[o][1] + N * N) % N) : (int)(k / 2);
+            srcs[k] = p[i] + 100 + (size_t)i - BAND;
+            dsts[k] = (CUdeviceptr)(uintptr_t)got[k];
+            sizes[k] = BAND;
+        }
+        memset(got, 0xee, sizeof(got));
+        OK(batch(dsts, srcs, sizes, n, s, &fail));
+        cr_assert_eq(fail, SIZE_MAX);
+        for (size_t k = 0; k < n; k++) {
+            int i = o < 3 ? (int)((orders[o][0] + (int)k * orders[o][1] + N * N) % N) : (int)(k / 2);
+            for (int b = 0; b < BAND; b++)
+                cr_assert_eq(got[k][b], (unsigned char)i, "order %d, copy %zu, byte %d", o, k, b);
+        }
+    }
+}
+
+Test(fakecuda, a_batched_copy_past_an_allocation_is_invalid_value_at_its_index_and_the_copies_before_it_ran)
+{
+    CUdeviceptr p, q, dsts[3], srcs[3];
+    unsigned char a[8], b[8], c[8];
+    size_t sizes[3] = {8, 8, 8}, fail = 0;
+    CUstream s;
+    primary();
+    p = alloc(64), q = alloc(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8_v2(p, 0x11, 64));
+    OK(cuMemsetD8_v2(q, 0x22, 64));
+    dsts[0] = (CUdeviceptr)(uintptr_t)a, dsts[1] = (CUdeviceptr)(uintptr_t)b, dsts[2] = (CUdeviceptr)(uintptr_t)c;
+    srcs[0] = p + 56, srcs[1] = q + 57, srcs[2] = p; /* the second reads a byte past q's 64 */
+    memset(a, 0, 8), memset(b, 0, 8), memset(c, 0, 8);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, batch(dsts, srcs, sizes, 3, s, &fail));
+    cr_assert_eq(fail, 1);
+    cr_assert_eq(a[7], 0x11);
+    cr_assert_eq(b[0], 0);
+    cr_assert_eq(c[0], 0);
+    /* A copy of no bytes is refused too, at its index. */
+    srcs[1] = q;
+    sizes[1] = 0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, batch(dsts, srcs, sizes, 3, s, &fail));
+    cr_assert_eq(fail, 1);
+    sizes[1] = 8;
+    OK(batch(dsts, srcs, sizes, 3, s, &fail));
+    cr_assert_eq(fail, SIZE_MAX);
+    cr_assert_eq(b[7], 0x22);
+    cr_assert_eq(c[0], 0x11);
+}
+
+Test(fakecuda, a_batched_copys_stream_and_attributes_are_checked_for_no_copy_in_particular)
+{
+    static batch_v1_fn v1;
+    CUdeviceptr p = 0, dsts[2], srcs[2];
+    unsigned char a[8], b[8];
+    size_t sizes[2] = {8, 8}, idx[2] = {0, 1}, fail = 0;
+    CUmemcpyAttributes attrs[2] = {{.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+                                   {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY}};
+    CUstream s;
+    primary();
+    v1 = (batch_v1_fn)exported("cuMemcpyBatchAsync");
+    p = alloc(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    dsts[0] = (CUdeviceptr)(uintptr_t)a, dsts[1] = (CUdeviceptr)(uintptr_t)b;
+    srcs[0] = srcs[1] = p;
+    OK(v1(dsts, srcs, sizes, 2, attrs, idx, 2, &fail, s));
+    cr_assert_eq(fail, SIZE_MAX);
+    /* "Must not be legacy NULL stream." */
+    fail = 0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, v1(dsts, srcs, sizes, 2, attrs, idx, 2, &fail, NULL));
+    cr_assert_eq(fail, SIZE_MAX);
+    /* Attribute indexes rise, and stay below count; each names an order. */
+    idx[1] = 0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, v1(dsts, srcs, sizes, 2, attrs, idx, 2, &fail, s));
+    idx[1] = 2;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, v1(dsts, srcs, sizes, 2, attrs, idx, 2, &fail, s));
+    idx[1] = 1;
+    attrs[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, v1(dsts, srcs, sizes, 2, attrs, idx, 2, &fail, s));
+    cr_assert_eq(fail, SIZE_MAX);
+    /* A stream that is gone is no copy's fault. */
+    attrs[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    OK(cuStreamDestroy_v2(s));
+    fail = 0;
+    cr_assert_neq(v1(dsts, srcs, sizes, 2, attrs, idx, 2, &fail, s), CUDA_SUCCESS);
+    cr_assert_eq(fail, SIZE_MAX);
+}
+
+Test(fakecuda, a_batched_copy_to_pageable_memory_runs_after_the_copies_its_batch_queued_before_it)
+{
+    CUdeviceptr p, dsts[3], srcs[3];
+    unsigned char before[8], after[8], fresh[8];
+    size_t sizes[3] = {8, 8, 8}, fail = 0;
+    CUstream s;
+    primary();
+    p = alloc(8);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8_v2(p, 0x01, 8));
+    memset(fresh, 0x02, 8);
+    /* Read at once; written by a queued (staged) copy; read again: the
+     * second read runs the write first, as stream order says. */
+    dsts[0] = (CUdeviceptr)(uintptr_t)before, srcs[0] = p;
+    dsts[1] = p, srcs[1] = (CUdeviceptr)(uintptr_t)fresh;
+    dsts[2] = (CUdeviceptr)(uintptr_t)after, srcs[2] = p;
+    OK(batch(dsts, srcs, sizes, 3, s, &fail));
+    cr_assert_eq(before[0], 0x01);
+    cr_assert_eq(after[0], 0x02);
+}
+
+Test(fakecuda, a_batched_copy_from_memory_its_stream_frees_first_is_invalid_value)
+{
+    CUdeviceptr p, dst, src;
+    unsigned char got[8] = {0};
+    size_t size = 8, fail = 0;
+    CUstream s;
+    primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemAllocAsync(&p, 64, s));
+    OK(cuMemsetD8Async(p, 0x33, 64, s));
+    OK(cuMemFreeAsync(p, s));
+    /* Live when the batch is called; freed by the stream's work it runs first. */
+    dst = (CUdeviceptr)(uintptr_t)got, src = p + 8;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, batch(&dst, &src, &size, 1, s, &fail));
+    cr_assert_eq(fail, 0);
+    cr_assert_eq(got[0], 0);
+    cr_assert_eq(fakecuda_live_allocations(), 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Pitched allocations                                                       */
 /* ------------------------------------------------------------------------ */
