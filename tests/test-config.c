@@ -35,6 +35,38 @@ Test(config, malformed_numbers_are_refused)
 		cr_assert_eq(v, 7, "\"%s\" wrote a value", bad[i]);
 	}
 	cr_assert_eq(gg_config_parse_u64("18446744073709551616", &v), -ERANGE);
+	cr_assert_eq(gg_config_parse_u64("0x10000000000000000", &v), -ERANGE);
+	cr_assert_eq(v, 7);
+	/* Too big, but not a number at all: that is what is said. */
+	cr_assert_eq(gg_config_parse_u64("99999999999999999999x", &v), -EINVAL);
+	cr_assert_eq(gg_config_parse_u64("0xfffffffffffffffffg", &v), -EINVAL);
+	cr_assert_eq(gg_config_parse_u64("18446744073709551615", &v), 0);
+	cr_assert_eq(v, UINT64_MAX);
+	cr_assert_eq(gg_config_parse_u64("0XfF", &v), 0);
+	cr_assert_eq(v, 255);
+}
+
+/* Names and switches in any case, ASCII: sigusr1, None, TRUE, Off. */
+Test(config, names_and_switches_are_read_in_any_case)
+{
+	struct gg_config c;
+	int s = -1;
+
+	cr_assert_eq(gg_config_parse_signal("sigusr1", &s, NULL), 0);
+	cr_assert_eq(s, SIGUSR1);
+	cr_assert_eq(gg_config_parse_signal("Usr2", &s, NULL), 0);
+	cr_assert_eq(s, SIGUSR2);
+	cr_assert_eq(gg_config_parse_signal("NONE", &s, NULL), 0);
+	cr_assert_eq(s, 0);
+	cr_assert_eq(gg_config_parse_signal("SIG", &s, NULL), -EINVAL);
+	cr_assert_eq(gg_config_parse_signal("SIGUSR", &s, NULL), -EINVAL);
+	cr_assert_eq(gg_config_parse_signal("USR12", &s, NULL), -EINVAL);
+	setenv("GPUGUARD_CHECK_LAUNCHES", "TRUE", 1);
+	setenv("GPUGUARD_CHECK_ON_FREE", "Off", 1);
+	setenv("GPUGUARD_HALT_ON_ERROR", "yES", 1);
+	setenv("GPUGUARD_ALLOW_UNRESOLVED", "onn", 1);
+	gg_config_load(&c);
+	cr_expect(c.check_launches && !c.check_on_free && c.halt_on_error && !c.allow_unresolved);
 }
 
 Test(config, signals_by_name_number_or_none)
@@ -135,6 +167,50 @@ Test(config, bad_values_keep_the_default)
 	cr_assert_eq(c.disable, false);
 	cr_assert_eq(c.redzone, 0);
 	cr_assert_eq(gg_config_disabled_in_env(), false);
+}
+
+/* The environment is read in one pass, as getenv would read each variable:
+ * the first definition counts, and an entry with no '=' is no value. */
+Test(config, the_first_definition_counts_and_a_bare_name_is_no_value)
+{
+	extern char **environ;
+	char *env[] = { "PATH=/bin", "GPUGUARD_REDZONE=32", "GPUGUARD_REDZONE=64",
+			"GPUGUARD_VERBOSITY", "GPUGUARD_REDZNE=16", NULL };
+	struct gg_config_problem p[8];
+	struct gg_config c;
+	unsigned n;
+
+	environ = env;
+	gg_config_load(&c);
+	cr_expect_eq(c.redzone, 32);
+	cr_expect_eq(c.verbosity, 1);
+	n = gg_config_problems(p, 8);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(p[0].name, "GPUGUARD_REDZNE");
+	cr_expect_str_eq(p[0].nearest, "GPUGUARD_REDZONE");
+}
+
+/* Each load starts from the defaults: nothing of an earlier one stays. */
+Test(config, a_second_load_keeps_nothing_of_the_first)
+{
+	struct gg_config c;
+
+	setenv("GPUGUARD_EXITCODE", "3", 1);
+	setenv("GPUGUARD_REDZONE_TRACE_IDX", "7", 1);
+	setenv("GPUGUARD_LOG", "/tmp/x.log", 1);
+	setenv("GPUGUARD_BOUNDARY", "sync:1", 1);
+	gg_config_load(&c);
+	cr_assert(c.exitcode_set && c.trace_idx_set && c.log[0] && c.boundary[0]);
+	unsetenv("GPUGUARD_EXITCODE");
+	unsetenv("GPUGUARD_REDZONE_TRACE_IDX");
+	unsetenv("GPUGUARD_LOG");
+	unsetenv("GPUGUARD_BOUNDARY");
+	gg_config_load(&c);
+	cr_expect(!c.exitcode_set && c.exitcode == 0 && !c.trace_idx_set && c.trace_idx == 0);
+	cr_expect_str_eq(c.log, "");
+	cr_expect_str_eq(c.boundary, "");
+	cr_expect_eq(gg_config_read(), gg_config(), "the shim's set-up reads the process-wide copy");
+	cr_expect_str_eq(gg_config()->log, "");
 }
 
 Test(config, disable_is_read_on_its_own)

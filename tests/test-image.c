@@ -439,6 +439,52 @@ Test(image, a_short_ptx_string_before_an_unmapped_page_is_read_up_to_its_nul)
 	guarded_free(&g);
 }
 
+/* PTX reads the comments before .version a window (256 bytes) at a time:
+ * each comment is read to its end wherever it falls, whatever part of a
+ * window a comment's last bytes (a newline, the two of a C-style close) are
+ * in, from memory and from a file alike; a NUL inside a comment ends the
+ * text, and so does the scan's limit of 64 KiB. */
+Test(image, ptx_comments_end_where_they_end_whatever_window_they_cross)
+{
+	static char ptx[70 * 1024];
+	char path[] = "/tmp/gg-image-XXXXXX";
+	struct gg_image_info info;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	for (size_t pad = 0; pad < 600; pad++) {
+		size_t n = 0;
+
+		n += (size_t)sprintf(ptx + n, "// %*s\n/*%*s* / **", (int)pad, "", (int)(pad / 3), "");
+		memset(ptx + n, '*', pad % 5);
+		n += pad % 5;
+		n += (size_t)sprintf(ptx + n, "*/\n.version 8.0\n.target sm_86\n");
+		cr_assert_eq(gg_image_read(ptx, n, &info), 0, "pad %zu: %s", pad, ptx);
+		cr_expect_str_eq(text_of(&info), "compute_86", "pad %zu", pad);
+		cr_assert_eq(ftruncate(fd, 0), 0);
+		cr_assert_eq(pwrite(fd, ptx, n, 0), (ssize_t)n);
+		cr_assert_eq(gg_image_read_file(path, &info), 0, "pad %zu from its file", pad);
+		cr_expect_str_eq(text_of(&info), "compute_86", "pad %zu from its file", pad);
+	}
+	/* A NUL in a comment, past the first window: the text ends there. */
+	memset(ptx, ' ', 400);
+	memcpy(ptx, "//", 2);
+	ptx[300] = '\0';
+	strcpy(ptx + 400, "\n.version 8.0\n.target sm_86\n");
+	cr_expect_eq(gg_image_read(ptx, 400 + strlen(ptx + 400), &info), -EINVAL);
+	memcpy(ptx, "/*", 2);
+	memcpy(ptx + 398, "*/", 2);
+	cr_expect_eq(gg_image_read(ptx, 400 + strlen(ptx + 400), &info), -EINVAL);
+	ptx[300] = ' ';
+	cr_expect_eq(gg_image_read(ptx, 400 + strlen(ptx + 400), &info), 0);
+	/* Comments past the scan's limit: not a module worth guessing at. */
+	memset(ptx, '/', sizeof(ptx));
+	strcpy(ptx + 66 * 1024, "\n.version 8.0\n.target sm_86\n");
+	cr_expect_eq(gg_image_read(ptx, strlen(ptx), &info), -EINVAL);
+	close(fd);
+	unlink(path);
+}
+
 /* A fatbin of @n SASS entries of archs 10, 11, ... with empty payloads. */
 static size_t synthetic_fatbin(unsigned char *buf, unsigned n)
 {

@@ -1,10 +1,13 @@
 /* The kernels table (driver/kernels.c): a handle's slot and names, and a
  * handle the driver hands out again after its module was unloaded. No driver
- * is loaded here: names come from lookups, or are the handle's address. */
+ * is loaded here: names come from lookups, or are the handle's address.
+ * Also the real functions' bookkeeping (driver/real.c). */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <string.h>
 
 #include "driver/kernels.h"
+#include "driver/real.h"
 
 #define MOD_A ((const void *)0x1000)
 #define MOD_B ((const void *)0x2000)
@@ -81,4 +84,43 @@ Test(kernels, a_second_lookup_of_the_same_kernel_keeps_its_slot)
 	old = gg_kernels_slot(h);
 	gg_kernels_found(h, false, MOD_A, "a.ptx", "same", NULL);
 	cr_expect_eq(gg_kernels_slot(h), old);
+}
+
+/* ---- the real functions (driver/real.c): which object an address is in ---- */
+
+/* A function of libc's own: &strlen may be a sanitizer's interceptor. */
+static void *in_libc(void)
+{
+	void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	void *fn = h ? dlsym(h, "getpid") : NULL;
+
+	cr_assert_not_null(fn);
+	dlclose(h);
+	return fn;
+}
+
+/* Here the shim's code is linked into this test program, which is therefore
+ * "the shim's object"; libc is another. */
+Test(real, an_address_in_the_shims_own_object_is_never_taken_for_the_drivers)
+{
+	void *own = (void *)&gg_real_in_shim, *other = in_libc();
+
+	cr_expect(gg_real_in_shim(own));
+	cr_expect(gg_real_in_shim((const void *)&gg_real_fns[0]), "its data too");
+	cr_expect(!gg_real_in_shim(other));
+	gg_real_note(GG_ID_cuMemAlloc_v2, own);
+	cr_expect_null(atomic_load(&gg_real_fns[GG_ID_cuMemAlloc_v2]));
+	gg_real_note(GG_ID_cuMemAlloc_v2, other);
+	cr_expect_eq(atomic_load(&gg_real_fns[GG_ID_cuMemAlloc_v2]), other);
+}
+
+Test(real, an_objects_name_is_the_file_that_holds_the_address)
+{
+	const char *libc = gg_real_object_name(in_libc());
+
+	cr_assert_not_null(libc);
+	cr_expect(strstr(libc, "libc.so"), "%s", libc);
+	cr_expect_str_eq(gg_real_object_name((const void *)&gg_real_object_name), "",
+			 "the executable is named \"\"");
+	cr_expect_null(gg_real_object_name(NULL));
 }

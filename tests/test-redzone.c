@@ -861,10 +861,46 @@ Test(redzone, coverage_line_is_absent_when_everything_was_guarded)
 void *__real_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 static bool realloc_fails;
+static unsigned realloc_calls;
 
 void *__wrap_realloc(void *p, size_t n)
 {
+	realloc_calls++;
 	return realloc_fails ? NULL : __real_realloc(p, n);
+}
+
+static bool count_zone(void *ctx, struct gg_zone *z)
+{
+	(void)z;
+	++*(unsigned *)ctx;
+	return false;
+}
+
+static void count_run(void *ctx, struct gg_zone *zones, size_t n)
+{
+	(void)zones;
+	*(unsigned *)ctx += (unsigned)n;
+}
+
+/* The exit report of a process that never padded an allocation (red zones
+ * off) reads the registry: it gives no shard its arrays for that, and says
+ * the same footprint as once they have them. */
+Test(redzone, reading_an_unused_registry_gives_it_no_arrays_and_the_same_footprint)
+{
+	uint64_t live = 1, bytes = 1;
+	unsigned walked = 0;
+	size_t before;
+
+	gg_registry_totals(&live, &bytes);
+	gg_registry_foreach(count_zone, NULL, &walked);
+	gg_registry_foreach_run(count_run, &walked);
+	gg_registry_clear_flags_all(GG_ZONE_SCANNING);
+	before = gg_registry_footprint();
+	cr_expect_eq(realloc_calls, 0);
+	cr_expect(live == 0 && bytes == 0 && walked == 0);
+	cr_assert(gg_registry_room());
+	cr_expect_gt(realloc_calls, 0);
+	cr_expect_eq(gg_registry_footprint(), before);
 }
 
 /* A registry that cannot grow (the host is out of memory) records no more

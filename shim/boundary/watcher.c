@@ -163,7 +163,8 @@ int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_event
 	watcher_state.signal = cfg->signal;
 	watcher_state.nafter = ev->nafter;
 	memcpy(watcher_state.after, ev->after, sizeof(watcher_state.after));
-	qsort(watcher_state.after, watcher_state.nafter, sizeof(double), cmp_double);
+	if (watcher_state.nafter > 1) /* else a function for the loader to bind, for nothing */
+		qsort(watcher_state.after, watcher_state.nafter, sizeof(double), cmp_double);
 	watcher_state.next_after = 0;
 	if (!watcher_state.signal && !watcher_state.nafter)
 		return 0; /* nothing to watch: no thread */

@@ -59,7 +59,10 @@ struct runtime {
 };
 
 static struct {
-	/* Written by gg_callsite_configure() during set-up; read-only after. */
+	/* Set-up's lists, kept; what follows up to @unwinds is read from them
+	 * at the first question (configured()), and read-only after. */
+	const char *skip_objects_list, *skip_symbols_list;
+	pthread_once_t config_once;
 	struct gg_globs skip, skip_symbols;
 	void *self_base; /* the shim's load base */
 	void *exe_base;  /* the executable's, as dladdr() gives it */
@@ -81,7 +84,8 @@ static struct {
 #endif
 	pthread_once_t runtime_once; /* reads the executable's symbol table */
 	struct runtime runtime;      /* written once under @runtime_once */
-} callsite_state = { .once = PTHREAD_ONCE_INIT, .runtime_once = PTHREAD_ONCE_INIT };
+} callsite_state = { .config_once = PTHREAD_ONCE_INIT, .once = PTHREAD_ONCE_INIT,
+		    .runtime_once = PTHREAD_ONCE_INIT };
 
 /* The executable is the first object dl_iterate_phdr() reports. */
 static int find_exe(struct dl_phdr_info *info, size_t size, void *ctx)
@@ -100,7 +104,7 @@ static int find_exe(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
-void gg_callsite_configure(const char *skip_objects, const char *skip_symbols)
+static void configure_now(void)
 {
 	Dl_info info;
 	ssize_t n = readlink("/proc/self/exe", callsite_state.exe, sizeof(callsite_state.exe) - 1);
@@ -109,8 +113,26 @@ void gg_callsite_configure(const char *skip_objects, const char *skip_symbols)
 	if (dladdr((void *)&gg_callsite_configure, &info))
 		callsite_state.self_base = info.dli_fbase;
 	dl_iterate_phdr(find_exe, NULL);
-	gg_globs_parse(&callsite_state.skip, skip_objects);
-	gg_globs_parse(&callsite_state.skip_symbols, skip_symbols);
+	/* Never configured (a unit test): nothing is skipped but the shim. */
+	gg_globs_parse(&callsite_state.skip,
+		       callsite_state.skip_objects_list ? callsite_state.skip_objects_list : "");
+	gg_globs_parse(&callsite_state.skip_symbols,
+		       callsite_state.skip_symbols_list ? callsite_state.skip_symbols_list : "");
+}
+
+/* Most processes never ask where a call came from (no failed lookup, no red
+ * zones): set-up only keeps the lists, and the first question reads them
+ * and finds the objects (9 k instructions, and six functions for the
+ * dynamic linker to bind). */
+static void configured(void)
+{
+	pthread_once(&callsite_state.config_once, configure_now);
+}
+
+void gg_callsite_configure(const char *skip_objects, const char *skip_symbols)
+{
+	callsite_state.skip_objects_list = skip_objects;
+	callsite_state.skip_symbols_list = skip_symbols;
 }
 
 static void load_unwinder(void)
@@ -188,6 +210,7 @@ int gg_callsite_skipped(const char *path)
 {
 	const char *base = base_name(path);
 
+	configured();
 	for (int i = 0; i < callsite_state.skip.n; i++)
 		if (fnmatch(callsite_state.skip.item[i], base, 0) == 0)
 			return 1;
@@ -198,6 +221,7 @@ int gg_callsite_in_shim(uintptr_t address)
 {
 	Dl_info info;
 
+	configured();
 	return dladdr((void *)(address - 1), &info) && info.dli_fbase == callsite_state.self_base;
 }
 
@@ -236,6 +260,7 @@ static enum verdict judge(uintptr_t ret)
 	uintptr_t pc = ret - 1;
 	Dl_info info;
 
+	configured();
 	if (!dladdr((void *)pc, &info) || !info.dli_fname)
 		return V_SITE; /* JIT code or the like: the application's own */
 	if (info.dli_fbase == callsite_state.self_base)
@@ -322,6 +347,7 @@ int gg_callsite_describe(uintptr_t address, struct gg_site *site)
 {
 	Dl_info info;
 
+	configured();
 	memset(site, 0, sizeof(*site));
 	site->address = address;
 	site->object = "";

@@ -32,8 +32,10 @@ struct gg_callsite {
 	uintptr_t outer[GG_CALLSITE_OUTER]; /* innermost first */
 };
 
-/* Parse GPUGUARD_SKIP_OBJECTS (comma list of basename globs) and
- * GPUGUARD_SKIP_SYMBOLS (comma list of function name globs). Set-up only. */
+/* GPUGUARD_SKIP_OBJECTS (comma list of basename globs) and
+ * GPUGUARD_SKIP_SYMBOLS (comma list of function name globs), parsed at the
+ * first question asked of this module: the strings are kept, and must stay
+ * (the process-wide configuration's). Set-up only. */
 void gg_callsite_configure(const char *skip_objects, const char *skip_symbols);
 
 /* Return addresses of the current thread's frames, outermost last, starting

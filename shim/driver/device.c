@@ -25,33 +25,46 @@ static const char *const driver_names[DRV_COUNT] = {
 #define ABSENT ((void *)1) /* the driver has no such function: asked once */
 
 static struct {
+	_Atomic(void *) driver;        /* a handle on the driver object: set once from NULL */
 	_Atomic(void *) fn[DRV_COUNT]; /* lock-free: set once from NULL (ABSENT included) */
 } device_state;
 
-/* The driver's @id, found beside a hooked function we already resolved: the
- * first time, every function at once. */
-static __attribute__((noinline)) void *resolve_all(enum driver_id id)
+/* A handle on the driver object, found beside a hooked function we already
+ * resolved; kept for good (real.c pins that object anyway), so the loader
+ * is asked once. */
+static void *driver_handle(void)
+{
+	void *h = atomic_load_explicit(&device_state.driver, memory_order_acquire);
+	void *anchor, *expected = NULL;
+	const char *path;
+
+	if (GG_LIKELY(h))
+		return h;
+	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
+	if (!anchor || !(path = gg_real_object_name(anchor)) ||
+	    !(h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)))
+		return NULL;
+	if (!atomic_compare_exchange_strong(&device_state.driver, &expected, h)) {
+		dlclose(h); /* another thread's is kept */
+		h = expected;
+	}
+	return h;
+}
+
+/* The driver's @id, looked up on its first use only: set-up and a module
+ * load need three of these functions, and each dlsym costs about 800
+ * instructions. One an older driver lacks is remembered absent, not asked
+ * again. */
+static __attribute__((noinline)) void *resolve(enum driver_id id)
 {
 	void *(*real_dlsym)(void *, const char *);
-	void *anchor, *h, *fn, *expected = NULL;
-	Dl_info info;
+	void *h, *fn, *expected = NULL;
 
 	real_dlsym = (void *(*)(void *, const char *))gg_real_dlsym();
-	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
-	if (!anchor || !real_dlsym || !dladdr(anchor, &info) || !info.dli_fname)
+	if (!real_dlsym || !(h = driver_handle()))
 		return NULL;
-	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return NULL;
-	/* Every function at once: the loader (dladdr, dlopen) is asked once, and
-	 * one an older driver lacks is remembered absent, not asked again. */
-	for (int i = 0; i < DRV_COUNT; i++) {
-		void *f = real_dlsym(h, driver_names[i]);
-
-		expected = NULL;
-		(void)atomic_compare_exchange_strong(&device_state.fn[i], &expected, f ? f : ABSENT);
-	}
-	dlclose(h);
+	fn = real_dlsym(h, driver_names[id]);
+	(void)atomic_compare_exchange_strong(&device_state.fn[id], &expected, fn ? fn : ABSENT);
 	fn = atomic_load_explicit(&device_state.fn[id], memory_order_acquire);
 	return fn == ABSENT ? NULL : fn;
 }
@@ -63,7 +76,7 @@ static inline void *lookup(enum driver_id id)
 
 	if (GG_LIKELY(fn))
 		return fn == ABSENT ? NULL : fn;
-	return resolve_all(id);
+	return resolve(id);
 }
 
 #define GG_DRIVER(name, pfn) typedef pfn gg_driver_##name##_fn;

@@ -6,8 +6,10 @@
  * cuGetProcAddress routes saw the driver hand out) is cached for good. */
 #include <dlfcn.h>
 #include <fnmatch.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/gg.h"
@@ -29,9 +31,15 @@ static const char *const hook_names[GG_HOOK_COUNT] = {
 __thread int gg_real_inside __attribute__((tls_model("initial-exec")));
 atomic_ulong gg_real_calls[GG_HOOK_COUNT];
 
+/* The shim's own loadable segments, for gg_real_in_shim(). */
+#define SELF_SEGMENTS 8
+
 static struct {
-	pthread_once_t once;               /* finds self_base */
-	void *self_base;                   /* written once under @once: the shim's load base */
+	pthread_once_t once;               /* finds @self */
+	struct {
+		uintptr_t lo[SELF_SEGMENTS], len[SELF_SEGMENTS];
+		int n;
+	} self;                            /* written once under @once */
 	atomic_bool pinned;                /* the driver object is pinned (RTLD_NODELETE) */
 	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
 	_Atomic(void *) proc_base;         /* driver's load base; set (release) after @proc_addr is built */
@@ -39,12 +47,66 @@ static struct {
 	atomic_uint_fast64_t unmatched;    /* cuGetProcAddress answers no export (lock-free) */
 } real_state = { .once = PTHREAD_ONCE_INIT, .proc_lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Whether @addr lies in a loadable segment of @info's object: what dladdr
+ * means by an address in an object. */
+static bool object_holds(const struct dl_phdr_info *info, uintptr_t addr)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && addr - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+struct object_query {
+	uintptr_t addr;
+	const char *name; /* the object's file name, as dladdr's dli_fname */
+};
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct object_query *q = arg;
+
+	(void)size;
+	if (!object_holds(info, q->addr))
+		return 0;
+	q->name = info->dlpi_name;
+	return 1;
+}
+
+static int note_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (!object_holds(info, (uintptr_t)arg))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && real_state.self.n < SELF_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD) {
+			real_state.self.lo[real_state.self.n] = info->dlpi_addr + ph->p_vaddr;
+			real_state.self.len[real_state.self.n++] = ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
 static void resolve_once(void)
 {
-	Dl_info info;
+	dl_iterate_phdr(note_self, (void *)(uintptr_t)&resolve_once);
+}
 
-	if (dladdr((void *)&resolve_once, &info))
-		real_state.self_base = info.dli_fbase;
+/* The file name of the object holding @addr (NULL if none): dl_iterate_phdr
+ * costs about 150 instructions an object loaded, where dladdr also searches
+ * that object's symbol table for the nearest symbol (about 10 k in the fake
+ * driver, more in NVIDIA's, which exports thousands). */
+const char *gg_real_object_name(const void *addr)
+{
+	struct object_query q = { .addr = (uintptr_t)addr };
+
+	dl_iterate_phdr(find_object, &q);
+	return q.name;
 }
 
 int gg_real_id(const char *name)
@@ -60,12 +122,15 @@ const char *gg_real_name(enum gg_hook_id id)
 	return hook_names[id];
 }
 
+/* A range test against the shim's segments, noted once: every driver
+ * function resolved asks it. */
 bool gg_real_in_shim(const void *addr)
 {
-	Dl_info info;
-
 	pthread_once(&real_state.once, resolve_once);
-	return dladdr(addr, &info) && info.dli_fbase == real_state.self_base;
+	for (int i = 0; i < real_state.self.n; i++)
+		if ((uintptr_t)addr - real_state.self.lo[i] < real_state.self.len[i])
+			return true;
+	return false;
 }
 
 bool gg_real_in_driver(const void *addr)
@@ -84,10 +149,10 @@ bool gg_real_in_driver(const void *addr)
  * never dangle, whatever the application dlclose()s. */
 static void pin(void *fn)
 {
-	Dl_info info;
+	const char *name;
 
-	if (!atomic_exchange(&real_state.pinned, true) && dladdr(fn, &info) && info.dli_fname)
-		(void)dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	if (!atomic_exchange(&real_state.pinned, true) && (name = gg_real_object_name(fn)))
+		(void)dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 void gg_real_note(enum gg_hook_id id, void *fn)

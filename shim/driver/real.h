@@ -51,6 +51,11 @@ const char *gg_real_name(enum gg_hook_id id);
 bool gg_real_in_shim(const void *addr);
 bool gg_real_in_driver(const void *addr);
 
+/* The file name of the loaded object that holds @addr (dladdr's dli_fname,
+ * but "" for the executable), or NULL; valid while that object stays loaded.
+ * Cheaper than dladdr, which also looks for the nearest symbol. */
+const char *gg_real_object_name(const void *addr);
+
 /* The id of @fn, cuGetProcAddress's answer for @symbol, when it is a hooked
  * export of the driver object that holds @gpa (cuGetProcAddress's own
  * address), else -1. A second driver object (a stub beside the real one) gets

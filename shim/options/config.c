@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/gg.h"
 
@@ -81,6 +80,24 @@ static const struct gg_option opts[] = {
 
 #undef F
 
+/* load_into() zeroes only what comes before the first string: the strings
+ * are the struct's tail, one after the other, and nothing else is there. */
+#define STRING_AFTER(field, prev)                                                          \
+	_Static_assert(offsetof(struct gg_config, field) ==                                 \
+			       offsetof(struct gg_config, prev) +                            \
+				       sizeof(((struct gg_config *)0)->prev),                \
+		       #field " must follow " #prev " (config.h: the strings last)")
+STRING_AFTER(summary_json, log);
+STRING_AFTER(metrics, summary_json);
+STRING_AFTER(expected_absent, metrics);
+STRING_AFTER(skip_objects, expected_absent);
+STRING_AFTER(skip_symbols, skip_objects);
+STRING_AFTER(boundary, skip_symbols);
+_Static_assert(sizeof(struct gg_config) - (offsetof(struct gg_config, boundary) + GG_CONFIG_STR_MAX) <
+		       _Alignof(struct gg_config),
+	       "the strings are the last fields (config.h)");
+#undef STRING_AFTER
+
 /* Problems seen by gg_config_load(), handed to start-up once the log is open. */
 struct bad_value {
 	const struct gg_option *o;
@@ -112,28 +129,66 @@ const struct gg_option *gg_config_option(const char *name)
 	return NULL;
 }
 
+/* By hand, not strtoull: only digits pass (strtoull would take a sign,
+ * spaces or a second "0x"), and set-up parses a dozen defaults with it,
+ * where strtoull, strspn and errno are three more functions for the dynamic
+ * linker to bind (about 750 instructions each, once). */
 int gg_config_parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	int base = 10;
+	unsigned base = 10;
+	uint64_t v = 0;
 
 	if (!s || !*s)
 		return -EINVAL;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		s += 2;
+		if (!*s)
+			return -EINVAL;
 	}
-	/* strtoull would accept a sign, spaces or a second "0x": only digits pass. */
-	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, base);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE)
-		return -ERANGE;
+	for (; *s; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		if (v > (UINT64_MAX - d) / base) {
+			/* Too big; but a later byte that is no digit makes it -EINVAL, as before. */
+			while (*++s)
+				if (!((*s >= '0' && *s <= '9') ||
+				      (base == 16 && ((*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))))
+					return -EINVAL;
+			return -ERANGE;
+		}
+		v = v * base + d;
+	}
 	*out = v;
 	return 0;
+}
+
+/* Whether @s is @word in any case, ASCII only (strcasecmp would follow the
+ * locale, and be two more functions for the dynamic linker to bind at
+ * set-up). @n: compare only @word's first @n bytes (SIZE_MAX: all of both). */
+static bool same_word(const char *s, const char *word, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char a = (unsigned char)s[i], b = (unsigned char)word[i];
+
+		if (a >= 'A' && a <= 'Z')
+			a = (unsigned char)(a - 'A' + 'a');
+		if (b >= 'A' && b <= 'Z')
+			b = (unsigned char)(b - 'A' + 'a');
+		if (a != b)
+			return false;
+		if (!a)
+			return true;
+	}
+	return true;
 }
 
 int gg_config_parse_signal(const char *s, int *out, const char **why)
@@ -152,17 +207,17 @@ int gg_config_parse_signal(const char *s, int *out, const char **why)
 	};
 	uint64_t n;
 
-	if (!strcasecmp(s, "none")) {
+	if (same_word(s, "none", SIZE_MAX)) {
 		*out = 0;
 		return 0;
 	}
-	if (!strncasecmp(s, "SIG", 3))
+	if (same_word(s, "SIG", 3))
 		s += 3;
-	if (!strcasecmp(s, "USR1")) {
+	if (same_word(s, "USR1", SIZE_MAX)) {
 		*out = SIGUSR1;
 		return 0;
 	}
-	if (!strcasecmp(s, "USR2")) {
+	if (same_word(s, "USR2", SIZE_MAX)) {
 		*out = SIGUSR2;
 		return 0;
 	}
@@ -189,11 +244,11 @@ static int parse_bool(const char *s, bool *out)
 	static const char *const no[] = { "0", "false", "no", "off" };
 
 	for (size_t i = 0; i < GG_ARRAY_SIZE(yes); i++) {
-		if (!strcasecmp(s, yes[i])) {
+		if (same_word(s, yes[i], SIZE_MAX)) {
 			*out = true;
 			return 0;
 		}
-		if (!strcasecmp(s, no[i])) {
+		if (same_word(s, no[i], SIZE_MAX)) {
 			*out = false;
 			return 0;
 		}
@@ -235,6 +290,8 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, ch
 	int err = 0;
 
 	memset(ev, 0, sizeof(*ev));
+	if (!*list)
+		return 0; /* the default: set-up and the boundaries both ask */
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *arg = strchr(tok, ':');
@@ -412,38 +469,63 @@ static const char *nearest_known(const char *name)
 	return best;
 }
 
-/* Whether the first @len bytes of @name are a variable of the table. */
-static bool known(const char *name, size_t len)
+/* The option whose name is the first @len bytes of @name, or -1. */
+static int option_index(const char *name, size_t len)
 {
 	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++)
-		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
-			return true;
-	return false;
+		if (!strncmp(opts[i].name, name, len) && !opts[i].name[len])
+			return (int)i;
+	return -1;
 }
 
-/* A misspelt GPUGUARD_REDZNE=64 must not silently turn the red zones off. */
-static void note_unknown(void)
+/* One pass over the environment (a getenv per option walked it twenty
+ * times): @value[i] becomes opts[i]'s value, the first definition as getenv
+ * finds it, and GPUGUARD_* names the table lacks are noted, so a misspelt
+ * GPUGUARD_REDZNE=64 does not silently turn the red zones off. */
+static void read_environ(const char *value[])
 {
 	config_state.nunknown = 0;
-	for (char **e = environ; e && *e && config_state.nunknown < MAX_UNKNOWN; e++) {
-		size_t len = strcspn(*e, "=");
+	for (char **e = environ; e && *e; e++) {
+		size_t len;
+		int i;
 
-		if (strncmp(*e, "GPUGUARD_", 9) || known(*e, len))
+		if (strncmp(*e, "GPUGUARD_", 9))
 			continue;
-		snprintf(config_state.unknown[config_state.nunknown++], sizeof(config_state.unknown[0]),
-			 "%.*s", (int)(len < 63 ? len : 63), *e);
+		len = strcspn(*e, "=");
+		if ((i = option_index(*e, len)) >= 0) {
+			if (!value[i] && (*e)[len] == '=')
+				value[i] = *e + len + 1;
+		} else if (config_state.nunknown < MAX_UNKNOWN) {
+			snprintf(config_state.unknown[config_state.nunknown++],
+				 sizeof(config_state.unknown[0]), "%.*s", (int)(len < 63 ? len : 63), *e);
+		}
 	}
 }
 
-void gg_config_load(struct gg_config *cfg)
+/* Whether option @o's field is one of the strings, which come last. */
+static bool is_string(const struct gg_option *o)
 {
-	memset(cfg, 0, sizeof(*cfg));
+	return o->kind == OPT_PATH || o->kind == OPT_STR || o->kind == OPT_BOUNDARY;
+}
+
+/* Into @cfg, whose fields before the strings are zeroed and whose strings
+ * are each given their value or default (every string option has one): a
+ * memset of the whole struct, 19 k, would be paid at every process's
+ * set-up. */
+static void load_into(struct gg_config *cfg)
+{
+	const char *value[GG_ARRAY_SIZE(opts)] = { NULL };
+
+	memset(cfg, 0, offsetof(struct gg_config, log));
 	config_state.nbad = 0;
+	read_environ(value);
 	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++) {
 		const struct gg_option *o = &opts[i];
 		const char *why = NULL;
-		const char *s = getenv(o->name);
+		const char *s = value[i];
 
+		if (is_string(o))
+			((char *)cfg + o->off)[0] = '\0';
 		if (o->def)
 			(void)parse_one(o, o->def, cfg, &why);
 		if (!s)
@@ -457,8 +539,17 @@ void gg_config_load(struct gg_config *cfg)
 			b->why = why;
 		}
 	}
-	note_unknown();
-	config_state.cfg = *cfg;
+}
+
+const struct gg_config *gg_config_read(void)
+{
+	load_into(&config_state.cfg);
+	return &config_state.cfg;
+}
+
+void gg_config_load(struct gg_config *cfg)
+{
+	*cfg = *gg_config_read();
 }
 
 unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap)

@@ -27,20 +27,16 @@
 	"cuda[A-Z]*,_Z[0-9]cuda[A-Z]*,_Z[0-9][0-9]cuda[A-Z]*,*__cuda*,*__nv_*,"             \
 	"*__device_stub_*,libcudart_static_*,_ZN6cudart*"
 
+/* The strings last: a load zeroes the fields before them and gives each
+ * string its value or default, never touching the rest of the 19 k
+ * (config.c, "scalars"). */
 struct gg_config {
 	bool disable;
-	char log[PATH_MAX];                 /* "" = stderr */
 	int verbosity;                      /* 0, 1 or 2 */
-	char summary_json[PATH_MAX];        /* "" = none */
-	char metrics[PATH_MAX];             /* "" = none */
 	bool exitcode_set;
 	int exitcode;
 	bool halt_on_error;
 	bool allow_unresolved;
-	char expected_absent[PATH_MAX];     /* "" = none */
-	char skip_objects[GG_CONFIG_STR_MAX];
-	char skip_symbols[GG_CONFIG_STR_MAX];
-	char boundary[GG_CONFIG_STR_MAX];   /* raw list; parsed by the boundary code */
 	int signal;                         /* 0 = none */
 	uint64_t redzone;                   /* bytes, a multiple of 16 */
 	uint64_t redzone_min_idx;
@@ -51,6 +47,13 @@ struct gg_config {
 	uint64_t poison_lo, poison_hi;      /* [lo, hi) */
 	bool check_on_free;
 	bool check_launches;
+	char log[PATH_MAX];                 /* "" = stderr; the first string */
+	char summary_json[PATH_MAX];        /* "" = none */
+	char metrics[PATH_MAX];             /* "" = none */
+	char expected_absent[PATH_MAX];     /* "" = none */
+	char skip_objects[GG_CONFIG_STR_MAX];
+	char skip_symbols[GG_CONFIG_STR_MAX];
+	char boundary[GG_CONFIG_STR_MAX];   /* raw list; parsed by the boundary code */
 };
 
 /* One variable of the table. */
@@ -95,6 +98,10 @@ bool gg_config_disabled_in_env(void);
 /* Fill @cfg from the environment; values it cannot use keep their default
  * and are kept, with the unknown variables, for gg_config_problems(). */
 void gg_config_load(struct gg_config *cfg);
+
+/* The same into the process-wide configuration, which it returns (what
+ * gg_config() gives after): the shim's set-up, with no copy of it. */
+const struct gg_config *gg_config_read(void);
 
 /* The problems of the last gg_config_load(): up to @cap into @out; how many. */
 unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap);

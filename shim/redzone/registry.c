@@ -25,6 +25,8 @@ _Static_assert(sizeof(struct gg_zone) == 64, "a zone is 64 bytes");
 
 #define SHARDS 64
 #define FREE_END UINT32_MAX
+#define FIRST_ZONES 16 /* a shard's first arrays */
+#define FIRST_TABLE 32
 #define FOREACH_RUN 64 /* zones walked under one hold of a shard lock */
 
 struct shard {
@@ -42,6 +44,7 @@ struct shard {
 
 static struct {
 	pthread_once_t once;       /* gives every shard its first arrays */
+	atomic_bool ready;         /* set (release) once @once has run */
 	atomic_int tight_shards;   /* shards that could not grow ahead */
 	struct shard shard[SHARDS];
 } registry_state = { .once = PTHREAD_ONCE_INIT };
@@ -63,7 +66,7 @@ static struct shard *shard_of(uint64_t ptr)
 static int grow_ahead(struct shard *s)
 {
 	if (s->free_head == FREE_END && s->used == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		uint32_t cap = s->cap ? s->cap * 2 : FIRST_ZONES;
 		struct gg_zone *z = realloc(s->zones, (size_t)cap * sizeof(*z));
 
 		if (!z || cap < s->cap)
@@ -72,7 +75,7 @@ static int grow_ahead(struct shard *s)
 		s->cap = cap;
 	}
 	if ((uint64_t)(s->live + 1) * 4 > (uint64_t)s->table_cap * 3) {
-		uint32_t cap = s->table_cap ? s->table_cap * 2 : 32;
+		uint32_t cap = s->table_cap ? s->table_cap * 2 : FIRST_TABLE;
 		uint32_t *t = calloc(cap, sizeof(*t));
 
 		if (!t || cap < s->table_cap) {
@@ -114,11 +117,21 @@ static void init_shards(void)
 		s->free_head = FREE_END;
 		note_tight(s, grow_ahead(s) != 0);
 	}
+	atomic_store_explicit(&registry_state.ready, true, memory_order_release);
 }
 
 static void ensure_init(void)
 {
 	pthread_once(&registry_state.once, init_shards);
+}
+
+/* Whether any zone may have been recorded: the readers below (scans, totals,
+ * the footprint) leave the shards alone before then, so a process that
+ * never padded an allocation (red zones off) does not give 64 shards their
+ * arrays at exit only to count that they are empty (55 k instructions). */
+static bool in_use(void)
+{
+	return atomic_load_explicit(&registry_state.ready, memory_order_acquire);
 }
 
 bool gg_registry_room(void)
@@ -350,7 +363,8 @@ int gg_registry_hold(uint64_t ptr, struct gg_zone *out)
 void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
 			 void *ctx)
 {
-	ensure_init();
+	if (!in_use())
+		return;
 	for (int k = 0; k < SHARDS; k++) {
 		struct shard *s = &registry_state.shard[k];
 
@@ -384,7 +398,8 @@ void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)
  * never move, so the walk survives the lock being let go between runs. */
 void gg_registry_foreach_run(void (*fn)(void *ctx, struct gg_zone *zones, size_t n), void *ctx)
 {
-	ensure_init();
+	if (!in_use())
+		return;
 	for (int k = 0; k < SHARDS; k++) {
 		struct shard *s = &registry_state.shard[k];
 
@@ -405,7 +420,8 @@ void gg_registry_foreach_run(void (*fn)(void *ctx, struct gg_zone *zones, size_t
 
 void gg_registry_clear_flags_all(uint8_t flags)
 {
-	ensure_init();
+	if (!in_use())
+		return;
 	for (int k = 0; k < SHARDS; k++) {
 		struct shard *s = &registry_state.shard[k];
 
@@ -426,7 +442,8 @@ void gg_registry_clear_flags_all(uint8_t flags)
 void gg_registry_totals(uint64_t *live, uint64_t *user_bytes)
 {
 	*live = *user_bytes = 0;
-	ensure_init();
+	if (!in_use())
+		return;
 	for (int k = 0; k < SHARDS; k++) {
 		struct shard *s = &registry_state.shard[k];
 
@@ -441,7 +458,11 @@ size_t gg_registry_footprint(void)
 {
 	size_t bytes = sizeof(registry_state);
 
-	ensure_init();
+	/* Before first use, what first use gives every shard: the figure does
+	 * not depend on whether anything asked for the arrays yet. */
+	if (!in_use())
+		return bytes + SHARDS * (FIRST_ZONES * sizeof(struct gg_zone) +
+					 FIRST_TABLE * sizeof(uint32_t));
 	for (int k = 0; k < SHARDS; k++) {
 		struct shard *s = &registry_state.shard[k];
 

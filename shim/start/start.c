@@ -38,7 +38,7 @@ static struct {
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
 	pthread_once_t idle_once;  /* reads the configuration: @cfg, then @idle_hooks */
-	struct gg_config cfg;      /* written once under @idle_once; read-only after */
+	const struct gg_config *cfg; /* set once under @idle_once (gg_config()'s); read-only */
 	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written under @idle_once */
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
 		 .idle_once = PTHREAD_ONCE_INIT };
@@ -195,10 +195,10 @@ static void load_config(void)
 		shim_state.idle_hooks = ~UINT64_C(0);
 		return;
 	}
-	gg_config_load(&shim_state.cfg);
+	shim_state.cfg = gg_config_read();
 	memset(&ev, 0, sizeof(ev));
-	(void)gg_config_parse_boundary(shim_state.cfg.boundary, &ev, bad, sizeof(bad));
-	shim_state.idle_hooks = idle_hooks(&shim_state.cfg, &ev);
+	(void)gg_config_parse_boundary(shim_state.cfg->boundary, &ev, bad, sizeof(bad));
+	shim_state.idle_hooks = idle_hooks(shim_state.cfg, &ev);
 }
 
 bool gg_start_hook_idle(int id)
@@ -209,13 +209,14 @@ bool gg_start_hook_idle(int id)
 
 static void setup(void)
 {
-	const struct gg_config *cfg = &shim_state.cfg;
+	const struct gg_config *cfg;
 
 	if (gg_start_disabled()) {
 		atomic_store_explicit(&gg_start_mode, GG_MODE_DISABLED, memory_order_release);
 		return;
 	}
 	pthread_once(&shim_state.idle_once, load_config);
+	cfg = shim_state.cfg;
 	gg_report_open(cfg);
 	report_config_problems();
 	gg_report_check_files(cfg);
