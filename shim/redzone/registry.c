@@ -418,25 +418,18 @@ void gg_registry_foreach_run(void (*fn)(void *ctx, struct gg_zone *zones, size_t
 	}
 }
 
+/* A free slot's flags are nobody's: cleared with the rest. */
+static void clear_run(void *ctx, struct gg_zone *zones, size_t n)
+{
+	uint8_t keep = (uint8_t)~*(const uint8_t *)ctx;
+
+	for (size_t i = 0; i < n; i++)
+		zones[i].flags &= keep;
+}
+
 void gg_registry_clear_flags_all(uint8_t flags)
 {
-	if (!in_use())
-		return;
-	for (int k = 0; k < SHARDS; k++) {
-		struct shard *s = &registry_state.shard[k];
-
-		for (uint32_t idx = 0;;) {
-			pthread_mutex_lock(&s->lock);
-			if (idx >= s->used) {
-				pthread_mutex_unlock(&s->lock);
-				break;
-			}
-			/* A free slot's flags are nobody's: cleared with the rest. */
-			for (uint32_t end = idx + FOREACH_RUN; idx < end && idx < s->used; idx++)
-				s->zones[idx].flags &= (uint8_t)~flags;
-			pthread_mutex_unlock(&s->lock);
-		}
-	}
+	gg_registry_foreach_run(clear_run, &flags);
 }
 
 void gg_registry_totals(uint64_t *live, uint64_t *user_bytes)
