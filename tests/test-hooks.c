@@ -497,7 +497,7 @@ static void assert_each_entry_passes_to_its_own(const char *how)
 		rc = entry(0x5151 + id, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
 		cr_assert_eq(probed, id, "%s: %s reached %s", how, gg_real_name((enum gg_hook_id)id),
 			     probed < 0 ? "nothing" : gg_real_name((enum gg_hook_id)probed));
-		cr_assert_eq(rc, 1000 + id, "%s: %s's answer was not handed back", how,
+		cr_assert_eq((int)rc, 1000 + id, "%s: %s's answer was not handed back", how,
 			     gg_real_name((enum gg_hook_id)id));
 		if (id != GG_ID_cuCtxSynchronize) /* the one without arguments */
 			cr_assert_eq(probed_first, 0x5151 + id, "%s: %s's first argument moved", how,

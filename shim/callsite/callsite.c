@@ -104,6 +104,8 @@ static int find_exe(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
+/* At the first question, not at set-up: a process that chroots or gives up
+ * /proc before it gets its executable named as dladdr names it (argv[0]). */
 static void configure_now(void)
 {
 	Dl_info info;

@@ -41,7 +41,8 @@ static void *driver_handle(void)
 	if (GG_LIKELY(h))
 		return h;
 	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
-	if (!anchor || !(path = gg_real_object_name(anchor)) ||
+	/* "" is the executable: dlopen would answer with the global scope. */
+	if (!anchor || !(path = gg_real_object_name(anchor)) || !*path ||
 	    !(h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)))
 		return NULL;
 	if (!atomic_compare_exchange_strong(&device_state.driver, &expected, h)) {

@@ -26,7 +26,8 @@ int gg_device_stream_create(void *ctx, void **stream);
 int gg_device_stream_destroy(void *ctx, void *stream);
 
 /* Set @n bytes at @ptr to @value on @stream, in @ctx (NULL: the current
- * context, which is @stream's); with @wait, return only when it is done. */
+ * context, which is @stream's, here and in gg_device_event_after); with
+ * @wait, return only when it is done. */
 int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t n, bool wait);
 
 /* Copy @n bytes at @ptr to @dst after the work queued on @stream (NULL: the

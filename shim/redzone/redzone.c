@@ -392,7 +392,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		 * there; the event tells scans when it is done. */
 		z.flags = GG_ZONE_ASYNC;
 		if (gg_device_fill(NULL, stream, ptr + bytes, z.expected, pad, false) ||
-		    gg_device_event_after(s->ctx, stream, &event))
+		    gg_device_event_after(NULL, stream, &event))
 			z.flags |= GG_ZONE_UNFILLED;
 		else
 			z.flags |= GG_ZONE_PENDING;
@@ -854,9 +854,11 @@ static void batch_order(struct batch *b, uint32_t *order, uint64_t *scratch)
 		for (uint64_t j = 0; j <= span; j++)
 			if (slot[j] != NO_SLOT)
 				order[k++] = slot[j];
-		return;
+		if (k == b->n)
+			return;
+		/* Two zones with one index (never made so): every zone by qsort. */
 	}
-	if (b->mixed || span >> 32) {
+	if (b->mixed || span >> 32 || span < 4 * (uint64_t)b->n) {
 		qsort(b->zones, b->n, sizeof(*b->zones), by_ctx_then_index);
 		for (size_t i = 0; i < b->n; i++)
 			order[i] = (uint32_t)i;
