@@ -30,6 +30,7 @@ static const char *const hook_names[GG_HOOK_COUNT] = {
 
 __thread int gg_real_inside __attribute__((tls_model("initial-exec")));
 atomic_ulong gg_real_calls[GG_HOOK_COUNT];
+bool gg_real_counting;
 
 /* The shim's own loadable segments, for gg_real_in_shim(). */
 #define SELF_SEGMENTS 8

@@ -77,8 +77,11 @@ const char *gg_real_result_name(CUresult rc);
  * call's path. */
 extern __thread int gg_real_inside __attribute__((tls_model("initial-exec")));
 
-/* Calls of each hooked entry point (lock-free). */
+/* Calls of each hooked entry point (lock-free), counted only when
+ * @gg_real_counting (verbosity 2, whose exit line is their only reader: one
+ * shared counter a call is a cache line every thread writes). Set at set-up. */
 extern atomic_ulong gg_real_calls[GG_HOOK_COUNT];
+extern bool gg_real_counting;
 
 /* At exit (verbosity 2): the per-entry-point call counts. A forked child
  * forgets its parent's, and its locks start free. */

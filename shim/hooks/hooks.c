@@ -24,7 +24,8 @@ static inline bool enter(enum gg_hook_id id)
 	if (!gg_start_ready() || GG_UNLIKELY(gg_real_inside))
 		return false;
 	gg_real_inside = 1;
-	atomic_fetch_add_explicit(&gg_real_calls[id], 1, memory_order_relaxed);
+	if (GG_UNLIKELY(gg_real_counting))
+		atomic_fetch_add_explicit(&gg_real_calls[id], 1, memory_order_relaxed);
 	return true;
 }
 

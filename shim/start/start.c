@@ -226,6 +226,7 @@ static void setup(void)
 	gg_boundary_configure(cfg);
 	shim_state.exitcode_set = cfg->exitcode_set;
 	shim_state.exitcode = cfg->exitcode;
+	gg_real_counting = cfg->verbosity >= 2; /* before the mode says ACTIVE */
 	shim_state.pid = getpid();
 	shim_state.own = true;
 	find_real_exits();
