@@ -64,7 +64,6 @@ static struct {
 	const char *skip_objects_list, *skip_symbols_list;
 	pthread_once_t config_once;
 	struct gg_globs skip, skip_symbols;
-	void *self_base; /* the shim's load base */
 	void *exe_base;  /* the executable's, as dladdr() gives it */
 	uintptr_t exe_bias; /* its symbols' values + this = their addresses */
 	char exe[PATH_MAX]; /* the executable's full path; dladdr gives argv[0] */
@@ -108,12 +107,9 @@ static int find_exe(struct dl_phdr_info *info, size_t size, void *ctx)
  * /proc before it gets its executable named as dladdr names it (argv[0]). */
 static void configure_now(void)
 {
-	Dl_info info;
 	ssize_t n = readlink("/proc/self/exe", callsite_state.exe, sizeof(callsite_state.exe) - 1);
 
 	callsite_state.exe[n > 0 ? n : 0] = '\0';
-	if (dladdr((void *)&gg_callsite_configure, &info))
-		callsite_state.self_base = info.dli_fbase;
 	dl_iterate_phdr(find_exe, NULL);
 	/* Never configured (a unit test): nothing is skipped but the shim. */
 	gg_globs_parse(&callsite_state.skip,
@@ -219,14 +215,6 @@ int gg_callsite_skipped(const char *path)
 	return 0;
 }
 
-int gg_callsite_in_shim(uintptr_t address)
-{
-	Dl_info info;
-
-	configured();
-	return dladdr((void *)(address - 1), &info) && info.dli_fbase == callsite_state.self_base;
-}
-
 /* ---- the runtime's functions in the executable ---- */
 
 static void load_runtime(void)
@@ -249,8 +237,7 @@ static void load_runtime(void)
 enum verdict { V_SITE = 1, V_SKIP, V_SITE_IN_RUNTIME };
 
 /* The verdicts of return addresses seen, so a site seen again costs no
- * dladdr (which walks every loaded object): direct-mapped, lock-free, one
- * word an entry (the address above two bits of verdict; 0 is empty). An
+ * dladdr (which walks every loaded object): lock-free, one word an entry (the address above two bits of verdict; 0 is empty). An
  * object unloaded and another mapped at its addresses could leave a stale
  * verdict, which names a wrong frame, never a wrong finding. */
 #define VERDICTS 4096
@@ -263,10 +250,10 @@ static enum verdict judge(uintptr_t ret)
 	Dl_info info;
 
 	configured();
+	if (gg_real_in_shim((const void *)pc))
+		return V_SKIP; /* the shim's own frames are never a call site */
 	if (!dladdr((void *)pc, &info) || !info.dli_fname)
 		return V_SITE; /* JIT code or the like: the application's own */
-	if (info.dli_fbase == callsite_state.self_base)
-		return V_SKIP; /* the shim's own frames are never a call site */
 	if (gg_callsite_skipped(info.dli_fname))
 		return V_SKIP;
 	if (info.dli_fbase == callsite_state.exe_base && callsite_state.skip_symbols.n) {
@@ -396,9 +383,9 @@ int gg_callsite_stack(struct gg_site *frames, int max)
 
 	for (int i = 0; i < n && kept < max; i++) {
 		/* The shim's own frames say nothing about the application. */
-		if (gg_callsite_describe(pcs[i], &frames[kept]) == 0 && gg_callsite_in_shim(pcs[i]))
+		if (gg_real_in_shim((const void *)(pcs[i] - 1)))
 			continue;
-		kept++;
+		gg_callsite_describe(pcs[i], &frames[kept++]);
 	}
 	return kept;
 }

@@ -93,9 +93,6 @@ bool gg_callsite_same(const struct gg_callsite *a, const struct gg_callsite *b);
 /* Fork: the child's interning table holds no half-written slot. */
 void gg_callsite_atfork_child(void);
 
-/* Whether @address lies in the shim itself. */
-int gg_callsite_in_shim(uintptr_t address);
-
 /* Whether @path's basename matches one of the skip globs. */
 int gg_callsite_skipped(const char *path);
 

@@ -222,11 +222,11 @@ static bool legacy_capturing(void)
 
 int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 {
-	CUcontext cur = NULL;
+	void *cur = NULL;
 	int err;
 
 	/* Read in its own context, as a free usually is: one call, not two. */
-	if (ctx && !CALL(cuCtxGetCurrent, (&cur)) && (void *)cur == ctx)
+	if (ctx && !gg_device_context(&cur) && cur == ctx)
 		ctx = NULL;
 	err = push(ctx);
 
