@@ -418,6 +418,34 @@ Test(hooks, log_goes_to_the_file_named_with_pid)
 	gg_run_free(&r);
 }
 
+/* A log named as the program's own stdout would mix gpuguard's lines into
+ * it (SPEC §6: never there): they go to stderr, with why. /dev/null, where
+ * nothing lands, is still a log. (/proc/self/fd/1, not /dev/stdout: a
+ * machine without that link would get a file of that name created.) */
+Test(hooks, a_log_that_is_the_programs_stdout_goes_to_stderr)
+{
+	static const char *const logs[] = { "GPUGUARD_LOG=/proc/self/fd/1" };
+	struct gg_run r, plain;
+
+	gg_run(&plain, GG_RUN_FAKE, NULL, (const char *[]){ APP("app-direct"), GG_PTX, NULL });
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ logs[i], "GPUGUARD_VERBOSITY=2", NULL },
+		       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+		cr_assert_str_eq(r.out, plain.out, "%s: stdout changed", logs[i]);
+		cr_assert_eq(gg_count_lines(r.err, "it is the program's stdout, where gpuguard never "
+						   "writes; logging to stderr"), 1, "%s", r.err);
+		cr_assert_eq(gg_count_lines(r.err, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1,
+			     "%s", r.err);
+		gg_run_free(&r);
+	}
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ "GPUGUARD_LOG=/dev/null", NULL },
+	       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
+	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 0, "%s", r.err);
+	gg_run_free(&r);
+	gg_run_free(&plain);
+}
+
 /* A cuGetProcAddress answer for a hooked name that is no driver export: the
  * calls through it are not seen, which is counted and said once (SPEC §4). */
 Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_once)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options/config.h"
@@ -34,6 +35,20 @@ static struct {
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
 } report_state = { .fd = 2, .verbosity = 1 };
 
+#define LOG_IS_STDOUT 1 /* open_log()'s *err for a file that is the program's stdout */
+
+/* Whether writing to @fd lands in what the program writes to its stdout
+ * (/dev/stdout, /proc/self/fd/1, the file stdout was redirected to); a sink
+ * such as /dev/null, where nothing lands, is no stdout. */
+static bool is_stdout(int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino && (!S_ISCHR(a.st_mode) || isatty(fd));
+}
+
+/* The log file of @pattern; never the program's stdout (SPEC §6). */
 static int open_log(const char *pattern, int *err)
 {
 	char path[PATH_MAX];
@@ -44,6 +59,11 @@ static int open_log(const char *pattern, int *err)
 		return -1;
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	*err = fd < 0 ? -errno : 0;
+	if (fd >= 0 && is_stdout(fd)) {
+		close(fd);
+		*err = LOG_IS_STDOUT;
+		return -1;
+	}
 	return fd;
 }
 
@@ -173,7 +193,10 @@ void gg_report_open(const struct gg_config *cfg)
 	int fd = open_log(cfg->log, &err);
 
 	if (fd < 0) {
-		if (!unusable(cfg->log, why, sizeof(why)))
+		if (err == LOG_IS_STDOUT)
+			snprintf(why, sizeof(why), "it is the program's stdout, where gpuguard never "
+						   "writes");
+		else if (!unusable(cfg->log, why, sizeof(why)))
 			snprintf(why, sizeof(why), "%s", strerror(-err));
 		gg_report_error("GPUGUARD_LOG=\"%s\": %s; logging to stderr",
 				printable(cfg->log, shown, sizeof(shown)), why);
