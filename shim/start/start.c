@@ -232,9 +232,7 @@ static void setup(void)
 	gg_fatal_last_words(gg_figures_write_files);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
-	if (gg_watcher_start(cfg, gg_boundary_events()))
-		gg_report_error("cannot start the boundary watcher (GPUGUARD_SIGNAL, after:); those "
-				"boundaries will not run");
+	gg_watcher_start(cfg, gg_boundary_events()); /* says itself what it could not do */
 	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 }
 
@@ -249,10 +247,7 @@ bool gg_start_active(void)
 			shim_state.pid = getpid();
 			shim_state.own = true;
 			gg_report_atfork_child();
-			if (gg_watcher_restart_in_child())
-				gg_report_error("cannot start the boundary watcher in this forked "
-						"process (GPUGUARD_SIGNAL, after:); those boundaries "
-						"will not run");
+			gg_watcher_restart_in_child(); /* says itself what it could not do */
 		}
 		atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 		return true;
