@@ -383,7 +383,7 @@ Test(cli, run_refuses_the_signals_the_c_library_keeps)
 	cr_expect_neq(strstr(r.err, "the C library keeps it for its own threads"), NULL, "%s", r.err);
 	gg_run_free(&r);
 	for (int sig = 34; sig <= 64; sig += 30) {
-		char arg[8];
+		char arg[16];
 
 		snprintf(arg, sizeof(arg), "%d", sig);
 		cli(&r, NULL, (const char *[]){ GG_CLI, "--signal", arg, "--", "/bin/true", NULL });

@@ -94,7 +94,7 @@ Test(config, signals_by_name_number_or_none)
 Test(config, the_c_librarys_own_signals_are_refused)
 {
 	const char *why = NULL;
-	char text[8];
+	char text[16];
 	int s = -1;
 
 	for (int sig = 32; sig < SIGRTMIN; sig++) {
