@@ -108,7 +108,7 @@ static void name_watcher(void)
 /* Whether the program replaced our handler since: if so, from now on the
  * signal is the program's alone. The name changes before the WARN, so a
  * scan that reads the name after the WARN sends nothing. Never installs
- * ours again: the program's handler stays (SPEC §5). */
+ * ours again: the program's handler stays. */
 static void check_handler(void)
 {
 	if (!watcher_state.installed || watcher_state.lost || ours_in_place())
