@@ -641,21 +641,84 @@ Test(audit, launch_boundaries_past_64_fire_at_their_own_launches_only)
 	gg_app_run_free(&a);
 }
 
+/* Each bad item, as bad_items() hears of it: "item: why; ". */
+static void note_bad(void *arg, const char *item, const char *why)
+{
+	char *text = arg;
+	size_t n = strlen(text);
+
+	snprintf(text + n, 512 - n, "%s: %s; ", item, why);
+}
+
 Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
 {
 	struct gg_boundary_events ev;
-	char bad[64] = "";
+	char bad[512] = "";
 
-	cr_assert_eq(gg_config_parse_boundary("launch:3,sync:2,after:0.5", &ev, bad, sizeof(bad)), 0);
+	cr_assert_eq(gg_config_parse_boundary("launch:3,sync:2,after:0.5", &ev, note_bad, bad), 0);
+	cr_assert_str_eq(bad, "");
 	cr_assert(ev.nlaunch == 1 && ev.launch[0] == 3);
 	cr_assert(ev.nsync == 1 && ev.sync[0] == 2);
 	cr_assert(ev.nafter == 1 && ev.after[0] == 0.5);
-	cr_assert_eq(gg_config_parse_boundary("launch:x,sync:0x10,launch:0", &ev, bad, sizeof(bad)),
+	cr_assert_eq(gg_config_parse_boundary("launch:x,sync:0x10,launch:0", &ev, note_bad, bad),
 		     -EINVAL);
-	cr_assert_str_eq(bad, "launch:x");
+	cr_assert_str_eq(bad, "launch:x: N must be a number, 1 or more; "
+			      "launch:0: N must be a number, 1 or more; ");
 	cr_assert(ev.nlaunch == 0 && ev.nsync == 1 && ev.sync[0] == 16);
-	cr_assert_eq(gg_config_parse_boundary("seal", &ev, bad, sizeof(bad)), -EINVAL);
-	cr_assert_str_eq(bad, "seal");
+	bad[0] = '\0';
+	cr_assert_eq(gg_config_parse_boundary("seal", &ev, note_bad, bad), -EINVAL);
+	cr_assert_str_eq(bad, "seal: not an event; ");
+	cr_assert_eq(gg_config_parse_boundary("seal", &ev, NULL, NULL), -EINVAL);
+}
+
+/* after:SECONDS is a plain number of seconds: no nan, inf, sign, exponent
+ * or spaces, nothing above 1e9 (the watcher's wait must stay an int of
+ * milliseconds), whatever the locale's decimal point. */
+Test(audit, after_takes_only_plain_seconds)
+{
+	static const char *const bad[] = { "after:nan", "after:inf", "after:-1", "after:+1",
+					   "after:1e3", "after:1e999", "after: 1", "after:1 ",
+					   "after:", "after:.", "after:1.2.3", "after:1000000001",
+					   "after:99999999999999999999", "after:0x3B9ACA01",
+					   "after:0x", "after:NAN", "after:Infinity" };
+	static const struct {
+		const char *text;
+		double s;
+	} good[] = { { "after:0", 0 }, { "after:0.5", 0.5 }, { "after:.25", 0.25 },
+		     { "after:12.", 12 }, { "after:1000000000", 1e9 }, { "after:0x10", 16 },
+		     { "after:0.000000001", 1e-9 }, { "after:1.0000000001", 1 } };
+	struct gg_boundary_events ev;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(gg_config_parse_boundary(bad[i], &ev, NULL, NULL), -EINVAL, "%s", bad[i]);
+		cr_expect_eq(ev.nafter, 0, "%s", bad[i]);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_expect_eq(gg_config_parse_boundary(good[i].text, &ev, NULL, NULL), 0, "%s",
+			     good[i].text);
+		cr_expect(ev.nafter == 1 && ev.after[0] == good[i].s, "%s: %g", good[i].text,
+			  ev.after[0]);
+	}
+}
+
+/* Issue "never harm the host" 17: only the first bad item was named;
+ * after:nan, after it, was dropped without a word. */
+Test(audit, every_bad_boundary_item_is_named)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:0,after:nan,sync:1,after:-2",
+					"GPUGUARD_VERBOSITY=0", NULL },
+		  (const char *[]){ PTX_FILE, "sync", NULL });
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_BOUNDARY=\"launch:0,after:nan,sync:1,"
+					      "after:-2\": \"launch:0\" is not valid (N must be a "
+					      "number, 1 or more; expected"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "\"after:nan\" is not valid (SECONDS must be a "
+					      "number from 0 to 1000000000"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "\"after:-2\" is not valid"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: "), 3, "%s", a.r.err);
+	assert_json(&a, "j['seals']", "1");
+	gg_app_run_free(&a);
 }
 
 Test(audit, bad_boundary_item_is_named_once)

@@ -1,5 +1,6 @@
 /* Signal and after:S boundaries run by the watcher (SPEC §5), and fork. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,12 +146,130 @@ Test(watcher, a_replaced_handler_is_reported_once)
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
 	       (const char *[]){ env_json, "GPUGUARD_SIGNAL=USR1", "GPUGUARD_BOUNDARY=after:0.1,after:0.2",
 				 "GG_TEST_PTX=" GG_PTX, NULL },
-	       (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", NULL });
+	       (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", "handled", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: the application replaced gpuguard's handler of "
 					   "signal 10"), 1, "%s", r.err);
+	/* The program's handler got its signal; no boundary ran for it. */
+	cr_assert_neq(strstr(r.out, "app handler ran 1\n"), NULL, "%s", r.out);
+	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
 	gg_run_free(&r);
 	cleanup(dir);
+}
+
+/* @text in the file @path within @seconds. */
+static bool file_says(const char *path, const char *text, double seconds)
+{
+	for (int i = 0; i < seconds * 100; i++) {
+		char *got = gg_read_file(path);
+		bool found = got && strstr(got, text);
+
+		free(got);
+		if (found)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Issue "never harm the host" 13: a handler the program installs after the
+ * shim's is seen without any boundary to wake the watcher (it looks on its
+ * own), said once, and never installed over. */
+Test(watcher, a_handler_installed_after_the_shims_is_noticed_and_kept)
+{
+	char dir[64], log[128], go[128], env_log[160], step_wait[160];
+	struct gg_spawn s;
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(log, sizeof(log), "%s/log", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", log);
+	snprintf(step_wait, sizeof(step_wait), "wait:%s", go);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_log, "GPUGUARD_SIGNAL=USR1", "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", "handled",
+				   NULL });
+	cr_assert(gg_spawn_wait_output(&s, "handler 10\n", 30), "the app never got going");
+	cr_assert(file_says(log, "WARN: the application replaced gpuguard's handler of signal 10",
+			    30), "the replaced handler was never noticed");
+	FILE *f = fopen(go, "w");
+
+	cr_assert_not_null(f);
+	fclose(f);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "app handler ran 1\n"), NULL, "%s", r.out);
+	char *text = gg_read_file(log);
+
+	cr_assert_not_null(text);
+	cr_assert_eq(gg_count_lines(text, "replaced gpuguard's handler"), 1, "%s", text);
+	cr_assert_eq(gg_count_lines(text, "(signal)"), 0, "%s", text);
+	free(text);
+	gg_run_free(&r);
+	cleanup(dir);
+}
+
+/* Issue "never harm the host" 13: a SIGUSR1 handler the program installed
+ * before its first CUDA call was replaced by the shim's: it never ran. */
+Test(watcher, a_handler_the_program_installed_first_is_kept)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GPUGUARD_SIGNAL=USR1", "GPUGUARD_VERBOSITY=1",
+				 "GG_TEST_EARLY_HANDLER=10", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "raise:10", "raise:10", "handled", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "app handler ran 2\n"), NULL, "%s", r.out);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: the program handles SIGUSR1 (signal 10) itself: "
+					   "gpuguard keeps its handler, and GPUGUARD_SIGNAL runs "
+					   "no boundary"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "replaced"), 0, "%s", r.err);
+	gg_run_free(&r);
+
+	/* Nothing to watch then: no thread either. */
+	cr_assert_eq(tasks_of((const char *[]){ "GPUGUARD_SIGNAL=USR1", "GG_TEST_EARLY_HANDLER=10",
+						"GG_TEST_PTX=" GG_PTX, NULL }),
+		     tasks_of((const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL }));
+}
+
+/* SIG_IGN is the program's choice too: the signal stays ignored, and runs
+ * no boundary. */
+Test(watcher, a_signal_the_program_ignores_stays_ignored)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GPUGUARD_SIGNAL=USR2", "GPUGUARD_BOUNDARY=after:3600",
+				 "GG_TEST_EARLY_IGNORE=12", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "raise:12", "handled", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "raised 12\napp handler ran 0\n"), NULL, "%s", r.out);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: the program ignores SIGUSR2 (signal 12): gpuguard "
+					   "leaves it so, and GPUGUARD_SIGNAL runs no boundary"), 1,
+		     "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
+	gg_run_free(&r);
+}
+
+/* Issue "never harm the host" 15: a watcher that could not start said only
+ * that it could not. Now it says why, and leaves the signal as it was. */
+Test(watcher, a_watcher_that_cannot_start_says_why)
+{
+	struct gg_run r;
+
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GPUGUARD_SIGNAL=USR1", "GPUGUARD_VERBOSITY=0",
+				 "GG_TEST_NO_THREADS=1", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "raise:10", NULL });
+	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot start the boundary watcher thread: "
+					   "Resource temporarily unavailable; GPUGUARD_SIGNAL "
+					   "boundaries will not run"), 1, "%s", r.err);
+	/* SIGUSR1 does what it did without the shim: it ends the program. */
+	cr_assert_eq(gg_run_exit(&r), -SIGUSR1, "%s", r.err);
+	gg_run_free(&r);
 }
 
 Test(watcher, a_forked_child_reports_as_itself_with_its_own_watcher)

@@ -189,11 +189,30 @@ static const struct gg_option *option_of(const char *arg, size_t len, const char
 	return NULL;
 }
 
+/* Each bad item of a --boundary list, named with what is wrong with it. */
+struct bad_items {
+	char text[2048];
+	size_t len;
+};
+
+static void add_bad_item(void *arg, const char *item, const char *why)
+{
+	struct bad_items *b = arg;
+	int n;
+
+	if (b->len >= sizeof(b->text) - 1)
+		return;
+	n = snprintf(b->text + b->len, sizeof(b->text) - b->len, "%s\"%s\": %s",
+		     b->len ? "; " : "", item, why);
+	if (n > 0)
+		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n : sizeof(b->text) - b->len - 1;
+}
+
 /* Whether the shim takes @value for @o as it is; if not, say why and what it accepts. */
 static bool value_taken(const struct gg_option *o, const char *flag, const char *value)
 {
 	const char *why = NULL;
-	char bad[64];
+	struct bad_items bad = { .len = 0 };
 	struct gg_boundary_events ev;
 
 	/* An empty value says nothing the default does not: a slip, refused. */
@@ -204,9 +223,9 @@ static bool value_taken(const struct gg_option *o, const char *flag, const char 
 	if (!gg_config_check(o, value, &why))
 		return true;
 	if (!strcmp(o->name, "GPUGUARD_BOUNDARY") &&
-	    gg_config_parse_boundary(value, &ev, bad, sizeof(bad)))
-		gg_cli_error("%s: \"%s\" is not a valid value: \"%s\" is no event (expected %s)",
-			     flag, value, bad, o->accepts);
+	    gg_config_parse_boundary(value, &ev, add_bad_item, &bad))
+		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value,
+			     bad.text, o->accepts);
 	else if (why)
 		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value, why,
 			     o->accepts);

@@ -3,9 +3,14 @@
  * process whether or not anything there handles it, and SIGUSR1 and SIGUSR2
  * terminate a process that does not. So the process must have been started
  * with that signal in GPUGUARD_SIGNAL (the shim's own rules: 11 is refused),
- * have libgpuguard.so mapped, and have a handler installed for the signal
- * (/proc/PID/status SigCgt; the shim installs it at the first CUDA call).
- * Otherwise the command says which of these is missing and sends nothing.
+ * have libgpuguard.so mapped, and have the shim's handler installed for the
+ * signal (the shim installs it at the first CUDA call). A caught signal
+ * (/proc/PID/status SigCgt) is not enough: the handler may be the program's,
+ * installed before the shim's set-up (which then keeps it) or after it, and
+ * /proc does not say whose it is. The shim's watcher thread says it: it is
+ * named "gpuguard-sigN" only while the shim's handler for N is the one in
+ * place (shim/boundary/watcher.h). Otherwise the command says which of these
+ * is missing and sends nothing.
  *
  * With --wait it waits (bounded) for the process to get there, then for its
  * JSON summary to count one more seal, and prints what the boundary found.
@@ -27,8 +32,10 @@
 #include <strings.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 
+#include "boundary/watcher.h"
 #include "cli.h"
 #include "json.h"
 #include "options/config.h"
@@ -112,8 +119,8 @@ static const char *env_get(const char *env, size_t len, const char *name)
 	return NULL;
 }
 
-/* The state letter and the caught-signal mask of /proc/PID/status. */
-static int read_status(int pid, char *state, uint64_t *caught)
+/* The state letter and the caught- and ignored-signal masks of /proc/PID/status. */
+static int read_status(int pid, char *state, uint64_t *caught, uint64_t *ignored)
 {
 	char *text, *line;
 	int err = read_proc(pid, "status", &text, NULL);
@@ -121,13 +128,47 @@ static int read_status(int pid, char *state, uint64_t *caught)
 	if (err)
 		return err;
 	*state = '?';
-	*caught = 0;
+	*caught = *ignored = 0;
 	if ((line = strstr(text, "\nState:")))
 		sscanf(line + 7, " %c", state);
 	if ((line = strstr(text, "\nSigCgt:")))
 		*caught = strtoull(line + 8, NULL, 16);
+	if ((line = strstr(text, "\nSigIgn:")))
+		*ignored = strtoull(line + 8, NULL, 16);
 	free(text);
 	return 0;
+}
+
+/* Whether a thread of @pid is the shim's watcher with its handler of @sig in
+ * place (named GG_WATCHER_NAME_SIGNAL and the number): 1, 0, or -errno
+ * when the threads cannot be listed. */
+static int shim_listens(int pid, int sig)
+{
+	char path[64], want[16], comm[32];
+	struct dirent *d;
+	DIR *tasks;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	snprintf(want, sizeof(want), GG_WATCHER_NAME_SIGNAL "%d\n", sig);
+	if (!(tasks = opendir(path)))
+		return -errno;
+	while (!found && (d = readdir(tasks))) {
+		ssize_t n;
+		int fd;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", pid, d->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue; /* a thread that ended meanwhile */
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		found = !strcmp(comm, want);
+	}
+	closedir(tasks);
+	return found;
 }
 
 /* Whether libgpuguard.so (or a versioned libgpuguard.so.N) is mapped:
@@ -231,12 +272,12 @@ static enum verdict check(struct target *t)
 	char *env = NULL, name[32];
 	const char *given, *disable, *json;
 	size_t env_len = 0;
-	uint64_t caught;
+	uint64_t caught, ignored, bit;
 	char state;
-	int err, sig = 0, want = 0, mapped;
+	int err, sig = 0, want = 0, mapped, listens;
 	enum verdict v = NOT_YET;
 
-	if ((err = read_status(t->pid, &state, &caught)))
+	if ((err = read_status(t->pid, &state, &caught, &ignored)))
 		return unreadable(t, "status", err);
 	if (state == 'Z' || state == 'X') {
 		because(t, "process %d has exited", t->pid);
@@ -285,12 +326,31 @@ static enum verdict check(struct target *t)
 	}
 	/* ...and the shim's handler for it, read last: the process may have
 	 * exec'd meanwhile (gpuguard becomes the program), and a handler of the
-	 * image before says nothing. */
-	if ((err = read_status(t->pid, &state, &caught))) {
+	 * image before says nothing. The watcher's name first: a caught signal
+	 * read after it is still caught by that handler, unless the program
+	 * replaced it in the last GG_WATCHER_CHECK_MS, which no reading of
+	 * /proc can tell. */
+	if ((listens = shim_listens(t->pid, sig)) < 0) {
+		v = unreadable(t, "task", listens);
+		goto out;
+	}
+	if ((err = read_status(t->pid, &state, &caught, &ignored))) {
 		v = unreadable(t, "status", err);
 		goto out;
 	}
-	if (!(caught & (UINT64_C(1) << (sig - 1)))) {
+	bit = UINT64_C(1) << (sig - 1);
+	if (!listens && (caught & bit)) {
+		because(t, "process %d handles %s itself (its handler was installed before the shim's "
+			"or after it): the shim keeps the program's handler and runs no boundary for "
+			"it, and %s would reach the program's own handler", t->pid, name, name);
+		goto out;
+	}
+	if (!listens && (ignored & bit)) {
+		because(t, "process %d ignores %s: the shim leaves it so and runs no boundary for it",
+			t->pid, name);
+		goto out;
+	}
+	if (!listens || !(caught & bit)) {
 		because(t, "process %d has libgpuguard.so loaded but no handler for %s yet: the shim "
 			"installs it at the process's first CUDA call (a wrapper script never makes one: "
 			"scan the CUDA program's own pid; --wait waits for it)", t->pid, name);
@@ -370,14 +430,14 @@ static void pause_for(int pidfd)
 static bool ended(int pidfd, int pid)
 {
 	char state;
-	uint64_t caught;
+	uint64_t caught, ignored;
 
 	if (pidfd >= 0) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
 		return poll(&p, 1, 0) > 0;
 	}
-	return read_status(pid, &state, &caught) || state == 'Z' || state == 'X';
+	return read_status(pid, &state, &caught, &ignored) || state == 'Z' || state == 'X';
 }
 
 /* What a summary says: its seal count and findings. False when it cannot be

@@ -27,13 +27,19 @@ static struct {
 
 struct gg_boundary_launch_counter gg_boundary_launch_counter;
 
+/* One WARN for each bad item of GPUGUARD_BOUNDARY, each naming its item. */
+static void bad_item(void *list, const char *item, const char *why)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "%s; expected " GG_CONFIG_BOUNDARY_ACCEPTS, why);
+	gg_report_bad_item("GPUGUARD_BOUNDARY", list, item, text);
+}
+
 void gg_boundary_configure(const struct gg_config *cfg)
 {
-	char bad[64];
-
-	if (gg_config_parse_boundary(cfg->boundary, &boundary_state.ev, bad, sizeof(bad)))
-		gg_report_bad_item("GPUGUARD_BOUNDARY", cfg->boundary, bad,
-				   "expected " GG_CONFIG_BOUNDARY_ACCEPTS);
+	(void)gg_config_parse_boundary(cfg->boundary, &boundary_state.ev, bad_item,
+				       (void *)cfg->boundary);
 	for (unsigned i = 0; i < boundary_state.ev.nlaunch; i++)
 		gg_boundary_launch_counter.mask |= UINT64_C(1) << (boundary_state.ev.launch[i] & 63);
 }

@@ -3,7 +3,18 @@
  * (async-signal-safe, no lock, no allocation); the watcher drains the pipe
  * and runs one boundary for however many signals arrived, so signals during
  * a boundary coalesce into one more. It exists only when a signal or after:
- * is configured, and a forked child starts its own on its first hook call. */
+ * is configured, and a forked child starts its own on its first hook call.
+ *
+ * The signal stays the program's whenever the program handles it: a handler
+ * (or SIG_IGN) in place at set-up is kept, and a handler the program installs
+ * later is never installed over; each is said once, and no signal boundary
+ * runs. The watcher's thread name tells `gpuguard scan` whether the shim's
+ * handler is the installed one (watcher.h): /proc shows which signals a
+ * process catches (SigCgt) but not whose handler catches them, and a name is
+ * readable by anyone who may signal the process, with no file to leave behind
+ * and nothing mapped to read through /proc/PID/mem (which needs ptrace
+ * rights). Only sigaction can tell, and a program may call it at any time, so
+ * the watcher looks every GG_WATCHER_CHECK_MS while its handler is in place. */
 #include "boundary/watcher.h"
 
 #include <errno.h>
@@ -16,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +39,8 @@
 static struct {
 	/* Written by gg_watcher_start() (set-up, or the first hook of a forked
 	 * child), read-only after; the handler reads only @pipe_w. */
-	int signal;
+	int signal;    /* GPUGUARD_SIGNAL, 0 = none */
+	bool installed; /* the shim's handler was installed for @signal */
 	double after[16];
 	unsigned nafter;
 	int pipe_r;
@@ -36,9 +49,9 @@ static struct {
 
 	int inherited_r, inherited_w; /* a forked child's copy of its parent's pipe, to close */
 
-	/* The watcher thread's own. */
+	/* The watcher thread's own (a forked child's thread inherits them). */
 	unsigned next_after;
-	bool warned_handler; /* the application's handler replaced ours: said once */
+	bool lost; /* the program replaced our handler: said once; the name says so */
 } watcher_state = { .pipe_r = -1, .pipe_w = -1, .inherited_r = -1, .inherited_w = -1 };
 
 /* Loaded: the clock of after:S starts here, though nothing else does. */
@@ -60,6 +73,51 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* "SIGUSR1 (signal 10)", or "signal 40". */
+static const char *signal_name(int sig, char *buf, size_t cap)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, cap, "SIG%s (signal %d)", abbrev, sig);
+	else
+		snprintf(buf, cap, "signal %d", sig);
+	return buf;
+}
+
+/* Whether our handler is the one in place for the signal now. */
+static bool ours_in_place(void)
+{
+	struct sigaction now;
+
+	return sigaction(watcher_state.signal, NULL, &now) == 0 && now.sa_handler == on_signal;
+}
+
+/* The calling thread (the watcher) named for what it listens to. */
+static void name_watcher(void)
+{
+	char name[16];
+
+	if (watcher_state.installed && !watcher_state.lost)
+		snprintf(name, sizeof(name), GG_WATCHER_NAME_SIGNAL "%d", watcher_state.signal);
+	else
+		snprintf(name, sizeof(name), GG_WATCHER_NAME);
+	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+/* Whether the program replaced our handler since: if so, from now on the
+ * signal is the program's alone. The name changes before the WARN, so a
+ * scan that reads the name after the WARN sends nothing. Never installs
+ * ours again: the program's handler stays. */
+static void check_handler(void)
+{
+	if (!watcher_state.installed || watcher_state.lost || ours_in_place())
+		return;
+	watcher_state.lost = true;
+	name_watcher();
+	gg_report_handler_replaced(watcher_state.signal);
+}
+
 static double seconds_since_start(void)
 {
 	struct timespec now;
@@ -76,42 +134,45 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Say once when the application replaced our handler. */
-static void check_handler(void)
+/* The poll timeout: until the next after: event, and no longer than the
+ * next look at the handler while it is ours; -1: none. */
+static int next_timeout(void)
 {
-	struct sigaction now;
+	int timeout = -1;
 
-	if (!watcher_state.signal || watcher_state.warned_handler)
-		return;
-	if (sigaction(watcher_state.signal, NULL, &now) == 0 && now.sa_handler != on_signal) {
-		watcher_state.warned_handler = true;
-		gg_report_handler_replaced(watcher_state.signal);
+	if (watcher_state.next_after < watcher_state.nafter) {
+		double wait = watcher_state.after[watcher_state.next_after] - seconds_since_start();
+
+		/* after: is at most 1e9 s (config.c); a day at a time keeps it an int of ms. */
+		timeout = wait <= 0 ? 0 : wait >= 86400 ? 86400 * 1000 : (int)(wait * 1000) + 1;
 	}
+	if (watcher_state.installed && !watcher_state.lost &&
+	    (timeout < 0 || timeout > GG_WATCHER_CHECK_MS))
+		timeout = GG_WATCHER_CHECK_MS;
+	return timeout;
 }
 
 static void *watch(void *arg)
 {
 	char buf[64];
 
+	if (watcher_state.installed && !watcher_state.lost && !ours_in_place())
+		watcher_state.lost = true; /* replaced before this thread ran: said below */
+	name_watcher();
 	sem_post(arg); /* started: from here on it holds nothing while it waits */
+	if (watcher_state.lost && watcher_state.installed)
+		gg_report_handler_replaced(watcher_state.signal);
 	for (;;) {
 		struct pollfd pfd = { .fd = watcher_state.pipe_r, .events = POLLIN };
-		int timeout = -1;
-
-		if (watcher_state.next_after < watcher_state.nafter) {
-			double wait = watcher_state.after[watcher_state.next_after] - seconds_since_start();
-
-			timeout = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
-		}
-		int n = poll(&pfd, watcher_state.pipe_r >= 0 ? 1 : 0, timeout);
+		int n = poll(&pfd, watcher_state.pipe_r >= 0 ? 1 : 0, next_timeout());
 
 		if (n < 0 && errno != EINTR)
 			return NULL;
+		check_handler();
 		if (n > 0 && (pfd.revents & POLLIN)) {
 			/* However many signals came, one boundary. */
 			while (read(watcher_state.pipe_r, buf, sizeof(buf)) > 0)
 				;
-			check_handler();
 			gg_boundary_run("signal");
 			continue;
 		}
@@ -120,7 +181,6 @@ static void *watch(void *arg)
 			char why[48];
 
 			snprintf(why, sizeof(why), "after:%g", watcher_state.after[watcher_state.next_after++]);
-			check_handler();
 			gg_boundary_run(why);
 		}
 	}
@@ -155,33 +215,112 @@ static int start_thread(void)
 	return -err;
 }
 
+/* The program's disposition of @sig is its own choice when it is not the
+ * default: a handler of its own, or SIG_IGN. (SIG_DFL is 0, whichever member
+ * of the union the program set.) */
+static bool programs_own(const struct sigaction *sa)
+{
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != on_signal;
+}
+
+static void keep_programs(int sig, const struct sigaction *sa)
+{
+	char name[48];
+
+	if (sa->sa_handler == SIG_IGN)
+		gg_report_warn("the program ignores %s: gpuguard leaves it so, and GPUGUARD_SIGNAL "
+			       "runs no boundary", signal_name(sig, name, sizeof(name)));
+	else
+		gg_report_warn("the program handles %s itself: gpuguard keeps its handler, and "
+			       "GPUGUARD_SIGNAL runs no boundary", signal_name(sig, name, sizeof(name)));
+}
+
+/* Our handler for @sig, unless the program has its own. 0: installed;
+ * 1: the program's kept (said); -errno: sigaction failed. */
+static int install(int sig)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART }, old;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, NULL, &old))
+		return -errno;
+	if (!programs_own(&old)) {
+		if (sigaction(sig, &sa, &old))
+			return -errno;
+		if (!programs_own(&old))
+			return 0;
+		/* Another thread of the program installed one between the two
+		 * calls: give it back. */
+		(void)sigaction(sig, &old, NULL);
+	}
+	keep_programs(sig, &old);
+	return 1;
+}
+
+/* No watcher to run them: the signal goes back to its default, as it was
+ * (unless the program has put its own in place meanwhile), rather than be
+ * caught for nothing. */
+static void uninstall(void)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	if (!watcher_state.installed)
+		return;
+	watcher_state.installed = false;
+	sigemptyset(&dfl.sa_mask);
+	if (ours_in_place())
+		(void)sigaction(watcher_state.signal, &dfl, NULL);
+}
+
+static void cannot(const char *what, int err, const char *where)
+{
+	gg_report_error("cannot %s%s: %s; %s boundaries will not run", what, where, strerror(-err),
+			watcher_state.nafter ? "GPUGUARD_SIGNAL and after:" : "GPUGUARD_SIGNAL");
+}
+
 int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev)
 {
+	char name[48], what[96];
 	int fds[2];
 	int err;
 
 	watcher_state.signal = cfg->signal;
+	watcher_state.installed = false;
+	watcher_state.lost = false;
 	watcher_state.nafter = ev->nafter;
 	memcpy(watcher_state.after, ev->after, sizeof(watcher_state.after));
 	if (watcher_state.nafter > 1) /* else a function for the loader to bind, for nothing */
 		qsort(watcher_state.after, watcher_state.nafter, sizeof(double), cmp_double);
 	watcher_state.next_after = 0;
-	if (!watcher_state.signal && !watcher_state.nafter)
-		return 0; /* nothing to watch: no thread */
 	watcher_state.pipe_r = -1;
 	if (watcher_state.signal) {
-		struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
-
-		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
-			return -errno;
+		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
+			err = -errno;
+			cannot("make the boundary watcher's pipe", err, "");
+			return err;
+		}
 		watcher_state.pipe_r = fds[0];
 		watcher_state.pipe_w = fds[1];
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(watcher_state.signal, &sa, NULL))
-			return -errno;
+		if ((err = install(watcher_state.signal)) < 0) {
+			snprintf(what, sizeof(what), "install gpuguard's handler of %s",
+				 signal_name(watcher_state.signal, name, sizeof(name)));
+			cannot(what, err, "");
+		}
+		watcher_state.installed = err == 0;
+		if (!watcher_state.installed) {
+			watcher_state.pipe_w = -1;
+			close(fds[0]);
+			close(fds[1]);
+			watcher_state.pipe_r = -1;
+		}
 	}
-	if ((err = start_thread()))
+	if (!watcher_state.installed && !watcher_state.nafter)
+		return 0; /* nothing to watch: no thread */
+	if ((err = start_thread())) {
+		uninstall();
+		cannot("start the boundary watcher thread", err, "");
 		return err;
+	}
 	return 0;
 }
 
@@ -197,15 +336,21 @@ void gg_watcher_atfork_child(void)
 
 int gg_watcher_restart_in_child(void)
 {
-	int fds[2];
+	int fds[2], err;
 
-	/* The handler came through fork(); the thread did not. after: events the
-	 * parent already ran stay run. */
-	if (!watcher_state.signal && watcher_state.next_after >= watcher_state.nafter)
+	/* The handler (or the program's) came through fork(); the thread did
+	 * not. after: events the parent already ran stay run. */
+	bool listening = watcher_state.installed && !watcher_state.lost;
+
+	if (!listening && watcher_state.next_after >= watcher_state.nafter)
 		return 0;
-	if (watcher_state.signal) {
-		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
-			return -errno;
+	if (listening) {
+		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
+			err = -errno;
+			uninstall();
+			cannot("make the boundary watcher's pipe", err, " in this forked process");
+			return err;
+		}
 		watcher_state.pipe_r = fds[0];
 		watcher_state.pipe_w = fds[1]; /* one store the handler sees whole */
 		if (watcher_state.inherited_r >= 0)
@@ -214,5 +359,9 @@ int gg_watcher_restart_in_child(void)
 			close(watcher_state.inherited_w);
 		watcher_state.inherited_r = watcher_state.inherited_w = -1;
 	}
-	return start_thread();
+	if ((err = start_thread())) {
+		uninstall();
+		cannot("start the boundary watcher thread", err, " in this forked process");
+	}
+	return err;
 }

@@ -105,14 +105,12 @@ struct bad_value {
 	const char *why;
 };
 
-#define MAX_UNKNOWN 8
+_Static_assert(GG_ARRAY_SIZE(opts) <= GG_CONFIG_MAX_OPTIONS, "config.h: GG_CONFIG_MAX_OPTIONS");
 
 static struct {
 	struct gg_config cfg;           /* written by gg_config_load() only */
 	struct bad_value bad[GG_ARRAY_SIZE(opts)];
 	unsigned nbad;
-	char unknown[MAX_UNKNOWN][64];  /* GPUGUARD_* names not in @opts */
-	unsigned nunknown;
 } config_state;
 
 const struct gg_option *gg_config_options(size_t *n)
@@ -226,6 +224,14 @@ int gg_config_parse_signal(const char *s, int *out, const char **why)
 			*why = "no such signal";
 		return -EINVAL;
 	}
+	/* The C library keeps the first real-time signals for its threads
+	 * (glibc: 32 and 33); SIGRTMIN, a call, is the first it leaves to
+	 * programs. sigaction refuses the others, so the shim could not listen. */
+	if (n >= 32 && (int)n < SIGRTMIN) {
+		if (why)
+			*why = "the C library keeps it for its own threads";
+		return -EINVAL;
+	}
 	/* Signals the process cannot or must not catch are no boundary. */
 	for (size_t i = 0; i < GG_ARRAY_SIZE(refused); i++) {
 		if ((int)n == refused[i].sig) {
@@ -271,19 +277,49 @@ static int parse_count(const char *s, uint64_t *out)
 	return gg_config_parse_u64(s, out) == 0 && *out >= 1 ? 0 : -EINVAL;
 }
 
+/* after:SECONDS: digits with an optional fraction ("0.5", "12", ".25"), or a
+ * 0x hex number, at most 1e9 (a poll timeout in milliseconds must stay an
+ * int's worth, watcher.c). By hand: strtod would take "nan", "inf", "-1",
+ * "1e999" and spaces, and reads the decimal point of the program's locale,
+ * which it may have changed before the shim's set-up. */
 static int parse_seconds(const char *s, double *out)
 {
-	char *end;
+	static const double pow10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+	uint64_t mantissa = 0, v;
+	unsigned digits = 0, fraction = 0;
+	double value;
 
-	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		if (gg_config_parse_u64(s, &v) || v > 1000000000)
+			return -EINVAL;
+		*out = (double)v;
+		return 0;
+	}
+	for (; *s >= '0' && *s <= '9'; s++, digits++) {
+		mantissa = mantissa * 10 + (uint64_t)(*s - '0');
+		if (mantissa > 1000000000)
+			return -EINVAL;
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+			if (fraction < 9) { /* a nanosecond is fine enough */
+				mantissa = mantissa * 10 + (uint64_t)(*s - '0');
+				fraction++;
+			}
+		}
+	}
+	if (!digits || *s)
 		return -EINVAL;
-	errno = 0;
-	*out = strtod(s, &end);
-	return *end || errno || *out < 0 || *out > 1e9 ? -EINVAL : 0;
+	/* One division by an exact power of ten: the value strtod would give. */
+	value = (double)mantissa / pow10[fraction];
+	if (value > 1e9)
+		return -EINVAL;
+	*out = value;
+	return 0;
 }
 
-int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, char *bad,
-			     size_t badcap)
+int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev,
+			     gg_config_bad_item_fn *bad, void *arg)
 {
 	char buf[GG_CONFIG_STR_MAX];
 	char *save = NULL, *tok;
@@ -294,33 +330,44 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, ch
 		return 0; /* the default: set-up and the boundaries both ask */
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *arg = strchr(tok, ':');
+		char *arg_text = strchr(tok, ':');
 		unsigned *used = NULL; /* the list the event goes to, once it parsed */
+		const char *why = "not an event";
 		int ok = -EINVAL;
 
 		while (*tok == ' ')
 			tok++;
-		if (arg) {
-			*arg = '\0';
-			if (!strcmp(tok, "launch") && ev->nlaunch < GG_ARRAY_SIZE(ev->launch)) {
-				used = &ev->nlaunch;
-				ok = parse_count(arg + 1, &ev->launch[ev->nlaunch]);
-			} else if (!strcmp(tok, "sync") && ev->nsync < GG_ARRAY_SIZE(ev->sync)) {
-				used = &ev->nsync;
-				ok = parse_count(arg + 1, &ev->sync[ev->nsync]);
-			} else if (!strcmp(tok, "after") && ev->nafter < GG_ARRAY_SIZE(ev->after)) {
-				used = &ev->nafter;
-				ok = parse_seconds(arg + 1, &ev->after[ev->nafter]);
+		if (arg_text) {
+			*arg_text = '\0';
+			if (!strcmp(tok, "launch") || !strcmp(tok, "sync")) {
+				bool launch = tok[0] == 'l';
+				unsigned *n = launch ? &ev->nlaunch : &ev->nsync;
+				uint64_t *to = launch ? ev->launch : ev->sync;
+
+				why = "N must be a number, 1 or more";
+				if (*n >= GG_ARRAY_SIZE(ev->launch))
+					why = "more than 16 events of one kind";
+				else if ((ok = parse_count(arg_text + 1, &to[*n])) == 0)
+					used = n;
+			} else if (!strcmp(tok, "after")) {
+				why = "SECONDS must be a number from 0 to 1000000000, a decimal "
+				      "fraction allowed";
+				if (ev->nafter >= GG_ARRAY_SIZE(ev->after))
+					why = "more than 16 events of one kind";
+				else if ((ok = parse_seconds(arg_text + 1, &ev->after[ev->nafter])) == 0)
+					used = &ev->nafter;
 			}
-			*arg = ':';
+			*arg_text = ':';
 		}
 		if (ok == 0) {
 			++*used;
-		} else if (!err) {
-			/* The bad item is dropped; the good ones still count. */
-			snprintf(bad, badcap, "%s", tok);
-			err = -EINVAL;
+			continue;
 		}
+		/* The bad item is dropped; the good ones still count. Every bad
+		 * one is told, not only the first. */
+		if (bad)
+			bad(arg, tok, why);
+		err = -EINVAL;
 	}
 	return err;
 }
@@ -407,13 +454,12 @@ int gg_config_check(const struct gg_option *o, const char *value, const char **w
 {
 	static struct gg_config scratch; /* the command's, single-threaded */
 	struct gg_boundary_events ev;
-	char bad[64];
 	int err = parse_one(o, value, &scratch, why);
 
 	if (err)
 		return err;
 	/* A list with a bad item: the shim drops the item with a WARN. */
-	if (o->kind == OPT_BOUNDARY && gg_config_parse_boundary(value, &ev, bad, sizeof(bad))) {
+	if (o->kind == OPT_BOUNDARY && gg_config_parse_boundary(value, &ev, NULL, NULL)) {
 		*why = "an item is not an event";
 		return -EINVAL;
 	}
@@ -480,11 +526,9 @@ static int option_index(const char *name, size_t len)
 
 /* One pass over the environment (a getenv per option walked it twenty
  * times): @value[i] becomes opts[i]'s value, the first definition as getenv
- * finds it, and GPUGUARD_* names the table lacks are noted, so a misspelt
- * GPUGUARD_REDZNE=64 does not silently turn the red zones off. */
+ * finds it. The names the table lacks are gg_config_next_unknown()'s. */
 static void read_environ(const char *value[])
 {
-	config_state.nunknown = 0;
 	for (char **e = environ; e && *e; e++) {
 		size_t len;
 		int i;
@@ -492,14 +536,36 @@ static void read_environ(const char *value[])
 		if (strncmp(*e, "GPUGUARD_", 9))
 			continue;
 		len = strcspn(*e, "=");
-		if ((i = option_index(*e, len)) >= 0) {
-			if (!value[i] && (*e)[len] == '=')
-				value[i] = *e + len + 1;
-		} else if (config_state.nunknown < MAX_UNKNOWN) {
-			snprintf(config_state.unknown[config_state.nunknown++],
-				 sizeof(config_state.unknown[0]), "%.*s", (int)(len < 63 ? len : 63), *e);
-		}
+		if ((i = option_index(*e, len)) >= 0 && !value[i] && (*e)[len] == '=')
+			value[i] = *e + len + 1;
 	}
+}
+
+/* The walk is the environment's own: no copy of the names is kept, so there
+ * is no cap on how many are told (a table of 8 once hid a typo that came
+ * ninth), and start-up tells each one as it comes. */
+bool gg_config_next_unknown(struct gg_config_unknown *u)
+{
+	if (u->done)
+		return false;
+	for (char **e = u->next ? u->next : environ; e && *e; e++) {
+		size_t len;
+
+		if (strncmp(*e, "GPUGUARD_", 9))
+			continue;
+		len = strcspn(*e, "=");
+		if (option_index(*e, len) >= 0)
+			continue;
+		if (len >= sizeof(u->name))
+			len = sizeof(u->name) - 1;
+		memcpy(u->name, *e, len);
+		u->name[len] = '\0';
+		u->nearest = nearest_known(u->name);
+		u->next = e + 1;
+		return true;
+	}
+	u->done = true;
+	return false;
 }
 
 /* Whether option @o's field is one of the strings, which come last. */
@@ -562,9 +628,6 @@ unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap)
 		out[n++] = (struct gg_config_problem){ .name = b->o->name, .value = b->value,
 						       .why = b->why, .accepts = b->o->accepts };
 	}
-	for (unsigned i = 0; i < config_state.nunknown && n < cap; i++)
-		out[n++] = (struct gg_config_problem){ .name = config_state.unknown[i],
-						       .nearest = nearest_known(config_state.unknown[i]) };
 	return n;
 }
 

@@ -82,29 +82,43 @@ const struct gg_option *gg_config_option(const char *name);
  * string, or NULL). */
 int gg_config_check(const struct gg_option *o, const char *value, const char **why);
 
-/* What gg_config_load() found wrong: a value it could not use (it keeps the
- * default), or a GPUGUARD_ variable the table lacks. */
+/* A value gg_config_load() could not use (it keeps the default). */
 struct gg_config_problem {
 	const char *name;    /* the variable */
-	const char *value;   /* NULL for an unknown variable */
-	const char *why;     /* a bad value: what was wrong (may be NULL) */
-	const char *accepts; /* a bad value: what is accepted */
-	const char *nearest; /* an unknown variable: the known name within three edits, or NULL */
+	const char *value;   /* the value as given */
+	const char *why;     /* what was wrong (may be NULL) */
+	const char *accepts; /* what is accepted */
 };
 
 /* Only GPUGUARD_DISABLE, without reading anything else: a disabled shim writes nothing. */
 bool gg_config_disabled_in_env(void);
 
 /* Fill @cfg from the environment; values it cannot use keep their default
- * and are kept, with the unknown variables, for gg_config_problems(). */
+ * and are kept for gg_config_problems(). */
 void gg_config_load(struct gg_config *cfg);
 
 /* The same into the process-wide configuration, which it returns (what
  * gg_config() gives after): the shim's set-up, with no copy of it. */
 const struct gg_config *gg_config_read(void);
 
-/* The problems of the last gg_config_load(): up to @cap into @out; how many. */
+/* The bad values of the last gg_config_load(): up to @cap into @out (one
+ * per option at most, so GG_CONFIG_MAX_OPTIONS always holds them); how many. */
+#define GG_CONFIG_MAX_OPTIONS 32
 unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap);
+
+/* The GPUGUARD_* variables the table lacks, every one of them, in one walk
+ * of the environment as it is now, with no allocation: start with @u zeroed;
+ * each call that returns true has put the next one's name into @u->name
+ * (cut to fit) and the known name within three edits of it into
+ * @u->nearest (NULL when none), so a misspelt GPUGUARD_REDZNE=64 is named
+ * however many other unknown names come before it. */
+struct gg_config_unknown {
+	char name[128];
+	const char *nearest;
+	char **next; /* the walk's place in environ; NULL before the first call */
+	bool done;
+};
+bool gg_config_next_unknown(struct gg_config_unknown *u);
 
 /* The process-wide configuration; valid after the shim's set-up. */
 const struct gg_config *gg_config(void);
@@ -122,12 +136,21 @@ struct gg_boundary_events {
 	unsigned nafter;
 };
 
-/* Parse an event list. 0, or -EINVAL with @bad the first offending item
- * (the others still parsed into @ev). */
-int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev, char *bad,
-			     size_t badcap);
+/* Told of each item of an event list that is dropped: the item as written
+ * (valid only for the call) and what is wrong with it (a static string). */
+typedef void gg_config_bad_item_fn(void *arg, const char *item, const char *why);
+
+/* Parse an event list into @ev: the good items count, each bad one is
+ * dropped and told to @bad (may be NULL). 0, or -EINVAL when any was bad. */
+int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev,
+			     gg_config_bad_item_fn *bad, void *arg);
+
+/* Signals gpuguard refuses: what no program may catch, what reports a crash
+ * or an abort, and the real-time signals the C library keeps for itself
+ * (glibc: 32 and 33, below SIGRTMIN; sigaction refuses them). */
 #define GG_CONFIG_SIGNALS                                                                    \
-	"USR1, USR2 or a signal number other than KILL, STOP, SEGV, BUS, FPE, ILL and ABRT"
+	"USR1, USR2 or a signal number from 1 to 64 other than 4 (ILL), 6 (ABRT), 7 (BUS), "      \
+	"8 (FPE), 9 (KILL), 11 (SEGV), 19 (STOP), 32 and 33 (the C library's own)"
 #define GG_CONFIG_BOUNDARY_ACCEPTS "launch:N, sync:N (N >= 1) or after:SECONDS, comma-separated"
 
 #endif

@@ -146,18 +146,18 @@ static __attribute__((noreturn)) void real_exit(int which, int status)
 		syscall(SYS_exit_group, status);
 }
 
-/* The variables gg_config_load() could not use, now that the log is open. */
+/* The variables gg_config_load() could not use, now that the log is open,
+ * and every GPUGUARD_* name it does not know. */
 static void report_config_problems(void)
 {
-	struct gg_config_problem p[32];
+	struct gg_config_problem p[GG_CONFIG_MAX_OPTIONS];
+	struct gg_config_unknown u = { .next = NULL };
 	unsigned n = gg_config_problems(p, GG_ARRAY_SIZE(p));
 
-	for (unsigned i = 0; i < n; i++) {
-		if (p[i].value)
-			gg_report_bad_value(p[i].name, p[i].value, p[i].why, p[i].accepts);
-		else
-			gg_report_unknown_variable(p[i].name, p[i].nearest);
-	}
+	for (unsigned i = 0; i < n; i++)
+		gg_report_bad_value(p[i].name, p[i].value, p[i].why, p[i].accepts);
+	while (gg_config_next_unknown(&u))
+		gg_report_unknown_variable(u.name, u.nearest);
 }
 
 /* The hooks whose wrapper has nothing to do in this configuration (SPEC §1,
@@ -189,7 +189,6 @@ static uint64_t idle_hooks(const struct gg_config *cfg, const struct gg_boundary
 static void load_config(void)
 {
 	struct gg_boundary_events ev;
-	char bad[64];
 
 	if (gg_start_disabled()) {
 		shim_state.idle_hooks = ~UINT64_C(0);
@@ -197,7 +196,7 @@ static void load_config(void)
 	}
 	shim_state.cfg = gg_config_read();
 	memset(&ev, 0, sizeof(ev));
-	(void)gg_config_parse_boundary(shim_state.cfg->boundary, &ev, bad, sizeof(bad));
+	(void)gg_config_parse_boundary(shim_state.cfg->boundary, &ev, NULL, NULL);
 	shim_state.idle_hooks = idle_hooks(shim_state.cfg, &ev);
 }
 
@@ -233,9 +232,7 @@ static void setup(void)
 	gg_fatal_last_words(gg_figures_write_files);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
-	if (gg_watcher_start(cfg, gg_boundary_events()))
-		gg_report_error("cannot start the boundary watcher (GPUGUARD_SIGNAL, after:); those "
-				"boundaries will not run");
+	gg_watcher_start(cfg, gg_boundary_events()); /* says itself what it could not do */
 	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 }
 
@@ -250,10 +247,7 @@ bool gg_start_active(void)
 			shim_state.pid = getpid();
 			shim_state.own = true;
 			gg_report_atfork_child();
-			if (gg_watcher_restart_in_child())
-				gg_report_error("cannot start the boundary watcher in this forked "
-						"process (GPUGUARD_SIGNAL, after:); those boundaries "
-						"will not run");
+			gg_watcher_restart_in_child(); /* says itself what it could not do */
 		}
 		atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 		return true;

@@ -62,6 +62,7 @@
  *   storm:T:N:K      T threads, each N alloc/free pairs, while K signals
  *                    GPUGUARD_SIGNAL's number (GG_TEST_SIGNAL) arrive
  *   handler:SIG      install a handler of the application's own for SIG
+ *   handled          how many times the application's own handler ran
  *   fork:SIG         fork; the child allocates 64 bytes, overruns it by 2,
  *                    sends itself SIG (when not 0) and waits for its own
  *                    summary (GPUGUARD_SUMMARY_JSON, %p = its pid), then exits
@@ -96,6 +97,10 @@
  *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
  *   exit:N           exit(N) here
+ * Before its first CUDA call, GG_TEST_EARLY_HANDLER=SIG installs the handler
+ * of handler:SIG, GG_TEST_EARLY_IGNORE=SIG sets SIG to SIG_IGN, and
+ * GG_TEST_EARLY_WAIT=PATH prints "early" and waits (up to 30 s) for PATH.
+ * GG_TEST_NO_THREADS=1 makes every pthread_create fail with EAGAIN.
  * Prints one line per step on stdout, with only what the application knows. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -164,9 +169,12 @@ static void launch(const char *name, void **params)
 	CHECK(cuCtxSynchronize());
 }
 
+static volatile sig_atomic_t app_handled;
+
 static void on_app_signal(int sig)
 {
 	(void)sig;
+	app_handled++;
 }
 
 static void wait_for(const char *path)
@@ -244,6 +252,8 @@ int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *)
 
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+	if (getenv("GG_TEST_NO_THREADS"))
+		return EAGAIN;
 	if (!slow_start.ms)
 		return real(t, attr, fn, arg);
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -333,6 +343,14 @@ int main(int argc, char **argv)
 	if (!ptx) {
 		fprintf(stderr, "app-redzone: set %s to the kernels' PTX file\n", ptx_env);
 		return 64;
+	}
+	if (getenv("GG_TEST_EARLY_HANDLER"))
+		signal(atoi(getenv("GG_TEST_EARLY_HANDLER")), on_app_signal);
+	if (getenv("GG_TEST_EARLY_IGNORE"))
+		signal(atoi(getenv("GG_TEST_EARLY_IGNORE")), SIG_IGN);
+	if (getenv("GG_TEST_EARLY_WAIT")) {
+		printf("early\n");
+		wait_for(getenv("GG_TEST_EARLY_WAIT"));
 	}
 	CHECK(cuInit(0));
 	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
@@ -712,6 +730,8 @@ int main(int argc, char **argv)
 		} else if (!strncmp(arg, "handler:", 8)) {
 			signal((int)a, on_app_signal);
 			printf("handler %lu\n", a);
+		} else if (!strcmp(arg, "handled")) {
+			printf("app handler ran %d\n", (int)app_handled);
 		} else if (!strncmp(arg, "fork:", 5)) {
 			pid_t pid = fork();
 			int status = 0;
