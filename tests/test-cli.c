@@ -180,7 +180,7 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 
 /* What would block the program or be harmed is refused before it runs: a
  * FIFO (opening one with no reader blocks), a list that is no regular file. */
-Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on, .timeout = 60)
+Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on)
 {
 	char dir[64], fifo[96], big[96], want[512], cmd[256];
 	struct gg_run r;
