@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -529,6 +530,70 @@ Test(audit, unreadable_expected_absent_file_is_an_error_and_expects_nothing)
 					      "\"/nonexistent/gg-absent\": No such file or directory"),
 		     1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A FIFO would block the first CUDA call for ever, /dev/zero would grow the
+ * process without bound: only a regular file is read. */
+Test(audit, an_expected_absent_list_that_is_a_fifo_is_refused_without_blocking, .timeout = 60)
+{
+	char dir[64], fifo[96], env[160], want[256];
+	struct gg_app_run a;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(fifo, sizeof(fifo), "%s/list", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(env, sizeof(env), "GPUGUARD_EXPECTED_ABSENT=%s", fifo);
+	run_audit(&a, (const char *[]){ env, "GPUGUARD_BOUNDARY=launch:1", NULL },
+		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read \"%s\": it is a "
+		 "FIFO, not a regular file; no lookup is expected absent", fifo);
+	cr_assert_eq(gg_count_lines(a.r.err, want), 1, "%s", a.r.err);
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
+	gg_app_run_free(&a);
+	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
+	cr_assert_eq(system(want), 0);
+}
+
+Test(audit, an_expected_absent_list_on_a_device_is_refused_unread)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/dev/zero",
+					 "GPUGUARD_BOUNDARY=launch:1", NULL },
+		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "
+					      "\"/dev/zero\": it is a character device, not a "
+					      "regular file; no lookup is expected absent"),
+		     1, "%s", a.r.err);
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A list past the bound is refused whole, never read in part. */
+Test(audit, an_expected_absent_list_over_1_mib_is_refused_not_cut)
+{
+	static char text[(1 << 20) + 64];
+	struct gg_app_run a;
+	size_t n = (size_t)snprintf(text, sizeof(text), "*::nope\n");
+
+	memset(text + n, '#', sizeof(text) - n - 1); /* one long comment line */
+	text[sizeof(text) - 1] = '\0';
+	run_with_expected(&a, text, launch1, (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "),
+		     1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "it is larger than 1048576 bytes (1 MiB), the most a list "
+					      "may hold; no lookup is expected absent"), 1, "%s",
+		     a.r.err);
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
+	gg_app_run_free(&a);
+
+	/* 1 MiB itself is read. */
+	text[(1 << 20) - 1] = '\n';
+	text[1 << 20] = '\0';
+	run_with_expected(&a, text, launch1, (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -176,6 +177,66 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 	gg_run_free(&r);
 	snprintf(opt, sizeof(opt), "rm -rf '%s'", dir);
 	cr_assert_eq(system(opt), 0);
+}
+
+/* What would block the program or be harmed is refused before it runs: a
+ * FIFO (opening one with no reader blocks), a list that is no regular file. */
+Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on)
+{
+	char dir[64], fifo[96], big[96], want[512], cmd[256];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	for (int i = 0; i < 3; i++) {
+		const char *flag = (const char *[]){ "--log", "--json", "--metrics" }[i];
+
+		cli(&r, NULL, (const char *[]){ GG_CLI, flag, fifo, "--", "/bin/sh", "-c", "echo ran",
+						NULL });
+		cr_assert_eq(gg_run_exit(&r), 2, "%s: %s", flag, r.err);
+		cr_assert_str_eq(r.out, "", "the program ran");
+		snprintf(want, sizeof(want), "gpuguard: %s: cannot write \"%s\": it is a FIFO, %s; "
+			 "expected a regular file or a character device such as /dev/null\n", flag,
+			 fifo, i ? "which could block the program (a regular file or a character "
+				   "device such as /dev/null is written)"
+				 : "and opening one with no reader would block");
+		cr_assert_str_eq(r.err, want);
+		gg_run_free(&r);
+	}
+	/* The log may be the pipe stderr is (/dev/stderr in a CI job). */
+	snprintf(cmd, sizeof(cmd), "'%s' --log /dev/stderr -- /bin/sh -c 'echo ran' 2>&1 | cat", GG_CLI);
+	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "ran\n");
+	gg_run_free(&r);
+
+	snprintf(big, sizeof(big), "%s/big", dir);
+	snprintf(cmd, sizeof(cmd), "head -c 1048577 /dev/zero | tr '\\0' '#' > '%s'", big);
+	cr_assert_eq(system(cmd), 0);
+	static const struct {
+		const char *path, *why;
+	} lists[] = {
+		{ "/dev/zero", "it is a character device, not a regular file" },
+		{ NULL, "it is a FIFO, not a regular file" },
+		{ NULL, "it is larger than 1048576 bytes (1 MiB), the most a list may hold" },
+		{ "/nonexistent/list", "No such file or directory" },
+	};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		const char *path = lists[i].path ? lists[i].path : i == 1 ? fifo : big;
+
+		cli(&r, NULL, (const char *[]){ GG_CLI, "--expected-absent", path, "--", "/bin/sh",
+						"-c", "echo ran", NULL });
+		cr_assert_eq(gg_run_exit(&r), 2, "%s: %s", path, r.err);
+		cr_assert_str_eq(r.out, "", "the program ran");
+		snprintf(want, sizeof(want), "gpuguard: --expected-absent: cannot read \"%s\": %s "
+			 "(expected a readable regular file of at most 1 MiB, one pattern a line)\n",
+			 path, lists[i].why);
+		cr_assert_str_eq(r.err, want);
+		gg_run_free(&r);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
 }
 
 /* ---- gpuguard scan ---- */

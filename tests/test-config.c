@@ -354,6 +354,13 @@ static void command_agrees(const struct gg_option *o, const char *value)
 		cr_expect(strstr(r.err, want), "%s %s: %s", o->flag, value, r.err);
 		cr_expect(strstr(r.err, o->accepts), "%s %s: %s", o->flag, value, r.err);
 		cr_expect_str_eq(r.out, "");
+	} else if (!strcmp(o->name, "GPUGUARD_EXPECTED_ABSENT") && gg_run_exit(&r) == 2) {
+		/* A value the parser takes, but no list the shim could read (none of
+		 * the candidates is a file): refused too, saying so. */
+		snprintf(want, sizeof(want), "gpuguard: %s: cannot read \"%s\": No such file or "
+			 "directory", o->flag, value);
+		cr_expect(strstr(r.err, want), "%s %s: %s", o->flag, value, r.err);
+		cr_expect_str_eq(r.out, "");
 	} else {
 		cr_expect_eq(gg_run_exit(&r), 0, "%s %s: the shim takes it, the command refused: %s",
 			     o->flag, value, r.err);

@@ -1,6 +1,13 @@
 /* The exit path, exit codes and the report files (SPEC §5, §6). */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,4 +567,331 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
 	gg_run_free(&r);
 	files_free(&f);
+}
+
+/* ---- output files never harm (SPEC §6) ---- */
+
+/* A character device node @name in a fresh directory @dir, major:minor as
+ * /dev/null (1:3) or /dev/full (1:7): the host's own device nodes are never
+ * put at risk by a test. Skips where nodes cannot be made (not root). */
+static void device_node(char *dir, size_t dir_cap, char *node, size_t node_cap, const char *name,
+			unsigned minor)
+{
+	gg_tmpdir(dir, dir_cap);
+	snprintf(node, node_cap, "%s/%s", dir, name);
+	if (mknod(node, S_IFCHR | 0666, makedev(1, minor))) {
+		rmdir(dir);
+		cr_skip_test("mknod: %s (device nodes need root)", strerror(errno));
+	}
+}
+
+static void assert_device(const char *node, unsigned minor)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(node, &st), 0, "%s", node);
+	cr_assert(S_ISCHR(st.st_mode), "%s is no longer a character device (mode %o)", node,
+		  st.st_mode);
+	cr_assert_eq(st.st_rdev, makedev(1, minor));
+}
+
+/* How many entries @dir holds, "." and ".." aside. */
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d, "%s", dir);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(exit, a_summary_into_a_character_device_is_written_in_place_never_replaced)
+{
+	char dir[64], node[96], env_json[160], env_metrics[160];
+	struct gg_run r;
+
+	device_node(dir, sizeof(dir), node, sizeof(node), "null", 3);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", node);
+	snprintf(env_metrics, sizeof(env_metrics), "GPUGUARD_METRICS=%s", node);
+	cr_assert_eq(run_rz(&r, (const char *[]){ env_json, env_metrics, "GPUGUARD_BOUNDARY=sync:1",
+						  NULL },
+			    (const char *[]){ "alloc:64", "sync", NULL }),
+		     0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 0, "%s", r.err);
+	assert_device(node, 3);
+	cr_assert_eq(entries(dir), 1, "a temporary file was left behind");
+	gg_run_free(&r);
+	remove_dir(dir);
+}
+
+Test(exit, a_summary_into_a_fifo_is_refused_and_the_fifo_kept, .timeout = 60)
+{
+	char dir[64], fifo[96], env_json[160], want[256];
+	struct gg_run r;
+	struct stat st;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", fifo);
+	cr_assert_eq(run_rz(&r, (const char *[]){ env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
+		     0, "%s", r.err);
+	/* Said at set-up, and again when it was to be written. */
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_SUMMARY_JSON=\"%s\": it is a FIFO, which could "
+		 "block the program", fifo);
+	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
+	snprintf(want, sizeof(want), "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": it is a FIFO",
+		 fifo);
+	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
+	cr_assert_eq(stat(fifo, &st), 0);
+	cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	cr_assert_eq(entries(dir), 1, "a temporary file was left behind");
+	gg_run_free(&r);
+	remove_dir(dir);
+}
+
+Test(exit, a_log_fifo_with_no_reader_never_blocks_the_program, .timeout = 60)
+{
+	char dir[64], fifo[96], env_log[160], want[256];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", fifo);
+	cr_assert_eq(run_rz(&r, (const char *[]){ env_log, NULL }, (const char *[]){ "alloc:64", NULL }),
+		     0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "done\n"), NULL, "%s", r.out);
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_LOG=\"%s\": it is a FIFO, and opening one with no "
+		 "reader would block; logging to stderr", fifo);
+	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: exit:"), 1, "%s", r.err);
+	gg_run_free(&r);
+	remove_dir(dir);
+}
+
+/* Another user plants links at the temporary names (PATH.tmp.PID.N; the
+ * shell's pid is the program's, exec keeps it): none is written through. */
+Test(exit, a_link_planted_at_a_temporary_name_is_never_written_through)
+{
+	static const char plant[] =
+		"for n in 0 1 2 3 4 5 6 7; do ln -s \"$GG_VICTIM\" \"$GG_JSON.tmp.$$.$n\"; "
+		"ln -s \"$GG_VICTIM\" \"$GG_METRICS.tmp.$$.$n\"; done; exec \"$0\" \"$@\"";
+	char victim[160], env_victim[192], env_json[192], env_metrics[192], *text;
+	struct files f;
+	struct gg_run r;
+	struct stat st;
+	FILE *v;
+
+	files_init(&f);
+	snprintf(victim, sizeof(victim), "%s/root-only", f.dir);
+	cr_assert_not_null(v = fopen(victim, "w"));
+	fputs("secret\n", v);
+	fclose(v);
+	cr_assert_eq(chmod(victim, 0600), 0);
+	snprintf(env_victim, sizeof(env_victim), "GG_VICTIM=%s", victim);
+	snprintf(env_json, sizeof(env_json), "GG_JSON=%s", f.json);
+	snprintf(env_metrics, sizeof(env_metrics), "GG_METRICS=%s", f.metrics);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ f.env_json, f.env_metrics, env_victim, env_json, env_metrics,
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", plant, RZ, "alloc:64", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 0, "%s", r.err);
+	cr_assert_str_eq(text = gg_read_file(victim), "secret\n");
+	cr_assert_eq(stat(victim, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600, "%o", st.st_mode & 0777);
+	/* Written all the same, under names of their own. */
+	assert_schema(f.json);
+	cr_assert_eq(stat(f.metrics, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
+	cr_assert(S_ISREG(st.st_mode));
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+Test(exit, a_full_device_is_named_enospc)
+{
+	char dir[64], node[96], env_json[160], want[256];
+	struct gg_run r;
+
+	device_node(dir, sizeof(dir), node, sizeof(node), "full", 7);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", node);
+	cr_assert_eq(run_rz(&r, (const char *[]){ env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
+		     0, "%s", r.err);
+	snprintf(want, sizeof(want), "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": No space left "
+		 "on device (ENOSPC)\n", node);
+	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
+	assert_device(node, 7);
+	gg_run_free(&r);
+	remove_dir(dir);
+}
+
+/* A file system of 64 KiB, filled up: the new summary cannot be written. */
+Test(exit, a_full_disk_is_named_enospc_and_the_previous_summary_is_kept)
+{
+	char filler[160], want[320], *before, *after;
+	struct files f;
+	struct gg_run r;
+	int fd;
+
+	/* The mount lives in this test's own mount namespace: it goes with it. */
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		cr_skip_test("no mount namespace of its own: %s (needs root)", strerror(errno));
+	files_init(&f);
+	cr_assert_eq(mount("gg-tmpfs", f.dir, "tmpfs", 0, "size=64k"), 0, "%s", strerror(errno));
+	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
+		     0, "%s", r.err);
+	assert_schema(f.json);
+	before = strdup(gg_read_file(f.json));
+	gg_run_free(&r);
+	snprintf(filler, sizeof(filler), "%s/filler", f.dir);
+	cr_assert_geq(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
+	for (char block[4096] = { 0 }; write(fd, block, sizeof(block)) > 0;)
+		;
+	cr_assert_eq(errno, ENOSPC);
+	close(fd);
+	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, NULL },
+			    (const char *[]){ "alloc:64", "alloc:128", NULL }),
+		     0, "%s", r.err);
+	snprintf(want, sizeof(want), "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": No space left "
+		 "on device (ENOSPC); the previous file is kept\n", f.json);
+	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
+	after = gg_read_file(f.json);
+	cr_assert_str_eq(after, before, "the previous summary was not kept whole");
+	cr_assert_eq(entries(f.dir), 2, "a temporary file was left behind");
+	gg_run_free(&r);
+	free(before);
+	cr_assert_eq(umount(f.dir), 0);
+	files_free(&f);
+}
+
+/* Run @argv under the shim and the fake driver, @env added, with stdout
+ * @out and stderr @err, which the caller made: a pipe whose reader has gone,
+ * a terminal. The exit status as gg_run_exit gives it. */
+static int run_with(const char *const *argv, const char *const *env, int out, int err)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		sigset_t none;
+
+		dup2(out, 1);
+		dup2(err, 2);
+		signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		setenv("LD_PRELOAD", GG_PRELOAD_PREFIX GG_SHIM, 1);
+		setenv("LD_LIBRARY_PATH", GG_FAKE_DIR, 1);
+		setenv("GG_TEST_PTX", GG_PTX, 1);
+		if (GG_PRELOAD_PREFIX[0])
+			setenv("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0", 1);
+		for (; env && *env; env++)
+			putenv((char *)*env);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+/* An unlinked temporary file's descriptor, and what it holds. */
+static int scratch(void)
+{
+	char path[] = "/tmp/gg-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	return fd;
+}
+
+static char *scratch_text(int fd, char *buf, size_t cap)
+{
+	ssize_t n = pread(fd, buf, cap - 1, 0);
+
+	cr_assert_geq(n, 0);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Without the shim the program exits 0 with all its output: so with it. */
+Test(exit, the_shims_log_never_kills_the_program_with_sigpipe)
+{
+	static char out[1 << 16];
+	int o = scratch(), p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	close(p[0]);
+	cr_assert_eq(run_with((const char *[]){ RZ, "alloc:64", "print:100", NULL }, NULL, o, p[1]),
+		     0, "%s", scratch_text(o, out, sizeof(out)));
+	cr_assert_neq(strstr(scratch_text(o, out, sizeof(out)), "buffered line 99\n"), NULL,
+		      "stdout lost: %s", out);
+	close(p[1]);
+	close(o);
+}
+
+/* The program's stdout on a terminal is a character device, but its stdout.
+ * (/proc/self/fd/1 rather than /dev/stdout: a shim that renamed over it
+ * would fail there, not replace the host's /dev/stdout.) */
+Test(exit, a_summary_into_the_programs_terminal_stdout_is_refused)
+{
+	char err[8192], *tty;
+	int master = posix_openpt(O_RDWR | O_NOCTTY), slave, e = scratch();
+
+	cr_assert_geq(master, 0);
+	cr_assert_eq(grantpt(master), 0);
+	cr_assert_eq(unlockpt(master), 0);
+	cr_assert_not_null(tty = ptsname(master));
+	cr_assert_geq(slave = open(tty, O_RDWR | O_NOCTTY), 0);
+	cr_assert_eq(run_with((const char *[]){ RZ, "alloc:64", NULL },
+			      (const char *[]){ "GPUGUARD_SUMMARY_JSON=/proc/self/fd/1", NULL }, slave, e),
+		     0, "%s", scratch_text(e, err, sizeof(err)));
+	cr_assert_eq(gg_count_lines(scratch_text(e, err, sizeof(err)),
+				    "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"/proc/self/fd/1\": it is "
+				    "the program's stdout, where gpuguard never writes"), 1, "%s", err);
+	close(slave);
+	close(master);
+	close(e);
+}
+
+/* A daemon closes fd 2 and opens its data file, which gets fd 2. */
+Test(exit, a_program_that_opens_its_data_file_at_fd_2_finds_no_gpuguard_line_in_it)
+{
+	char dir[64], data[96], step[128], *text;
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(step, sizeof(step), "open2:%s", data);
+	/* fd 2 was stderr at set-up: the log stays there. */
+	cr_assert_eq(run_rz(&r, NULL, (const char *[]){ "alloc:64", step, NULL }), 0, "%s", r.err);
+	cr_assert_str_eq(text = gg_read_file(data), "data\n");
+	cr_assert_eq(gg_count_lines(r.err, "INFO: exit:"), 1, "%s", r.err);
+	gg_run_free(&r);
+	/* fd 2 closed at set-up: nowhere, rather than into what fd 2 becomes. */
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&-", RZ, "alloc:64", step,
+				 NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "opened 2\n"), NULL, "%s", r.out);
+	cr_assert_str_eq(text = gg_read_file(data), "data\n");
+	gg_run_free(&r);
+	remove_dir(dir);
 }

@@ -1,10 +1,15 @@
 /* The log's paths and lines (SPEC §6). */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "options/config.h"
@@ -88,4 +93,204 @@ Test(report, verbosity_two_traces_with_names_escaped)
 	cr_assert_neq(strstr(log, "INFO: t 4\n"), NULL, "%s", log);
 	cr_assert_neq(strstr(log, "INFO: cuModuleGetFunction(module 0x10, \"bad\\x22name\\x0a\") "
 				  "-> CUDA_ERROR_NOT_FOUND\n"), NULL, "%s", log);
+}
+
+/* ---- the log's descriptor and SIGPIPE (SPEC §6, "Output files never harm") ---- */
+
+/* Set up the log as the shim's set-up does, with GPUGUARD_LOG @log ("" =
+ * stderr). */
+static void open_log_as_set_up(const char *log)
+{
+	struct gg_config c;
+
+	if (log[0])
+		setenv("GPUGUARD_LOG", log, 1);
+	else
+		unsetenv("GPUGUARD_LOG");
+	setenv("GPUGUARD_VERBOSITY", "1", 1);
+	gg_config_load(&c);
+	gg_report_open(&c);
+}
+
+/* fd 2 becomes the write end of a pipe whose reader has gone. */
+static void stderr_to_a_broken_pipe(void)
+{
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	close(p[0]);
+	cr_assert_eq(dup2(p[1], 2), 2);
+	close(p[1]);
+}
+
+static bool sigpipe_pending(void)
+{
+	sigset_t pending;
+
+	cr_assert_eq(sigpending(&pending), 0);
+	return sigismember(&pending, SIGPIPE);
+}
+
+/* A temporary file, unlinked; its descriptor. */
+static int scratch_file(void)
+{
+	char path[] = "/tmp/gg-report-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	return fd;
+}
+
+/* What @fd's file holds, from its start. */
+static const char *contents(int fd)
+{
+	static char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	cr_assert_geq(n, 0);
+	buf[n] = '\0';
+	return buf;
+}
+
+Test(report, a_log_line_into_a_pipe_with_no_reader_never_raises_sigpipe)
+{
+	signal(SIGPIPE, SIG_DFL); /* a SIGPIPE would end this test's process */
+	stderr_to_a_broken_pipe();
+	open_log_as_set_up("");
+	gg_report_error("nobody reads this");
+	cr_assert_not(sigpipe_pending());
+}
+
+Test(report, a_sigpipe_of_the_logs_own_making_is_taken_back_while_the_program_blocks_it)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+	stderr_to_a_broken_pipe();
+	open_log_as_set_up("");
+	gg_report_error("nobody reads this");
+	cr_assert_not(sigpipe_pending(), "the shim's SIGPIPE was left to the program");
+}
+
+Test(report, a_sigpipe_the_program_had_pending_is_left_pending)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+	raise(SIGPIPE);
+	cr_assert(sigpipe_pending());
+	stderr_to_a_broken_pipe();
+	open_log_as_set_up("");
+	gg_report_error("nobody reads this");
+	cr_assert(sigpipe_pending(), "the program's own SIGPIPE was taken");
+	cr_assert_eq(sigtimedwait(&set, NULL, &now), SIGPIPE);
+}
+
+/* A daemon closes fd 2 and opens its data file, which gets fd 2. */
+Test(report, the_log_never_goes_into_the_file_the_program_opens_at_fd_2)
+{
+	int before = scratch_file(), data;
+
+	cr_assert_eq(dup2(before, 2), 2);
+	open_log_as_set_up("");
+	close(2);
+	data = scratch_file();
+	cr_assert_eq(data, 2);
+	gg_report_error("where does this go");
+	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
+	cr_assert_neq(strstr(contents(before), "ERROR: where does this go\n"), NULL, "%s",
+		      contents(before));
+}
+
+Test(report, with_fd_2_closed_at_set_up_the_log_goes_nowhere)
+{
+	int data;
+
+	close(2);
+	open_log_as_set_up("");
+	data = scratch_file();
+	cr_assert_eq(data, 2);
+	gg_report_error("nowhere");
+	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
+}
+
+/* The log file's own descriptor, closed by the program and its number reused. */
+Test(report, a_log_file_descriptor_the_program_reused_is_never_written)
+{
+	char path[] = "/tmp/gg-report-XXXXXX", link[64], target[PATH_MAX];
+	int log = mkstemp(path), reused = -1, data;
+	DIR *d;
+	struct dirent *e;
+
+	cr_assert_geq(log, 0);
+	open_log_as_set_up(path);
+	/* The shim's descriptor of the log file: above the low numbers, close-on-exec. */
+	cr_assert_not_null(d = opendir("/proc/self/fd"));
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0 && fd != log && (target[n] = '\0', !strcmp(target, path)))
+			reused = fd;
+	}
+	closedir(d);
+	cr_assert_gt(reused, 2);
+	cr_assert(fcntl(reused, F_GETFD) & FD_CLOEXEC);
+	close(reused);
+	data = scratch_file();
+	cr_assert_eq(dup2(data, reused), reused);
+	gg_report_error("not into the program's file");
+	cr_assert_str_eq(contents(data), "");
+	cr_assert_str_eq(contents(log), "");
+	close(log);
+	unlink(path);
+}
+
+Test(report, a_log_fifo_with_no_reader_is_refused_without_blocking, .timeout = 60)
+{
+	char dir[] = "/tmp/gg-report-XXXXXX", fifo[64], want[256];
+	int err = scratch_file();
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(dup2(err, 2), 2);
+	open_log_as_set_up(fifo);
+	gg_report_error("after");
+	snprintf(want, sizeof(want), "ERROR: GPUGUARD_LOG=\"%s\": it is a FIFO, and opening one with "
+		 "no reader would block; logging to stderr\n", fifo);
+	cr_assert_neq(strstr(contents(err), want), NULL, "%s", contents(err));
+	cr_assert_neq(strstr(contents(err), "ERROR: after\n"), NULL, "%s", contents(err));
+	unlink(fifo);
+	rmdir(dir);
+}
+
+Test(report, a_log_fifo_with_a_reader_gets_the_lines, .timeout = 60)
+{
+	char dir[] = "/tmp/gg-report-XXXXXX", fifo[64], buf[256];
+	int reader;
+	ssize_t n;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(reader, 0);
+	open_log_as_set_up(fifo);
+	gg_report_error("through the fifo");
+	n = read(reader, buf, sizeof(buf) - 1);
+	cr_assert_gt(n, 0);
+	buf[n] = '\0';
+	cr_assert_neq(strstr(buf, "ERROR: through the fifo\n"), NULL, "%s", buf);
+	close(reader);
+	unlink(fifo);
+	rmdir(dir);
 }

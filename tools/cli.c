@@ -20,6 +20,7 @@
 
 #include "json.h"
 #include "options/config.h"
+#include "options/listfile.h"
 #include "report/paths.h"
 
 #ifndef GG_VERSION
@@ -138,29 +139,55 @@ static void env_add(struct env_list *e, const char *name, const char *value)
 }
 
 /* Whether the program's shim will be able to write a report file at
- * @pattern: its directory must exist and take new files. The program runs as
+ * @pattern, the log (@log) or a report file: its directory must exist and
+ * take new files, or it is a device written in place; never a FIFO, which
+ * could block the program, nor a block device or socket. The program runs as
  * this very process (exec), so %p is our pid and a relative path means the
  * same directory to both. */
-static bool output_usable(const struct gg_option *o, const char *flag, const char *pattern)
+static bool output_usable(const struct gg_option *o, const char *flag, const char *pattern,
+			  bool log)
 {
-	char path[PATH_MAX], culprit[PATH_MAX];
+	char path[PATH_MAX], culprit[PATH_MAX], why[256];
 	int err;
 
 	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path))) {
 		gg_cli_error("%s: \"%s\" is too long a path", flag, pattern);
 		return false;
 	}
-	if (!(err = gg_report_check_creatable(path, culprit, sizeof(culprit))))
+	if (!(err = gg_report_check_output(path, log, culprit, sizeof(culprit))))
 		return true;
 	if (err == -EISDIR)
 		gg_cli_error("%s: \"%s\" is a directory; expected %s", flag, culprit, o->accepts);
 	else if (err == -ENOENT)
 		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\" does not exist (create it "
 			     "first)", flag, pattern, culprit);
+	else if (err == -ENXIO || err == -ENOTSUP)
+		gg_cli_error("%s: cannot write \"%s\": %s; expected a regular file or a character "
+			     "device such as /dev/null", flag, pattern,
+			     gg_report_output_why(path, err, log, why, sizeof(why)));
+	else if (!strcmp(culprit, path))
+		gg_cli_error("%s: cannot write \"%s\": %s", flag, pattern, strerror(-err));
 	else
 		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\": %s", flag, pattern,
 			     culprit, strerror(-err));
 	return false;
+}
+
+/* Whether the shim will read the list file @path whole: it reads only a
+ * regular file of at most 1 MiB (options/listfile.h), and would otherwise
+ * expect nothing absent. */
+static bool list_usable(const char *flag, const char *path)
+{
+	char why[256], *text;
+	size_t len;
+
+	if (gg_config_read_list(path, &text, &len, why, sizeof(why))) {
+		gg_cli_error("%s: cannot read \"%s\": %s (expected %s)", flag, path, why,
+			     "a readable regular file of at most 1 MiB, one pattern a line");
+		return false;
+	}
+	free(text);
+	return true;
 }
 
 /* Whether @o names a file the shim writes. */
@@ -323,8 +350,12 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 		}
 		if (!value_taken(o, flag, value))
 			return -1;
-		/* A report file the shim could not write is refused before the program runs. */
-		if (writes_report(o) && !output_usable(o, flag, value))
+		/* A report file the shim could not write, or a list it would not read,
+		 * is refused before the program runs. */
+		if (writes_report(o) &&
+		    !output_usable(o, flag, value, !strcmp(o->name, "GPUGUARD_LOG")))
+			return -1;
+		if (!strcmp(o->name, "GPUGUARD_EXPECTED_ABSENT") && !list_usable(flag, value))
 			return -1;
 		env_add(e, o->name, value);
 	}

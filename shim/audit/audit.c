@@ -21,6 +21,7 @@
 #include "audit/image.h"
 #include "callsite/callsite.h"
 #include "options/config.h"
+#include "options/listfile.h"
 #include "base/gg.h"
 #include "driver/device.h"
 #include "driver/kernels.h"
@@ -116,42 +117,60 @@ static uint64_t hash_key(uintptr_t key)
 
 /* ---- expected-absent patterns ---- */
 
+static void drop_expected(size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(audit_state.expected[i]);
+	free(audit_state.expected);
+	audit_state.expected = NULL;
+	audit_state.nexpected = 0;
+}
+
+/* The patterns of the file at @path, one a line ('#' starts a comment). Read
+ * whole or not at all (options/listfile.h): a list read in part is no list
+ * (SPEC §2), and whatever goes wrong is said. */
 static void load_expected(const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0, n = 0, alloc = 0;
-	ssize_t len;
+	char why[256], *text, *line, *end;
+	size_t len, n = 0, alloc = 0;
 
-	if (!f) {
-		gg_report_expected_unreadable(path, strerror(errno));
+	if (gg_config_read_list(path, &text, &len, why, sizeof(why))) {
+		gg_report_expected_unreadable(path, why);
 		return;
 	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *s = line, *e = line + len;
+	for (line = text; line < text + len; line = end + 1) {
+		char *s = line, *e;
 
+		end = memchr(line, '\n', (size_t)(text + len - line));
+		if (!end)
+			end = text + len;
+		e = end;
 		while (s < e && (*s == ' ' || *s == '\t'))
 			s++;
-		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 			e--;
 		if (s == e || *s == '#')
 			continue;
 		if (n == alloc) {
-			char **grown = realloc(audit_state.expected, (alloc ? alloc * 2 : 16) * sizeof(char *));
+			size_t more = alloc ? alloc * 2 : 16;
+			char **grown = realloc(audit_state.expected, more * sizeof(char *));
 
 			if (!grown)
 				break;
 			audit_state.expected = grown;
-			alloc = alloc ? alloc * 2 : 16;
+			alloc = more;
 		}
-		audit_state.expected[n++] = strndup(s, (size_t)(e - s));
+		if (!(audit_state.expected[n] = strndup(s, (size_t)(e - s))))
+			break;
+		n++;
 	}
-	if (ferror(f)) {
-		gg_report_expected_unreadable(path, strerror(errno));
-		n = 0; /* a list read in part is no list (SPEC §2) */
+	if (line < text + len) { /* stopped short: out of memory */
+		snprintf(why, sizeof(why), "out of memory after %zu patterns", n);
+		gg_report_expected_unreadable(path, why);
+		drop_expected(n);
+		n = 0;
 	}
-	free(line);
-	fclose(f);
+	free(text);
 	audit_state.nexpected = n;
 }
 

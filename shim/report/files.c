@@ -1,7 +1,13 @@
 /* The report files (SPEC §6): the JSON summary (schema 1) and the Prometheus
  * text file, each rewritten atomically (a temporary file in the same
  * directory, then rename(2)). Formatted through a stack buffer and written
- * with write(2); nothing is allocated. */
+ * with write(2); nothing is allocated.
+ *
+ * Never harmful (see replace_file): the temporary file is created, never
+ * opened through what is already there (a link another user planted); a
+ * target that is not a regular file (/dev/null) is written in place, never
+ * renamed over; a FIFO, block device or socket is refused; a failed write
+ * keeps the previous file and says why (ENOSPC for a full disk). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -16,28 +22,20 @@
 
 #include "options/config.h"
 #include "report/report.h"
+#include "report/sink.h"
 
 struct jw {
 	int fd;
-	bool failed;
+	bool pipe_like; /* a write may raise SIGPIPE (sink.h) */
+	int err;        /* the first write's -errno; 0 while all went well */
 	size_t len;
 	char buf[4096];
 };
 
 static void jw_flush(struct jw *w)
 {
-	size_t off = 0;
-
-	while (off < w->len && !w->failed) {
-		ssize_t n = write(w->fd, w->buf + off, w->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			w->failed = true;
-		else
-			off += (size_t)n;
-	}
+	if (w->len && !w->err)
+		w->err = gg_report_write_all(w->fd, w->buf, w->len, w->pipe_like);
 	w->len = 0;
 }
 
@@ -364,28 +362,78 @@ static struct {
 	atomic_uint serial; /* makes temporary names unique between threads */
 } files_state;
 
-/* Write a file at @pattern (%p = pid) with @fill, atomically. 0 or -errno. */
-static int replace_file(const char *pattern, void (*fill)(struct jw *w, const struct gg_report_figures *f),
-			const struct gg_report_figures *f)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 32];
-	struct jw w = { .fd = -1 };
-	int err = 0;
+/* Tries at a temporary name before giving up: a name taken (by a file or a
+ * link another user planted) is never opened, the next one is tried. */
+#define TEMP_TRIES 64
 
-	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path)))
-		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", path, (int)getpid(),
-		 atomic_fetch_add(&files_state.serial, 1));
-	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w.fd < 0)
-		return -errno;
-	/* 0644 whatever the umask: node-exporter reads the metrics as another user. */
-	(void)fchmod(w.fd, 0644);
+/* Create a new temporary file for @path in its directory, its name in @tmp:
+ * O_EXCL|O_NOFOLLOW, so nothing already there is written through. A
+ * descriptor, or -errno. */
+static int create_temp(const char *path, char *tmp, size_t cap)
+{
+	for (int i = 0; i < TEMP_TRIES; i++) {
+		int fd, n = snprintf(tmp, cap, "%s.tmp.%d.%u", path, (int)getpid(),
+				     atomic_fetch_add(&files_state.serial, 1));
+
+		if (n < 0 || (size_t)n >= cap)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+/* Write @fill to @fd; 0 or the first -errno. */
+static int fill_fd(int fd, void (*fill)(struct jw *w, const struct gg_report_figures *f),
+		   const struct gg_report_figures *f)
+{
+	struct jw w = { .fd = fd, .pipe_like = gg_report_pipe_like(fd) };
+
 	fill(&w, f);
 	jw_flush(&w);
-	if (w.failed)
-		err = -EIO;
-	if (close(w.fd) && !err)
+	return w.err;
+}
+
+#define IS_STDOUT 1 /* replace_file()'s answer for a device that is the program's stdout */
+
+/* Write a file at @pattern (%p = pid) with @fill. 0, IS_STDOUT or -errno;
+ * on failure, *@kept tells whether a previous file was there and is left as
+ * it was. */
+static int replace_file(const char *pattern, void (*fill)(struct jw *w, const struct gg_report_figures *f),
+			const struct gg_report_figures *f, char *path, size_t path_cap, bool *kept)
+{
+	char tmp[PATH_MAX + 32];
+	struct stat st;
+	int fd, err;
+	bool there;
+
+	*kept = false;
+	if (gg_report_expand_path(pattern, (int)getpid(), path, path_cap))
+		return -ENAMETOOLONG;
+	there = stat(path, &st) == 0;
+	if (there && !S_ISREG(st.st_mode)) {
+		/* /dev/null and other character devices: written in place, never
+		 * replaced; the rest refused (gg_report_open_output). */
+		if ((fd = gg_report_open_output(path, 0, false)) < 0)
+			return fd;
+		if (gg_report_is_stdout(fd)) { /* /dev/stdout on a terminal */
+			close(fd);
+			return IS_STDOUT;
+		}
+		err = fill_fd(fd, fill, f);
+		if (close(fd) && !err && errno != EINTR)
+			err = -errno;
+		return err;
+	}
+	/* Whatever fails from here on, a previous file is left as it was. */
+	*kept = there;
+	if ((fd = create_temp(path, tmp, sizeof(tmp))) < 0)
+		return fd;
+	/* 0644 whatever the umask: node-exporter reads the metrics as another user. */
+	(void)fchmod(fd, 0644);
+	err = fill_fd(fd, fill, f);
+	if (close(fd) && !err && errno != EINTR)
 		err = -errno;
 	if (!err && rename(tmp, path))
 		err = -errno;
@@ -394,9 +442,31 @@ static int replace_file(const char *pattern, void (*fill)(struct jw *w, const st
 	return err;
 }
 
-int gg_report_write_json(const char *pattern, const struct gg_report_figures *f)
+/* The JSON summary or the metrics; an ERROR naming the file and why, when it
+ * cannot be written. */
+static void write_file(const char *var, const char *pattern,
+		       void (*fill)(struct jw *w, const struct gg_report_figures *f),
+		       const struct gg_report_figures *f)
 {
-	return replace_file(pattern, write_summary, f);
+	char path[PATH_MAX], why[256];
+	bool kept;
+	int err = replace_file(pattern, fill, f, path, sizeof(path), &kept);
+
+	if (!err)
+		return;
+	if (err == -ENAMETOOLONG)
+		snprintf(path, sizeof(path), "%s", pattern);
+	if (err == IS_STDOUT)
+		snprintf(why, sizeof(why), "it is the program's stdout, where gpuguard never writes");
+	else
+		gg_report_output_why(path, err, false, why, sizeof(why));
+	gg_report_error("cannot write %s \"%s\": %s%s", var, path, why,
+			kept ? "; the previous file is kept" : "");
+}
+
+void gg_report_write_json(const char *pattern, const struct gg_report_figures *f)
+{
+	write_file("GPUGUARD_SUMMARY_JSON", pattern, write_summary, f);
 }
 
 /* One metric: its HELP, TYPE and value, labelled with the pid so files of
@@ -450,7 +520,7 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	       f->errors);
 }
 
-int gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)
+void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)
 {
-	return replace_file(pattern, write_metrics, f);
+	write_file("GPUGUARD_METRICS", pattern, write_metrics, f);
 }

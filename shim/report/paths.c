@@ -1,5 +1,6 @@
-/* The report files' paths: "%p" expansion and the check that a file can be
- * created where one is asked for (see paths.h). */
+/* The report files' paths: "%p" expansion, the check that a file can be
+ * created where one is asked for, and opening an output without harm (see
+ * paths.h). */
 #include "report/paths.h"
 
 #include <errno.h>
@@ -7,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+/* statfs(2)'s f_type of the kernel's anonymous pipes (linux/magic.h). */
+#define GG_PIPEFS_MAGIC 0x50495045
 
 int gg_report_expand_path(const char *pattern, int pid, char *out, size_t cap)
 {
@@ -69,4 +74,95 @@ int gg_report_check_creatable(const char *path, char *culprit, size_t cap)
 		return -EISDIR;
 	}
 	return 0;
+}
+
+/* A pipe the process holds (/dev/stderr, /proc/self/fd/N), as opposed to a
+ * FIFO named in a file system, which may have no reader. */
+static bool anonymous_pipe(const char *path)
+{
+	struct statfs fs;
+
+	return statfs(path, &fs) == 0 && fs.f_type == GG_PIPEFS_MAGIC;
+}
+
+int gg_report_check_output(const char *path, bool log, char *culprit, size_t cap)
+{
+	struct stat st;
+
+	if (!cap)
+		return -EINVAL;
+	if (stat(path, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+		return gg_report_check_creatable(path, culprit, cap);
+	snprintf(culprit, cap, "%s", path);
+	if (S_ISFIFO(st.st_mode))
+		return log && anonymous_pipe(path) ? 0 : -ENXIO;
+	if (!S_ISCHR(st.st_mode))
+		return -ENOTSUP;
+	/* Written in place: the device itself must take writes. */
+	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) ? -errno : 0;
+}
+
+/* Whether an output may be opened on what @st describes. */
+static int kind_allowed(const struct stat *st, bool log)
+{
+	if (S_ISREG(st->st_mode) || S_ISCHR(st->st_mode) || (log && S_ISFIFO(st->st_mode)))
+		return 0;
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	return S_ISFIFO(st->st_mode) ? -ENXIO : -ENOTSUP;
+}
+
+int gg_report_open_output(const char *path, int flags, bool log)
+{
+	struct stat st;
+	int fd, err, fl;
+
+	/* Looked at before opening: opening a device may act on it. */
+	if (stat(path, &st) == 0 && (err = kind_allowed(&st, log)))
+		return err;
+	/* O_NONBLOCK: a FIFO with no reader fails with ENXIO rather than wait. */
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags, 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || (err = kind_allowed(&st, log))) { /* changed meanwhile */
+		close(fd);
+		return err ? err : -EIO;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+const char *gg_report_output_why(const char *path, int err, bool log, char *out, size_t cap)
+{
+	struct stat st;
+	bool there = stat(path, &st) == 0;
+
+	if (there && S_ISFIFO(st.st_mode) && (err == -ENXIO || err == -ENOTSUP))
+		snprintf(out, cap, log ? "it is a FIFO, and opening one with no reader would block"
+				       : "it is a FIFO, which could block the program (a regular file "
+					 "or a character device such as /dev/null is written)");
+	else if (there && S_ISBLK(st.st_mode) && err == -ENOTSUP)
+		snprintf(out, cap, "it is a block device, which gpuguard never writes");
+	else if (there && S_ISSOCK(st.st_mode) && (err == -ENOTSUP || err == -ENXIO))
+		snprintf(out, cap, "it is a socket, which gpuguard never writes");
+	else if (err == -ENOSPC)
+		snprintf(out, cap, "%s (ENOSPC)", strerror(ENOSPC));
+	else if (err == -EDQUOT)
+		snprintf(out, cap, "%s (EDQUOT)", strerror(EDQUOT));
+	else
+		snprintf(out, cap, "%s", strerror(-err));
+	return out;
+}
+
+bool gg_report_is_stdout(int fd)
+{
+	struct stat a, b;
+
+	return fd != STDOUT_FILENO && fstat(fd, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino && (!S_ISCHR(a.st_mode) || isatty(fd));
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "options/config.h"
+#include "report/sink.h"
 
 #define LINE_MAX_BYTES 2048
 /* A site's text, with the outer frames of one inside a stripped runtime. */
@@ -30,55 +31,101 @@ static const char *plural(unsigned long long n, const char *one, const char *man
 /* Written by gg_report_open() under the set-up's pthread_once, and by the
  * fork child handler while the child is single-threaded; read-only otherwise. */
 static struct {
-	int fd;                 /* log descriptor; 2 until a log file is opened */
+	/* The log's descriptor. Until set-up, fd 2; set-up decides it once (SPEC
+	 * §6): a duplicate of fd 2 or the log file, close-on-exec and moved up to
+	 * LOG_FD_MIN, away from the low numbers a program closes and reuses; -1
+	 * when there is nowhere to log (fd 2 was closed at set-up). */
+	int fd;
+	bool decided;           /* set-up decided @fd: check it before each write */
+	dev_t dev;              /* what @fd was when decided: a descriptor the */
+	ino_t ino;              /* program closed and reused is never written */
+	bool pipe_like;         /* @fd is a pipe or socket (sink.h) */
 	int verbosity;
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
 } report_state = { .fd = 2, .verbosity = 1 };
 
+/* Where the log's descriptor is moved to: above what programs use by number. */
+#define LOG_FD_MIN 100
+
 #define LOG_IS_STDOUT 1 /* open_log()'s *err for a file that is the program's stdout */
 
-/* Whether writing to @fd lands in what the program writes to its stdout
- * (/dev/stdout, /proc/self/fd/1, the file stdout was redirected to); a sink
- * such as /dev/null, where nothing lands, is no stdout. */
-static bool is_stdout(int fd)
+/* A close-on-exec duplicate of @fd at LOG_FD_MIN or above (lower when the
+ * descriptor limit is lower), or -1. */
+static int high_dup(int fd)
 {
-	struct stat a, b;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
 
-	return fstat(fd, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino && (!S_ISCHR(a.st_mode) || isatty(fd));
+	return high >= 0 || errno != EINVAL ? high : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
 
-/* The log file of @pattern; never the program's stdout (SPEC §6). */
+/* The log file of @pattern, moved high (high_dup); never the program's
+ * stdout (SPEC §6). Opening it never blocks: a FIFO with no reader fails. */
 static int open_log(const char *pattern, int *err)
 {
 	char path[PATH_MAX];
-	int fd;
+	int fd, high;
 
 	*err = gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path));
 	if (*err)
 		return -1;
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	*err = fd < 0 ? -errno : 0;
-	if (fd >= 0 && is_stdout(fd)) {
-		close(fd);
+	fd = gg_report_open_output(path, O_CREAT | O_APPEND, true);
+	if (fd < 0) {
+		*err = fd;
+		return -1;
+	}
+	/* Opened at the lowest free number, perhaps 2 itself: moved up and that
+	 * number given back to the program. */
+	high = high_dup(fd);
+	*err = high < 0 ? -errno : 0;
+	close(fd);
+	if (high >= 0 && gg_report_is_stdout(high)) {
+		close(high);
 		*err = LOG_IS_STDOUT;
 		return -1;
 	}
+	return high;
+}
+
+/* Make @fd (-1: none) the log's descriptor, and remember what it is. */
+static void adopt(int fd)
+{
+	struct stat st;
+	int old = report_state.fd;
+
+	if (fd >= 0 && fstat(fd, &st)) {
+		close(fd);
+		fd = -1;
+	}
+	report_state.fd = fd;
+	if (fd >= 0) {
+		report_state.dev = st.st_dev;
+		report_state.ino = st.st_ino;
+		report_state.pipe_like = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	}
+	if (report_state.decided && old >= 0 && old != fd)
+		close(old);
+	report_state.decided = true;
+}
+
+/* The log's descriptor if it is still the one decided at set-up, else -1. */
+static int log_fd(void)
+{
+	struct stat st;
+	int fd = report_state.fd;
+
+	if (fd < 0 || !report_state.decided)
+		return fd;
+	if (fstat(fd, &st) || st.st_dev != report_state.dev || st.st_ino != report_state.ino)
+		return -1; /* closed by the program, perhaps reused: nowhere to say it */
 	return fd;
 }
 
-static void write_all(int fd, const char *buf, size_t len)
+static void write_all(const char *buf, size_t len)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
+	int fd = log_fd();
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* nowhere left to say it */
-		buf += n;
-		len -= (size_t)n;
-	}
+	if (fd >= 0)
+		(void)gg_report_write_all(fd, buf, len, report_state.pipe_like);
 }
 
 GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
@@ -105,7 +152,7 @@ GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 		n += m;
 	}
 	line[n++] = '\n';
-	write_all(report_state.fd, line, (size_t)n);
+	write_all(line, (size_t)n);
 	errno = saved_errno;
 }
 
@@ -158,24 +205,29 @@ static const char *printable(const char *s, char *out, size_t cap)
 	return out;
 }
 
-/* Why no report file can be made at @pattern (%p = this pid): "the
- * directory "out" does not exist", say; NULL when one can. Into @out. */
-static const char *unusable(const char *pattern, char *out, size_t cap)
+/* Why no output can be written at @pattern (%p = this pid), the log (@log)
+ * or a report file: "the directory "out" does not exist", say; NULL when one
+ * can. Into @out. */
+static const char *unusable(const char *pattern, bool log, char *out, size_t cap)
 {
-	char path[PATH_MAX], culprit[PATH_MAX], shown[256];
+	char path[PATH_MAX], culprit[PATH_MAX], shown[256], why[256];
 	int err;
 
 	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path))) {
 		snprintf(out, cap, "the path is longer than %d bytes", PATH_MAX - 1);
 		return out;
 	}
-	if (!(err = gg_report_check_creatable(path, culprit, sizeof(culprit))))
+	if (!(err = gg_report_check_output(path, log, culprit, sizeof(culprit))))
 		return NULL;
 	printable(culprit, shown, sizeof(shown));
 	if (err == -ENOENT)
 		snprintf(out, cap, "the directory \"%s\" does not exist", shown);
 	else if (err == -EISDIR)
 		snprintf(out, cap, "\"%s\" is a directory", shown);
+	else if (err == -ENXIO || err == -ENOTSUP)
+		snprintf(out, cap, "%s", gg_report_output_why(path, err, log, why, sizeof(why)));
+	else if (!strcmp(culprit, path)) /* a device, written in place */
+		snprintf(out, cap, "\"%s\" cannot be written: %s", shown, strerror(-err));
 	else
 		snprintf(out, cap, "no file can be created in \"%s\": %s", shown, strerror(-err));
 	return out;
@@ -183,26 +235,31 @@ static const char *unusable(const char *pattern, char *out, size_t cap)
 
 void gg_report_open(const struct gg_config *cfg)
 {
-	char why[512], shown[256];
-	int err;
+	char why[512], shown[256], path[PATH_MAX];
+	int err = 0, fd;
 
 	report_state.verbosity = cfg->verbosity;
-	if (!cfg->log[0])
-		return;
-	snprintf(report_state.pattern, sizeof(report_state.pattern), "%s", cfg->log);
-	int fd = open_log(cfg->log, &err);
-
-	if (fd < 0) {
-		if (err == LOG_IS_STDOUT)
-			snprintf(why, sizeof(why), "it is the program's stdout, where gpuguard never "
-						   "writes");
-		else if (!unusable(cfg->log, why, sizeof(why)))
-			snprintf(why, sizeof(why), "%s", strerror(-err));
-		gg_report_error("GPUGUARD_LOG=\"%s\": %s; logging to stderr",
-				printable(cfg->log, shown, sizeof(shown)), why);
-		return;
+	if (cfg->log[0]) {
+		snprintf(report_state.pattern, sizeof(report_state.pattern), "%s", cfg->log);
+		if ((fd = open_log(cfg->log, &err)) >= 0) {
+			adopt(fd);
+			return;
+		}
 	}
-	report_state.fd = fd;
+	/* stderr as it is now, whatever the program makes of fd 2 later; nowhere
+	 * when it is closed, rather than into what fd 2 becomes. */
+	adopt(high_dup(STDERR_FILENO));
+	if (!err)
+		return;
+	if (err == LOG_IS_STDOUT)
+		snprintf(why, sizeof(why), "it is the program's stdout, where gpuguard never writes");
+	else if (!unusable(cfg->log, true, why, sizeof(why)))
+		snprintf(why, sizeof(why), "%s",
+			 gg_report_expand_path(cfg->log, (int)getpid(), path, sizeof(path))
+				 ? strerror(-err)
+				 : gg_report_output_why(path, err, true, shown, sizeof(shown)));
+	gg_report_error("GPUGUARD_LOG=\"%s\": %s; logging to stderr",
+			printable(cfg->log, shown, sizeof(shown)), why);
 }
 
 void gg_report_check_files(const struct gg_config *cfg)
@@ -220,7 +277,7 @@ void gg_report_check_files(const struct gg_config *cfg)
 	for (size_t i = 0; i < GG_ARRAY_SIZE(files); i++) {
 		const char *pattern = (const char *)cfg + files[i].off;
 
-		if (pattern[0] && unusable(pattern, why, sizeof(why)))
+		if (pattern[0] && unusable(pattern, false, why, sizeof(why)))
 			gg_report_error("%s=\"%s\": %s; the %s cannot be written there until that "
 					"changes", files[i].var, printable(pattern, shown, sizeof(shown)),
 					why, files[i].what);
@@ -236,8 +293,7 @@ void gg_report_atfork_child(void)
 	fd = open_log(report_state.pattern, &err);
 	if (fd < 0)
 		return; /* keep the parent's log rather than lose the child's lines */
-	close(report_state.fd);
-	report_state.fd = fd;
+	adopt(fd);
 }
 
 void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name)
@@ -553,14 +609,11 @@ void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const ch
 void gg_report_write_files(const struct gg_report_figures *f)
 {
 	const struct gg_config *cfg = gg_config();
-	int err;
 
-	if (cfg->summary_json[0] && (err = gg_report_write_json(cfg->summary_json, f)))
-		gg_report_error("cannot write GPUGUARD_SUMMARY_JSON \"%s\": %s", cfg->summary_json,
-				strerror(-err));
-	if (cfg->metrics[0] && (err = gg_report_write_metrics(cfg->metrics, f)))
-		gg_report_error("cannot write GPUGUARD_METRICS \"%s\": %s", cfg->metrics,
-				strerror(-err));
+	if (cfg->summary_json[0])
+		gg_report_write_json(cfg->summary_json, f);
+	if (cfg->metrics[0])
+		gg_report_write_metrics(cfg->metrics, f);
 }
 
 void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,

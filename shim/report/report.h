@@ -268,10 +268,11 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *f
 /* A list variable with one bad item (WARN). */
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);
 
-/* The JSON summary and the metrics as configured; errors are logged. */
+/* The JSON summary and the metrics as configured; a file that cannot be
+ * written is an ERROR naming it and why (files.c). */
 void gg_report_write_files(const struct gg_report_figures *f);
-int gg_report_write_json(const char *pattern, const struct gg_report_figures *f);
-int gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f);
+void gg_report_write_json(const char *pattern, const struct gg_report_figures *f);
+void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f);
 
 /* The exit summary line (INFO), and the WARN that the application replaced
  * the boundary signal's handler. */

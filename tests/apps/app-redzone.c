@@ -97,6 +97,8 @@
  *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
  *   exit:N           exit(N) here
+ *   open2:PATH       close fd 2 and open PATH, which gets fd 2, as a daemon's
+ *                    data file; writes "data" into it
  * Before its first CUDA call, GG_TEST_EARLY_HANDLER=SIG installs the handler
  * of handler:SIG, GG_TEST_EARLY_IGNORE=SIG sets SIG to SIG_IGN, and
  * GG_TEST_EARLY_WAIT=PATH prints "early" and waits (up to 30 s) for PATH.
@@ -104,6 +106,7 @@
  * Prints one line per step on stdout, with only what the application knows. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -857,6 +860,12 @@ int main(int argc, char **argv)
 			/* Not flushed, not closed: exit() must do it. */
 		} else if (!strncmp(arg, "exit:", 5)) {
 			exit((int)a);
+		} else if (!strncmp(arg, "open2:", 6)) {
+			close(2);
+			if (open(arg + 6, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2)
+				return 70;
+			(void)!write(2, "data\n", 5);
+			printf("opened 2\n");
 		} else {
 			fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
 			return 64;

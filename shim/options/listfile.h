@@ -1,0 +1,19 @@
+/* A list file an option names (GPUGUARD_EXPECTED_ABSENT): read whole, only
+ * from a regular file no larger than GG_LIST_FILE_MAX, and never blocking
+ * (a FIFO, /dev/zero or a terminal is refused, not read). Shared with the
+ * gpuguard command, which reads it once before the program runs so that a
+ * file the shim would refuse is refused there. Prints nothing. */
+#ifndef GG_OPTIONS_LISTFILE_H
+#define GG_OPTIONS_LISTFILE_H
+
+#include <stddef.h>
+
+/* 1 MiB: ten thousand patterns and more; a list is not data. */
+#define GG_LIST_FILE_MAX (1024 * 1024)
+
+/* Read @path into a malloc'd, NUL-terminated *@text of *@len bytes (free it).
+ * 0, or -errno with @why saying what was wrong in words ("it is a character
+ * device, not a regular file"); nothing is returned in part. */
+int gg_config_read_list(const char *path, char **text, size_t *len, char *why, size_t cap);
+
+#endif
