@@ -228,11 +228,11 @@ static void keep_programs(int sig, const struct sigaction *sa)
 	char name[48];
 
 	if (sa->sa_handler == SIG_IGN)
-		gg_report_warn("the program ignores %s: gpuguard leaves it so, and GPUGUARD_SIGNAL "
-			       "runs no boundary", signal_name(sig, name, sizeof(name)));
+		gg_report_setting("the program ignores %s: gpuguard leaves it so, and GPUGUARD_SIGNAL "
+				  "runs no boundary", signal_name(sig, name, sizeof(name)));
 	else
-		gg_report_warn("the program handles %s itself: gpuguard keeps its handler, and "
-			       "GPUGUARD_SIGNAL runs no boundary", signal_name(sig, name, sizeof(name)));
+		gg_report_setting("the program handles %s itself: gpuguard keeps its handler, and "
+				  "GPUGUARD_SIGNAL runs no boundary", signal_name(sig, name, sizeof(name)));
 }
 
 /* Our handler for @sig, unless the program has its own. 0: installed;

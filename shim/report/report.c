@@ -167,7 +167,7 @@ GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 
 DEFINE_LOG(gg_report_error, LEVEL_ERROR)
 DEFINE_LOG(gg_report_warn, LEVEL_WARN)
-GG_PRINTF(1, 2) static DEFINE_LOG(warn_setting, LEVEL_SETTING)
+DEFINE_LOG(gg_report_setting, LEVEL_SETTING)
 DEFINE_LOG(gg_report_info, LEVEL_INFO)
 DEFINE_LOG(gg_report_trace, LEVEL_TRACE)
 
@@ -355,7 +355,7 @@ void gg_report_bad_value(const char *var, const char *value, const char *why,
 {
 	char buf[128];
 
-	warn_setting("%s=\"%s\" is not valid (%s%sexpected %s); using the default", var,
+	gg_report_setting("%s=\"%s\" is not valid (%s%sexpected %s); using the default", var,
 		     printable(value, buf, sizeof(buf)), why ? why : "", why ? "; " : "", accepts);
 }
 
@@ -442,11 +442,11 @@ void gg_report_unknown_variable(const char *var, const char *nearest)
 	char v[96], n[96];
 
 	if (nearest)
-		warn_setting("%s is not a gpuguard variable; it is ignored (did you mean %s? the "
+		gg_report_setting("%s is not a gpuguard variable; it is ignored (did you mean %s? the "
 			     "variables are listed in gpuguard(1), ENVIRONMENT)",
 			     printable(var, v, sizeof(v)), printable(nearest, n, sizeof(n)));
 	else
-		warn_setting("%s is not a gpuguard variable; it is ignored (the variables are "
+		gg_report_setting("%s is not a gpuguard variable; it is ignored (the variables are "
 			     "listed in gpuguard(1), ENVIRONMENT)", printable(var, v, sizeof(v)));
 }
 
@@ -454,7 +454,7 @@ void gg_report_bad_item(const char *var, const char *value, const char *item, co
 {
 	char v[128], i[64];
 
-	warn_setting("%s=\"%s\": \"%s\" is not valid (%s); it is ignored", var,
+	gg_report_setting("%s=\"%s\": \"%s\" is not valid (%s); it is ignored", var,
 		       printable(value, v, sizeof(v)), printable(item, i, sizeof(i)), why);
 }
 

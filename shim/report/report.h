@@ -220,6 +220,8 @@ void gg_report_atfork_child(void);
  * at verbosity >= 1; TRACE (written as INFO) at verbosity >= 2. */
 void gg_report_error(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_warn(const char *fmt, ...) GG_PRINTF(1, 2);
+/* A WARN printed at every verbosity: what it says changes what is checked. */
+void gg_report_setting(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_info(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_trace(const char *fmt, ...) GG_PRINTF(1, 2);
 
