@@ -211,13 +211,14 @@ Test(watcher, a_handler_installed_after_the_shims_is_noticed_and_kept)
 }
 
 /* Issue "never harm the host" 13: a SIGUSR1 handler the program installed
- * before its first CUDA call was replaced by the shim's: it never ran. */
+ * before its first CUDA call was replaced by the shim's: it never ran. That
+ * no boundary will run is said even at verbosity 0. */
 Test(watcher, a_handler_the_program_installed_first_is_kept)
 {
 	struct gg_run r;
 
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
-	       (const char *[]){ "GPUGUARD_SIGNAL=USR1", "GPUGUARD_VERBOSITY=1",
+	       (const char *[]){ "GPUGUARD_SIGNAL=USR1", "GPUGUARD_VERBOSITY=0",
 				 "GG_TEST_EARLY_HANDLER=10", "GG_TEST_PTX=" GG_PTX, NULL },
 	       (const char *[]){ RZ, "alloc:64", "raise:10", "raise:10", "handled", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
