@@ -62,7 +62,8 @@ void sb_add(struct sb *b, const char *s, size_t n)
 		b->s = bigger;
 		b->cap = cap;
 	}
-	memcpy(b->s + b->len, s, n);
+	if (n) /* @s may be NULL then (an empty sb's text) */
+		memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';
 }
