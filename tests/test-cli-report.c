@@ -2207,8 +2207,8 @@ Test(report, names_empty_truncated_and_malformed_files_and_exits_2)
 		"line 1, column 513: nesting deeper than 512 levels\n",
 		"line 1, column 2561: nesting deeper than 512 levels\n",
 		"line 1, column 13: schema 1e999999 is not supported (this gpuguard reads schema 1)\n",
-		"line 1, column 23: \"pid\" is the number 9999999999999999999999999999999999999999..., "
-		"expected a non-negative integer\n",
+		("line 1, column 23: \"pid\" is the number 9999999999999999999999999999999999999999..., "
+		 "expected a non-negative integer\n"),
 		"line 1, column 29: invalid UTF-8 byte 0xff in string\n",
 	};
 	struct bad_input in[16];
