@@ -2033,3 +2033,273 @@ Test(report, shows_each_kernel_whose_launches_were_refused)
 				       "non-negative integer");
 	remove_dir();
 }
+
+/* ---- output files that are inputs (SPEC §8) ---- */
+
+/* --junit or --sarif naming a summary to read, or a file that holds one
+ * (a --junit whose FILE was forgotten before a glob of summaries takes the
+ * first), is refused before anything is read or written. */
+Test(report, refuses_to_write_junit_or_sarif_over_a_summary_or_an_input)
+{
+	const char *a, *b, *clean, *link, *text;
+	char *before, *after, want[PATH_MAX * 2 + 200];
+	struct result r;
+
+	job_files(&a, &b, &clean);
+	/* in_tmp's buffers are reused: keep these. */
+	a = strdup(a);
+	b = strdup(b);
+	clean = strdup(clean);
+	cr_assert(a && b && clean);
+	before = file_text(a);
+
+	/* The first summary of a glob taken for --junit's FILE. */
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", a, b, clean);
+	cr_expect_eq(r.status, 2);
+	cr_expect_str_eq(r.out, "");
+	snprintf(want, sizeof(want), "gpuguard: report: --junit %s: holds a gpuguard summary; it is "
+		 "not overwritten (--junit takes the file to write, as in --junit junit.xml)\n", a);
+	cr_expect_str_eq(r.err, want);
+	free_result(&r);
+
+	/* One of the inputs, by name, by another name (a link), and by name
+	 * when it does not exist. */
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", b, a, b);
+	cr_expect_eq(r.status, 2);
+	snprintf(want, sizeof(want), "gpuguard: report: --sarif %s: is one of the summaries to read, "
+		 "an input; it is not overwritten (--sarif takes the file to write, as in --sarif "
+		 "gpuguard.sarif)\n", b);
+	cr_expect_str_eq(r.err, want);
+	free_result(&r);
+	link = in_tmp("link.json");
+	cr_assert_eq(symlink(a, link), 0);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit=" , "--junit", link, a);
+	cr_expect_eq(r.status, 2, "an empty --junit= is refused first");
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", link, a);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "is one of the summaries to read, an input"), "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("./none.json"), in_tmp("none.json"));
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "is one of the summaries to read, an input"), "%s", r.err);
+	cr_expect_eq(access(in_tmp("none.json"), F_OK), -1, "nothing written");
+	free_result(&r);
+
+	/* Standard input, when it is the file. */
+	text = write_file("notes.txt", "not a summary\n");
+	r = RUN(gg_cmd_report, text, "report", "--junit", text, "-");
+	cr_expect_eq(r.status, 2);
+	snprintf(want, sizeof(want), "gpuguard: report: --junit %s: is standard input, an input; it "
+		 "is not overwritten (--junit takes the file to write, as in --junit junit.xml)\n",
+		 text);
+	cr_expect_str_eq(r.err, want);
+	free_result(&r);
+
+	/* --junit and --sarif naming one file. */
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("ci.out"), "--sarif",
+		in_tmp("./ci.out"), clean);
+	cr_expect_eq(r.status, 2);
+	snprintf(want, sizeof(want), "gpuguard: report: --junit %s: --sarif names the same file; "
+		 "give each a file of its own\n", in_tmp("ci.out"));
+	cr_expect_str_eq(r.err, want);
+	free_result(&r);
+
+	after = file_text(a);
+	cr_expect_str_eq(after, before, "the summary was overwritten");
+	free(after);
+	after = file_text(text);
+	cr_expect_str_eq(after, "not a summary\n");
+	free(after);
+	free(before);
+
+	/* What is not a summary is written over as before: an earlier report's
+	 * SARIF (JSON, but no "schema" and "pid"), an earlier JUnit file. */
+	write_file("old.sarif", "{ \"version\": \"2.1.0\", \"runs\": [] }\n");
+	write_file("old.xml", "<testsuites/>\n");
+	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("old.sarif"), "--junit",
+		in_tmp("old.xml"), clean);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	after = file_text(in_tmp("old.xml"));
+	cr_expect(strstr(after, "tests=\"1\""), "%s", after);
+	free(after);
+	free_result(&r);
+	free((char *)a);
+	free((char *)b);
+	free((char *)clean);
+	remove_dir();
+}
+
+/* ---- empty, truncated and malformed input ---- */
+
+/* Inputs neither command can use as a summary, at DIR/NAME: NAME, and its
+ * text (@len bytes; none holds a NUL). */
+struct bad_input {
+	const char *name;
+	char *text;
+	size_t len;
+};
+
+static void write_bytes(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_eq(fwrite(text, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static size_t bad_inputs(struct bad_input *in)
+{
+	enum { DEEP = 100000, RANDOM = 4096 };
+	char *whole = file_text(summary_unchecked("whole.json", 1, MISSING_KERNEL, VIOLATION(7), 2));
+	char *deep_array = malloc(DEEP + 1), *deep_object = malloc(DEEP + 1), *noise = malloc(RANDOM + 1);
+	char *digits = malloc(1000 + 64);
+	uint32_t seed = 12345;
+	size_t n = 0;
+
+	cr_assert(deep_array && deep_object && noise && digits);
+	memset(deep_array, '[', DEEP);
+	for (size_t i = 0; i + 5 <= DEEP; i += 5)
+		memcpy(deep_object + i, "{\"a\":", 5);
+	deep_array[DEEP] = deep_object[DEEP] = '\0';
+	/* Bytes of a fixed sequence, none a NUL; the first no JSON value's. */
+	for (size_t i = 0; i < RANDOM; i++) {
+		seed = seed * 1103515245u + 12345u;
+		noise[i] = (char)((seed >> 16) % 255 + 1);
+	}
+	noise[0] = (char)0x9c;
+	noise[RANDOM] = '\0';
+	/* A pid of a thousand digits. */
+	strcpy(digits, "{ \"schema\": 1, \"pid\": ");
+	memset(digits + strlen(digits), '9', 1000);
+	strcpy(digits + strlen("{ \"schema\": 1, \"pid\": ") + 1000, " }\n");
+	in[n++] = (struct bad_input){ "empty.json", strdup(""), 0 };
+	/* Cut before its first call site: what a full disk leaves of a file. */
+	whole[strstr(whole, "\"unresolved\": [") - whole] = '\0';
+	in[n++] = (struct bad_input){ "truncated.json", whole, strlen(whole) };
+	in[n++] = (struct bad_input){ "random.bin", noise, RANDOM };
+	in[n++] = (struct bad_input){ "deep-array.json", deep_array, DEEP };
+	in[n++] = (struct bad_input){ "deep-object.json", deep_object, DEEP };
+	in[n++] = (struct bad_input){ "huge-exponent.json",
+				      strdup("{ \"schema\": 1e999999, \"pid\": 1e999999 }\n"), 0 };
+	in[n++] = (struct bad_input){ "huge-integer.json", digits, 0 };
+	in[n++] = (struct bad_input){ "invalid-utf8.json",
+				      strdup("{ \"schema\": 1, \"exe\": \"/bin/\xff\xfe\x80\" }\n"), 0 };
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_not_null(in[i].text);
+		if (!in[i].len)
+			in[i].len = strlen(in[i].text);
+		write_bytes(in_tmp(in[i].name), in[i].text, in[i].len);
+	}
+	return n;
+}
+
+/* Exit 2, nothing on stdout, the file named with what is wrong with it; no
+ * crash, and nothing a sanitizer says (its reports go to stderr too). */
+Test(report, names_empty_truncated_and_malformed_files_and_exits_2)
+{
+	static const char *const why[] = {
+		"line 1, column 1: empty document (expected a value)\n",
+		"line 7, column 3: unexpected end of input (expected a string key)\n",
+		"line 1, column 1: expected a value, found byte 0x9c\n",
+		"line 1, column 513: nesting deeper than 512 levels\n",
+		"line 1, column 2561: nesting deeper than 512 levels\n",
+		"line 1, column 13: schema 1e999999 is not supported (this gpuguard reads schema 1)\n",
+		("line 1, column 23: \"pid\" is the number 9999999999999999999999999999999999999999..., "
+		 "expected a non-negative integer\n"),
+		"line 1, column 29: invalid UTF-8 byte 0xff in string\n",
+	};
+	struct bad_input in[16];
+	struct result r;
+	char want[PATH_MAX + 300];
+	size_t n;
+
+	make_dir();
+	n = bad_inputs(in);
+	cr_assert_eq(n, sizeof(why) / sizeof(why[0]));
+	for (size_t i = 0; i < n; i++) {
+		r = RUN(gg_cmd_report, NULL, "report", in_tmp(in[i].name));
+		cr_expect_eq(r.status, 2, "%s", in[i].name);
+		cr_expect_str_eq(r.out, "", "%s", in[i].name);
+		snprintf(want, sizeof(want), "gpuguard: report: %s: %s", in_tmp(in[i].name), why[i]);
+		cr_expect_str_eq(r.err, want, "%s", in[i].name);
+		free_result(&r);
+	}
+	r = RUN(gg_cmd_report, NULL, "report", "/dev/null");
+	cr_expect_eq(r.status, 2);
+	cr_expect_str_eq(r.err, "gpuguard: report: /dev/null: line 1, column 1: empty document "
+				"(expected a value)\n");
+	cr_expect_str_eq(r.out, "");
+	free_result(&r);
+	r = RUN(gg_cmd_report, "/dev/null", "report", "-");
+	cr_expect_eq(r.status, 2);
+	cr_expect_str_eq(r.err, "gpuguard: report: -: line 1, column 1: empty document (expected a "
+				"value)\n");
+	free_result(&r);
+	/* With a good one: that is reported, the others named and skipped. */
+	r = RUN(gg_cmd_report, NULL, "report", in_tmp(in[0].name), in_tmp(in[2].name),
+		in_tmp(in[3].name), summary("good.json", 4711, "", "", 0));
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.out, "\nskipped: 3 files that could not be read"), "%s", r.out);
+	cr_expect_eq(count_of(r.err, "\n"), 3, "%s", r.err);
+	free_result(&r);
+	for (size_t i = 0; i < n; i++)
+		free(in[i].text);
+	remove_dir();
+}
+
+/* symbolize copies what it cannot read as a summary as a log, and says when
+ * there was nothing to symbolize in it: exit 0, the input unchanged on
+ * stdout. /dev/null once passed a NULL array to qsort (UBSan). */
+Test(symbolize, copies_empty_truncated_and_malformed_input_and_says_so)
+{
+	struct bad_input in[16];
+	struct result r;
+	char want[PATH_MAX + 300];
+	size_t n;
+
+	make_dir();
+	n = bad_inputs(in);
+	for (size_t i = 0; i < n; i++) {
+		const char *path = in_tmp(in[i].name);
+
+		r = RUN(gg_cmd_symbolize, NULL, "symbolize", path);
+		cr_expect_eq(r.status, 0, "%s: %s", in[i].name, r.err);
+		cr_expect_str_eq(r.out, in[i].text, "%s", in[i].name);
+		if (!in[i].len)
+			snprintf(want, sizeof(want), "gpuguard: symbolize: %s is empty: nothing to "
+				 "symbolize\n", path);
+		else
+			snprintf(want, sizeof(want), "gpuguard: symbolize: %s: no code location in it "
+				 "(OBJECT+0xOFFSET in a log, a \"site\" with \"object\" and \"offset\" "
+				 "in a JSON summary); copied as it is\n", path);
+		cr_expect(strstr(r.err, want), "%s\n%s", want, r.err);
+		cr_expect_null(strstr(r.err, "runtime error"), "%s", r.err);
+		free_result(&r);
+	}
+	/* A summary that does not parse is said so, then read as a log. */
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in_tmp("truncated.json"));
+	cr_expect(strstr(r.err, "truncated.json: line "), "%s", r.err);
+	cr_expect(strstr(r.err, "unexpected end of input (expected a string key); read as a log "
+				"instead\n"), "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in_tmp("deep-object.json"));
+	cr_expect(strstr(r.err, "line 1, column 2561: nesting deeper than 512 levels; read as a log "
+				"instead\n"), "%s", r.err);
+	free_result(&r);
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", "/dev/null");
+	cr_expect_eq(r.status, 0);
+	cr_expect_str_eq(r.out, "");
+	cr_expect_str_eq(r.err, "gpuguard: symbolize: /dev/null is empty: nothing to symbolize\n");
+	free_result(&r);
+	r = RUN(gg_cmd_symbolize, "/dev/null", "symbolize");
+	cr_expect_eq(r.status, 0);
+	cr_expect_str_eq(r.err, "gpuguard: symbolize: standard input is empty: nothing to "
+				"symbolize\n");
+	free_result(&r);
+	for (size_t i = 0; i < n; i++)
+		free(in[i].text);
+	remove_dir();
+}

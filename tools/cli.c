@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -35,7 +38,7 @@ static const char usage_head[] =
 	"       gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID\n"
 	"       gpuguard report FILE.json...\n"
 	"       gpuguard symbolize [-d DIR]... [FILE]\n"
-	"       gpuguard bisect [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]\n"
+	"       gpuguard bisect [--timeout SECONDS] [--redzone N] -- PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with libgpuguard.so preloaded: a kernel-lookup audit with a seal\n"
 	"gate, and red zones after every device allocation. See gpuguard(1).\n"
@@ -413,6 +416,84 @@ int gg_cmd_run(int argc, char **argv)
 
 /* ---- gpuguard bisect ---- */
 
+/* How long one run may take unless --timeout says otherwise. */
+#define BISECT_TIMEOUT_DEFAULT 60
+
+/* What a signal that ends gpuguard bisect must undo: the run in progress
+ * (its process group) and the temporary directory. Written before the
+ * handlers are installed or with the signals blocked; read by the handler. */
+static struct {
+	char dir[PATH_MAX]; /* "" when there is none */
+	volatile sig_atomic_t group; /* the running program's process group, 0 when none */
+} bisect_state;
+
+static const int bisect_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NSIGNALS (sizeof(bisect_signals) / sizeof(bisect_signals[0]))
+
+/* What gpuguard had for each of them: the program gets it back, and one
+ * that was ignored (nohup, a shell's background job) stays ignored. */
+static struct sigaction bisect_saved[NSIGNALS];
+
+/* A directory entry as getdents64(2) returns it. */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Empty and remove @dir: the files the runs leave there (the summary, the
+ * shim's temporary file of a run stopped while writing it, the captured
+ * output). Async-signal-safe: open, getdents64, unlinkat and rmdir only. */
+static void remove_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+
+	if (fd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct dirent64_raw *d = (const void *)(buf + off);
+
+			const char *name = d->name;
+
+			/* Not strcmp: this runs in a signal handler too. */
+			if (name[0] != '.' || (name[1] && (name[1] != '.' || name[2])))
+				unlinkat(fd, name, 0);
+			off += d->reclen;
+		}
+	}
+	close(fd);
+	rmdir(dir);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: stop the run, remove the directory, then die of
+ * the same signal (the handler is reset, the signal stays pending). */
+static void bisect_on_signal(int sig)
+{
+	int saved = errno;
+
+	if (bisect_state.group > 0)
+		kill(-bisect_state.group, SIGKILL);
+	if (bisect_state.dir[0])
+		remove_dir(bisect_state.dir);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = saved;
+}
+
+static void bisect_signals_mask(sigset_t *set, bool with_chld)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < NSIGNALS; i++)
+		sigaddset(set, bisect_signals[i]);
+	if (with_chld)
+		sigaddset(set, SIGCHLD);
+}
+
 struct outcome {
 	int status;    /* as from waitpid */
 	char *out;     /* stdout */
@@ -436,32 +517,92 @@ static char *slurp(int fd, size_t *len)
 	return buf;
 }
 
+/* A file in the temporary directory, already unlinked. */
 static int temp_fd(void)
 {
-	char path[] = "/tmp/gpuguard-bisect-XXXXXX";
-	int fd = mkstemp(path);
+	char path[PATH_MAX + 16];
+	int fd;
 
+	snprintf(path, sizeof(path), "%s/out-XXXXXX", bisect_state.dir);
+	fd = mkstemp(path);
 	if (fd >= 0)
 		unlink(path);
 	return fd;
 }
 
-/* Run PROGRAM under the shim with the variables of @e plus @extra. */
-static int run_once(char **prog, const char *shim, const struct env_list *e,
-		    const char *const *extra, struct outcome *o)
+static double now_s(void)
 {
-	int out = temp_fd(), err = temp_fd();
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait for @pid, at most @limit seconds, with SIGCHLD blocked. 0, or
+ * -ETIMEDOUT after its process group was killed and it was reaped. */
+static int wait_run(pid_t pid, double limit, int *status)
+{
+	double deadline = now_s() + limit;
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		pid_t got = waitpid(pid, status, WNOHANG);
+		double left = deadline - now_s();
+
+		if (got == pid)
+			return 0;
+		if (got < 0 && errno != EINTR)
+			return -errno;
+		if (left <= 0) {
+			/* The program may have forked: its whole group goes. */
+			kill(-pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return -ETIMEDOUT;
+		}
+		if (left > 1)
+			left = 1; /* a SIGCHLD missed is made up for within a second */
+		struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };
+
+		sigtimedwait(&chld, NULL, &ts);
+	}
+}
+
+/* Run PROGRAM under the shim with the variables of @e plus @extra, in a
+ * process group of its own, for @limit seconds at most. 0, -ETIMEDOUT, or
+ * another -errno when it could not be run. */
+static int run_once(char **prog, const char *shim, const struct env_list *e,
+		    const char *const *extra, double limit, struct outcome *o)
+{
+	int out = temp_fd(), err = temp_fd(), rc;
+	sigset_t block, old;
 	pid_t pid;
 
-	if (out < 0 || err < 0)
-		return -errno;
+	memset(o, 0, sizeof(*o));
+	if (out < 0 || err < 0) {
+		rc = -errno;
+		goto out;
+	}
 	fflush(NULL);
+	bisect_signals_mask(&block, true);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		rc = -errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		goto out;
+	}
 	if (pid == 0) {
 		struct env_list all = *e;
 
+		/* The program starts with the dispositions and the mask gpuguard had. */
+		for (size_t i = 0; i < NSIGNALS; i++)
+			sigaction(bisect_signals[i], &bisect_saved[i], NULL);
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gpuguard killed outright: so is the run */
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		for (const char *const *x = extra; *x; x++)
 			all.v[all.n++] = (char *)*x;
 		apply_env(shim, &all);
@@ -471,21 +612,47 @@ static int run_once(char **prog, const char *shim, const struct env_list *e,
 		dprintf(2, "gpuguard: cannot run %s: %s\n", prog[0], strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &o->status, 0) != pid)
-		return -errno;
-	o->out = slurp(out, &o->len);
+	setpgid(pid, pid); /* as the child does: whichever comes first */
+	bisect_state.group = pid;
+	/* SIGINT, SIGTERM and SIGHUP may come now; SIGCHLD stays blocked for wait_run. */
+	bisect_signals_mask(&block, false);
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	rc = wait_run(pid, limit, &o->status);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	bisect_state.group = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		goto out;
 	size_t ignored;
 
+	o->out = slurp(out, &o->len);
 	o->err = slurp(err, &ignored);
-	close(out);
-	close(err);
-	return o->out && o->err ? 0 : -ENOMEM;
+	rc = o->out && o->err ? 0 : -ENOMEM;
+out:
+	if (out >= 0)
+		close(out);
+	if (err >= 0)
+		close(err);
+	return rc;
 }
 
 static void outcome_free(struct outcome *o)
 {
 	free(o->out);
 	free(o->err);
+	o->out = o->err = NULL;
+}
+
+/* Say why @what of @prog could not be used: it did not end in time, or it
+ * could not be run. */
+static void run_failed(int rc, const char *what, const char *prog, double limit)
+{
+	if (rc == -ETIMEDOUT)
+		gg_cli_error("bisect: %s of %s did not end within %g s: stopped it (SIGKILL to its "
+			     "process group); give --timeout SECONDS if it needs longer", what, prog,
+			     limit);
+	else
+		gg_cli_error("bisect: cannot run %s (%s): %s", prog, what, strerror(-rc));
 }
 
 static bool same(const struct outcome *a, const struct outcome *b)
@@ -509,19 +676,28 @@ static bool allocations_of(const char *json_path, uint64_t *calls)
 }
 
 /* Whether filling the bands of allocations [lo, hi) changes the output:
- * 1, 0, or -1 when the program could not be run. */
+ * 1, 0, or -1 when the program could not be run or did not end in time. */
 static int poisoned_changes(char **prog, const char *shim, const struct env_list *e,
-			    const struct outcome *base, uint64_t lo, uint64_t hi, int *runs)
+			    const struct outcome *base, uint64_t lo, uint64_t hi, double limit,
+			    int *runs)
 {
-	char poison[80];
+	char poison[80], what[128];
 	const char *const env_poison[] = { poison, NULL };
 	struct outcome probe;
 	bool changed;
+	int rc;
 
 	snprintf(poison, sizeof(poison), "GPUGUARD_REDZONE_POISON=%llu:%llu", (unsigned long long)lo,
 		 (unsigned long long)hi);
-	if (run_once(prog, shim, e, env_poison, &probe)) {
-		gg_cli_error("bisect: cannot run %s", prog[0]);
+	if ((rc = run_once(prog, shim, e, env_poison, limit, &probe))) {
+		if (hi - lo == 1)
+			snprintf(what, sizeof(what), "run %d (the band of allocation %llu filled)",
+				 *runs + 1, (unsigned long long)lo);
+		else
+			snprintf(what, sizeof(what), "run %d (the bands of allocations %llu..%llu "
+				 "filled)", *runs + 1, (unsigned long long)lo,
+				 (unsigned long long)hi - 1);
+		run_failed(rc, what, prog[0], limit);
 		return -1;
 	}
 	++*runs;
@@ -537,28 +713,93 @@ static int poisoned_changes(char **prog, const char *shim, const struct env_list
 	return changed;
 }
 
+static const char bisect_usage[] =
+	"usage: gpuguard bisect [--timeout SECONDS] [--redzone N] [--fill BYTE]\n"
+	"                       -- PROGRAM [ARGS...]\n\n"
+	"Finds which allocation PROGRAM reads past the end of: runs it with every guard\n"
+	"band zeroed and with every band filled, and if its output differs, halves the\n"
+	"filled range of allocation indices until one remains, then shows where that\n"
+	"allocation was made. PROGRAM's output (stdout and exit status) must be the\n"
+	"same from run to run.\n\n"
+	"  --timeout SECONDS  stop a run that takes longer (SIGKILL to its process\n"
+	"                     group, as the program may fork) and give up (default 60)\n\n"
+	"Its temporary files are in $TMPDIR (else /tmp), removed when it ends, also by\n"
+	"SIGINT, SIGTERM or SIGHUP. Exit status: 1 when it found one, 0 when the output\n"
+	"does not depend on any band, 2 when it could not tell (a run that did not end\n"
+	"in time included).\n";
+
+/* Whether the option @arg (a word without "=VALUE") takes the next word as
+ * its value. */
+static bool option_takes_value(const char *arg)
+{
+	const char *flag;
+	const struct gg_option *o = option_of(arg, strlen(arg), &flag);
+
+	return !strcmp(arg, "--shim") || (o && !o->sets);
+}
+
+/* --timeout SECONDS (or --timeout=SECONDS) at argv[i]: taken out of argv
+ * (its words shifted down). 1 when it was there, 0 when not, -1 when its
+ * value is bad (said). */
+static int take_timeout(int *argc, char **argv, int i, double *limit)
+{
+	const char *value;
+	char *end;
+	int words;
+
+	if (!strcmp(argv[i], "--timeout")) {
+		value = i + 1 < *argc ? argv[i + 1] : NULL;
+		words = 2;
+	} else if (!strncmp(argv[i], "--timeout=", 10)) {
+		value = argv[i] + 10;
+		words = 1;
+	} else {
+		return 0;
+	}
+	if (!value) {
+		gg_cli_error("bisect: --timeout needs a value (seconds, more than 0 and at most "
+			     "86400)");
+		return -1;
+	}
+	errno = 0;
+	*limit = strtod(value, &end);
+	if (!*value || *end || errno || !(*limit > 0) || *limit > 86400) {
+		gg_cli_error("bisect: --timeout: \"%s\" is not a valid value (expected seconds, more "
+			     "than 0 and at most 86400)", value);
+		return -1;
+	}
+	memmove(argv + i, argv + i + words, (size_t)(*argc - i - words + 1) * sizeof(*argv));
+	*argc -= words;
+	return 1;
+}
+
 int gg_cmd_bisect(int argc, char **argv)
 {
 	static const char *const allowed[] = { "--redzone", "--fill", "--min-idx", "--skip-objects",
 					       "--skip-symbols", "--expected-absent", "--allow-unresolved",
 					       "--dangerously-allow-unresolved-kernel-lookups", NULL };
 	struct env_list e = { .n = 0 };
-	char shim[PATH_MAX] = "", dir[] = "/tmp/gpuguard-bisect-XXXXXX", json_env[PATH_MAX + 32];
-	char poison[PATH_MAX + 32];
+	char shim[PATH_MAX] = "", json_env[PATH_MAX + 64], json_path[PATH_MAX + 16];
+	const char *tmpdir = getenv("TMPDIR");
 	struct outcome base, again, probe;
+	struct sigaction sa = { .sa_handler = bisect_on_signal };
+	double limit = BISECT_TIMEOUT_DEFAULT;
 	uint64_t calls = 0, lo = 0, hi;
-	int prog, rc = 2, runs = 0;
+	int prog, rc = 2, runs = 0, err;
 	bool has_redzone = false;
 
 	if (argc > 1 && !strcmp(argv[1], "--help")) {
-		puts("usage: gpuguard bisect [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]\n\n"
-		     "Finds which allocation PROGRAM reads past the end of: runs it with every guard\n"
-		     "band zeroed and with every band filled, and if its output differs, halves the\n"
-		     "filled range of allocation indices until one remains, then shows where that\n"
-		     "allocation was made. PROGRAM's output (stdout and exit status) must be the\n"
-		     "same from run to run. Exit status: 1 when it found one, 0 when the output\n"
-		     "does not depend on any band, 2 when it could not tell.");
+		fputs(bisect_usage, stdout);
 		return 0;
+	}
+	/* gpuguard's own option, before "--" (the others are the shim's). */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-';) {
+		int took = take_timeout(&argc, argv, i, &limit);
+
+		if (took < 0)
+			return 2;
+		if (!took)
+			i += strchr(argv[i], '=') || !option_takes_value(argv[i]) ? 1 : 2;
 	}
 	if ((prog = parse_options(argc, argv, 1, &e, shim, sizeof(shim), allowed)) < 0)
 		return 2;
@@ -569,18 +810,41 @@ int gg_cmd_bisect(int argc, char **argv)
 	if (!has_redzone)
 		env_add(&e, "GPUGUARD_REDZONE", "64");
 	env_add(&e, "GPUGUARD_VERBOSITY", "0");
-	if (!mkdtemp(dir)) {
-		gg_cli_error("bisect: cannot make a temporary directory: %s", strerror(errno));
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	if ((size_t)snprintf(bisect_state.dir, sizeof(bisect_state.dir), "%s/gpuguard-bisect-XXXXXX",
+			     tmpdir) >= sizeof(bisect_state.dir) - 32) {
+		gg_cli_error("bisect: TMPDIR \"%s\" is too long a path", tmpdir);
+		bisect_state.dir[0] = '\0';
 		return 2;
 	}
-	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s/summary.json", dir);
+	/* The handlers go in before the directory exists: a signal between the
+	 * two finds a name mkdtemp has not filled in, which is no directory. */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NSIGNALS; i++) {
+		sigaction(bisect_signals[i], NULL, &bisect_saved[i]);
+		if (bisect_saved[i].sa_handler != SIG_IGN)
+			sigaction(bisect_signals[i], &sa, NULL);
+	}
+	if (!mkdtemp(bisect_state.dir)) {
+		gg_cli_error("bisect: cannot make a temporary directory in %s: %s", tmpdir,
+			     strerror(errno));
+		bisect_state.dir[0] = '\0';
+		return 2;
+	}
+	snprintf(json_path, sizeof(json_path), "%s/summary.json", bisect_state.dir);
+	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", json_path);
 
 	/* Twice with every band zeroed: the reference, and whether it is one. */
 	const char *const zeroed[] = { "GPUGUARD_REDZONE_POISON=0:0", json_env, NULL };
 
-	if (run_once(argv + prog, shim, &e, zeroed, &base) || run_once(argv + prog, shim, &e, zeroed, &again)) {
-		gg_cli_error("bisect: cannot run %s", argv[prog]);
+	if ((err = run_once(argv + prog, shim, &e, zeroed, limit, &base))) {
+		run_failed(err, "run 1 (the reference: every band zeroed)", argv[prog], limit);
 		goto out;
+	}
+	if ((err = run_once(argv + prog, shim, &e, zeroed, limit, &again))) {
+		run_failed(err, "run 2 (the reference again: every band zeroed)", argv[prog], limit);
+		goto out_base;
 	}
 	runs = 2;
 	if (!same(&base, &again)) {
@@ -591,8 +855,7 @@ int gg_cmd_bisect(int argc, char **argv)
 		goto out_base;
 	}
 	outcome_free(&again);
-	snprintf(poison, sizeof(poison), "%s/summary.json", dir);
-	if (!allocations_of(poison, &calls) || !calls) {
+	if (!allocations_of(json_path, &calls) || !calls) {
 		gg_cli_error("bisect: %s made no device allocation gpuguard saw", argv[prog]);
 		goto out_base;
 	}
@@ -604,7 +867,7 @@ int gg_cmd_bisect(int argc, char **argv)
 	/* Invariant: filling the bands of [lo, hi) changes the output. First,
 	 * does filling all of them? Then halve until one allocation remains. */
 	hi = calls;
-	int changed = poisoned_changes(argv + prog, shim, &e, &base, lo, hi, &runs);
+	int changed = poisoned_changes(argv + prog, shim, &e, &base, lo, hi, limit, &runs);
 
 	if (changed < 0)
 		goto out_base;
@@ -617,7 +880,8 @@ int gg_cmd_bisect(int argc, char **argv)
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if ((changed = poisoned_changes(argv + prog, shim, &e, &base, lo, mid, &runs)) < 0)
+		if ((changed = poisoned_changes(argv + prog, shim, &e, &base, lo, mid, limit,
+						&runs)) < 0)
 			goto out_base;
 		if (changed)
 			hi = mid;
@@ -633,7 +897,7 @@ int gg_cmd_bisect(int argc, char **argv)
 	snprintf(trace, sizeof(trace), "GPUGUARD_REDZONE_TRACE_IDX=%llu", (unsigned long long)lo);
 	printf("bisect: allocation #%llu is read past its end (%d runs)\n", (unsigned long long)lo,
 	       runs + 1);
-	if (run_once(argv + prog, shim, &e, env_trace, &probe) == 0) {
+	if ((err = run_once(argv + prog, shim, &e, env_trace, limit, &probe)) == 0) {
 		char needle[64];
 		bool found = false;
 
@@ -657,14 +921,25 @@ int gg_cmd_bisect(int argc, char **argv)
 			line = eol ? eol + 1 : NULL;
 		}
 		outcome_free(&probe);
+	} else {
+		/* Found all the same; only where it was made is missing. */
+		run_failed(err, "the run that traces where the allocation was made", argv[prog],
+			   limit);
 	}
 	rc = 1;
 out_base:
 	outcome_free(&base);
 out:
-	snprintf(json_env, sizeof(json_env), "%s/summary.json", dir);
-	unlink(json_env);
-	rmdir(dir);
+	/* Blocked while the directory goes, so that a signal now does not remove it twice. */
+	{
+		sigset_t block, old;
+
+		bisect_signals_mask(&block, false);
+		sigprocmask(SIG_BLOCK, &block, &old);
+		remove_dir(bisect_state.dir);
+		bisect_state.dir[0] = '\0';
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
 	return rc;
 }
 

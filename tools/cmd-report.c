@@ -6,12 +6,14 @@
 #endif
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -60,7 +62,8 @@ void sb_add(struct sb *b, const char *s, size_t n)
 		b->s = bigger;
 		b->cap = cap;
 	}
-	memcpy(b->s + b->len, s, n);
+	if (n) /* @s may be NULL then (an empty sb's text) */
+		memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';
 }
@@ -205,6 +208,9 @@ __attribute__((format(printf, 3, 4))) static void complain(struct check *ck,
 	refuse(ck->why, ck->file, at ? at->line : 0, at ? at->column : 0, msg);
 }
 
+/* The digits of a number a message shows; a longer one ends in "...". */
+#define NUMBER_SHOWN 40
+
 enum want { W_U64, W_BOOL, W_STRING, W_STRING_OR_NULL, W_OBJECT, W_OBJECT_OR_NULL, W_ARRAY };
 
 static const char *const want_text[] = {
@@ -243,11 +249,13 @@ static void expect(struct check *ck, const struct gg_json *obj, const char *wher
 			complain(ck, obj, "no \"%s%s\" member (expected %s)", where, key, want_text[w]);
 		return;
 	}
-	if (!is_want(v, w))
-		complain(ck, v, "\"%s%s\" is %s%s, expected %s", where, key,
-			 v->type == GG_JSON_NUMBER ? "the number " : "a ",
-			 v->type == GG_JSON_NUMBER ? v->u.number.text : gg_json_type_name(v->type),
-			 want_text[w]);
+	if (!is_want(v, w) && v->type == GG_JSON_NUMBER)
+		complain(ck, v, "\"%s%s\" is the number %.*s%s, expected %s", where, key,
+			 NUMBER_SHOWN, v->u.number.text,
+			 strlen(v->u.number.text) > NUMBER_SHOWN ? "..." : "", want_text[w]);
+	else if (!is_want(v, w))
+		complain(ck, v, "\"%s%s\" is a %s, expected %s", where, key,
+			 gg_json_type_name(v->type), want_text[w]);
 }
 
 /* The object @section of @root, required, with the counters @keys. */
@@ -452,8 +460,13 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 	if (!gg_json_is(schema, GG_JSON_NUMBER) || gg_json_u64(schema, 0) != 1) {
 		struct sb b = { 0 };
 
-		if (gg_json_is(schema, GG_JSON_NUMBER))
-			sb_clean(&b, schema->u.number.text, strlen(schema->u.number.text));
+		if (gg_json_is(schema, GG_JSON_NUMBER)) {
+			size_t n = strlen(schema->u.number.text);
+
+			sb_clean(&b, schema->u.number.text, n > NUMBER_SHOWN ? NUMBER_SHOWN : n);
+			if (n > NUMBER_SHOWN)
+				sb_add(&b, "...", 3);
+		}
 		else
 			sb_printf(&b, "a %s", gg_json_type_name(schema->type));
 		complain(&ck, schema, "schema %s is not supported (this gpuguard reads schema 1)",
@@ -481,11 +494,18 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 
 /* ---- merging ------------------------------------------------------------- */
 
+/* The summaries are merged in pid order, so a pid is most often the last
+ * one's equal or after it: then no search is needed. */
 static void pids_add(struct pids *p, uint64_t pid)
 {
-	for (size_t i = 0; i < p->len; i++)
-		if (p->v[i] == pid)
-			return;
+	if (p->len && p->v[p->len - 1] == pid)
+		return;
+	if (p->len && (p->unsorted || pid < p->v[p->len - 1])) {
+		for (size_t i = 0; i < p->len; i++)
+			if (p->v[i] == pid)
+				return;
+		p->unsorted = true;
+	}
 	if (p->len == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 4;
 		uint64_t *bigger = realloc(p->v, cap * sizeof(*bigger));
@@ -574,6 +594,40 @@ void sb_site(struct sb *b, const struct gg_json *site)
 	}
 }
 
+/* A string member, or the lack of one, into a hash (as same_string tells them apart). */
+static uint64_t hash_string(uint64_t h, const struct gg_json *v)
+{
+	if (!gg_json_is(v, GG_JSON_STRING))
+		return gg_hashindex_hash(h, "", 0) ^ 1;
+	return gg_hashindex_hash(h, v->u.string.s, v->u.string.len);
+}
+
+struct pair_key {
+	const struct view *vw;
+	const struct gg_json *module, *function;
+};
+
+static bool pair_alike(const void *ctx, size_t item)
+{
+	const struct pair_key *k = ctx;
+	const struct pair_group *g = &k->vw->pairs[item];
+
+	return same_string(g->module, k->module) && same_string(g->function, k->function);
+}
+
+struct site_key {
+	const struct pair_group *g;
+	const char *text, *result;
+};
+
+static bool site_alike(const void *ctx, size_t item)
+{
+	const struct site_key *k = ctx;
+	const struct site_group *s = &k->g->sites[item];
+
+	return !strcmp(s->text, k->text) && !strcmp(s->result, k->result);
+}
+
 static void add_unresolved(struct view *vw, const struct proc *pr, const struct gg_json *row)
 {
 	const struct gg_json *module = gg_json_get(row, "module");
@@ -581,22 +635,25 @@ static void add_unresolved(struct view *vw, const struct proc *pr, const struct 
 	bool expected = gg_json_bool(gg_json_get(row, "expected_absent"), false);
 	uint64_t count = gg_json_u64(gg_json_get(row, "count"), 0);
 	const struct gg_json *site = gg_json_get(row, "site");
-	struct pair_group *g = NULL;
+	const struct pair_key pk = { vw, module, function };
+	uint64_t hash = hash_string(hash_string(GG_HASHINDEX_SEED, module), function);
+	size_t at = gg_hashindex_find(&vw->pair_index, hash, pair_alike, &pk);
+	struct pair_group *g;
 	struct sb text = { 0 }, result = { 0 };
 	uint64_t address = 0;
 
-	for (size_t i = 0; i < vw->npairs && !g; i++)
-		if (same_string(vw->pairs[i].module, module) &&
-		    same_string(vw->pairs[i].function, function))
-			g = &vw->pairs[i];
-	if (!g) {
+	if (at == SIZE_MAX) {
 		if (!gg_cli_grow((void **)&vw->pairs, &vw->pairs_cap, vw->npairs, sizeof(*g)))
 			return;
-		g = &vw->pairs[vw->npairs++];
+		at = vw->npairs++;
+		g = &vw->pairs[at];
 		memset(g, 0, sizeof(*g));
 		g->module = module;
 		g->function = function;
+		/* Out of memory, the next alike row only gets a group of its own. */
+		(void)gg_hashindex_add(&vw->pair_index, hash, at);
 	}
+	g = &vw->pairs[at];
 	pids_add(&g->pids, pr->pid);
 	pids_add(expected ? &g->expected_pids : &g->required_pids, pr->pid);
 	g->required |= !expected;
@@ -608,19 +665,21 @@ static void add_unresolved(struct view *vw, const struct proc *pr, const struct 
 	sb_str(&result, gg_json_get(row, "result"), "?");
 	if (text.oom || result.oom || !text.s || !result.s)
 		goto out;
-	for (size_t i = 0; i < g->nsites; i++) {
-		struct site_group *s = &g->sites[i];
+	const struct site_key sk = { g, text.s, result.s };
 
-		if (!strcmp(s->text, text.s) && !strcmp(s->result, result.s)) {
-			s->count += count;
-			pids_add(&s->pids, pr->pid);
-			goto out;
-		}
+	hash = gg_hashindex_hash(gg_hashindex_hash(GG_HASHINDEX_SEED, text.s, text.len), result.s,
+				 result.len);
+	at = gg_hashindex_find(&g->site_index, hash, site_alike, &sk);
+	if (at != SIZE_MAX) {
+		g->sites[at].count += count;
+		pids_add(&g->sites[at].pids, pr->pid);
+		goto out;
 	}
 	if (!gg_cli_grow((void **)&g->sites, &g->cap, g->nsites, sizeof(*g->sites)))
 		goto out;
 	g->sites[g->nsites] = (struct site_group){ text.s, result.s, count, { 0 }, site };
 	pids_add(&g->sites[g->nsites].pids, pr->pid);
+	(void)gg_hashindex_add(&g->site_index, hash, g->nsites);
 	g->nsites++;
 	return;
 out:
@@ -633,12 +692,26 @@ uint64_t member_u64(const struct gg_json *obj, const char *key)
 	return gg_json_u64(gg_json_get(obj, key), 0);
 }
 
+struct violation_key {
+	const struct view *vw;
+	const char *key;
+};
+
+static bool violation_alike(const void *ctx, size_t item)
+{
+	const struct violation_key *k = ctx;
+
+	return !strcmp(k->vw->violations[item].key, k->key);
+}
+
 static void add_violation(struct view *vw, const struct proc *pr, const struct gg_json *row)
 {
 	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
 					    "changed", "first_value", "expected", NULL };
 	struct sb key = { 0 };
 	struct violation_group *g;
+	uint64_t hash;
+	size_t at;
 
 	for (const char *const *k = keys; *k; k++)
 		sb_printf(&key, "%" PRIu64 " ", member_u64(row, *k));
@@ -650,22 +723,25 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 		free(key.s);
 		return;
 	}
-	for (size_t i = 0; i < vw->nviolations; i++) {
-		if (!strcmp(vw->violations[i].key, key.s)) {
-			pids_add(&vw->violations[i].pids, pr->pid);
-			vw->violations[i].rows++;
-			free(key.s);
-			return;
-		}
+	hash = gg_hashindex_hash(GG_HASHINDEX_SEED, key.s, key.len);
+	at = gg_hashindex_find(&vw->violation_index, hash, violation_alike,
+			       &(struct violation_key){ vw, key.s });
+	if (at != SIZE_MAX) {
+		pids_add(&vw->violations[at].pids, pr->pid);
+		vw->violations[at].rows++;
+		free(key.s);
+		return;
 	}
 	if (!gg_cli_grow((void **)&vw->violations, &vw->violations_cap, vw->nviolations,
 			sizeof(*g))) {
 		free(key.s);
 		return;
 	}
-	g = &vw->violations[vw->nviolations++];
+	g = &vw->violations[vw->nviolations];
 	*g = (struct violation_group){ row, key.s, { 0 }, 1 };
 	pids_add(&g->pids, pr->pid);
+	(void)gg_hashindex_add(&vw->violation_index, hash, vw->nviolations);
+	vw->nviolations++;
 }
 
 void view_group(struct view *vw)
@@ -693,6 +769,7 @@ void view_free_groups(struct view *vw)
 			free(g->sites[j].pids.v);
 		}
 		free(g->sites);
+		gg_hashindex_free(&g->site_index);
 		free(g->pids.v);
 		free(g->required_pids.v);
 		free(g->expected_pids.v);
@@ -703,6 +780,8 @@ void view_free_groups(struct view *vw)
 		free(vw->violations[i].pids.v);
 	}
 	free(vw->violations);
+	gg_hashindex_free(&vw->pair_index);
+	gg_hashindex_free(&vw->violation_index);
 	vw->pairs = NULL;
 	vw->violations = NULL;
 	vw->npairs = vw->pairs_cap = vw->nviolations = vw->violations_cap = 0;
@@ -1330,6 +1409,88 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Whether the regular file @path parses as a gpuguard summary (an object with
+ * "schema" and "pid"), whatever its schema. */
+static bool holds_summary(const char *path)
+{
+	struct gg_json *root = gg_json_parse_file(path, NULL);
+	bool is = gg_json_get(root, "schema") && gg_json_get(root, "pid");
+
+	gg_json_free(root);
+	return is;
+}
+
+/* @path with its directory resolved (links, "." and ".."), in @out
+ * (PATH_MAX bytes): names a file that need not exist. */
+static bool canonical(const char *path, char *out)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], real[PATH_MAX];
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (!realpath(dir, real))
+		return false;
+	return (size_t)snprintf(out, PATH_MAX, "%s/%s", real, slash ? slash + 1 : path) < PATH_MAX;
+}
+
+/* Whether the names @a and @b are one file: the same name, the same device
+ * and inode where both exist, or the same name once their directories are
+ * resolved where one does not. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ca[PATH_MAX], cb[PATH_MAX];
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+
+	if (!strcmp(a, b))
+		return true;
+	if (ea && eb)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return !ea && !eb && canonical(a, ca) && canonical(b, cb) && !strcmp(ca, cb);
+}
+
+/* Whether the file @path that @flag would write is one of the inputs, holds
+ * a gpuguard summary already, or is @other_flag's file too: then it is not
+ * written, and the message says why. (A --junit that lost its FILE to a glob
+ * of summaries takes the first one for the file to write.) */
+static bool output_refused(const struct options *o, const char *flag, const char *path,
+			   const char *other_flag, const char *other)
+{
+	static const char hint[] = "it is not overwritten (%s takes the file to write, as in %s %s)";
+	const char *example = !strcmp(flag, "--junit") ? "junit.xml" : "gpuguard.sarif";
+	struct stat out, in;
+	bool exists = stat(path, &out) == 0;
+	char why[256];
+
+	snprintf(why, sizeof(why), hint, flag, flag, example);
+	for (size_t i = 0; i < o->nfiles; i++) {
+		const char *f = o->files[i];
+		bool stdin_file = !strcmp(f, "-");
+
+		if (stdin_file ? exists && fstat(STDIN_FILENO, &in) == 0 &&
+					 in.st_dev == out.st_dev && in.st_ino == out.st_ino
+			       : same_file(f, path)) {
+			gg_cli_error("report: %s %s: is %s, an input; %s", flag, path,
+				     stdin_file ? "standard input" : "one of the summaries to read",
+				     why);
+			return true;
+		}
+	}
+	if (exists && S_ISREG(out.st_mode) && holds_summary(path)) {
+		gg_cli_error("report: %s %s: holds a gpuguard summary; %s", flag, path, why);
+		return true;
+	}
+	if (other && same_file(path, other)) {
+		gg_cli_error("report: %s %s: %s names the same file; give each a file of its own",
+			     flag, path, other_flag);
+		return true;
+	}
+	return false;
+}
+
 static void print_report(struct view *vw, size_t skipped)
 {
 	bool several = vw->nprocs > 1;
@@ -1373,6 +1534,11 @@ int gg_cmd_report(int argc, char **argv)
 			return fflush(stdout) ? 2 : 0;
 		}
 		return status;
+	}
+	if ((o.junit && output_refused(&o, "--junit", o.junit, "--sarif", o.sarif)) ||
+	    (o.sarif && output_refused(&o, "--sarif", o.sarif, NULL, NULL))) {
+		free(o.files);
+		return 2;
 	}
 	procs = calloc(o.nfiles + 1, sizeof(*procs));
 	v.blind = calloc(o.nfiles + 1, sizeof(*v.blind));

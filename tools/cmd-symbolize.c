@@ -55,7 +55,8 @@ static const char symbolize_usage[] =
 	"  -d DIR    look for objects in DIR first (repeatable): unstripped copies\n"
 	"\n"
 	"Exit status: 0 on success (locations that cannot be resolved are left as they\n"
-	"are, with a note on stderr for each object), 2 for a usage error or an input\n"
+	"are, with a note on stderr for each object; an input without any, empty or\n"
+	"not a log, is copied as it is and said so), 2 for a usage error or an input\n"
 	"that cannot be read.\n";
 
 /* ---- objects and locations ------------------------------------------------ */
@@ -114,6 +115,7 @@ struct job {
 	struct chain *chains;
 	size_t nchains, chains_cap;
 	struct gg_globs skip;    /* GPUGUARD_SKIP_SYMBOLS */
+	size_t found;            /* code locations seen, symbolized already or not */
 	bool oom;
 };
 
@@ -836,6 +838,7 @@ static void scan_log(struct job *job, const char *t, size_t len)
 		struct location l;
 
 		for (size_t from = ls; next_location(t, from, le, ls, &l); from = l.at) {
+			job->found++;
 			if (!done_already(t, l.at, le))
 				add_loc(job, t + l.obj.name, l.obj.plus - l.obj.name, l.obj.offset, l.at);
 			scan_log_chain(job, t, &l, le, ls);
@@ -888,6 +891,7 @@ static void scan_site(struct job *job, const struct gg_json *site)
 
 	if (!site_location(site, &object, &offset, &address))
 		return;
+	job->found++;
 	if (!gg_json_get(site, "line"))
 		add_loc(job, object->u.string.s, object->u.string.len, offset, site_end(site));
 	inside = gg_json_get(site, "in_static_runtime");
@@ -1129,6 +1133,11 @@ int gg_cmd_symbolize(int argc, char **argv)
 		gg_cli_error("symbolize: %s: cannot read: %s", file, strerror(errno));
 		goto out;
 	}
+	if (!len) {
+		gg_cli_error("symbolize: %s is empty: nothing to symbolize", file);
+		status = 0;
+		goto out;
+	}
 
 	/* A JSON summary starts with '{'; a log never does. */
 	pos = strspn(text, " \t\r\n");
@@ -1146,6 +1155,10 @@ int gg_cmd_symbolize(int argc, char **argv)
 	}
 	if (!json)
 		scan_log(&job, text, len);
+	if (!job.found)
+		gg_cli_error("symbolize: %s: no code location in it (OBJECT+0xOFFSET in a log, a "
+			     "\"site\" with \"object\" and \"offset\" in a JSON summary); copied as "
+			     "it is", file);
 	/* The runtime's functions as the run that wrote the input knew them. */
 	{
 		const char *skip = gg_json_string(
@@ -1172,7 +1185,8 @@ int gg_cmd_symbolize(int argc, char **argv)
 	resolve_chains(&job);
 
 	/* The input, with each answer inserted at its place. */
-	qsort(job.locs, job.nlocs, sizeof(*job.locs), cmp_loc);
+	if (job.nlocs) /* qsort's array may not be NULL, even empty */
+		qsort(job.locs, job.nlocs, sizeof(*job.locs), cmp_loc);
 	pos = 0;
 	for (size_t i = 0; i < job.nlocs; i++) {
 		const struct loc *l = &job.locs[i];

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashindex.h"
 #include "json.h"
 
 /* ---- text ---- */
@@ -48,9 +49,11 @@ struct proc {
 	uint64_t pid, errors;
 };
 
+/* Each pid once, in the order first seen. */
 struct pids {
 	uint64_t *v;
 	size_t len, cap;
+	bool unsorted; /* not ascending: a new pid is looked for in all of v */
 };
 
 /* One call site of an unresolved pair, over every process. */
@@ -70,6 +73,7 @@ struct pair_group {
 	uint64_t count;
 	struct site_group *sites;
 	size_t nsites, cap;
+	struct gg_hashindex site_index; /* sites by text and result */
 };
 
 struct violation_group {
@@ -87,6 +91,9 @@ struct view {
 	size_t npairs, pairs_cap;
 	struct violation_group *violations;
 	size_t nviolations, violations_cap;
+	/* The groups by what makes findings alike, so that grouping takes time
+	 * linear in the findings. */
+	struct gg_hashindex pair_index, violation_index;
 };
 
 /* Group the findings of procs[0..nprocs). */
