@@ -116,11 +116,34 @@ static uint64_t hash_key(uintptr_t key)
 
 /* ---- expected-absent patterns ---- */
 
+/* Why the pattern @s can match no MODULE::FUNCTION key, or NULL. */
+static const char *never_matches(const char *s)
+{
+	const char *sep = strstr(s, "::");
+
+	if (!sep && strchr(s, ':'))
+		return "a kernel's name has no ':'; write MODULE::FUNCTION, or FUNCTION for any module";
+	if (sep && !sep[2])
+		return "no function after '::'; write MODULE::* for every function of a module";
+	return NULL;
+}
+
+/* "*::" + @s: the function @s in every module. */
+static char *any_module(const char *s)
+{
+	size_t n = strlen(s) + 4;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "*::%s", s);
+	return p;
+}
+
 static void load_expected(const char *path)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
-	size_t cap = 0, n = 0, alloc = 0;
+	size_t cap = 0, n = 0, alloc = 0, lineno = 0;
 	ssize_t len;
 
 	if (!f) {
@@ -128,23 +151,38 @@ static void load_expected(const char *path)
 		return;
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *s = line, *e = line + len;
+		char *s = line, *e = line + len, *pattern;
+		const char *never;
 
+		lineno++;
 		while (s < e && (*s == ' ' || *s == '\t'))
 			s++;
 		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 			e--;
 		if (s == e || *s == '#')
 			continue;
+		*e = '\0';
+		if ((never = never_matches(s))) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "line %zu: %s", lineno, never);
+			gg_report_bad_item("GPUGUARD_EXPECTED_ABSENT", path, s, why);
+			continue;
+		}
+		/* A bare FUNCTION is that function in any module. */
+		if (!(pattern = strstr(s, "::") ? strdup(s) : any_module(s)))
+			break;
 		if (n == alloc) {
 			char **grown = realloc(audit_state.expected, (alloc ? alloc * 2 : 16) * sizeof(char *));
 
-			if (!grown)
+			if (!grown) {
+				free(pattern);
 				break;
+			}
 			audit_state.expected = grown;
 			alloc = alloc ? alloc * 2 : 16;
 		}
-		audit_state.expected[n++] = strndup(s, (size_t)(e - s));
+		audit_state.expected[n++] = pattern;
 	}
 	if (ferror(f)) {
 		gg_report_expected_unreadable(path, strerror(errno));

@@ -39,13 +39,15 @@ static struct {
 
 /* Whether writing to @fd lands in what the program writes to its stdout
  * (/dev/stdout, /proc/self/fd/1, the file stdout was redirected to); a sink
- * such as /dev/null, where nothing lands, is no stdout. */
+ * such as /dev/null, where nothing lands, is no stdout, and neither is the
+ * file stderr goes to as well (2>&1, a terminal): the default log is there. */
 static bool is_stdout(int fd)
 {
-	struct stat a, b;
+	struct stat a, b, e;
 
 	return fstat(fd, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino && (!S_ISCHR(a.st_mode) || isatty(fd));
+	       a.st_ino == b.st_ino && (!S_ISCHR(a.st_mode) || isatty(fd)) &&
+	       !(fstat(STDERR_FILENO, &e) == 0 && e.st_dev == a.st_dev && e.st_ino == a.st_ino);
 }
 
 /* The log file of @pattern; never the program's stdout (SPEC §6). */

@@ -96,6 +96,7 @@
  *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
  *   exit:N           exit(N) here
+ *   cd:PATH          chdir(PATH): relative report paths must not follow it
  * Prints one line per step on stdout, with only what the application knows. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -837,6 +838,8 @@ int main(int argc, char **argv)
 			/* Not flushed, not closed: exit() must do it. */
 		} else if (!strncmp(arg, "exit:", 5)) {
 			exit((int)a);
+		} else if (!strncmp(arg, "cd:", 3)) {
+			printf("cd %s: %d\n", arg + 3, chdir(arg + 3));
 		} else {
 			fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
 			return 64;
