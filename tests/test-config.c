@@ -400,8 +400,11 @@ static char *man_section(const char *from)
 		end[1] = '\0';
 	o = text;
 	for (const char *s = start; *s; s++) {
-		if (s[0] == '\\' && (s[1] == '-' || s[1] == '%'))
+		/* "\-" is "-"; "\%" and "\:" (no hyphen, a break point) print nothing. */
+		if (s[0] == '\\' && (s[1] == '-' || s[1] == '%' || s[1] == ':')) {
+			s += s[1] != '-';
 			continue;
+		}
 		*o++ = *s;
 	}
 	*o = '\0';
