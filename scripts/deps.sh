@@ -9,10 +9,13 @@ gg_need() {
 	command -v c++ >/dev/null || missing+=(g++)
 	command -v python3 >/dev/null || missing+=(python3)
 	command -v readelf >/dev/null || missing+=(binutils)
+	# The library's call-site unwinder: its header at build time, found as
+	# meson finds it (the library itself is loaded at run time).
+	pkg-config --exists libunwind 2>/dev/null || missing+=(libunwind-dev)
 	if [ "${1:-}" = tests ]; then
 		pkg-config --exists criterion 2>/dev/null || missing+=(libcriterion-dev)
-		[ -e /usr/include/libunwind.h ] || [ -e /usr/include/x86_64-linux-gnu/libunwind.h ] ||
-			missing+=(libunwind-dev)
+		# gpuguard(1) is checked by groff (tests/test-docs.c).
+		command -v groff >/dev/null || missing+=(groff-base)
 		# A third-party driver client (tests/test-clients.c). Debian's own
 		# interpreter: a python3 earlier on PATH may not see Debian's packages.
 		/usr/bin/python3 -c 'import numba' 2>/dev/null || missing+=(python3-numba)

@@ -289,6 +289,9 @@ Test(audit, libunwind_is_loaded_privately_on_the_first_miss)
 {
 	struct gg_app_run a;
 
+#ifndef GG_TEST_LIBUNWIND
+	cr_skip_test("built with -Dlibunwind=disabled: glibc's backtrace() unwinds");
+#endif
 	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:gg_fill", "unwinder", "get:nope",
 					      "unwinder", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
@@ -492,6 +495,27 @@ Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernel missing"), 1, "%s",
 		     a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::other"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A line without "::" is that function in any module; a line that can match
+ * nothing (one ':' for two, no function after "::") is named, at every
+ * verbosity, and ignored. */
+Test(audit, an_expected_absent_function_without_a_module_is_expected_in_any_module)
+{
+	struct gg_app_run a;
+
+	run_with_expected(&a, "nope\nkernels.ptx:maybe_fast\nkernels.ptx::\n",
+			  (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_VERBOSITY=0", NULL },
+			  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "(j['lookups']['unresolved_expected'], j['lookups']['unresolved'])", "(1, 0)");
+	cr_expect_eq(gg_count_lines(a.r.err, "/expected-absent\": \"kernels.ptx:maybe_fast\" is not "
+					      "valid (line 2: a kernel's name has no ':'"), 1, "%s",
+		     a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "/expected-absent\": \"kernels.ptx::\" is not valid "
+					      "(line 3: no function after '::'"), 1, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "] WARN: GPUGUARD_EXPECTED_ABSENT="), 2, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 

@@ -957,8 +957,9 @@ Test(report, shows_the_line_symbolize_added_to_a_site)
 /* ---- gpuguard report --junit, --sarif, --require-coverage ---------------- */
 
 /* Checks JUnit XML the way a CI system reads it (well-formed, one suite of
- * test cases, counts that match them) and prints each test case's name and
- * the types of its failures, then their texts, indented. */
+ * test cases, counts that match them) and prints each test case's name, with
+ * its pid property as " (pid N)", and the types of its failures, then their
+ * texts, indented. */
 static const char junit_script[] =
 	"import sys, xml.etree.ElementTree as ET\n"
 	"root = ET.parse(sys.argv[1]).getroot()\n"
@@ -975,14 +976,17 @@ static const char junit_script[] =
 	"    want = (str(len(cases)), str(failed), str(errors))\n"
 	"    got = (e.get('tests'), e.get('failures'), e.get('errors'))\n"
 	"    assert got == want, (e.tag, got, want)\n"
+	"def findings(c): return [f for f in c if f.tag != 'properties']\n"
 	"for c in cases:\n"
 	"    assert c.get('classname') == 'gpuguard', c.attrib\n"
-	"    for f in c:\n"
+	"    for f in findings(c):\n"
 	"        assert f.tag in ('failure', 'error'), f.tag\n"
 	"        assert f.get('message') and '\\n' not in f.get('message'), f.attrib\n"
-	"    print('%s: %s' % (c.get('name'), ' '.join(f.get('type') for f in c)))\n"
+	"    pid = {p.get('name'): p.get('value') for p in c.iter('property')}.get('pid')\n"
+	"    name = c.get('name') + (' (pid %s)' % pid if pid else '')\n"
+	"    print('%s: %s' % (name, ' '.join(f.get('type') for f in findings(c))))\n"
 	"for c in cases:\n"
-	"    for f in c:\n"
+	"    for f in findings(c):\n"
 	"        print('  %s' % f.get('message'))\n"
 	"        for line in (f.text or '').splitlines(): print('    ' + line)\n";
 
@@ -1121,6 +1125,27 @@ Test(report, junit_gives_a_clean_process_a_testcase_without_failure)
 	junit = file_text(in_tmp("j.xml"));
 	cr_expect(strstr(junit, "tests=\"1\" failures=\"0\" errors=\"0\""), "%s", junit);
 	cr_expect_null(strstr(junit, "<failure"), "%s", junit);
+	free(junit);
+	free_result(&r);
+	remove_dir();
+}
+
+/* A CI system follows a test case from run to run by its name: the
+ * program's, never its pid (a property of the case). */
+Test(report, junit_names_a_testcase_by_its_program_with_the_pid_as_a_property)
+{
+	const char *a, *b, *clean;
+	struct result r;
+	char *junit;
+
+	job_files(&a, &b, &clean);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), clean);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	junit = file_text(in_tmp("j.xml"));
+	cr_expect(strstr(junit, "    <testcase name=\"app\" classname=\"gpuguard\">\n"
+				"      <properties><property name=\"pid\" value=\"4713\"/></properties>\n"),
+		  "%s", junit);
+	cr_expect_null(strstr(junit, "4713)"), "%s", junit);
 	free(junit);
 	free_result(&r);
 	remove_dir();

@@ -157,7 +157,7 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--log", opt, "--", "/bin/sh", "-c", "echo ran", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
 	snprintf(want, sizeof(want), "gpuguard: --log: \"%s\" is a directory; expected a file name; "
-		 "%%p becomes the pid\n", dir);
+		 "%%p becomes the pid, or - for stderr\n", dir);
 	cr_assert_str_eq(r.err, want);
 	gg_run_free(&r);
 
@@ -1011,4 +1011,238 @@ Test(cli, per_tensor_sets_the_frameworks_switches_and_says_so)
 	cr_expect(!strstr(r.out, "PYTORCH_NO_CUDA_MEMORY_CACHING"), "%s", r.out);
 	cr_expect(!strstr(r.err, "--per-tensor"), "%s", r.err);
 	gg_run_free(&r);
+}
+
+/* ---- a sanitizer runner: what it checks, where its files go ---- */
+
+static void remove_tree(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* "gpuguard -- PROGRAM" checks as compute-sanitizer does, unasked: 64-byte
+ * red zones; --redzone 0 and an environment's GPUGUARD_REDZONE say otherwise,
+ * and a bare LD_PRELOAD keeps the shim's default, none. */
+Test(cli, red_zones_are_on_by_default_under_the_command)
+{
+	static const char *const cases[][3] = {
+		/* option, environment, what the summary says: band bytes, violations */
+		{ NULL, NULL, "(64, 1)" },
+		{ "--redzone=0", NULL, "(0, 0)" },
+		{ NULL, "GPUGUARD_REDZONE=0", "(0, 0)" },
+		{ NULL, "GPUGUARD_REDZONE=32", "(32, 1)" },
+		{ "--redzone=16", "GPUGUARD_REDZONE=0", "(16, 1)" },
+	};
+	char dir[64], json[128], json_opt[160], env_json[160];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(json_opt, sizeof(json_opt), "--json=%s", json);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[8] = { GG_CLI, json_opt }, *env[2] = { cases[i][1], NULL };
+		size_t k = 2;
+		char *v;
+
+		if (cases[i][0])
+			argv[k++] = cases[i][0];
+		argv[k++] = "--";
+		argv[k++] = RZ;
+		argv[k++] = "alloc:64";
+		argv[k++] = "overrun:0:1";
+		argv[k] = NULL;
+		cli(&r, env, argv);
+		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+		v = gg_json(json, "(j['config']['redzone'], len(j['violations']))");
+		cr_expect_str_eq(v, cases[i][2], "%s %s", cases[i][0] ? cases[i][0] : "",
+				 cases[i][1] ? cases[i][1] : "");
+		free(v);
+		gg_run_free(&r);
+	}
+	/* The bare library: none. */
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ env_json, "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "overrun:0:1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	char *v = gg_json(json, "(j['config']['redzone'], len(j['violations']))");
+
+	cr_expect_str_eq(v, "(0, 0)");
+	free(v);
+	gg_run_free(&r);
+	/* --help says so. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--help", NULL });
+	cr_expect(strstr(r.out, "red zones of 64 bytes"), "%s", r.out);
+	gg_run_free(&r);
+	remove_tree(dir);
+}
+
+/* The files a run writes, given relative, are where they were given, even when
+ * a shell before the program (or the program) changes directories: /proc
+ * takes no file, so one written there would be lost. */
+Test(cli, relative_report_paths_are_where_they_were_given)
+{
+	char dir[64], cmd[512], path[160];
+	struct gg_run r;
+	char *text;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(cmd, sizeof(cmd), "cd '%s' && exec '%s' --json s.json --metrics m.prom --log l.log "
+		 "-- sh -c 'cd /proc && exec %s alloc:64 free:0'", dir, GG_CLI, RZ);
+	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	snprintf(path, sizeof(path), "%s/s.json", dir);
+	text = gg_json(path, "j['allocations']['calls']");
+	cr_expect_str_eq(text, "1");
+	free(text);
+	snprintf(path, sizeof(path), "%s/m.prom", dir);
+	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	snprintf(path, sizeof(path), "%s/l.log", dir);
+	text = gg_read_file(path);
+	cr_assert_not_null(text, "no %s", path);
+	cr_expect_eq(gg_count_lines(text, "INFO: exit: "), 1, "%s", text);
+	free(text);
+	gg_run_free(&r);
+	remove_tree(dir);
+}
+
+/* The bare library makes them absolute at its set-up, against the directory
+ * of then: a program that changes directories later keeps its files. */
+Test(cli, the_shim_keeps_relative_report_paths_in_the_directory_of_its_set_up)
+{
+	char dir[64], cmd[512], path[160];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(cmd, sizeof(cmd), "cd '%s' && exec %s alloc:64 cd:/proc free:0", dir, RZ);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GPUGUARD_SUMMARY_JSON=s.%p.json", "GPUGUARD_METRICS=m.prom",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect(strstr(r.out, "cd /proc: 0\n"), "%s", r.out);
+	cr_expect_eq(gg_count_lines(r.err, "ERROR"), 0, "%s", r.err);
+	snprintf(path, sizeof(path), "%s/m.prom", dir);
+	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	snprintf(cmd, sizeof(cmd), "ls '%s'/s.*.json", dir);
+	cr_expect_eq(system(cmd), 0, "no summary in %s", dir);
+	gg_run_free(&r);
+	remove_tree(dir);
+}
+
+/* With 2>&1, /dev/stderr is stdout's file too, and where the default log
+ * goes: taken. A log that is stdout's file alone is still refused. */
+Test(cli, a_log_on_stderr_is_taken_when_stderr_is_stdout)
+{
+	char cmd[512];
+	struct gg_run r;
+
+	snprintf(cmd, sizeof(cmd), "exec '%s' --log /dev/stderr -- %s alloc:64 2>&1", GG_CLI, RZ);
+	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.out);
+	cr_expect_eq(gg_count_lines(r.out, "INFO: exit: "), 1, "%s", r.out);
+	cr_expect_eq(gg_count_lines(r.out, "ERROR"), 0, "%s", r.out);
+	gg_run_free(&r);
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--log", "/dev/stdout", "--", RZ, "alloc:64", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.out, "gpuguard["), 0, "%s", r.out);
+	cr_expect_eq(gg_count_lines(r.err, "it is the program's stdout"), 1, "%s", r.err);
+	gg_run_free(&r);
+}
+
+/* "--log -" is stderr, for the command and the library alike: no file named "-". */
+Test(cli, log_dash_is_stderr)
+{
+	char dir[64], cmd[512], dash[96];
+	struct gg_run r;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(dash, sizeof(dash), "%s/-", dir);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && exec '%s' --log - -- %s alloc:64", dir, GG_CLI, RZ);
+	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "INFO: exit: "), 1, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "ERROR"), 0, "%s", r.err);
+	cr_expect_neq(access(dash, F_OK), 0, "a file named '-' was made");
+	gg_run_free(&r);
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && exec %s alloc:64", dir, RZ);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GPUGUARD_LOG=-", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "INFO: exit: "), 1, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "WARN"), 0, "%s", r.err);
+	cr_expect_neq(access(dash, F_OK), 0, "a file named '-' was made");
+	gg_run_free(&r);
+
+	/* A JSON summary or metrics file cannot be stdout. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--json", "-", "--", "/bin/true", NULL });
+	cr_expect_eq(gg_run_exit(&r), 2, "%s", r.err);
+	cr_expect(strstr(r.err, "gpuguard: --json: \"-\" is not a valid value: \"-\" would be the "
+				"program's stdout"), "%s", r.err);
+	gg_run_free(&r);
+	remove_tree(dir);
+}
+
+static double epoch_of(const char *json, const char *member)
+{
+	char expr[160], *v;
+	double t;
+
+	snprintf(expr, sizeof(expr), "__import__('datetime').datetime.strptime(j['%s'], "
+		 "'%%Y-%%m-%%dT%%H:%%M:%%S.%%f%%z').timestamp()", member);
+	v = gg_json(json, expr);
+	t = atof(v);
+	free(v);
+	return t;
+}
+
+/* The summary says which gpuguard wrote it, and when the process started and
+ * ended (UTC, ISO 8601); "ended" is null while it runs. */
+Test(cli, the_summary_says_which_version_wrote_it_and_when)
+{
+	char dir[64], json[128], go[128], env_json[160], step[160], want[64], *v;
+	struct timespec before, after;
+	struct gg_spawn s;
+	struct gg_run r;
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--version", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0);
+	/* "gpuguard 0.1.0": the summary's version is the same */
+	snprintf(want, sizeof(want), "('%.*s', None, 'Z')", (int)strcspn(r.out + 9, "\n"), r.out + 9);
+	gg_run_free(&r);
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	snprintf(step, sizeof(step), "wait:%s", go);
+	clock_gettime(CLOCK_REALTIME, &before);
+	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		 (const char *[]){ env_json, "GPUGUARD_BOUNDARY=launch:1", "GG_TEST_PTX=" GG_PTX, NULL },
+		 (const char *[]){ RZ, "alloc:64", "launch", step, NULL });
+	cr_assert(gg_wait_file(json, 30), "the boundary wrote no summary");
+	v = gg_json(json, "(j['version'], j['ended'], j['started'][-1])");
+	cr_expect_str_eq(v, want, "while it runs");
+	free(v);
+	touch(go);
+	gg_spawn_finish(&s, &r);
+	clock_gettime(CLOCK_REALTIME, &after);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	gg_run_free(&r);
+	v = gg_json(json, "(j['started'][-1], j['ended'][-1])");
+	cr_expect_str_eq(v, "('Z', 'Z')");
+	free(v);
+	double started = epoch_of(json, "started"), ended = epoch_of(json, "ended");
+
+	/* Clock ticks and the two clocks' distance: a second of slack each way. */
+	cr_expect_leq(started, ended, "%f %f", started, ended);
+	cr_expect_geq(started, (double)before.tv_sec - 1, "%f %ld", started, (long)before.tv_sec);
+	cr_expect_leq(ended, (double)after.tv_sec + 1, "%f %ld", ended, (long)after.tv_sec);
+	remove_tree(dir);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/gg.h"
 #include "harness.h"
@@ -338,7 +339,8 @@ static bool shim_rejects(const struct gg_option *o, const char *value)
 
 /* gpuguard FLAG VALUE -- env: refused (2) with a message naming the flag, the
  * value and what is accepted exactly when the shim would reject the value;
- * otherwise the program gets the variable as given. */
+ * otherwise the program gets the variable as given (a report file's path
+ * made absolute against the command's directory). */
 static void command_agrees(const struct gg_option *o, const char *value)
 {
 	struct gg_run r;
@@ -364,7 +366,15 @@ static void command_agrees(const struct gg_option *o, const char *value)
 	} else {
 		cr_expect_eq(gg_run_exit(&r), 0, "%s %s: the shim takes it, the command refused: %s",
 			     o->flag, value, r.err);
-		snprintf(want, sizeof(want), "\n%s=%s\n", o->name, value);
+		char cwd[4096];
+		bool report_file = !strcmp(o->flag, "--log") || !strcmp(o->flag, "--json") ||
+				   !strcmp(o->flag, "--metrics");
+
+		cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+		if (report_file && value[0] != '/')
+			snprintf(want, sizeof(want), "\n%s=%s/%s\n", o->name, cwd, value);
+		else
+			snprintf(want, sizeof(want), "\n%s=%s\n", o->name, value);
 		cr_expect(strstr(r.out, want) || !strncmp(r.out, want + 1, strlen(want + 1)),
 			  "%s %s: not in the program's environment", o->flag, value);
 	}
@@ -481,8 +491,11 @@ static char *man_section(const char *from)
 		end[1] = '\0';
 	o = text;
 	for (const char *s = start; *s; s++) {
-		if (s[0] == '\\' && (s[1] == '-' || s[1] == '%'))
+		/* "\-" is "-"; "\%" and "\:" (no hyphen, a break point) print nothing. */
+		if (s[0] == '\\' && (s[1] == '-' || s[1] == '%' || s[1] == ':')) {
+			s += s[1] != '-';
 			continue;
+		}
 		*o++ = *s;
 	}
 	*o = '\0';

@@ -3,6 +3,7 @@
  * writes into is made first), and they point at nothing a user cannot see
  * (the project's contract is not in the repository). */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,4 +276,195 @@ Test(docs, the_files_the_readme_names_are_in_the_repository)
 	cr_assert_geq(named, 10, "the README's file names were not found");
 	cr_assert_str_eq(missing, "", "README.md names files the repository lacks:%s", missing);
 	free(text);
+}
+
+/* gpuguard(1) as man shows it: groff, every warning on, says nothing (a
+ * line it cannot break or adjust is one a reader sees ragged or cut). */
+Test(docs, the_man_page_formats_without_a_warning)
+{
+	static const char *const widths[] = { "-rLL=65n", "-rLL=78n", "-rLL=80n", "-rLL=120n" };
+	struct gg_run r;
+
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		gg_run(&r, 0, NULL,
+		       (const char *[]){ "/bin/sh", "-c",
+					 "command -v groff >/dev/null || { echo 'groff not found: "
+					 "install groff-base (scripts/deps.sh)' >&2; exit 1; }; "
+					 "exec groff -ww -z -man -Tutf8 \"$1\" \"$0\"",
+					 MANPAGE, widths[i], NULL });
+		cr_expect_eq(gg_run_exit(&r), 0, "%s", r.err);
+		cr_expect_str_eq(r.err, "", "groff %s: %s", widths[i], r.err);
+		gg_run_free(&r);
+	}
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The options ("-d", "--wait") @text names as words, sorted, each once, separated
+ * by spaces, into @out. */
+static void flags_of(const char *text, char *out, size_t cap)
+{
+	char flags[128][64];
+	size_t n = 0;
+
+	for (const char *p = text; *p && n < 128; p++) {
+		size_t dashes = 0, len;
+
+		/* An option starts a word: "[--wait", " -d"; not "(-g)" or "a-b". */
+		if (*p != '-' || (p > text && !strchr(" \t\n[|,", p[-1])))
+			continue;
+		while (p[dashes] == '-')
+			dashes++;
+		if (dashes > 2 || !islower((unsigned char)p[dashes]))
+			continue;
+		len = strspn(p, "-abcdefghijklmnopqrstuvwxyz0123456789");
+		while (len && p[len - 1] == '-')
+			len--;
+		snprintf(flags[n++], sizeof(flags[0]), "%.*s", (int)len, p);
+		p += len - 1;
+	}
+	qsort(flags, n, sizeof(flags[0]), by_text);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(flags[i], flags[i - 1]))
+			snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? " " : "",
+				 flags[i]);
+}
+
+/* gpuguard SUBCOMMAND --help (NULL: the run's, gpuguard --help). Free with free(). */
+static char *help_of(const char *sub)
+{
+	struct gg_run r;
+	char *text;
+
+	if (sub)
+		gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, sub, "--help", NULL });
+	else
+		gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, "--help", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s --help: %s", sub ? sub : "", r.err);
+	text = strdup(r.out);
+	gg_run_free(&r);
+	return text;
+}
+
+/* The subcommand a synopsis line is of: "gpuguard scan ..." is scan's, and
+ * "gpuguard [OPTIONS] -- PROGRAM" the run's (""). */
+static const char *subcommand_of(const char *after_gpuguard)
+{
+	static const char *const subs[] = { "scan", "report", "symbolize", "bisect" };
+
+	while (*after_gpuguard == ' ')
+		after_gpuguard++;
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		if (!strncmp(after_gpuguard, subs[i], strlen(subs[i])) &&
+		    !isalnum((unsigned char)after_gpuguard[strlen(subs[i])]))
+			return subs[i];
+	return "";
+}
+
+/* Each form of the command is said once (tools/cli.h) and the same
+ * everywhere: its own --help, gpuguard --help, gpuguard(1)'s SYNOPSIS and
+ * the README's list name the same options. */
+Test(docs, each_usage_line_is_the_same_in_help_man_page_and_readme)
+{
+	static const char *const subs[] = { "", "scan", "report", "symbolize", "bisect" };
+	char *top = help_of(NULL), *man = gg_read_file(MANPAGE), *readme = gg_read_file(README);
+	char *syn, *end, *block;
+
+	cr_assert(top && man && readme);
+	gg_replace_all(man, "\\-", "-");
+	syn = strstr(man, ".SH SYNOPSIS\n");
+	end = syn ? strstr(syn, "\n.SH ") : NULL;
+	cr_assert(syn && end, "gpuguard(1) has no SYNOPSIS");
+	*end = '\0';
+	block = strstr(readme, "\n## The gpuguard command\n");
+	cr_assert_not_null(block, "the README's \"The gpuguard command\" was not found");
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		char *own = subs[i][0] ? help_of(subs[i]) : strdup(top), line[256], want[1024];
+		char in_man[1024] = "", in_readme[1024] = "", got[1024];
+		const char *p;
+		bool man_has = false, readme_has = false;
+
+		cr_assert(!strncmp(own, "usage: gpuguard", 15), "%s --help: %s", subs[i], own);
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(own + 7, "\n"), own + 7);
+		cr_expect(strstr(top, line), "gpuguard --help lacks \"%s\"", line);
+		flags_of(line, want, sizeof(want));
+		/* gpuguard(1): ".B gpuguard SUB" up to the next ".br". */
+		for (p = syn; (p = strstr(p, "\n.B gpuguard")); p++) {
+			const char *stop = strstr(p + 1, "\n.br");
+			size_t len = stop ? (size_t)(stop - p) : strlen(p);
+			char chunk[1024];
+
+			if (strcmp(subcommand_of(p + 12), subs[i]))
+				continue;
+			snprintf(chunk, sizeof(chunk), "%.*s", (int)len, p);
+			flags_of(chunk, in_man, sizeof(in_man));
+			man_has = true;
+		}
+		/* README: the indented lines "    gpuguard SUB ..." of its list. */
+		for (p = block; (p = strstr(p, "\n    gpuguard ")) && p < block + 1500; p++) {
+			char chunk[512];
+
+			if (strcmp(subcommand_of(p + 13), subs[i]))
+				continue;
+			snprintf(chunk, sizeof(chunk), "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+			flags_of(chunk, got, sizeof(got));
+			snprintf(in_readme, sizeof(in_readme), "%s", got);
+			readme_has = true;
+			break;
+		}
+		cr_expect(man_has, "gpuguard(1)'s SYNOPSIS lacks gpuguard %s", subs[i]);
+		cr_expect_str_eq(in_man, want, "gpuguard %s: gpuguard(1) names \"%s\", --help \"%s\"",
+				 subs[i], in_man, want);
+		cr_expect(readme_has, "the README's list lacks gpuguard %s", subs[i]);
+		cr_expect_str_eq(in_readme, want, "gpuguard %s: README.md names \"%s\", --help \"%s\"",
+				 subs[i], in_readme, want);
+		free(own);
+	}
+	free(top);
+	free(man);
+	free(readme);
+}
+
+/* Every option --help offers, the command's and each subcommand's, is in
+ * gpuguard(1) and in the README. */
+Test(docs, every_option_of_the_help_is_in_the_man_page_and_the_readme)
+{
+	static const char *const subs[] = { NULL, "scan", "report", "symbolize", "bisect" };
+	char *man = gg_read_file(MANPAGE), *readme = gg_read_file(README);
+	char missing[2048] = "";
+
+	cr_assert(man && readme);
+	gg_replace_all(man, "\\-", "-");
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		char *help = help_of(subs[i]), flags[4096], *save = NULL;
+
+		flags_of(help, flags, sizeof(flags));
+		for (char *f = strtok_r(flags, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
+			char word[80];
+			bool in_man, in_readme;
+
+			/* As a word: "--wait" is not in "--wait-for". */
+			snprintf(word, sizeof(word), "%s", f);
+			in_man = false;
+			in_readme = false;
+			for (const char *p = man; (p = strstr(p, word)); p++)
+				in_man |= !(isalnum((unsigned char)p[strlen(word)]) || p[strlen(word)] == '-');
+			for (const char *p = readme; (p = strstr(p, word)); p++)
+				in_readme |= !(isalnum((unsigned char)p[strlen(word)]) ||
+					       p[strlen(word)] == '-');
+			if (!in_man || !in_readme)
+				snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+					 " %s%s%s (not in%s%s)", subs[i] ? subs[i] : "",
+					 subs[i] ? " " : "", f, in_man ? "" : " gpuguard(1)",
+					 in_readme ? "" : " README.md");
+		}
+		free(help);
+	}
+	cr_expect_str_eq(missing, "", "options --help offers that the documents lack:%s", missing);
+	free(man);
+	free(readme);
 }

@@ -34,14 +34,16 @@
 #endif
 
 static const char usage_head[] =
-	"usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...]\n"
-	"       gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID\n"
-	"       gpuguard report FILE.json...\n"
-	"       gpuguard symbolize [-d DIR]... [FILE]\n"
-	"       gpuguard bisect [--timeout SECONDS] [--redzone N] -- PROGRAM [ARGS...]\n"
+	"usage: " GG_USAGE_RUN "\n"
+	"       " GG_USAGE_SCAN "\n"
+	"       " GG_USAGE_REPORT "\n"
+	"       " GG_USAGE_SYMBOLIZE "\n"
+	"       " GG_USAGE_BISECT "\n"
 	"\n"
 	"Runs PROGRAM with libgpuguard.so preloaded: a kernel-lookup audit with a seal\n"
-	"gate, and red zones after every device allocation. See gpuguard(1).\n"
+	"gate, and red zones of " GG_CLI_REDZONE_DEFAULT " bytes after every device allocation (unless\n"
+	"--redzone or GPUGUARD_REDZONE says otherwise; --redzone 0 turns them off).\n"
+	"See gpuguard(1).\n"
 	"\n"
 	"Options (each sets the GPUGUARD_ variable named):\n";
 
@@ -297,10 +299,34 @@ static void say_per_tensor(const struct env_list *e)
 			per_tensor_env[1][1], per_tensor_env[2][0], per_tensor_env[2][1]);
 }
 
+/* @value made absolute against this directory, into @out (PATH_MAX bytes):
+ * the program, or a shell before it, may change directories (sh -c "cd /tmp
+ * && app"), and the shim resolves a relative path against its own. NULL
+ * when it cannot be (said why). */
+static const char *absolute(const char *flag, const char *value, char *out)
+{
+	char cwd[PATH_MAX];
+
+	if (value[0] == '/')
+		return value;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		gg_cli_error("%s: \"%s\" is relative, and the current directory cannot be known: %s",
+			     flag, value, strerror(errno));
+		return NULL;
+	}
+	if (snprintf(out, PATH_MAX, "%s/%s", cwd, value) >= PATH_MAX) {
+		gg_cli_error("%s: \"%s\" is too long a path once made absolute", flag, value);
+		return NULL;
+	}
+	return out;
+}
+
 /* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message given). */
 static int parse_options(int argc, char **argv, int first, struct env_list *e, char *shim,
 			 size_t shim_cap, const char *const *allowed)
 {
+	char path[PATH_MAX];
+
 	for (int i = first; i < argc; i++) {
 		const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
 		size_t flag_len = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -354,15 +380,17 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 		if (!value_taken(o, flag, value))
 			return -1;
 		/* A report file the shim could not write, or a list it would not read,
-		 * is refused before the program runs. */
-		if (writes_report(o) &&
-		    !output_usable(o, flag, value, !strcmp(o->name, "GPUGUARD_LOG")))
-			return -1;
+		 * is refused before the program runs; "--log -" is stderr, the default. */
+		if (writes_report(o) && strcmp(value, "-")) {
+			if (!output_usable(o, flag, value, !strcmp(o->name, "GPUGUARD_LOG")) ||
+			    !(value = absolute(flag, value, path)))
+				return -1;
+		}
 		if (!strcmp(o->name, "GPUGUARD_EXPECTED_ABSENT") && !list_usable(flag, value))
 			return -1;
 		env_add(e, o->name, value);
 	}
-	gg_cli_error("no program to run (usage: gpuguard [OPTIONS] -- PROGRAM [ARGS...])");
+	gg_cli_error("no program to run (usage: " GG_USAGE_RUN ")");
 	return -1;
 }
 
@@ -396,6 +424,17 @@ static bool shim_or_complain(char *shim, size_t cap)
 	return false;
 }
 
+/* Red zones on unless --redzone or the environment's GPUGUARD_REDZONE (kept
+ * as it is, even a value the shim will warn about) says otherwise. */
+static void default_redzone(struct env_list *e)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], "GPUGUARD_REDZONE=", 17))
+			return;
+	if (!getenv("GPUGUARD_REDZONE"))
+		env_add(e, "GPUGUARD_REDZONE", GG_CLI_REDZONE_DEFAULT);
+}
+
 int gg_cmd_run(int argc, char **argv)
 {
 	struct env_list e = { .n = 0 };
@@ -406,6 +445,7 @@ int gg_cmd_run(int argc, char **argv)
 		return 2;
 	if (!shim_or_complain(shim, sizeof(shim)))
 		return 2;
+	default_redzone(&e);
 	say_per_tensor(&e);
 	apply_env(shim, &e);
 	execvp(argv[prog], argv + prog);
@@ -714,13 +754,14 @@ static int poisoned_changes(char **prog, const char *shim, const struct env_list
 }
 
 static const char bisect_usage[] =
-	"usage: gpuguard bisect [--timeout SECONDS] [--redzone N] [--fill BYTE]\n"
-	"                       -- PROGRAM [ARGS...]\n\n"
+	"usage: " GG_USAGE_BISECT "\n\n"
 	"Finds which allocation PROGRAM reads past the end of: runs it with every guard\n"
 	"band zeroed and with every band filled, and if its output differs, halves the\n"
 	"filled range of allocation indices until one remains, then shows where that\n"
 	"allocation was made. PROGRAM's output (stdout and exit status) must be the\n"
-	"same from run to run.\n\n"
+	"same from run to run. It takes --redzone (default " GG_CLI_REDZONE_DEFAULT "), --fill,\n"
+	"--min-idx, --skip-objects, --skip-symbols, --expected-absent and\n"
+	"--allow-unresolved, as gpuguard does, and:\n\n"
 	"  --timeout SECONDS  stop a run that takes longer (SIGKILL to its process\n"
 	"                     group, as the program may fork) and give up (default 60)\n\n"
 	"Its temporary files are in $TMPDIR (else /tmp), removed when it ends, also by\n"
@@ -808,7 +849,7 @@ int gg_cmd_bisect(int argc, char **argv)
 	for (int i = 0; i < e.n; i++)
 		has_redzone |= !strncmp(e.v[i], "GPUGUARD_REDZONE=", 17);
 	if (!has_redzone)
-		env_add(&e, "GPUGUARD_REDZONE", "64");
+		env_add(&e, "GPUGUARD_REDZONE", GG_CLI_REDZONE_DEFAULT);
 	env_add(&e, "GPUGUARD_VERBOSITY", "0");
 	if (!tmpdir || tmpdir[0] != '/')
 		tmpdir = "/tmp";

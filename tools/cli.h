@@ -6,6 +6,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The usage line of each form of the command, said once: for its own --help,
+ * for gpuguard --help, and checked against gpuguard(1) and the README
+ * (tests/test-docs.c). */
+#define GG_USAGE_RUN "gpuguard [OPTIONS] -- PROGRAM [ARGS...]"
+#define GG_USAGE_SCAN "gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID"
+#define GG_USAGE_REPORT "gpuguard report [--junit FILE] [--sarif FILE] [--require-coverage] FILE.json..."
+#define GG_USAGE_SYMBOLIZE "gpuguard symbolize [-d DIR]... [FILE]"
+#define GG_USAGE_BISECT \
+	"gpuguard bisect [--timeout SECONDS] [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]"
+
+/* The red zones of gpuguard -- PROGRAM unless --redzone or GPUGUARD_REDZONE
+ * says otherwise: a sanitizer runner checks by default (a bare LD_PRELOAD
+ * keeps the shim's default, 0). */
+#define GG_CLI_REDZONE_DEFAULT "64"
+
 /* Each subcommand gets argv after its name (argv[0] is the subcommand's name)
  * and returns the command's exit status. They print to stdout and stderr. */
 int gg_cmd_run(int argc, char **argv);       /* gpuguard [options] -- PROGRAM ARGS */

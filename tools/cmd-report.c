@@ -23,7 +23,7 @@
 #define WIDTH 100
 
 static const char report_usage[] =
-	"usage: gpuguard report [--junit FILE] [--sarif FILE] [--require-coverage] FILE.json...\n"
+	"usage: " GG_USAGE_REPORT "\n"
 	"\n"
 	"Summarizes gpuguard JSON summaries (GPUGUARD_SUMMARY_JSON) for a CI log. Several\n"
 	"files, one per process of a job (%p in the path), are merged into one view:\n"
@@ -1403,7 +1403,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	/* With --require-coverage an empty set is the failure it names, reported
 	 * in the files for CI too, not a usage error. */
 	if (!o->nfiles && !o->require_coverage) {
-		gg_cli_error("report: no FILE.json given (usage: gpuguard report FILE.json...)");
+		gg_cli_error("report: no FILE.json given (usage: " GG_USAGE_REPORT ")");
 		return 2;
 	}
 	return 0;

@@ -42,7 +42,7 @@
 #include "report/paths.h"
 
 static const char scan_usage[] =
-	"usage: gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID\n"
+	"usage: " GG_USAGE_SCAN "\n"
 	"\n"
 	"Runs a boundary in process PID while it keeps running: a scan of every red\n"
 	"zone, the gate, and its JSON summary and metrics rewritten. It sends PID the\n"
@@ -542,8 +542,7 @@ int gg_cmd_scan(int argc, char **argv)
 				return 2;
 			}
 		} else if (a[0] == '-' || pid_arg) {
-			gg_cli_error("scan: unexpected '%s' (usage: gpuguard scan [--wait] [--timeout "
-				     "SECONDS] [--signal SIG] PID)", a);
+			gg_cli_error("scan: unexpected '%s' (usage: " GG_USAGE_SCAN ")", a);
 			return 2;
 		} else {
 			pid_arg = a;
@@ -553,7 +552,7 @@ int gg_cmd_scan(int argc, char **argv)
 		if (pid_arg)
 			gg_cli_error("scan: \"%s\" is not a process id", pid_arg);
 		else
-			gg_cli_error("scan: which process? (usage: gpuguard scan [--wait] PID)");
+			gg_cli_error("scan: which process? (usage: " GG_USAGE_SCAN ")");
 		return 2;
 	}
 	t.pid = (int)pid;

@@ -32,7 +32,7 @@
 #include "callsite/runtime-syms.h"
 
 static const char symbolize_usage[] =
-	"usage: gpuguard symbolize [--help] [-d DIR]... [FILE]\n"
+	"usage: " GG_USAGE_SYMBOLIZE "\n"
 	"\n"
 	"Copies a gpuguard log or JSON summary (FILE, or standard input when FILE is\n"
 	"absent or '-') to standard output with the source file and line of each code\n"

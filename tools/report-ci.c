@@ -472,6 +472,21 @@ static void sb_case_name(struct sb *b, const struct proc *pr)
 	sb_printf(b, "(pid %" PRIu64 ")", pr->pid);
 }
 
+/* A JUnit test case's name: the program's basename, the same from run to
+ * run so a CI system follows the test (the pid is a property of the case);
+ * the file's name for one that could not be read, "(pid N)" when the
+ * summary has no program. */
+static void sb_junit_name(struct sb *b, const struct proc *pr)
+{
+	size_t n;
+	const char *exe = base_of(gg_json_get(pr->root, "exe"), &n);
+
+	if (pr->root && n)
+		sb_clean(b, exe, n);
+	else
+		sb_case_name(b, pr);
+}
+
 static void junit_element(FILE *f, const char *element, const char *type, const struct sb *message,
 			  const struct sb *text)
 {
@@ -526,10 +541,13 @@ static int junit_body(FILE *f, const void *arg)
 	for (size_t i = 0; i < ci->nprocs && !err; i++) {
 		const struct proc *pr = &ci->procs[i];
 
-		sb_case_name(&b, pr);
+		sb_junit_name(&b, pr);
 		fputs("    <testcase name=\"", f);
 		put_xml_sb(f, &b, true);
 		fputs("\" classname=\"gpuguard\">\n", f);
+		if (pr->root)
+			fprintf(f, "      <properties><property name=\"pid\" value=\"%" PRIu64
+				"\"/></properties>\n", pr->pid);
 		if (!pr->root) {
 			sb_note(&b, pr->why);
 			junit_element(f, "error", "unreadable-summary", &b, NULL);

@@ -126,13 +126,37 @@ static void drop_expected(size_t n)
 	audit_state.nexpected = 0;
 }
 
+/* Why the pattern @s can match no MODULE::FUNCTION key, or NULL. */
+static const char *never_matches(const char *s)
+{
+	const char *sep = strstr(s, "::");
+
+	if (!sep && strchr(s, ':'))
+		return "a kernel's name has no ':'; write MODULE::FUNCTION, or FUNCTION for any module";
+	if (sep && !sep[2])
+		return "no function after '::'; write MODULE::* for every function of a module";
+	return NULL;
+}
+
+/* The pattern of the line @s (@len bytes): "*::" before a bare FUNCTION,
+ * which is that function in any module. */
+static char *pattern_of(const char *s, size_t len)
+{
+	bool bare = !memmem(s, len, "::", 2);
+	char *p = malloc(len + (bare ? 3 : 0) + 1);
+
+	if (p)
+		snprintf(p, len + (bare ? 3 : 0) + 1, "%s%.*s", bare ? "*::" : "", (int)len, s);
+	return p;
+}
+
 /* The patterns of the file at @path, one a line ('#' starts a comment). Read
- * whole or not at all (options/listfile.h): a list read in part is no list
- * (SPEC §2), and whatever goes wrong is said. */
+ * whole or not at all (options/listfile.h): a list read in part is no list,
+ * and whatever goes wrong is said. */
 static void load_expected(const char *path)
 {
 	char why[256], *text, *line, *end;
-	size_t len, n = 0, alloc = 0;
+	size_t len, n = 0, alloc = 0, lineno = 0;
 
 	if (gg_config_read_list(path, &text, &len, why, sizeof(why))) {
 		gg_report_expected_unreadable(path, why);
@@ -140,7 +164,9 @@ static void load_expected(const char *path)
 	}
 	for (line = text; line < text + len; line = end + 1) {
 		char *s = line, *e;
+		const char *never;
 
+		lineno++;
 		end = memchr(line, '\n', (size_t)(text + len - line));
 		if (!end)
 			end = text + len;
@@ -151,6 +177,14 @@ static void load_expected(const char *path)
 			e--;
 		if (s == e || *s == '#')
 			continue;
+		*e = '\0'; /* the text is ours, and one byte longer than @len */
+		if ((never = never_matches(s))) {
+			char item[160];
+
+			snprintf(item, sizeof(item), "line %zu: %s", lineno, never);
+			gg_report_bad_item("GPUGUARD_EXPECTED_ABSENT", path, s, item);
+			continue;
+		}
 		if (n == alloc) {
 			size_t more = alloc ? alloc * 2 : 16;
 			char **grown = realloc(audit_state.expected, more * sizeof(char *));
@@ -160,7 +194,7 @@ static void load_expected(const char *path)
 			audit_state.expected = grown;
 			alloc = more;
 		}
-		if (!(audit_state.expected[n] = strndup(s, (size_t)(e - s))))
+		if (!(audit_state.expected[n] = pattern_of(s, (size_t)(e - s))))
 			break;
 		n++;
 	}

@@ -17,6 +17,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->modules = gg_audit_foreach_module;
 	f->launches_refused = gg_audit_launches_refused();
 	f->redzone.coverage.procaddr_unmatched = gg_real_unmatched();
+	f->final = false;
 }
 
 void gg_figures_write_files(void)
@@ -24,5 +25,14 @@ void gg_figures_write_files(void)
 	struct gg_report_figures f;
 
 	gg_figures_gather(&f);
+	gg_report_write_files(&f);
+}
+
+void gg_figures_write_final(void)
+{
+	struct gg_report_figures f;
+
+	gg_figures_gather(&f);
+	f.final = true;
 	gg_report_write_files(&f);
 }

@@ -11,4 +11,7 @@ void gg_figures_gather(struct gg_report_figures *f);
 /* gg_figures_gather, then GPUGUARD_SUMMARY_JSON and GPUGUARD_METRICS. */
 void gg_figures_write_files(void);
 
+/* The same as the process ends (an abort's last words): its summary says when. */
+void gg_figures_write_final(void);
+
 #endif

@@ -10,17 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/gg.h"
 
 enum opt_kind { OPT_BOOL, OPT_U64, OPT_VERBOSITY, OPT_PATH, OPT_STR, OPT_EXITCODE,
-		OPT_SIGNAL, OPT_REDZONE, OPT_BYTE, OPT_U64_SET, OPT_RANGE, OPT_BOUNDARY };
+		OPT_SIGNAL, OPT_REDZONE, OPT_BYTE, OPT_U64_SET, OPT_RANGE, OPT_BOUNDARY,
+		OPT_LOG, OPT_OUTPUT };
 
 #define F(field) offsetof(struct gg_config, field)
 
 #define A_BOOL "1, true, yes or on; 0, false, no or off"
 #define A_NUMBER "a decimal or 0x hex number"
 #define A_FILE "a file name; %p becomes the pid"
+#define A_LOG A_FILE ", or - for stderr"
 #define A_TEXT "a value shorter than 1024 bytes"
 
 extern char **environ;
@@ -28,7 +31,8 @@ extern char **environ;
 /* In the order of --help and gpuguard(1), ENVIRONMENT. */
 static const struct gg_option opts[] = {
 	{ "GPUGUARD_REDZONE", "--redzone", NULL, "N", NULL, "0",
-	  "a number of bytes, at most 1 GiB", "guard-band bytes per allocation",
+	  "a number of bytes, at most 1 GiB",
+	  "guard-band bytes per allocation; 64 unless set, 0 turns them off",
 	  OPT_REDZONE, F(redzone), 0 },
 	{ "GPUGUARD_REDZONE_FILL", "--fill", NULL, "BYTE", NULL, "0xEE",
 	  "a byte value from 0 to 255 (0x00 to 0xff)", "the band's byte, default 0xEE",
@@ -63,12 +67,12 @@ static const struct gg_option opts[] = {
 	{ "GPUGUARD_SKIP_SYMBOLS", "--skip-symbols", NULL, "LIST", NULL, GG_SKIP_SYMBOLS_DEFAULT,
 	  A_TEXT, "the program's functions skipped likewise (the CUDA runtime linked into it)",
 	  OPT_STR, F(skip_symbols), 0 },
-	{ "GPUGUARD_LOG", "--log", NULL, "FILE", NULL, "", A_FILE, "log file, %p = pid",
-	  OPT_PATH, F(log), 0 },
+	{ "GPUGUARD_LOG", "--log", NULL, "FILE", NULL, "", A_LOG, "log file, %p = pid, - = stderr",
+	  OPT_LOG, F(log), 0 },
 	{ "GPUGUARD_SUMMARY_JSON", "--json", NULL, "FILE", NULL, "", A_FILE,
-	  "JSON summary, %p = pid", OPT_PATH, F(summary_json), 0 },
+	  "JSON summary, %p = pid", OPT_OUTPUT, F(summary_json), 0 },
 	{ "GPUGUARD_METRICS", "--metrics", NULL, "FILE", NULL, "", A_FILE,
-	  "Prometheus text file, %p = pid", OPT_PATH, F(metrics), 0 },
+	  "Prometheus text file, %p = pid", OPT_OUTPUT, F(metrics), 0 },
 	{ "GPUGUARD_EXITCODE", "--exitcode", NULL, "N", NULL, NULL,
 	  "an exit status from 0 to 255", "exit status when an error was found",
 	  OPT_EXITCODE, F(exitcode), F(exitcode_set) },
@@ -372,6 +376,32 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev,
 	return err;
 }
 
+/* A report file's path, made absolute against the working directory of now,
+ * the set-up's: the program may chdir later, or run under a shell that did
+ * (sh -c "cd /tmp && app"), and its files must still land where they were
+ * asked for. A working directory that cannot be known leaves @s as it is. */
+static int parse_output(const char *s, char *dst, const char **why)
+{
+	char cwd[PATH_MAX];
+	size_t n = strlen(s), c;
+
+	if (n >= PATH_MAX) {
+		*why = "too long a path";
+		return -ENAMETOOLONG;
+	}
+	if (s[0] == '/' || !n || !getcwd(cwd, sizeof(cwd)))
+		return parse_str(s, dst, PATH_MAX);
+	c = strlen(cwd);
+	if (c + 1 + n >= PATH_MAX) {
+		*why = "too long a path once made absolute";
+		return -ENAMETOOLONG;
+	}
+	memcpy(dst, cwd, c);
+	dst[c] = '/';
+	memcpy(dst + c + 1, s, n + 1);
+	return 0;
+}
+
 /* Parse @s for @o into @cfg; on failure @cfg is untouched, and *why may say
  * more than @o->accepts. */
 static int parse_one(const struct gg_option *o, const char *s, struct gg_config *cfg,
@@ -437,6 +467,18 @@ static int parse_one(const struct gg_option *o, const char *s, struct gg_config 
 		*set = true;
 		return 0;
 	}
+	case OPT_LOG:
+		if (!strcmp(s, "-")) { /* stderr, the default: no file named "-" */
+			*(char *)field = '\0';
+			return 0;
+		}
+		return parse_output(s, field, why);
+	case OPT_OUTPUT:
+		if (!strcmp(s, "-")) {
+			*why = "\"-\" would be the program's stdout, where gpuguard never writes";
+			return -EINVAL;
+		}
+		return parse_output(s, field, why);
 	case OPT_PATH:
 		if (strlen(s) >= PATH_MAX)
 			*why = "too long a path";
@@ -571,7 +613,8 @@ bool gg_config_next_unknown(struct gg_config_unknown *u)
 /* Whether option @o's field is one of the strings, which come last. */
 static bool is_string(const struct gg_option *o)
 {
-	return o->kind == OPT_PATH || o->kind == OPT_STR || o->kind == OPT_BOUNDARY;
+	return o->kind == OPT_PATH || o->kind == OPT_STR || o->kind == OPT_BOUNDARY ||
+	       o->kind == OPT_LOG || o->kind == OPT_OUTPUT;
 }
 
 /* Into @cfg, whose fields before the strings are zeroed and whose strings

@@ -18,11 +18,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "options/config.h"
 #include "report/report.h"
 #include "report/sink.h"
+
+#ifndef GG_VERSION /* meson gives the project's (shim/meson.build) */
+#define GG_VERSION "0"
+#endif
 
 struct jw {
 	int fd;
@@ -295,6 +300,71 @@ static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 	jw_puts(w, c->ncaching ? " ] }" : "] }");
 }
 
+/* ---- times: UTC, ISO 8601, by arithmetic (the summary is also written on
+ * the way out of an abort, where gmtime's locks and allocation are no
+ * place to be) ---- */
+
+static int64_t ms_of(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "2026-03-04T12:34:56.789Z" for @ms since the epoch (days to a civil date
+ * as in H. Hinnant's "chrono-Compatible Low-Level Date Algorithms"). */
+static void jw_time(struct jw *w, int64_t ms)
+{
+	int64_t secs = ms / 1000, days = secs / 86400, rem = secs % 86400;
+	int64_t z = days + 719468, era = z / 146097; /* z >= 0 from 1970 on */
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+	int64_t year = (int64_t)yoe + era * 400 + (month <= 2);
+
+	if (ms < 0) {
+		jw_puts(w, "null");
+		return;
+	}
+	jw_printf(w, "\"%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ\"", (long long)year, month, day,
+		  (unsigned)(rem / 3600), (unsigned)(rem / 60 % 60), (unsigned)(rem % 60),
+		  (unsigned)(ms % 1000));
+}
+
+/* When this process started, in ms since the epoch, -1 when unknown: its
+ * exec, or its fork for a forked child, from /proc/self/stat's start time
+ * (clock ticks since boot) moved to the wall clock by the distance between
+ * the two clocks now. */
+static int64_t process_started_ms(void)
+{
+	char buf[1024], *p;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	int64_t real = ms_of(CLOCK_REALTIME), boot = ms_of(CLOCK_BOOTTIME);
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long ticks = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || real < 0 || boot < 0 || hz <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The command's name may hold spaces and parentheses: count from the last ')'.
+	 * Then state is field 3, and the start time field 22. */
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (int field = 2; field < 22; field++)
+		if (!(p = strchr(p + 1, ' ')))
+			return -1;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		ticks = ticks * 10 + (unsigned long long)(*p - '0');
+	return real - boot + (int64_t)(ticks * 1000 / (unsigned long long)hz);
+}
+
 static void write_summary(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_config *cfg = gg_config();
@@ -305,8 +375,13 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	exe[n > 0 ? n : 0] = '\0';
-	jw_printf(w, "{ \"schema\": 1, \"pid\": %d, \"exe\": ", (int)getpid());
+	jw_printf(w, "{ \"schema\": 1, \"version\": \"%s\", \"pid\": %d, \"exe\": ", GG_VERSION,
+		  (int)getpid());
 	jw_str(w, exe);
+	jw_puts(w, ",\n  \"started\": ");
+	jw_time(w, process_started_ms());
+	jw_puts(w, ", \"ended\": ");
+	jw_time(w, f->final ? ms_of(CLOCK_REALTIME) : -1);
 	jw_puts(w, ", \"sealed\": ");
 	jw_bool(w, a.sealed);
 	jw_printf(w, ", \"seals\": %" PRIu64 ",\n  \"config\": { \"redzone\": %" PRIu64

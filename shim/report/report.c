@@ -58,6 +58,17 @@ static int high_dup(int fd)
 	return high >= 0 || errno != EINVAL ? high : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
 
+/* Whether @fd is the file stderr goes to as well: the default log is there,
+ * so a log file that is stdout's (2>&1, a terminal) is refused only when it
+ * is not also stderr's. */
+static bool is_stderr(int fd)
+{
+	struct stat a, e;
+
+	return fstat(fd, &a) == 0 && fstat(STDERR_FILENO, &e) == 0 && e.st_dev == a.st_dev &&
+	       e.st_ino == a.st_ino;
+}
+
 /* The log file of @pattern, moved high (high_dup); never the program's
  * stdout (SPEC §6). Opening it never blocks: a FIFO with no reader fails. */
 static int open_log(const char *pattern, int *err)
@@ -78,7 +89,7 @@ static int open_log(const char *pattern, int *err)
 	high = high_dup(fd);
 	*err = high < 0 ? -errno : 0;
 	close(fd);
-	if (high >= 0 && gg_report_is_stdout(high)) {
+	if (high >= 0 && gg_report_is_stdout(high) && !is_stderr(high)) {
 		close(high);
 		*err = LOG_IS_STDOUT;
 		return -1;

@@ -197,6 +197,7 @@ struct gg_report_figures {
 	gg_report_launch_errors_fn *launch_errors;
 	gg_report_modules_fn *modules;       /* every load tried */
 	uint64_t launches_refused;           /* every refused launch */
+	bool final;                          /* the process ends: the JSON's "ended" */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */

@@ -122,6 +122,7 @@ static void at_exit(int status, void *arg)
 		gg_report_unresolved_at_exit(&f);
 	gg_real_report_calls();
 	gg_report_exit_summary(&f);
+	f.final = true;
 	gg_report_write_files(&f);
 }
 
@@ -229,7 +230,7 @@ static void setup(void)
 	shim_state.pid = getpid();
 	shim_state.own = true;
 	find_real_exits();
-	gg_fatal_last_words(gg_figures_write_files);
+	gg_fatal_last_words(gg_figures_write_final);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
 	gg_watcher_start(cfg, gg_boundary_events()); /* says itself what it could not do */

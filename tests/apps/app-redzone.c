@@ -99,6 +99,7 @@
  *   exit:N           exit(N) here
  *   open2:PATH       close fd 2 and open PATH, which gets fd 2, as a daemon's
  *                    data file; writes "data" into it
+ *   cd:PATH          chdir(PATH): relative report paths must not follow it
  * Before its first CUDA call, GG_TEST_EARLY_HANDLER=SIG installs the handler
  * of handler:SIG, GG_TEST_EARLY_IGNORE=SIG sets SIG to SIG_IGN, and
  * GG_TEST_EARLY_WAIT=PATH prints "early" and waits (up to 30 s) for PATH.
@@ -866,6 +867,8 @@ int main(int argc, char **argv)
 				return 70;
 			(void)!write(2, "data\n", 5);
 			printf("opened 2\n");
+		} else if (!strncmp(arg, "cd:", 3)) {
+			printf("cd %s: %d\n", arg + 3, chdir(arg + 3));
 		} else {
 			fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
 			return 64;
