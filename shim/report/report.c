@@ -670,13 +670,13 @@ static void free_violation(const struct gg_report_violation *v)
 				plural(v->user, "byte", "bytes"), site,
 				first_frame_text(v->first_free_stack, first, sizeof(first)), at);
 	else
-		gg_report_error("invalid free: %s(0x%llx): %llu %s inside allocation #%llu of %llu "
-				"%s at 0x%llx, not its start; allocated at %s, freed at %s",
+		gg_report_error("invalid free: %s(0x%llx) is 0x%llx + %llu, %s allocation #%llu of "
+				"%llu %s, not its start; allocated at %s, freed at %s",
 				v->api ? v->api : "free", (unsigned long long)v->address,
-				(unsigned long long)(v->address - v->ptr),
-				plural(v->address - v->ptr, "byte", "bytes"),
+				(unsigned long long)v->ptr, (unsigned long long)(v->address - v->ptr),
+				v->address - v->ptr < v->user ? "inside" : "in the red zone of",
 				(unsigned long long)v->index, (unsigned long long)v->user,
-				plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr, site, at);
+				plural(v->user, "byte", "bytes"), site, at);
 	stack_lines("allocation stack", v->stack);
 	if (twice)
 		stack_lines("first free stack", v->first_free_stack);
