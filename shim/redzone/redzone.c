@@ -70,6 +70,7 @@ static struct {
 	/* Lock-free counters. */
 	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
+	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
 	atomic_uint_fast64_t launches_checked, launches_unfollowed;
@@ -561,6 +562,10 @@ static void violation(const struct gg_violation *v)
 	struct report_stacks st;
 
 	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
+	if (v->kind == GG_VIOLATION_DOUBLE_FREE)
+		atomic_fetch_add_explicit(&redzone_state.double_frees, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_INVALID_FREE)
+		atomic_fetch_add_explicit(&redzone_state.invalid_frees, 1, memory_order_relaxed);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	if (redzone_state.nviol < MAX_VIOLATIONS)
 		redzone_state.viol[redzone_state.nviol++] = *v;
@@ -1494,6 +1499,8 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->checked = atomic_load_explicit(&redzone_state.checked, memory_order_relaxed);
 	out->unchecked = atomic_load_explicit(&redzone_state.unchecked, memory_order_relaxed);
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
+	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
+	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 	out->launches_checked = atomic_load(&redzone_state.launches_checked);
@@ -1577,6 +1584,8 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.checked, 0);
 	atomic_store(&redzone_state.unchecked, 0);
 	atomic_store(&redzone_state.violations, 0);
+	atomic_store(&redzone_state.double_frees, 0);
+	atomic_store(&redzone_state.invalid_frees, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */

@@ -495,6 +495,25 @@ static void unguarded_metric(struct jw *w, const struct gg_report_coverage *c)
 			  gg_report_reason_name(r), c->unguarded[r]);
 }
 
+/* The violations by kind, every kind always present. */
+static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
+{
+	static const char name[] = "gpuguard_violations_total";
+	const struct {
+		const char *kind;
+		uint64_t n;
+	} kinds[] = {
+		{ GG_KIND_OVERRUN, z->violations - z->double_frees - z->invalid_frees },
+		{ GG_KIND_DOUBLE_FREE, z->double_frees },
+		{ GG_KIND_INVALID_FREE, z->invalid_frees },
+	};
+
+	jw_printf(w, "# HELP %s Violations found, by kind.\n# TYPE %s counter\n", name, name);
+	for (size_t i = 0; i < GG_ARRAY_SIZE(kinds); i++)
+		jw_printf(w, "%s{pid=\"%d\",kind=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
+			  kinds[i].kind, kinds[i].n);
+}
+
 static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_report_audit a = f->audit;
@@ -513,7 +532,8 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	       "Bytes the application asked for in padded allocations not yet freed.", z.live_bytes);
 	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
 	metric(w, "gpuguard_redzone_violations_total", "counter",
-	       "Red zones found changed.", z.violations);
+	       "Violations found: red zones changed, double and invalid frees.", z.violations);
+	kind_metric(w, &z);
 	unguarded_metric(w, &z.coverage);
 	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
 	       f->launches_refused);

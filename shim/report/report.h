@@ -165,7 +165,8 @@ struct gg_report_redzone {
 	uint64_t fallbacks;
 	uint64_t live, live_bytes;
 	uint64_t scans, checked, unchecked;
-	uint64_t violations;
+	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
+	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
