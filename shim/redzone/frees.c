@@ -18,7 +18,7 @@
  * (README.md, "Frees"). */
 #include "redzone/frees.h"
 
-#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -35,8 +35,10 @@ struct freed {
 	uint32_t alloc_stack, free_stack;
 };
 
+/* A shard's lock: a spin lock, for its work is a few stores (a mutex was
+ * half the cost of remembering a free: BENCHMARKS.md). */
 struct shard {
-	pthread_mutex_t lock;
+	atomic_flag lock;
 	unsigned next;           /* under @lock: the slot the next free takes */
 	atomic_uint count;       /* entries in use, newest before @next; written under @lock,
 				  * read lock-free only to skip an empty ring */
@@ -46,8 +48,19 @@ struct shard {
 static struct {
 	struct shard shards[SHARDS];
 } frees_state = {
-	.shards = { [0 ... SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER } },
+	.shards = { [0 ... SHARDS - 1] = { .lock = ATOMIC_FLAG_INIT } },
 };
+
+static void lock(struct shard *s)
+{
+	while (atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire))
+		sched_yield();
+}
+
+static void unlock(struct shard *s)
+{
+	atomic_flag_clear_explicit(&s->lock, memory_order_release);
+}
 
 static struct shard *shard_of(uint64_t ptr)
 {
@@ -72,12 +85,12 @@ void gg_frees_remember(const struct gg_zone *z, uint32_t free_stack)
 {
 	struct shard *s = shard_of(z->ptr);
 
-	pthread_mutex_lock(&s->lock);
+	lock(s);
 	s->ring[s->next++ % RING] = (struct freed){ .ptr = z->ptr, .user = z->user, .index = z->index,
 						    .alloc_stack = z->site, .free_stack = free_stack };
 	if (atomic_load_explicit(&s->count, memory_order_relaxed) < RING)
 		atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&s->lock);
+	unlock(s);
 }
 
 void gg_frees_forget(uint64_t ptr)
@@ -87,10 +100,10 @@ void gg_frees_forget(uint64_t ptr)
 
 	if (!ptr || !atomic_load_explicit(&s->count, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&s->lock);
+	lock(s);
 	while ((f = newest(s, ptr)))
 		f->ptr = 0;
-	pthread_mutex_unlock(&s->lock);
+	unlock(s);
 }
 
 void gg_frees_refused(const char *api, uint64_t ptr, uintptr_t caller, const void *frame)
@@ -105,7 +118,7 @@ void gg_frees_refused(const char *api, uint64_t ptr, uintptr_t caller, const voi
 	bool found = false;
 
 	if (atomic_load_explicit(&s->count, memory_order_relaxed)) {
-		pthread_mutex_lock(&s->lock);
+		lock(s);
 		if ((f = newest(s, ptr))) {
 			found = true;
 			v.kind = GG_VIOLATION_DOUBLE_FREE;
@@ -115,7 +128,7 @@ void gg_frees_refused(const char *api, uint64_t ptr, uintptr_t caller, const voi
 			v.site = f->alloc_stack;
 			v.first_free_stack = f->free_stack;
 		}
-		pthread_mutex_unlock(&s->lock);
+		unlock(s);
 	}
 	/* Inside a zone: the driver names the allocation that holds it. */
 	if (!found && !gg_device_range(ptr, &base, &size) && base != ptr &&
@@ -137,7 +150,7 @@ void gg_frees_atfork_child(void)
 {
 	/* The entries stay, unread: a ring is read only as far as its count. */
 	for (unsigned i = 0; i < SHARDS; i++) {
-		pthread_mutex_init(&frees_state.shards[i].lock, NULL);
+		atomic_flag_clear(&frees_state.shards[i].lock);
 		frees_state.shards[i].next = 0;
 		atomic_store(&frees_state.shards[i].count, 0);
 	}
