@@ -220,7 +220,7 @@ Test(leaks, are_listed_by_stack_the_most_bytes_first_and_are_no_errors)
 		    "[(2, 110, 'redzone_deep'), (1, 100, 'main'), (2, 32, 'redzone_place_0')]");
 	assert_json(&a, "(len(j['leaks']), sum(l['count'] for l in j['leaks']), j['errors'])",
 		    "(12, 23, 0)");
-	cr_assert_eq(gg_count_lines(a.r.err, "INFO: exit: 23 allocations (530 bytes) still live, "
+	cr_assert_eq(gg_count_lines(a.r.err, "INFO: leaks at exit: 23 allocations (530 bytes) still live, "
 					     "from 12 stacks"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR"), 0, "%s", a.r.err);
 	gg_app_run_free(&a);

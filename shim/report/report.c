@@ -804,7 +804,7 @@ void gg_report_exit_summary(const struct gg_report_figures *f)
 	/* Only when something leaked: a program that freed everything hears
 	 * nothing more. */
 	if (f->leaks.known && f->leaks.stacks)
-		gg_report_info("exit: %llu %s (%llu %s) still live, from %llu %s%s",
+		gg_report_info("leaks at exit: %llu %s (%llu %s) still live, from %llu %s%s",
 			       (unsigned long long)f->leaks.allocations,
 			       plural(f->leaks.allocations, "allocation", "allocations"),
 			       (unsigned long long)f->leaks.bytes,
