@@ -312,7 +312,8 @@ Test(frees, findings_are_junit_failures_and_sarif_results_with_stacks)
 	static const char check[] =
 		"import json, sys, jsonschema\n"
 		"s = json.load(open(sys.argv[1]))\n"
-		"jsonschema.validators.validator_for(json.load(open(sys.argv[2])))(json.load(open(sys.argv[2]))).validate(s)\n"
+		"schema = json.load(open(sys.argv[2]))\n"
+		"jsonschema.validators.validator_for(schema)(schema).validate(s)\n"
 		"r = s['runs'][0]['results']\n"
 		"print([(x['ruleId'], [t['message']['text'] for t in x.get('stacks', [])], "
 		"x['locations'][0]['logicalLocations'][0]['name']) for x in r])\n";

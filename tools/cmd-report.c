@@ -1177,7 +1177,7 @@ static void print_free_violation(struct sb *b, const struct gg_json *r)
 		sb_site(b, gg_json_at(gg_json_get(r, "first_free_stack"), 0));
 		emit_sb(6, 10, b);
 	}
-	sb_add(b, twice ? "freed again at " : "freed at ", strlen(twice ? "freed again at " : "freed at "));
+	sb_printf(b, "%s at ", twice ? "freed again" : "freed");
 	sb_site(b, gg_json_at(free_stack, 0));
 	emit_sb(6, 10, b);
 	print_stack(b, "allocation stack", gg_json_get(r, "stack"));

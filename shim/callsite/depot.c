@@ -262,8 +262,9 @@ __attribute__((no_sanitize_address)) static uint32_t hot_find(uintptr_t caller, 
 
 /* Remember stack @id, whose walk found @pcs at @slots, the hooked call's
  * return address at @at0, and whose frames end before @end. */
-__attribute__((no_sanitize_address)) static void hot_fill(const uintptr_t *pcs, const uintptr_t *slots,
-							 int at0, int end, uint32_t id)
+__attribute__((no_sanitize_address)) static void hot_fill(const uintptr_t *pcs,
+							 const uintptr_t *slots, int at0, int end,
+							 uint32_t id)
 {
 	uintptr_t slot0 = slots[at0], caller = pcs[at0];
 	unsigned n = (unsigned)(end - at0 - 1), way;

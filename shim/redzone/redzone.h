@@ -23,7 +23,7 @@ struct gg_redzone_ticket {
 	int ctx;                      /* the context's slot; -1: no band */
 	enum gg_report_reason reason; /* why no band; GG_REASON_COUNT: none, it has one */
 	uintptr_t caller; /* the hooked call's return address, when known; else 0 */
-	const void *frame; /* the hook's frame address, whose return address is @caller; NULL: unknown */
+	const void *frame; /* the hook's frame, which returns to @caller; NULL: unknown */
 };
 
 /* Band bytes to add to an allocation of @bytes with @index (0: none), on
@@ -122,7 +122,7 @@ enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE
  * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */
 void gg_redzone_found(const struct gg_violation *v);
 
-/* The band's length (GPUGUARD_REDZONE), and whether any zone is live. */
+/* The band's length (GPUGUARD_REDZONE; 0: no red zones). */
 uint64_t gg_redzone_pad(void);
 
 /* The violations kept for the reports (the first 256), copied out under the
