@@ -320,16 +320,16 @@ uint32_t gg_depot_capture(uintptr_t caller, const void *frame)
 		site = gg_callsite_intern(&cs);
 		if (site >= GG_ARRAY_SIZE(depot_state.by_site))
 			return store(site, &cs.pc, 1);
-		if (!(id = atomic_load_explicit(&depot_state.by_site[site], memory_order_relaxed)) &&
+		if (!(id = atomic_load_explicit(&depot_state.by_site[site], memory_order_acquire)) &&
 		    (id = store(site, &cs.pc, 1)))
-			atomic_store_explicit(&depot_state.by_site[site], id, memory_order_relaxed);
+			atomic_store_explicit(&depot_state.by_site[site], id, memory_order_release);
 		return id;
 	}
+	if (walk > GG_CALLSITE_MAX_FRAMES)
+		walk = GG_CALLSITE_MAX_FRAMES;
 	/* The work function's return address lies just above its saved frame
 	 * pointer (x86-64). */
 #if defined(__x86_64__)
-	if (walk > GG_CALLSITE_MAX_FRAMES)
-		walk = GG_CALLSITE_MAX_FRAMES;
 	if (caller && frame && *((const uintptr_t *)frame + 1) == caller) {
 		pthread_once(&depot_state.hot_once, map_hot);
 		slot0 = (uintptr_t)frame + sizeof(uintptr_t);
