@@ -8,6 +8,8 @@
  *   bench launch N           N cuLaunchKernel of an empty kernel
  *   bench launch4 N          N cuLaunchKernel of a kernel given four allocations
  *   bench alloc N S          N cuMemAlloc_v2 + cuMemFree_v2 pairs of S bytes
+ *   bench alloc-deep N D     N pairs of 256 bytes, made D frames deeper than
+ *                            alloc's (the stacks GPUGUARD_STACK_DEPTH keeps)
  *   bench scale L N          the same with L allocations live meanwhile
  *   bench threads T N        T threads, N pairs each: pairs per second
  *   bench scan Z             one cuCtxSynchronize with Z live allocations
@@ -52,6 +54,16 @@ static void pairs(unsigned long n, size_t bytes)
 		CHECK(cuMemAlloc_v2(&p, bytes));
 		CHECK(cuMemFree_v2(p));
 	}
+}
+
+/* @depth frames, then the pairs: each frame its own (no tail call). */
+__attribute__((noinline)) static void deep_pairs(unsigned long n, unsigned long depth)
+{
+	if (depth)
+		deep_pairs(n, depth - 1);
+	else
+		pairs(n, 256);
+	__asm__ volatile("" ::: "memory");
 }
 
 struct job {
@@ -133,6 +145,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "alloc")) {
 		t0 = now_ns();
 		pairs(a, b ? b : 256);
+		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
+	} else if (!strcmp(what, "alloc-deep")) {
+		t0 = now_ns();
+		deep_pairs(a, b);
 		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
 	} else if (!strcmp(what, "scale")) {
 		CUdeviceptr *live = hold(a);

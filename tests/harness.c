@@ -203,6 +203,11 @@ int gg_run_exit(const struct gg_run *r)
 	return WEXITSTATUS(r->status);
 }
 
+size_t gg_count_errors(const char *text)
+{
+	return gg_count_lines(text, "] ERROR: ") - gg_count_lines(text, "] ERROR:   ");
+}
+
 size_t gg_count_lines(const char *text, const char *needle)
 {
 	size_t count = 0;

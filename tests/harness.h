@@ -46,6 +46,10 @@ int gg_run_exit(const struct gg_run *r);
 /* Lines of @text that contain @needle. */
 size_t gg_count_lines(const char *text, const char *needle);
 
+/* The findings a gpuguard log names: its "] ERROR: " lines, less the lines
+ * of their stacks, indented under them ("] ERROR:   "). */
+size_t gg_count_errors(const char *text);
+
 /* A file's contents, NUL-terminated (NULL if unreadable). Free with free(). */
 char *gg_read_file(const char *path);
 

@@ -90,7 +90,7 @@ Test(clients, numba_prints_and_returns_the_same_and_its_overrun_is_reported, .ti
 
 	/* The overrun is the one finding, found when numba frees the array;
 	 * apart from gpuguard's lines, stderr is what numba wrote without it. */
-	cr_expect_eq(gg_count_lines(shim.err, "] ERROR: "), 1, "%s", shim.err);
+	cr_expect_eq(gg_count_errors(shim.err), 1, "%s", shim.err);
 	cr_expect_eq(gg_count_lines(shim.err, "] WARN: "), 0, "%s", shim.err);
 	cr_expect_eq(gg_count_lines(shim.err, "ERROR: red zone violation (free): allocation #1 of 1000 bytes"), 1,
 		     "%s", shim.err);

@@ -60,7 +60,7 @@ static void run_three(struct three_runs *t, const char *const *extra, const char
 	cr_assert_null(strstr(plain->err, "gpuguard"), "%s", plain->err);
 	cr_assert_str_eq(t->r[DISABLED].err, plain->err, "GPUGUARD_DISABLE=1 changed stderr");
 
-	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "] ERROR: "), 1, "%s", t->r[REDZONE].err);
+	cr_expect_eq(gg_count_errors(t->r[REDZONE].err), 1, "%s", t->r[REDZONE].err);
 	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "] WARN: "), 0, "%s", t->r[REDZONE].err);
 	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "8 bytes changed at offsets 0..7 past the end, first 0x41"),
 		     1, "%s", t->r[REDZONE].err);
@@ -242,7 +242,7 @@ Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_f
 		flushed = strstr(r.err, "flushed\n");
 		error = strstr(r.err, "] ERROR: ");
 		cr_assert(dropped && flushed && error, "%s", r.err);
-		cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 1, "%s", r.err);
+		cr_assert_eq(gg_count_errors(r.err), 1, "%s", r.err);
 		if (i == 0)
 			cr_assert(dropped < error && error < flushed, "checked at the flush:\n%s", r.err);
 		else

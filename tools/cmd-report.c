@@ -330,6 +330,14 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	for (const char *const *k = keys; *k; k++)
 		expect(ck, r, where, *k, W_U64, false);
 	expect(ck, r, where, "detected_by", W_STRING_OR_NULL, false);
+	/* Newer still (kinds, stacks): optional, of their type when present. */
+	expect(ck, r, where, "kind", W_STRING, false);
+	expect(ck, r, where, "api", W_STRING, false);
+	expect(ck, r, where, "address", W_STRING, false);
+	expect(ck, r, where, "offset", W_U64, false);
+	expect(ck, r, where, "stack", W_ARRAY, false);
+	expect(ck, r, where, "free_stack", W_ARRAY, false);
+	expect(ck, r, where, "first_free_stack", W_ARRAY, false);
 	/* Newer than schema 1's first writers: optional, whole when present. */
 	expect(ck, r, where, "kernel", W_OBJECT, false);
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
@@ -405,6 +413,32 @@ static void check_modules(struct check *ck, const struct gg_json *root)
 		expect(ck, m, where, "result", W_STRING, false);
 		expect(ck, m, where, "archs", W_ARRAY, false);
 		expect(ck, m, where, "runs_here", W_BOOL, false);
+	}
+}
+
+/* "leaks" (SPEC §4), written at exit only: optional, each item whole when
+ * present. */
+static void check_leaks(struct check *ck, const struct gg_json *root)
+{
+	const struct gg_json *arr = gg_json_get(root, "leaks");
+	char where[64];
+
+	if (!arr)
+		return;
+	expect(ck, root, "", "leaks", W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
+		const struct gg_json *l = gg_json_at(arr, i);
+
+		snprintf(where, sizeof(where), "leaks[%zu].", i);
+		if (!gg_json_is(l, GG_JSON_OBJECT)) {
+			complain(ck, l, "\"leaks[%zu]\" is a %s, expected an object", i,
+				 gg_json_type_name(l->type));
+			return;
+		}
+		expect(ck, l, where, "count", W_U64, true);
+		expect(ck, l, where, "bytes", W_U64, true);
+		expect(ck, l, where, "stack", W_ARRAY, false);
+		check_site(ck, l, where);
 	}
 }
 
@@ -489,6 +523,7 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 	check_coverage(&ck, root);
 	check_launch_errors(&ck, root);
 	check_modules(&ck, root);
+	check_leaks(&ck, root);
 	return !ck.bad;
 }
 
@@ -626,6 +661,17 @@ static bool site_alike(const void *ctx, size_t item)
 	const struct site_group *s = &k->g->sites[item];
 
 	return !strcmp(s->text, k->text) && !strcmp(s->result, k->result);
+const char *violation_kind(const struct gg_json *row)
+{
+	return gg_json_string(gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
+}
+
+void sb_stack_tail(struct sb *b, const struct gg_json *stack)
+{
+	for (size_t i = 1; i < gg_json_length(stack); i++) {
+		sb_printf(b, "\n#%zu ", i);
+		sb_site(b, gg_json_at(stack, i));
+	}
 }
 
 static void add_unresolved(struct view *vw, const struct proc *pr, const struct gg_json *row)
@@ -713,12 +759,17 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 	uint64_t hash;
 	size_t at;
 
+	sb_str(&key, gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
+	sb_add(&key, " ", 1);
 	for (const char *const *k = keys; *k; k++)
 		sb_printf(&key, "%" PRIu64 " ", member_u64(row, *k));
 	sb_printf(&key, "%d ", gg_json_is(gg_json_get(row, "expected"), GG_JSON_NUMBER));
 	sb_str(&key, gg_json_get(row, "detected_by"), "?");
 	sb_add(&key, " ", 1);
 	sb_site(&key, gg_json_get(row, "site"));
+	/* A free's finding: where it freed too. */
+	sb_add(&key, " ", 1);
+	sb_site(&key, gg_json_at(gg_json_get(row, "free_stack"), 0));
 	if (key.oom || !key.s) {
 		free(key.s);
 		return;
@@ -744,6 +795,49 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 	vw->nviolations++;
 }
 
+/* Leaks of one stack in several processes are one entry: keyed by the
+ * stack's frames as printed. */
+static void add_leak(struct view *vw, const struct proc *pr, const struct gg_json *row)
+{
+	const struct gg_json *stack = gg_json_get(row, "stack");
+	struct sb key = { 0 };
+	struct leak_group *g;
+
+	sb_site(&key, gg_json_get(row, "site"));
+	sb_stack_tail(&key, stack);
+	if (key.oom || !key.s) {
+		free(key.s);
+		return;
+	}
+	for (size_t i = 0; i < vw->nleaks; i++) {
+		g = &vw->leaks[i];
+		if (!strcmp(g->key, key.s)) {
+			pids_add(&g->pids, pr->pid);
+			g->count += member_u64(row, "count");
+			g->bytes += member_u64(row, "bytes");
+			free(key.s);
+			return;
+		}
+	}
+	if (!gg_cli_grow((void **)&vw->leaks, &vw->leaks_cap, vw->nleaks, sizeof(*g))) {
+		free(key.s);
+		return;
+	}
+	g = &vw->leaks[vw->nleaks++];
+	*g = (struct leak_group){ row, key.s, { 0 }, member_u64(row, "count"),
+				  member_u64(row, "bytes") };
+	pids_add(&g->pids, pr->pid);
+}
+
+static int by_leaked_bytes(const void *a, const void *b)
+{
+	const struct leak_group *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return (x->count < y->count) - (x->count > y->count);
+}
+
 void view_group(struct view *vw)
 {
 	for (size_t i = 0; i < vw->nprocs; i++) {
@@ -755,7 +849,13 @@ void view_group(struct view *vw)
 		rows = gg_json_get(pr->root, "violations");
 		for (size_t j = 0; j < gg_json_length(rows); j++)
 			add_violation(vw, pr, gg_json_at(rows, j));
+		rows = gg_json_get(pr->root, "leaks");
+		vw->leak_summaries += gg_json_is(rows, GG_JSON_ARRAY);
+		for (size_t j = 0; j < gg_json_length(rows); j++)
+			add_leak(vw, pr, gg_json_at(rows, j));
 	}
+	if (vw->nleaks > 1)
+		qsort(vw->leaks, vw->nleaks, sizeof(*vw->leaks), by_leaked_bytes);
 }
 
 void view_free_groups(struct view *vw)
@@ -782,9 +882,16 @@ void view_free_groups(struct view *vw)
 	free(vw->violations);
 	gg_hashindex_free(&vw->pair_index);
 	gg_hashindex_free(&vw->violation_index);
+	for (size_t i = 0; i < vw->nleaks; i++) {
+		free(vw->leaks[i].key);
+		free(vw->leaks[i].pids.v);
+	}
+	free(vw->leaks);
 	vw->pairs = NULL;
 	vw->violations = NULL;
+	vw->leaks = NULL;
 	vw->npairs = vw->pairs_cap = vw->nviolations = vw->violations_cap = 0;
+	vw->nleaks = vw->leaks_cap = vw->leak_summaries = 0;
 }
 
 /* ---- coverage ------------------------------------------------------------ */
@@ -1106,6 +1213,56 @@ static void print_unresolved(const struct view *vw, bool several)
 	free(b.s);
 }
 
+/* "TITLE:" and a stack's frames, one a line, when it has more than its
+ * first frame (which the entry names already). */
+static void print_stack(struct sb *b, const char *title, const struct gg_json *stack)
+{
+	if (gg_json_length(stack) < 2)
+		return;
+	sb_printf(b, "%s:", title);
+	emit_sb(6, 10, b);
+	for (size_t i = 0; i < gg_json_length(stack); i++) {
+		sb_printf(b, "#%zu ", i);
+		sb_site(b, gg_json_at(stack, i));
+		emit_sb(8, 12, b);
+	}
+}
+
+/* A double or invalid free (SPEC §4, Frees). */
+static void print_free_violation(struct sb *b, const struct gg_json *r)
+{
+	bool twice = !strcmp(violation_kind(r), GG_REPORT_DOUBLE_FREE);
+	uint64_t user = member_u64(r, "user_bytes"), offset = member_u64(r, "offset");
+	const struct gg_json *free_stack = gg_json_get(r, "free_stack");
+
+	sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): %s, ", member_u64(r, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"), twice ? "double free" : "invalid free");
+	sb_str(b, gg_json_get(r, "api"), "free");
+	sb_add(b, "(", 1);
+	sb_str(b, gg_json_get(r, "address"), "?");
+	sb_add(b, ")", 1);
+	if (twice)
+		sb_add(b, " of an allocation freed already", strlen(" of an allocation freed already"));
+	else
+		sb_printf(b, " %" PRIu64 " %s inside it", offset, gg_cli_plural(offset, "byte", "bytes"));
+	emit_sb(2, 6, b);
+	sb_add(b, "allocated at ", strlen("allocated at "));
+	sb_site(b, gg_json_get(r, "site"));
+	emit_sb(6, 10, b);
+	if (twice) {
+		sb_add(b, "first freed at ", strlen("first freed at "));
+		sb_site(b, gg_json_at(gg_json_get(r, "first_free_stack"), 0));
+		emit_sb(6, 10, b);
+	}
+	sb_printf(b, "%s at ", twice ? "freed again" : "freed");
+	sb_site(b, gg_json_at(free_stack, 0));
+	emit_sb(6, 10, b);
+	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
+	if (twice)
+		print_stack(b, "first free stack", gg_json_get(r, "first_free_stack"));
+	print_stack(b, twice ? "second free stack" : "free stack", free_stack);
+}
+
 /* "written by K (launch #N at SITE)" for a violation a checked launch found,
  * else "suspects: K (launch #N), ..." when it has any. */
 static void print_culprit(struct sb *b, const struct gg_json *r)
@@ -1166,6 +1323,10 @@ static void print_violations(const struct view *vw, bool several)
 			sb_pids(&b, &g->pids);
 			sb_add(&b, ": ", 2);
 		}
+		if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
+			print_free_violation(&b, r);
+			continue;
+		}
 		uint64_t user = member_u64(r, "user_bytes"), first = member_u64(r, "first"),
 			 last = member_u64(r, "last");
 
@@ -1188,8 +1349,53 @@ static void print_violations(const struct view *vw, bool several)
 		sb_add(&b, "allocated at ", strlen("allocated at "));
 		sb_site(&b, gg_json_get(r, "site"));
 		emit_sb(6, 10, &b);
+		print_stack(&b, "allocation stack", gg_json_get(r, "stack"));
 		print_culprit(&b, r);
 	}
+	free(b.s);
+}
+
+/* A leaked stack, the most bytes first: the first ten entries. */
+#define LEAKS_SHOWN 10
+
+/* What leaked (SPEC §4, Leaks): said only of summaries written at exit. */
+static void print_leaks(const struct view *vw, bool several)
+{
+	struct sb b = { 0 };
+	uint64_t count = 0, bytes = 0;
+
+	if (!vw->leak_summaries)
+		return;
+	printf("\n");
+	if (!vw->nleaks) {
+		printf("leaks: none\n");
+		return;
+	}
+	for (size_t i = 0; i < vw->nleaks; i++)
+		count += vw->leaks[i].count, bytes += vw->leaks[i].bytes;
+	sb_printf(&b, "leaks: %" PRIu64 " %s (%" PRIu64 " %s) live at exit, from %zu %s", count,
+		  gg_cli_plural(count, "allocation", "allocations"), bytes,
+		  gg_cli_plural(bytes, "byte", "bytes"), vw->nleaks,
+		  gg_cli_plural(vw->nleaks, "stack", "stacks"));
+	emit_sb(0, 4, &b);
+	for (size_t i = 0; i < vw->nleaks && i < LEAKS_SHOWN; i++) {
+		const struct leak_group *g = &vw->leaks[i];
+
+		if (several) {
+			sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
+			sb_pids(&b, &g->pids);
+			sb_add(&b, ": ", 2);
+		}
+		sb_printf(&b, "%" PRIu64 " %s (%" PRIu64 " %s) allocated at ", g->count,
+			  gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
+			  gg_cli_plural(g->bytes, "byte", "bytes"));
+		sb_site(&b, gg_json_get(g->row, "site"));
+		emit_sb(2, 6, &b);
+		print_stack(&b, "allocation stack", gg_json_get(g->row, "stack"));
+	}
+	if (vw->nleaks > LEAKS_SHOWN)
+		printf("  and %zu more %s\n", vw->nleaks - LEAKS_SHOWN,
+		       gg_cli_plural(vw->nleaks - LEAKS_SHOWN, "stack", "stacks"));
 	free(b.s);
 }
 
@@ -1512,6 +1718,7 @@ static void print_report(struct view *vw, size_t skipped)
 	print_counters(vw, 2);
 	print_unresolved(vw, several);
 	print_violations(vw, several);
+	print_leaks(vw, several);
 	print_errors(vw, several);
 	if (skipped)
 		printf("\nskipped: %zu %s that could not be read (named on standard error)\n",

@@ -37,8 +37,9 @@ static const char symbolize_usage[] =
 	"Copies a gpuguard log or JSON summary (FILE, or standard input when FILE is\n"
 	"absent or '-') to standard output with the source file and line of each code\n"
 	"location: \" at FILE:LINE\" after each location of a log, a \"line\" member in\n"
-	"each \"site\" of a JSON summary. Uses llvm-symbolizer when it is on PATH, else\n"
-	"addr2line; the objects need debug information (-g).\n"
+	"each \"site\" and each frame of a \"stack\" of a JSON summary. Uses\n"
+	"llvm-symbolizer when it is on PATH, else addr2line; the objects need debug\n"
+	"information (-g).\n"
 	"\n"
 	"A log names objects by basename: they are looked for in each -d DIR, then the\n"
 	"current directory, then each directory of LD_LIBRARY_PATH and of PATH. The JSON\n"
@@ -923,7 +924,17 @@ static void scan_site(struct job *job, const struct gg_json *site)
 		add_chain(job, &c, site_end(site));
 }
 
-/* Every "site" object with an object and an offset, in document order. */
+/* Whether @key names a stack ("stack", "free_stack", ...): an array of
+ * frames, each symbolized as a site. */
+static bool is_stack_key(const char *key)
+{
+	size_t n = strlen(key);
+
+	return n >= 5 && !strcmp(key + n - 5, "stack");
+}
+
+/* Every "site" object with an object and an offset, and every frame of a
+ * stack, in document order. */
 static void scan_json(struct job *job, const struct gg_json *v)
 {
 	if (gg_json_is(v, GG_JSON_ARRAY)) {
@@ -936,10 +947,14 @@ static void scan_json(struct job *job, const struct gg_json *v)
 	for (size_t i = 0; i < v->u.object.len; i++) {
 		const struct gg_json_member *m = &v->u.object.members[i];
 
-		if (strcmp(m->key, "site") || !gg_json_is(m->value, GG_JSON_OBJECT))
+		if (is_stack_key(m->key) && gg_json_is(m->value, GG_JSON_ARRAY)) {
+			for (size_t k = 0; k < m->value->u.array.len; k++)
+				scan_site(job, m->value->u.array.items[k]);
+		} else if (strcmp(m->key, "site") || !gg_json_is(m->value, GG_JSON_OBJECT)) {
 			scan_json(job, m->value);
-		else
+		} else {
 			scan_site(job, m->value);
+		}
 	}
 }
 

@@ -183,7 +183,8 @@ struct rule {
 	const char *id, *name, *short_text, *full_text;
 };
 
-enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_COVERAGE };
+enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_DOUBLE_FREE, R_INVALID_FREE, R_LEAK,
+       R_COVERAGE };
 
 static const struct rule rules[] = {
 	[R_VIOLATION] = { "redzone-violation", "RedZoneViolation",
@@ -204,11 +205,27 @@ static const struct rule rules[] = {
 		"An error gpuguard counted that its summary does not itemize",
 		"The summary counts errors that are none of its listed findings (for example a "
 		"failed module load). The gpuguard log names each one." },
+	[R_DOUBLE_FREE] = { "double-free", "DoubleFree",
+		"A device allocation was freed twice",
+		"A free was given the address of a device allocation that had been freed "
+		"already. The location is the second free; the allocation's stack and both "
+		"frees' stacks follow." },
+	[R_INVALID_FREE] = { "invalid-free", "InvalidFree",
+		"A pointer inside a device allocation was freed",
+		"A free was given an address inside a device allocation, not its start. The "
+		"location is the free; the allocation's stack follows." },
+	[R_LEAK] = { "leak", "Leak",
+		"Device allocations were still live at exit",
+		"With GPUGUARD_LEAK_CHECK=1, the allocations made at one stack and never freed "
+		"(nor freed with their context) are one finding. The location is where they "
+		"were made." },
 	[R_COVERAGE] = { "no-coverage", "NoCoverage",
 		"Red zones were on and guarded nothing", "" },
 };
 
-#define NRULES 4 /* the rules of results; no-coverage is the invocation's */
+#define NRULES R_COVERAGE /* the rules of results; no-coverage is the invocation's */
+
+#define FINDING_STACKS 3
 
 struct finding {
 	int rule;
@@ -216,7 +233,29 @@ struct finding {
 	struct sb detail;  /* lines: the call sites and what else the summary says */
 	const struct gg_json *site; /* where the host called, or NULL */
 	uint64_t fingerprint;
+	/* Its stacks (SARIF "stacks"), each with what it is. */
+	const struct gg_json *stacks[FINDING_STACKS];
+	const char *stack_titles[FINDING_STACKS];
+	unsigned nstacks;
 };
+
+static void add_stack(struct finding *f, const char *title, const struct gg_json *stack)
+{
+	if (f->nstacks < FINDING_STACKS && gg_json_length(stack)) {
+		f->stack_titles[f->nstacks] = title;
+		f->stacks[f->nstacks++] = stack;
+	}
+}
+
+/* "\nTITLE FRAME\n#1 FRAME..." into the detail. */
+static void detail_stack(struct finding *f, const char *title, const struct gg_json *stack)
+{
+	if (!gg_json_length(stack))
+		return;
+	sb_printf(&f->detail, "\n%s ", title);
+	sb_site(&f->detail, gg_json_at(stack, 0));
+	sb_stack_tail(&f->detail, stack);
+}
 
 /* FNV-1a, 64 bits, over fields each ended by a NUL (so "ab","c" is not
  * "a","bc"). */
@@ -295,6 +334,62 @@ static void sb_kernel(struct sb *b, const struct gg_json *k)
 	sb_printf(b, ", launch %" PRIu64 ")", member_u64(k, "launch"));
 }
 
+/* A double or invalid free: located at the free. */
+static void free_finding(struct finding *f, const struct violation_group *g)
+{
+	const struct gg_json *r = g->row, *free_stack = gg_json_get(r, "free_stack");
+	bool twice = !strcmp(violation_kind(r), GG_REPORT_DOUBLE_FREE);
+	uint64_t user = member_u64(r, "user_bytes");
+	char size[24];
+
+	f->rule = twice ? R_DOUBLE_FREE : R_INVALID_FREE;
+	f->site = gg_json_at(free_stack, 0);
+	sb_printf(&f->message, "%s of allocation #%" PRIu64 " (%" PRIu64 " %s): ",
+		  twice ? "double free" : "invalid free", member_u64(r, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"));
+	sb_str(&f->message, gg_json_get(r, "api"), "free");
+	sb_add(&f->message, "(", 1);
+	sb_str(&f->message, gg_json_get(r, "address"), "?");
+	sb_add(&f->message, ")", 1);
+	if (!twice)
+		sb_printf(&f->message, ", %" PRIu64 " bytes inside it", member_u64(r, "offset"));
+	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	sb_site(&f->detail, gg_json_get(r, "site"));
+	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	if (twice)
+		detail_stack(f, "first freed at", gg_json_get(r, "first_free_stack"));
+	detail_stack(f, twice ? "freed again at" : "freed at", free_stack);
+	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
+	if (twice)
+		add_stack(f, "first free stack", gg_json_get(r, "first_free_stack"));
+	add_stack(f, twice ? "second free stack" : "free stack", free_stack);
+	/* Where it was freed and where it was made, and its size. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	f->fingerprint = fnv_site(f->fingerprint, gg_json_get(r, "site"));
+	f->fingerprint = fnv(f->fingerprint, size,
+			     (size_t)snprintf(size, sizeof(size), "%" PRIu64, user));
+}
+
+/* The allocations of one stack live at exit, with GPUGUARD_LEAK_CHECK. */
+static void leak_finding(struct finding *f, const struct leak_group *g)
+{
+	const struct gg_json *stack = gg_json_get(g->row, "stack");
+
+	f->rule = R_LEAK;
+	f->site = gg_json_get(g->row, "site");
+	sb_printf(&f->message, "leak: %" PRIu64 " %s (%" PRIu64 " %s) still live at exit",
+		  g->count, gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
+		  gg_cli_plural(g->bytes, "byte", "bytes"));
+	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	sb_site(&f->detail, f->site);
+	sb_stack_tail(&f->detail, stack);
+	add_stack(f, "allocation stack", stack);
+	/* The stack, not how much leaked, which moves with the run. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	for (size_t i = 1; i < gg_json_length(stack); i++)
+		f->fingerprint = fnv_site(f->fingerprint, gg_json_at(stack, i));
+}
+
 static void violation_finding(struct finding *f, const struct violation_group *g)
 {
 	const struct gg_json *r = g->row, *kernel = gg_json_get(r, "kernel");
@@ -302,6 +397,10 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	uint64_t user = member_u64(r, "user_bytes"), changed = member_u64(r, "changed");
 	char size[24];
 
+	if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
+		free_finding(f, g);
+		return;
+	}
 	f->rule = R_VIOLATION;
 	f->site = gg_json_get(r, "site");
 	sb_printf(&f->message, "red-zone violation: %" PRIu64 " %s past the end of allocation #%"
@@ -311,6 +410,8 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
 	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
 	sb_site(&f->detail, f->site);
+	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
 		sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
 		sb_kernel(&f->detail, kernel);
@@ -395,6 +496,8 @@ static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
 	struct proc one = *pr;
 	struct view vw = { .procs = &one, .nprocs = 1 };
 	uint64_t late = member_u64(gg_json_get(pr->root, "lookups"), "late_misses");
+	bool leak_check = gg_json_bool(gg_json_get(gg_json_get(pr->root, "config"), "leak_check"),
+				       false);
 	struct finding f = { 0 };
 	size_t n = 0;
 	int err = 0;
@@ -408,6 +511,11 @@ static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
 	}
 	for (size_t i = 0; i < vw.nviolations && !err; i++) {
 		violation_finding(&f, &vw.violations[i]);
+		err = deliver(&f, pr, fn, ctx, &n);
+	}
+	/* Leaks are findings only where the run made them errors. */
+	for (size_t i = 0; leak_check && i < vw.nleaks && !err; i++) {
+		leak_finding(&f, &vw.leaks[i]);
 		err = deliver(&f, pr, fn, ctx, &n);
 	}
 	if (late && !err) {
@@ -615,9 +723,44 @@ static void put_artifact(const struct sarif *s, const char *path)
 /* The host call site of @site as a SARIF location: the source line where
  * gpuguard symbolize found one, else the object and the offset in it (SARIF
  * §3.32.11 writes that "object+0xOFFSET"); the program when the site is
- * unknown. Nothing when even that is. */
+ * unknown. An empty location when even that is. */
+static void put_location(const struct sarif *s, const struct proc *pr,
+			 const struct gg_json *site);
+
+/* A result's "locations": @site's, none when nothing of it is known. */
 static void put_locations(const struct sarif *s, const struct proc *pr,
 			  const struct gg_json *site)
+{
+	const struct gg_json *frame = host_frame(site);
+	const char *line = gg_json_string(gg_json_get(frame, "line"), NULL);
+	const char *object = gg_json_string(gg_json_get(frame, "object"), "");
+	const char *exe = gg_json_string(gg_json_get(pr->root, "exe"), "");
+
+	if (!(line && strrchr(line, ':') && strtoul(strrchr(line, ':') + 1, NULL, 10)) && !*object &&
+	    !*exe)
+		return;
+	fputs(",\n      \"locations\": [ ", s->f);
+	put_location(s, pr, site);
+	fputs(" ]", s->f);
+}
+
+/* A stack (SARIF §3.44) of the frames of @stack, said to be @title. */
+static void put_stack(const struct sarif *s, const struct proc *pr, const char *title,
+		      const struct gg_json *stack)
+{
+	fputs("{ \"message\": { \"text\": ", s->f);
+	put_json_str(s->f, title);
+	fputs(" },\n          \"frames\": [", s->f);
+	for (size_t i = 0; i < gg_json_length(stack); i++) {
+		fputs(i ? ",\n            { \"location\": " : "\n            { \"location\": ", s->f);
+		put_location(s, pr, gg_json_at(stack, i));
+		fputs(" }", s->f);
+	}
+	fputs(" ] }", s->f);
+}
+
+static void put_location(const struct sarif *s, const struct proc *pr,
+			 const struct gg_json *site)
 {
 	const struct gg_json *frame = host_frame(site);
 	const char *line = gg_json_string(gg_json_get(frame, "line"), NULL);
@@ -628,9 +771,11 @@ static void put_locations(const struct sarif *s, const struct proc *pr,
 	unsigned long number = colon ? strtoul(colon + 1, NULL, 10) : 0;
 	uint64_t offset = 0;
 
-	if (!number && !*object && !*exe)
+	if (!number && !*object && !*exe) {
+		fputs("{ }", s->f);
 		return;
-	fputs(",\n      \"locations\": [ { \"physicalLocation\": { ", s->f);
+	}
+	fputs("{ \"physicalLocation\": { ", s->f);
 	if (number && colon > line) {
 		char *file = strndup(line, (size_t)(colon - line));
 
@@ -659,7 +804,7 @@ static void put_locations(const struct sarif *s, const struct proc *pr,
 		put_json(s->f, symbol, (size_t)(strrchr(symbol, '+') - symbol));
 		fputs(", \"kind\": \"function\" } ]", s->f);
 	}
-	fputs(" } ]", s->f);
+	fputs(" }", s->f);
 }
 
 static int sarif_result(void *ctx, const struct proc *pr, const struct finding *fd)
@@ -679,6 +824,14 @@ static int sarif_result(void *ctx, const struct proc *pr, const struct finding *
 	put_json_sb(f, &text);
 	fputs(" }", f);
 	put_locations(s, pr, fd->site);
+	if (fd->nstacks) {
+		fputs(",\n      \"stacks\": [ ", f);
+		for (unsigned i = 0; i < fd->nstacks; i++) {
+			fputs(i ? ",\n        " : "", f);
+			put_stack(s, pr, fd->stack_titles[i], fd->stacks[i]);
+		}
+		fputs(" ]", f);
+	}
 	fprintf(f, ",\n      \"partialFingerprints\": { \"gpuguardFinding/v1\": \"%016" PRIx64
 		"\" },\n      \"properties\": { \"pid\": %" PRIu64 ", \"summary\": ",
 		fd->fingerprint, pr->pid);

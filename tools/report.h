@@ -31,6 +31,19 @@ void sb_str(struct sb *b, const struct gg_json *v, const char *def);
 /* A call site as the log writes it: "SYMBOL+0xOFF (OBJECT+0xOFF)" and so on. */
 void sb_site(struct sb *b, const struct gg_json *site);
 
+/* A violation's kind (the summary's "kind"; absent in summaries older than
+ * kinds: an overrun). */
+#define GG_REPORT_OVERRUN "overrun"
+#define GG_REPORT_DOUBLE_FREE "double_free"
+#define GG_REPORT_INVALID_FREE "invalid_free"
+/* The kind of violation @row. */
+const char *violation_kind(const struct gg_json *row);
+
+/* The frames of a stack (a summary's "stack", "free_stack", ...) after the
+ * first, each on a line of its own after @b's text: "\n#1 FRAME", ... (a
+ * stack's first frame is the site the text names already). */
+void sb_stack_tail(struct sb *b, const struct gg_json *stack);
+
 /* Keeps the words on either side together when lines are wrapped; a writer
  * of another format prints it as a space. */
 #define GLUE "\x1f"
@@ -76,6 +89,15 @@ struct pair_group {
 	struct gg_hashindex site_index; /* sites by text and result */
 };
 
+/* Leaks of one allocation stack, over every process (the summaries written
+ * at exit). */
+struct leak_group {
+	const struct gg_json *row; /* the first one seen */
+	char *key;
+	struct pids pids;
+	uint64_t count, bytes;
+};
+
 struct violation_group {
 	const struct gg_json *row; /* the first one seen */
 	char *key;
@@ -94,6 +116,9 @@ struct view {
 	/* The groups by what makes findings alike, so that grouping takes time
 	 * linear in the findings. */
 	struct gg_hashindex pair_index, violation_index;
+	struct leak_group *leaks;  /* the most bytes first */
+	size_t nleaks, leaks_cap;
+	size_t leak_summaries;     /* summaries that say what leaked (written at exit) */
 };
 
 /* Group the findings of procs[0..nprocs). */

@@ -1,7 +1,9 @@
 #include "boundary/figures.h"
 
 #include "audit/audit.h"
+#include "callsite/depot.h"
 #include "driver/real.h"
+#include "redzone/leaks.h"
 #include "redzone/redzone.h"
 
 void gg_figures_gather(struct gg_report_figures *f)
@@ -9,8 +11,13 @@ void gg_figures_gather(struct gg_report_figures *f)
 	gg_audit_stats(&f->audit);
 	gg_redzone_stats(&f->redzone);
 	f->audit_errors = gg_audit_errors(&f->audit);
-	/* Every violation is an error, and every audit error (SPEC §6). */
-	f->errors = f->audit_errors + f->redzone.violations;
+	gg_leaks_figures(&f->leaks);
+	gg_depot_stats(&f->stacks, &f->stack_bytes);
+	/* Every violation is an error (a double or invalid free too), every
+	 * audit error, and with GPUGUARD_LEAK_CHECK each stack that leaked
+	 * (SPEC §6). */
+	f->errors = f->audit_errors + f->redzone.violations +
+		    (f->leaks.known && f->leaks.check ? f->leaks.stacks : 0);
 	f->rows = gg_audit_foreach_unresolved;
 	f->violations = gg_redzone_foreach_violation;
 	f->launch_errors = gg_audit_foreach_launch_error;

@@ -43,6 +43,7 @@
 #define SITES (1u << 16) /* interned call sites; power of two */
 #define CHAINS (1u << 12) /* interned sites inside a stripped runtime; power of two */
 #define CHAIN_ID 0x80000000u /* the ids of @chains */
+#define GG_CALLSITE_FIND_FRAMES 64 /* frames a call site is looked for in */
 
 /* A site inside a stripped executable's runtime, with its outer frames. */
 struct chain {
@@ -160,14 +161,15 @@ static void load_unwinder(void)
 /* noinline: the frame count below assumes this function has its own frame. */
 __attribute__((noinline)) int gg_callsite_frames(uintptr_t *pcs, int max)
 {
-	int n = 0;
+	/* This function's frame, then as many as asked: a walk costs by its frames. */
+	int n = 0, walk = max < GG_CALLSITE_MAX_FRAMES ? max + 1 : GG_CALLSITE_MAX_FRAMES + 1;
 
 	atomic_fetch_add_explicit(&callsite_state.unwinds, 1, memory_order_relaxed);
 	pthread_once(&callsite_state.once, load_unwinder);
 #ifdef GG_HAVE_LIBUNWIND_H
 	if (callsite_state.fast_backtrace) {
 		void *buf[GG_CALLSITE_MAX_FRAMES + 1];
-		int got = callsite_state.fast_backtrace(buf, GG_CALLSITE_MAX_FRAMES + 1);
+		int got = callsite_state.fast_backtrace(buf, walk);
 
 		for (int i = 1; i < got && n < max; i++) /* buf[0] is this function */
 			pcs[n++] = (uintptr_t)buf[i];
@@ -190,11 +192,45 @@ __attribute__((noinline)) int gg_callsite_frames(uintptr_t *pcs, int max)
 	}
 #endif
 	void *buf[GG_CALLSITE_MAX_FRAMES + 1];
-	int got = backtrace(buf, GG_CALLSITE_MAX_FRAMES + 1);
+	int got = backtrace(buf, walk);
 
 	for (int i = 1; i < got && n < max; i++) /* buf[0] is this function */
 		pcs[n++] = (uintptr_t)buf[i];
 	return n;
+}
+
+/* noinline, as gg_callsite_frames. A cursor's step, slower than
+ * unw_backtrace's cached walk, is what tells each frame's stack pointer:
+ * on x86-64 a return address lies just below the stack pointer of the frame
+ * it returns to (the call pushed it there). */
+__attribute__((noinline)) int gg_callsite_frames_slots(uintptr_t *pcs, uintptr_t *slots, int max)
+{
+#if defined(GG_HAVE_LIBUNWIND_H) && defined(__x86_64__)
+	unw_context_t uc;
+	unw_cursor_t cursor;
+	unw_word_t ip, sp;
+	int n = 0;
+
+	atomic_fetch_add_explicit(&callsite_state.unwinds, 1, memory_order_relaxed);
+	pthread_once(&callsite_state.once, load_unwinder);
+	if (!callsite_state.getcontext || callsite_state.getcontext(&uc) ||
+	    callsite_state.init_local(&cursor, &uc))
+		return -ENOSYS;
+	/* The first step leaves this function's own frame. */
+	while (n < max && callsite_state.step(&cursor) > 0) {
+		if (callsite_state.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip ||
+		    callsite_state.get_reg(&cursor, UNW_REG_SP, &sp) < 0)
+			break;
+		pcs[n] = (uintptr_t)ip;
+		slots[n++] = (uintptr_t)sp - sizeof(uintptr_t);
+	}
+	return n;
+#else
+	(void)pcs;
+	(void)slots;
+	(void)max;
+	return -ENOSYS;
+#endif
 }
 
 static const char *base_name(const char *path)
@@ -290,7 +326,7 @@ static enum verdict verdict_of(uintptr_t ret)
 	return v;
 }
 
-void gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs)
+int gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs)
 {
 	memset(cs, 0, sizeof(*cs));
 	for (int i = 0; i < n; i++) {
@@ -304,8 +340,9 @@ void gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs)
 				cs->outer[cs->nouter++] = pcs[k];
 		}
 		cs->pc = pcs[i];
-		return;
+		return i;
 	}
+	return -1;
 }
 
 uint64_t gg_callsite_unwinds(void)
@@ -315,7 +352,7 @@ uint64_t gg_callsite_unwinds(void)
 
 void gg_callsite_find(struct gg_callsite *cs)
 {
-	uintptr_t pcs[GG_CALLSITE_MAX_FRAMES];
+	uintptr_t pcs[GG_CALLSITE_FIND_FRAMES];
 
 	gg_callsite_pick(pcs, gg_callsite_frames(pcs, GG_ARRAY_SIZE(pcs)), cs);
 }

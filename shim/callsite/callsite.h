@@ -12,7 +12,9 @@
 
 #include "report/report.h"
 
-#define GG_CALLSITE_MAX_FRAMES 64
+/* Frames walked at most: the deepest stack kept (64 frames) and the frames
+ * inward of its call site (the shim's, the driver's, a runtime's). */
+#define GG_CALLSITE_MAX_FRAMES 96
 
 /* Frames kept outward of a site inside a stripped executable's statically
  * linked runtime: the runtime's own frames under its entry point are a few,
@@ -46,8 +48,15 @@ int gg_callsite_frames(uintptr_t *pcs, int max);
  * nor matches a skip glob, and that is no function of the executable's
  * matching a GPUGUARD_SKIP_SYMBOLS glob. @cs->pc is 0 when every frame is
  * skipped. The executable's symbol table is read on the first call that
- * meets one of its frames; later calls look it up in memory. */
-void gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs);
+ * meets one of its frames; later calls look it up in memory. Returns the
+ * site's place in @pcs, or -1. */
+int gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs);
+
+/* gg_callsite_frames, with the address of the stack slot each return
+ * address was read from (@slots[i] holds @pcs[i]), for a cache that checks
+ * a stack by reading those slots again (callsite/depot.c). -ENOSYS where
+ * that cannot be known (no libunwind, or not x86-64). */
+int gg_callsite_frames_slots(uintptr_t *pcs, uintptr_t *slots, int max);
 
 /* How many times this process unwound its stack (for tests and reports). */
 uint64_t gg_callsite_unwinds(void);

@@ -63,6 +63,9 @@ static inline void leave(void)
  * function, which so returns where the application called (where a C entry
  * called it instead, this is the shim's, and the call site is unwound). */
 #define GG_CALLER() ((uintptr_t)__builtin_return_address(0))
+/* The work function's frame, whose return address GG_CALLER() is: where the
+ * stack depot reads a stack seen before (callsite/depot.c). */
+#define GG_FRAME() ((const void *)__builtin_frame_address(0))
 
 /* Allocations take their index before the driver is asked (failed calls
  * count). A padded request that runs out of memory is retried as asked, so
@@ -73,6 +76,7 @@ static inline void leave(void)
 	struct gg_redzone_ticket ticket;                                                  \
 	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
 	ticket.caller = GG_CALLER();                                                      \
+	ticket.frame = GG_FRAME();                                                        \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
 		gg_redzone_fallback(&ticket);                                             \
@@ -88,7 +92,9 @@ static inline void leave(void)
  * only when the driver did release it. */
 #define FORWARD_FREE(name, args, ptr, stream, async)                                          \
 	struct gg_redzone_free ticket;                                                         \
-	FORWARD_WITH(name, args, args, gg_redzone_freeing(ptr, (void *)(stream), async, &ticket), \
+	FORWARD_WITH(name, args, args,                                                         \
+		     (gg_redzone_freeing(ptr, (void *)(stream), async, &ticket),               \
+		      ticket.caller = GG_CALLER(), ticket.frame = GG_FRAME()),                  \
 		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc)))
 
 #define AUDIT_LOOKUP(api, kind, handle, kname, out) \
@@ -223,6 +229,7 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 	size_t estimate = WidthInBytes && Height <= SIZE_MAX / WidthInBytes ? WidthInBytes * Height : 0;
 	size_t pad = gg_redzone_request(index, estimate, NULL, false, &ticket);
 	ticket.caller = GG_CALLER();
+	ticket.frame = GG_FRAME();
 	size_t rows = pad ? (pad + WidthInBytes - 1) / WidthInBytes : 0;
 	CUresult rc;
 

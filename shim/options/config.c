@@ -16,7 +16,7 @@
 
 enum opt_kind { OPT_BOOL, OPT_U64, OPT_VERBOSITY, OPT_PATH, OPT_STR, OPT_EXITCODE,
 		OPT_SIGNAL, OPT_REDZONE, OPT_BYTE, OPT_U64_SET, OPT_RANGE, OPT_BOUNDARY,
-		OPT_LOG, OPT_OUTPUT };
+		OPT_LOG, OPT_OUTPUT, OPT_DEPTH };
 
 #define F(field) offsetof(struct gg_config, field)
 
@@ -49,6 +49,11 @@ static const struct gg_option opts[] = {
 	{ "GPUGUARD_CHECK_LAUNCHES", "--check-launches", NULL, NULL, "1", "0", A_BOOL,
 	  "wait for each launch and check the bands it was given (names the kernel)",
 	  OPT_BOOL, F(check_launches), 0 },
+	{ "GPUGUARD_STACK_DEPTH", "--stack-depth", NULL, "N", NULL, "8", "a number from 1 to 64",
+	  "frames kept for each allocation and free (1: the call site alone)", OPT_DEPTH,
+	  F(stack_depth), 0 },
+	{ "GPUGUARD_LEAK_CHECK", "--leak-check", NULL, NULL, "1", "0", A_BOOL,
+	  "allocations still live at exit are errors", OPT_BOOL, F(leak_check), 0 },
 	{ "GPUGUARD_HALT_ON_ERROR", "--halt-on-error", NULL, NULL, "1", "0", A_BOOL,
 	  "abort at the first red-zone violation", OPT_BOOL, F(halt_on_error), 0 },
 	{ "GPUGUARD_BOUNDARY", "--boundary", NULL, "LIST", NULL, "", GG_CONFIG_BOUNDARY_ACCEPTS,
@@ -439,6 +444,11 @@ static int parse_one(const struct gg_option *o, const char *s, struct gg_config 
 		if ((err = gg_config_parse_u64(s, &v)) || v > 255)
 			return err ? err : -ERANGE;
 		*(uint8_t *)field = (uint8_t)v;
+		return 0;
+	case OPT_DEPTH:
+		if ((err = gg_config_parse_u64(s, &v)) || v < 1 || v > 64)
+			return err ? err : -ERANGE;
+		*(unsigned *)field = (unsigned)v;
 		return 0;
 	case OPT_REDZONE:
 		if ((err = gg_config_parse_u64(s, &v)) || v > (1u << 30))

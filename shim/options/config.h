@@ -47,6 +47,8 @@ struct gg_config {
 	uint64_t poison_lo, poison_hi;      /* [lo, hi) */
 	bool check_on_free;
 	bool check_launches;
+	unsigned stack_depth;               /* frames kept per allocation and free, 1..64 */
+	bool leak_check;
 	char log[PATH_MAX];                 /* "" = stderr; the first string */
 	char summary_json[PATH_MAX];        /* "" = none */
 	char metrics[PATH_MAX];             /* "" = none */

@@ -29,12 +29,15 @@
 #include <string.h>
 
 #include "callsite/callsite.h"
+#include "callsite/depot.h"
 #include "options/config.h"
 #include "base/gg.h"
 #include "driver/device.h"
 #include "driver/kernels.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"
+#include "redzone/frees.h"
+#include "redzone/leaks.h"
 #include "redzone/registry.h"
 #include "report/report.h"
 #include "base/fatal.h"
@@ -67,6 +70,7 @@ static struct {
 	/* Lock-free counters. */
 	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
+	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
 	atomic_uint_fast64_t launches_checked, launches_unfollowed;
@@ -127,6 +131,11 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
+	gg_leaks_configure(cfg->leak_check);
+	if (cfg->leak_check && !cfg->redzone)
+		gg_report_warn("GPUGUARD_LEAK_CHECK=1 without GPUGUARD_REDZONE: allocations are "
+			       "recorded only with red zones, so no leak can be found (set "
+			       "GPUGUARD_REDZONE=64, say)");
 	if (cfg->check_launches && !cfg->redzone)
 		gg_report_warn("GPUGUARD_CHECK_LAUNCHES=1 without GPUGUARD_REDZONE: there is no band "
 			       "to check, so no launch is checked (set GPUGUARD_REDZONE=64, say)");
@@ -360,7 +369,6 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	struct ctx_slot *s;
 	void *event = NULL;
 	struct gg_zone old;
-	struct gg_callsite cs;
 
 	if (rc != 0)
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
@@ -379,13 +387,13 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		gg_redzone_caching_check();
 	if (!pad || !ptr || t->ctx < 0) {
 		unguarded(t->reason < GG_REASON_COUNT ? t->reason : GG_REASON_driver, bytes);
+		gg_frees_forget(ptr); /* a free of it is no double free */
 		return;
 	}
 	s = &redzone_state.ctx[t->ctx];
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
-	gg_callsite_find_from(t->caller, &cs);
-	z.site = gg_callsite_intern(&cs);
+	z.site = gg_depot_capture(t->caller, t->frame);
 	/* The allocation's context is current (the request found it so). */
 	if (async) {
 		/* On the allocation's own stream, ahead of the application's next work
@@ -496,17 +504,41 @@ static void launch_of(uint64_t entry, struct gg_report_launch *out)
 	out->launch = launch_index(entry);
 }
 
-/* @v as the report prints it, its site described now (the site's strings
- * belong to loaded objects: described when printed, never kept). */
-static void report_of(const struct gg_violation *v, struct gg_report_violation *out)
+/* Where a report's stacks are described: the allocation's, a free's, the
+ * first free's. */
+struct report_stacks {
+	struct gg_report_stack alloc, free, first_free;
+};
+
+/* @v as the report prints it, its site and stacks described now into @st
+ * (their strings belong to loaded objects: described when printed, never
+ * kept). */
+static void report_of(const struct gg_violation *v, struct gg_report_violation *out,
+		      struct report_stacks *st)
 {
+	static const char *const kinds[] = {
+		[GG_VIOLATION_OVERRUN] = GG_KIND_OVERRUN,
+		[GG_VIOLATION_DOUBLE_FREE] = GG_KIND_DOUBLE_FREE,
+		[GG_VIOLATION_INVALID_FREE] = GG_KIND_INVALID_FREE,
+	};
+
 	*out = (struct gg_report_violation){
+		.kind = v->kind < GG_ARRAY_SIZE(kinds) ? kinds[v->kind] : GG_KIND_OVERRUN,
 		.index = v->index, .user = v->user, .pad = v->pad,
 		.first = v->first, .last = v->last, .changed = v->changed,
 		.first_value = v->first_value, .expected = v->expected,
 		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
+		.api = v->api, .address = v->address, .stack = &st->alloc,
 	};
-	gg_callsite_report_id(v->site, &out->site);
+	gg_depot_report(v->site, &out->site, &st->alloc);
+	if (v->kind != GG_VIOLATION_OVERRUN) {
+		gg_depot_report(v->free_stack, NULL, &st->free);
+		out->free_stack = &st->free;
+	}
+	if (v->kind == GG_VIOLATION_DOUBLE_FREE) {
+		gg_depot_report(v->first_free_stack, NULL, &st->first_free);
+		out->first_free_stack = &st->first_free;
+	}
 	if (v->by_launch) {
 		launch_of(GG_SUSPECT(v->kernel, v->launch), &out->kernel);
 		gg_callsite_report_id(v->launch_site, &out->kernel_site);
@@ -527,13 +559,18 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 static void violation(const struct gg_violation *v)
 {
 	struct gg_report_violation r;
+	struct report_stacks st;
 
 	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
+	if (v->kind == GG_VIOLATION_DOUBLE_FREE)
+		atomic_fetch_add_explicit(&redzone_state.double_frees, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_INVALID_FREE)
+		atomic_fetch_add_explicit(&redzone_state.invalid_frees, 1, memory_order_relaxed);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	if (redzone_state.nviol < MAX_VIOLATIONS)
 		redzone_state.viol[redzone_state.nviol++] = *v;
 	pthread_mutex_unlock(&redzone_state.viol_lock);
-	report_of(v, &r);
+	report_of(v, &r, &st);
 	gg_report_violation(&r);
 }
 
@@ -584,6 +621,19 @@ static void halt_if_asked(uint64_t before)
 		gg_fatal();
 }
 
+void gg_redzone_found(const struct gg_violation *v)
+{
+	uint64_t before = atomic_load(&redzone_state.violations);
+
+	violation(v);
+	halt_if_asked(before);
+}
+
+uint64_t gg_redzone_pad(void)
+{
+	return redzone_state.pad;
+}
+
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
 {
 	uint64_t before = atomic_load(&redzone_state.violations);
@@ -620,10 +670,16 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 		      const char *rc_name)
 {
 	gg_report_free(api, ptr, rc_name);
-	if (!t->held)
+	if (!t->held) {
+		/* What no zone starts, and the driver refused: freed before, or a
+		 * pointer inside an allocation (frees.c). */
+		if (rc != 0 && ptr && redzone_state.pad)
+			gg_frees_refused(api, ptr, t->caller, t->frame);
 		return;
+	}
 	if (rc == 0) {
 		atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
+		gg_frees_remember(&t->zone, gg_depot_capture(t->caller, t->frame));
 		forgotten(&t->zone, true);
 		return;
 	}
@@ -1443,6 +1499,8 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->checked = atomic_load_explicit(&redzone_state.checked, memory_order_relaxed);
 	out->unchecked = atomic_load_explicit(&redzone_state.unchecked, memory_order_relaxed);
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
+	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
+	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 	out->launches_checked = atomic_load(&redzone_state.launches_checked);
@@ -1474,8 +1532,9 @@ void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_v
 			return;
 		for (unsigned k = 0; k < n; k++) {
 			struct gg_report_violation r;
+			struct report_stacks st;
 
-			report_of(&batch[k], &r);
+			report_of(&batch[k], &r, &st);
 			fn(ctx, &r);
 		}
 	}
@@ -1504,6 +1563,8 @@ void gg_redzone_atfork_parent(void)
 void gg_redzone_atfork_child(void)
 {
 	gg_redzone_caching_atfork_child();
+	gg_frees_atfork_child();
+	gg_leaks_atfork_child();
 	pthread_mutex_init(&redzone_state.scan_lock, NULL);
 	pthread_mutex_init(&redzone_state.lock, NULL);
 	gg_registry_atfork_child();
@@ -1523,6 +1584,8 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.checked, 0);
 	atomic_store(&redzone_state.unchecked, 0);
 	atomic_store(&redzone_state.violations, 0);
+	atomic_store(&redzone_state.double_frees, 0);
+	atomic_store(&redzone_state.invalid_frees, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */

@@ -23,6 +23,7 @@ struct gg_redzone_ticket {
 	int ctx;                      /* the context's slot; -1: no band */
 	enum gg_report_reason reason; /* why no band; GG_REASON_COUNT: none, it has one */
 	uintptr_t caller; /* the hooked call's return address, when known; else 0 */
+	const void *frame; /* the hook's frame, which returns to @caller; NULL: unknown */
 };
 
 /* Band bytes to add to an allocation of @bytes with @index (0: none), on
@@ -51,6 +52,8 @@ struct gg_redzone_free {
 	struct gg_zone zone;
 	bool held;     /* @zone was ours */
 	bool violated; /* its check found a violation */
+	uintptr_t caller;  /* as a ticket's: the free's own stack (callsite/depot.h) */
+	const void *frame;
 };
 
 /* Before a free is forwarded: check the band of @ptr (@async: stream-ordered,
@@ -94,18 +97,33 @@ void gg_redzone_launched(const struct gg_redzone_launch *l);
 
 /* A violation as kept: its sites interned (described when reported). */
 struct gg_violation {
+	uint8_t kind;            /* GG_VIOLATION_* */
 	uint64_t index, user, pad;
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	bool by_launch;          /* found right after launch @launch of kernel @kernel */
 	uint64_t ptr;
-	uint32_t site;
+	uint32_t site;           /* the allocation's stack (callsite/depot.h) */
 	uint32_t launch_site;    /* when @by_launch: where it was launched */
 	int kernel;              /* its slot (driver/kernels.h) */
 	uint64_t launch;
 	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
 	uint64_t suspects[GG_SUSPECTS];
+	/* A free's finding (frees.c): the call, the pointer it was given, its
+	 * stack and, for a double free, the first free's. */
+	const char *api;
+	uint64_t address;
+	uint32_t free_stack, first_free_stack;
 };
+
+enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE };
+
+/* Record and report @v, a finding of another file of this module (frees.c);
+ * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */
+void gg_redzone_found(const struct gg_violation *v);
+
+/* The band's length (GPUGUARD_REDZONE; 0: no red zones). */
+uint64_t gg_redzone_pad(void);
 
 /* The violations kept for the reports (the first 256), copied out under the
  * module's lock, each handed to @fn with no lock held. */

@@ -177,6 +177,18 @@ static void jw_site(struct jw *w, const struct gg_report_site *rs)
 	jw_puts(w, " }");
 }
 
+/* A stack: its frames, each a site of its own, for gpuguard symbolize. */
+static void jw_stack(struct jw *w, const struct gg_report_stack *st)
+{
+	jw_puts(w, "[");
+	for (unsigned i = 0; st && i < st->n && i < GG_REPORT_STACK_MAX; i++) {
+		jw_puts(w, i ? ",\n        " : "\n        ");
+		jw_frame(w, &st->frame[i]);
+		jw_puts(w, " }");
+	}
+	jw_puts(w, st && st->n ? " ]" : "]");
+}
+
 struct rows {
 	struct jw *w;
 	unsigned n;
@@ -199,19 +211,56 @@ static void unresolved_row(void *ctx, const struct gg_report_row *r)
 	jw_puts(w, " }");
 }
 
+/* A free's finding (SPEC §4, Frees): no band figures; the pointer freed,
+ * and the free stacks. */
+static void free_violation_row(struct jw *w, const struct gg_report_violation *v)
+{
+	bool twice = !strcmp(v->kind, GG_KIND_DOUBLE_FREE);
+
+	jw_printf(w, ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"api\": ", v->index,
+		  v->user);
+	jw_str(w, v->api ? v->api : "?");
+	jw_puts(w, ", \"address\": ");
+	jw_hex(w, (uintptr_t)v->address);
+	if (!twice)
+		jw_printf(w, ", \"offset\": %" PRIu64, v->address - v->ptr);
+	jw_puts(w, ", \"detected_by\": ");
+	jw_str(w, v->detected_by);
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, &v->site);
+	jw_puts(w, ",\n      \"stack\": ");
+	jw_stack(w, v->stack);
+	if (twice) {
+		jw_puts(w, ",\n      \"first_free_stack\": ");
+		jw_stack(w, v->first_free_stack);
+	}
+	jw_puts(w, ",\n      \"free_stack\": ");
+	jw_stack(w, v->free_stack);
+	jw_puts(w, " }");
+}
+
 static void violation_row(void *ctx, const struct gg_report_violation *v)
 {
 	struct rows *rows = ctx;
 	struct jw *w = rows->w;
+	const char *kind = v->kind ? v->kind : GG_KIND_OVERRUN;
 
-	jw_printf(w, "%s{ \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
+	jw_puts(w, rows->n++ ? ",\n    { \"kind\": " : "\n    { \"kind\": ");
+	jw_str(w, kind);
+	if (strcmp(kind, GG_KIND_OVERRUN)) {
+		free_violation_row(w, v);
+		return;
+	}
+	jw_printf(w, ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
 		  ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
 		  ", \"first_value\": %u, \"expected\": %u, \"detected_by\": ",
-		  rows->n++ ? ",\n    " : "\n    ", v->index, v->user, v->pad, v->first, v->last,
-		  v->changed, v->first_value, v->expected);
+		  v->index, v->user, v->pad, v->first, v->last, v->changed, v->first_value,
+		  v->expected);
 	jw_str(w, v->detected_by);
 	jw_puts(w, ",\n      \"site\": ");
 	jw_site(w, &v->site);
+	jw_puts(w, ",\n      \"stack\": ");
+	jw_stack(w, v->stack);
 	if (v->by_launch) {
 		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
 		jw_str(w, v->kernel.kernel.name);
@@ -230,6 +279,19 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		jw_printf(w, ", \"launch\": %" PRIu64 " }", v->suspects[i].launch);
 	}
 	jw_puts(w, v->nsuspects ? " ] }" : "] }");
+}
+
+static void leak_row(void *ctx, const struct gg_report_leak *l)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+
+	jw_printf(w, "%s{ \"count\": %" PRIu64 ", \"bytes\": %" PRIu64 ",\n      \"site\": ",
+		  rows->n++ ? ",\n    " : "\n    ", l->count, l->bytes);
+	jw_site(w, &l->site);
+	jw_puts(w, ",\n      \"stack\": ");
+	jw_stack(w, l->stack);
+	jw_puts(w, " }");
 }
 
 static void launch_error_row(void *ctx, const struct gg_report_launch_error *e)
@@ -396,6 +458,8 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	jw_bool(w, cfg->check_launches);
 	jw_puts(w, ", \"halt_on_error\": ");
 	jw_bool(w, cfg->halt_on_error);
+	jw_printf(w, ", \"stack_depth\": %u, \"leak_check\": ", cfg->stack_depth);
+	jw_bool(w, cfg->leak_check);
 	jw_puts(w, ", \"skip_symbols\": ");
 	jw_str(w, cfg->skip_symbols);
 	jw_puts(w, ", \"expected_absent\": ");
@@ -415,14 +479,24 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
 		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64
 		  ", \"scan_driver_calls\": %" PRIu64 ", \"batched\": %s,\n    \"launches_checked\": %"
-		  PRIu64 ", \"launches_unfollowed\": %" PRIu64,
+		  PRIu64 ", \"launches_unfollowed\": %" PRIu64 ", \"stacks\": %" PRIu64
+		  ", \"stack_bytes\": %" PRIu64,
 		  rows.n ? "\n  " : "", z.calls, z.failed, z.padded, z.fallbacks, z.live, z.live_bytes,
 		  z.scans, z.checked, z.unchecked, z.registry_bytes, z.scan_calls,
-		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed);
+		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed, f->stacks,
+		  f->stack_bytes);
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
-	jw_puts(w, rows.n ? "\n  ],\n  \"launch_errors\": [" : "],\n  \"launch_errors\": [");
+	jw_puts(w, rows.n ? "\n  ]," : "],");
+	/* Only at exit: a boundary's live allocations are no leaks. */
+	if (f->leaks.known) {
+		rows.n = 0;
+		jw_puts(w, "\n  \"leaks\": [");
+		f->leaks.each(leak_row, &rows);
+		jw_puts(w, rows.n ? "\n  ]," : "],");
+	}
+	jw_puts(w, "\n  \"launch_errors\": [");
 	rows.n = 0;
 	f->launch_errors(launch_error_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n  \"modules\": [" : "],\n  \"modules\": [");
@@ -566,6 +640,25 @@ static void unguarded_metric(struct jw *w, const struct gg_report_coverage *c)
 			  gg_report_reason_name(r), c->unguarded[r]);
 }
 
+/* The violations by kind, every kind always present. */
+static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
+{
+	static const char name[] = "gpuguard_violations_total";
+	const struct {
+		const char *kind;
+		uint64_t n;
+	} kinds[] = {
+		{ GG_KIND_OVERRUN, z->violations - z->double_frees - z->invalid_frees },
+		{ GG_KIND_DOUBLE_FREE, z->double_frees },
+		{ GG_KIND_INVALID_FREE, z->invalid_frees },
+	};
+
+	jw_printf(w, "# HELP %s Violations found, by kind.\n# TYPE %s counter\n", name, name);
+	for (size_t i = 0; i < GG_ARRAY_SIZE(kinds); i++)
+		jw_printf(w, "%s{pid=\"%d\",kind=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
+			  kinds[i].kind, kinds[i].n);
+}
+
 static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_report_audit a = f->audit;
@@ -584,7 +677,8 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	       "Bytes the application asked for in padded allocations not yet freed.", z.live_bytes);
 	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
 	metric(w, "gpuguard_redzone_violations_total", "counter",
-	       "Red zones found changed.", z.violations);
+	       "Violations found: red zones changed, double and invalid frees.", z.violations);
+	kind_metric(w, &z);
 	unguarded_metric(w, &z.coverage);
 	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
 	       f->launches_refused);

@@ -689,10 +689,72 @@ static void culprit_text(const struct gg_report_violation *v, char *out, size_t 
 				      (unsigned long long)v->suspects[i].launch);
 }
 
+/* A stack's lines under the ERROR line of its finding, "  TITLE:" then
+ * "    #I FRAME" each: only when it has more frames than its call site, which
+ * that line names already. ERROR lines too, so they come at every verbosity
+ * with the finding they belong to. */
+static void stack_lines(const char *title, const struct gg_report_stack *st)
+{
+	char frame[320];
+
+	if (!st || st->n < 2)
+		return;
+	gg_report_error("  %s:", title);
+	for (unsigned i = 0; i < st->n && i < GG_REPORT_STACK_MAX; i++) {
+		const struct gg_site *f = &st->frame[i];
+
+		gg_report_error("    #%u %s", i, site_text(f->address, f->object, f->offset, f->symbol,
+							 f->symbol_offset, frame, sizeof(frame)));
+	}
+}
+
+/* The first frame of @st, as a site's text ("an unknown frame" when none). */
+static const char *first_frame_text(const struct gg_report_stack *st, char *out, size_t cap)
+{
+	const struct gg_site *f = st && st->n ? &st->frame[0] : NULL;
+
+	if (!f)
+		return site_text(0, NULL, 0, NULL, 0, out, cap);
+	return site_text(f->address, f->object, f->offset, f->symbol, f->symbol_offset, out, cap);
+}
+
+/* A free of what is no allocation's start (SPEC §4, Frees). */
+static void free_violation(const struct gg_report_violation *v)
+{
+	char site[SITE_TEXT_MAX], at[320], first[320];
+	bool twice = !strcmp(v->kind, GG_KIND_DOUBLE_FREE);
+
+	whole_site_text(&v->site, site, sizeof(site));
+	first_frame_text(v->free_stack, at, sizeof(at));
+	if (twice)
+		gg_report_error("double free: %s(0x%llx): allocation #%llu of %llu %s was freed "
+				"already; allocated at %s, first freed at %s, freed again at %s",
+				v->api ? v->api : "free", (unsigned long long)v->address,
+				(unsigned long long)v->index, (unsigned long long)v->user,
+				plural(v->user, "byte", "bytes"), site,
+				first_frame_text(v->first_free_stack, first, sizeof(first)), at);
+	else
+		gg_report_error("invalid free: %s(0x%llx) is 0x%llx + %llu, %s allocation #%llu of "
+				"%llu %s, not its start; allocated at %s, freed at %s",
+				v->api ? v->api : "free", (unsigned long long)v->address,
+				(unsigned long long)v->ptr, (unsigned long long)(v->address - v->ptr),
+				v->address - v->ptr < v->user ? "inside" : "in the red zone of",
+				(unsigned long long)v->index, (unsigned long long)v->user,
+				plural(v->user, "byte", "bytes"), site, at);
+	stack_lines("allocation stack", v->stack);
+	if (twice)
+		stack_lines("first free stack", v->first_free_stack);
+	stack_lines(twice ? "second free stack" : "free stack", v->free_stack);
+}
+
 void gg_report_violation(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], where[64], culprit[SITE_TEXT_MAX + 512];
 
+	if (v->kind && strcmp(v->kind, GG_KIND_OVERRUN)) {
+		free_violation(v);
+		return;
+	}
 	if (v->first == v->last)
 		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
 	else
@@ -707,6 +769,7 @@ void gg_report_violation(const struct gg_report_violation *v)
 			(unsigned long long)v->pad, (unsigned long long)v->changed,
 			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
 			whole_site_text(&v->site, site, sizeof(site)), culprit);
+	stack_lines("allocation stack", v->stack);
 }
 
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n)
@@ -721,6 +784,41 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *f
 		gg_report_info("  #%d %s", i, site_text(s->address, s->object, s->offset, s->symbol,
 							 s->symbol_offset, site, sizeof(site)));
 	}
+}
+
+/* With GPUGUARD_LEAK_CHECK: an ERROR for each of the first ten stacks. */
+#define LEAKS_NAMED 10
+
+struct leak_lines {
+	unsigned n;
+};
+
+static void leak_line(void *ctx, const struct gg_report_leak *l)
+{
+	struct leak_lines *ll = ctx;
+	char site[SITE_TEXT_MAX];
+
+	if (ll->n++ >= LEAKS_NAMED)
+		return;
+	gg_report_error("leak: %llu %s (%llu %s) still live at exit, allocated at %s",
+			(unsigned long long)l->count, plural(l->count, "allocation", "allocations"),
+			(unsigned long long)l->bytes, plural(l->bytes, "byte", "bytes"),
+			whole_site_text(&l->site, site, sizeof(site)));
+	stack_lines("allocation stack", l->stack);
+}
+
+void gg_report_leaks(const struct gg_report_figures *f)
+{
+	const struct gg_report_leaks *k = &f->leaks;
+	struct leak_lines ll = { 0 };
+
+	if (!k->known || !k->check || !k->stacks)
+		return;
+	k->each(leak_line, &ll);
+	if (k->stacks > LEAKS_NAMED)
+		gg_report_error("leak: %llu more %s (the JSON summary's \"leaks\" lists them all)",
+				(unsigned long long)(k->stacks - LEAKS_NAMED),
+				plural(k->stacks - LEAKS_NAMED, "stack", "stacks"));
 }
 
 /* "; 9 guarded, 1 not (min_idx 1)" when red zones were asked for and an
@@ -767,6 +865,18 @@ void gg_report_exit_summary(const struct gg_report_figures *f)
 		       plural(z->calls, "allocation", "allocations"), (unsigned long long)z->padded,
 		       (unsigned long long)z->violations,
 		       plural(z->violations, "violation", "violations"), why);
+	/* Only when something leaked: a program that freed everything hears
+	 * nothing more. */
+	if (f->leaks.known && f->leaks.stacks)
+		gg_report_info("leaks at exit: %llu %s (%llu %s) still live, from %llu %s%s",
+			       (unsigned long long)f->leaks.allocations,
+			       plural(f->leaks.allocations, "allocation", "allocations"),
+			       (unsigned long long)f->leaks.bytes,
+			       plural(f->leaks.bytes, "byte", "bytes"),
+			       (unsigned long long)f->leaks.stacks,
+			       plural(f->leaks.stacks, "stack", "stacks"),
+			       f->leaks.check ? "" : " (JSON \"leaks\"; GPUGUARD_LEAK_CHECK=1 makes "
+						    "them errors)");
 }
 
 void gg_report_handler_replaced(int sig)

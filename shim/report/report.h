@@ -67,14 +67,37 @@ struct gg_report_launch {
 
 #define GG_REPORT_SUSPECTS 4
 
-/* A red zone found changed. */
+/* Frames of a stack: GPUGUARD_STACK_DEPTH's most. */
+#define GG_REPORT_STACK_MAX 64
+
+/* A stack as kept in the stack depot (callsite/depot.h), described:
+ * innermost first, its first frame the call site. */
+struct gg_report_stack {
+	unsigned n;
+	struct gg_site frame[GG_REPORT_STACK_MAX];
+};
+
+/* A violation's kind, as the JSON names it. */
+#define GG_KIND_OVERRUN "overrun"           /* a band found changed */
+#define GG_KIND_DOUBLE_FREE "double_free"   /* a free of an allocation already freed */
+#define GG_KIND_INVALID_FREE "invalid_free" /* a free of a pointer inside an allocation */
+
+/* A red zone found changed, or a free of what is no allocation's start
+ * (@kind says which; a free's finding has no band figures). */
 struct gg_report_violation {
+	const char *kind;        /* GG_KIND_*; NULL: GG_KIND_OVERRUN */
 	uint64_t index, user, pad;
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	uint64_t ptr;
 	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
 	struct gg_report_site site; /* where it was allocated */
+	const struct gg_report_stack *stack; /* the allocation's stack; NULL: none kept */
+	/* A free's finding: the call (cuMemFree_v2, ...), the pointer it was
+	 * given, this free's stack and, for a double free, the first free's. */
+	const char *api;
+	uint64_t address;
+	const struct gg_report_stack *free_stack, *first_free_stack;
 	bool by_launch;                     /* found right after @kernel's launch (SPEC §5) */
 	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
 	struct gg_report_site kernel_site;  /* and where it was launched */
@@ -142,7 +165,8 @@ struct gg_report_redzone {
 	uint64_t fallbacks;
 	uint64_t live, live_bytes;
 	uint64_t scans, checked, unchecked;
-	uint64_t violations;
+	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
+	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
@@ -182,6 +206,23 @@ typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx,
 					 void *ctx);
 typedef void gg_report_modules_fn(void (*emit)(void *ctx, const struct gg_report_module *m),
 				  void *ctx);
+/* Allocations live at exit, by allocation stack (SPEC §4, Leaks). */
+struct gg_report_leak {
+	uint64_t count, bytes;
+	struct gg_report_site site;          /* the stack's first frame */
+	const struct gg_report_stack *stack;
+};
+typedef void gg_report_leaks_fn(void (*emit)(void *ctx, const struct gg_report_leak *l),
+				void *ctx);
+
+/* The leaks found at exit: @known only then (a boundary's summary has none). */
+struct gg_report_leaks {
+	bool known;
+	bool check;            /* GPUGUARD_LEAK_CHECK: each stack is an error */
+	uint64_t stacks, allocations, bytes;
+	gg_report_leaks_fn *each; /* largest bytes first */
+};
+
 typedef void gg_report_violations_fn(void (*emit)(void *ctx,
 						  const struct gg_report_violation *v),
 				     void *ctx);
@@ -198,6 +239,8 @@ struct gg_report_figures {
 	gg_report_modules_fn *modules;       /* every load tried */
 	uint64_t launches_refused;           /* every refused launch */
 	bool final;                          /* the process ends: the JSON's "ended" */
+	struct gg_report_leaks leaks;
+	uint64_t stacks, stack_bytes;        /* the stack depot: stacks kept, bytes */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
@@ -267,6 +310,10 @@ void gg_report_sticky_error(const char *api, const char *result, const struct gg
  * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
 void gg_report_violation(const struct gg_report_violation *v);
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n);
+
+/* At exit: with GPUGUARD_LEAK_CHECK, an ERROR for each of the ten stacks
+ * that leaked the most bytes (SPEC §4, Leaks). */
+void gg_report_leaks(const struct gg_report_figures *f);
 
 /* A list variable with one bad item (WARN). */
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);

@@ -19,9 +19,11 @@
 #include "boundary/figures.h"
 #include "boundary/watcher.h"
 #include "callsite/callsite.h"
+#include "callsite/depot.h"
 #include "driver/kernels.h"
 #include "driver/real.h"
 #include "options/config.h"
+#include "redzone/leaks.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
 
@@ -77,6 +79,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	gg_callsite_atfork_child();
+	gg_depot_atfork_child();
 	gg_real_atfork_child();
 	gg_kernels_atfork_child();
 	gg_audit_atfork_child();
@@ -116,7 +119,9 @@ static void at_exit(int status, void *arg)
 		return;
 	shim_state.exit_status = status;
 	gg_redzone_scan("exit");
+	gg_leaks_gather();
 	gg_figures_gather(&f);
+	gg_report_leaks(&f);
 	/* The errors that will change the status, named if nothing named them. */
 	if (status_changes(status))
 		gg_report_unresolved_at_exit(&f);
@@ -221,6 +226,7 @@ static void setup(void)
 	report_config_problems();
 	gg_report_check_files(cfg);
 	gg_callsite_configure(cfg->skip_objects, cfg->skip_symbols);
+	gg_depot_configure(cfg->stack_depth);
 	gg_audit_configure(cfg);
 	gg_redzone_configure(cfg);
 	gg_boundary_configure(cfg);

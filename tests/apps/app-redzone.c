@@ -10,6 +10,12 @@
  *   pitch:W:H        cuMemAllocPitch_v2 of H rows of W bytes, 4-byte elements;
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
+ *   ifree:K:OFF      the same of buffer K + OFF (a pointer inside it); prints the result
+ *   same:A:B         whether buffers A and B got the same address
+ *   sites:N:F        N rounds of a 16-byte allocation from each of ten functions
+ *                    (redzone_place_0 .. _9, each calling redzone_alloc); all freed
+ *                    at the end when F is 1, kept until exit when 0
+ *   deep:D:S         an allocation of S bytes made D frames deep (redzone_deep), kept
  *   overrun:K:E      kernel gg_overrun writes E bytes past the end of buffer K, then sync
  *   two:A:B:E        kernel gg_overrun_second given buffers A and B: writes all of
  *                    A, and E bytes past the end of B; kernelParams, on the
@@ -159,6 +165,34 @@ __attribute__((noinline)) CUresult redzone_alloc(CUdeviceptr *p, size_t n)
 __attribute__((noinline)) CUresult redzone_alloc_async(CUdeviceptr *p, size_t n)
 {
 	CUresult rc = cuMemAllocAsync(p, n, stream);
+
+	__asm__ volatile("" ::: "memory");
+	return rc;
+}
+
+/* Ten places that allocate through one helper, as a program's tensor
+ * allocator is called from many places: each its own stack, one call site. */
+#define PLACE(i)                                                              \
+	CUresult redzone_place_##i(CUdeviceptr *p);                           \
+	__attribute__((noinline)) CUresult redzone_place_##i(CUdeviceptr *p)  \
+	{                                                                     \
+		CUresult rc = redzone_alloc(p, 16);                           \
+		__asm__ volatile("" ::: "memory");                            \
+		return rc;                                                    \
+	}
+PLACE(0) PLACE(1) PLACE(2) PLACE(3) PLACE(4) PLACE(5) PLACE(6) PLACE(7) PLACE(8) PLACE(9)
+#undef PLACE
+static CUresult (*const places[10])(CUdeviceptr *) = {
+	redzone_place_0, redzone_place_1, redzone_place_2, redzone_place_3, redzone_place_4,
+	redzone_place_5, redzone_place_6, redzone_place_7, redzone_place_8, redzone_place_9,
+};
+
+CUresult redzone_deep(unsigned long depth, CUdeviceptr *p, size_t n);
+
+/* An allocation @depth frames deeper than its caller. */
+__attribute__((noinline)) CUresult redzone_deep(unsigned long depth, CUdeviceptr *p, size_t n)
+{
+	CUresult rc = depth ? redzone_deep(depth - 1, p, n) : redzone_alloc(p, n);
 
 	__asm__ volatile("" ::: "memory");
 	return rc;
@@ -434,6 +468,26 @@ int main(int argc, char **argv)
 				rc = cuMemFree_v2(bufs[a].ptr);
 			}
 			printf("free %lu: %d\n", a, (int)rc);
+		} else if (!strncmp(arg, "ifree:", 6)) {
+			rc = cuMemFree_v2(bufs[a].ptr + b);
+			printf("free %lu+%lu: %d\n", a, b, (int)rc);
+		} else if (!strncmp(arg, "same:", 5)) {
+			printf("buffers %lu and %lu: %s\n", a, b,
+			       bufs[a].ptr == bufs[b].ptr ? "same address" : "different addresses");
+		} else if (!strncmp(arg, "sites:", 6)) {
+			CUdeviceptr *ps = malloc(a * 10 * sizeof(*ps));
+
+			for (unsigned long k = 0; k < a * 10; k++)
+				CHECK(places[k % 10](&ps[k]));
+			for (unsigned long k = 0; b && k < a * 10; k++)
+				CHECK(cuMemFree_v2(ps[k]));
+			free(ps);
+			printf("sites %lu: %s\n", a, b ? "freed" : "kept");
+		} else if (!strncmp(arg, "deep:", 5)) {
+			CUdeviceptr p;
+
+			CHECK(redzone_deep(a, &p, b));
+			printf("deep %lu: kept\n", a);
 		} else if (!strncmp(arg, "overrun:", 8)) {
 			unsigned long long size = bufs[a].size, extra = b;
 			void *params[] = { &bufs[a].ptr, &size, &extra };
