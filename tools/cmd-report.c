@@ -661,6 +661,8 @@ static bool site_alike(const void *ctx, size_t item)
 	const struct site_group *s = &k->g->sites[item];
 
 	return !strcmp(s->text, k->text) && !strcmp(s->result, k->result);
+}
+
 const char *violation_kind(const struct gg_json *row)
 {
 	return gg_json_string(gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
