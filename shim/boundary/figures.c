@@ -2,6 +2,7 @@
 
 #include "audit/audit.h"
 #include "driver/real.h"
+#include "redzone/ranges.h"
 #include "redzone/redzone.h"
 
 void gg_figures_gather(struct gg_report_figures *f)
@@ -13,6 +14,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->errors = f->audit_errors + f->redzone.violations;
 	f->rows = gg_audit_foreach_unresolved;
 	f->violations = gg_redzone_foreach_violation;
+	f->api_overruns = gg_ranges_foreach;
 	f->launch_errors = gg_audit_foreach_launch_error;
 	f->modules = gg_audit_foreach_module;
 	f->launches_refused = gg_audit_launches_refused();
