@@ -16,12 +16,14 @@
  *                        starting OFF bytes (default 0, may be negative) into it
  *   from:FN:K:N[:OFF]    FN reads N bytes from buffer K the same way
  *   to3d:FN:K:P:W:H:D    FN writes D layers of H rows of W bytes, P bytes apart,
- *                        into buffer K (H rows a layer); a 2D function takes D 1
+ *                        into buffer K (H rows a layer; P 0: K's pitch from
+ *                        cuMemAllocPitch); a 2D function takes D 1
  *   from3d:FN:K:P:W:H:D  FN reads them from buffer K
  *   where:FN             the object and symbol FN's pointer lies in
  *   sync                 cuCtxSynchronize
- * Each to/from prints "FN to|from K: RESULT" (and a batch's failing index);
- * an async form's stream is synchronized after it. The other side of each
+ * Each to/from prints "FN to|from K: RESULT" (a batch's, its failing index
+ * and whether its first copy, in range, was done; "not found" for a function
+ * the driver lacks); an async form's stream is synchronized after it. The other side of each
  * copy is host memory, a device buffer of its own (64 KiB, allocated at the
  * first need) or a 1D CUDA array of 64 KiB of bytes. Sets write 0x42 bytes,
  * copies 0x42 bytes from the other side. Prints only what the application
@@ -284,7 +286,6 @@ __attribute__((noinline)) CUresult ranges_linear(const struct entry *e, int to, 
 	}
 	if (n > SCRATCH)
 		return CUDA_ERROR_INVALID_VALUE;
-	memset(host, 0x42, sizeof(host));
 	switch (e->kind) {
 	case K_UNIFIED:
 		return e->async ? ((PFN_cuMemcpyAsync_v4000)e->fn)(dst, src, n, s)
@@ -419,16 +420,24 @@ static int step(const char *arg)
 		CUresult rc;
 
 		to = to >= 3;
-		if (!e || !e->fn || k < 0 || k >= nbufs) {
+		if (!e || k < 0 || k >= nbufs) {
 			fprintf(stderr, "app-ranges: %s: no such function or buffer\n", arg);
 			return 2;
 		}
+		if (!e->fn) { /* an older driver */
+			printf("%s %s %ld: not found\n", fn, to ? "to" : "from", k);
+			return 0;
+		}
+		memset(host, 0x42, sizeof(host));
+		host[1] = 0x43; /* a batch's first copy moves it to host[0] */
 		rc = ranges_linear(e, to, bufs[k].ptr + off, (size_t)a, &fail);
 		if (e->async || (e->kind >= K_BATCH_V1 && e->kind <= K_BATCH3D_V2))
 			CHECK(d.StreamSynchronize(stream));
 		printf("%s %s %ld: %s", fn, to ? "to" : "from", k, name_of(rc));
 		if (e->kind == K_BATCH_V1 || e->kind == K_BATCH3D_V1)
 			printf(" (failed at %zu)", fail);
+		if (e->kind >= K_BATCH_V1 && e->kind <= K_BATCH3D_V2)
+			printf(" (its first copy %s)", host[0] == 0x43 ? "done" : "not done");
 		printf("\n");
 	} else if ((to = sscanf(arg, "to3d:%63[^:]:%ld:%ld:%ld:%ld:%ld", fn, &k, &a, &b, &c, &off)) == 6 ||
 		   sscanf(arg, "from3d:%63[^:]:%ld:%ld:%ld:%ld:%ld", fn, &k, &a, &b, &c, &off) == 6) {
@@ -436,10 +445,16 @@ static int step(const char *arg)
 		CUresult rc;
 
 		to = to == 6;
-		if (!e || !e->fn || k < 0 || k >= nbufs) {
+		if (!e || k < 0 || k >= nbufs) {
 			fprintf(stderr, "app-ranges: %s: no such function or buffer\n", arg);
 			return 2;
 		}
+		if (!e->fn) {
+			printf("%s %s %ld: not found\n", fn, to ? "to" : "from", k);
+			return 0;
+		}
+		if (!a) /* the pitch cuMemAllocPitch gave */
+			a = (long)bufs[k].pitch;
 		rc = ranges_planar(e, to, bufs[k].ptr, (size_t)a, (size_t)b, (size_t)c, (size_t)off);
 		if (e->async)
 			CHECK(d.StreamSynchronize(stream));
