@@ -291,13 +291,15 @@ Test(ranges, a_copy_past_pitch_times_height_of_a_pitched_allocation_is_refused)
 	arg(&r, "to3d:cuMemcpy2D_v2:0:512:64:5:1");
 	arg(&r, "to3d:cuMemsetD2D32Async:0:512:64:5:1");
 	arg(&r, "to:cuMemcpyHtoDAsync_v2:0:2049");
+	/* Past the band too: the spare rows a pitched allocation got for it. */
+	arg(&r, "to:cuMemsetD8_v2:0:1:2200");
 	arg(&r, "free:0");
 	run(&r, NULL);
 	assert_results(&r, "pitch 64 x 4: buffer 0, pitch 512", 1);
 	assert_results(&r, ": CUDA_SUCCESS", 1 + 1 /* the free */);
 	assert_json(&r, "[(v['api'], v['index'], v['user_bytes'], v['bytes']) for v in j['violations']]",
 		    "[('cuMemcpy2D_v2', 0, 2048, 2112), ('cuMemsetD2D32Async', 0, 2048, 2112), "
-		    "('cuMemcpyHtoDAsync_v2', 0, 2048, 2049)]");
+		    "('cuMemcpyHtoDAsync_v2', 0, 2048, 2049), ('cuMemsetD8_v2', 0, 2048, 1)]");
 	done(&r);
 }
 

@@ -238,6 +238,9 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 			 rc == CUDA_SUCCESS && pPitch ? *pPitch * Height : estimate, pad,
 			 rc == CUDA_SUCCESS && dptr ? *dptr : 0, NULL, false, &ticket, (int)rc,
 			 gg_real_result_name(rc));
+	/* Its spare rows after the band are padding too (redzone/ranges.c). */
+	if (pad && rc == CUDA_SUCCESS && dptr && pPitch)
+		gg_redzone_reaches(*dptr, *dptr + *pPitch * (Height + rows));
 	leave();
 	return rc;
 }

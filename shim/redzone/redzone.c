@@ -1311,6 +1311,11 @@ static uint64_t interior_base(uint64_t ptr)
 	return base;
 }
 
+void gg_redzone_reaches(uint64_t ptr, uint64_t end)
+{
+	note_bounds(ptr, end);
+}
+
 uint64_t gg_redzone_pad(void)
 {
 	return redzone_state.pad;
@@ -1324,8 +1329,9 @@ int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
 		return -ENOENT;
 	if (!gg_registry_find(ptr, z))
 		return 0;
-	if (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z) ||
-	    ptr - base >= z->user + redzone_state.pad)
+	/* Anywhere in the driver's allocation: past the user's bytes is padding,
+	 * a pitched allocation's spare rows after its band included. */
+	if (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
 		return -ENOENT;
 	return 0;
 }
