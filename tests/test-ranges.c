@@ -105,7 +105,8 @@ static int members(void)
 }
 
 /* Run the steps without the shim, then with it (@env, and red zones of 64
- * bytes unless @env says otherwise), and require the same stdout: the application saw the same results. */
+ * bytes unless @env says otherwise), and require the same stdout: the
+ * application saw the same results. */
 static void run(struct runs *r, const char *const *env)
 {
 	const char *e[16];
