@@ -10,6 +10,8 @@
  *   bench alloc N S          N cuMemAlloc_v2 + cuMemFree_v2 pairs of S bytes
  *   bench alloc-deep N D     N pairs of 256 bytes, made D frames deeper than
  *                            alloc's (the stacks GPUGUARD_STACK_DEPTH keeps)
+ *   bench htod N OFF         N cuMemcpyHtoD_v2 of 64 bytes, OFF bytes into a 256-byte
+ *                            allocation (with red zones, a checked range)
  *   bench scale L N          the same with L allocations live meanwhile
  *   bench threads T N        T threads, N pairs each: pairs per second
  *   bench scan Z             one cuCtxSynchronize with Z live allocations
@@ -142,6 +144,18 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			CHECK(cuMemFree_v2(p[i]));
 		printf("ns_per_op %.1f\n", t / (double)a);
+	} else if (!strcmp(what, "htod")) {
+		unsigned char host[64] = { 0 };
+		CUdeviceptr p;
+
+		if (b > 256 - sizeof(host))
+			return 64;
+		CHECK(cuMemAlloc_v2(&p, 256));
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuMemcpyHtoD_v2(p + b, host, sizeof(host)));
+		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
+		CHECK(cuMemFree_v2(p));
 	} else if (!strcmp(what, "alloc")) {
 		t0 = now_ns();
 		pairs(a, b ? b : 256);

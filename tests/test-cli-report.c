@@ -2328,3 +2328,69 @@ Test(symbolize, copies_empty_truncated_and_malformed_input_and_says_so)
 		free(in[i].text);
 	remove_dir();
 }
+
+/* A copy or set refused for reaching a band (kind "api_overrun"): the
+ * report, JUnit and SARIF name the call, its range and the allocation, and
+ * SARIF locates it at the call. */
+#define API_OVERRUN                                                                            \
+	"{ \"kind\": \"api_overrun\", \"api\": \"cuMemcpyHtoD_v2\", \"side\": \"dst\", "          \
+	"\"address\": \"0x7f0000000000\", \"bytes\": 116, \"index\": 3, \"user_bytes\": 100, "    \
+	"\"ptr\": \"0x7f0000000000\", \"result\": \"CUDA_ERROR_INVALID_VALUE\",\n"               \
+	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "           \
+	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                          \
+	"      \"call_site\": { \"address\": \"0x55d0c0de1400\", \"object\": \"/path/app\", "      \
+	"\"offset\": \"0x1400\", \"symbol\": \"upload+0x12\" } }"
+
+Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_format)
+{
+	const char *a;
+	struct result r;
+	char *junit, *sarif;
+
+	make_dir();
+	a = summary("api.json", 4720, "", API_OVERRUN ", " VIOLATION(7), 2);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
+		in_tmp("s.sarif"), a);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	cr_expect(strstr(r.out, "red zone violations: 2\n"
+				"  allocation #3 (100 bytes): cuMemcpyHtoD_v2 dst of 116 bytes at "
+				"0x7f0000000000 runs 16 bytes past\n"
+				"      its end (api_overrun)\n"
+				"      refused with CUDA_ERROR_INVALID_VALUE, called at upload+0x12 "
+				"(app+0x1400)\n"
+				"      allocated at load_weights+0x56 (app+0x1300)\n"
+				"  allocation #7 (1000 bytes, 64-byte band)"), "%s", r.out);
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect(strstr(junit, "app (pid 4720): api-overrun redzone-violation\n"), "%s", junit);
+	cr_expect(strstr(junit, "  copy or set past the end: cuMemcpyHtoD_v2 dst of 116 bytes at "
+				"0x7f0000000000 reaches past allocation #3 (100 bytes), refused with "
+				"CUDA_ERROR_INVALID_VALUE\n"
+				"    called at upload+0x12 (app+0x1400)\n"
+				"    allocated at load_weights+0x56 (app+0x1300)\n"), "%s", junit);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	cr_expect(strstr(sarif, "api-overrun file:///path/app - - app+0x1400 "), "%s", sarif);
+	cr_expect(strstr(sarif, "redzone-violation file:///path/app - - app+0x1300 "), "%s", sarif);
+	free(junit);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, refuses_an_api_overrun_missing_a_member_it_reads)
+{
+	struct result r;
+	const char *a;
+
+	make_dir();
+	a = summary_unchecked("bad.json", 1,
+			      "", "{ \"kind\": \"api_overrun\", \"api\": \"cuMemsetD8_v2\", "
+				  "\"side\": \"dst\", \"address\": \"0x10\", \"index\": 0, "
+				  "\"user_bytes\": 4, \"result\": \"R\", \"site\": null }", 1);
+	r = RUN(gg_cmd_report, NULL, "report", a);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "no \"violations[0].bytes\" member (expected a non-negative "
+				"integer)"), "%s", r.err);
+	free_result(&r);
+	remove_dir();
+}

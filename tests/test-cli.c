@@ -41,7 +41,7 @@ Test(cli, runs_the_program_under_the_shim_with_options_mapped)
 	snprintf(json_opt, sizeof(json_opt), "--json=%s", json);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone", "48", "--fill", "0x5a", json_opt,
 					"--boundary", "sync:2", "--verbosity", "2", "--", RZ,
-					"alloc:64", "band:0:48", "copy:0:1", "sync", NULL });
+					"alloc:64", "band:0:48", "poke:0:1", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_neq(strstr(r.out, "band 0: 5a 5a"), NULL, "%s", r.out);
 	cr_assert_eq(gg_count_lines(r.err, "red zone of 48 bytes"), 1, "%s", r.err);

@@ -246,11 +246,18 @@ Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_wor
 		"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
 		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
 		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize_v2\n",
-		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n", NULL });
-	/* Red zones name their suspects at each launch. */
+		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
+		"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD_v2\n",
+		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libcuda.so.1:cuMemsetD8Async_ptsz\n", NULL });
+	/* Red zones name their suspects at each launch, and check copies and sets. */
 	assert_answers((const char *[]){ "GPUGUARD_REDZONE=64", NULL }, (const char *[]){
 		"cuLaunchKernel@12000/2: rc 0 status 0 -> libgpuguard.so:cuLaunchKernel_ptsz\n",
-		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n", NULL });
+		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
+		"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libgpuguard.so:cuMemcpyHtoD_v2\n",
+		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libgpuguard.so:cuMemsetD8Async_ptsz\n",
+		"cuMemcpyBatchAsync@13000/0: rc 0 status 0 -> libgpuguard.so:cuMemcpyBatchAsync_v2\n",
+		/* The 32-bit legacy form is not hooked: the driver's own. */
+		"cuMemcpyHtoD@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD\n", NULL });
 	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=sync:3", NULL }, (const char *[]){
 		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libgpuguard.so:cuCtxSynchronize_v2\n",
 		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n", NULL });
@@ -543,4 +550,14 @@ Test(hooks, every_entry_point_passes_through_to_its_own_driver_function)
 	gg_real_inside = 1;
 	assert_each_entry_passes_to_its_own("re-entered");
 	gg_real_inside = 0;
+	/* Set up, and idle on every route (a copy with red zones off): straight
+	 * to the driver, never through the hook's work, which would count it. */
+	memset(gg_start_pass, 1, GG_HOOK_COUNT);
+	gg_real_counting = true;
+	assert_each_entry_passes_to_its_own("idle");
+	for (int id = 0; id < GG_HOOK_COUNT; id++)
+		cr_assert_eq(atomic_load(&gg_real_calls[id]), 0, "idle: %s went through its work",
+			     gg_real_name((enum gg_hook_id)id));
+	gg_real_counting = false;
+	memset(gg_start_pass, 0, GG_HOOK_COUNT);
 }

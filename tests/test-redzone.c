@@ -145,12 +145,12 @@ Test(redzone, kernel_overrun_is_reported_at_free_with_exact_fields)
 	gg_app_run_free(&a);
 }
 
-Test(redzone, copy_past_the_end_is_reported_at_a_scan)
+Test(redzone, a_write_past_the_end_is_reported_at_a_scan)
 {
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
-	       (const char *[]){ "alloc:100", "copy:0:3", "sync", NULL });
+	       (const char *[]){ "alloc:100", "poke:0:3", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, VIOLATIONS, "[(0, 100, 32, 0, 2, 3, 66, 'scan')]");
 	assert_json(&a, "(j['redzones']['scans'] >= 1, j['redzones']['checked'] >= 1)", "(True, True)");
@@ -169,7 +169,7 @@ Test(redzone, a_scan_reports_its_violations_in_allocation_order)
 	for (int k = 0; k < 12; k++)
 		snprintf(args[n], sizeof(args[n]), "alloc:%d", 100 + 16 * k), steps[n] = args[n], n++;
 	for (int k = 11; k >= 0; k--) /* written in the reverse order, too */
-		snprintf(args[n], sizeof(args[n]), "copy:%d:1", k), steps[n] = args[n], n++;
+		snprintf(args[n], sizeof(args[n]), "poke:%d:1", k), steps[n] = args[n], n++;
 	steps[n++] = "sync";
 	steps[n] = NULL;
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL }, steps);
@@ -188,8 +188,8 @@ Test(redzone, a_scan_reports_in_allocation_order_allocations_thousands_of_indexe
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
 	       (const char *[]){ "alloc:100", "many:3000:16", "alloc:100", "many:3000:16",
-				 "alloc:100", "many:3000:16", "alloc:100", "copy:3:1", "copy:1:1",
-				 "copy:0:1", "copy:2:1", "sync", NULL });
+				 "alloc:100", "many:3000:16", "alloc:100", "poke:3:1", "poke:1:1",
+				 "poke:0:1", "poke:2:1", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
 		    "[(0, 'scan'), (3001, 'scan'), (6002, 'scan'), (9003, 'scan')]");
@@ -203,8 +203,8 @@ Test(redzone, a_scan_reports_by_context_then_allocation_order)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
-	       (const char *[]){ "alloc:100", "ctx", "alloc:100", "push", "alloc:100", "copy:2:1",
-				 "copy:1:1", "copy:0:1", "sync", NULL });
+	       (const char *[]){ "alloc:100", "ctx", "alloc:100", "push", "alloc:100", "poke:2:1",
+				 "poke:1:1", "poke:0:1", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
 		    "[(0, 'scan'), (2, 'scan'), (1, 'scan')]");
@@ -218,7 +218,7 @@ Test(redzone, a_scan_refills_so_the_next_reports_only_new_writes)
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1,sync:2,sync:3",
 				     NULL },
-	       (const char *[]){ "alloc:100", "copy:0:5", "sync", "sync", "copy:0:2", "sync",
+	       (const char *[]){ "alloc:100", "poke:0:5", "sync", "sync", "poke:0:2", "sync",
 				 "band:0:32", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, VIOLATIONS, "[(0, 100, 32, 0, 4, 5, 66, 'scan'), (0, 100, 32, 0, 1, 2, 66, 'scan')]");
@@ -555,7 +555,7 @@ static char *scan_calls_with(const char *zones)
 
 	snprintf(step, sizeof(step), "hold:%s:64", zones);
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
-	       (const char *[]){ step, "alloc:64", "alloc:64", "copy:1:2", "sync", NULL });
+	       (const char *[]){ step, "alloc:64", "alloc:64", "poke:1:2", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	v = gg_json(a.json, "(j['redzones']['batched'], j['redzones']['scan_driver_calls'], "
 			    "j['redzones']['checked'], "
@@ -785,7 +785,7 @@ static void allocator_is_guarded(const char *step, const char *made, size_t user
 
 	/* FAKECUDA_MANAGED: a device with managed memory (the fake's default has none). */
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "FAKECUDA_MANAGED=1", NULL },
-	       (const char *[]){ step, "band:0:32", "copy:0:3", "range:0:0", "free:0", NULL });
+	       (const char *[]){ step, "band:0:32", "poke:0:3", "range:0:0", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, made);
 	assert_out(&a, band_line(0, 0xee, 32));
@@ -1372,13 +1372,13 @@ Test(suspects, none_when_no_kernel_was_given_the_allocation)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-	       (const char *[]){ "alloc:100", "copy:0:8", "fill:0", "free:0", NULL });
+	       (const char *[]){ "alloc:100", "poke:0:8", "fill:0", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, SUSPECTS, "[[('gg_fill', 1)]]");
 	cr_expect(strstr(a.r.err, "; suspects, newest first: gg_fill"), "%s", a.r.err);
 	gg_app_run_free(&a);
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-	       (const char *[]){ "alloc:100", "copy:0:8", "free:0", NULL });
+	       (const char *[]){ "alloc:100", "poke:0:8", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, SUSPECTS, "[[]]");
 	cr_expect(strstr(a.r.err, "; suspects: none (no kernel was seen launched with its address "

@@ -273,20 +273,27 @@ static void check_counters(struct check *ck, const struct gg_json *root, const c
 		expect(ck, obj, where, *keys, W_U64, true);
 }
 
-static void check_site(struct check *ck, const struct gg_json *row, const char *where)
+/* Member @key of @row, a call site. */
+static void check_site_named(struct check *ck, const struct gg_json *row, const char *where,
+			     const char *key)
 {
-	const struct gg_json *site = gg_json_get(row, "site");
+	const struct gg_json *site = gg_json_get(row, key);
 	char w[128];
 
-	expect(ck, row, where, "site", W_OBJECT_OR_NULL, false);
+	expect(ck, row, where, key, W_OBJECT_OR_NULL, false);
 	if (!gg_json_is(site, GG_JSON_OBJECT))
 		return;
-	snprintf(w, sizeof(w), "%ssite.", where);
+	snprintf(w, sizeof(w), "%s%s.", where, key);
 	expect(ck, site, w, "address", W_STRING_OR_NULL, false);
 	expect(ck, site, w, "object", W_STRING_OR_NULL, false);
 	expect(ck, site, w, "offset", W_STRING_OR_NULL, false);
 	expect(ck, site, w, "symbol", W_STRING_OR_NULL, false);
 	expect(ck, site, w, "line", W_STRING_OR_NULL, false);
+}
+
+static void check_site(struct check *ck, const struct gg_json *row, const char *where)
+{
+	check_site_named(ck, row, where, "site");
 }
 
 static void check_rows(struct check *ck, const struct gg_json *root, const char *name,
@@ -319,6 +326,24 @@ static void check_unresolved_row(struct check *ck, const struct gg_json *r, cons
 	expect(ck, r, where, "result", W_STRING_OR_NULL, false);
 }
 
+bool is_api_overrun(const struct gg_json *row)
+{
+	return !strcmp(gg_json_string(gg_json_get(row, "kind"), ""), "api_overrun");
+}
+
+/* A refused copy or set: what the report prints of it. */
+static void check_api_overrun_row(struct check *ck, const struct gg_json *r, const char *where)
+{
+	static const char *const strings[] = { "api", "side", "address", "result", NULL };
+	static const char *const numbers[] = { "bytes", "index", "user_bytes", NULL };
+
+	for (const char *const *k = strings; *k; k++)
+		expect(ck, r, where, *k, W_STRING, true);
+	for (const char *const *k = numbers; *k; k++)
+		expect(ck, r, where, *k, W_U64, true);
+	check_site_named(ck, r, where, "call_site");
+}
+
 static void check_violation_row(struct check *ck, const struct gg_json *r, const char *where)
 {
 	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
@@ -326,6 +351,11 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 
 	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
 	char w[128];
+
+	if (is_api_overrun(r)) {
+		check_api_overrun_row(ck, r, where);
+		return;
+	}
 
 	for (const char *const *k = keys; *k; k++)
 		expect(ck, r, where, *k, W_U64, false);
@@ -763,10 +793,20 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 
 	sb_str(&key, gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
 	sb_add(&key, " ", 1);
-	for (const char *const *k = keys; *k; k++)
-		sb_printf(&key, "%" PRIu64 " ", member_u64(row, *k));
-	sb_printf(&key, "%d ", gg_json_is(gg_json_get(row, "expected"), GG_JSON_NUMBER));
-	sb_str(&key, gg_json_get(row, "detected_by"), "?");
+	if (is_api_overrun(row)) {
+		/* Alike: the same call, range's length and allocation, from the same site. */
+		sb_str(&key, gg_json_get(row, "api"), "?");
+		sb_add(&key, " ", 1);
+		sb_str(&key, gg_json_get(row, "side"), "?");
+		sb_printf(&key, " %" PRIu64 " %" PRIu64 " %" PRIu64 " ", member_u64(row, "bytes"),
+			  member_u64(row, "index"), member_u64(row, "user_bytes"));
+		sb_site(&key, gg_json_get(row, "call_site"));
+	} else {
+		for (const char *const *k = keys; *k; k++)
+			sb_printf(&key, "%" PRIu64 " ", member_u64(row, *k));
+		sb_printf(&key, "%d ", gg_json_is(gg_json_get(row, "expected"), GG_JSON_NUMBER));
+		sb_str(&key, gg_json_get(row, "detected_by"), "?");
+	}
 	sb_add(&key, " ", 1);
 	sb_site(&key, gg_json_get(row, "site"));
 	/* A free's finding: where it freed too. */
@@ -1295,6 +1335,40 @@ static void print_culprit(struct sb *b, const struct gg_json *r)
 	emit_sb(6, 10, b);
 }
 
+/* "allocation #0 (100 bytes): cuMemcpyHtoD_v2 dst of 116 bytes at 0x...
+ * runs 16 bytes past its end", then how it was refused, where it was
+ * called, and where the allocation was made. */
+static void print_api_overrun(struct sb *b, const struct gg_json *r)
+{
+	uint64_t user = member_u64(r, "user_bytes"), bytes = member_u64(r, "bytes");
+	uint64_t address = 0, ptr = 0, past;
+	bool starts;
+
+	(void)hex_value(gg_json_get(r, "address"), &address);
+	(void)hex_value(gg_json_get(r, "ptr"), &ptr);
+	starts = address >= ptr + user;
+	past = starts ? address - (ptr + user) : address + bytes - (ptr + user);
+	sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): ", member_u64(r, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"));
+	sb_str(b, gg_json_get(r, "api"), "?");
+	sb_add(b, " ", 1);
+	sb_str(b, gg_json_get(r, "side"), "?");
+	sb_printf(b, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
+	sb_str(b, gg_json_get(r, "address"), "?");
+	sb_printf(b, " %s %" PRIu64 " %s past its end (api_overrun)", starts ? "starts" : "runs",
+		  past, gg_cli_plural(past, "byte", "bytes"));
+	emit_sb(2, 6, b);
+	sb_add(b, "refused with ", strlen("refused with "));
+	sb_str(b, gg_json_get(r, "result"), "?");
+	sb_add(b, ", called at ", strlen(", called at "));
+	sb_site(b, gg_json_get(r, "call_site"));
+	emit_sb(6, 10, b);
+	sb_add(b, "allocated at ", strlen("allocated at "));
+	sb_site(b, gg_json_get(r, "site"));
+	emit_sb(6, 10, b);
+	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
+}
+
 static void print_violations(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
@@ -1324,6 +1398,10 @@ static void print_violations(const struct view *vw, bool several)
 			sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
 			sb_pids(&b, &g->pids);
 			sb_add(&b, ": ", 2);
+		}
+		if (is_api_overrun(r)) {
+			print_api_overrun(&b, r);
+			continue;
 		}
 		if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
 			print_free_violation(&b, r);

@@ -184,7 +184,7 @@ struct rule {
 };
 
 enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_DOUBLE_FREE, R_INVALID_FREE, R_LEAK,
-       R_COVERAGE };
+       R_API_OVERRUN, R_COVERAGE };
 
 static const struct rule rules[] = {
 	[R_VIOLATION] = { "redzone-violation", "RedZoneViolation",
@@ -219,6 +219,12 @@ static const struct rule rules[] = {
 		"With GPUGUARD_LEAK_CHECK=1, the allocations made at one stack and never freed "
 		"(nor freed with their context) are one finding. The location is where they "
 		"were made." },
+	[R_API_OVERRUN] = { "api-overrun", "ApiOverrun",
+		"A copy or set reached past the end of a device allocation",
+		"A driver copy or set (cuMemcpy*, cuMemset*) was given a device range that runs "
+		"past the end of an allocation, into the red zone gpuguard adds after it. gpuguard "
+		"refused it with the driver's own answer for that range, so it was never "
+		"performed. The location is the call." },
 	[R_COVERAGE] = { "no-coverage", "NoCoverage",
 		"Red zones were on and guarded nothing", "" },
 };
@@ -429,6 +435,37 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 			     (size_t)snprintf(size, sizeof(size), "%" PRIu64, user));
 }
 
+/* A refused copy or set, located at its call. */
+static void api_overrun_finding(struct finding *f, const struct violation_group *g)
+{
+	const struct gg_json *r = g->row;
+	uint64_t user = member_u64(r, "user_bytes"), bytes = member_u64(r, "bytes");
+	char size[48];
+
+	f->rule = R_API_OVERRUN;
+	f->site = gg_json_get(r, "call_site");
+	sb_add(&f->message, "copy or set past the end: ", strlen("copy or set past the end: "));
+	sb_str(&f->message, gg_json_get(r, "api"), "?");
+	sb_add(&f->message, " ", 1);
+	sb_str(&f->message, gg_json_get(r, "side"), "?");
+	sb_printf(&f->message, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
+	sb_str(&f->message, gg_json_get(r, "address"), "?");
+	sb_printf(&f->message, " reaches past allocation #%" PRIu64 " (%" PRIu64 " %s), refused with ",
+		  member_u64(r, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+	sb_str(&f->message, gg_json_get(r, "result"), "?");
+	sb_add(&f->detail, "called at ", strlen("called at "));
+	sb_site(&f->detail, f->site);
+	sb_add(&f->detail, "\nallocated at ", strlen("\nallocated at "));
+	sb_site(&f->detail, gg_json_get(r, "site"));
+	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
+	/* The call, the function and the sizes; not the addresses or the index. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	f->fingerprint = fnv_str(f->fingerprint, gg_json_get(r, "api"));
+	f->fingerprint = fnv(f->fingerprint, size,
+			     (size_t)snprintf(size, sizeof(size), "%" PRIu64 " %" PRIu64, bytes, user));
+}
+
 static void unresolved_finding(struct finding *f, const struct proc *pr,
 			       const struct pair_group *g)
 {
@@ -510,7 +547,10 @@ static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
 		err = deliver(&f, pr, fn, ctx, &n);
 	}
 	for (size_t i = 0; i < vw.nviolations && !err; i++) {
-		violation_finding(&f, &vw.violations[i]);
+		if (is_api_overrun(vw.violations[i].row))
+			api_overrun_finding(&f, &vw.violations[i]);
+		else
+			violation_finding(&f, &vw.violations[i]);
 		err = deliver(&f, pr, fn, ctx, &n);
 	}
 	/* Leaks are findings only where the run made them errors. */

@@ -49,6 +49,8 @@ void sb_stack_tail(struct sb *b, const struct gg_json *stack);
 #define GLUE "\x1f"
 
 uint64_t member_u64(const struct gg_json *obj, const char *key);
+/* Whether a "violations" row is a refused copy or set ("kind": "api_overrun"). */
+bool is_api_overrun(const struct gg_json *row);
 /* A "0x..." string member's value. */
 bool hex_value(const struct gg_json *v, uint64_t *out);
 

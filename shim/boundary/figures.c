@@ -4,6 +4,7 @@
 #include "callsite/depot.h"
 #include "driver/real.h"
 #include "redzone/leaks.h"
+#include "redzone/ranges.h"
 #include "redzone/redzone.h"
 
 void gg_figures_gather(struct gg_report_figures *f)
@@ -20,6 +21,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 		    (f->leaks.known && f->leaks.check ? f->leaks.stacks : 0);
 	f->rows = gg_audit_foreach_unresolved;
 	f->violations = gg_redzone_foreach_violation;
+	f->api_overruns = gg_ranges_foreach;
 	f->launch_errors = gg_audit_foreach_launch_error;
 	f->modules = gg_audit_foreach_module;
 	f->launches_refused = gg_audit_launches_refused();

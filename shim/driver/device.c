@@ -399,6 +399,40 @@ int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size)
 	return err;
 }
 
+int gg_device_array_element(const void *array, size_t *bytes)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	size_t size;
+	int err = CALL(cuArray3DGetDescriptor_v2, (&d, (CUarray)(uintptr_t)array));
+
+	if (err)
+		return err;
+	/* The plain formats; the packed, planar and compressed ones have no
+	 * single element size here. */
+	switch (d.Format) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:
+		size = 1;
+		break;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		size = 2;
+		break;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:
+		size = 4;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (d.NumChannels != 1 && d.NumChannels != 2 && d.NumChannels != 4)
+		return -EINVAL;
+	*bytes = size * d.NumChannels;
+	return 0;
+}
+
 int gg_device_compute_capability(unsigned *cc)
 {
 	void *ctx;

@@ -67,6 +67,10 @@ int gg_device_kernel_name(const void *handle, bool kernel, const char **name);
 /* The allocation holding @ptr, in the current context: its base and size. */
 int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size);
 
+/* The bytes of one element of the CUDA array @array (a CUarray): its
+ * format's times its channels. -EINVAL for a format without one. */
+int gg_device_array_element(const void *array, size_t *bytes);
+
 /* The current context's device's compute capability, major * 10 + minor. */
 int gg_device_compute_capability(unsigned *cc);
 

@@ -2,8 +2,10 @@
  * machines): gg_hook_NAME for each name of driver/hooks.def, exported as
  * NAME@GPUGUARD_HOOK.
  *
- * Disabled, or re-entered from the driver, the call jumps to the driver's
- * function with every register and the stack as the caller left them; else,
+ * Disabled, re-entered from the driver, or with no work in this
+ * configuration (start.h's gg_start_pass: a copy with red zones off), the
+ * call jumps to the driver's function with every register and the stack as
+ * the caller left them; else,
  * and until the driver's function is known, to the hook's work (hooks.c's
  * gg_hooks_work_NAME), the same way. In C, gcc reloads and stores back the
  * stack-passed arguments of a launch (eleven arguments, five on the stack)
@@ -45,6 +47,8 @@ gg_export_\name:
 	je	1f
 	cmpl	$GG_MODE_ACTIVE, %eax
 	jne	gg_hooks_work_\name
+	cmpb	$0, gg_start_pass+gg_id(%rip)
+	jne	1f
 	movq	gg_real_inside@gottpoff(%rip), %rax
 	cmpl	$0, %fs:(%rax)
 	je	gg_hooks_work_\name

@@ -245,6 +245,9 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 			 rc == CUDA_SUCCESS && pPitch ? *pPitch * Height : estimate, pad,
 			 rc == CUDA_SUCCESS && dptr ? *dptr : 0, NULL, false, &ticket, (int)rc,
 			 gg_real_result_name(rc));
+	/* Its spare rows after the band are padding too (redzone/ranges.c). */
+	if (pad && rc == CUDA_SUCCESS && dptr && pPitch)
+		gg_redzone_reaches(*dptr, *dptr + *pPitch * (Height + rows));
 	leave();
 	return rc;
 }
@@ -522,7 +525,8 @@ GG_WORK CUresult gg_hooks_work_cuGetProcAddress_v2(const char *symbol, void **pf
 }
 
 /* The exported entry points, where no assembly has them (entry-x86_64.S).
- * Disabled, or re-entered from the driver, the call goes straight to the
+ * Disabled, re-entered from the driver, or idle on every route
+ * (gg_start_pass), the call goes straight to the
  * driver's function: a tail call made before any register is saved (issue
  * 16), though gcc moves stack-passed arguments first. Otherwise, and until the
  * driver's function is known, the hook's work, also a tail call. */
@@ -532,7 +536,8 @@ GG_WORK CUresult gg_hooks_work_cuGetProcAddress_v2(const char *symbol, void **pf
 	{                                                                               \
 		int mode_ = atomic_load_explicit(&gg_start_mode, memory_order_relaxed);  \
 		if (GG_UNLIKELY(mode_ == GG_MODE_DISABLED ||                             \
-				(mode_ == GG_MODE_ACTIVE && gg_real_inside))) {          \
+				(mode_ == GG_MODE_ACTIVE &&                              \
+				 (gg_start_pass[GG_ID_##name] || gg_real_inside)))) {    \
 			pfn real_ = (pfn)atomic_load_explicit(&gg_real_fns[GG_ID_##name], \
 							     memory_order_acquire);    \
 			if (GG_LIKELY(real_ != NULL))                                    \

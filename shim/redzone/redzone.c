@@ -13,7 +13,8 @@
  * allocation is always recorded, and its padding always hidden.
  *
  * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
- * shard lock, then the leaves pending_lock, viol_lock and batch_lock. Reports and
+ * shard lock, then the leaves pending_lock, viol_lock, batch_lock and
+ * ranges.c's lock. Reports and
  * dladdr() run with no lock of this module held.
  *
  * A full scan reads every band of a context with one batched copy (when the
@@ -38,6 +39,7 @@
 #include "redzone/caching.h"
 #include "redzone/frees.h"
 #include "redzone/leaks.h"
+#include "redzone/ranges.h"
 #include "redzone/registry.h"
 #include "report/report.h"
 #include "base/fatal.h"
@@ -1365,6 +1367,39 @@ static uint64_t interior_base(uint64_t ptr)
 	return base;
 }
 
+void gg_redzone_reaches(uint64_t ptr, uint64_t end)
+{
+	note_bounds(ptr, end);
+}
+
+uint64_t gg_redzone_pad(void)
+{
+	return redzone_state.pad;
+}
+
+int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
+{
+	uint64_t base;
+
+	if (!redzone_state.pad)
+		return -ENOENT;
+	if (!gg_registry_find(ptr, z))
+		return 0;
+	/* Anywhere in the driver's allocation: past the user's bytes is padding,
+	 * a pitched allocation's spare rows after its band included. */
+	if (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
+		return -ENOENT;
+	return 0;
+}
+
+void gg_redzone_finding(void)
+{
+	uint64_t before = atomic_fetch_add_explicit(&redzone_state.violations, 1,
+						    memory_order_relaxed);
+
+	halt_if_asked(before);
+}
+
 /* Launch @index of kernel @slot given @ptrs: the newest suspect of each
  * zone they point into (its start, or inside it). */
 static void give(int slot, const uint64_t *ptrs, int n, uint64_t index)
@@ -1548,10 +1583,12 @@ void gg_redzone_atfork_prepare(void)
 	pthread_mutex_lock(&redzone_state.pending_lock);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	pthread_mutex_lock(&redzone_state.batch_lock);
+	gg_ranges_atfork_prepare();
 }
 
 void gg_redzone_atfork_parent(void)
 {
+	gg_ranges_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.batch_lock);
 	pthread_mutex_unlock(&redzone_state.viol_lock);
 	pthread_mutex_unlock(&redzone_state.pending_lock);
@@ -1572,6 +1609,7 @@ void gg_redzone_atfork_child(void)
 	pthread_mutex_init(&redzone_state.viol_lock, NULL);
 	pthread_mutex_init(&redzone_state.batch_lock, NULL);
 	pthread_cond_init(&redzone_state.batch_done, NULL);
+	gg_ranges_atfork_child();
 	redzone_state.batch_active = false; /* the scanning thread did not come along */
 	/* A process of its own (SPEC §7.4): no zone, count or violation of its
 	 * parent's; it numbers its own allocations from 0. The context slots

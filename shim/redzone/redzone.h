@@ -64,6 +64,23 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_free *t, int rc,
 		      const char *rc_name);
 
+/* The padded allocation at @ptr reaches @end, past its band (a pitched
+ * allocation's spare rows): interior pointers up to there are looked up. */
+void gg_redzone_reaches(uint64_t ptr, uint64_t end);
+
+/* The configured band's bytes (0: red zones are off). */
+uint64_t gg_redzone_pad(void);
+
+/* The zone holding @ptr: the one it starts, else the padded allocation the
+ * driver says holds it, its band (and a pitched one's spare rows) included.
+ * 0 or -ENOENT (none, or red zones are off). */
+int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z);
+
+/* A finding of another kind than a changed band (ranges.c), kept and
+ * reported by its module: counted with the violations (errors, the exit
+ * line, the metrics), and GPUGUARD_HALT_ON_ERROR aborts here. */
+void gg_redzone_finding(void);
+
 /* The user's size of the padded allocation at @base. 0 or -ENOENT. */
 int gg_redzone_user_size(uint64_t base, uint64_t *user);
 

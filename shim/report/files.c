@@ -294,6 +294,33 @@ static void leak_row(void *ctx, const struct gg_report_leak *l)
 	jw_puts(w, " }");
 }
 
+/* A refused copy or set, among the violations (kind "api_overrun"). */
+static void api_overrun_row(void *ctx, const struct gg_report_api_overrun *o)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+
+	jw_puts(w, rows->n++ ? ",\n    { \"kind\": \"api_overrun\", \"api\": "
+			     : "\n    { \"kind\": \"api_overrun\", \"api\": ");
+	jw_str(w, o->api);
+	jw_puts(w, ", \"side\": ");
+	jw_str(w, o->side);
+	jw_puts(w, ", \"address\": ");
+	jw_hex(w, o->address);
+	jw_printf(w, ", \"bytes\": %" PRIu64 ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
+		  ", \"ptr\": ", o->bytes, o->index, o->user);
+	jw_hex(w, o->ptr);
+	jw_puts(w, ", \"result\": ");
+	jw_str(w, o->result);
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, &o->site);
+	jw_puts(w, ",\n      \"call_site\": ");
+	jw_site(w, &o->call_site);
+	jw_puts(w, ",\n      \"stack\": ");
+	jw_stack(w, o->stack);
+	jw_puts(w, " }");
+}
+
 static void launch_error_row(void *ctx, const struct gg_report_launch_error *e)
 {
 	struct rows *rows = ctx;
@@ -488,6 +515,8 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
+	if (f->api_overruns)
+		f->api_overruns(api_overrun_row, &rows);
 	jw_puts(w, rows.n ? "\n  ]," : "],");
 	/* Only at exit: a boundary's live allocations are no leaks. */
 	if (f->leaks.known) {
@@ -677,7 +706,8 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	       "Bytes the application asked for in padded allocations not yet freed.", z.live_bytes);
 	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
 	metric(w, "gpuguard_redzone_violations_total", "counter",
-	       "Violations found: red zones changed, double and invalid frees.", z.violations);
+	       "Findings: red zones changed, copies and sets refused, double and invalid frees.",
+	       z.violations);
 	kind_metric(w, &z);
 	unguarded_metric(w, &z.coverage);
 	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",

@@ -772,6 +772,28 @@ void gg_report_violation(const struct gg_report_violation *v)
 	stack_lines("allocation stack", v->stack);
 }
 
+void gg_report_api_overrun(const struct gg_report_api_overrun *o)
+{
+	char site[SITE_TEXT_MAX], call[SITE_TEXT_MAX];
+	uint64_t end = o->ptr + o->user, past;
+	bool starts = o->address >= end;
+
+	/* How far past the end it starts, or how far past the end it runs. */
+	past = starts ? o->address - end : o->address + o->bytes - end;
+	gg_report_error("api_overrun: %s %s 0x%llx, %llu %s: %s %llu %s past the end of allocation "
+			"#%llu (%llu %s at 0x%llx), into its red zone; refused with %s, the "
+			"driver's answer without the red zone; called at %s; allocated at %s",
+			o->api, o->side, (unsigned long long)o->address,
+			(unsigned long long)o->bytes, plural(o->bytes, "byte", "bytes"),
+			starts ? "starts" : "runs", (unsigned long long)past,
+			plural(past, "byte", "bytes"), (unsigned long long)o->index,
+			(unsigned long long)o->user, plural(o->user, "byte", "bytes"),
+			(unsigned long long)o->ptr, o->result,
+			whole_site_text(&o->call_site, call, sizeof(call)),
+			whole_site_text(&o->site, site, sizeof(site)));
+	stack_lines("allocation stack", o->stack);
+}
+
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n)
 {
 	char site[320];

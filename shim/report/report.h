@@ -105,6 +105,19 @@ struct gg_report_violation {
 	struct gg_report_launch suspects[GG_REPORT_SUSPECTS];
 };
 
+/* A copy or set refused because its device range reached a guarded
+ * allocation's band (JSON kind "api_overrun"). */
+struct gg_report_api_overrun {
+	const char *api;                 /* the driver function called */
+	const char *side;                /* "dst" or "src" */
+	uint64_t address, bytes;         /* the device range, first byte to last */
+	uint64_t index, user, ptr;       /* the allocation: index, user bytes, address */
+	const char *result;              /* what the application got instead */
+	struct gg_report_site site;      /* where the allocation was made */
+	struct gg_report_site call_site; /* where the copy or set was called */
+	const struct gg_report_stack *stack; /* the allocation's stack; NULL: none kept */
+};
+
 /* The audit's figures (SPEC §3). */
 struct gg_report_audit {
 	uint64_t pairs;               /* distinct (module, function) pairs looked up */
@@ -226,6 +239,9 @@ struct gg_report_leaks {
 typedef void gg_report_violations_fn(void (*emit)(void *ctx,
 						  const struct gg_report_violation *v),
 				     void *ctx);
+typedef void gg_report_api_overruns_fn(void (*emit)(void *ctx,
+						    const struct gg_report_api_overrun *o),
+				       void *ctx);
 
 /* Everything the exit line, the JSON summary and the metrics say. */
 struct gg_report_figures {
@@ -235,6 +251,7 @@ struct gg_report_figures {
 	uint64_t audit_errors; /* the audit's share of @errors */
 	gg_report_rows_fn *rows;             /* unresolved pairs, required first */
 	gg_report_violations_fn *violations; /* the first 256 */
+	gg_report_api_overruns_fn *api_overruns; /* the first 256; NULL: none */
 	gg_report_launch_errors_fn *launch_errors;
 	gg_report_modules_fn *modules;       /* every load tried */
 	uint64_t launches_refused;           /* every refused launch */
@@ -309,6 +326,8 @@ void gg_report_sticky_error(const char *api, const char *result, const struct gg
 /* Red zones (SPEC §4): a changed band (ERROR), and the @n frames of the
  * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
 void gg_report_violation(const struct gg_report_violation *v);
+/* A copy or set refused for reaching a band (ERROR). */
+void gg_report_api_overrun(const struct gg_report_api_overrun *o);
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n);
 
 /* At exit: with GPUGUARD_LEAK_CHECK, an ERROR for each of the ten stacks

@@ -41,7 +41,8 @@ static struct {
 	int exit_status;
 	pthread_once_t idle_once;  /* reads the configuration: @cfg, then @idle_hooks */
 	const struct gg_config *cfg; /* set once under @idle_once (gg_config()'s); read-only */
-	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written under @idle_once */
+	/* bit per gg_hook_id with no work here: written under @idle_once */
+	uint64_t idle_hooks[(GG_HOOK_COUNT + 63) / 64];
 } shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
 		 .idle_once = PTHREAD_ONCE_INIT };
 
@@ -49,6 +50,9 @@ static struct {
  * it first (shim.h), so it is a plain hidden global. Set (release) by set-up;
  * GG_MODE_FORKED sends a forked child's first hook to the slow path. */
 atomic_int gg_start_mode;
+
+/* Read by every exported entry point too (start.h); written by set-up. */
+unsigned char gg_start_pass[GG_HOOK_COUNT];
 
 static void read_disable(void)
 {
@@ -169,7 +173,21 @@ static void report_config_problems(void)
 /* The hooks whose wrapper has nothing to do in this configuration (SPEC §1,
  * "a hook is handed out only where it has work"): the launch entry points
  * when nothing counts or checks launches, cuCtxSynchronize* without sync:N. */
-static uint64_t idle_hooks(const struct gg_config *cfg, const struct gg_boundary_events *ev)
+static void idle(uint64_t *bits, enum gg_hook_id id)
+{
+	bits[id / 64] |= UINT64_C(1) << (id % 64);
+}
+
+/* Whether @id is one of the copy and set family (hooks/copies.c): one
+ * block of hooks.def, from cuMemcpy to cuMemsetD2D32Async_ptsz. */
+static bool copies(int id)
+{
+	_Static_assert(GG_ID_cuMemsetD2D32Async_ptsz - GG_ID_cuMemcpy == 69, "one block, 70 hooks");
+	return id >= GG_ID_cuMemcpy && id <= GG_ID_cuMemsetD2D32Async_ptsz;
+}
+
+static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_events *ev,
+		       uint64_t *bits)
 {
 	static const enum gg_hook_id launches[] = {
 		GG_ID_cuLaunchKernel, GG_ID_cuLaunchKernel_ptsz, GG_ID_cuLaunchKernelEx,
@@ -177,16 +195,17 @@ static uint64_t idle_hooks(const struct gg_config *cfg, const struct gg_boundary
 		GG_ID_cuLaunchCooperativeKernel_ptsz,
 	};
 	static const enum gg_hook_id syncs[] = { GG_ID_cuCtxSynchronize, GG_ID_cuCtxSynchronize_v2 };
-	uint64_t idle = 0;
 
-	_Static_assert(GG_HOOK_COUNT <= 64, "one bit per hook");
 	if (!ev->nlaunch && !cfg->check_launches && !cfg->redzone)
 		for (size_t i = 0; i < GG_ARRAY_SIZE(launches); i++)
-			idle |= UINT64_C(1) << launches[i];
+			idle(bits, launches[i]);
 	if (!ev->nsync)
 		for (size_t i = 0; i < GG_ARRAY_SIZE(syncs); i++)
-			idle |= UINT64_C(1) << syncs[i];
-	return idle;
+			idle(bits, syncs[i]);
+	/* Copies and sets are checked only against red zones. */
+	for (int id = 0; id < GG_HOOK_COUNT && !cfg->redzone; id++)
+		if (copies(id))
+			idle(bits, (enum gg_hook_id)id);
 }
 
 /* The configuration, read once, and from it alone the idle hooks: a dlsym
@@ -197,19 +216,19 @@ static void load_config(void)
 	struct gg_boundary_events ev;
 
 	if (gg_start_disabled()) {
-		shim_state.idle_hooks = ~UINT64_C(0);
+		memset(shim_state.idle_hooks, 0xff, sizeof(shim_state.idle_hooks));
 		return;
 	}
 	shim_state.cfg = gg_config_read();
 	memset(&ev, 0, sizeof(ev));
 	(void)gg_config_parse_boundary(shim_state.cfg->boundary, &ev, NULL, NULL);
-	shim_state.idle_hooks = idle_hooks(shim_state.cfg, &ev);
+	idle_hooks(shim_state.cfg, &ev, shim_state.idle_hooks);
 }
 
 bool gg_start_hook_idle(int id)
 {
 	pthread_once(&shim_state.idle_once, load_config);
-	return id >= 0 && id < 64 && (shim_state.idle_hooks >> id & 1);
+	return id >= 0 && id < GG_HOOK_COUNT && (shim_state.idle_hooks[id / 64] >> (id % 64) & 1);
 }
 
 static void setup(void)
@@ -233,6 +252,10 @@ static void setup(void)
 	shim_state.exitcode_set = cfg->exitcode_set;
 	shim_state.exitcode = cfg->exitcode;
 	gg_real_counting = cfg->verbosity >= 2; /* before the mode says ACTIVE */
+	/* Idle on every route, the exported entry points included: the copies
+	 * with red zones off (their wrappers' only work is the bands'). */
+	for (int id = 0; id < GG_HOOK_COUNT; id++)
+		gg_start_pass[id] = copies(id) && gg_start_hook_idle(id);
 	shim_state.pid = getpid();
 	shim_state.own = true;
 	find_real_exits();

@@ -22,6 +22,12 @@ bool gg_start_hook_idle(int id);
 #include "start/start-mode.h"
 extern atomic_int gg_start_mode;
 
+/* A byte per hook (enum gg_hook_id): 1 when its wrapper has no work on any
+ * route in this configuration, so even the exported entry point jumps
+ * straight to the driver. Written by set-up before the mode says ACTIVE,
+ * read-only after; read by every exported entry point. */
+extern unsigned char gg_start_pass[];
+
 /* gg_start_active() in one load when the shim is set up (the hot path). */
 static inline bool gg_start_ready(void)
 {

@@ -16,7 +16,8 @@
  *   get2:NAME       the same from lookup_b(): a second call site
  *   helper:NAME     the same through libhelper.so's helper_lookup()
  *   helper-overrun  allocate 64 bytes through libhelper.so's helper_alloc(),
- *                   set 65 of them, free it
+ *                   set them, write one byte past them (the fake's
+ *                   fakecuda_write), free it
  *   kernel:NAME     cuLibraryGetKernel on the current library
  *   libmodule       make the library's module (never seen loading) current
  *   stale           unload the current module, keep its handle current
@@ -213,8 +214,17 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "helper-overrun")) {
 			CUdeviceptr p;
 
+			int (*wr)(CUdeviceptr, const void *, size_t) =
+				(int (*)(CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT,
+										  "fakecuda_write");
+			unsigned char past = 0xab;
+
 			CHECK(helper_alloc(&p, 64));
-			CHECK(cuMemsetD8_v2(p, 0xab, 65));
+			CHECK(cuMemsetD8_v2(p, 0xab, 64));
+			/* One byte past the end, as a kernel would write it: a set that
+			 * long is refused under red zones as without them. */
+			if (!wr || wr(p + 64, &past, 1))
+				fprintf(stderr, "app-audit: no fakecuda_write to write past the end\n");
 			printf("helper overrun: %d\n", (int)cuMemFree_v2(p));
 		} else if (!strncmp(arg, "kernel:", 7)) {
 			printf("kernel %s: %d\n", val, (int)cuLibraryGetKernel(&k, lib, val));

@@ -53,6 +53,10 @@ int main(void)
 	query("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
 	query("cuMemAllocAsync", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
 	query("cuModuleGetFunction", 12000, 0, 1);
+	query("cuMemcpyHtoD", 2000, 0, 1);
+	query("cuMemcpyHtoD", 12000, 0, 1);
+	query("cuMemsetD8Async", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
+	query("cuMemcpyBatchAsync", 13000, 0, 1);
 	query("cuDriverGetVersion", 12000, 0, 1);
 	query("cuGetExportTable", 12000, 0, 1);
 	query("cuNoSuchFunction", 12000, 0, 1);

@@ -35,7 +35,11 @@
  *                    whether the driver handed out the first kernel's handle again
  *   fill:K           kernel gg_fill over buffer K's size (value 1), then sync
  *   kcopy:A:B        kernel gg_copy of A's size from buffer B into A, then sync
- *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K
+ *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K; prints
+ *                    the result (past the end: refused, with and without red zones)
+ *   poke:K:E         E bytes of 0x42 written right past buffer K's end, unseen by
+ *                    the driver API (the fake's fakecuda_write: what a kernel, or
+ *                    a host pointer into mapped memory, does); no driver call
  *   sum:K:E          kernel gg_sum over K's size + E bytes (reads past the end); prints it
  *   band:K:P         the P bytes after buffer K's end, read with the fake's fakecuda_read
  *   range:K:OFF      cuMemGetAddressRange_v2 of buffer K + OFF
@@ -594,6 +598,16 @@ int main(int argc, char **argv)
 			CHECK(cuMemcpyDtoH_v2(&sum, out, 8));
 			CHECK(cuMemFree_v2(out));
 			printf("sum of %lu + %lu bytes: %llu\n", a, b, sum);
+		} else if (!strncmp(arg, "poke:", 5)) {
+			int (*wr)(CUdeviceptr, const void *, size_t) =
+				(int (*)(CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT,
+										  "fakecuda_write");
+			unsigned char bytes[4096];
+
+			memset(bytes, 0x42, sizeof(bytes));
+			printf("poke %lu bytes past %lu: %s\n", b, a,
+			       wr && b <= sizeof(bytes) && !wr(bufs[a].ptr + bufs[a].size, bytes, b)
+				       ? "written" : "unwritable");
 		} else if (!strncmp(arg, "band:", 5)) {
 			int (*rd)(CUdeviceptr, void *, size_t) =
 				(int (*)(CUdeviceptr, void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_read");

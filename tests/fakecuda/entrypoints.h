@@ -163,6 +163,66 @@
     X(cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync, 12080, 1)                  \
     X(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync, 13000, 0)                    \
     X(cuMemcpyBatchAsync_v2_ptsz, cuMemcpyBatchAsync, 13000, 1)               \
+    /* 2D sets (fc_copy3d.c) */                                               \
+    X(cuMemsetD2D8, cuMemsetD2D8, 2000, 0)                                    \
+    X(cuMemsetD2D8_v2, cuMemsetD2D8, 3020, 0)                                 \
+    X(cuMemsetD2D8_v2_ptds, cuMemsetD2D8, 7000, 1)                            \
+    X(cuMemsetD2D16, cuMemsetD2D16, 2000, 0)                                  \
+    X(cuMemsetD2D16_v2, cuMemsetD2D16, 3020, 0)                               \
+    X(cuMemsetD2D16_v2_ptds, cuMemsetD2D16, 7000, 1)                          \
+    X(cuMemsetD2D32, cuMemsetD2D32, 2000, 0)                                  \
+    X(cuMemsetD2D32_v2, cuMemsetD2D32, 3020, 0)                               \
+    X(cuMemsetD2D32_v2_ptds, cuMemsetD2D32, 7000, 1)                          \
+    X(cuMemsetD2D8Async, cuMemsetD2D8Async, 3020, 0)                          \
+    X(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async, 7000, 1)                     \
+    X(cuMemsetD2D16Async, cuMemsetD2D16Async, 3020, 0)                        \
+    X(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async, 7000, 1)                   \
+    X(cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, 0)                        \
+    X(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async, 7000, 1)                   \
+    /* peer, array, 2D, 3D and batched 3D copies (fc_copy3d.c) */             \
+    X(cuMemcpyPeer, cuMemcpyPeer, 4000, 0)                                    \
+    X(cuMemcpyPeer_ptds, cuMemcpyPeer, 7000, 1)                               \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, 0)                          \
+    X(cuMemcpyPeerAsync_ptsz, cuMemcpyPeerAsync, 7000, 1)                     \
+    X(cuMemcpyDtoA, cuMemcpyDtoA, 2000, 0)                                    \
+    X(cuMemcpyDtoA_v2, cuMemcpyDtoA, 3020, 0)                                 \
+    X(cuMemcpyDtoA_v2_ptds, cuMemcpyDtoA, 7000, 1)                            \
+    X(cuMemcpyAtoD, cuMemcpyAtoD, 2000, 0)                                    \
+    X(cuMemcpyAtoD_v2, cuMemcpyAtoD, 3020, 0)                                 \
+    X(cuMemcpyAtoD_v2_ptds, cuMemcpyAtoD, 7000, 1)                            \
+    X(cuMemcpy2D, cuMemcpy2D, 2000, 0)                                        \
+    X(cuMemcpy2D_v2, cuMemcpy2D, 3020, 0)                                     \
+    X(cuMemcpy2D_v2_ptds, cuMemcpy2D, 7000, 1)                                \
+    X(cuMemcpy2DUnaligned, cuMemcpy2DUnaligned, 2000, 0)                      \
+    X(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned, 3020, 0)                   \
+    X(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned, 7000, 1)              \
+    X(cuMemcpy3D, cuMemcpy3D, 2000, 0)                                        \
+    X(cuMemcpy3D_v2, cuMemcpy3D, 3020, 0)                                     \
+    X(cuMemcpy3D_v2_ptds, cuMemcpy3D, 7000, 1)                                \
+    X(cuMemcpy2DAsync, cuMemcpy2DAsync, 2000, 0)                              \
+    X(cuMemcpy2DAsync_v2, cuMemcpy2DAsync, 3020, 0)                           \
+    X(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync, 7000, 1)                      \
+    X(cuMemcpy3DAsync, cuMemcpy3DAsync, 2000, 0)                              \
+    X(cuMemcpy3DAsync_v2, cuMemcpy3DAsync, 3020, 0)                           \
+    X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync, 7000, 1)                      \
+    X(cuMemcpy3DPeer, cuMemcpy3DPeer, 4000, 0)                                \
+    X(cuMemcpy3DPeer_ptds, cuMemcpy3DPeer, 7000, 1)                           \
+    X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 4000, 0)                      \
+    X(cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeerAsync, 7000, 1)                 \
+    X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync, 12080, 0)                   \
+    X(cuMemcpy3DBatchAsync_ptsz, cuMemcpy3DBatchAsync, 12080, 1)              \
+    X(cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync, 13000, 0)                \
+    X(cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DBatchAsync, 13000, 1)           \
+    /* arrays (fc_array.c) */                                                 \
+    X(cuArrayCreate, cuArrayCreate, 2000, 0)                                  \
+    X(cuArrayCreate_v2, cuArrayCreate, 3020, 0)                               \
+    X(cuArray3DCreate, cuArray3DCreate, 2000, 0)                              \
+    X(cuArray3DCreate_v2, cuArray3DCreate, 3020, 0)                           \
+    X(cuArrayGetDescriptor, cuArrayGetDescriptor, 2000, 0)                    \
+    X(cuArrayGetDescriptor_v2, cuArrayGetDescriptor, 3020, 0)                 \
+    X(cuArray3DGetDescriptor, cuArray3DGetDescriptor, 2000, 0)                \
+    X(cuArray3DGetDescriptor_v2, cuArray3DGetDescriptor, 3020, 0)             \
+    X(cuArrayDestroy, cuArrayDestroy, 2000, 0)                                \
     /* streams */                                                             \
     X(cuStreamCreate, cuStreamCreate, 2000, 0)                                \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050, 0)        \

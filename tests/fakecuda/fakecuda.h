@@ -79,6 +79,13 @@
  *     context destroy/reset, or a synchronous call on the legacy stream, which
  *     first runs the context's blocking streams (never CU_STREAM_NON_BLOCKING
  *     ones).  fakecuda_read does not run anything.
+ *   - A copy or set checks its whole device extent first (a 2D or 3D
+ *     side's from its first byte to its last: the last row needs only its
+ *     width): it must lie inside one allocation's requested size, else
+ *     CUDA_ERROR_INVALID_VALUE and nothing is done (fc_copy3d.c).  CUDA
+ *     arrays (cuArrayCreate_v2, cuArray3DCreate_v2) exist for copies only,
+ *     of the plain formats (8, 16, 32-bit integers, half, float; 1, 2 or 4
+ *     channels), stored in a device allocation of their own.
  *   - Synchronous memset/memcpy complete before they return; so does an
  *     async device-to-host copy into pageable memory (anything but
  *     cuMemHostAlloc memory), after its stream's earlier work, as NVIDIA's

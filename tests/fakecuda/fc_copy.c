@@ -28,21 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum xfer_kind { X_HTOD, X_DTOH, X_DTOD, X_HTOH };
-
-typedef struct xfer {
-    int kind;
-    CUdeviceptr ddst, dsrc;
-    void *hdst;
-    const void *hsrc;
-    size_t n;
-} xfer;
-
 /*
  * The device ranges of a copy: `ordered` also takes graph allocations that
  * are allocated in stream order, or any when `capturing` (fc_mem_check_ordered).
  */
-static CUresult range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing,
+CUresult fc_range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing,
                             unsigned char **host)
 {
     CUresult rc = fc_mem_check_at(p, n, write, host);
@@ -54,20 +44,20 @@ static CUresult range_check(CUdeviceptr p, size_t n, bool write, bool ordered, b
  * backing, is given back in *src (else NULL), so a copy run at once reads it
  * without looking the allocation up again.
  */
-static CUresult xfer_check(const xfer *x, bool ordered, bool capturing, unsigned char **src)
+CUresult fc_xfer_check(const fc_xfer *x, bool ordered, bool capturing, unsigned char **src)
 {
     if (src)
         *src = NULL;
     if (x->n == 0)
         return CUDA_SUCCESS;
     switch (x->kind) {
-    case X_HTOD:
-        return x->hsrc ? range_check(x->ddst, x->n, true, ordered, capturing, NULL) : CUDA_ERROR_INVALID_VALUE;
-    case X_DTOH:
-        return x->hdst ? range_check(x->dsrc, x->n, false, ordered, capturing, src) : CUDA_ERROR_INVALID_VALUE;
-    case X_DTOD: {
-        CUresult rc = range_check(x->ddst, x->n, true, ordered, capturing, NULL);
-        return rc != CUDA_SUCCESS ? rc : range_check(x->dsrc, x->n, false, ordered, capturing, NULL);
+    case FC_X_HTOD:
+        return x->hsrc ? fc_range_check(x->ddst, x->n, true, ordered, capturing, NULL) : CUDA_ERROR_INVALID_VALUE;
+    case FC_X_DTOH:
+        return x->hdst ? fc_range_check(x->dsrc, x->n, false, ordered, capturing, src) : CUDA_ERROR_INVALID_VALUE;
+    case FC_X_DTOD: {
+        CUresult rc = fc_range_check(x->ddst, x->n, true, ordered, capturing, NULL);
+        return rc != CUDA_SUCCESS ? rc : fc_range_check(x->dsrc, x->n, false, ordered, capturing, NULL);
     }
     default:
         return x->hdst && x->hsrc ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -75,18 +65,18 @@ static CUresult xfer_check(const xfer *x, bool ordered, bool capturing, unsigned
 }
 
 /* Validated ranges of live allocations: these accesses cannot fault. */
-static void xfer_now(const xfer *x)
+void fc_xfer_now(const fc_xfer *x)
 {
     if (x->n == 0)
         return;
     switch (x->kind) {
-    case X_HTOD:
+    case FC_X_HTOD:
         (void)fc_dev_write(x->ddst, x->hsrc, x->n);
         break;
-    case X_DTOH:
+    case FC_X_DTOH:
         (void)fc_dev_read(x->dsrc, x->hdst, x->n);
         break;
-    case X_DTOD:
+    case FC_X_DTOD:
         (void)fc_dev_copy(x->ddst, x->dsrc, x->n);
         break;
     default:
@@ -100,13 +90,13 @@ static void xfer_now(const xfer *x)
  * on: refused when that stream cannot be waited for (fc_capture_sync) or
  * the thread's capture mode prohibits it (fc_capture_unsafe).
  */
-static CUresult sync_call_allowed(fc_stream *s)
+CUresult fc_sync_call_allowed(fc_stream *s)
 {
     CUresult rc = fc_capture_sync(s);
     return rc != CUDA_SUCCESS ? rc : fc_capture_unsafe();
 }
 
-static CUresult xfer_sync(const xfer *x, bool per_thread)
+static CUresult xfer_sync(const fc_xfer *x, bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -114,16 +104,16 @@ static CUresult xfer_sync(const xfer *x, bool per_thread)
     fc_stream *s = NULL;
     rc = fc_stream_resolve(NULL, per_thread, &s);
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x, true, false, NULL);
+        rc = fc_xfer_check(x, true, false, NULL);
     if (rc == CUDA_SUCCESS)
-        rc = sync_call_allowed(s);
+        rc = fc_sync_call_allowed(s);
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     /* The work just run may have freed (stream-ordered) what we validated. */
     if (rc == CUDA_SUCCESS)
-        rc = xfer_check(x, false, false, NULL);
+        rc = fc_xfer_check(x, false, false, NULL);
     if (rc == CUDA_SUCCESS)
-        xfer_now(x);
+        fc_xfer_now(x);
     fc_unlock();
     return rc;
 }
@@ -134,13 +124,13 @@ static CUresult xfer_sync(const xfer *x, bool per_thread)
  * (the copies of one batch after the first: the lock is held throughout, so
  * nothing else was queued meanwhile); kept up to date here.
  */
-static CUresult xfer_queue(const xfer *x, fc_stream *s, bool *synced)
+CUresult fc_xfer_queue(const fc_xfer *x, fc_stream *s, bool *synced)
 {
     unsigned char *src = NULL;
-    CUresult rc = xfer_check(x, true, s->cap != NULL, &src);
+    CUresult rc = fc_xfer_check(x, true, s->cap != NULL, &src);
     if (rc != CUDA_SUCCESS || x->n == 0)
         return rc;
-    if (!s->cap && (x->kind == X_HTOH || (x->kind == X_DTOH && !fc_host_is_page_locked(x->hdst, x->n)))) {
+    if (!s->cap && (x->kind == FC_X_HTOH || (x->kind == FC_X_DTOH && !fc_host_is_page_locked(x->hdst, x->n)))) {
         /* Host to host is fully synchronous, in stream order; so is device
          * to pageable host memory (see the top of this file). */
         uint64_t ran = fc_st.ops_run;
@@ -154,22 +144,22 @@ static CUresult xfer_queue(const xfer *x, fc_stream *s, bool *synced)
             return CUDA_SUCCESS;
         }
         /* The work just run may have freed (stream-ordered) what we validated. */
-        rc = xfer_check(x, false, false, NULL);
+        rc = fc_xfer_check(x, false, false, NULL);
         if (rc == CUDA_SUCCESS)
-            xfer_now(x);
+            fc_xfer_now(x);
         return rc;
     }
 
     /* Captured into a graph, a copy node reads and writes the application's
      * buffers when it runs, at every launch: nothing is staged. */
     static const int op_kind[] = {
-        [X_HTOD] = FC_OP_HTOD, [X_DTOH] = FC_OP_DTOH, [X_DTOD] = FC_OP_DTOD, [X_HTOH] = FC_OP_HTOH};
+        [FC_X_HTOD] = FC_OP_HTOD, [FC_X_DTOH] = FC_OP_DTOH, [FC_X_DTOD] = FC_OP_DTOD, [FC_X_HTOH] = FC_OP_HTOH};
     fc_op *op = fc_op_new(op_kind[x->kind]);
     if (!op)
         return CUDA_ERROR_OUT_OF_MEMORY;
     op->u.copy.n = x->n;
     switch (x->kind) {
-    case X_HTOD:
+    case FC_X_HTOD:
         op->u.copy.dev = x->ddst;
         if (s->cap) {
             op->u.copy.host = (void *)(uintptr_t)x->hsrc;
@@ -182,11 +172,11 @@ static CUresult xfer_queue(const xfer *x, fc_stream *s, bool *synced)
         else
             rc = CUDA_ERROR_OUT_OF_MEMORY;
         break;
-    case X_HTOH:
+    case FC_X_HTOH:
         op->u.copy.host = x->hdst;
         op->u.copy.host_src = x->hsrc;
         break;
-    case X_DTOH:
+    case FC_X_DTOH:
         op->u.copy.dev = x->dsrc;
         op->u.copy.host = x->hdst;
         break;
@@ -203,7 +193,7 @@ static CUresult xfer_queue(const xfer *x, fc_stream *s, bool *synced)
     return rc;
 }
 
-static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
+static CUresult xfer_async(const fc_xfer *x, CUstream h, bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -212,19 +202,19 @@ static CUresult xfer_async(const xfer *x, CUstream h, bool per_thread)
     rc = fc_stream_for_work(h, per_thread, &s);
     bool synced = false;
     if (rc == CUDA_SUCCESS)
-        rc = xfer_queue(x, s, &synced);
+        rc = fc_xfer_queue(x, s, &synced);
     fc_unlock();
     return rc;
 }
 
 /* cuMemcpy(Async): with unified addressing the direction follows the pointers. */
-static xfer unified(CUdeviceptr dst, CUdeviceptr src, size_t n)
+static fc_xfer unified(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     bool ddev = fc_mem_is_device(dst), sdev = fc_mem_is_device(src);
-    xfer x = {.n = n, .ddst = dst, .dsrc = src};
+    fc_xfer x = {.n = n, .ddst = dst, .dsrc = src};
     x.hdst = (void *)(uintptr_t)dst;
     x.hsrc = (const void *)(uintptr_t)src;
-    x.kind = ddev ? (sdev ? X_DTOD : X_HTOD) : (sdev ? X_DTOH : X_HTOH);
+    x.kind = ddev ? (sdev ? FC_X_DTOD : FC_X_HTOD) : (sdev ? FC_X_DTOH : FC_X_HTOH);
     return x;
 }
 
@@ -262,18 +252,18 @@ static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes
     rc = fc_stream_for_work(h, per_thread, &s);
     bool synced = false;
     for (size_t i = 0; i < count && rc == CUDA_SUCCESS; i++) {
-        xfer x = unified(dsts[i], srcs[i], sizes[i]);
+        fc_xfer x = unified(dsts[i], srcs[i], sizes[i]);
         unsigned char *src;
 
-        /* What xfer_queue() does with a copy from one allocation into
+        /* What fc_xfer_queue() does with a copy from one allocation into
          * pageable memory once the stream has nothing queued (every copy
          * but the first of a scan's batch), without its general frame. */
-        if (synced && !s->cap && x.kind == X_DTOH && x.n && x.hdst && !fc_host_is_page_locked(x.hdst, x.n) &&
+        if (synced && !s->cap && x.kind == FC_X_DTOH && x.n && x.hdst && !fc_host_is_page_locked(x.hdst, x.n) &&
             fc_mem_check_at(x.dsrc, x.n, false, &src) == CUDA_SUCCESS && src) {
             memcpy(x.hdst, src, x.n);
             continue;
         }
-        rc = sizes[i] ? xfer_queue(&x, s, &synced) : CUDA_ERROR_INVALID_VALUE;
+        rc = sizes[i] ? fc_xfer_queue(&x, s, &synced) : CUDA_ERROR_INVALID_VALUE;
         if (rc != CUDA_SUCCESS && failIdx)
             *failIdx = i;
     }
@@ -319,33 +309,33 @@ FC_EXPORT(cuMemcpyBatchAsync_v2_ptsz,
 
 FC_EXPORT(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))
 {
-    xfer x = unified(dst, src, ByteCount);
+    fc_xfer x = unified(dst, src, ByteCount);
     return xfer_sync(&x, false);
 }
 
 FC_EXPORT(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))
 {
-    xfer x = unified(dst, src, ByteCount);
+    fc_xfer x = unified(dst, src, ByteCount);
     return xfer_sync(&x, true);
 }
 
 FC_EXPORT(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
           (dst, src, ByteCount, hStream))
 {
-    xfer x = unified(dst, src, ByteCount);
+    fc_xfer x = unified(dst, src, ByteCount);
     return xfer_async(&x, hStream, false);
 }
 
 FC_EXPORT(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
           (dst, src, ByteCount, hStream))
 {
-    xfer x = unified(dst, src, ByteCount);
+    fc_xfer x = unified(dst, src, ByteCount);
     return xfer_async(&x, hStream, true);
 }
 
-#define HTOD(d, s, len) ((xfer){.kind = X_HTOD, .ddst = (d), .hsrc = (s), .n = (len)})
-#define DTOH(d, s, len) ((xfer){.kind = X_DTOH, .hdst = (d), .dsrc = (s), .n = (len)})
-#define DTOD(d, s, len) ((xfer){.kind = X_DTOD, .ddst = (d), .dsrc = (s), .n = (len)})
+#define HTOD(d, s, len) ((fc_xfer){.kind = FC_X_HTOD, .ddst = (d), .hsrc = (s), .n = (len)})
+#define DTOH(d, s, len) ((fc_xfer){.kind = FC_X_DTOH, .hdst = (d), .dsrc = (s), .n = (len)})
+#define DTOD(d, s, len) ((fc_xfer){.kind = FC_X_DTOD, .ddst = (d), .dsrc = (s), .n = (len)})
 
 FC_EXPORT(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
           (dstDevice, srcHost, ByteCount))
@@ -477,7 +467,7 @@ static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count, b
         return CUDA_SUCCESS;
     if (dst % elem || count > SIZE_MAX / elem)
         return CUDA_ERROR_INVALID_VALUE;
-    return range_check(dst, count * elem, true, ordered, capturing, NULL);
+    return fc_range_check(dst, count * elem, true, ordered, capturing, NULL);
 }
 
 static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, bool per_thread)
@@ -490,7 +480,7 @@ static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, 
     if (rc == CUDA_SUCCESS)
         rc = memset_check(dst, elem, count, true, false);
     if (rc == CUDA_SUCCESS)
-        rc = sync_call_allowed(s);
+        rc = fc_sync_call_allowed(s);
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     if (rc == CUDA_SUCCESS)

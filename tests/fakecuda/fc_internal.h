@@ -238,6 +238,7 @@ enum fc_kind {
     FC_K_PHYS, /* a cuMemCreate allocation (CUmemGenericAllocationHandle) */
     FC_K_GRAPH, /* a CUgraph (fc_graph.c) */
     FC_K_GEXEC, /* a CUgraphExec */
+    FC_K_ARRAY, /* a CUarray (fc_array.c) */
 };
 
 typedef struct fc_handle {
@@ -702,6 +703,59 @@ FC_HIDDEN CUresult fc_galloc_instance(fc_galloc *ga, fc_alloc **out);
 FC_HIDDEN void fc_galloc_map(fc_alloc *a);
 /* An instance whose allocation node never ran (its work was dropped). */
 FC_HIDDEN void fc_galloc_discard(fc_alloc *a);
+
+/* ---- fc_copy.c ---------------------------------------------------------- */
+
+/* CU_DEVICE_ATTRIBUTE_MAX_PITCH: what NVIDIA's GPUs report. */
+#define FC_MAX_PITCH 2147483647u
+
+/* A linear copy: what the plain memcpy entry points do, and each row of a
+ * 2D or 3D copy (fc_copy3d.c). */
+enum fc_xfer_kind { FC_X_HTOD, FC_X_DTOH, FC_X_DTOD, FC_X_HTOH };
+
+typedef struct fc_xfer {
+    int kind;
+    CUdeviceptr ddst, dsrc;
+    void *hdst;
+    const void *hsrc;
+    size_t n;
+} fc_xfer;
+
+/*
+ * [p, p+n) of device memory for a copy: fc_mem_check_at, or with `ordered`
+ * also a graph allocation allocated in stream order (any when `capturing`).
+ */
+FC_HIDDEN CUresult fc_range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing,
+                                  unsigned char **host);
+/* The device ranges of x (and a device-to-host source's bytes in *src). */
+FC_HIDDEN CUresult fc_xfer_check(const fc_xfer *x, bool ordered, bool capturing, unsigned char **src);
+/* Perform x now (its ranges validated, the lock held). */
+FC_HIDDEN void fc_xfer_now(const fc_xfer *x);
+/* Queue x on s (or run it, where the driver is synchronous); *synced: s has
+ * nothing queued and its earlier work has run, kept up to date. */
+FC_HIDDEN CUresult fc_xfer_queue(const fc_xfer *x, fc_stream *s, bool *synced);
+/* A synchronous call on stream s while a capture goes on: refused when s
+ * cannot be waited for or the thread's capture mode prohibits it. */
+FC_HIDDEN CUresult fc_sync_call_allowed(fc_stream *s);
+
+/* ---- fc_array.c --------------------------------------------------------- */
+
+/* A CUDA array: its elements, row after row, layer after layer, in a device
+ * allocation of its own the application never sees. */
+typedef struct fc_array {
+    fc_handle h;
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    size_t elem;           /* bytes of one element: format times channels */
+    CUdeviceptr ptr;       /* its storage */
+    uint64_t buffer_id;    /* that allocation's, so a reused address is never freed */
+} fc_array;
+
+/* The live array behind h, or NULL. Lock held. */
+FC_HIDDEN fc_array *fc_array_get(CUarray h);
+/* Its rows' bytes, rows per layer, and layers (1 for a dimension of 0). */
+FC_HIDDEN size_t fc_array_row_bytes(const fc_array *a);
+FC_HIDDEN size_t fc_array_rows(const fc_array *a);
+FC_HIDDEN size_t fc_array_layers(const fc_array *a);
 
 /* ---- fc_stream.c -------------------------------------------------------- */
 

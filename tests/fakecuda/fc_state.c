@@ -346,6 +346,7 @@ static int device_attribute(CUdevice_attribute a, CUdevice dev)
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1; /* fc_vmm.c */
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return fc_st.managed; /* fc_hostmem.c */
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return dev + 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: return (int)FC_MAX_PITCH;
     default: return 0;
     }
 }

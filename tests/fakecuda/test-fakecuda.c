@@ -4329,3 +4329,326 @@ Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_no
     ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = (CUstream)&ip};
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuGraphInstantiateWithParams(&x, g, &ip));
 }
+
+/* ------------------------------------------------------------------------ */
+/* 2D, 3D, peer and array copies, 2D sets (fc_copy3d.c, fc_array.c)          */
+/* ------------------------------------------------------------------------ */
+
+static CUDA_MEMCPY2D htod2d(const void *host, size_t hpitch, CUdeviceptr dev, size_t dpitch, size_t w, size_t h)
+{
+    return (CUDA_MEMCPY2D){.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = hpitch,
+                           .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = dev, .dstPitch = dpitch,
+                           .WidthInBytes = w, .Height = h};
+}
+
+Test(fakecuda, a_2d_copy_moves_rows_between_pitched_device_memory_and_host_memory)
+{
+    unsigned char host[4][8], back[4][8], row[16];
+    CUdeviceptr p;
+    size_t pitch = 0;
+    primary();
+    OK(cuMemAllocPitch_v2(&p, &pitch, 8, 4, 4));
+    OK(cuMemsetD8_v2(p, 0, pitch * 4));
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 8; x++)
+            host[y][x] = (unsigned char)(16 * y + x);
+    /* Rows 1..3 of the host, at X 2 of rows 0..2 of the device. */
+    CUDA_MEMCPY2D c = htod2d(host[1], 8, p, pitch, 6, 3);
+    c.dstXInBytes = 2;
+    OK(cuMemcpy2D_v2(&c));
+    cr_assert_eq(fakecuda_read(p, row, 16), 0);
+    cr_assert_eq(row[0], 0);
+    cr_assert_eq(row[2], 16);
+    cr_assert_eq(row[7], 21);
+    cr_assert_eq(byte_at(p + 2 * pitch + 2), 48);
+    cr_assert_eq(byte_at(p + 3 * pitch + 2), 0);
+    /* And back, through the _ptds form and unified addressing. */
+    memset(back, 0, sizeof back);
+    CUDA_MEMCPY2D d = {.srcMemoryType = CU_MEMORYTYPE_UNIFIED, .srcDevice = p, .srcPitch = pitch,
+                       .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = (CUdeviceptr)(uintptr_t)back,
+                       .dstPitch = 8, .WidthInBytes = 8, .Height = 3};
+    OK(cuMemcpy2D_v2_ptds(&d));
+    cr_assert_eq(back[0][2], 16);
+    cr_assert_eq(back[2][7], 53);
+    cr_assert_eq(back[3][0], 0);
+    OK(cuMemcpy2DUnaligned_v2(&d));
+    OK(cuMemcpy2DUnaligned_v2_ptds(&d));
+}
+
+/* The extent is from the first byte to the last: the last row needs only its width. */
+Test(fakecuda, a_2d_copy_whose_last_row_runs_past_its_allocation_is_invalid_value_and_copies_nothing)
+{
+    unsigned char host[64] = {0};
+    primary();
+    CUdeviceptr p = alloc(100);
+    OK(cuMemsetD8_v2(p, 0x77, 100));
+    memset(host, 0x11, sizeof host);
+    CUDA_MEMCPY2D c = htod2d(host, 21, p, 40, 20, 3); /* rows at 0, 40, 80: ends at 100 */
+    OK(cuMemcpy2D_v2(&c));
+    cr_assert_eq(byte_at(p + 99), 0x11);
+    memset(host, 0x22, sizeof host);
+    c.WidthInBytes = 21; /* the last row one byte past */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
+    cr_assert_eq(byte_at(p), 0x11);
+    c.WidthInBytes = 20, c.dstY = 1; /* a row more */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
+    /* The device as the source, too. */
+    CUDA_MEMCPY2D d = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p, .srcPitch = 40,
+                       .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstPitch = 21,
+                       .WidthInBytes = 21, .Height = 3};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&d));
+    d.WidthInBytes = 20;
+    OK(cuMemcpy2D_v2(&d));
+}
+
+Test(fakecuda, a_2d_copy_checks_its_pitches_memory_types_and_descriptor)
+{
+    unsigned char host[64];
+    primary();
+    CUdeviceptr p = alloc(256);
+    CUDA_MEMCPY2D c = htod2d(host, 16, p, 16, 16, 2);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(NULL));
+    c.dstXInBytes = 1; /* the pitch is less than width + X */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
+    c.dstXInBytes = 0, c.srcPitch = 15;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
+    c.Height = 1; /* one row: no pitch is used */
+    OK(cuMemcpy2D_v2(&c));
+    c.srcPitch = 16, c.Height = 2, c.srcMemoryType = (CUmemorytype)0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
+    c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = NULL;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
+    c.WidthInBytes = 0; /* nothing to copy */
+    OK(cuMemcpy2D_v2(&c));
+    int max = 0;
+    OK(cuDeviceGetAttribute(&max, CU_DEVICE_ATTRIBUTE_MAX_PITCH, 0));
+    cr_assert_eq(max, 2147483647);
+}
+
+Test(fakecuda, an_async_2d_copy_runs_in_stream_order)
+{
+    unsigned char host[2][8];
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(p, 0x33, 64, s));
+    memset(host, 0x44, sizeof host);
+    CUDA_MEMCPY2D c = htod2d(host, 8, p, 32, 8, 2);
+    OK(cuMemcpy2DAsync_v2(&c, s));
+    memset(host, 0x55, sizeof host); /* staged at the call */
+    cr_assert_eq(byte_at(p + 32), 0xde); /* nothing ran yet: fresh memory */
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p + 32), 0x44);
+    cr_assert_eq(byte_at(p + 40), 0x33);
+    c.Height = 3; /* a third row at 64: past the end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2DAsync_v2_ptsz(&c, s));
+}
+
+Test(fakecuda, a_3d_copy_follows_pitch_and_layer_height_and_checks_its_extent)
+{
+    unsigned char host[2][2][4], back[2][2][4];
+    primary();
+    CUdeviceptr p = alloc(2 * 3 * 8);
+    OK(cuMemsetD8_v2(p, 0, 48));
+    for (int i = 0; i < 16; i++)
+        (&host[0][0][0])[i] = (unsigned char)(i + 1);
+    /* Device: pitch 8, 3 rows a layer; 2 layers of 2 rows of 4 bytes at (X 4, Y 1). */
+    CUDA_MEMCPY3D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = 4, .srcHeight = 2,
+                       .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = p, .dstPitch = 8, .dstHeight = 3,
+                       .dstXInBytes = 4, .dstY = 1, .WidthInBytes = 4, .Height = 2, .Depth = 2};
+    OK(cuMemcpy3D_v2(&c));
+    cr_assert_eq(byte_at(p + 8 + 4), 1);
+    cr_assert_eq(byte_at(p + 16 + 7), 8);
+    cr_assert_eq(byte_at(p + 24 + 8 + 4), 9);
+    cr_assert_eq(byte_at(p + 24 + 16 + 7), 16); /* the very last byte of the allocation */
+    CUDA_MEMCPY3D d = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p, .srcPitch = 8, .srcHeight = 3,
+                       .srcXInBytes = 4, .srcY = 1, .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = back,
+                       .dstPitch = 4, .dstHeight = 2, .WidthInBytes = 4, .Height = 2, .Depth = 2};
+    OK(cuMemcpy3D_v2_ptds(&d));
+    cr_assert_eq(memcmp(host, back, sizeof host), 0);
+    d.srcZ = 1; /* a layer further: past the end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D_v2(&d));
+    d.srcZ = 0, d.srcHeight = 2; /* fewer rows a layer than Y + Height */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D_v2(&d));
+    d.srcHeight = 3, d.srcLOD = 1;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D_v2(&d));
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    c.dstZ = 1;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DAsync_v2(&c, s));
+    c.dstZ = 0, c.Depth = 1;
+    OK(cuMemcpy3DAsync_v2_ptsz(&c, s));
+    OK(cuStreamSynchronize(s));
+}
+
+Test(fakecuda, peer_copies_check_both_contexts_and_both_ranges)
+{
+    CUcontext c = primary(), other;
+    OK(cuCtxCreate_v4(&other, NULL, 0, 0));
+    OK(cuCtxSetCurrent(c));
+    CUdeviceptr p = alloc(64), q = alloc(64);
+    OK(cuMemsetD8_v2(p, 0x66, 64));
+    OK(cuMemcpyPeer(q, other, p, c, 64));
+    cr_assert_eq(byte_at(q + 63), 0x66);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyPeer(q + 1, c, p, c, 64));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyPeer_ptds(q, c, p + 1, c, 64));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemcpyPeer(q, NULL, p, c, 8));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemcpyPeer(q, c, p, (CUcontext)&p, 8));
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    OK(cuMemsetD8_v2(p, 0x67, 64));
+    OK(cuMemcpyPeerAsync(q, c, p, other, 64, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyPeerAsync_ptsz(q, c, p, other, 65, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 0x67);
+    CUDA_MEMCPY3D_PEER d = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p, .srcContext = c, .srcPitch = 64,
+                            .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = q, .dstContext = other,
+                            .dstPitch = 64, .WidthInBytes = 64, .Height = 1, .Depth = 1};
+    OK(cuMemcpy3DPeer(&d));
+    OK(cuMemcpy3DPeer_ptds(&d));
+    OK(cuMemcpy3DPeerAsync(&d, s));
+    d.dstXInBytes = 1;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DPeerAsync_ptsz(&d, s));
+    d.dstXInBytes = 0, d.dstContext = NULL;
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuMemcpy3DPeer(&d));
+    OK(cuStreamSynchronize(s));
+}
+
+Test(fakecuda, an_array_is_created_described_and_destroyed)
+{
+    CUarray a, b;
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {0};
+    CUDA_ARRAY_DESCRIPTOR d2 = {0};
+    primary();
+    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){.Width = 64, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 2}));
+    OK(cuArray3DGetDescriptor_v2(&d3, a));
+    cr_assert_eq(d3.Width, 64);
+    cr_assert_eq(d3.Height, 0);
+    cr_assert_eq(d3.NumChannels, 2);
+    OK(cuArrayGetDescriptor_v2(&d2, a));
+    cr_assert_eq(d2.Format, CU_AD_FORMAT_FLOAT);
+    OK(cuArray3DCreate_v2(&b, &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 4, .Height = 4, .Depth = 2,
+                                                          .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 1}));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuArrayGetDescriptor_v2(&d2, b)); /* a 3D array */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuArrayCreate_v2(&b, &(CUDA_ARRAY_DESCRIPTOR){.Width = 4, .Format = CU_AD_FORMAT_NV12, .NumChannels = 1}));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuArrayCreate_v2(&b, &(CUDA_ARRAY_DESCRIPTOR){.Width = 4, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 3}));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuArray3DCreate_v2(&b, &(CUDA_ARRAY3D_DESCRIPTOR){
+                                                                .Width = 4, .Depth = 2, .NumChannels = 1,
+                                                                .Format = CU_AD_FORMAT_FLOAT}));
+    OK(cuArrayDestroy(a));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuArrayDestroy(a));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuArray3DGetDescriptor_v2(&d3, a));
+}
+
+Test(fakecuda, copies_between_device_memory_and_a_1d_array_check_the_array_and_the_device_range)
+{
+    CUarray a;
+    primary();
+    CUdeviceptr p = alloc(64), q = alloc(64);
+    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){.Width = 16, .Format = CU_AD_FORMAT_UNSIGNED_INT32,
+                                                        .NumChannels = 1}));
+    OK(cuMemsetD8_v2(p, 0x5c, 64));
+    OK(cuMemsetD8_v2(q, 0, 64));
+    OK(cuMemcpyDtoA_v2(a, 0, p, 64));
+    OK(cuMemcpyAtoD_v2(q, a, 8, 56));
+    cr_assert_eq(byte_at(q + 55), 0x5c);
+    cr_assert_eq(byte_at(q + 56), 0);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoA_v2(a, 0, p + 1, 64)); /* the source past its end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoA_v2_ptds(a, 4, p, 64)); /* past the array */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q + 8, a, 0, 64)); /* the destination past its end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2_ptds(q + 2, a, 0, 8)); /* not element-aligned */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q, a, 0, 6));       /* not whole elements */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q, (CUarray)&p, 0, 8));
+    OK(cuArrayDestroy(a));
+}
+
+Test(fakecuda, a_2d_set_fills_rows_and_checks_alignment_pitch_and_range)
+{
+    unsigned char b[96];
+    CUstream s;
+    primary();
+    CUdeviceptr p = alloc(96);
+    OK(cuMemsetD8_v2(p, 0, 96));
+    OK(cuMemsetD2D8_v2(p, 32, 0xab, 8, 3)); /* rows at 0, 32, 64: ends at 72 */
+    cr_assert_eq(fakecuda_read(p, b, 96), 0);
+    cr_assert_eq(b[7], 0xab);
+    cr_assert_eq(b[8], 0);
+    cr_assert_eq(b[71], 0xab);
+    OK(cuMemsetD2D16_v2_ptds(p + 2, 32, 0x1234, 4, 2));
+    cr_assert_eq(byte_at(p + 34), 0x34);
+    OK(cuMemsetD2D32_v2(p + 88, 0, 0x01020304u, 2, 1)); /* one row: the pitch is unused */
+    cr_assert_eq(byte_at(p + 95), 0x01);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D8_v2(p, 32, 0, 8, 4));       /* a fourth row past the end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D8_v2_ptds(p + 65, 32, 0, 32, 1)); /* one byte past */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D16_v2(p + 1, 32, 0, 4, 2));  /* unaligned pointer */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32_v2(p, 30, 0, 4, 2));      /* unaligned pitch */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32_v2_ptds(p, 8, 0, 4, 2));  /* pitch below a row */
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD2D8Async(p, 32, 0xcd, 8, 3, s));
+    OK(cuMemsetD2D8Async_ptsz(p + 8, 32, 0xce, 8, 3, NULL));
+    OK(cuMemsetD2D16Async(p, 32, 0, 4, 3, s));
+    OK(cuMemsetD2D16Async_ptsz(p, 32, 0, 4, 3, NULL));
+    OK(cuMemsetD2D32Async(p + 16, 32, 0x0d0d0d0du, 2, 3, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32Async_ptsz(p, 32, 0, 8, 4, NULL));
+    OK(cuStreamSynchronize(s));
+    OK(cuStreamSynchronize_ptsz(NULL));
+    cr_assert_eq(byte_at(p + 64), 0);
+    cr_assert_eq(byte_at(p + 64 + 8), 0xce);
+    cr_assert_eq(byte_at(p + 64 + 16), 0x0d);
+}
+
+typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+
+static CUmemcpy3DOperand pointer_operand(CUdeviceptr p)
+{
+    CUmemcpy3DOperand o = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER};
+    o.op.ptr.ptr = p;
+    return o;
+}
+
+Test(fakecuda, a_batched_3d_copy_moves_pointer_and_array_operands_and_names_the_op_it_refuses)
+{
+    batch3d_v1_fn v1;
+    unsigned char host[32];
+    size_t fail = 0;
+    CUarray a;
+    CUstream s;
+    primary();
+    v1 = (batch3d_v1_fn)exported("cuMemcpy3DBatchAsync");
+    CUdeviceptr p = alloc(32), q = alloc(32);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){.Width = 8, .Format = CU_AD_FORMAT_UNSIGNED_INT16,
+                                                        .NumChannels = 1}));
+    memset(host, 0x21, sizeof host);
+    CUDA_MEMCPY3D_BATCH_OP ops[3] = {
+        {.src = pointer_operand((CUdeviceptr)(uintptr_t)host), .dst = pointer_operand(p),
+         .extent = {32, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+        /* 8 elements of 2 bytes into the array, then 16 bytes out of it */
+        {.src = pointer_operand(p), .extent = {8, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+        {.dst = pointer_operand(q + 16), .extent = {8, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+    };
+    ops[1].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY, ops[1].dst.op.array.array = a;
+    ops[2].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY, ops[2].src.op.array.array = a;
+    OK(cuMemsetD8_v2(q, 0, 32));
+    OK(v1(3, ops, &fail, 0, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(fail, SIZE_MAX);
+    cr_assert_eq(byte_at(q + 31), 0x21);
+    cr_assert_eq(byte_at(q + 15), 0);
+    ops[2].dst = pointer_operand(q + 17); /* one byte past q */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, v1(3, ops, &fail, 0, s));
+    cr_assert_eq(fail, 2);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, v1(3, ops, &fail, 1, s)); /* flags */
+    cr_assert_eq(fail, SIZE_MAX);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DBatchAsync_ptsz(3, ops, &fail, 0, NULL));
+    ops[2].dst = pointer_operand(q + 16);
+    OK(cuMemcpy3DBatchAsync_v2(3, ops, 0, s));
+    OK(cuMemcpy3DBatchAsync_v2_ptsz(3, ops, 0, s));
+    ops[0].dst.op.ptr.rowLength = 16; /* shorter than the extent's width */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DBatchAsync_v2(3, ops, 0, s));
+    OK(cuStreamSynchronize(s));
+    OK(cuArrayDestroy(a));
+}
