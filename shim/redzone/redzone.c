@@ -73,6 +73,7 @@ static struct {
 	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
 	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
+	atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
 	atomic_uint_fast64_t launches_checked, launches_unfollowed;
@@ -1372,11 +1373,6 @@ void gg_redzone_reaches(uint64_t ptr, uint64_t end)
 	note_bounds(ptr, end);
 }
 
-uint64_t gg_redzone_pad(void)
-{
-	return redzone_state.pad;
-}
-
 int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
 {
 	uint64_t base;
@@ -1394,9 +1390,10 @@ int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
 
 void gg_redzone_finding(void)
 {
-	uint64_t before = atomic_fetch_add_explicit(&redzone_state.violations, 1,
-						    memory_order_relaxed);
+	uint64_t before;
 
+	atomic_fetch_add_explicit(&redzone_state.api_overruns, 1, memory_order_relaxed);
+	before = atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
 	halt_if_asked(before);
 }
 
@@ -1536,6 +1533,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
 	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
 	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
+	out->api_overruns = atomic_load_explicit(&redzone_state.api_overruns, memory_order_relaxed);
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 	out->launches_checked = atomic_load(&redzone_state.launches_checked);
@@ -1624,6 +1622,7 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.violations, 0);
 	atomic_store(&redzone_state.double_frees, 0);
 	atomic_store(&redzone_state.invalid_frees, 0);
+	atomic_store(&redzone_state.api_overruns, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */

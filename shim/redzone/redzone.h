@@ -76,9 +76,9 @@ uint64_t gg_redzone_pad(void);
  * 0 or -ENOENT (none, or red zones are off). */
 int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z);
 
-/* A finding of another kind than a changed band (ranges.c), kept and
- * reported by its module: counted with the violations (errors, the exit
- * line, the metrics), and GPUGUARD_HALT_ON_ERROR aborts here. */
+/* A refused copy or set (ranges.c), kept and reported by its module:
+ * counted with the violations (errors, the exit line, the metrics, by its
+ * kind), and GPUGUARD_HALT_ON_ERROR aborts here. */
 void gg_redzone_finding(void);
 
 /* The user's size of the padded allocation at @base. 0 or -ENOENT. */
@@ -138,9 +138,6 @@ enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE
 /* Record and report @v, a finding of another file of this module (frees.c);
  * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */
 void gg_redzone_found(const struct gg_violation *v);
-
-/* The band's length (GPUGUARD_REDZONE; 0: no red zones). */
-uint64_t gg_redzone_pad(void);
 
 /* The violations kept for the reports (the first 256), copied out under the
  * module's lock, each handed to @fn with no lock held. */

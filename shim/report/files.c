@@ -677,7 +677,9 @@ static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
 		const char *kind;
 		uint64_t n;
 	} kinds[] = {
-		{ GG_KIND_OVERRUN, z->violations - z->double_frees - z->invalid_frees },
+		{ GG_KIND_OVERRUN,
+		  z->violations - z->double_frees - z->invalid_frees - z->api_overruns },
+		{ GG_KIND_API_OVERRUN, z->api_overruns },
 		{ GG_KIND_DOUBLE_FREE, z->double_frees },
 		{ GG_KIND_INVALID_FREE, z->invalid_frees },
 	};

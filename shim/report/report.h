@@ -81,6 +81,7 @@ struct gg_report_stack {
 #define GG_KIND_OVERRUN "overrun"           /* a band found changed */
 #define GG_KIND_DOUBLE_FREE "double_free"   /* a free of an allocation already freed */
 #define GG_KIND_INVALID_FREE "invalid_free" /* a free of a pointer inside an allocation */
+#define GG_KIND_API_OVERRUN "api_overrun"   /* a copy or set refused for reaching a band */
 
 /* A red zone found changed, or a free of what is no allocation's start
  * (@kind says which; a free's finding has no band figures). */
@@ -180,6 +181,7 @@ struct gg_report_redzone {
 	uint64_t scans, checked, unchecked;
 	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
 	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
+	uint64_t api_overruns;   /* of @violations: copies and sets refused */
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
