@@ -85,10 +85,17 @@ extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
  * loader, whose list a forked child may never get (base/loader.h). */
 static void resolve_once(void)
 {
-	const ElfW(Ehdr) *eh = &__ehdr_start;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	const char *self = (const char *)&__ehdr_start;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
 	uintptr_t bias = 0;
 	bool found = false;
+
+	/* The program headers lie past the header, outside the object the
+	 * compiler takes __ehdr_start for (UBSan's object-size check). */
+	__asm__("" : "+r"(self));
+	eh = (const ElfW(Ehdr) *)self;
+	ph = (const ElfW(Phdr) *)(self + eh->e_phoff);
 
 	/* The header is the first byte of the segment that maps file offset 0. */
 	for (int i = 0; i < eh->e_phnum && !found; i++)

@@ -4,6 +4,8 @@
  *   init             cuInit, the primary context made current, and
  *                    GG_TEST_PTX loaded: the shim set up before any fork
  *   load:LIB         dlopen LIB, kept (libgcc_s.so.1: GCC's unwinder)
+ *   gcc              print "libgcc_s: loaded" or "libgcc_s: absent" (a
+ *                    sanitizer's runtime loads it)
  *   hold             a thread enters dl_iterate_phdr and stays inside its
  *                    callback (the loader's list locked) until release
  *   release          let it out, and join it
@@ -29,8 +31,9 @@
  * thread): a dlclose, which runs __cxa_finalize under glibc's lock of the
  * exit handlers, a lock glibc does not reset in the child, where exit()
  * takes it; and, under AddressSanitizer, whatever allocates host memory
- * (dlopen, the driver calls): GCC 12's runtime does not take its
- * allocator's locks around fork(). Walking the objects takes neither. */
+ * (dlopen, the driver calls; a thread's start, waited for before forking):
+ * GCC 12's runtime does not take its allocator's locks around fork().
+ * Walking the objects takes neither. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -72,6 +75,7 @@ static struct {
 	pthread_t hammers[MAX_HAMMERS + 1];
 	unsigned nhammers;
 	atomic_bool stop;
+	atomic_uint started; /* threads past their first round: done setting up */
 	const char *lib;
 	/* Held by a thread while it dlcloses, and under ASan while it
 	 * allocates; by the forking thread around fork(). */
@@ -176,7 +180,7 @@ static void gate_leave(bool always)
 static void *loader_hammer(void *arg)
 {
 	(void)arg;
-	while (!atomic_load(&app.stop)) {
+	for (bool first = true; first || !atomic_load(&app.stop); first = false) {
 		void *h;
 
 		for (int i = 0; i < 20; i++)
@@ -188,6 +192,8 @@ static void *loader_hammer(void *arg)
 		if (h)
 			dlclose(h);
 		gate_leave(true);
+		if (first)
+			atomic_fetch_add(&app.started, 1);
 	}
 	return NULL;
 }
@@ -195,13 +201,15 @@ static void *loader_hammer(void *arg)
 static void *alloc_hammer(void *arg)
 {
 	(void)arg;
-	while (!atomic_load(&app.stop)) {
+	for (bool first = true; first || !atomic_load(&app.stop); first = false) {
 		CUdeviceptr p;
 
 		gate_enter(false);
 		if (cuMemAlloc_v2(&p, 256) == CUDA_SUCCESS)
 			cuMemFree_v2(p);
 		gate_leave(false);
+		if (first)
+			atomic_fetch_add(&app.started, 1);
 	}
 	return NULL;
 }
@@ -215,6 +223,14 @@ static void hammer(unsigned n, const char *lib)
 			exit(2);
 	if (app.ready && pthread_create(&app.hammers[app.nhammers++], NULL, alloc_hammer, NULL))
 		exit(2);
+	/* A thread starting up allocates (its stack, its TLS, a sanitizer's
+	 * records of it), and the gate does not cover that: it is done before
+	 * the first fork. */
+	while (atomic_load(&app.started) < app.nhammers) {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
 }
 
 static void calm(void)
@@ -223,6 +239,7 @@ static void calm(void)
 	for (unsigned i = 0; i < app.nhammers; i++)
 		pthread_join(app.hammers[i], NULL);
 	app.nhammers = 0;
+	atomic_store(&app.started, 0);
 }
 
 /* ---- forks ---- */
@@ -330,6 +347,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "app-fork-storm: %s\n", dlerror());
 				return 2;
 			}
+		} else if (!strcmp(arg, "gcc")) {
+			printf("libgcc_s: %s\n", dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD) ? "loaded" : "absent");
 		} else if (!strcmp(arg, "hold")) {
 			hold();
 		} else if (!strcmp(arg, "release")) {
