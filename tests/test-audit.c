@@ -3,11 +3,17 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -18,6 +24,7 @@
 #define APP(name) GG_APPS "/" name
 #define AUDIT APP("app-audit")
 #define PTX_FILE "file:" GG_PTX
+#define GG_ARRAY_SIZE_T(a) (sizeof(a) / sizeof((a)[0]))
 
 /* One run of app-audit with its JSON summary in a fresh directory. */
 
@@ -253,34 +260,239 @@ Test(audit, hash_is_64_bit_fnv1a)
 	cr_assert_eq(gg_audit_hash("a", 1), 0xaf63dc4c8601ec8cull);
 }
 
-Test(audit, image_lengths_follow_each_format)
+/* A mapping of @size bytes whose next page is PROT_NONE, and where an image
+ * of @n bytes starts to end right before it (memory of no object: named by
+ * hash). */
+struct guarded {
+	unsigned char *base;
+	size_t span;
+};
+
+static unsigned char *guarded_at(struct guarded *g, size_t size, size_t n)
 {
-	unsigned char elf[0x40 + 64] = { 0x7f, 'E', 'L', 'F', 2 };
-	unsigned char fatbin[16 + 100] = { 0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0 };
-	uint64_t v, fat_size = 100;
-	uint16_t w;
-	const void *start;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	g->span = (size + page - 1) / page * page + page;
+	g->base = mmap(NULL, g->span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(g->base != MAP_FAILED);
+	cr_assert_eq(mprotect(g->base + g->span - page, page, PROT_NONE), 0);
+	memset(g->base, 0x5a, g->span - page);
+	return g->base + g->span - page - n;
+}
+
+static void guarded_free(struct guarded *g)
+{
+	munmap(g->base, g->span);
+}
+
+static void put16(unsigned char *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* A 64-bit ELF header: section headers at @shoff (@shnum of 64 bytes),
+ * program headers at @phoff (@phnum of @phentsize bytes). */
+static void elf_header(unsigned char *p, uint64_t shoff, unsigned shnum, uint64_t phoff,
+		       unsigned phnum, unsigned phentsize)
+{
+	memset(p, 0, 64);
+	memcpy(p, "\x7f" "ELF", 4);
+	p[4] = 2;
+	p[5] = 1;
+	put64(p + 0x20, phoff);
+	put64(p + 0x28, shoff);
+	put16(p + 0x36, (uint16_t)phentsize);
+	put16(p + 0x38, (uint16_t)phnum);
+	put16(p + 0x3a, 64);
+	put16(p + 0x3c, (uint16_t)shnum);
+}
+
+static void fatbin_header(unsigned char *p, uint16_t header_size, uint64_t fat_size)
+{
+	memcpy(p, (const unsigned char[]){ 0x50, 0xed, 0x55, 0xba, 1, 0 }, 6);
+	put16(p + 6, header_size);
+	put64(p + 8, fat_size);
+}
+
+static void expect_name(const void *image, const void *bytes, size_t n, const char *what)
+{
+	char name[GG_AUDIT_NAME_MAX], want[64];
+
+	snprintf(want, sizeof(want), "image:%016" PRIx64, gg_audit_hash(bytes, n));
+	gg_audit_name_image(image, true, name, sizeof(name));
+	cr_expect_str_eq(name, want, "%s", what);
+}
+
+/* The bytes each format says it holds, no more: an ELF its header and its
+ * tables (the last of them ends it), a fatbin its header's sizes, nvcc's
+ * wrapper its fatbin's, PTX its text up to the NUL. */
+Test(audit, an_image_is_named_by_the_hash_of_the_bytes_its_format_holds)
+{
+	struct guarded g;
+	unsigned char *p = guarded_at(&g, 0x1000 + 7 * 64 + 64, 0x1000 + 7 * 64 + 64);
 	struct {
 		int magic, version;
 		const void *data;
 		void *filename;
-	} wrapper = { 0x466243b1, 1, fatbin, NULL };
+	} *wrapper = malloc(sizeof(*wrapper));
 
-	v = 0x1000; /* e_shoff: 7 section headers of 64 bytes end at 0x1000 + 448 */
-	memcpy(elf + 0x28, &v, 8);
-	w = 64;
-	memcpy(elf + 0x3a, &w, 2);
-	w = 7;
-	memcpy(elf + 0x3c, &w, 2);
-	cr_assert_eq(gg_audit_image_length(elf, &start), 0x1000 + 7 * 64);
-	cr_assert_eq(start, elf);
+	/* 7 section headers end at 0x11c0; program headers after them end it. */
+	elf_header(p, 0x1000, 7, 0x1000 + 7 * 64, 1, 64);
+	expect_name(p, p, 0x1000 + 7 * 64 + 64, "ELF");
+	/* The same with the sections last. */
+	elf_header(p, 0x1000 + 64, 7, 0x1000, 1, 64);
+	expect_name(p, p, 0x1000 + 7 * 64 + 64, "ELF, sections last");
+	/* A fatbin: 16 + 100 bytes, followed by more that are not its own. */
+	fatbin_header(p, 16, 100);
+	expect_name(p, p, 16 + 100, "fatbin");
+	*wrapper = (typeof(*wrapper)){ 0x466243b1, 1, p, NULL };
+	expect_name(wrapper, p, 16 + 100, "the wrapper's fatbin");
+	memcpy(p, ".version 8.0\n", 14);
+	expect_name(p, p, 13, "PTX");
+	memcpy(p, "ab", 3);
+	expect_name(p, p, 2, "short text");
+	free(wrapper);
+	guarded_free(&g);
+}
 
-	memcpy(fatbin + 8, &fat_size, 8);
-	cr_assert_eq(gg_audit_image_length(fatbin, &start), 16 + 100);
-	cr_assert_eq(gg_audit_image_length(&wrapper, &start), 16 + 100);
-	cr_assert_eq(start, fatbin, "the wrapper's data is what is hashed");
-	cr_assert_eq(gg_audit_image_length(".version 8.0\n", &start), 13);
-	cr_assert_eq(gg_audit_image_length("ab", &start), 2, "short text is read no further");
+/* The driver may take an image reading less than its headers claim (an
+ * empty table's offset, tables it never reads): naming it reads as far as
+ * the memory goes, through a fault-safe copy, and never faults. Each image
+ * ends right before a PROT_NONE page. */
+Test(audit, an_image_whose_headers_claim_more_than_is_mapped_is_named_without_a_fault)
+{
+	const uint64_t gib = UINT64_C(1) << 30;
+	struct guarded g;
+	unsigned char *p;
+	size_t n = 64 + 2 * 64;
+
+	/* An empty program header table far away claims nothing. */
+	p = guarded_at(&g, n, n);
+	elf_header(p, 64, 2, gib, 0, 56);
+	expect_name(p, p, n, "e_phoff 1 GiB, no program headers");
+	elf_header(p, 64, 2, UINT64_MAX - 8, 0, 56);
+	expect_name(p, p, n, "e_phoff near the end of the address space, none");
+	elf_header(p, 64, 2, 64, 0, 0xffff);
+	expect_name(p, p, n, "e_phentsize 65535, none");
+	elf_header(p, gib, 0, 64 + 64, 2, 32);
+	expect_name(p, p, n, "e_shoff 1 GiB, no section headers");
+	/* Tables that are not there: the hash ends where the memory does. */
+	elf_header(p, 64, 2, gib, 3, 56);
+	expect_name(p, p, n, "e_phoff 1 GiB, 3 program headers");
+	elf_header(p, 64, 2, UINT64_MAX - 8, 3, 56);
+	expect_name(p, p, n, "program headers past the end of the address space");
+	elf_header(p, 64, 0xffff, 0, 0, 0);
+	expect_name(p, p, n, "e_shnum 65535");
+	elf_header(p, gib, 2, 0, 0, 0);
+	expect_name(p, p, n, "e_shoff 1 GiB");
+	guarded_free(&g);
+	/* Fatbins claiming more than there is, and the largest sizes. */
+	n = 16 + 64;
+	p = guarded_at(&g, n, n);
+	fatbin_header(p, 16, gib);
+	expect_name(p, p, n, "fat_size 1 GiB");
+	fatbin_header(p, 16, UINT64_MAX);
+	expect_name(p, p, n, "fat_size 2^64 - 1");
+	fatbin_header(p, 0xffff, 64);
+	expect_name(p, p, n, "header_size 65535");
+	guarded_free(&g);
+	/* Text with no NUL before the unreadable page. */
+	p = guarded_at(&g, 100, 100);
+	memset(p, 'x', 100);
+	expect_name(p, p, 100, "text without its NUL");
+	guarded_free(&g);
+	/* A header cut short by the page: what there is. */
+	p = guarded_at(&g, 10, 10);
+	memcpy(p, "\x7f" "ELF\x02", 5);
+	expect_name(p, p, 0, "an ELF header of 10 bytes");
+	guarded_free(&g);
+}
+
+/* Where process_vm_readv is refused (a seccomp filter, as Docker's default
+ * profile has without CAP_SYS_PTRACE), the bytes are read through a pipe:
+ * the same names, and still no fault. */
+Test(audit, images_are_named_the_same_where_process_vm_readv_is_refused)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+	const size_t n = 2 * 4096 + 64 + 7 * 64;
+	struct guarded g;
+	unsigned char *p = guarded_at(&g, n, n);
+	char before[GG_AUDIT_NAME_MAX], after[GG_AUDIT_NAME_MAX];
+
+	for (size_t i = 64; i < n; i++)
+		p[i] = (unsigned char)(i * 7);
+	elf_header(p, 2 * 4096 + 64, 7, UINT64_C(1) << 30, 2, 56);
+	gg_audit_name_image(p, true, before, sizeof(before));
+	cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+	errno = 0;
+	gg_audit_name_image(p, true, after, sizeof(after));
+	cr_expect_eq(errno, 0, "the host's errno is its own");
+	cr_expect_str_eq(after, before);
+	expect_name(p, p, n, "read through the pipe, up to the unreadable page");
+	guarded_free(&g);
+}
+
+/* Images in memory whose headers claim more than there is, each ending
+ * right before a PROT_NONE page (apps/app-images.c), loaded by
+ * cuModuleLoadData, cuModuleLoadDataEx, cuLibraryLoadData and
+ * cuModuleLoadFatBinary: the same result with the shim as without, and no
+ * crash either way. The fake driver takes what it needs no more of than is
+ * there (an empty header table far away claims nothing), and refuses an
+ * image whose headers claim what the memory does not hold
+ * (CUDA_ERROR_INVALID_IMAGE) rather than fault on it. */
+Test(audit, images_whose_headers_claim_more_than_is_there_load_the_same_with_the_shim)
+{
+	static const char *const taken[] = { "cubin", "fatbin-elf", "wrapper", "fatbin-ptx", "ptx",
+					     "cubin-phoff-1gib-none", "cubin-phoff-max-none",
+					     "cubin-phentsize-max-none" };
+	static const char *const refused[] = { "cubin-phoff-1gib", "cubin-shoff-1gib",
+					       "cubin-shoff-1gib-none", "cubin-shnum-max",
+					       "fatbin-ptx-1gib", "wrapper-1gib", "fatbin-size-2tib",
+					       "fatbin-header-max", "fatbin-entry-past-end" };
+	static const char *const calls[] = { "cuModuleLoadData", "cuModuleLoadDataEx",
+					     "cuLibraryLoadData", "cuModuleLoadFatBinary" };
+	struct gg_run plain;
+	struct gg_app_run a;
+	char line[128], *out, *names;
+
+	gg_run(&plain, GG_RUN_FAKE, NULL, (const char *[]){ APP("app-images"), NULL });
+	cr_assert_eq(gg_run_exit(&plain), 0, "%s", plain.err);
+	gg_app_run(&a, APP("app-images"), NULL, (const char *[]){ NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_str_eq(a.r.out, plain.out);
+	/* Each line found whole: the output with a newline before it. */
+	out = malloc(strlen(plain.out) + 2);
+	cr_assert(out);
+	sprintf(out, "\n%s", plain.out);
+	for (size_t c = 0; c < GG_ARRAY_SIZE_T(calls); c++) {
+		for (size_t i = 0; i < GG_ARRAY_SIZE_T(taken); i++) {
+			snprintf(line, sizeof(line), "\n%s %s: 0\n", taken[i], calls[c]);
+			cr_expect_neq(strstr(out, line), NULL, "%s", line + 1);
+		}
+		for (size_t i = 0; i < GG_ARRAY_SIZE_T(refused); i++) {
+			snprintf(line, sizeof(line), "\n%s %s: 200\n", refused[i], calls[c]);
+			cr_expect_neq(strstr(out, line), NULL, "%s", line + 1);
+		}
+	}
+	free(out);
+	/* Loaded ones are named by hash, refused ones by address. */
+	names = json(&a, "sorted(set(m['name'][:6] for m in j['modules']))");
+	cr_expect_str_eq(names, "['image:', 'image@']");
+	free(names);
+	gg_run_free(&plain);
+	gg_app_run_free(&a);
 }
 
 /* A successful lookup, or a load of an image that runs here, does not

@@ -9,6 +9,8 @@
 
 #include "harness.h"
 
+#define GG_ARRAY_SIZE_T(a) (sizeof(a) / sizeof((a)[0]))
+
 #define RZ GG_APPS "/app-redzone"
 
 /* One run with GPUGUARD_EXITCODE=86, 64-byte bands, and a summary and a
@@ -24,8 +26,10 @@ struct forked {
 enum { BY_PRELOAD, BY_COMMAND };
 
 /* @prog run with the shim preloaded by the harness (BY_PRELOAD), or by the
- * gpuguard command with the same settings as its options (BY_COMMAND). */
-static void run_forked_by(struct forked *f, int how, const char *prog, const char *const *args)
+ * gpuguard command with the same settings as its options (BY_COMMAND); @more
+ * (may be NULL) adds variables to the harness's. */
+static void run_forked_with(struct forked *f, int how, const char *prog, const char *const *args,
+			    const char *const *more)
 {
 	const char *argv[32];
 	char pattern[128], json[128], metrics[128];
@@ -49,15 +53,25 @@ static void run_forked_by(struct forked *f, int how, const char *prog, const cha
 	argv[n] = NULL;
 	if (how == BY_COMMAND)
 		gg_run(&f->r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL }, argv);
-	else
-		gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE,
-		       (const char *[]){ f->env_json, f->env_metrics, "GPUGUARD_REDZONE=64",
-					 "GPUGUARD_EXITCODE=86", "GG_TEST_PTX=" GG_PTX, NULL },
-		       argv);
+	else {
+		const char *env[16] = { f->env_json, f->env_metrics, "GPUGUARD_REDZONE=64",
+					"GPUGUARD_EXITCODE=86", "GG_TEST_PTX=" GG_PTX };
+		size_t k = 5;
+
+		for (; more && *more && k < 15; more++)
+			env[k++] = *more;
+		env[k] = NULL;
+		gg_run(&f->r, GG_RUN_SHIM | GG_RUN_FAKE, env, argv);
+	}
 	snprintf(pattern, sizeof(pattern), "%s/s.*.json", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
 	snprintf(pattern, sizeof(pattern), "%s/m.*.prom", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->metrics), GLOB_ABORTED);
+}
+
+static void run_forked_by(struct forked *f, int how, const char *prog, const char *const *args)
+{
+	run_forked_with(f, how, prog, args, NULL);
 }
 
 static void run_forked(struct forked *f, const char *prog, const char *const *args)
@@ -292,4 +306,142 @@ Test(fork, an_exit_from_inside_a_hook_ends_the_process_unreported)
 	cr_assert_eq(f.files.gl_pathc, 0, "%s", f.r.err);
 	cr_assert_str_eq(f.r.err, "");
 	forked_free(&f);
+}
+
+/* ---- children of a threaded process (apps/app-fork-storm.c) ---- */
+
+#define STORM GG_APPS "/app-fork-storm"
+
+/* How many items of each_summary()'s @list are @item. */
+static unsigned items_equal(const char *list, const char *item)
+{
+	unsigned n = 0;
+	size_t len = strlen(item);
+
+	for (const char *p = list; *p; p = strchr(p, ';') + 1)
+		n += !strncmp(p, item, len) && p[len] == ';';
+	return n;
+}
+#define FILLER GG_APPS "/libfork-filler.so"
+
+/* glibc does not reset the lock of the dynamic loader's list of objects in a
+ * forked child: a thread that walked the list (dl_iterate_phdr) when another
+ * forked leaves it locked there for good. Here one stays inside the walk
+ * while the children are forked: whatever a child's call and exit need, they
+ * must not wait for that lock. Each child is given 20 s (apps/app-fork-storm.c). */
+Test(fork, a_child_forked_while_a_thread_walks_the_loaders_list_calls_the_driver_and_exits)
+{
+	/* The parent set up before the fork, or never: then the child is the
+	 * first to call the driver, and sets the shim up itself. */
+	const char *const runs[][5] = {
+		{ "init", "hold", "forks:3:alloc", "release", NULL },
+		{ "hold", "forks:3:alloc", "release", NULL },
+	};
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE_T(runs); i++) {
+		struct forked f;
+		char *v;
+
+		run_forked(&f, STORM, runs[i]);
+		assert_out(&f.r, "forks: 3 exited 0, 0 hung, 0 otherwise\n");
+		cr_assert_eq(gg_run_exit(&f.r), 0, "%s", f.r.err);
+		/* Each child, ended by _exit, exit and _Exit, reported its own
+		 * allocation; the parent that called the driver its own none. */
+		cr_assert_eq(f.files.gl_pathc, i == 0 ? 4 : 3, "%s", f.r.err);
+		v = each_summary(&f, "j['allocations']['calls']");
+		cr_assert_eq(items_equal(v, "1"), 3, "%s: %s", v, f.r.err);
+		free(v);
+		forked_free(&f);
+	}
+}
+
+/* There a call site is found by GCC's unwinder, which finds unwind tables
+ * without the loader's list (libunwind walks it); the program has it loaded
+ * (a C++ program always does; this C one loads it). */
+Test(fork, such_a_child_finds_its_call_sites_with_gccs_unwinder)
+{
+	struct forked f;
+	char *v;
+
+	run_forked_with(&f, BY_PRELOAD, STORM,
+			(const char *[]){ "load:libgcc_s.so.1", "init", "hold", "forks:1:miss",
+					  "forks:1:trace", "release", NULL },
+			(const char *[]){ "GPUGUARD_REDZONE_TRACE_IDX=0", NULL });
+	/* The miss is an error of the child's own: its status is GPUGUARD_EXITCODE's 86. */
+	assert_out(&f.r, "forks: 0 exited 0, 0 hung, 1 otherwise\nforks: 1 exited 0, 0 hung, 0 otherwise\n");
+	cr_assert_neq(strstr(f.r.err, "child 0 ended with status 0x5600"), NULL, "%s", f.r.err);
+	cr_assert_eq(gg_run_exit(&f.r), 1, "%s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 3, "%s", f.r.err);
+	/* The missing kernel's site is the program's frame that asked. */
+	v = each_summary(&f, "[r['site']['symbol'].split('+')[0] for r in j['unresolved']]");
+	cr_assert(strstr(v, "['fork_child_work'];"), "%s", v);
+	free(v);
+	/* The traced allocation's stack goes through that frame too. */
+	cr_assert_neq(strstr(f.r.err, "was made at:"), NULL, "%s", f.r.err);
+	cr_assert_neq(strstr(f.r.err, " fork_child_work+0x"), NULL, "%s", f.r.err);
+	forked_free(&f);
+}
+
+/* Without such an unwinder a site that needs an unwind is unknown there, and
+ * the child still exits; the log says why at verbosity 2. (A sanitizer's
+ * runtime loads libgcc_s: there the site is found, as above.) */
+Test(fork, without_gccs_unwinder_such_a_child_leaves_its_sites_unknown_and_says_why)
+{
+	struct forked f;
+	bool gcc;
+	char *v;
+
+	run_forked_with(&f, BY_PRELOAD, STORM,
+			(const char *[]){ "gcc", "init", "hold", "forks:1:miss", "release", NULL },
+			(const char *[]){ "GPUGUARD_VERBOSITY=2", NULL });
+	gcc = strstr(f.r.out, "libgcc_s: loaded\n") != NULL;
+	assert_out(&f.r, "forks: 0 exited 0, 0 hung, 1 otherwise\n");
+	cr_assert_neq(strstr(f.r.err, "child 0 ended with status 0x5600"), NULL, "%s", f.r.err);
+	cr_assert_eq(gg_run_exit(&f.r), 1, "%s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 2, "%s", f.r.err);
+	v = each_summary(&f, "[r['site']['symbol'] or r['site']['address'] for r in j['unresolved']]");
+	cr_assert(strstr(v, gcc ? "['fork_child_work+0x" : "['0x0'];"), "%s", v);
+	free(v);
+	cr_assert_eq(gg_count_lines(f.r.err, "call sites in this process are not unwound"), gcc ? 0 : 1,
+		     "%s", f.r.err);
+	cr_assert_eq(gg_count_lines(f.r.err, "caching allocators loaded in this process are not looked for"),
+		     1, "%s", f.r.err);
+	forked_free(&f);
+}
+
+/* The issue's storm: threads that keep the loader's locks busy (walking its
+ * list, loading and unloading a library) and call the driver, while the main
+ * thread forks a few hundred children that each make one driver call and
+ * end with _exit, exit or _Exit. No child may hang, and the program's output
+ * and status are what they are without the shim. Each child is given 20 s. */
+Test(fork, children_of_a_threaded_process_that_call_the_driver_and_exit_never_hang)
+{
+	const char *const runs[][6] = {
+		{ "init", "hammer:2:" FILLER, "forks:300:alloc", "calm", NULL },
+		{ "hammer:2:" FILLER, "forks:60:alloc", "calm", NULL },
+	};
+	const char *const outs[] = { "forks: 300 exited 0, 0 hung, 0 otherwise\n",
+				     "forks: 60 exited 0, 0 hung, 0 otherwise\n" };
+	const size_t files[] = { 301, 60 }; /* the children's, and the parent's that called the driver */
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE_T(runs); i++) {
+		struct forked f;
+		struct gg_run plain;
+		const char *argv[8] = { STORM };
+
+		run_forked(&f, STORM, runs[i]);
+		cr_assert_str_eq(f.r.out, outs[i], "%s", f.r.err);
+		cr_assert_eq(gg_run_exit(&f.r), 0, "%s", f.r.err);
+		/* Every child wrote its own summary, as at an exit(). */
+		cr_assert_eq(f.files.gl_pathc, files[i], "%zu summaries: %s", f.files.gl_pathc, f.r.err);
+		forked_free(&f);
+		if (i == 0) /* the smaller run says as much without the shim */
+			continue;
+		for (size_t k = 0; runs[i][k]; k++)
+			argv[k + 1] = runs[i][k];
+		gg_run(&plain, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL }, argv);
+		cr_assert_str_eq(plain.out, outs[i], "%s", plain.err);
+		cr_assert_eq(gg_run_exit(&plain), 0, "%s", plain.err);
+		gg_run_free(&plain);
+	}
 }

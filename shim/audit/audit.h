@@ -91,9 +91,11 @@ void gg_audit_atfork_child(void);
 /* Naming helpers (names.c), exposed for tests. */
 #define GG_AUDIT_NAME_MAX 256
 void gg_audit_name_file(const char *path, char *out, size_t cap);
-/* @loaded: the driver took it (a refused image is not read: named by address). */
+/* @loaded: the driver took it (a refused image is not read: named by address).
+ * A taken one is named by the hash of the bytes gg_image_bytes() hands over;
+ * by its address where none can be read safely. */
 void gg_audit_name_image(const void *image, bool loaded, char *out, size_t cap);
-size_t gg_audit_image_length(const void *image, const void **start);
+/* FNV-1a, 64-bit, of @len bytes: the hash of image names. */
 uint64_t gg_audit_hash(const void *data, size_t len);
 
 #endif

@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -603,6 +604,167 @@ int gg_image_read_file(const char *path, struct gg_image_info *out)
 	}
 	close(s.fd);
 	return finish(rc, out, saved_errno);
+}
+
+/* ---- the bytes of an image in memory, for its name ---- */
+
+/* Bytes copied at a time for a name's hash: a few pages per system call
+ * (one a page would cost half as much again as the hash itself). */
+#define WALK_CHUNK (4 * SAFE_PAGE)
+
+/* Where process_vm_readv is refused (Docker's default seccomp profile
+ * without CAP_SYS_PTRACE), the kernel still copies what write(2) is given,
+ * and an unreadable page is EFAULT there too: a page at a time into an empty
+ * non-blocking pipe (a write of up to a page fits whole, or fails whole),
+ * then back out. */
+struct walker {
+	pid_t pid;
+	int fds[2]; /* the pipe, once process_vm_readv was refused; -1 before */
+	void (*fn)(void *ctx, const void *bytes, size_t n);
+	void *ctx;
+};
+
+static ssize_t pipe_copy(struct walker *w, uintptr_t from, void *to, size_t n)
+{
+	ssize_t put = write(w->fds[1], (const void *)from, n), got;
+
+	if (put <= 0)
+		return put < 0 && errno != EFAULT ? -EPERM : -EFAULT;
+	got = read(w->fds[0], to, (size_t)put);
+	return got == put ? got : -EPERM;
+}
+
+/* Up to @n bytes at @from: how many, fewer where an unreadable page starts;
+ * -EFAULT when the first cannot be read, -EPERM when none can be safely. */
+static ssize_t walker_copy(struct walker *w, uintptr_t from, void *to, size_t n)
+{
+	size_t done = 0;
+	ssize_t got = -EFAULT;
+
+	while (done < n) {
+		uintptr_t at = from + done;
+		size_t want = n - done, room = SAFE_PAGE - (size_t)(at % SAFE_PAGE);
+
+		if (at < from) /* past the end of the address space */
+			break;
+		if (w->fds[0] < 0) {
+			got = safe_copy(w->pid, at, (unsigned char *)to + done, want);
+			/* The kernel may fail a copy that starts well, at an unreadable
+			 * page further on: then the rest of this page alone. */
+			if (got == -EFAULT && want > room)
+				got = safe_copy(w->pid, at, (unsigned char *)to + done, room);
+			if (got == -EPERM && !pipe2(w->fds, O_CLOEXEC | O_NONBLOCK))
+				continue;
+		} else {
+			got = pipe_copy(w, at, (unsigned char *)to + done, want < room ? want : room);
+		}
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+	}
+	return done ? (ssize_t)done : got < 0 ? got : -EFAULT;
+}
+
+/* Hand over the @len bytes at @from (@text: up to the first NUL, which is
+ * not handed over). 0, -EFAULT, -EPERM. */
+static int walk(struct walker *w, uintptr_t from, uint64_t len, bool text)
+{
+	unsigned char buf[WALK_CHUNK];
+
+	while (len) {
+		size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+		ssize_t got = walker_copy(w, from, buf, n);
+		const unsigned char *nul;
+
+		if (got < 0)
+			return (int)got;
+		if (text && (nul = memchr(buf, 0, (size_t)got))) {
+			w->fn(w->ctx, buf, (size_t)(nul - buf));
+			return 0;
+		}
+		w->fn(w->ctx, buf, (size_t)got);
+		if ((size_t)got < n) /* the memory ends before the image does */
+			return -EFAULT;
+		from += (uintptr_t)got;
+		if (!text)
+			len -= (uint64_t)got;
+	}
+	return 0;
+}
+
+/* @a + @b, or UINT64_MAX where that overflows: as far as anything reaches. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* What an ELF image holds, from its 64-byte header: a table counts only if
+ * it has entries (an empty one's offset points at nothing that is read). */
+static uint64_t elf_extent(const unsigned char *h)
+{
+	uint64_t end = ELF_HEADER;
+	uint64_t phoff = ld64(h + 0x20), shoff = ld64(h + 0x28);
+	unsigned phentsize = ld16(h + 0x36), phnum = ld16(h + 0x38);
+	unsigned shentsize = ld16(h + 0x3a), shnum = ld16(h + 0x3c);
+	uint64_t ph_end = add_sat(phoff, (uint64_t)phentsize * phnum);
+	uint64_t sh_end = add_sat(shoff, (uint64_t)shentsize * shnum);
+
+	if (phnum && phentsize && ph_end > end)
+		end = ph_end;
+	if (shnum && shentsize && sh_end > end)
+		end = sh_end;
+	return end;
+}
+
+static int walk_image(struct walker *w, uintptr_t at)
+{
+	unsigned char h[ELF_HEADER];
+	/* The headers at once: as many of their bytes as there are. */
+	ssize_t got = walker_copy(w, at, h, sizeof(h));
+	uint32_t magic = 0;
+
+	if (got < 0)
+		return (int)got;
+	/* A text shorter than a magic ends at its NUL. */
+	if (got >= 4 && memchr(h, 0, 4) == NULL)
+		magic = ld32(h);
+	if (magic == FATBIN_WRAPPER_MAGIC) {
+		uintptr_t data;
+
+		if (got < 8 + (ssize_t)sizeof(data))
+			return -EFAULT;
+		memcpy(&data, h + 8, sizeof(data));
+		at = data;
+		got = walker_copy(w, at, h, FATBIN_HEADER);
+		if (got < 0)
+			return (int)got;
+		magic = got >= 4 ? ld32(h) : 0;
+		if (magic != FATBIN_MAGIC)
+			return -EINVAL; /* the driver takes no such wrapper */
+	}
+	if (magic == FATBIN_MAGIC)
+		return got < FATBIN_HEADER ? -EFAULT
+					   : walk(w, at, add_sat(ld16(h + 6), ld64(h + 8)), false);
+	/* An ELF of 64 bits, its header whole; else text (a 32-bit ELF too:
+	 * the driver takes none). */
+	if (magic == 0x464c457fu && got > 4 && h[4] == 2)
+		return got < ELF_HEADER ? -EFAULT : walk(w, at, elf_extent(h), false);
+	return walk(w, at, UINT64_MAX, true);
+}
+
+int gg_image_bytes(const void *image, void (*fn)(void *ctx, const void *bytes, size_t n),
+		   void *ctx)
+{
+	int saved_errno = errno;
+	struct walker w = { .pid = getpid(), .fds = { -1, -1 }, .fn = fn, .ctx = ctx };
+	int rc = image ? walk_image(&w, (uintptr_t)image) : -EFAULT;
+
+	if (w.fds[0] >= 0) {
+		close(w.fds[0]);
+		close(w.fds[1]);
+	}
+	errno = saved_errno; /* the host's errno is its own */
+	return rc;
 }
 
 static bool arch_runs_on(const struct gg_image_arch *a, unsigned cc)

@@ -47,6 +47,21 @@ int gg_image_read(const void *image, size_t size, struct gg_image_info *out);
  * -EIO when a read fails; open's -errno. */
 int gg_image_read_file(const char *path, struct gg_image_info *out);
 
+/* Hand @fn, in order and in pieces, the bytes that make up the image in
+ * memory at @image, whose extent is unknown (a name's hash, names.c): nvcc's
+ * wrapper is followed to its fatbin, which holds its header's header_size +
+ * fat_size bytes; an ELF (64-bit) holds its header and its section and program
+ * header tables, each if it has entries; anything else is text, up to its
+ * NUL. Every byte is read through a fault-safe copy (process_vm_readv, or
+ * where that is refused write(2) into a pipe), so bytes a header claims but
+ * the address space does not hold end the walk at the first unreadable one,
+ * never with a fault. 0 when every byte claimed was handed over, -EFAULT
+ * when the walk ended early, -EINVAL for a wrapper that leads to no fatbin,
+ * -EPERM when nothing can be read safely. Allocates nothing; opens a pipe
+ * only where process_vm_readv is refused. */
+int gg_image_bytes(const void *image, void (*fn)(void *ctx, const void *bytes, size_t n),
+		   void *ctx);
+
 /* Whether anything in @info can run on compute capability @cc (major * 10 +
  * minor): SASS of the same major at a minor not above the device's (an 'a'
  * arch only on exactly its own cc); PTX not newer than the device (an 'a' one

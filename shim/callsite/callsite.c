@@ -26,10 +26,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "callsite/elfsyms.h"
 #include "base/gg.h"
+#include "base/loader.h"
+#include "callsite/gccunwind.h"
 #include "callsite/runtime-syms.h"
 #include "driver/real.h"
 
@@ -70,6 +73,7 @@ static struct {
 	char exe[PATH_MAX]; /* the executable's full path; dladdr gives argv[0] */
 
 	atomic_uint_fast64_t unwinds; /* lock-free */
+	atomic_uint_fast64_t unwound_nothing; /* lock-free: no unwinder this process may use */
 	_Atomic uintptr_t sites[SITES]; /* lock-free: a slot is set once, from 0 */
 	struct chain chains[CHAINS];    /* lock-free: a slot is written once */
 
@@ -87,21 +91,28 @@ static struct {
 } callsite_state = { .config_once = PTHREAD_ONCE_INIT, .once = PTHREAD_ONCE_INIT,
 		    .runtime_once = PTHREAD_ONCE_INIT };
 
-/* The executable is the first object dl_iterate_phdr() reports. */
-static int find_exe(struct dl_phdr_info *info, size_t size, void *ctx)
+/* The executable's bias and first mapped page, from the program headers
+ * the kernel (or ld.so, when run as a command) put in the auxiliary vector:
+ * the loader's own rule (its PT_PHDR gives the bias), and no question to the
+ * loader, whose list a forked child may never get (base/loader.h). */
+static void find_exe(void)
 {
-	uintptr_t lowest = UINTPTR_MAX, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM);
+	uintptr_t lowest = UINTPTR_MAX, bias = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
-	(void)size;
-	(void)ctx;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lowest)
-			lowest = info->dlpi_phdr[i].p_vaddr;
-	callsite_state.exe_bias = info->dlpi_addr;
+	if (!ph)
+		return;
+	for (unsigned long i = 0; i < n; i++)
+		if (ph[i].p_type == PT_PHDR)
+			bias = (uintptr_t)ph - ph[i].p_vaddr;
+	for (unsigned long i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < lowest)
+			lowest = ph[i].p_vaddr;
+	callsite_state.exe_bias = bias;
 	/* dladdr's dli_fbase: the first mapped page (ld.so's l_map_start). */
 	if (lowest != UINTPTR_MAX)
-		callsite_state.exe_base = (void *)((info->dlpi_addr + lowest) & ~(page - 1));
-	return 1;
+		callsite_state.exe_base = (void *)((bias + lowest) & ~(page - 1));
 }
 
 /* At the first question, not at set-up: a process that chroots or gives up
@@ -111,7 +122,7 @@ static void configure_now(void)
 	ssize_t n = readlink("/proc/self/exe", callsite_state.exe, sizeof(callsite_state.exe) - 1);
 
 	callsite_state.exe[n > 0 ? n : 0] = '\0';
-	dl_iterate_phdr(find_exe, NULL);
+	find_exe();
 	/* Never configured (a unit test): nothing is skipped but the shim. */
 	gg_globs_parse(&callsite_state.skip,
 		       callsite_state.skip_objects_list ? callsite_state.skip_objects_list : "");
@@ -165,6 +176,19 @@ __attribute__((noinline)) int gg_callsite_frames(uintptr_t *pcs, int max)
 	int n = 0, walk = max < GG_CALLSITE_MAX_FRAMES ? max + 1 : GG_CALLSITE_MAX_FRAMES + 1;
 
 	atomic_fetch_add_explicit(&callsite_state.unwinds, 1, memory_order_relaxed);
+	/* A child forked while other threads ran: libunwind walks the loader's
+	 * list, which may be locked for good; GCC's unwinder may not need it. */
+	if (gg_loader_list_may_hang()) {
+		n = gg_gccunwind_frames(pcs, max);
+		if (n >= 0)
+			return n;
+		if (atomic_fetch_add_explicit(&callsite_state.unwound_nothing, 1,
+					      memory_order_relaxed) == 0)
+			gg_report_trace("call sites in this process are not unwound: it was forked "
+					"while other threads ran, so the dynamic loader's list may "
+					"stay locked, and no unwinder that does without it is loaded");
+		return 0;
+	}
 	pthread_once(&callsite_state.once, load_unwinder);
 #ifdef GG_HAVE_LIBUNWIND_H
 	if (callsite_state.fast_backtrace) {
@@ -517,6 +541,7 @@ void gg_callsite_get(uint32_t id, struct gg_callsite *cs)
 
 void gg_callsite_atfork_child(void)
 {
+	atomic_store(&callsite_state.unwound_nothing, 0);
 	/* A slot a thread of the parent was writing when it forked is written by
 	 * no one in the child: free it, or the child would wait for it forever. */
 	for (uint32_t i = 0; i < CHAINS; i++)

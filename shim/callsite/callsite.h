@@ -2,7 +2,8 @@
  * GPUGUARD_SKIP_OBJECTS, and outside the CUDA runtime linked statically into
  * the executable (GPUGUARD_SKIP_SYMBOLS), found by unwinding (SPEC §3).
  * libunwind is loaded privately on first use; glibc's backtrace() is the
- * fallback. */
+ * fallback; in a child forked while other threads ran, GCC's unwinder or
+ * none (callsite/gccunwind.h). */
 #ifndef GG_CALLSITE_H
 #define GG_CALLSITE_H
 

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "base/gg.h"
+#include "base/loader.h"
 #include "driver/real.h"
 
 enum driver_id {
@@ -42,7 +43,7 @@ static void *driver_handle(void)
 		return h;
 	anchor = gg_real_get(GG_ID_cuMemAlloc_v2);
 	/* "" is the executable: dlopen would answer with the global scope. */
-	if (!anchor || !(path = gg_real_object_name(anchor)) || !*path ||
+	if (!anchor || !gg_loader_may_open() || !(path = gg_real_object_name(anchor)) || !*path ||
 	    !(h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)))
 		return NULL;
 	if (!atomic_compare_exchange_strong(&device_state.driver, &expected, h)) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/gg.h"
+#include "base/loader.h"
 #include "driver/real.h"
 #include "report/report.h"
 
@@ -77,35 +78,50 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static int note_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	if (!object_holds(info, (uintptr_t)arg))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum && real_state.self.n < SELF_SEGMENTS; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+/* The linker's symbol for the shim's own ELF header, in its first segment. */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
-		if (ph->p_type == PT_LOAD) {
-			real_state.self.lo[real_state.self.n] = info->dlpi_addr + ph->p_vaddr;
-			real_state.self.len[real_state.self.n++] = ph->p_memsz;
-		}
-	}
-	return 1;
-}
-
+/* From the shim's own program headers, read in memory: no question to the
+ * loader, whose list a forked child may never get (base/loader.h). */
 static void resolve_once(void)
 {
-	dl_iterate_phdr(note_self, (void *)(uintptr_t)&resolve_once);
+	const char *self = (const char *)&__ehdr_start;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
+	uintptr_t bias = 0;
+	bool found = false;
+
+	/* The program headers lie past the header, outside the object the
+	 * compiler takes __ehdr_start for (UBSan's object-size check). */
+	__asm__("" : "+r"(self));
+	eh = (const ElfW(Ehdr) *)self;
+	ph = (const ElfW(Phdr) *)(self + eh->e_phoff);
+
+	/* The header is the first byte of the segment that maps file offset 0. */
+	for (int i = 0; i < eh->e_phnum && !found; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+			bias = (uintptr_t)eh - ph[i].p_vaddr;
+			found = true;
+		}
+	for (int i = 0; found && i < eh->e_phnum && real_state.self.n < SELF_SEGMENTS; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			real_state.self.lo[real_state.self.n] = bias + ph[i].p_vaddr;
+			real_state.self.len[real_state.self.n++] = ph[i].p_memsz;
+		}
 }
 
 /* The file name of the object holding @addr (NULL if none): dl_iterate_phdr
  * costs about 150 instructions an object loaded, where dladdr also searches
  * that object's symbol table for the nearest symbol (about 10 k in the fake
- * driver, more in NVIDIA's, which exports thousands). */
+ * driver, more in NVIDIA's, which exports thousands). dladdr where the
+ * loader's list may never be walkable (base/loader.h). */
 const char *gg_real_object_name(const void *addr)
 {
 	struct object_query q = { .addr = (uintptr_t)addr };
+	Dl_info info;
 
+	if (gg_loader_list_may_hang())
+		return dladdr(addr, &info) ? info.dli_fname : NULL;
 	dl_iterate_phdr(find_object, &q);
 	return q.name;
 }
@@ -152,6 +168,9 @@ static void pin(void *fn)
 {
 	const char *name;
 
+	/* Where dlopen may not be asked (base/loader.h), a later note tries again. */
+	if (atomic_load_explicit(&real_state.pinned, memory_order_relaxed) || !gg_loader_may_open())
+		return;
 	if (!atomic_exchange(&real_state.pinned, true) && (name = gg_real_object_name(fn)))
 		(void)dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
@@ -160,8 +179,10 @@ void gg_real_note(enum gg_hook_id id, void *fn)
 {
 	void *expected = NULL;
 
-	if (fn && !gg_real_in_shim(fn) &&
-	    atomic_compare_exchange_strong(&gg_real_fns[id], &expected, fn))
+	if (!fn || gg_real_in_shim(fn))
+		return;
+	if (atomic_compare_exchange_strong(&gg_real_fns[id], &expected, fn) ||
+	    !atomic_load_explicit(&real_state.pinned, memory_order_relaxed))
 		pin(fn);
 }
 
@@ -174,7 +195,7 @@ void *gg_real_resolve(enum gg_hook_id id)
 		return NULL;
 	/* Linked or RTLD_GLOBAL driver: the next definition after the shim. */
 	fn = real_dlsym(RTLD_NEXT, hook_names[id]);
-	if (!fn) {
+	if (!fn && gg_loader_may_open()) {
 		/* dlopen()ed RTLD_LOCAL: reachable only through its own handle. Never load it. */
 		h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 		if (h) {
@@ -193,7 +214,7 @@ void *gg_real_resolve(enum gg_hook_id id)
 static bool build_proc_table(const char *path, void *base)
 {
 	dlsym_fn real_dlsym = (dlsym_fn)gg_real_dlsym();
-	void *h = real_dlsym ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	void *h = real_dlsym && gg_loader_may_open() ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	bool found = false;
 
 	if (!h)

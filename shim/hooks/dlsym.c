@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "base/gg.h"
+#include "base/loader.h"
 #include "hooks/hooks.h"
 #include "start/start.h"
 
@@ -76,6 +77,10 @@ static void *lookup_in_callers_group(dlsym_fn real, const void *caller, const ch
 
 	if (!map || !map->l_name || !map->l_name[0])
 		return NULL; /* the executable: its scope is the global one */
+	/* A glibc handle is its link_map: for a caller that was dlopen()ed the
+	 * same lookup, where dlopen may not be asked (base/loader.h). */
+	if (!gg_loader_may_open())
+		return real(map, name);
 	h = dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD);
 	if (h) {
 		fn = real(h, name);

@@ -4,7 +4,10 @@
  * per-allocation switch is off, one WARN says so and names the switch.
  *
  * Checked when red zones are on: at allocations (cheaply: only when the
- * dynamic linker loaded something since the last look), at scans and at exit. */
+ * dynamic linker loaded something since the last look), at scans and at exit.
+ * Not in a child forked while other threads ran (base/loader.h): the walk
+ * could wait for ever for the loader's list. Its parent's answer stands
+ * there; what it loads itself goes unseen, which one TRACE line says. */
 #include "redzone/caching.h"
 
 #include <fnmatch.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "base/gg.h"
+#include "base/loader.h"
 #include "report/report.h"
 
 struct allocator {
@@ -42,6 +46,7 @@ static const struct allocator known[] = {
 static struct {
 	pthread_mutex_t lock;          /* guards @seen, and @adds' writes; taken with no other lock */
 	_Atomic unsigned long long adds; /* the dynamic linker's load count at the last look */
+	atomic_ulong skipped;          /* looks not made (base/loader.h); lock-free */
 	bool seen[GG_ARRAY_SIZE(known)];
 } caching_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -103,6 +108,13 @@ void gg_redzone_caching_check(void)
 	struct walk w = { 0 };
 	bool warn[GG_ARRAY_SIZE(known)] = { false };
 
+	if (gg_loader_list_may_hang()) {
+		if (atomic_fetch_add_explicit(&caching_state.skipped, 1, memory_order_relaxed) == 0)
+			gg_report_trace("caching allocators loaded in this process are not looked "
+					"for: it was forked while other threads ran, so the dynamic "
+					"loader's list may stay locked; its parent's answer stands");
+		return;
+	}
 	/* The look takes no lock of ours: nothing loaded, nothing to write. */
 	dl_iterate_phdr(visit, &w);
 	if (!w.changed)
@@ -146,4 +158,5 @@ void gg_redzone_caching_atfork_child(void)
 {
 	/* The child has its parent's objects, and says nothing its parent said. */
 	pthread_mutex_init(&caching_state.lock, NULL);
+	atomic_store(&caching_state.skipped, 0);
 }

@@ -1,5 +1,7 @@
 /* Start-up: nothing happens at load time beyond what the dynamic linker does
- * (and noting the time, for after:S). The first hooked call sets the shim up
+ * (and noting the time, for after:S, and registering base/loader.c's fork
+ * handlers, which only note whether other threads ran). The first hooked call
+ * sets the shim up
  * (configuration, log, exit and fork handlers, the watcher), so a process
  * that never calls the driver sees no trace of it. */
 #include "start/start.h"

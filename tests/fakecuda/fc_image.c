@@ -21,6 +21,13 @@
  * unsigned long long *data; void *filename_or_fatbins;} points to such a
  * container.
  *
+ * An image in memory comes with no size (cuModuleLoadData and its kin): its
+ * own headers say how far it reaches, and a driver that reads what they say
+ * would fault on bytes that are not there. The fake asks the kernel first
+ * whether they can be read, and answers CUDA_ERROR_INVALID_IMAGE for an image
+ * that claims what the address space does not hold (a header table with no
+ * entries claims nothing).
+ *
  * Which code runs on the device (compute capability 9.0, FC_SM_VERSION 90):
  * SASS (an ELF cubin, or a fatbin's ELF entry) built for the same major
  * version and a minor version no higher than the device's (sm_90 only, here);
@@ -48,10 +55,13 @@
 #include "fc_internal.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #ifndef EM_CUDA
 #define EM_CUDA 190
@@ -99,6 +109,48 @@ static bool starts_with(const unsigned char *p, size_t size, const unsigned char
             return false;
         if (p[i] != magic[i])
             return false;
+    }
+    return true;
+}
+
+/*
+ * Whether the @n bytes at @p can all be read, asked of the kernel: one byte
+ * of each page through process_vm_readv, which reports an unmapped or
+ * PROT_NONE page instead of faulting on it. Where the call is refused (a
+ * seccomp filter) the bytes are taken as there.
+ */
+static bool readable(const void *p, uint64_t n)
+{
+    const uintptr_t page = 4096;
+    uintptr_t from = (uintptr_t)p, last;
+    unsigned char sink[256];
+    struct iovec local = {sink, 0}, remote[256];
+
+    if (!n)
+        return true;
+    if (n - 1 > UINTPTR_MAX - from)
+        return false;
+    last = from + (uintptr_t)(n - 1);
+    for (uintptr_t at = from; at <= last;) {
+        size_t k = 0;
+        for (; k < 256; k++) {
+            remote[k] = (struct iovec){(void *)at, 1};
+            uintptr_t next = (at & ~(page - 1)) + page;
+            if (next == 0 || next > last) {
+                k++;
+                at = last + 1;
+                break;
+            }
+            at = next;
+        }
+        local.iov_len = k;
+        ssize_t got = process_vm_readv(getpid(), &local, 1, remote, k, 0);
+        if (got < 0 && (errno == EPERM || errno == ENOSYS))
+            return true;
+        if (got != (ssize_t)k)
+            return false;
+        if (at == 0) /* the last page of the address space was read */
+            break;
     }
     return true;
 }
@@ -529,17 +581,22 @@ static CUresult parse_ptx(const char *t, size_t len, fc_image *img, bool check_t
 
 /*
  * The extent of an ELF image whose size the caller does not know: the end of
- * the section or program header table, whichever is later (nvcc and ptxas put
- * the section headers last).
+ * the section or program header table, whichever is later (ptxas puts the
+ * program headers last), each only if it has entries; UINT64_MAX when that
+ * passes the end of the address space.
  */
-static size_t elf_extent(const unsigned char *p)
+static uint64_t elf_extent(const unsigned char *p)
 {
     Elf64_Ehdr eh;
     memcpy(&eh, p, sizeof eh);
-    uint64_t sh_end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
-    uint64_t ph_end = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
-    uint64_t end = sh_end > ph_end ? sh_end : ph_end;
-    return end < sizeof eh ? sizeof eh : (size_t)end;
+    uint64_t end = sizeof eh;
+    uint64_t sh_size = (uint64_t)eh.e_shnum * eh.e_shentsize;
+    uint64_t ph_size = (uint64_t)eh.e_phnum * eh.e_phentsize;
+    if (sh_size && (eh.e_shoff > UINT64_MAX - sh_size || eh.e_shoff + sh_size > end))
+        end = eh.e_shoff > UINT64_MAX - sh_size ? UINT64_MAX : eh.e_shoff + sh_size;
+    if (ph_size && (eh.e_phoff > UINT64_MAX - ph_size || eh.e_phoff + ph_size > end))
+        end = eh.e_phoff > UINT64_MAX - ph_size ? UINT64_MAX : eh.e_phoff + ph_size;
+    return end;
 }
 
 #define NVINFO_KPARAM_INFO 0x17
@@ -692,7 +749,7 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img,
 {
     static atomic_bool warned_compressed, warned_deferred;
 
-    if (size && size < 16)
+    if ((size && size < 16) || (!size && !readable(p, 16)))
         return CUDA_ERROR_INVALID_IMAGE;
     uint16_t version = ld16(p + 4);
     uint16_t hdr = ld16(p + 6);
@@ -700,7 +757,7 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img,
     if (version != 1 || hdr < 16 || fat > ((uint64_t)1 << 40))
         return CUDA_ERROR_INVALID_IMAGE;
     uint64_t total = hdr + fat;
-    if (size && total > size)
+    if ((size && total > size) || (!size && !readable(p, total)))
         return CUDA_ERROR_INVALID_IMAGE;
 
     const unsigned char *best_elf = NULL, *best_ptx = NULL, *other = NULL;
@@ -800,19 +857,21 @@ static CUresult parse_image(const void *image, size_t size, fc_image *out, bool 
     out->no_binary = false;
 
     if (starts_with(p, size, elf_magic, 4)) {
-        if (!size)
-            size = elf_extent(p);
-        rc = parse_elf(p, size, out, defer);
+        if (!size) {
+            uint64_t extent = readable(p, sizeof(Elf64_Ehdr)) ? elf_extent(p) : 0;
+            size = extent && extent <= SIZE_MAX && readable(p, extent) ? (size_t)extent : 0;
+        }
+        rc = size ? parse_elf(p, size, out, defer) : CUDA_ERROR_INVALID_IMAGE;
     } else if (starts_with(p, size, fatbin_magic, 4)) {
         rc = parse_fatbin(p, size, out, defer);
     } else if (starts_with(p, size, wrapper_magic, 4)) {
         /* __fatBinC_Wrapper_t: {int magic; int version; data; filename_or_fatbins} */
         const unsigned char *data;
-        if (size && size < 16)
+        if ((size && size < 16) || (!size && !readable(p, 16)))
             rc = CUDA_ERROR_INVALID_IMAGE;
         else {
             memcpy(&data, p + 8, sizeof data);
-            if (!data || !starts_with(data, 0, fatbin_magic, 4))
+            if (!data || !readable(data, 4) || !starts_with(data, 0, fatbin_magic, 4))
                 rc = CUDA_ERROR_INVALID_IMAGE;
             else
                 rc = parse_fatbin(data, 0, out, defer);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1364,6 +1365,56 @@ Test(fakecuda, a_cubin_without_nv_info_has_the_fake_kernels_parameters_or_none)
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(p + 31), 0x3c);
     free(copy);
+    OK(cuLinkDestroy(link));
+}
+
+/*
+ * An image in memory has no size but what its headers say: one placed to end
+ * right before a PROT_NONE page loads, and an empty program header table far
+ * away claims nothing; headers claiming bytes past that page are
+ * CUDA_ERROR_INVALID_IMAGE, never a fault (a driver that read them would fault).
+ */
+Test(fakecuda, an_image_claiming_bytes_the_memory_does_not_hold_is_invalid_not_a_fault)
+{
+    CUmodule m;
+    void *cubin;
+    size_t size, page = (size_t)sysconf(_SC_PAGESIZE);
+    primary();
+    CUlinkState link = link_ptx((const char *[]){FAKECUDA_PTX, NULL}, &cubin, &size);
+    size_t span = (size + page - 1) / page * page + page;
+    unsigned char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(base != MAP_FAILED);
+    cr_assert_eq(mprotect(base + span - page, page, PROT_NONE), 0);
+    unsigned char *at = base + span - page - size;
+    uint64_t gib = UINT64_C(1) << 30, shoff;
+    uint16_t n;
+
+    memcpy(at, cubin, size);
+    OK(cuModuleLoadData(&m, at));
+    OK(cuModuleUnload(m));
+    memcpy(at + 0x20, &gib, 8); /* e_phoff: an empty table */
+    OK(cuModuleLoadData(&m, at));
+    OK(cuModuleUnload(m));
+    n = 56;
+    memcpy(at + 0x36, &n, 2);
+    n = 2;
+    memcpy(at + 0x38, &n, 2); /* ... and now one of two entries */
+    EXPECT(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, at));
+    memcpy(at, cubin, size);
+    memcpy(&n, at + 0x3c, 2);
+    n++; /* one section header more than there is */
+    memcpy(at + 0x3c, &n, 2);
+    EXPECT(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, at));
+    memcpy(at, cubin, size);
+    memcpy(&shoff, at + 0x28, 8);
+    shoff += page;
+    memcpy(at + 0x28, &shoff, 8);
+    EXPECT(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, at));
+    /* A fatbin whose size reaches past the page. */
+    unsigned char fatbin[16] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0, 64};
+    memcpy(base + span - page - sizeof(fatbin), fatbin, sizeof(fatbin));
+    EXPECT(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, base + span - page - sizeof(fatbin)));
+    munmap(base, span);
     OK(cuLinkDestroy(link));
 }
 

@@ -1,0 +1,368 @@
+/* Forked children of a threaded process, for the fork tests: whatever the
+ * parent's threads hold when it forks (the dynamic loader's lock, above all),
+ * a child that calls the driver and exits must exit. Each argument is a step:
+ *   init             cuInit, the primary context made current, and
+ *                    GG_TEST_PTX loaded: the shim set up before any fork
+ *   load:LIB         dlopen LIB, kept (libgcc_s.so.1: GCC's unwinder)
+ *   gcc              print "libgcc_s: loaded" or "libgcc_s: absent" (a
+ *                    sanitizer's runtime loads it)
+ *   hold             a thread enters dl_iterate_phdr and stays inside its
+ *                    callback (the loader's list locked) until release
+ *   release          let it out, and join it
+ *   hammer:T:LIB     T threads that keep the loader's locks busy: each in
+ *                    turn walks the loaded objects with dl_iterate_phdr
+ *                    (lingering in the callback), and dlopen()s and
+ *                    dlclose()s LIB; and one thread that allocates and frees
+ *                    device memory (after init)
+ *   calm             stop and join the hammer threads
+ *   forks:N:WORK     fork N children one after another, each doing WORK and
+ *                    then ending, in turn, with _exit(0), exit(0) and _Exit(0);
+ *                    each is waited for up to 20 s (a child still there then
+ *                    is a hang: killed, and no more are forked). WORK: alloc
+ *                    (one cuMemAlloc_v2 of 64 bytes, kept), miss (a lookup of
+ *                    a kernel GG_TEST_PTX lacks) or trace (an allocation
+ *                    whose stack GPUGUARD_REDZONE_TRACE_IDX asks for). A child
+ *                    of a parent without init sets the driver up first.
+ *                    Prints "forks: N exited 0, H hung, O otherwise".
+ * Exits 0, or 1 when a child hung or did not exit 0.
+ *
+ * Two things that could hang a child without the shim never run across a
+ * fork (a lock held by the threads that do them, taken by the forking
+ * thread): a dlclose, which runs __cxa_finalize under glibc's lock of the
+ * exit handlers, a lock glibc does not reset in the child, where exit()
+ * takes it; and, under AddressSanitizer, whatever allocates host memory
+ * (dlopen, the driver calls; a thread's start, waited for before forking):
+ * GCC 12's runtime does not take its allocator's locks around fork().
+ * Walking the objects takes neither. */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+#ifndef ASAN
+#define ASAN 0
+#endif
+
+#define MAX_HAMMERS 8
+#define HANG_SECONDS 20
+
+static struct {
+	bool ready;        /* init ran: the driver is set up here */
+	CUmodule module;
+	/* hold */
+	pthread_t holder;
+	pthread_mutex_t hold_lock;
+	pthread_cond_t hold_cond;
+	bool inside, let_go;
+	/* hammer */
+	pthread_t hammers[MAX_HAMMERS + 1];
+	unsigned nhammers;
+	atomic_bool stop;
+	atomic_uint started; /* threads past their first round: done setting up */
+	const char *lib;
+	/* Held by a thread while it dlcloses, and under ASan while it
+	 * allocates; by the forking thread around fork(). */
+	pthread_mutex_t gate;
+} app = { .hold_lock = PTHREAD_MUTEX_INITIALIZER, .hold_cond = PTHREAD_COND_INITIALIZER,
+	  .gate = PTHREAD_MUTEX_INITIALIZER };
+
+static void check(CUresult rc, const char *what)
+{
+	if (rc != CUDA_SUCCESS) {
+		fprintf(stderr, "app-fork-storm: %s: %d\n", what, (int)rc);
+		exit(2);
+	}
+}
+
+static void setup_driver(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	const char *ptx = getenv("GG_TEST_PTX");
+
+	check(cuInit(0), "cuInit");
+	check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	if (!ptx) {
+		fprintf(stderr, "app-fork-storm: GG_TEST_PTX is not set\n");
+		exit(2);
+	}
+	check(cuModuleLoad(&app.module, ptx), "cuModuleLoad");
+	app.ready = true;
+}
+
+/* ---- hold ---- */
+
+static int stay_inside(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	pthread_mutex_lock(&app.hold_lock);
+	app.inside = true;
+	pthread_cond_broadcast(&app.hold_cond);
+	while (!app.let_go)
+		pthread_cond_wait(&app.hold_cond, &app.hold_lock);
+	pthread_mutex_unlock(&app.hold_lock);
+	return 1;
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	dl_iterate_phdr(stay_inside, NULL);
+	return NULL;
+}
+
+static void hold(void)
+{
+	if (pthread_create(&app.holder, NULL, holder, NULL))
+		exit(2);
+	pthread_mutex_lock(&app.hold_lock);
+	while (!app.inside)
+		pthread_cond_wait(&app.hold_cond, &app.hold_lock);
+	pthread_mutex_unlock(&app.hold_lock);
+}
+
+static void release(void)
+{
+	pthread_mutex_lock(&app.hold_lock);
+	app.let_go = true;
+	pthread_cond_broadcast(&app.hold_cond);
+	pthread_mutex_unlock(&app.hold_lock);
+	pthread_join(app.holder, NULL);
+}
+
+/* ---- hammer ---- */
+
+static int linger(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	volatile unsigned spin = 0;
+
+	(void)info;
+	(void)size;
+	(void)arg;
+	while (spin < 2000)
+		spin++;
+	return 0;
+}
+
+static void gate_enter(bool always)
+{
+	if (always || ASAN)
+		pthread_mutex_lock(&app.gate);
+}
+
+static void gate_leave(bool always)
+{
+	if (always || ASAN)
+		pthread_mutex_unlock(&app.gate);
+}
+
+static void *loader_hammer(void *arg)
+{
+	(void)arg;
+	for (bool first = true; first || !atomic_load(&app.stop); first = false) {
+		void *h;
+
+		for (int i = 0; i < 20; i++)
+			dl_iterate_phdr(linger, NULL);
+		gate_enter(false);
+		h = dlopen(app.lib, RTLD_NOW | RTLD_LOCAL);
+		gate_leave(false);
+		gate_enter(true);
+		if (h)
+			dlclose(h);
+		gate_leave(true);
+		if (first)
+			atomic_fetch_add(&app.started, 1);
+	}
+	return NULL;
+}
+
+static void *alloc_hammer(void *arg)
+{
+	(void)arg;
+	for (bool first = true; first || !atomic_load(&app.stop); first = false) {
+		CUdeviceptr p;
+
+		gate_enter(false);
+		if (cuMemAlloc_v2(&p, 256) == CUDA_SUCCESS)
+			cuMemFree_v2(p);
+		gate_leave(false);
+		if (first)
+			atomic_fetch_add(&app.started, 1);
+	}
+	return NULL;
+}
+
+static void hammer(unsigned n, const char *lib)
+{
+	app.lib = lib;
+	atomic_store(&app.stop, false);
+	for (unsigned i = 0; i < n && app.nhammers < MAX_HAMMERS; i++)
+		if (pthread_create(&app.hammers[app.nhammers++], NULL, loader_hammer, NULL))
+			exit(2);
+	if (app.ready && pthread_create(&app.hammers[app.nhammers++], NULL, alloc_hammer, NULL))
+		exit(2);
+	/* A thread starting up allocates (its stack, its TLS, a sanitizer's
+	 * records of it), and the gate does not cover that: it is done before
+	 * the first fork. */
+	while (atomic_load(&app.started) < app.nhammers) {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
+}
+
+static void calm(void)
+{
+	atomic_store(&app.stop, true);
+	for (unsigned i = 0; i < app.nhammers; i++)
+		pthread_join(app.hammers[i], NULL);
+	app.nhammers = 0;
+	atomic_store(&app.started, 0);
+}
+
+/* ---- forks ---- */
+
+/* The program's own frame for the child's call: a miss's site names it. */
+void fork_child_work(const char *work);
+__attribute__((noinline)) void fork_child_work(const char *work)
+{
+	CUdeviceptr p;
+
+	if (!app.ready)
+		setup_driver();
+	if (!strcmp(work, "alloc") || !strcmp(work, "trace")) {
+		check(cuMemAlloc_v2(&p, 64), "cuMemAlloc_v2");
+	} else if (!strcmp(work, "miss")) {
+		CUfunction f;
+
+		if (cuModuleGetFunction(&f, app.module, "gg_no_such_kernel") != CUDA_ERROR_NOT_FOUND)
+			exit(3);
+	}
+	__asm__ volatile("" ::: "memory"); /* keep this frame a frame */
+}
+
+/* The child's status, waiting up to HANG_SECONDS; -1: it hung (killed). */
+static int wait_bounded(pid_t pid)
+{
+	struct timespec start, now, pause = { 0, 1000000 };
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+
+		if (got == pid)
+			return status;
+		if (got < 0 && errno != EINTR)
+			return -2;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= HANG_SECONDS) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+static int forks(unsigned long n, const char *work)
+{
+	unsigned long clean = 0, hung = 0, other = 0;
+
+	for (unsigned long i = 0; i < n && !hung; i++) {
+		pid_t pid;
+		int status;
+
+		pthread_mutex_lock(&app.gate);
+		pid = fork();
+		if (pid != 0) /* the child never uses it */
+			pthread_mutex_unlock(&app.gate);
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			fork_child_work(work);
+			if (i % 3 == 0)
+				_exit(0);
+			if (i % 3 == 1)
+				exit(0);
+			_Exit(0);
+		}
+		status = wait_bounded(pid);
+		if (status == -1) {
+			fprintf(stderr, "app-fork-storm: child %lu (pid %d, work %s) did not exit in %d s\n",
+				i, (int)pid, work, HANG_SECONDS);
+			hung++;
+		} else if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			clean++;
+		} else {
+			fprintf(stderr, "app-fork-storm: child %lu ended with status 0x%x\n", i, status);
+			other++;
+		}
+	}
+	printf("forks: %lu exited 0, %lu hung, %lu otherwise\n", clean, hung, other);
+	fflush(stdout);
+	return hung || other ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		char work[16];
+		unsigned long n;
+		unsigned t;
+		int used = 0;
+
+		if (!strcmp(arg, "init")) {
+			setup_driver();
+		} else if (!strncmp(arg, "load:", 5)) {
+			if (!dlopen(arg + 5, RTLD_NOW)) {
+				fprintf(stderr, "app-fork-storm: %s\n", dlerror());
+				return 2;
+			}
+		} else if (!strcmp(arg, "gcc")) {
+			printf("libgcc_s: %s\n", dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD) ? "loaded" : "absent");
+		} else if (!strcmp(arg, "hold")) {
+			hold();
+		} else if (!strcmp(arg, "release")) {
+			release();
+		} else if (sscanf(arg, "hammer:%u:%n", &t, &used) == 1 && used) {
+			hammer(t, arg + used);
+		} else if (!strcmp(arg, "calm")) {
+			calm();
+		} else if (sscanf(arg, "forks:%lu:%15s", &n, work) == 2) {
+			rc |= forks(n, work);
+		} else {
+			fprintf(stderr, "app-fork-storm: unknown step %s\n", arg);
+			return 2;
+		}
+	}
+	return rc;
+}
