@@ -235,6 +235,10 @@ __attribute__((noinline)) int gg_callsite_frames_slots(uintptr_t *pcs, uintptr_t
 	unw_word_t ip, sp;
 	int n = 0;
 
+	/* libunwind walks the loader's list, which a child forked while other
+	 * threads ran may never get: gg_callsite_frames knows what to do there. */
+	if (gg_loader_list_may_hang())
+		return -ENOSYS;
 	atomic_fetch_add_explicit(&callsite_state.unwinds, 1, memory_order_relaxed);
 	pthread_once(&callsite_state.once, load_unwinder);
 	if (!callsite_state.getcontext || callsite_state.getcontext(&uc) ||

@@ -56,7 +56,8 @@ int gg_callsite_pick(const uintptr_t *pcs, int n, struct gg_callsite *cs);
 /* gg_callsite_frames, with the address of the stack slot each return
  * address was read from (@slots[i] holds @pcs[i]), for a cache that checks
  * a stack by reading those slots again (callsite/depot.c). -ENOSYS where
- * that cannot be known (no libunwind, or not x86-64). */
+ * that cannot be known (no libunwind, not x86-64, or a child forked while
+ * other threads ran: base/loader.h). */
 int gg_callsite_frames_slots(uintptr_t *pcs, uintptr_t *slots, int max);
 
 /* How many times this process unwound its stack (for tests and reports). */
