@@ -16,28 +16,8 @@
 #include "driver/real.h"
 #include "redzone/ranges.h"
 #include "start/start.h"
+#include "hooks/work.h"
 
-#define GG_WORK __attribute__((noinline))
-#define GG_HOOK(name, pfn, params, args) GG_WORK CUresult gg_hooks_work_##name params;
-#include "driver/hooks.def"
-#undef GG_HOOK
-
-/* As hooks.c's: false to pass straight through (disabled, or re-entered
- * from the driver). */
-static inline bool enter(enum gg_hook_id id)
-{
-	if (!gg_start_ready() || GG_UNLIKELY(gg_real_inside))
-		return false;
-	gg_real_inside = 1;
-	if (GG_UNLIKELY(gg_real_counting))
-		atomic_fetch_add_explicit(&gg_real_calls[id], 1, memory_order_relaxed);
-	return true;
-}
-
-static inline void leave(void)
-{
-	gg_real_inside = 0;
-}
 
 #define REFUSED CUDA_ERROR_INVALID_VALUE
 
@@ -57,12 +37,12 @@ static bool allowed(const char *api, const char *side, uint64_t ptr, uint64_t by
 	gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name);          \
 	if (GG_UNLIKELY(!real_))                                                 \
 		return CUDA_ERROR_NOT_SUPPORTED;                                 \
-	if (!enter(GG_ID_##name))                                                \
+	if (!gg_hooks_enter(GG_ID_##name))                                                \
 		return real_ args;                                               \
 	const char *api_ = #name;                                                \
 	uintptr_t caller_ = (uintptr_t)__builtin_return_address(0);              \
 	CUresult rc = (ok) ? real_ args : REFUSED;                               \
-	leave();                                                                 \
+	gg_hooks_leave();                                                                 \
 	return rc
 
 #define DST(ptr, n) allowed(api_, "dst", ptr, n, caller_)
@@ -326,7 +306,7 @@ PEER3D(cuMemcpy3DPeerAsync_ptsz, ASYNC, ASYNC_ARG)
                                                                                               \
 		if (GG_UNLIKELY(!real_))                                                      \
 			return CUDA_ERROR_NOT_SUPPORTED;                                      \
-		if (!enter(GG_ID_##name))                                                     \
+		if (!gg_hooks_enter(GG_ID_##name))                                                     \
 			return real_(dsts, srcs, sizes, count, attrs, attrsIdxs,              \
 				     numAttrs fail_arg, hStream);                             \
 		bad = batch_refused(#name, dsts, srcs, sizes, count,                          \
@@ -341,7 +321,7 @@ PEER3D(cuMemcpy3DPeerAsync_ptsz, ASYNC, ASYNC_ARG)
 			rc = REFUSED;                                                         \
 			fail_out;                                                             \
 		}                                                                             \
-		leave();                                                                      \
+		gg_hooks_leave();                                                                      \
 		return rc;                                                                    \
 	}
 
@@ -356,7 +336,7 @@ PEER3D(cuMemcpy3DPeerAsync_ptsz, ASYNC, ASYNC_ARG)
                                                                                               \
 		if (GG_UNLIKELY(!real_))                                                      \
 			return CUDA_ERROR_NOT_SUPPORTED;                                      \
-		if (!enter(GG_ID_##name))                                                     \
+		if (!gg_hooks_enter(GG_ID_##name))                                                     \
 			return real_(numOps, opList fail_arg, flags, hStream);                \
 		bad = batch3d_refused(#name, opList, numOps,                                  \
 				      (uintptr_t)__builtin_return_address(0));                \
@@ -368,7 +348,7 @@ PEER3D(cuMemcpy3DPeerAsync_ptsz, ASYNC, ASYNC_ARG)
 			rc = REFUSED;                                                         \
 			fail_out;                                                             \
 		}                                                                             \
-		leave();                                                                      \
+		gg_hooks_leave();                                                                      \
 		return rc;                                                                    \
 	}
 

@@ -10,29 +10,8 @@
 #include "redzone/redzone.h"
 #include "report/report.h"
 #include "start/start.h"
+#include "hooks/work.h"
 
-/* A hook's work, out of line: the exported entry point (below, or
- * entry-x86_64.S) jumps to it unless it can pass straight through. */
-#define GG_WORK __attribute__((noinline))
-#define GG_HOOK(name, pfn, params, args) GG_WORK CUresult gg_hooks_work_##name params;
-#include "driver/hooks.def"
-#undef GG_HOOK
-
-/* False: pass straight through (disabled, or re-entered from the driver). */
-static inline bool enter(enum gg_hook_id id)
-{
-	if (!gg_start_ready() || GG_UNLIKELY(gg_real_inside))
-		return false;
-	gg_real_inside = 1;
-	if (GG_UNLIKELY(gg_real_counting))
-		atomic_fetch_add_explicit(&gg_real_calls[id], 1, memory_order_relaxed);
-	return true;
-}
-
-static inline void leave(void)
-{
-	gg_real_inside = 0;
-}
 
 #define REAL(name) ((gg_pfn_##name)gg_real_get(GG_ID_##name))
 
@@ -41,7 +20,7 @@ static inline void leave(void)
 	gg_pfn_##name real_ = REAL(name);                           \
 	if (GG_UNLIKELY(!real_))                                    \
 		return CUDA_ERROR_NOT_SUPPORTED;                    \
-	if (!enter(GG_ID_##name))                                   \
+	if (!gg_hooks_enter(GG_ID_##name))                                   \
 		return real_ args
 
 /* The common shape: @before, the call (with @own_args, which may differ from
@@ -51,7 +30,7 @@ static inline void leave(void)
 	before;                                                     \
 	CUresult rc = real_ own_args;                               \
 	after;                                                      \
-	leave();                                                    \
+	gg_hooks_leave();                                                    \
 	return rc
 
 #define NOTHING ((void)0)
@@ -85,7 +64,7 @@ static inline void leave(void)
 	}                                                                                 \
 	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
 			 (void *)(stream), async, &ticket, (int)rc, gg_real_result_name(rc)); \
-	leave();                                                                          \
+	gg_hooks_leave();                                                                          \
 	return rc
 
 /* Frees: the band is checked before the memory is released, and forgotten
@@ -248,7 +227,7 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 	/* Its spare rows after the band are padding too (redzone/ranges.c). */
 	if (pad && rc == CUDA_SUCCESS && dptr && pPitch)
 		gg_redzone_reaches(*dptr, *dptr + *pPitch * (Height + rows));
-	leave();
+	gg_hooks_leave();
 	return rc;
 }
 
@@ -415,7 +394,7 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
 			.fn = (fn_), .params = (params_), .extra = (extra_), .index = index, \
 			.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                \
 						       : (void *)CU_STREAM_PER_THREAD }); \
-	leave();                                                                          \
+	gg_hooks_leave();                                                                          \
 	return rc
 
 GG_WORK CUresult gg_hooks_work_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
@@ -464,7 +443,7 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *confi
 	CUresult rc = real_ args;                                                         \
 	gg_audit_synchronized(#name, launches, (int)rc, gg_real_result_name(rc));        \
 	gg_boundary_on_sync();                                                            \
-	leave();                                                                          \
+	gg_hooks_leave();                                                                          \
 	return rc
 
 GG_WORK CUresult gg_hooks_work_cuCtxSynchronize(void)
