@@ -321,6 +321,9 @@ Test(ranges, an_api_overrun_names_the_call_the_range_the_allocation_and_the_call
 		    "[('api_overrun', 'cuMemcpyHtoD_v2', 'dst', True, 116, 0, 100, "
 		    "'CUDA_ERROR_INVALID_VALUE', 'ranges_linear', True)]");
 	assert_json(&r, "j['errors']", "1");
+	/* The allocation's stack, as the band's findings carry it: the call site first. */
+	assert_json(&r, "[(len(v['stack']) > 1, v['stack'][0]['address'] == v['site']['address']) "
+			"for v in j['violations']]", "[(True, True)]");
 	cr_assert_eq(gg_count_lines(r.with.err, "ERROR: api_overrun: cuMemcpyHtoD_v2 dst 0x"), 1,
 		     "%s", r.with.err);
 	cr_assert_eq(gg_count_lines(r.with.err, ", 116 bytes: runs 16 bytes past the end of "
