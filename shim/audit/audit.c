@@ -740,7 +740,10 @@ void gg_audit_stats(struct gg_report_audit *out)
 	count_unresolved(&out->unresolved_required, &out->unresolved_expected);
 	out->resolved = out->pairs - out->unresolved_required - out->unresolved_expected;
 	out->late_misses = audit_state.late_misses;
-	out->unresolved = audit_state.unresolved;
+	/* Before any seal the counter has no gate to count from: what is
+	 * unresolved now is what a gate would count (the exit's verdict, and the
+	 * metric that alerts on it). */
+	out->unresolved = audit_state.seals ? audit_state.unresolved : out->unresolved_required;
 	out->calls = audit_state.calls;
 	out->failed_calls = audit_state.failed_calls;
 	out->loads_failed = audit_state.loads_failed;
@@ -752,8 +755,9 @@ void gg_audit_stats(struct gg_report_audit *out)
 uint64_t gg_audit_errors(const struct gg_report_audit *a)
 {
 	/* After a seal every required pair then unresolved was counted by the
-	 * gate, and every later failure as a late miss: nothing is left over. */
-	return a->seals ? a->unresolved : a->unresolved_required;
+	 * gate, and every later failure as a late miss: nothing is left over.
+	 * Before one, gg_audit_stats counts the pairs unresolved now. */
+	return a->unresolved;
 }
 
 uint64_t gg_audit_unresolved_now(void)

@@ -37,6 +37,11 @@ static struct {
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
+	/* The exit's verdict, decided once from the figures the exit report
+	 * wrote: written by that report before @verdict_set (release); the status,
+	 * the JSON, the metrics and the exit line all say it. */
+	uint64_t verdict_errors;
+	atomic_bool verdict_set;
 	pthread_once_t idle_once;  /* reads the configuration: @cfg, then @idle_hooks */
 	const struct gg_config *cfg; /* set once under @idle_once (gg_config()'s); read-only */
 	uint64_t idle_hooks;       /* bit per gg_hook_id with no work here: written under @idle_once */
@@ -92,15 +97,16 @@ static void atfork_child(void)
 		atomic_store(&gg_start_mode, GG_MODE_FORKED);
 }
 
-/* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5). */
+/* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5),
+ * from the verdict the exit report wrote, never from a later gathering: a
+ * violation recorded since (another thread, a later exit handler's free)
+ * must not make the status disagree with the JSON. */
 static bool status_changes(int status)
 {
-	struct gg_report_figures f;
-
-	if (!shim_state.exitcode_set || status != 0)
+	if (!shim_state.exitcode_set || status != 0 ||
+	    !atomic_load_explicit(&shim_state.verdict_set, memory_order_acquire))
 		return false;
-	gg_figures_gather(&f);
-	return f.errors != 0;
+	return shim_state.verdict_errors != 0;
 }
 
 /* exit() and a return from main: the final scan and the reports, while the
@@ -116,10 +122,12 @@ static void at_exit(int status, void *arg)
 		return;
 	shim_state.exit_status = status;
 	gg_redzone_scan("exit");
-	gg_figures_gather(&f);
-	/* The errors that will change the status, named if nothing named them. */
-	if (status_changes(status))
-		gg_report_unresolved_at_exit(&f);
+	gg_figures_gather(&f); /* the one gathering the verdict comes from */
+	shim_state.verdict_errors = f.errors;
+	atomic_store_explicit(&shim_state.verdict_set, true, memory_order_release);
+	/* The audit's errors, named if nothing named them: every error is an
+	 * ERROR line at every verbosity, whether or not it changes the status. */
+	gg_report_unresolved_at_exit(&f);
 	gg_real_report_calls();
 	gg_report_exit_summary(&f);
 	gg_report_write_files(&f);

@@ -56,6 +56,9 @@
     X(cuCtxCreate_v4, cuCtxCreate, 12050, 0)                                  \
     X(cuCtxDestroy, cuCtxDestroy, 2000, 0)                                    \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0)                                 \
+    X(cuCtxAttach, cuCtxAttach, 2000, 0)                                      \
+    X(cuCtxDetach, cuCtxDetach, 2000, 0)                                      \
+    X(cuCtxGetApiVersion, cuCtxGetApiVersion, 3020, 0)                        \
     X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, 0)                            \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, 0)                         \
     X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, 0)                              \

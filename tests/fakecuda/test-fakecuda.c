@@ -212,6 +212,45 @@ Test(fakecuda, created_contexts_stack_on_the_calling_thread)
     cr_assert_null(cur);
 }
 
+/* cuda.h's deprecated usage count: cuCtxAttach increments that of the current
+ * context, cuCtxDetach (of a context current here) decrements it and destroys
+ * the context at 0, popping it. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+Test(fakecuda, detach_destroys_a_context_when_its_usage_count_reaches_zero)
+{
+    CUcontext a, again, cur, primary;
+    unsigned version = 0;
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxAttach(&again, 0)); /* none current */
+    OK(cuCtxCreate_v2(&a, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxAttach(&again, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxAttach(NULL, 0));
+    OK(cuCtxAttach(&again, 0));
+    cr_assert_eq(again, a);
+    OK(cuCtxDetach(a)); /* 2 -> 1: still alive and current */
+    OK(cuCtxGetApiVersion(a, &version));
+    cr_assert_eq(version, 3020);
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, a);
+    OK(cuCtxPopCurrent_v2(&cur));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(a)); /* not current here */
+    OK(cuCtxPushCurrent_v2(a));
+    OK(cuCtxDetach(a)); /* 1 -> 0: destroyed, popped */
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxGetApiVersion(a, &version));
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_null(cur);
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(a));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(NULL));
+    /* Primary contexts are retained and released, never detached. */
+    OK(cuDevicePrimaryCtxRetain(&primary, 0));
+    OK(cuCtxSetCurrent(primary));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(primary));
+    OK(cuCtxSetCurrent(NULL));
+    OK(cuDevicePrimaryCtxRelease_v2(0));
+}
+#pragma GCC diagnostic pop
+
 /* Threads report back to the test's thread: Criterion asserts only there. */
 static void *current_context_of_new_thread(void *arg)
 {
