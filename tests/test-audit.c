@@ -1118,6 +1118,24 @@ Test(audit, a_library_with_no_code_for_this_gpu_fails_at_load_when_eager)
 	gg_app_run_free(&a);
 }
 
+/* A kernel never looked up by name (enumerated, named by the driver) that
+ * fails lazily where it is used is recorded by its driver name and library. */
+Test(audit, an_enumerated_kernel_that_fails_lazily_is_recorded_by_its_driver_name)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "CUDA_MODULE_LOADING=LAZY", NULL },
+		  (const char *[]){ "trylib:" GG_ARCH80_FATBIN, "enumfunc", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "enumerated gg_fill: function 209\n"), "%s", a.r.out);
+	assert_json(&a, "sorted(set((r['module'], r['function'], r['result']) for r in j['unresolved']))[:1]",
+		    "[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	assert_json(&a, "j['errors'] >= 1", "True");
+	cr_expect(strstr(a.r.err, "ERROR: required kernel never resolved: arch80.fatbin::gg_fill"),
+		  "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
 /* Lazily loaded (CUDA_MODULE_LOADING=LAZY), it loads, and fails where its
  * kernel is materialised: a failed lookup of that kernel, with its call site,
  * required at the gate; its module likewise. */

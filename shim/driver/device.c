@@ -406,6 +406,16 @@ int gg_device_kernel_name(const void *handle, bool kernel, const char **name)
 		      : CALL(cuFuncGetName, (name, (CUfunction)handle));
 }
 
+int gg_device_kernel_library(const void *kernel, void **library)
+{
+	CUlibrary lib = NULL;
+	int err = CALL(cuKernelGetLibrary, (&lib, (CUkernel)kernel));
+
+	if (!err)
+		*library = lib;
+	return err;
+}
+
 int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size)
 {
 	CUdeviceptr b = 0;

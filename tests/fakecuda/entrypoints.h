@@ -247,6 +247,9 @@
     X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, 0)                 \
     X(cuLibraryUnload, cuLibraryUnload, 12000, 0)                             \
     X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, 0)                       \
+    X(cuLibraryGetKernelCount, cuLibraryGetKernelCount, 12040, 0)             \
+    X(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, 12040, 0)         \
+    X(cuKernelGetLibrary, cuKernelGetLibrary, 12050, 0)                       \
     X(cuLibraryGetModule, cuLibraryGetModule, 12000, 0)                       \
     X(cuLibraryGetGlobal, cuLibraryGetGlobal, 12000, 0)                       \
     X(cuKernelGetFunction, cuKernelGetFunction, 12000, 0)                     \

@@ -1214,6 +1214,39 @@ Test(fakecuda, function_and_kernel_names_are_the_entry_names_of_the_image)
     cr_assert_str_eq(name, "gg_sum");
 }
 
+/* cuLibraryGetKernelCount, cuLibraryEnumerateKernels (at most numKernels, the
+ * handles cuLibraryGetKernel gives) and cuKernelGetLibrary; NULL outputs are
+ * invalid values, unloaded handles invalid handles. */
+Test(fakecuda, a_librarys_kernels_can_be_enumerated_without_their_names)
+{
+    CUlibrary lib, of = NULL;
+    CUkernel ks[64], k;
+    unsigned n = 0;
+    primary();
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernelCount(&n, lib));
+    cr_assert(n >= 2 && n <= 64, "%u", n);
+    memset(ks, 0, sizeof(ks));
+    OK(cuLibraryEnumerateKernels(ks, 1, lib));
+    cr_assert_not_null(ks[0]);
+    cr_assert_null(ks[1]); /* at most numKernels */
+    OK(cuLibraryEnumerateKernels(ks, n, lib));
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    bool found = false;
+    for (unsigned i = 0; i < n; i++)
+        found |= ks[i] == k;
+    cr_assert(found);
+    OK(cuKernelGetLibrary(&of, k));
+    cr_assert_eq(of, lib);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetKernelCount(NULL, lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryEnumerateKernels(NULL, n, lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetLibrary(NULL, k));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetKernelCount(&n, lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryEnumerateKernels(ks, n, lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetLibrary(&of, k));
+}
+
 Test(fakecuda, name_queries_of_null_or_unknown_handles_are_invalid_value)
 {
     CUlibrary lib;
