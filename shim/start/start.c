@@ -133,6 +133,14 @@ static void at_exit(int status, void *arg)
 	gg_report_write_files(&f);
 }
 
+/* A SIGTERM or SIGINT at its default disposition, on the watcher thread while
+ * the handler waits (boundary/ending.c): the exit's scan and reports. The
+ * process then dies of @sig, so no status is changed. */
+static void end_by_signal(int sig)
+{
+	at_exit(128 + sig, NULL);
+}
+
 /* The C library's _exit (@which 0) or _Exit (1), past this shim's. Found by
  * set-up, never here: a vfork child must not run the dynamic linker on its
  * parent's memory. Before set-up, the system call itself, which is all they do. */
@@ -240,7 +248,7 @@ static void setup(void)
 	gg_fatal_last_words(gg_figures_write_files);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
-	gg_watcher_start(cfg, gg_boundary_events()); /* says itself what it could not do */
+	gg_watcher_start(cfg, gg_boundary_events(), end_by_signal); /* says what it could not do */
 	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 }
 

@@ -798,6 +798,8 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			if (WIFSIGNALED(status))
+				printf("child killed by signal %d\n", WTERMSIG(status));
 		} else if (!strncmp(arg, "slowstart:", 10)) {
 			sem_init(&slow_start.lock, 0, 1);
 			slow_start.ms = a;
