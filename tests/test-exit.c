@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,16 +179,25 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		{ "a leak under leak check", RZ, { "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1" },
 		  { "alloc:100" }, "ERROR: leak: 1 allocation (100 bytes) still live at exit", 1 },
 		{ "a leak without leak check", RZ, { "GPUGUARD_REDZONE=64" }, { "alloc:100" }, NULL, 0 },
+		{ "a failed module load", AUDIT, { NULL }, { "tryfile:/nonexistent/k.ptx" },
+		  "ERROR: required module never loaded: k.ptx (1 failed load, "
+		  "CUDA_ERROR_FILE_NOT_FOUND) at ", 1 },
 		{ "a clean run", AUDIT, { NULL }, { ("file:" GG_PTX), "get:gg_fill" }, NULL, 0 },
 	};
 
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	/* Each kind with GPUGUARD_EXITCODE, then without: the ERROR line is the
+	 * same either way. */
+	for (size_t t = 0; t < 2 * sizeof(kinds) / sizeof(kinds[0]); t++) {
+		size_t i = t / 2;
+		bool code = t % 2 == 0;
 		struct files f;
 		struct gg_run r, rep;
-		const char *env[8] = { ("GG_TEST_PTX=" GG_PTX), "GPUGUARD_EXITCODE=86",
-				       "GPUGUARD_VERBOSITY=0" }, *argv[8] = { kinds[i].prog };
+		const char *env[8] = { ("GG_TEST_PTX=" GG_PTX), code ? "GPUGUARD_EXITCODE=86" : "GG_NONE=1",
+				       "GPUGUARD_VERBOSITY=0" }, *argv[8];
 		size_t k = 3, n = 1;
 		char *v, *prom, want[64];
+
+		argv[0] = kinds[i].prog;
 
 		files_init(&f);
 		env[k++] = f.env_json;
@@ -199,7 +209,7 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 			argv[n++] = kinds[i].steps[j];
 		argv[n] = NULL;
 		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env, argv);
-		cr_assert_eq(gg_run_exit(&r), kinds[i].errors ? 86 : 0, "%s: %s", kinds[i].what, r.err);
+		cr_assert_eq(gg_run_exit(&r), kinds[i].errors && code ? 86 : 0, "%s: %s", kinds[i].what, r.err);
 		v = gg_json(f.json, "j['errors']");
 		snprintf(want, sizeof(want), "%u", kinds[i].errors);
 		cr_assert_str_eq(v, want, "%s", kinds[i].what);
@@ -209,6 +219,10 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		snprintf(want, sizeof(want), "} %u\n", kinds[i].errors);
 		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), want), NULL, "%s: %s",
 			      kinds[i].what, prom);
+		/* An audit error is what the unresolved gauge counts, sealed or not. */
+		snprintf(want, sizeof(want), "} %u\n", !strcmp(kinds[i].prog, AUDIT) ? kinds[i].errors : 0);
+		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_kernel_lookups_unresolved{"), want), NULL,
+			      "%s: %s", kinds[i].what, prom);
 		free(prom);
 		gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", f.json, NULL });
 		cr_assert_eq(gg_run_exit(&rep), kinds[i].errors ? 1 : 0, "%s: %s", kinds[i].what,
@@ -222,6 +236,34 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		gg_run_free(&r);
 		files_free(&f);
 	}
+}
+
+/* The verdict is decided once, from the figures the exit report wrote: a
+ * violation found after it (here an exit handler that runs after gpuguard's
+ * overruns and frees a buffer) never makes the status disagree with the JSON
+ * and the metrics. */
+Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_report)
+{
+	struct files f;
+	struct gg_run r;
+	char *v, *prom;
+	int status;
+
+	files_init(&f);
+	status = run_rz(&r, (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
+					      "GPUGUARD_EXITCODE=42", "GG_TEST_LATE_OVERRUN=1", NULL },
+			(const char *[]){ "alloc:64", NULL });
+	cr_assert_neq(strstr(r.err, "app: late free"), NULL, "the late overrun ran: %s", r.err);
+	v = gg_json(f.json, "j['errors']");
+	prom = gg_read_file(f.metrics);
+	cr_assert_not_null(prom);
+	cr_assert_str_eq(v, "0", "%s", r.err);
+	cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), "} 0\n"), NULL, "%s", prom);
+	cr_assert_eq(status, 0, "the JSON says no error, the status says %d: %s", status, r.err);
+	free(prom);
+	free(v);
+	gg_run_free(&r);
+	files_free(&f);
 }
 
 Test(exit, verbosity_zero_still_records_and_sets_the_exit_code)

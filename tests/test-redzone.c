@@ -261,6 +261,35 @@ Test(redzone, check_on_free_can_be_turned_off)
 	gg_app_run_free(&a);
 }
 
+/* A band never checked is counted unchecked, with why: never passed for clean. */
+Test(redzone, a_band_freed_unchecked_is_counted_unchecked_with_its_reason)
+{
+	struct gg_app_run a;
+	struct gg_run rep;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_CHECK_ON_FREE=0", NULL },
+	       (const char *[]){ "alloc:64", "alloc:64", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	/* The live one is checked at exit, the freed one never. */
+	assert_json(&a, "(j['redzones']['checked'], j['redzones']['unchecked'], "
+		    "j['redzones']['unchecked_reasons'])",
+		    "(1, 1, {'check_on_free_off': 1, 'capturing': 0, 'unreadable': 0, 'no_memory': 0})");
+	gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_assert_neq(strstr(rep.out, "1 band checked, 1 unchecked (1 check_on_free_off)"), NULL,
+		      "%s", rep.out);
+	gg_run_free(&rep);
+	gg_app_run_free(&a);
+	/* Checked at free: nothing unchecked, and no reason in the report. */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:64", "alloc:64", "free:0", NULL });
+	assert_json(&a, "(j['redzones']['checked'], j['redzones']['unchecked'], "
+		    "sum(j['redzones']['unchecked_reasons'].values()))", "(2, 0, 0)");
+	gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_assert_neq(strstr(rep.out, "2 bands checked, 0 unchecked\n"), NULL, "%s", rep.out);
+	gg_run_free(&rep);
+	gg_app_run_free(&a);
+}
+
 Test(redzone, exit_scans_the_bands_still_live)
 {
 	struct gg_app_run a;
@@ -297,6 +326,22 @@ Test(redzone, halt_on_error_aborts_at_the_first_violation)
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(strstr(a.r.out, "free 0"), NULL, "aborted inside the free: %s", a.r.out);
 	assert_json(&a, "len(j['violations'])", "1");
+	/* The stop is said, after the violation, at every verbosity. */
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: halting at the first error "
+					     "(GPUGUARD_HALT_ON_ERROR=1)"), 1, "%s", a.r.err);
+	cr_assert_gt(strstr(a.r.err, "ERROR: halting"), strstr(a.r.err, "red zone violation"));
+	gg_app_run_free(&a);
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_HALT_ON_ERROR=1",
+				     "GPUGUARD_VERBOSITY=0", NULL },
+	       (const char *[]){ "alloc:64", "overrun:0:2", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: halting at the first error"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+	/* No violation, no halt line. */
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_HALT_ON_ERROR=1", NULL },
+	       (const char *[]){ "alloc:64", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "halting"), 0, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -497,6 +542,38 @@ Test(redzone, legacy_ctx_destroy_checks_its_bands)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, "old-destroy: 0\n");
 	assert_json(&a, VIOLATIONS, "[(1, 64, 16, 0, 0, 1, 65, 'teardown')]");
+	assert_json(&a, "j['allocations']['live']", "1");
+	gg_app_run_free(&a);
+}
+
+/* PyCUDA ends its contexts with the deprecated cuCtxDetach: the last detach
+ * destroys the context, so its bands are checked, then forgotten. */
+Test(redzone, the_last_detach_checks_and_forgets_its_contexts_bands)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "alloc:64", "ctx", "alloc:64", "overrun:1:1", "detach", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "detach: 0 (gone)\n");
+	assert_json(&a, VIOLATIONS, "[(1, 64, 16, 0, 0, 1, 65, 'teardown')]");
+	/* Only the primary context's allocation is left for the exit scan. */
+	assert_json(&a, "(j['allocations']['live'], j['redzones']['unchecked'])", "(1, 0)");
+	gg_app_run_free(&a);
+}
+
+/* A detach that leaves the context alive (it was attached once more) forgets
+ * nothing: its band is still watched, and the exit scan finds the overrun. */
+Test(redzone, a_detach_that_leaves_the_context_alive_forgets_nothing)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ "ctx", "attach", "alloc:64", "detach", "overrun:0:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "attach: 0 (created)\n");
+	assert_out(&a, "detach: 0 (alive)\n");
+	assert_json(&a, VIOLATIONS, "[(0, 64, 16, 0, 0, 1, 65, 'exit')]");
 	assert_json(&a, "j['allocations']['live']", "1");
 	gg_app_run_free(&a);
 }

@@ -1,5 +1,6 @@
 /* Signal and after:S boundaries run by the watcher (SPEC §5), and fork. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -119,19 +120,127 @@ static int tasks_of(const char *const *env)
 	return n;
 }
 
+/* The program handles SIGTERM and ignores SIGINT: neither is gpuguard's. */
+#define ENDS_OWNED "GG_TEST_EARLY_HANDLER=15", "GG_TEST_EARLY_IGNORE=2"
+
 Test(watcher, the_watcher_thread_exists_only_when_asked_for)
 {
-	int none = tasks_of((const char *[]){ "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL });
-	int with_signal = tasks_of((const char *[]){ "GPUGUARD_SIGNAL=USR1", "GG_TEST_PTX=" GG_PTX,
-						     NULL });
-	int with_after = tasks_of((const char *[]){ "GPUGUARD_BOUNDARY=after:60,sync:1",
-						    "GG_TEST_PTX=" GG_PTX, NULL });
-	int launch_only = tasks_of((const char *[]){ "GPUGUARD_BOUNDARY=launch:5",
+	int none = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX,
+					      NULL });
+	int with_signal = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_SIGNAL=USR1",
 						     "GG_TEST_PTX=" GG_PTX, NULL });
+	int with_after = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_BOUNDARY=after:60,sync:1",
+						    "GG_TEST_PTX=" GG_PTX, NULL });
+	int launch_only = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_BOUNDARY=launch:5",
+						     "GG_TEST_PTX=" GG_PTX, NULL });
+	/* SIGTERM and SIGINT at their default: the watcher runs their exit work. */
+	int ends_default = tasks_of((const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL });
 
 	cr_assert_eq(with_signal, none + 1);
 	cr_assert_eq(with_after, none + 1);
 	cr_assert_eq(launch_only, none);
+	cr_assert_eq(ends_default, none + 1);
+}
+
+/* A server stopped with SIGTERM (systemctl stop, docker stop, Kubernetes), or
+ * a program stopped with SIGINT: the exit scan runs and the final reports are
+ * written, then the process dies of that signal, as it would without
+ * gpuguard. The overrun here is found only by the exit scan. */
+Test(watcher, a_process_ended_by_sigterm_or_sigint_gets_its_exit_scan_and_dies_of_it)
+{
+	static const int sigs[] = { SIGTERM, SIGINT };
+
+	for (size_t i = 0; i < 2; i++) {
+		char dir[64], json[128], env_json[160], raise_step[32];
+		struct gg_run r, plain;
+		char *v;
+
+		gg_tmpdir(dir, sizeof(dir));
+		snprintf(json, sizeof(json), "%s/summary.json", dir);
+		snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+		snprintf(raise_step, sizeof(raise_step), "raise:%d", sigs[i]);
+		gg_run(&plain, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+		       (const char *[]){ RZ, "alloc:64", "overrun:0:1", raise_step, NULL });
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_VERBOSITY=0",
+					 "GG_TEST_PTX=" GG_PTX, NULL },
+		       (const char *[]){ RZ, "alloc:64", "overrun:0:1", raise_step, NULL });
+		cr_assert_eq(gg_run_exit(&plain), -sigs[i], "%s", plain.err);
+		cr_assert_eq(r.status, plain.status, "with the shim: %d; without: %d; %s", r.status,
+			     plain.status, r.err);
+		cr_assert_str_eq(r.out, plain.out);
+		v = gg_json(json, "([x['detected_by'] for x in j['violations']], j['errors'])");
+		cr_assert_str_eq(v, "(['exit'], 1)", "%s", r.err);
+		free(v);
+		cr_assert_eq(gg_count_lines(r.err, "ERROR: red zone violation (exit)"), 1, "%s", r.err);
+		gg_run_free(&plain);
+		gg_run_free(&r);
+		cleanup(dir);
+	}
+}
+
+/* A forked child that called the driver has its own handler's pipes and
+ * watcher: SIGTERM gives it its own exit scan and summary, and it dies of it. */
+Test(watcher, a_forked_child_ended_by_sigterm_writes_its_own_summary)
+{
+	char dir[64], pattern[128], env_json[160];
+	struct gg_run r;
+	DIR *d;
+	struct dirent *e;
+	unsigned n = 0;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(pattern, sizeof(pattern), "%s/s.%%p.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", pattern);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "fork:15", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "child killed by signal 15\n"), NULL, "%s", r.out);
+	cr_assert_eq(gg_count_lines(r.err, "ERROR: red zone violation (exit): allocation #0 of 64"),
+		     1, "the child's own exit scan: %s", r.err);
+	/* Its summary and its parent's. */
+	cr_assert_not_null(d = opendir(dir));
+	while ((e = readdir(d)))
+		n += e->d_name[0] == 's';
+	closedir(d);
+	cr_assert_eq(n, 2, "%s", r.err);
+	gg_run_free(&r);
+	cleanup(dir);
+}
+
+/* A program that handles SIGTERM itself keeps its handler, installed before
+ * gpuguard's set-up or after it, and reports at its exit. */
+Test(watcher, a_programs_own_sigterm_handler_is_kept)
+{
+	char dir[64], json[128], env_json[160];
+	struct gg_run r;
+	char *v;
+
+	gg_tmpdir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/summary.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GG_TEST_EARLY_HANDLER=15",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "overrun:0:1", "raise:15", "handled", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "app handler ran 1\n"), NULL, "%s", r.out);
+	v = gg_json(json, "[x['detected_by'] for x in j['violations']]");
+	cr_assert_str_eq(v, "['exit']");
+	free(v);
+	gg_run_free(&r);
+	unlink(json);
+	/* Installed after the shim's set-up (its first hook call). */
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_json, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "handler:15", "handler:2", "raise:15", "raise:2",
+				 "handled", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_neq(strstr(r.out, "app handler ran 2\n"), NULL, "%s", r.out);
+	cr_assert(gg_wait_file(json, 1), "reported at its exit");
+	gg_run_free(&r);
+	cleanup(dir);
 }
 
 Test(watcher, a_replaced_handler_is_reported_once)

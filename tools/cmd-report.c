@@ -1063,6 +1063,29 @@ static uint64_t total(const struct view *vw, const char *section, const char *ke
 	return sum;
 }
 
+/* " (2 check_on_free_off, 1 unreadable)": why bands went unchecked, the
+ * processes' "redzones"."unchecked_reasons" added up; nothing when none. */
+static void sb_unchecked_reasons(struct sb *b, const struct view *vw)
+{
+	static const char *const reasons[] = { "check_on_free_off", "capturing", "unreadable",
+					       "no_memory" };
+	bool any = false;
+
+	for (size_t r = 0; r < sizeof(reasons) / sizeof(reasons[0]); r++) {
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < vw->nprocs; i++)
+			sum += member_u64(gg_json_get(gg_json_get(vw->procs[i].root, "redzones"),
+						      "unchecked_reasons"), reasons[r]);
+		if (!sum)
+			continue;
+		sb_printf(b, "%s%" PRIu64 " %s", any ? ", " : " (", sum, reasons[r]);
+		any = true;
+	}
+	if (any)
+		sb_printf(b, ")");
+}
+
 /* The processes' "coverage" members added up; nothing when none has one. */
 static void print_coverage(const struct view *vw, unsigned indent)
 {
@@ -1178,6 +1201,7 @@ static void print_counters(const struct view *vw, unsigned indent)
 		  n, gg_cli_plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
 		  gg_cli_plural(total(vw, "redzones", "checked"), "band", "bands"),
 		  total(vw, "redzones", "unchecked"));
+	sb_unchecked_reasons(&b, vw);
 	emit_sb(indent, indent + 4, &b);
 	free(b.s);
 	print_coverage(vw, indent);

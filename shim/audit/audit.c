@@ -588,14 +588,45 @@ static void named_failure(const char *module, const char *function, const char *
 		late(&cs, &where, seal, first_warning, p ? p->module : module, function, rc_name);
 }
 
+/* A CUkernel no lookup named (cuLibraryEnumerateKernels hands them out
+ * nameless): its driver name and its library's, asked while the handle is
+ * the caller's and outside the audit's lock, and kept in the kernels table
+ * so its launches are named too. -1 when the driver cannot say. */
+static int kernel_from_driver(const void *kernel, char *module, size_t cap, const char **name)
+{
+	void *library = NULL;
+	struct named *e;
+
+	if (gg_device_kernel_name(kernel, true, name) || !*name)
+		return -1;
+	if (gg_device_kernel_library(kernel, &library) || !library) {
+		snprintf(module, cap, "library@unknown");
+	} else {
+		pthread_mutex_lock(&audit_state.lock);
+		if ((e = names_find(KEY(GG_AUDIT_LIBRARY, library))))
+			snprintf(module, cap, "%s", e->name);
+		else
+			snprintf(module, cap, "library@%p", library);
+		pthread_mutex_unlock(&audit_state.lock);
+	}
+	gg_kernels_found(kernel, true, library, module, *name, NULL);
+	return 0;
+}
+
 void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
 			      const void *function)
 {
 	struct gg_report_kernel k;
+	char module[GG_AUDIT_NAME_MAX];
+	const char *name;
 
 	gg_kernels_name_handle(kernel, &k);
+	if (!strcmp(k.module, "?") && kernel_from_driver(kernel, module, sizeof(module), &name) == 0) {
+		k.name = name;
+		k.module = module;
+	}
 	gg_report_lookup("cuKernelGetFunction", kernel, k.name, rc_name);
-	if (!strcmp(k.module, "?")) /* no lookup named it: nothing known to say */
+	if (!strcmp(k.module, "?")) /* neither a lookup nor the driver named it */
 		return;
 	if (rc == 0) /* its kernel's names; no owner: retired at any unload */
 		gg_kernels_found(function, false, NULL, k.module, k.name, NULL);
@@ -774,7 +805,10 @@ void gg_audit_stats(struct gg_report_audit *out)
 	count_unresolved(&out->unresolved_required, &out->unresolved_expected);
 	out->resolved = out->pairs - out->unresolved_required - out->unresolved_expected;
 	out->late_misses = audit_state.late_misses;
-	out->unresolved = audit_state.unresolved;
+	/* Before any seal the counter has no gate to count from: what is
+	 * unresolved now is what a gate would count (the exit's verdict, and the
+	 * metric that alerts on it). */
+	out->unresolved = audit_state.seals ? audit_state.unresolved : out->unresolved_required;
 	out->calls = audit_state.calls;
 	out->failed_calls = audit_state.failed_calls;
 	out->loads_failed = audit_state.loads_failed;
@@ -786,8 +820,9 @@ void gg_audit_stats(struct gg_report_audit *out)
 uint64_t gg_audit_errors(const struct gg_report_audit *a)
 {
 	/* After a seal every required pair then unresolved was counted by the
-	 * gate, and every later failure as a late miss: nothing is left over. */
-	return a->seals ? a->unresolved : a->unresolved_required;
+	 * gate, and every later failure as a late miss: nothing is left over.
+	 * Before one, gg_audit_stats counts the pairs unresolved now. */
+	return a->unresolved;
 }
 
 uint64_t gg_audit_unresolved_now(void)

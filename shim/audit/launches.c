@@ -28,8 +28,12 @@ struct launch {
 	const void *handle;
 };
 
+/* Keyed by the kernel's names (module, function: the kernels table's
+ * copies, never freed), so a module reloaded in a new context, whose handles
+ * are new, is the same kernel; by handle when it has no name. */
 struct launch_error {
-	const void *handle;
+	const void *handle;         /* the first refused handle */
+	const char *name, *module;  /* NULL: unnamed, matched by @handle */
 	uint64_t count;
 	const char *result;
 };
@@ -49,7 +53,7 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 {
 	struct launch *l = &launches_state.ring[index % RING];
 	struct gg_report_kernel k;
-	bool first = false;
+	bool first = false, named;
 
 	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
 	l->handle = handle;
@@ -60,15 +64,27 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 	if (rc == 209 /* NO_BINARY_FOR_GPU */ || rc == 500 /* NOT_FOUND */ ||
 	    rc == 400 /* INVALID_HANDLE */)
 		gg_audit_launch_failed("launch", handle, rc, rc_name);
+	/* Named before the lock (the table is lock-free): the latch is kept per
+	 * image and kernel name, as the WARN promises. */
+	gg_kernels_name_handle(handle, &k);
+	named = k.name != k.unnamed;
 	pthread_mutex_lock(&launches_state.lock);
 	launches_state.refused++;
 	unsigned i;
 
-	for (i = 0; i < launches_state.nerrors; i++)
-		if (launches_state.errors[i].handle == handle)
+	for (i = 0; i < launches_state.nerrors; i++) {
+		const struct launch_error *e = &launches_state.errors[i];
+
+		if (named ? e->name && !strcmp(e->name, k.name) && !strcmp(e->module, k.module)
+			  : !e->name && e->handle == handle)
 			break;
+	}
 	if (i == launches_state.nerrors && i < LAUNCH_ERRORS) {
-		launches_state.errors[launches_state.nerrors++].handle = handle;
+		struct launch_error *e = &launches_state.errors[launches_state.nerrors++];
+
+		e->handle = handle;
+		e->name = named ? k.name : NULL;
+		e->module = named ? k.module : NULL;
 		first = true;
 	}
 	if (i < LAUNCH_ERRORS) {
@@ -76,10 +92,8 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 		launches_state.errors[i].result = rc_name;
 	}
 	pthread_mutex_unlock(&launches_state.lock);
-	if (!first)
-		return;
-	gg_kernels_name_handle(handle, &k);
-	gg_report_launch_refused(&k, index, rc_name);
+	if (first)
+		gg_report_launch_refused(&k, index, rc_name);
 }
 
 /* Errors after which the context can do nothing more (cuda.h: "the process
@@ -137,7 +151,12 @@ void gg_audit_foreach_launch_error(void (*fn)(void *ctx, const struct gg_report_
 	for (unsigned i = 0; i < n; i++) {
 		struct gg_report_launch_error e = { .count = copy[i].count, .result = copy[i].result };
 
-		gg_kernels_name_handle(copy[i].handle, &e.kernel);
+		if (copy[i].name) {
+			e.kernel.name = copy[i].name;
+			e.kernel.module = copy[i].module;
+		} else {
+			gg_kernels_name_handle(copy[i].handle, &e.kernel);
+		}
 		fn(ctx, &e);
 	}
 }

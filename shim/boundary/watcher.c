@@ -14,7 +14,10 @@
  * readable by anyone who may signal the process, with no file to leave behind
  * and nothing mapped to read through /proc/PID/mem (which needs ptrace
  * rights). Only sigaction can tell, and a program may call it at any time, so
- * the watcher looks every GG_WATCHER_CHECK_MS while its handler is in place. */
+ * the watcher looks every GG_WATCHER_CHECK_MS while its handler is in place.
+ *
+ * It also runs the exit work of a SIGTERM or SIGINT left at its default
+ * (ending.c), so it exists whenever one of those is, too. */
 #include "boundary/watcher.h"
 
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <unistd.h>
 
 #include "boundary/boundary.h"
+#include "boundary/ending.h"
 #include "options/config.h"
 #include "base/gg.h"
 #include "report/report.h"
@@ -163,13 +167,19 @@ static void *watch(void *arg)
 	if (watcher_state.lost && watcher_state.installed)
 		gg_report_handler_replaced(watcher_state.signal);
 	for (;;) {
-		struct pollfd pfd = { .fd = watcher_state.pipe_r, .events = POLLIN };
-		int n = poll(&pfd, watcher_state.pipe_r >= 0 ? 1 : 0, next_timeout());
+		struct pollfd fds[2] = { { .fd = watcher_state.pipe_r, .events = POLLIN },
+					 { .fd = gg_ending_fd(), .events = POLLIN } };
+		struct pollfd *pfd = &fds[0];
+		int n = poll(fds, 2, next_timeout()); /* a negative fd is skipped */
 
 		if (n < 0 && errno != EINTR)
 			return NULL;
+		if (n > 0 && (fds[1].revents & POLLIN)) {
+			gg_ending_run(); /* the process is ending: its exit work */
+			continue;
+		}
 		check_handler();
-		if (n > 0 && (pfd.revents & POLLIN)) {
+		if (n > 0 && (pfd->revents & POLLIN)) {
 			/* However many signals came, one boundary. */
 			while (read(watcher_state.pipe_r, buf, sizeof(buf)) > 0)
 				;
@@ -274,11 +284,17 @@ static void uninstall(void)
 
 static void cannot(const char *what, int err, const char *where)
 {
-	gg_report_error("cannot %s%s: %s; %s boundaries will not run", what, where, strerror(-err),
-			watcher_state.nafter ? "GPUGUARD_SIGNAL and after:" : "GPUGUARD_SIGNAL");
+	if (!watcher_state.signal && !watcher_state.nafter)
+		gg_report_error("cannot %s%s: %s; a process ended by SIGTERM or SIGINT gets no exit "
+				"scan or final reports", what, where, strerror(-err));
+	else
+		gg_report_error("cannot %s%s: %s; %s boundaries will not run", what, where,
+				strerror(-err),
+				watcher_state.nafter ? "GPUGUARD_SIGNAL and after:" : "GPUGUARD_SIGNAL");
 }
 
-int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev)
+int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev,
+		     void (*end_work)(int sig))
 {
 	char name[48], what[96];
 	int fds[2];
@@ -314,10 +330,18 @@ int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_event
 			watcher_state.pipe_r = -1;
 		}
 	}
-	if (!watcher_state.installed && !watcher_state.nafter)
+	/* SIGTERM and SIGINT left at their default: the exit work through here. */
+	int ending = gg_ending_install(end_work, watcher_state.signal);
+
+	if (ending < 0) {
+		snprintf(what, sizeof(what), "install gpuguard's handler of SIGTERM and SIGINT");
+		cannot(what, ending, "");
+	}
+	if (!watcher_state.installed && !watcher_state.nafter && ending <= 0)
 		return 0; /* nothing to watch: no thread */
 	if ((err = start_thread())) {
 		uninstall();
+		gg_ending_uninstall();
 		cannot("start the boundary watcher thread", err, "");
 		return err;
 	}
@@ -332,6 +356,7 @@ void gg_watcher_atfork_child(void)
 	watcher_state.inherited_r = watcher_state.pipe_r;
 	watcher_state.inherited_w = watcher_state.pipe_w;
 	watcher_state.pipe_w = -1;
+	gg_ending_atfork_child();
 }
 
 int gg_watcher_restart_in_child(void)
@@ -341,8 +366,12 @@ int gg_watcher_restart_in_child(void)
 	/* The handler (or the program's) came through fork(); the thread did
 	 * not. after: events the parent already ran stay run. */
 	bool listening = watcher_state.installed && !watcher_state.lost;
+	int ending = gg_ending_restart_in_child();
 
-	if (!listening && watcher_state.next_after >= watcher_state.nafter)
+	if (ending < 0)
+		cannot("make the pipes of gpuguard's SIGTERM and SIGINT handler", ending,
+		       " in this forked process");
+	if (!listening && watcher_state.next_after >= watcher_state.nafter && ending <= 0)
 		return 0;
 	if (listening) {
 		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
@@ -361,6 +390,7 @@ int gg_watcher_restart_in_child(void)
 	}
 	if ((err = start_thread())) {
 		uninstall();
+		gg_ending_uninstall();
 		cannot("start the boundary watcher thread", err, " in this forked process");
 	}
 	return err;

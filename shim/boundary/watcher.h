@@ -18,11 +18,14 @@ struct gg_boundary_events;
  * replaced the shim's handler since (and renames itself when it has). */
 #define GG_WATCHER_CHECK_MS 1000
 
-/* Install the signal handler and start the thread, when either is configured.
+/* Install the signal handler and start the thread, when either is configured,
+ * or when SIGTERM or SIGINT is left at its default: then the thread runs
+ * @end_work, the exit work, for the handler of ending.c.
  * Set-up only. A signal the program already handles (or ignores) keeps the
  * program's disposition, with a WARN. Says itself what it could not do.
  * 0 or -errno. */
-int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev);
+int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev,
+		     void (*end_work)(int sig));
 
 /* fork(): the child drops its signals until its first hook call, which gives
  * it a thread and a pipe of its own. */

@@ -248,6 +248,23 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 	return err;
 }
 
+int gg_device_context_alive(void *ctx, bool *alive)
+{
+	gg_driver_cuCtxGetApiVersion_fn f = (gg_driver_cuCtxGetApiVersion_fn)lookup(DRV_cuCtxGetApiVersion);
+	unsigned version = 0;
+	CUresult rc;
+
+	if (!f)
+		return -ENOSYS;
+	rc = f((CUcontext)ctx, &version);
+	/* cuda.h: CUDA_ERROR_INVALID_CONTEXT for a context that is gone. */
+	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_INVALID_CONTEXT &&
+	    rc != CUDA_ERROR_CONTEXT_IS_DESTROYED)
+		return -EIO;
+	*alive = rc == CUDA_SUCCESS;
+	return 0;
+}
+
 int gg_device_primary_active(int dev, bool *active)
 {
 	unsigned flags = 0;
@@ -388,6 +405,16 @@ int gg_device_kernel_name(const void *handle, bool kernel, const char **name)
 	*name = NULL;
 	return kernel ? CALL(cuKernelGetName, (name, (CUkernel)handle))
 		      : CALL(cuFuncGetName, (name, (CUfunction)handle));
+}
+
+int gg_device_kernel_library(const void *kernel, void **library)
+{
+	CUlibrary lib = NULL;
+	int err = CALL(cuKernelGetLibrary, (&lib, (CUkernel)kernel));
+
+	if (!err)
+		*library = lib;
+	return err;
 }
 
 int gg_device_range(uint64_t ptr, uint64_t *base, size_t *size)

@@ -40,6 +40,13 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n);
 int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *const *dsts,
 			 const size_t *sizes, size_t count);
 
+/* The library of the CUkernel @kernel (CUDA 12.5); -ENOSYS before. */
+int gg_device_kernel_library(const void *kernel, void **library);
+
+/* Whether the context @ctx still lives (a detach that was not the last
+ * leaves it alive); -ENOSYS when the driver cannot say. */
+int gg_device_context_alive(void *ctx, bool *alive);
+
 /* Whether @dev's primary context is active. */
 int gg_device_primary_active(int dev, bool *active);
 

@@ -479,6 +479,14 @@ GG_WORK CUresult gg_hooks_work_cuCtxSynchronize_v2(CUcontext ctx)
 
 CTX_DESTROY(cuCtxDestroy_v2)
 CTX_DESTROY(cuCtxDestroy)
+
+/* cuCtxDetach destroys @ctx only when its usage count reaches 0: its bands
+ * are checked first either way, and forgotten only once it is gone. */
+GG_WORK CUresult gg_hooks_work_cuCtxDetach(CUcontext ctx)
+{
+	FORWARD_TEARDOWN(cuCtxDetach, (ctx), gg_redzone_context_ending(ctx),
+			 gg_redzone_context_detached(ctx));
+}
 PRIMARY_TEARDOWN(cuDevicePrimaryCtxRelease_v2, false)
 PRIMARY_TEARDOWN(cuDevicePrimaryCtxRelease, false)
 PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset_v2, true)

@@ -74,6 +74,7 @@ static struct {
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
 	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 	atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
+	atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
 	atomic_uint_fast64_t launches_checked, launches_unfollowed;
@@ -577,9 +578,12 @@ static void violation(const struct gg_violation *v)
 	gg_report_violation(&r);
 }
 
-static void unchecked(void)
+/* A band not checked when it should have been: counted with why, never
+ * passed for clean. */
+static void unchecked(enum gg_report_unchecked why)
 {
 	atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.unchecked_why[why], 1, memory_order_relaxed);
 }
 
 /* Fill the band at @band, of a zone of context slot @ctx, with its byte
@@ -606,7 +610,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 
 	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !fill_done(z) ||
 	    read_band(z, s->ctx, stream, &c)) {
-		unchecked();
+		unchecked(GG_UNCHECKED_unreadable);
 		return -1;
 	}
 	atomic_fetch_add_explicit(&redzone_state.checked, 1, memory_order_relaxed);
@@ -620,8 +624,10 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 
 static void halt_if_asked(uint64_t before)
 {
-	if (redzone_state.halt && atomic_load(&redzone_state.violations) != before)
+	if (redzone_state.halt && atomic_load(&redzone_state.violations) != before) {
+		gg_report_halting();
 		gg_fatal();
+	}
 }
 
 void gg_redzone_found(const struct gg_violation *v)
@@ -658,11 +664,13 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 		pthread_mutex_unlock(&redzone_state.batch_lock);
 		t->zone.flags &= (uint8_t)~GG_ZONE_SCANNING;
 	}
-	if (redzone_state.check_on_free) {
+	if (!redzone_state.check_on_free) {
+		unchecked(GG_UNCHECKED_check_on_free_off); /* its band is never seen again */
+	} else {
 		/* A stream-ordered free reads after the work queued on its stream, which
 		 * waits for it; one being captured into a graph cannot be waited for. */
 		if (async && (gg_device_capturing(stream, &capturing) || capturing))
-			unchecked();
+			unchecked(GG_UNCHECKED_capturing);
 		else if (check(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
 			t->violated = true, violation(&v);
 	}
@@ -692,7 +700,7 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 		fill_again(&t->zone);
 	if (gg_registry_insert(&t->zone) != 0) {
 		/* Out of memory for the registry: the band can no longer be watched. */
-		unchecked();
+		unchecked(GG_UNCHECKED_no_memory);
 		forgotten(&t->zone, true);
 	}
 }
@@ -822,7 +830,7 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 		return;
 	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !atomic_load(&s->stream) ||
 	    ((z->flags & GG_ZONE_PENDING) && !fill_done(z))) {
-		unchecked();
+		unchecked(GG_UNCHECKED_unreadable);
 		return;
 	}
 	if (b->n == b->cap) {
@@ -865,7 +873,7 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	return;
 oom:
 	b->oom = true;
-	unchecked();
+	unchecked(GG_UNCHECKED_no_memory);
 }
 
 /* Under their shard's lock: a run of zones (free slots have ptr 0). */
@@ -1073,7 +1081,7 @@ static bool scan_batched(struct scan *sc)
 				check_group(&b, order + i, j - i, dsts, sc);
 			else
 				for (size_t k = i; k < j; k++)
-					unchecked();
+					unchecked(GG_UNCHECKED_unreadable);
 		}
 	}
 	/* Every zone flagged SCANNING is this batch's: a checked launch, the
@@ -1151,6 +1159,16 @@ void gg_redzone_context_ended(void *ctx)
 	atomic_store(&redzone_state.ctx[sc.only_ctx].stream, NULL);
 	if (redzone_state.pad)
 		gg_registry_foreach(scan_zone, NULL, &sc);
+}
+
+void gg_redzone_context_detached(void *ctx)
+{
+	bool alive = false;
+
+	/* A detach that was not the last leaves it alive; when the driver cannot
+	 * say, it is taken for gone: a dead context must never be read. */
+	if (gg_device_context_alive(ctx, &alive) || !alive)
+		gg_redzone_context_ended(ctx);
 }
 
 void *gg_redzone_device_ending(int dev)
@@ -1292,7 +1310,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 	if (gg_device_capturing(l->stream, &capturing) || capturing)
 		return;
 	if (gg_device_stream_wait(l->stream)) {
-		unchecked();
+		unchecked(GG_UNCHECKED_unreadable);
 		return;
 	}
 	atomic_fetch_add_explicit(&redzone_state.launches_checked, 1, memory_order_relaxed);
@@ -1530,6 +1548,9 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->scans = atomic_load_explicit(&redzone_state.scans, memory_order_relaxed);
 	out->checked = atomic_load_explicit(&redzone_state.checked, memory_order_relaxed);
 	out->unchecked = atomic_load_explicit(&redzone_state.unchecked, memory_order_relaxed);
+	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
+		out->unchecked_why[u] = atomic_load_explicit(&redzone_state.unchecked_why[u],
+							     memory_order_relaxed);
 	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
 	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
 	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
@@ -1619,6 +1640,8 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.scans, 0);
 	atomic_store(&redzone_state.checked, 0);
 	atomic_store(&redzone_state.unchecked, 0);
+	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
+		atomic_store(&redzone_state.unchecked_why[u], 0);
 	atomic_store(&redzone_state.violations, 0);
 	atomic_store(&redzone_state.double_frees, 0);
 	atomic_store(&redzone_state.invalid_frees, 0);

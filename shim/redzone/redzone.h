@@ -92,6 +92,8 @@ void gg_redzone_scan(const char *why);
  * the primary context to hand to _ended (NULL: nothing to do). */
 void gg_redzone_context_ending(void *ctx);
 void gg_redzone_context_ended(void *ctx);
+/* After a successful cuCtxDetach: _ended when it destroyed @ctx. */
+void gg_redzone_context_detached(void *ctx);
 void *gg_redzone_device_ending(int dev);
 void gg_redzone_device_ended(int dev, void *primary, bool reset);
 

@@ -512,6 +512,11 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		  z.scans, z.checked, z.unchecked, z.registry_bytes, z.scan_calls,
 		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed, f->stacks,
 		  f->stack_bytes);
+	jw_puts(w, ",\n    \"unchecked_reasons\": {");
+	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
+		jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ", gg_report_unchecked_name(u),
+			  z.unchecked_why[u]);
+	jw_puts(w, " }");
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
@@ -699,7 +704,7 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	metric(w, "gpuguard_kernel_lookups_failed_total", "counter",
 	       "Kernel lookups the driver failed.", a.failed_calls);
 	metric(w, "gpuguard_kernel_lookups_unresolved", "gauge",
-	       "Required kernels unresolved at the last seal, plus late misses since.", a.unresolved);
+	       "Required kernels unresolved at the last seal, plus late misses since (before any seal: unresolved now).", a.unresolved);
 	metric(w, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.", a.seals);
 	metric(w, "gpuguard_allocations_total", "counter",
 	       "Device allocation calls intercepted, failed ones included.", z.calls);

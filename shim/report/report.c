@@ -381,6 +381,17 @@ const char *gg_report_reason_name(enum gg_report_reason r)
 	return (unsigned)r < GG_REASON_COUNT ? names[r] : "?";
 }
 
+const char *gg_report_unchecked_name(enum gg_report_unchecked u)
+{
+	static const char *const names[] = {
+#define GG_UNCHECKED_NAME(name) #name,
+		GG_REPORT_UNCHECKED(GG_UNCHECKED_NAME)
+#undef GG_UNCHECKED_NAME
+	};
+
+	return (unsigned)u < GG_UNCHECKED_COUNT ? names[u] : "?";
+}
+
 /* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF" or "an unknown frame". */
 static const char *site_text(uintptr_t address, const char *object, uintptr_t offset,
 			     const char *symbol, uintptr_t symbol_offset, char *out, size_t cap)
@@ -515,11 +526,18 @@ static void unresolved_at_exit_row(void *ctx, const struct gg_report_row *r)
 	if (r->expected_absent || r->site_index != 0)
 		return;
 	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, site, sizeof(site));
-	gg_report_error("required kernel never resolved: %s::%s (%llu failed %s, %s) at %s",
-			printable(r->module, m, sizeof(m)), printable(r->function, f, sizeof(f)),
-			(unsigned long long)r->pair_failed,
-			plural(r->pair_failed, "lookup", "lookups"), r->result ? r->result : "?",
-			site);
+	/* MODULE::* is the module itself: its load failed (SPEC §3). */
+	if (!strcmp(r->function, "*"))
+		gg_report_error("required module never loaded: %s (%llu failed %s, %s) at %s",
+				printable(r->module, m, sizeof(m)), (unsigned long long)r->pair_failed,
+				plural(r->pair_failed, "load", "loads"), r->result ? r->result : "?",
+				site);
+	else
+		gg_report_error("required kernel never resolved: %s::%s (%llu failed %s, %s) at %s",
+				printable(r->module, m, sizeof(m)), printable(r->function, f, sizeof(f)),
+				(unsigned long long)r->pair_failed,
+				plural(r->pair_failed, "lookup", "lookups"), r->result ? r->result : "?",
+				site);
 	(*named)++;
 }
 
@@ -584,6 +602,11 @@ void gg_report_cannot_run(const char *module, const char *archs, unsigned cc)
 	gg_report_warn("module %s carries %s; the device is sm_%u: nothing in it can run here, "
 		       "its kernels will fail at their first use", printable(module, m, sizeof(m)),
 		       archs, cc);
+}
+
+void gg_report_halting(void)
+{
+	gg_report_error("halting at the first error (GPUGUARD_HALT_ON_ERROR=1): aborting");
 }
 
 void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
@@ -876,7 +899,7 @@ void gg_report_exit_summary(const struct gg_report_figures *f)
 
 	/* Only when anything was recorded (SPEC §5): a CUDA runtime that never
 	 * started leaves no line behind. */
-	if (!a->calls && !a->seals && !z->calls && !z->violations)
+	if (!a->calls && !a->seals && !a->loads_failed && !z->calls && !z->violations && !f->errors)
 		return;
 	/* One line, short enough for a 100-column terminal; the JSON has the rest. */
 	unguarded_text(&z->coverage, why, sizeof(why));

@@ -171,6 +171,24 @@ struct gg_report_coverage {
 	unsigned ncaching;
 };
 
+/* Why a band was not checked when it should have been, in the JSON's words
+ * ("redzones"."unchecked_reasons"). */
+#define GG_REPORT_UNCHECKED(X)                                                          \
+	X(check_on_free_off) /* freed under GPUGUARD_CHECK_ON_FREE=0 */                 \
+	X(capturing)         /* freed on a stream being captured into a graph */        \
+	X(unreadable)        /* its context gone, its fill or the read failed */        \
+	X(no_memory)         /* no memory to scan or keep it */
+
+enum gg_report_unchecked {
+#define GG_UNCHECKED_ENUM(name) GG_UNCHECKED_##name,
+	GG_REPORT_UNCHECKED(GG_UNCHECKED_ENUM)
+#undef GG_UNCHECKED_ENUM
+	GG_UNCHECKED_COUNT
+};
+
+/* The name of @u ("check_on_free_off"). */
+const char *gg_report_unchecked_name(enum gg_report_unchecked u);
+
 /* The red zones' figures (SPEC §4). */
 struct gg_report_redzone {
 	uint64_t calls;  /* allocation calls, failed ones included */
@@ -179,6 +197,7 @@ struct gg_report_redzone {
 	uint64_t fallbacks;
 	uint64_t live, live_bytes;
 	uint64_t scans, checked, unchecked;
+	uint64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
 	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
 	uint64_t api_overruns;   /* of @violations: copies and sets refused */
@@ -270,9 +289,10 @@ void gg_report_open(const struct gg_config *cfg);
  * the run rather than after it. The writes are still tried. */
 void gg_report_check_files(const struct gg_config *cfg);
 
-/* At exit, when GPUGUARD_EXITCODE will change the status and the audit holds
- * errors (no seal ran, or its gate and late misses only warned): an ERROR for
- * each required pair never resolved, at every verbosity (SPEC §6). */
+/* At exit, when the audit holds errors (no seal ran, or its gate and late
+ * misses only warned): an ERROR for each required pair never resolved (a
+ * failed load for MODULE::*), at every verbosity, whatever GPUGUARD_EXITCODE
+ * says (SPEC §6). */
 void gg_report_unresolved_at_exit(const struct gg_report_figures *f);
 
 /* A forked child, at its first hook call: reopen a log path holding %p for
@@ -330,6 +350,9 @@ void gg_report_sticky_error(const char *api, const char *result, const struct gg
 void gg_report_violation(const struct gg_report_violation *v);
 /* A copy or set refused for reaching a band (ERROR). */
 void gg_report_api_overrun(const struct gg_report_api_overrun *o);
+
+/* GPUGUARD_HALT_ON_ERROR: the ERROR that says the process is stopped here. */
+void gg_report_halting(void);
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n);
 
 /* At exit: with GPUGUARD_LEAK_CHECK, an ERROR for each of the ten stacks

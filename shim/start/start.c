@@ -41,6 +41,11 @@ static struct {
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
+	/* The exit's verdict, decided once from the figures the exit report
+	 * wrote: written by that report before @verdict_set (release); the status,
+	 * the JSON, the metrics and the exit line all say it. */
+	uint64_t verdict_errors;
+	atomic_bool verdict_set;
 	pthread_once_t idle_once;  /* reads the configuration: @cfg, then @idle_hooks */
 	const struct gg_config *cfg; /* set once under @idle_once (gg_config()'s); read-only */
 	/* bit per gg_hook_id with no work here: written under @idle_once */
@@ -101,15 +106,16 @@ static void atfork_child(void)
 		atomic_store(&gg_start_mode, GG_MODE_FORKED);
 }
 
-/* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5). */
+/* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5),
+ * from the verdict the exit report wrote, never from a later gathering: a
+ * violation recorded since (another thread, a later exit handler's free)
+ * must not make the status disagree with the JSON. */
 static bool status_changes(int status)
 {
-	struct gg_report_figures f;
-
-	if (!shim_state.exitcode_set || status != 0)
+	if (!shim_state.exitcode_set || status != 0 ||
+	    !atomic_load_explicit(&shim_state.verdict_set, memory_order_acquire))
 		return false;
-	gg_figures_gather(&f);
-	return f.errors != 0;
+	return shim_state.verdict_errors != 0;
 }
 
 /* exit() and a return from main: the final scan and the reports, while the
@@ -126,15 +132,25 @@ static void at_exit(int status, void *arg)
 	shim_state.exit_status = status;
 	gg_redzone_scan("exit");
 	gg_leaks_gather();
-	gg_figures_gather(&f);
+	gg_figures_gather(&f); /* the one gathering the verdict comes from */
+	shim_state.verdict_errors = f.errors;
+	atomic_store_explicit(&shim_state.verdict_set, true, memory_order_release);
 	gg_report_leaks(&f);
-	/* The errors that will change the status, named if nothing named them. */
-	if (status_changes(status))
-		gg_report_unresolved_at_exit(&f);
+	/* The audit's errors, named if nothing named them: every error is an
+	 * ERROR line at every verbosity, whether or not it changes the status. */
+	gg_report_unresolved_at_exit(&f);
 	gg_real_report_calls();
 	gg_report_exit_summary(&f);
 	f.final = true;
 	gg_report_write_files(&f);
+}
+
+/* A SIGTERM or SIGINT at its default disposition, on the watcher thread while
+ * the handler waits (boundary/ending.c): the exit's scan and reports. The
+ * process then dies of @sig, so no status is changed. */
+static void end_by_signal(int sig)
+{
+	at_exit(128 + sig, NULL);
 }
 
 /* The C library's _exit (@which 0) or _Exit (1), past this shim's. Found by
@@ -264,7 +280,7 @@ static void setup(void)
 	gg_fatal_last_words(gg_figures_write_final);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(at_exit, NULL);
-	gg_watcher_start(cfg, gg_boundary_events()); /* says itself what it could not do */
+	gg_watcher_start(cfg, gg_boundary_events(), end_by_signal); /* says what it could not do */
 	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 }
 

@@ -3,6 +3,9 @@
  *   data:PATH       load a copy of the file from the heap (named image:HASH)
  *   static          load the PTX compiled into this program (named app-audit+0xOFF)
  *   lib:PATH        load a library from a file
+ *   enumfunc        cuLibraryEnumerateKernels of the current library, then for
+ *                   each kernel cuKernelGetName and cuKernelGetFunction (no
+ *                   lookup by name): prints each name and result
  *   tryfile:PATH    load a module from a file, print the result (a failure is no exit)
  *   trydata:PATH    the same from a heap copy of the file
  *   trylib:PATH     the same for a library from a file
@@ -199,6 +202,18 @@ int main(int argc, char **argv)
 			if (rk == CUDA_SUCCESS)
 				rf = cuKernelGetFunction(&f, k);
 			printf("kernel %s: %d, function: %d\n", val, (int)rk, (int)rf);
+		} else if (!strcmp(arg, "enumfunc")) {
+			CUkernel ks[16];
+			unsigned n = 0;
+			const char *kname;
+
+			CHECK(cuLibraryGetKernelCount(&n, lib));
+			n = n < 16 ? n : 16;
+			CHECK(cuLibraryEnumerateKernels(ks, n, lib));
+			for (unsigned j = 0; j < n; j++) {
+				CHECK(cuKernelGetName(&kname, ks[j]));
+				printf("enumerated %s: function %d\n", kname, (int)cuKernelGetFunction(&f, ks[j]));
+			}
 		} else if (!strncmp(arg, "lib:", 4)) {
 			CHECK(cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
 			printf("library %p\n", (void *)lib);

@@ -63,6 +63,9 @@
  *   contexts:N       N contexts more, each made current in turn and given one
  *                    live 16-byte allocation; prints how many succeeded
  *   destroy          destroy that context
+ *   attach           cuCtxAttach (deprecated) of the current context
+ *   detach           cuCtxDetach (deprecated) of that created context; when
+ *                    it is gone, back to the primary context; prints which
  *   old-destroy      destroy it through the legacy cuCtxDestroy
  *   threads:T:N:S    T threads, each N alloc/free pairs of S bytes
  *   many:N:S         N live allocations of S bytes, then free them all
@@ -114,6 +117,9 @@
  * of handler:SIG, GG_TEST_EARLY_IGNORE=SIG sets SIG to SIG_IGN, and
  * GG_TEST_EARLY_WAIT=PATH prints "early" and waits (up to 30 s) for PATH.
  * GG_TEST_NO_THREADS=1 makes every pthread_create fail with EAGAIN.
+ * With GG_TEST_LATE_OVERRUN set, an exit handler registered before the first
+ * driver call (so it runs after gpuguard's) overruns buffer 0 by 8 and frees
+ * it: a violation found after gpuguard's exit report.
  * Prints one line per step on stdout, with only what the application knows. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -121,6 +127,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +138,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* cuCtxAttach and cuCtxDetach are deprecated: PyCUDA still calls them. */
+#define CUDA_ENABLE_DEPRECATED 1
 #include "driver-table.h"
 
 #define MAX_BUFS 1024
@@ -376,6 +385,17 @@ static void *brood_thread(void *arg)
 	return (void *)(uintptr_t)clean;
 }
 
+static void late_overrun(void)
+{
+	unsigned long long size = bufs[0].size, extra = 8;
+	void *params[] = { &bufs[0].ptr, &size, &extra };
+
+	if (!nbufs)
+		return;
+	launch("gg_overrun", params);
+	fprintf(stderr, "app: late free %d\n", (int)cuMemFree_v2(bufs[0].ptr));
+}
+
 int main(int argc, char **argv)
 {
 	static const char ptx_env[] = "GG_TEST_PTX";
@@ -390,6 +410,8 @@ int main(int argc, char **argv)
 		signal(atoi(getenv("GG_TEST_EARLY_HANDLER")), on_app_signal);
 	if (getenv("GG_TEST_EARLY_IGNORE"))
 		signal(atoi(getenv("GG_TEST_EARLY_IGNORE")), SIG_IGN);
+	if (getenv("GG_TEST_LATE_OVERRUN"))
+		atexit(late_overrun);
 	if (getenv("GG_TEST_EARLY_WAIT")) {
 		printf("early\n");
 		wait_for(getenv("GG_TEST_EARLY_WAIT"));
@@ -748,6 +770,23 @@ int main(int argc, char **argv)
 			CHECK(cuCtxCreate_v4(&created, NULL, 0, 0));
 			CHECK(cuModuleLoad(&mod, ptx));
 			printf("context created\n");
+		} else if (!strcmp(arg, "attach")) {
+			CUcontext same = NULL;
+
+			rc = cuCtxAttach(&same, 0);
+			printf("attach: %d%s\n", (int)rc, same == created ? " (created)" : "");
+		} else if (!strcmp(arg, "detach")) {
+			unsigned version;
+			bool gone;
+
+			CHECK(cuCtxSynchronize());
+			rc = cuCtxDetach(created);
+			gone = cuCtxGetApiVersion(created, &version) != CUDA_SUCCESS;
+			if (gone) {
+				CHECK(cuCtxSetCurrent(primary));
+				CHECK(cuModuleLoad(&mod, ptx));
+			}
+			printf("detach: %d (%s)\n", (int)rc, gone ? "gone" : "alive");
 		} else if (!strcmp(arg, "destroy") || !strcmp(arg, "old-destroy")) {
 			CHECK(cuCtxSynchronize());
 			rc = arg[0] == 'o' ? cuCtxDestroy(created) : cuCtxDestroy_v2(created);
@@ -828,6 +867,8 @@ int main(int argc, char **argv)
 			}
 			waitpid(pid, &status, 0);
 			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			if (WIFSIGNALED(status))
+				printf("child killed by signal %d\n", WTERMSIG(status));
 		} else if (!strncmp(arg, "slowstart:", 10)) {
 			sem_init(&slow_start.lock, 0, 1);
 			slow_start.ms = a;

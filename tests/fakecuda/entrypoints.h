@@ -56,6 +56,9 @@
     X(cuCtxCreate_v4, cuCtxCreate, 12050, 0)                                  \
     X(cuCtxDestroy, cuCtxDestroy, 2000, 0)                                    \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0)                                 \
+    X(cuCtxAttach, cuCtxAttach, 2000, 0)                                      \
+    X(cuCtxDetach, cuCtxDetach, 2000, 0)                                      \
+    X(cuCtxGetApiVersion, cuCtxGetApiVersion, 3020, 0)                        \
     X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, 0)                            \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, 0)                         \
     X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, 0)                              \
@@ -304,6 +307,9 @@
     X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, 0)                 \
     X(cuLibraryUnload, cuLibraryUnload, 12000, 0)                             \
     X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, 0)                       \
+    X(cuLibraryGetKernelCount, cuLibraryGetKernelCount, 12040, 0)             \
+    X(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, 12040, 0)         \
+    X(cuKernelGetLibrary, cuKernelGetLibrary, 12050, 0)                       \
     X(cuLibraryGetModule, cuLibraryGetModule, 12000, 0)                       \
     X(cuLibraryGetGlobal, cuLibraryGetGlobal, 12000, 0)                       \
     X(cuKernelGetFunction, cuKernelGetFunction, 12000, 0)                     \

@@ -159,6 +159,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     }
     c->dev = dev;
     c->flags = flags;
+    c->refcount = 1; /* the usage count cuCtxAttach and cuCtxDetach move */
     rc = ctx_activate(c);
     if (rc == CUDA_SUCCESS && !stack_push(c)) {
         ctx_teardown(c, false);
@@ -240,6 +241,60 @@ FC_EXPORT(cuCtxDestroy, (CUcontext ctx), (ctx))
 FC_EXPORT(cuCtxDestroy_v2, (CUcontext ctx), (ctx))
 {
     return ctx_destroy(ctx);
+}
+
+/* The deprecated usage count (cuda.h): cuCtxAttach increments that of the
+ * current context, cuCtxDetach decrements that of a context current to the
+ * calling thread and destroys it at 0. Only created contexts have one here:
+ * primary contexts go through Retain/Release, as with cuCtxDestroy. */
+FC_EXPORT(cuCtxAttach, (CUcontext * pctx, unsigned int flags), (pctx, flags))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = stack_top();
+    if (!pctx || flags != 0)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!c || !c->alive || c->primary)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else {
+        c->refcount++;
+        *pctx = (CUcontext)c;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuCtxDetach, (CUcontext ctx), (ctx))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = ctx ? ctx_lookup(ctx) : NULL;
+    if (!c || c->primary || stack_top() != c)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else if (--c->refcount == 0) {
+        ctx_teardown(c, false);
+        (void)stack_pop(); /* as cuCtxDestroy of a current context */
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuCtxGetApiVersion, (CUcontext ctx, unsigned int *version), (ctx, version))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_ctx *c = ctx ? ctx_lookup(ctx) : stack_top();
+    if (!version)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!c || !c->alive)
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        *version = 3020; /* every context since CUDA 3.2 */
+    fc_unlock();
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -273,7 +273,7 @@ struct fc_ctx {
     bool primary;
     bool alive;
     unsigned int flags;
-    unsigned int refcount; /* primary contexts: retain count */
+    unsigned int refcount; /* primary contexts: retain count; created: usage count */
     /* CUDA_SUCCESS, or the sticky error of a faulted kernel (context lost). */
     CUresult sticky;
     fc_stream *legacy; /* the NULL stream (CU_STREAM_LEGACY) */

@@ -693,6 +693,62 @@ FC_EXPORT(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char
 }
 
 /*
+ * A library's kernels without their names (cuda.h, CUDA 12.4/12.5): the
+ * count, the handles (at most numKernels, in the image's order), and a
+ * kernel's library. A NULL output is CUDA_ERROR_INVALID_VALUE, an unknown or
+ * unloaded handle CUDA_ERROR_INVALID_HANDLE.
+ */
+FC_EXPORT(cuLibraryGetKernelCount, (unsigned int *count, CUlibrary lib), (count, lib))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_library *l = fc_handle_get(lib, FC_K_LIBRARY);
+    if (!count)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!l)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        *count = (unsigned int)l->nkernels;
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuLibraryEnumerateKernels, (CUkernel * kernels, unsigned int numKernels, CUlibrary lib),
+          (kernels, numKernels, lib))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_library *l = fc_handle_get(lib, FC_K_LIBRARY);
+    if (!kernels)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!l)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        for (size_t i = 0; i < l->nkernels && i < numKernels; i++)
+            kernels[i] = (CUkernel)&l->kernels[i];
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuKernelGetLibrary, (CUlibrary * pLib, CUkernel kernel), (pLib, kernel))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_kernel *k = fc_handle_get(kernel, FC_K_KERNEL);
+    if (!pLib)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!k)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else
+        *pLib = (CUlibrary)k->lib;
+    fc_unlock();
+    return rc;
+}
+
+/*
  * The library's module in context c, made on first use: where a lazily
  * loaded library has no code for the device, CUDA_ERROR_NO_BINARY_FOR_GPU
  * (what cuLibraryLoadData would have answered when loading eagerly).

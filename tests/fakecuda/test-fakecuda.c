@@ -213,6 +213,45 @@ Test(fakecuda, created_contexts_stack_on_the_calling_thread)
     cr_assert_null(cur);
 }
 
+/* cuda.h's deprecated usage count: cuCtxAttach increments that of the current
+ * context, cuCtxDetach (of a context current here) decrements it and destroys
+ * the context at 0, popping it. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+Test(fakecuda, detach_destroys_a_context_when_its_usage_count_reaches_zero)
+{
+    CUcontext a, again, cur, primary;
+    unsigned version = 0;
+    OK(cuInit(0));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxAttach(&again, 0)); /* none current */
+    OK(cuCtxCreate_v2(&a, 0, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxAttach(&again, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuCtxAttach(NULL, 0));
+    OK(cuCtxAttach(&again, 0));
+    cr_assert_eq(again, a);
+    OK(cuCtxDetach(a)); /* 2 -> 1: still alive and current */
+    OK(cuCtxGetApiVersion(a, &version));
+    cr_assert_eq(version, 3020);
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, a);
+    OK(cuCtxPopCurrent_v2(&cur));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(a)); /* not current here */
+    OK(cuCtxPushCurrent_v2(a));
+    OK(cuCtxDetach(a)); /* 1 -> 0: destroyed, popped */
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxGetApiVersion(a, &version));
+    OK(cuCtxGetCurrent(&cur));
+    cr_assert_null(cur);
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(a));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(NULL));
+    /* Primary contexts are retained and released, never detached. */
+    OK(cuDevicePrimaryCtxRetain(&primary, 0));
+    OK(cuCtxSetCurrent(primary));
+    EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuCtxDetach(primary));
+    OK(cuCtxSetCurrent(NULL));
+    OK(cuDevicePrimaryCtxRelease_v2(0));
+}
+#pragma GCC diagnostic pop
+
 /* Threads report back to the test's thread: Criterion asserts only there. */
 static void *current_context_of_new_thread(void *arg)
 {
@@ -1174,6 +1213,39 @@ Test(fakecuda, function_and_kernel_names_are_the_entry_names_of_the_image)
     OK(cuLibraryGetKernel(&k, lib, "gg_sum"));
     OK(cuKernelGetName(&name, k));
     cr_assert_str_eq(name, "gg_sum");
+}
+
+/* cuLibraryGetKernelCount, cuLibraryEnumerateKernels (at most numKernels, the
+ * handles cuLibraryGetKernel gives) and cuKernelGetLibrary; NULL outputs are
+ * invalid values, unloaded handles invalid handles. */
+Test(fakecuda, a_librarys_kernels_can_be_enumerated_without_their_names)
+{
+    CUlibrary lib, of = NULL;
+    CUkernel ks[64], k;
+    unsigned n = 0;
+    primary();
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0));
+    OK(cuLibraryGetKernelCount(&n, lib));
+    cr_assert(n >= 2 && n <= 64, "%u", n);
+    memset(ks, 0, sizeof(ks));
+    OK(cuLibraryEnumerateKernels(ks, 1, lib));
+    cr_assert_not_null(ks[0]);
+    cr_assert_null(ks[1]); /* at most numKernels */
+    OK(cuLibraryEnumerateKernels(ks, n, lib));
+    OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
+    bool found = false;
+    for (unsigned i = 0; i < n; i++)
+        found |= ks[i] == k;
+    cr_assert(found);
+    OK(cuKernelGetLibrary(&of, k));
+    cr_assert_eq(of, lib);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryGetKernelCount(NULL, lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLibraryEnumerateKernels(NULL, n, lib));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetLibrary(NULL, k));
+    OK(cuLibraryUnload(lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetKernelCount(&n, lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryEnumerateKernels(ks, n, lib));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetLibrary(&of, k));
 }
 
 Test(fakecuda, name_queries_of_null_or_unknown_handles_are_invalid_value)
