@@ -1372,6 +1372,26 @@ Test(audit, an_enumerated_kernel_that_fails_lazily_is_recorded_by_its_driver_nam
 	gg_app_run_free(&a);
 }
 
+/* The same kernel never looked up, named or made a function: launched as
+ * cuLibraryEnumerateKernels handed it out, its lazy failure at the launch is
+ * recorded by its driver name and library. */
+Test(audit, an_enumerated_kernel_launched_unnamed_that_fails_lazily_is_recorded_by_its_driver_name)
+{
+	struct gg_app_run a;
+
+	run_audit(&a, (const char *[]){ "CUDA_MODULE_LOADING=LAZY", NULL },
+		  (const char *[]){ "trylib:" GG_ARCH80_FATBIN, "enumlaunch", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect(strstr(a.r.out, "enumerated launch 0: 209\n"), "%s", a.r.out);
+	assert_json(&a, "sorted(set((r['module'], r['function'], r['result']) for r in j['unresolved']))[:1]",
+		    "[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	assert_json(&a, "[(e['name'], e['module']) for e in j['launch_errors']][:1]",
+		    "[('gg_fill', 'arch80.fatbin')]");
+	cr_expect(strstr(a.r.err, "ERROR: required kernel never resolved: arch80.fatbin::gg_fill"),
+		  "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
 /* Lazily loaded (CUDA_MODULE_LOADING=LAZY), it loads, and fails where its
  * kernel is materialised: a failed lookup of that kernel, with its call site,
  * required at the gate; its module likewise. */

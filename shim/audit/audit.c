@@ -613,6 +613,22 @@ static int kernel_from_driver(const void *kernel, char *module, size_t cap, cons
 	return 0;
 }
 
+void gg_audit_kernels_enumerated(const void *const *kernels, unsigned n)
+{
+	char module[GG_AUDIT_NAME_MAX];
+	const char *name;
+
+	/* Handed out nameless: each named now, while the handles are surely
+	 * the library's kernels, so a launch that fails lazily is named too. */
+	for (unsigned i = 0; i < n; i++) {
+		struct gg_report_kernel k;
+
+		gg_kernels_name_handle(kernels[i], &k);
+		if (kernels[i] && !strcmp(k.module, "?"))
+			(void)kernel_from_driver(kernels[i], module, sizeof(module), &name);
+	}
+}
+
 void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
 			      const void *function)
 {

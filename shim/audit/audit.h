@@ -39,6 +39,9 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
  * of @library, as the driver answered (@rc 0: @function, @module is it). The
  * function is named as its kernel, the module as its library; a failure is a
  * failed lookup of that kernel (of LIBRARY::*) with its call site. */
+/* cuLibraryEnumerateKernels handed out @kernels (@n), nameless: each is named
+ * by the driver and kept, so a launch of one that fails lazily is named. */
+void gg_audit_kernels_enumerated(const void *const *kernels, unsigned n);
 void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
 			      const void *function);
 void gg_audit_library_module(const void *library, int rc, const char *rc_name, const void *module);

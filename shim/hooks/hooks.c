@@ -30,7 +30,7 @@
 	before;                                                     \
 	CUresult rc = real_ own_args;                               \
 	after;                                                      \
-	gg_hooks_leave();                                                    \
+	gg_hooks_leave();                                           \
 	return rc
 
 #define NOTHING ((void)0)
@@ -116,6 +116,14 @@ GG_WORK CUresult gg_hooks_work_cuLibraryGetModule(CUmodule *pMod, CUlibrary libr
 	FORWARD(cuLibraryGetModule, (pMod, library),
 		gg_audit_library_module(library, (int)rc, gg_real_result_name(rc),
 					rc == CUDA_SUCCESS && pMod ? (const void *)*pMod : NULL));
+}
+
+GG_WORK CUresult gg_hooks_work_cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels,
+							  CUlibrary lib)
+{
+	FORWARD(cuLibraryEnumerateKernels, (kernels, numKernels, lib),
+		if (rc == CUDA_SUCCESS && kernels)
+			gg_audit_kernels_enumerated((const void *const *)kernels, numKernels));
 }
 
 /* Module and library loading: the audit names what was loaded. */

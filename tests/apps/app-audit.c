@@ -6,6 +6,9 @@
  *   enumfunc        cuLibraryEnumerateKernels of the current library, then for
  *                   each kernel cuKernelGetName and cuKernelGetFunction (no
  *                   lookup by name): prints each name and result
+ *   enumlaunch      cuLibraryEnumerateKernels of the current library, then
+ *                   launch each kernel as it is (a CUkernel is a CUfunction to
+ *                   cuLaunchKernel), never naming it: prints each result
  *   tryfile:PATH    load a module from a file, print the result (a failure is no exit)
  *   trydata:PATH    the same from a heap copy of the file
  *   trylib:PATH     the same for a library from a file
@@ -214,6 +217,17 @@ int main(int argc, char **argv)
 				CHECK(cuKernelGetName(&kname, ks[j]));
 				printf("enumerated %s: function %d\n", kname, (int)cuKernelGetFunction(&f, ks[j]));
 			}
+		} else if (!strcmp(arg, "enumlaunch")) {
+			CUkernel ks[16];
+			unsigned n = 0;
+
+			CHECK(cuLibraryGetKernelCount(&n, lib));
+			n = n < 16 ? n : 16;
+			CHECK(cuLibraryEnumerateKernels(ks, n, lib));
+			for (unsigned j = 0; j < n; j++)
+				printf("enumerated launch %u: %d\n", j,
+				       (int)cuLaunchKernel((CUfunction)ks[j], 1, 1, 1, 1, 1, 1, 0, NULL,
+							   NULL, NULL));
 		} else if (!strncmp(arg, "lib:", 4)) {
 			CHECK(cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
 			printf("library %p\n", (void *)lib);
