@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -301,6 +302,19 @@ void gg_tmpdir(char *dir, size_t cap)
 	cr_assert_geq(cap, sizeof("/tmp/gg-test-XXXXXX"));
 	strcpy(dir, "/tmp/gg-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
+}
+
+int gg_dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d, "%s", dir);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
 }
 
 void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,

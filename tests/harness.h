@@ -86,6 +86,9 @@ void gg_app_run_free(struct gg_app_run *a);
 /* A fresh temporary directory, and a path inside it. */
 void gg_tmpdir(char *dir, size_t cap);
 
+/* How many entries @dir holds, "." and ".." aside. */
+int gg_dir_entries(const char *dir);
+
 /* @text without its lines that start with "gpuguard[": what a program
  * printed itself (malloc'd). */
 char *gg_without_gpuguard_lines(const char *text);

@@ -1,6 +1,5 @@
 /* The gpuguard command: running a program, scan and bisect. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -801,20 +800,6 @@ static bool ended(int pid, double seconds)
 	return false;
 }
 
-/* The number of entries of @dir besides . and .. */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	cr_assert_not_null(d, "%s", dir);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 static int pid_in(const char *path)
 {
 	char *text = gg_read_file(path);
@@ -846,7 +831,7 @@ Test(cli, bisect_stops_a_run_that_outlives_its_timeout_and_its_process_group)
 				"/bin/sh did not end within 0.5 s: stopped it (SIGKILL to its process "
 				"group); give --timeout SECONDS if it needs longer\n");
 	cr_expect(ended(pid_in(pidfile), 30), "the program's child outlived bisect");
-	cr_expect_eq(entries(dir), 0, "bisect left its temporary directory in %s", dir);
+	cr_expect_eq(gg_dir_entries(dir), 0, "bisect left its temporary directory in %s", dir);
 	gg_run_free(&r);
 	unlink(pidfile);
 	rmdir(dir);
@@ -891,11 +876,11 @@ Test(cli, bisect_ended_by_sigterm_stops_its_run_and_leaves_no_temporary_director
 	gg_spawn(&s, GG_RUN_FAKE, (const char *[]){ tmpdir, NULL },
 		 (const char *[]){ GG_CLI, "bisect", "--", "/bin/sh", "-c", script, NULL });
 	cr_assert(gg_wait_file(pidfile, 60), "the program never started");
-	cr_expect_eq(entries(dir), 1, "the temporary directory is in %s", dir);
+	cr_expect_eq(gg_dir_entries(dir), 1, "the temporary directory is in %s", dir);
 	cr_assert_eq(kill(s.pid, SIGTERM), 0);
 	gg_spawn_finish(&s, &r);
 	cr_expect_eq(gg_run_exit(&r), -SIGTERM, "%s\n%s", r.out, r.err);
-	cr_expect_eq(entries(dir), 0, "bisect left its temporary directory in %s", dir);
+	cr_expect_eq(gg_dir_entries(dir), 0, "bisect left its temporary directory in %s", dir);
 	cr_expect(ended(pid_in(pidfile), 30), "the program outlived bisect");
 	gg_run_free(&r);
 	unlink(pidfile);

@@ -1,6 +1,5 @@
 /* The exit path, exit codes and the report files (SPEC §5, §6). */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -653,20 +652,6 @@ static void assert_device(const char *node, unsigned minor)
 	cr_assert_eq(st.st_rdev, makedev(1, minor));
 }
 
-/* How many entries @dir holds, "." and ".." aside. */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	cr_assert_not_null(d, "%s", dir);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 static void remove_dir(const char *dir)
 {
 	char cmd[128];
@@ -689,7 +674,7 @@ Test(exit, a_summary_into_a_character_device_is_written_in_place_never_replaced)
 		     0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 0, "%s", r.err);
 	assert_device(node, 3);
-	cr_assert_eq(entries(dir), 1, "a temporary file was left behind");
+	cr_assert_eq(gg_dir_entries(dir), 1, "a temporary file was left behind");
 	gg_run_free(&r);
 	remove_dir(dir);
 }
@@ -715,7 +700,7 @@ Test(exit, a_summary_into_a_fifo_is_refused_and_the_fifo_kept, .timeout = 60)
 	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
 	cr_assert_eq(stat(fifo, &st), 0);
 	cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
-	cr_assert_eq(entries(dir), 1, "a temporary file was left behind");
+	cr_assert_eq(gg_dir_entries(dir), 1, "a temporary file was left behind");
 	gg_run_free(&r);
 	remove_dir(dir);
 }
@@ -829,7 +814,7 @@ Test(exit, a_full_disk_is_named_enospc_and_the_previous_summary_is_kept)
 	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
 	after = gg_read_file(f.json);
 	cr_assert_str_eq(after, before, "the previous summary was not kept whole");
-	cr_assert_eq(entries(f.dir), 2, "a temporary file was left behind");
+	cr_assert_eq(gg_dir_entries(f.dir), 2, "a temporary file was left behind");
 	gg_run_free(&r);
 	free(before);
 	cr_assert_eq(umount(f.dir), 0);
