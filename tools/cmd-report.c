@@ -328,7 +328,7 @@ static void check_unresolved_row(struct check *ck, const struct gg_json *r, cons
 
 bool is_api_overrun(const struct gg_json *row)
 {
-	return !strcmp(gg_json_string(gg_json_get(row, "kind"), ""), "api_overrun");
+	return !strcmp(violation_kind(row), GG_REPORT_API_OVERRUN);
 }
 
 /* A refused copy or set: what the report prints of it. */
