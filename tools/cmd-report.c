@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "cli.h"
 #include "json.h"
 #include "report.h"
@@ -599,14 +600,7 @@ static bool same_string(const struct gg_json *a, const struct gg_json *b)
 
 bool hex_value(const struct gg_json *v, uint64_t *out)
 {
-	const char *s = gg_json_string(v, NULL);
-	char *end;
-
-	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
-		return false;
-	errno = 0;
-	*out = strtoull(s + 2, &end, 16);
-	return !*end && !errno;
+	return gg_text_parse_0x(gg_json_string(v, NULL), out) == 0;
 }
 
 /* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF", "0xADDRESS" or "an unknown

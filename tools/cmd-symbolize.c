@@ -30,6 +30,7 @@
 #include "options/config.h"
 #include "json.h"
 #include "callsite/runtime-syms.h"
+#include "base/text.h"
 
 static const char symbolize_usage[] =
 	"usage: " GG_USAGE_SYMBOLIZE "\n"
@@ -687,7 +688,7 @@ static bool is_space(char c)
 
 static bool is_hex(char c)
 {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	return gg_text_hex_digit((unsigned char)c) >= 0;
 }
 
 /* Ends a name (going backwards from its "+0x"). */
@@ -719,8 +720,8 @@ static bool next_span(const char *t, size_t from, size_t le, size_t ls, struct s
 		sp->name = s;
 		sp->plus = h;
 		sp->end = e;
-		sp->offset = strtoull(t + h + 3, NULL, 16); /* stops at the first non-hex */
-		return true;
+		/* At most 16 digits: never out of range. */
+		return gg_text_parse_hex(t + h + 3, e - (h + 3), &sp->offset) == 0;
 	}
 	return false;
 }
@@ -852,14 +853,7 @@ static void scan_log(struct job *job, const char *t, size_t len)
 
 static bool hex_string(const struct gg_json *v, uint64_t *out)
 {
-	const char *s = gg_json_string(v, NULL);
-	char *end;
-
-	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !is_hex(s[2]))
-		return false;
-	errno = 0;
-	*out = strtoull(s + 2, &end, 16);
-	return !*end && !errno;
+	return gg_text_parse_0x(gg_json_string(v, NULL), out) == 0;
 }
 
 /* A site's object (a path), offset and address (0 when not given); false
@@ -958,49 +952,15 @@ static void scan_json(struct job *job, const struct gg_json *v)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp, min;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* @s as the body of a JSON string; a byte that is not UTF-8 becomes \u00XX,
- * as the shim writes it, so the document stays valid. */
+ * as the shim writes it (both gg_text_json_escape), so the document stays valid. */
 static void put_json_string(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	char buf[256];
+	size_t n, taken;
 
-	while (*p) {
-		size_t n = utf8_len(p);
-
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f || !n)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fwrite(p, 1, n, f);
-		p += n ? n : 1;
-	}
+	for (n = strlen(s); n; s += taken, n -= taken)
+		fwrite(buf, 1, gg_text_json_escape(buf, sizeof(buf), s, n, &taken), f);
 }
 
 /* ---- the command ----------------------------------------------------------- */

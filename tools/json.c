@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include "cli.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,84 +86,14 @@ static struct gg_json *new_value(struct parser *p, enum gg_json_type type)
 	return v;
 }
 
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The 4 hex digits at @at, or -1. */
 static long hex4(const struct parser *p, size_t at)
 {
-	long v = 0;
+	uint64_t v;
 
-	if (at + 4 > p->len)
+	if (at + 4 > p->len || gg_text_parse_hex(p->s + at, 4, &v))
 		return -1;
-	for (size_t i = 0; i < 4; i++) {
-		int d = hex_digit((unsigned char)p->s[at + i]);
-
-		if (d < 0)
-			return -1;
-		v = v * 16 + d;
-	}
-	return v;
-}
-
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t k;
-	unsigned long cp, min;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		k = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		k = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		k = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (k > n)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
-static size_t put_utf8(char *out, unsigned long cp)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | (cp >> 18));
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
+	return (long)v;
 }
 
 /* The string whose opening quote is at p->pos: decoded into a new buffer
@@ -193,7 +124,7 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 			goto bad;
 		}
 		if (c >= 0x80) {
-			size_t k = utf8_len((const unsigned char *)p->s + i, end - i);
+			size_t k = gg_text_utf8_len(p->s + i, end - i, NULL);
 
 			if (!k) {
 				fail(p, i, "invalid UTF-8 byte 0x%02x in string", c);
@@ -242,7 +173,7 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)lo - 0xdc00);
 				i += 6;
 			}
-			n += put_utf8(buf + n, cp);
+			n += gg_text_utf8_put(buf + n, (uint32_t)cp);
 			i += 6;
 			continue;
 		}

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "cli.h"
 #include "json.h"
 #include "report.h"
@@ -29,26 +30,12 @@
  * REPLACEMENT for a byte that does not start a valid UTF-8 sequence. */
 static size_t next_char(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
-	uint32_t c;
+	size_t len = gg_text_utf8_len((const char *)s, n, cp);
 
-	if (s[0] < 0x80) {
-		*cp = s[0];
+	if (!len) {
+		*cp = REPLACEMENT;
 		return 1;
 	}
-	*cp = REPLACEMENT;
-	if (!len || s[0] > 0xf4 || len > n)
-		return 1;
-	c = s[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 1;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < least[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 1;
-	*cp = c;
 	return len;
 }
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "options/config.h"
 #include "report/report.h"
 #include "report/sink.h"
@@ -76,57 +77,23 @@ GG_PRINTF(2, 3) static void jw_printf(struct jw *w, const char *fmt, ...)
 		jw_raw(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp, min;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A JSON string: any byte that is not valid UTF-8 is written as \u00XX, so
- * the file stays valid whatever bytes a module or symbol name holds. */
+ * the file stays valid whatever bytes a module or symbol name holds
+ * (gg_text_json_escape). */
 static void jw_str(struct jw *w, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
+	size_t n, taken;
 
 	if (!s) {
 		jw_puts(w, "null");
 		return;
 	}
 	jw_raw(w, "\"", 1);
-	while (*p) {
-		size_t n = utf8_len(p);
-		char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
-
-		if (n == 1 && *p >= 0x20 && *p != '"' && *p != '\\')
-			jw_raw(w, (const char *)p, 1);
-		else if (*p == '"' || *p == '\\')
-			jw_raw(w, (const char[]){ '\\', (char)*p }, 2);
-		else if (n > 1)
-			jw_raw(w, (const char *)p, n);
-		else
-			jw_raw(w, esc, sizeof(esc));
-		p += n ? n : 1;
+	for (n = strlen(s); n; s += taken, n -= taken) {
+		if (sizeof(w->buf) - w->len < GG_TEXT_JSON_CHAR_MAX)
+			jw_flush(w);
+		w->len += gg_text_json_escape(w->buf + w->len, sizeof(w->buf) - w->len, s, n,
+					      &taken);
 	}
 	jw_raw(w, "\"", 1);
 }
