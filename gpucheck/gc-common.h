@@ -3,8 +3,8 @@
  * on the fake driver alike. Linked with -lcuda against the toolkit's stub, so
  * the driver found at run time (the real one, or the fake through
  * LD_LIBRARY_PATH) is the one used. */
-#ifndef GC_COMMON_H
-#define GC_COMMON_H
+#ifndef GG_GPUCHECK_GC_COMMON_H
+#define GG_GPUCHECK_GC_COMMON_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // What the CUDA runtime programs of scripts/gpu-check share: a runtime call
 // that fails ends the program with status 2, naming the call and the error.
-#ifndef GC_RUNTIME_H
-#define GC_RUNTIME_H
+#ifndef GG_GPUCHECK_GC_RUNTIME_H
+#define GG_GPUCHECK_GC_RUNTIME_H
 
 #include <cstdio>
 #include <cstdlib>

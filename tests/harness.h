@@ -1,7 +1,7 @@
 /* Integration-test helpers: run a program with LD_PRELOAD set in that child
  * only, capture its stdout, stderr and exit status. */
-#ifndef GG_TEST_HARNESS_H
-#define GG_TEST_HARNESS_H
+#ifndef GG_TESTS_HARNESS_H
+#define GG_TESTS_HARNESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

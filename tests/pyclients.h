@@ -1,8 +1,8 @@
 /* What the tests of NVIDIA's Python clients share (test-pyclients.c,
  * test-peer-suite.c): the interpreter of BUILDDIR/pyenv and runs in three
  * modes. */
-#ifndef GG_TEST_PYCLIENTS_H
-#define GG_TEST_PYCLIENTS_H
+#ifndef GG_TESTS_PYCLIENTS_H
+#define GG_TESTS_PYCLIENTS_H
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The gpuguard command: shared declarations of its subcommands. */
-#ifndef GG_CLI_H
-#define GG_CLI_H
+#ifndef GG_TOOLS_CLI_H
+#define GG_TOOLS_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>

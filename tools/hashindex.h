@@ -4,8 +4,8 @@
  * entry), and a search through every group made it quadratic. The items live
  * in the caller's array; the index holds their numbers only, and the caller
  * says what "alike" means. Internal to the command. */
-#ifndef GG_HASHINDEX_H
-#define GG_HASHINDEX_H
+#ifndef GG_TOOLS_HASHINDEX_H
+#define GG_TOOLS_HASHINDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * values, for the gpuguard command (report, symbolize). No global state;
  * numbers are converted with strtod, so the process must use the "C" locale
  * (or any locale whose decimal point is '.'), as the gpuguard command does. */
-#ifndef GG_JSON_H
-#define GG_JSON_H
+#ifndef GG_TOOLS_JSON_H
+#define GG_TOOLS_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

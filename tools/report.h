@@ -1,8 +1,8 @@
 /* gpuguard report: what the human report (cmd-report.c) and the files for CI
  * systems (report-ci.c) share: the summaries read, their findings grouped,
  * and the text of names and call sites. Internal to the command. */
-#ifndef GG_REPORT_H
-#define GG_REPORT_H
+#ifndef GG_TOOLS_REPORT_H
+#define GG_TOOLS_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>

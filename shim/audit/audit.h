@@ -1,6 +1,6 @@
 /* Kernel-lookup audit and seal gate (SPEC §3). */
-#ifndef GG_AUDIT_H
-#define GG_AUDIT_H
+#ifndef GG_SHIM_AUDIT_AUDIT_H
+#define GG_SHIM_AUDIT_AUDIT_H
 
 #include <stdbool.h>
 #include <stddef.h>

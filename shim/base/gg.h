@@ -1,6 +1,6 @@
 /* Shared macros of the shim. Everything is hidden unless GG_EXPORT says so. */
-#ifndef GG_H
-#define GG_H
+#ifndef GG_SHIM_BASE_GG_H
+#define GG_SHIM_BASE_GG_H
 
 #include <stddef.h>
 

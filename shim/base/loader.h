@@ -1,7 +1,7 @@
 /* The dynamic loader's list of objects after fork(): whether this process
  * may walk it. */
-#ifndef GG_LOADER_H
-#define GG_LOADER_H
+#ifndef GG_SHIM_BASE_LOADER_H
+#define GG_SHIM_BASE_LOADER_H
 
 #include <stdbool.h>
 

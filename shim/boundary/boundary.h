@@ -1,6 +1,6 @@
 /* Boundaries (SPEC §5): a red-zone scan, the gate and seal, then the reports. */
-#ifndef GG_BOUNDARY_H
-#define GG_BOUNDARY_H
+#ifndef GG_SHIM_BOUNDARY_BOUNDARY_H
+#define GG_SHIM_BOUNDARY_BOUNDARY_H
 
 #include <stdatomic.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SIGTERM and SIGINT at their default disposition: the exit work through the
  * watcher thread, bounded, then the same death (ending.c). */
-#ifndef GG_ENDING_H
-#define GG_ENDING_H
+#ifndef GG_SHIM_BOUNDARY_ENDING_H
+#define GG_SHIM_BOUNDARY_ENDING_H
 
 #include <stdbool.h>
 

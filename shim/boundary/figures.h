@@ -1,8 +1,8 @@
 /* The modules' figures gathered into the report's struct, for the exit line,
  * the JSON summary, the metrics and the exit status: one place that says
  * what an error is (SPEC §6). */
-#ifndef GG_FIGURES_H
-#define GG_FIGURES_H
+#ifndef GG_SHIM_BOUNDARY_FIGURES_H
+#define GG_SHIM_BOUNDARY_FIGURES_H
 
 #include "report/report.h"
 

@@ -1,6 +1,6 @@
 /* The watcher thread for signal and after:S boundaries (SPEC §5). */
-#ifndef GG_WATCHER_H
-#define GG_WATCHER_H
+#ifndef GG_SHIM_BOUNDARY_WATCHER_H
+#define GG_SHIM_BOUNDARY_WATCHER_H
 
 struct gg_config;
 struct gg_boundary_events;

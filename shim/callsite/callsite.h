@@ -4,8 +4,8 @@
  * libunwind is loaded privately on first use; glibc's backtrace() is the
  * fallback; in a child forked while other threads ran, GCC's unwinder or
  * none (callsite/gccunwind.h). */
-#ifndef GG_CALLSITE_H
-#define GG_CALLSITE_H
+#ifndef GG_SHIM_CALLSITE_CALLSITE_H
+#define GG_SHIM_CALLSITE_CALLSITE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * up to GPUGUARD_STACK_DEPTH frames from its call site outward, each distinct
  * stack stored once under a 32-bit id, so a million allocations made at ten
  * places hold ten stacks. Lock-free to read; a new stack takes one lock. */
-#ifndef GG_DEPOT_H
-#define GG_DEPOT_H
+#ifndef GG_SHIM_CALLSITE_DEPOT_H
+#define GG_SHIM_CALLSITE_DEPOT_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * hostile file is an error (-ENOEXEC), never a read out of bounds. Native
  * 64-bit ELF only: the objects a 64-bit process runs. Allocates; never for a
  * signal handler. Uses nothing of the shim but libc. */
-#ifndef GG_ELFSYMS_H
-#define GG_ELFSYMS_H
+#ifndef GG_SHIM_CALLSITE_ELFSYMS_H
+#define GG_SHIM_CALLSITE_ELFSYMS_H
 
 #include <elf.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* Unwinding where the loader's list of objects may never be walkable (a
  * child forked while other threads ran, base/loader.h): libunwind walks it
  * at every frame it has not cached, and loading libunwind maps an object. */
-#ifndef GG_GCCUNWIND_H
-#define GG_GCCUNWIND_H
+#ifndef GG_SHIM_CALLSITE_GCCUNWIND_H
+#define GG_SHIM_CALLSITE_GCCUNWIND_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * carries the runtime at all. Shared by the shim's call sites and gpuguard
  * symbolize, so both skip the same frames. Uses nothing of the shim but the
  * ELF reader; allocates; never for a signal handler. */
-#ifndef GG_RUNTIME_SYMS_H
-#define GG_RUNTIME_SYMS_H
+#ifndef GG_SHIM_CALLSITE_RUNTIME_SYMS_H
+#define GG_SHIM_CALLSITE_RUNTIME_SYMS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * behind plain C types: CUresult stays in hooks/. Every function returns 0,
  * -ENOSYS when the driver lacks a function it needs, or -EIO when the driver
  * refused. Contexts and streams are the driver's handles, passed through. */
-#ifndef GG_DEVICE_H
-#define GG_DEVICE_H
+#ifndef GG_SHIM_DRIVER_DEVICE_H
+#define GG_SHIM_DRIVER_DEVICE_H
 
 #include <stdbool.h>
 #include <stddef.h>

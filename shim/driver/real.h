@@ -2,8 +2,8 @@
  * driver/hooks.def, the one list of them), found lazily and cached, and the
  * per-thread guard that tells a hook it was entered from inside another. The
  * only floor besides hooks/ where CUresult appears. */
-#ifndef GG_REAL_H
-#define GG_REAL_H
+#ifndef GG_SHIM_DRIVER_REAL_H
+#define GG_SHIM_DRIVER_REAL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

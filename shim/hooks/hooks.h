@@ -1,8 +1,8 @@
 /* The exported entry points: gg_hook_NAME for each name of driver/hooks.def,
  * exported as NAME, and the routes (dlsym, cuGetProcAddress) that hand them
  * out instead of the driver's functions. */
-#ifndef GG_HOOKS_H
-#define GG_HOOKS_H
+#ifndef GG_SHIM_HOOKS_HOOKS_H
+#define GG_SHIM_HOOKS_HOOKS_H
 
 #include "driver/real.h"
 

@@ -1,7 +1,7 @@
 /* What every file of hook work shares (hooks.c, copies.c): the work
  * functions' declarations and the pass-through test. */
-#ifndef GG_HOOKS_WORK_H
-#define GG_HOOKS_WORK_H
+#ifndef GG_SHIM_HOOKS_WORK_H
+#define GG_SHIM_HOOKS_WORK_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

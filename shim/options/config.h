@@ -2,8 +2,8 @@
  * parser, what it accepts, its gpuguard command-line flag and one line of
  * help, declared once, for the shim and the command alike. Pure: the parsers
  * say what was wrong and print nothing; start-up reports it. */
-#ifndef GG_CONFIG_H
-#define GG_CONFIG_H
+#ifndef GG_SHIM_OPTIONS_CONFIG_H
+#define GG_SHIM_OPTIONS_CONFIG_H
 
 #include <limits.h>
 #include <stddef.h>

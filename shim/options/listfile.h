@@ -3,8 +3,8 @@
  * (a FIFO, /dev/zero or a terminal is refused, not read). Shared with the
  * gpuguard command, which reads it once before the program runs so that a
  * file the shim would refuse is refused there. Prints nothing. */
-#ifndef GG_OPTIONS_LISTFILE_H
-#define GG_OPTIONS_LISTFILE_H
+#ifndef GG_SHIM_OPTIONS_LISTFILE_H
+#define GG_SHIM_OPTIONS_LISTFILE_H
 
 #include <stddef.h>
 

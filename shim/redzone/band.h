@@ -1,7 +1,7 @@
 /* Comparing a band's bytes with the byte it must hold: what a check reports
  * of a band (its first and last changed byte, how many changed). */
-#ifndef GG_BAND_H
-#define GG_BAND_H
+#ifndef GG_SHIM_REDZONE_BAND_H
+#define GG_SHIM_REDZONE_BAND_H
 
 #include <stdbool.h>
 #include <stddef.h>

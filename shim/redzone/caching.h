@@ -1,6 +1,6 @@
 /* Caching allocators loaded in the process (SPEC §4, Coverage). */
-#ifndef GG_CACHING_H
-#define GG_CACHING_H
+#ifndef GG_SHIM_REDZONE_CACHING_H
+#define GG_SHIM_REDZONE_CACHING_H
 
 /* Look for caching allocators loaded since the last look: one WARN for each
  * whose per-allocation switch is off. No lock of the caller's may be held

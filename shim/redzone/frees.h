@@ -2,8 +2,8 @@
  * before (double_free) and of a pointer inside a zone (invalid_free). The
  * shim remembers the zones the application freed last, with their
  * allocation and free stacks, in a bounded memory. */
-#ifndef GG_FREES_H
-#define GG_FREES_H
+#ifndef GG_SHIM_REDZONE_FREES_H
+#define GG_SHIM_REDZONE_FREES_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * allocation stack. An allocation whose context was destroyed (cuCtxDestroy,
  * the primary context's last release or a reset) was freed with it: its
  * zone is gone by then, and it is no leak. */
-#ifndef GG_LEAKS_H
-#define GG_LEAKS_H
+#ifndef GG_SHIM_REDZONE_LEAKS_H
+#define GG_SHIM_REDZONE_LEAKS_H
 
 #include <stdbool.h>
 

@@ -3,8 +3,8 @@
  * never observable, and the finding (api_overrun) names the call, the range,
  * the allocation and the call site. The hooks (hooks/copies.c) turn each
  * call's arguments into device ranges; this module judges them. */
-#ifndef GG_RANGES_H
-#define GG_RANGES_H
+#ifndef GG_SHIM_REDZONE_RANGES_H
+#define GG_SHIM_REDZONE_RANGES_H
 
 #include <stdbool.h>
 #include <stdint.h>

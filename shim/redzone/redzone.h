@@ -1,8 +1,8 @@
 /* Red zones (SPEC §4): every device allocation gets a trailing guard band
  * filled with a known byte; scans at boundaries, at free, at context
  * teardown and at exit report any byte that changed. */
-#ifndef GG_REDZONE_H
-#define GG_REDZONE_H
+#ifndef GG_SHIM_REDZONE_REDZONE_H
+#define GG_SHIM_REDZONE_REDZONE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* The zone registry: every padded allocation, by pointer. O(1) expected per
  * insert, remove and lookup; sharded so threads rarely share a lock. */
-#ifndef GG_REGISTRY_H
-#define GG_REGISTRY_H
+#ifndef GG_SHIM_REDZONE_REGISTRY_H
+#define GG_SHIM_REDZONE_REGISTRY_H
 
 #include <stdbool.h>
 #include <stddef.h>

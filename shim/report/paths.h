@@ -3,8 +3,8 @@
  * there without harm. Shared with the gpuguard command, which checks the
  * paths it is given before it runs the program. Nothing here allocates or
  * prints. */
-#ifndef GG_REPORT_PATHS_H
-#define GG_REPORT_PATHS_H
+#ifndef GG_SHIM_REPORT_PATHS_H
+#define GG_SHIM_REPORT_PATHS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * The report prints exactly what it is handed: the plain structs below are
  * its vocabulary, filled by the floors above (call sites, the audit, red
  * zones, the figures gathered at boundaries and exit). It reads no module. */
-#ifndef GG_REPORT_H
-#define GG_REPORT_H
+#ifndef GG_SHIM_REPORT_REPORT_H
+#define GG_SHIM_REPORT_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>

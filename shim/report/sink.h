@@ -1,7 +1,7 @@
 /* Writing the shim's bytes to a descriptor without harm to the program: a
  * pipe or socket whose reader has gone never raises SIGPIPE in it. */
-#ifndef GG_REPORT_SINK_H
-#define GG_REPORT_SINK_H
+#ifndef GG_SHIM_REPORT_SINK_H
+#define GG_SHIM_REPORT_SINK_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* Start-up of the shim: the one-time set-up on first real use, exit and fork.
  * Below the entry points (hooks/), which start it on their first call. */
-#ifndef GG_SHIM_H
-#define GG_SHIM_H
+#ifndef GG_SHIM_START_START_H
+#define GG_SHIM_START_START_H
 
 #include <stdbool.h>
 

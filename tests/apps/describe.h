@@ -1,7 +1,7 @@
 /* "object:symbol" for a function pointer, or "null": what the dlsym and
  * cuGetProcAddress tests compare with and without the shim. */
-#ifndef APP_DESCRIBE_H
-#define APP_DESCRIBE_H
+#ifndef GG_TESTS_APPS_DESCRIBE_H
+#define GG_TESTS_APPS_DESCRIBE_H
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* The driver functions the test apps use, once: exact export name, PFN type
  * and the base name cuGetProcAddress is asked for. */
-#ifndef APP_DRIVER_TABLE_H
-#define APP_DRIVER_TABLE_H
+#ifndef GG_TESTS_APPS_DRIVER_TABLE_H
+#define GG_TESTS_APPS_DRIVER_TABLE_H
 
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>

@@ -17,8 +17,8 @@
  * list against those headers, the toolkit's stub libcuda.so and the symbols
  * the built library exports.
  */
-#ifndef FAKECUDA_ENTRYPOINTS_H
-#define FAKECUDA_ENTRYPOINTS_H
+#ifndef GG_TESTS_FAKECUDA_ENTRYPOINTS_H
+#define GG_TESTS_FAKECUDA_ENTRYPOINTS_H
 
 #define FAKECUDA_ENTRY_POINTS(X)                                              \
     /* initialisation, version, errors, entry points */                       \
@@ -342,4 +342,4 @@
     X(cuOccupancyMaxPotentialBlockSizeWithFlags,                              \
       cuOccupancyMaxPotentialBlockSizeWithFlags, 7000, 0)
 
-#endif /* FAKECUDA_ENTRYPOINTS_H */
+#endif /* GG_TESTS_FAKECUDA_ENTRYPOINTS_H */

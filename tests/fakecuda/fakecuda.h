@@ -178,8 +178,8 @@
  *     it captures is a numba kernel (a no-op here) (1 test_cuda_driver
  *     test).
  */
-#ifndef FAKECUDA_H
-#define FAKECUDA_H
+#ifndef GG_TESTS_FAKECUDA_FAKECUDA_H
+#define GG_TESTS_FAKECUDA_FAKECUDA_H
 
 #include <stddef.h>
 
@@ -228,4 +228,4 @@ typedef void (*fakecuda_reset_calls_fn)(void);
 }
 #endif
 
-#endif /* FAKECUDA_H */
+#endif /* GG_TESTS_FAKECUDA_FAKECUDA_H */

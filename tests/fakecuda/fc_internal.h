@@ -5,8 +5,8 @@
  * FC_HIDDEN, so the library's dynamic symbol table holds only the cu* entry
  * points and the fakecuda_* test controls (check_entrypoints.py verifies it).
  */
-#ifndef FAKECUDA_INTERNAL_H
-#define FAKECUDA_INTERNAL_H
+#ifndef GG_TESTS_FAKECUDA_FC_INTERNAL_H
+#define GG_TESTS_FAKECUDA_FC_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -909,4 +909,4 @@ FC_HIDDEN void fc_host_ctx_teardown(fc_ctx *c);
  */
 FC_HIDDEN void fc_run_callback(const fc_op *op, CUresult status);
 
-#endif /* FAKECUDA_INTERNAL_H */
+#endif /* GG_TESTS_FAKECUDA_FC_INTERNAL_H */

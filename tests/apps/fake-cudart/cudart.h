@@ -3,8 +3,8 @@
  * static archive linked into the program, the way nvcc links
  * libcudart_static.a by default. Their arguments are simpler than the real
  * ones; only the names and where the frames sit matter. */
-#ifndef FAKE_CUDART_H
-#define FAKE_CUDART_H
+#ifndef GG_TESTS_APPS_FAKE_CUDART_CUDART_H
+#define GG_TESTS_APPS_FAKE_CUDART_CUDART_H
 
 #include <stddef.h>
 
