@@ -45,7 +45,7 @@ static const char report_usage[] =
 
 /* ---- text ---------------------------------------------------------------- */
 
-void sb_add(struct sb *b, const char *s, size_t n)
+void gg_sb_add(struct sb *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
@@ -69,7 +69,7 @@ void sb_add(struct sb *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
-void sb_printf(struct sb *b, const char *fmt, ...)
+void gg_sb_printf(struct sb *b, const char *fmt, ...)
 {
 	char tmp[256];
 	va_list ap;
@@ -81,7 +81,7 @@ void sb_printf(struct sb *b, const char *fmt, ...)
 	if (n < 0)
 		return;
 	if ((size_t)n < sizeof(tmp)) {
-		sb_add(b, tmp, (size_t)n);
+		gg_sb_add(b, tmp, (size_t)n);
 		return;
 	}
 	char *big = malloc((size_t)n + 1);
@@ -93,33 +93,33 @@ void sb_printf(struct sb *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(big, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	sb_add(b, big, (size_t)n);
+	gg_sb_add(b, big, (size_t)n);
 	free(big);
 }
 
 /* Control characters (C0, DEL and C1, and the GLUE byte) are written as \xNN
  * or \u00NN. */
-void sb_clean(struct sb *b, const char *s, size_t n)
+void gg_sb_clean(struct sb *b, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		if (c < 0x20 || c == 0x7f)
-			sb_printf(b, "\\x%02x", c);
+			gg_sb_printf(b, "\\x%02x", c);
 		else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
 			 (unsigned char)s[i + 1] <= 0x9f)
-			sb_printf(b, "\\u%04x", (unsigned char)s[++i]);
+			gg_sb_printf(b, "\\u%04x", (unsigned char)s[++i]);
 		else
-			sb_add(b, s + i, 1);
+			gg_sb_add(b, s + i, 1);
 	}
 }
 
-void sb_str(struct sb *b, const struct gg_json *v, const char *def)
+void gg_sb_str(struct sb *b, const struct gg_json *v, const char *def)
 {
 	if (gg_json_is(v, GG_JSON_STRING))
-		sb_clean(b, v->u.string.s, v->u.string.len);
+		gg_sb_clean(b, v->u.string.s, v->u.string.len);
 	else
-		sb_add(b, def, strlen(def));
+		gg_sb_add(b, def, strlen(def));
 }
 
 static size_t columns(const char *s, size_t n)
@@ -327,9 +327,9 @@ static void check_unresolved_row(struct check *ck, const struct gg_json *r, cons
 	expect(ck, r, where, "result", W_STRING_OR_NULL, false);
 }
 
-bool is_api_overrun(const struct gg_json *row)
+bool gg_view_is_api_overrun(const struct gg_json *row)
 {
-	return !strcmp(violation_kind(row), GG_REPORT_API_OVERRUN);
+	return !strcmp(gg_view_violation_kind(row), GG_REPORT_API_OVERRUN);
 }
 
 /* A refused copy or set: what the report prints of it. */
@@ -353,7 +353,7 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
 	char w[128];
 
-	if (is_api_overrun(r)) {
+	if (gg_view_is_api_overrun(r)) {
 		check_api_overrun_row(ck, r, where);
 		return;
 	}
@@ -528,12 +528,12 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 		if (gg_json_is(schema, GG_JSON_NUMBER)) {
 			size_t n = strlen(schema->u.number.text);
 
-			sb_clean(&b, schema->u.number.text, n > NUMBER_SHOWN ? NUMBER_SHOWN : n);
+			gg_sb_clean(&b, schema->u.number.text, n > NUMBER_SHOWN ? NUMBER_SHOWN : n);
 			if (n > NUMBER_SHOWN)
-				sb_add(&b, "...", 3);
+				gg_sb_add(&b, "...", 3);
 		}
 		else
-			sb_printf(&b, "a %s", gg_json_type_name(schema->type));
+			gg_sb_printf(&b, "a %s", gg_json_type_name(schema->type));
 		complain(&ck, schema, "schema %s is not supported (this gpuguard reads schema 1)",
 			 b.s ? b.s : "?");
 		free(b.s);
@@ -587,7 +587,7 @@ static void pids_add(struct pids *p, uint64_t pid)
 static void sb_pids(struct sb *b, const struct pids *p)
 {
 	for (size_t i = 0; i < p->len; i++)
-		sb_printf(b, "%s%" PRIu64, i ? ", " : "", p->v[i]);
+		gg_sb_printf(b, "%s%" PRIu64, i ? ", " : "", p->v[i]);
 }
 
 static bool same_string(const struct gg_json *a, const struct gg_json *b)
@@ -598,14 +598,14 @@ static bool same_string(const struct gg_json *a, const struct gg_json *b)
 	       memcmp(a->u.string.s, b->u.string.s, a->u.string.len) == 0;
 }
 
-bool hex_value(const struct gg_json *v, uint64_t *out)
+bool gg_view_hex(const struct gg_json *v, uint64_t *out)
 {
 	return gg_text_parse_0x(gg_json_string(v, NULL), out) == 0;
 }
 
 /* "SYMBOL+0xOFF (OBJECT+0xOFF)", "OBJECT+0xOFF", "0xADDRESS" or "an unknown
  * frame", as the log writes it, then " at FILE:LINE" when symbolized. */
-void sb_site(struct sb *b, const struct gg_json *site)
+void gg_sb_site(struct sb *b, const struct gg_json *site)
 {
 	const struct gg_json *object = gg_json_get(site, "object");
 	const struct gg_json *symbol = gg_json_get(site, "symbol");
@@ -616,25 +616,25 @@ void sb_site(struct sb *b, const struct gg_json *site)
 	uint64_t address = 0, offset = 0;
 
 	base = base ? base + 1 : path;
-	if (!hex_value(gg_json_get(site, "address"), &address) || !address) {
-		sb_add(b, "an unknown frame", strlen("an unknown frame"));
+	if (!gg_view_hex(gg_json_get(site, "address"), &address) || !address) {
+		gg_sb_add(b, "an unknown frame", strlen("an unknown frame"));
 		return;
 	}
 	if (!*base) {
-		sb_printf(b, "0x%" PRIx64, address);
+		gg_sb_printf(b, "0x%" PRIx64, address);
 	} else {
-		hex_value(gg_json_get(site, "offset"), &offset);
+		gg_view_hex(gg_json_get(site, "offset"), &offset);
 		if (gg_json_is(symbol, GG_JSON_STRING)) {
-			sb_str(b, symbol, "");
-			sb_add(b, GLUE "(", 2);
+			gg_sb_str(b, symbol, "");
+			gg_sb_add(b, GLUE "(", 2);
 		}
-		sb_clean(b, base, strlen(base));
-		sb_printf(b, "+0x%" PRIx64 "%s", offset,
-			  gg_json_is(symbol, GG_JSON_STRING) ? ")" : "");
+		gg_sb_clean(b, base, strlen(base));
+		gg_sb_printf(b, "+0x%" PRIx64 "%s", offset,
+			     gg_json_is(symbol, GG_JSON_STRING) ? ")" : "");
 	}
 	if (gg_json_is(line, GG_JSON_STRING)) {
-		sb_add(b, " at ", 4);
-		sb_str(b, line, "");
+		gg_sb_add(b, " at ", 4);
+		gg_sb_str(b, line, "");
 	}
 	/* A site inside a stripped program's runtime, and the application's frame
 	 * gpuguard symbolize found for it with an unstripped copy. */
@@ -643,13 +643,13 @@ void sb_site(struct sb *b, const struct gg_json *site)
 		static const char named[] = "; application frame: ";
 		const struct gg_json *app = gg_json_get(site, "application");
 
-		sb_add(b, mark, sizeof(mark) - 1);
+		gg_sb_add(b, mark, sizeof(mark) - 1);
 		/* One level only, whatever the input nests there. */
 		if (gg_json_is(app, GG_JSON_OBJECT) && !gg_json_get(app, "in_static_runtime")) {
-			sb_add(b, named, sizeof(named) - 1);
-			sb_site(b, app);
+			gg_sb_add(b, named, sizeof(named) - 1);
+			gg_sb_site(b, app);
 		}
-		sb_add(b, "]", 1);
+		gg_sb_add(b, "]", 1);
 	}
 }
 
@@ -687,16 +687,16 @@ static bool site_alike(const void *ctx, size_t item)
 	return !strcmp(s->text, k->text) && !strcmp(s->result, k->result);
 }
 
-const char *violation_kind(const struct gg_json *row)
+const char *gg_view_violation_kind(const struct gg_json *row)
 {
 	return gg_json_string(gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
 }
 
-void sb_stack_tail(struct sb *b, const struct gg_json *stack)
+void gg_sb_stack_tail(struct sb *b, const struct gg_json *stack)
 {
 	for (size_t i = 1; i < gg_json_length(stack); i++) {
-		sb_printf(b, "\n#%zu ", i);
-		sb_site(b, gg_json_at(stack, i));
+		gg_sb_printf(b, "\n#%zu ", i);
+		gg_sb_site(b, gg_json_at(stack, i));
 	}
 }
 
@@ -731,10 +731,10 @@ static void add_unresolved(struct view *vw, const struct proc *pr, const struct 
 	g->required |= !expected;
 	g->count += count;
 	/* A row without a call site or a failed call has no line of its own. */
-	if (!count && (!hex_value(gg_json_get(site, "address"), &address) || !address))
+	if (!count && (!gg_view_hex(gg_json_get(site, "address"), &address) || !address))
 		return;
-	sb_site(&text, site);
-	sb_str(&result, gg_json_get(row, "result"), "?");
+	gg_sb_site(&text, site);
+	gg_sb_str(&result, gg_json_get(row, "result"), "?");
 	if (text.oom || result.oom || !text.s || !result.s)
 		goto out;
 	const struct site_key sk = { g, text.s, result.s };
@@ -759,7 +759,7 @@ out:
 	free(result.s);
 }
 
-uint64_t member_u64(const struct gg_json *obj, const char *key)
+uint64_t gg_view_u64(const struct gg_json *obj, const char *key)
 {
 	return gg_json_u64(gg_json_get(obj, key), 0);
 }
@@ -785,27 +785,27 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 	uint64_t hash;
 	size_t at;
 
-	sb_str(&key, gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
-	sb_add(&key, " ", 1);
-	if (is_api_overrun(row)) {
+	gg_sb_str(&key, gg_json_get(row, "kind"), GG_REPORT_OVERRUN);
+	gg_sb_add(&key, " ", 1);
+	if (gg_view_is_api_overrun(row)) {
 		/* Alike: the same call, range's length and allocation, from the same site. */
-		sb_str(&key, gg_json_get(row, "api"), "?");
-		sb_add(&key, " ", 1);
-		sb_str(&key, gg_json_get(row, "side"), "?");
-		sb_printf(&key, " %" PRIu64 " %" PRIu64 " %" PRIu64 " ", member_u64(row, "bytes"),
-			  member_u64(row, "index"), member_u64(row, "user_bytes"));
-		sb_site(&key, gg_json_get(row, "call_site"));
+		gg_sb_str(&key, gg_json_get(row, "api"), "?");
+		gg_sb_add(&key, " ", 1);
+		gg_sb_str(&key, gg_json_get(row, "side"), "?");
+		gg_sb_printf(&key, " %" PRIu64 " %" PRIu64 " %" PRIu64 " ", gg_view_u64(row, "bytes"),
+			     gg_view_u64(row, "index"), gg_view_u64(row, "user_bytes"));
+		gg_sb_site(&key, gg_json_get(row, "call_site"));
 	} else {
 		for (const char *const *k = keys; *k; k++)
-			sb_printf(&key, "%" PRIu64 " ", member_u64(row, *k));
-		sb_printf(&key, "%d ", gg_json_is(gg_json_get(row, "expected"), GG_JSON_NUMBER));
-		sb_str(&key, gg_json_get(row, "detected_by"), "?");
+			gg_sb_printf(&key, "%" PRIu64 " ", gg_view_u64(row, *k));
+		gg_sb_printf(&key, "%d ", gg_json_is(gg_json_get(row, "expected"), GG_JSON_NUMBER));
+		gg_sb_str(&key, gg_json_get(row, "detected_by"), "?");
 	}
-	sb_add(&key, " ", 1);
-	sb_site(&key, gg_json_get(row, "site"));
+	gg_sb_add(&key, " ", 1);
+	gg_sb_site(&key, gg_json_get(row, "site"));
 	/* A free's finding: where it freed too. */
-	sb_add(&key, " ", 1);
-	sb_site(&key, gg_json_at(gg_json_get(row, "free_stack"), 0));
+	gg_sb_add(&key, " ", 1);
+	gg_sb_site(&key, gg_json_at(gg_json_get(row, "free_stack"), 0));
 	if (key.oom || !key.s) {
 		free(key.s);
 		return;
@@ -839,8 +839,8 @@ static void add_leak(struct view *vw, const struct proc *pr, const struct gg_jso
 	struct sb key = { 0 };
 	struct leak_group *g;
 
-	sb_site(&key, gg_json_get(row, "site"));
-	sb_stack_tail(&key, stack);
+	gg_sb_site(&key, gg_json_get(row, "site"));
+	gg_sb_stack_tail(&key, stack);
 	if (key.oom || !key.s) {
 		free(key.s);
 		return;
@@ -849,8 +849,8 @@ static void add_leak(struct view *vw, const struct proc *pr, const struct gg_jso
 		g = &vw->leaks[i];
 		if (!strcmp(g->key, key.s)) {
 			pids_add(&g->pids, pr->pid);
-			g->count += member_u64(row, "count");
-			g->bytes += member_u64(row, "bytes");
+			g->count += gg_view_u64(row, "count");
+			g->bytes += gg_view_u64(row, "bytes");
 			free(key.s);
 			return;
 		}
@@ -860,8 +860,8 @@ static void add_leak(struct view *vw, const struct proc *pr, const struct gg_jso
 		return;
 	}
 	g = &vw->leaks[vw->nleaks++];
-	*g = (struct leak_group){ row, key.s, { 0 }, member_u64(row, "count"),
-				  member_u64(row, "bytes") };
+	*g = (struct leak_group){ row, key.s, { 0 }, gg_view_u64(row, "count"),
+				  gg_view_u64(row, "bytes") };
 	pids_add(&g->pids, pr->pid);
 }
 
@@ -874,7 +874,7 @@ static int by_leaked_bytes(const void *a, const void *b)
 	return (x->count < y->count) - (x->count > y->count);
 }
 
-void view_group(struct view *vw)
+void gg_view_group(struct view *vw)
 {
 	for (size_t i = 0; i < vw->nprocs; i++) {
 		const struct proc *pr = &vw->procs[i];
@@ -894,7 +894,7 @@ void view_group(struct view *vw)
 		qsort(vw->leaks, vw->nleaks, sizeof(*vw->leaks), by_leaked_bytes);
 }
 
-void view_free_groups(struct view *vw)
+void gg_view_free_groups(struct view *vw)
 {
 	for (size_t i = 0; i < vw->npairs; i++) {
 		struct pair_group *g = &vw->pairs[i];
@@ -953,14 +953,14 @@ static void coverage_of(const struct proc *pr, struct coverage *c)
 	 * --require-coverage, not knowing must not pass. */
 	c->redzones_on = gg_json_u64(redzone, 1) > 0;
 	if (!gg_json_is(cov, GG_JSON_OBJECT)) {
-		c->allocations = member_u64(allocs, "calls");
-		c->guarded = member_u64(allocs, "padded");
+		c->allocations = gg_view_u64(allocs, "calls");
+		c->guarded = gg_view_u64(allocs, "padded");
 		return;
 	}
 	c->member = true;
-	c->allocations = member_u64(cov, "allocations");
-	c->guarded = member_u64(cov, "guarded");
-	c->procaddr_unmatched = member_u64(cov, "procaddr_unmatched");
+	c->allocations = gg_view_u64(cov, "allocations");
+	c->guarded = gg_view_u64(cov, "guarded");
+	c->procaddr_unmatched = gg_view_u64(cov, "procaddr_unmatched");
 	c->unguarded = gg_json_get(cov, "unguarded");
 	c->allocators = gg_json_get(cov, "caching_allocators");
 }
@@ -1008,10 +1008,10 @@ static void sb_tally(struct sb *b, const struct tally *t, bool counts)
 {
 	for (size_t i = 0; i < t->len; i++) {
 		if (i)
-			sb_add(b, ", ", 2);
-		sb_clean(b, t->v[i].name, t->v[i].len);
+			gg_sb_add(b, ", ", 2);
+		gg_sb_clean(b, t->v[i].name, t->v[i].len);
 		if (counts)
-			sb_printf(b, " %" PRIu64, t->v[i].n);
+			gg_sb_printf(b, " %" PRIu64, t->v[i].n);
 	}
 }
 
@@ -1022,27 +1022,27 @@ static void sb_coverage(struct sb *b, const struct coverage *c, const struct tal
 {
 	uint64_t not = c->allocations - (c->guarded < c->allocations ? c->guarded : c->allocations);
 
-	sb_printf(b, "%" PRIu64 " of %" PRIu64 " %s guarded", c->guarded, c->allocations,
-		  gg_cli_plural(c->allocations, "allocation", "allocations"));
+	gg_sb_printf(b, "%" PRIu64 " of %" PRIu64 " %s guarded", c->guarded, c->allocations,
+		     gg_cli_plural(c->allocations, "allocation", "allocations"));
 	if (not) {
-		sb_printf(b, "; %" PRIu64 " not", not);
+		gg_sb_printf(b, "; %" PRIu64 " not", not);
 		if (reasons->len) {
-			sb_add(b, GLUE "(", 2);
+			gg_sb_add(b, GLUE "(", 2);
 			sb_tally(b, reasons, true);
-			sb_add(b, ")", 1);
+			gg_sb_add(b, ")", 1);
 		}
 	}
 	if (c->procaddr_unmatched)
-		sb_printf(b, "; %" PRIu64 " cuGetProcAddress %s matched no driver function (calls "
-			  "through %s are not seen)", c->procaddr_unmatched,
-			  gg_cli_plural(c->procaddr_unmatched, "answer", "answers"),
-			  gg_cli_plural(c->procaddr_unmatched, "it", "them"));
+		gg_sb_printf(b, "; %" PRIu64 " cuGetProcAddress %s matched no driver function (calls "
+			     "through %s are not seen)", c->procaddr_unmatched,
+			     gg_cli_plural(c->procaddr_unmatched, "answer", "answers"),
+			     gg_cli_plural(c->procaddr_unmatched, "it", "them"));
 	if (allocators->len) {
-		sb_printf(b, "; caching %s: ",
-			  gg_cli_plural(allocators->len, "allocator", "allocators"));
+		gg_sb_printf(b, "; caching %s: ",
+			     gg_cli_plural(allocators->len, "allocator", "allocators"));
 		sb_tally(b, allocators, false);
-		sb_printf(b, " (the bands guard %s segments, not each tensor)",
-			  gg_cli_plural(allocators->len, "its", "their"));
+		gg_sb_printf(b, " (the bands guard %s segments, not each tensor)",
+			     gg_cli_plural(allocators->len, "its", "their"));
 	}
 }
 
@@ -1053,7 +1053,7 @@ static uint64_t total(const struct view *vw, const char *section, const char *ke
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < vw->nprocs; i++)
-		sum += member_u64(gg_json_get(vw->procs[i].root, section), key);
+		sum += gg_view_u64(gg_json_get(vw->procs[i].root, section), key);
 	return sum;
 }
 
@@ -1069,15 +1069,15 @@ static void sb_unchecked_reasons(struct sb *b, const struct view *vw)
 		uint64_t sum = 0;
 
 		for (size_t i = 0; i < vw->nprocs; i++)
-			sum += member_u64(gg_json_get(gg_json_get(vw->procs[i].root, "redzones"),
-						      "unchecked_reasons"), reasons[r]);
+			sum += gg_view_u64(gg_json_get(gg_json_get(vw->procs[i].root, "redzones"),
+						       "unchecked_reasons"), reasons[r]);
 		if (!sum)
 			continue;
-		sb_printf(b, "%s%" PRIu64 " %s", any ? ", " : " (", sum, reasons[r]);
+		gg_sb_printf(b, "%s%" PRIu64 " %s", any ? ", " : " (", sum, reasons[r]);
 		any = true;
 	}
 	if (any)
-		sb_printf(b, ")");
+		gg_sb_printf(b, ")");
 }
 
 /* The processes' "coverage" members added up; nothing when none has one. */
@@ -1098,7 +1098,7 @@ static void print_coverage(const struct view *vw, unsigned indent)
 		tally_coverage(&reasons, &allocators, &c);
 	}
 	if (sum.member) {
-		sb_add(&b, "coverage: ", strlen("coverage: "));
+		gg_sb_add(&b, "coverage: ", strlen("coverage: "));
 		sb_coverage(&b, &sum, &reasons, &allocators);
 		emit_sb(indent, indent + 4, &b);
 	}
@@ -1118,15 +1118,15 @@ static void print_launch_errors(const struct view *vw, unsigned indent)
 
 		for (size_t k = 0; k < gg_json_length(arr); k++) {
 			const struct gg_json *e = gg_json_at(arr, k);
-			uint64_t n = member_u64(e, "count");
+			uint64_t n = gg_view_u64(e, "count");
 
-			sb_printf(&b, "launch errors: ");
-			sb_str(&b, gg_json_get(e, "name"), "?");
-			sb_printf(&b, " (module ");
-			sb_str(&b, gg_json_get(e, "module"), "?");
-			sb_printf(&b, "): %" PRIu64 " %s, last ", n,
-				  gg_cli_plural(n, "refused launch", "refused launches"));
-			sb_str(&b, gg_json_get(e, "result"), "?");
+			gg_sb_printf(&b, "launch errors: ");
+			gg_sb_str(&b, gg_json_get(e, "name"), "?");
+			gg_sb_printf(&b, " (module ");
+			gg_sb_str(&b, gg_json_get(e, "module"), "?");
+			gg_sb_printf(&b, "): %" PRIu64 " %s, last ", n,
+				     gg_cli_plural(n, "refused launch", "refused launches"));
+			gg_sb_str(&b, gg_json_get(e, "result"), "?");
 			emit_sb(indent, indent + 4, &b);
 		}
 	}
@@ -1148,20 +1148,20 @@ static void print_cannot_run(const struct view *vw, unsigned indent)
 
 			if (!gg_json_is(runs, GG_JSON_BOOL) || runs->u.boolean)
 				continue;
-			sb_printf(&b, "cannot run here: ");
-			sb_str(&b, gg_json_get(m, "name"), "?");
-			sb_printf(&b, " (");
+			gg_sb_printf(&b, "cannot run here: ");
+			gg_sb_str(&b, gg_json_get(m, "name"), "?");
+			gg_sb_printf(&b, " (");
 			for (size_t a = 0; a < gg_json_length(archs); a++) {
-				sb_printf(&b, a ? ", " : "");
-				sb_str(&b, gg_json_at(archs, a), "?");
+				gg_sb_printf(&b, a ? ", " : "");
+				gg_sb_str(&b, gg_json_at(archs, a), "?");
 			}
 			if (gg_json_is(gg_json_get(m, "result"), GG_JSON_STRING)) {
-				sb_printf(&b, "; not loaded: ");
-				sb_str(&b, gg_json_get(m, "result"), "?");
+				gg_sb_printf(&b, "; not loaded: ");
+				gg_sb_str(&b, gg_json_get(m, "result"), "?");
 			} else {
-				sb_printf(&b, "; loaded, its kernels fail at first use");
+				gg_sb_printf(&b, "; loaded, its kernels fail at first use");
 			}
-			sb_printf(&b, ")");
+			gg_sb_printf(&b, ")");
 			emit_sb(indent, indent + 4, &b);
 		}
 	}
@@ -1174,27 +1174,27 @@ static void print_counters(const struct view *vw, unsigned indent)
 	uint64_t n;
 
 	n = total(vw, "lookups", "total");
-	sb_printf(&b, "lookups: %" PRIu64 " %s, %" PRIu64 " resolved, %" PRIu64
-		  " required unresolved, %" PRIu64 " expected absent, %" PRIu64 " late %s",
-		  n, gg_cli_plural(n, "kernel", "kernels"), total(vw, "lookups", "resolved"),
-		  total(vw, "lookups", "unresolved_required"),
-		  total(vw, "lookups", "unresolved_expected"), total(vw, "lookups", "late_misses"),
-		  gg_cli_plural(total(vw, "lookups", "late_misses"), "miss", "misses"));
+	gg_sb_printf(&b, "lookups: %" PRIu64 " %s, %" PRIu64 " resolved, %" PRIu64
+		     " required unresolved, %" PRIu64 " expected absent, %" PRIu64 " late %s",
+		     n, gg_cli_plural(n, "kernel", "kernels"), total(vw, "lookups", "resolved"),
+		     total(vw, "lookups", "unresolved_required"),
+		     total(vw, "lookups", "unresolved_expected"), total(vw, "lookups", "late_misses"),
+		     gg_cli_plural(total(vw, "lookups", "late_misses"), "miss", "misses"));
 	emit_sb(indent, indent + 4, &b);
 	n = total(vw, "allocations", "calls");
-	sb_printf(&b, "allocations: %" PRIu64 " %s, %" PRIu64 " failed, %" PRIu64 " padded, %" PRIu64
-		  " unpadded %s, %" PRIu64 " live (%" PRIu64 " %s)",
-		  n, gg_cli_plural(n, "call", "calls"), total(vw, "allocations", "failed"),
-		  total(vw, "allocations", "padded"), total(vw, "allocations", "unpadded_fallbacks"),
-		  gg_cli_plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
-		  total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"),
-		  gg_cli_plural(total(vw, "allocations", "live_bytes"), "byte", "bytes"));
+	gg_sb_printf(&b, "allocations: %" PRIu64 " %s, %" PRIu64 " failed, %" PRIu64 " padded, %" PRIu64
+		     " unpadded %s, %" PRIu64 " live (%" PRIu64 " %s)",
+		     n, gg_cli_plural(n, "call", "calls"), total(vw, "allocations", "failed"),
+		     total(vw, "allocations", "padded"), total(vw, "allocations", "unpadded_fallbacks"),
+		     gg_cli_plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
+		     total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"),
+		     gg_cli_plural(total(vw, "allocations", "live_bytes"), "byte", "bytes"));
 	emit_sb(indent, indent + 4, &b);
 	n = total(vw, "redzones", "scans");
-	sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " %s checked, %" PRIu64 " unchecked",
-		  n, gg_cli_plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
-		  gg_cli_plural(total(vw, "redzones", "checked"), "band", "bands"),
-		  total(vw, "redzones", "unchecked"));
+	gg_sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " %s checked, %" PRIu64 " unchecked",
+		     n, gg_cli_plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
+		     gg_cli_plural(total(vw, "redzones", "checked"), "band", "bands"),
+		     total(vw, "redzones", "unchecked"));
 	sb_unchecked_reasons(&b, vw);
 	emit_sb(indent, indent + 4, &b);
 	free(b.s);
@@ -1206,19 +1206,19 @@ static void print_counters(const struct view *vw, unsigned indent)
 static void print_process(const struct proc *pr, bool several)
 {
 	struct sb b = { 0 };
-	uint64_t seals = member_u64(pr->root, "seals");
+	uint64_t seals = gg_view_u64(pr->root, "seals");
 
-	sb_printf(&b, "process %" PRIu64 ": ", pr->pid);
-	sb_str(&b, gg_json_get(pr->root, "exe"), "(unknown program)");
+	gg_sb_printf(&b, "process %" PRIu64 ": ", pr->pid);
+	gg_sb_str(&b, gg_json_get(pr->root, "exe"), "(unknown program)");
 	if (gg_json_bool(gg_json_get(pr->root, "sealed"), false))
-		sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals, gg_cli_plural(seals, "seal", "seals"));
+		gg_sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals, gg_cli_plural(seals, "seal", "seals"));
 	else
-		sb_printf(&b, ", not sealed");
-	sb_printf(&b, ", %" PRIu64 " %s", pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
+		gg_sb_printf(&b, ", not sealed");
+	gg_sb_printf(&b, ", %" PRIu64 " %s", pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
 	if (several) {
-		sb_add(&b, " [", 2);
-		sb_clean(&b, pr->file, strlen(pr->file));
-		sb_add(&b, "]", 1);
+		gg_sb_add(&b, " [", 2);
+		gg_sb_clean(&b, pr->file, strlen(pr->file));
+		gg_sb_add(&b, "]", 1);
 	}
 	emit_sb(several ? 2 : 0, several ? 6 : 4, &b);
 	free(b.s);
@@ -1241,31 +1241,31 @@ static void print_unresolved(const struct view *vw, bool several)
 	for (size_t i = 0; i < vw->npairs; i++) {
 		const struct pair_group *g = &vw->pairs[i];
 
-		sb_printf(&b, "%-8s  ", g->required ? "REQUIRED" : "expected");
-		sb_str(&b, g->module, "?");
-		sb_add(&b, "::", 2);
-		sb_str(&b, g->function, "?");
-		sb_printf(&b, "  %" PRIu64 "x", g->count);
+		gg_sb_printf(&b, "%-8s  ", g->required ? "REQUIRED" : "expected");
+		gg_sb_str(&b, g->module, "?");
+		gg_sb_add(&b, "::", 2);
+		gg_sb_str(&b, g->function, "?");
+		gg_sb_printf(&b, "  %" PRIu64 "x", g->count);
 		if (several) {
-			sb_printf(&b, " in %zu %s: ", g->pids.len,
-				  gg_cli_plural(g->pids.len, "process", "processes"));
+			gg_sb_printf(&b, " in %zu %s: ", g->pids.len,
+				     gg_cli_plural(g->pids.len, "process", "processes"));
 			sb_pids(&b, &g->pids);
 		}
 		if (g->required && g->expected_pids.len) {
-			sb_printf(&b, " (expected absent in %s ",
-				  gg_cli_plural(g->expected_pids.len, "pid", "pids"));
+			gg_sb_printf(&b, " (expected absent in %s ",
+				     gg_cli_plural(g->expected_pids.len, "pid", "pids"));
 			sb_pids(&b, &g->expected_pids);
-			sb_add(&b, ")", 1);
+			gg_sb_add(&b, ")", 1);
 		}
 		emit_sb(2, 12, &b);
 		for (size_t j = 0; j < g->nsites; j++) {
 			const struct site_group *s = &g->sites[j];
 
-			sb_printf(&b, "%" PRIu64 "x %s at %s", s->count, s->result, s->text);
+			gg_sb_printf(&b, "%" PRIu64 "x %s at %s", s->count, s->result, s->text);
 			if (several && s->pids.len < g->pids.len) {
-				sb_printf(&b, " (%s ", gg_cli_plural(s->pids.len, "pid", "pids"));
+				gg_sb_printf(&b, " (%s ", gg_cli_plural(s->pids.len, "pid", "pids"));
 				sb_pids(&b, &s->pids);
-				sb_add(&b, ")", 1);
+				gg_sb_add(&b, ")", 1);
 			}
 			emit_sb(12, 16, &b);
 		}
@@ -1279,11 +1279,11 @@ static void print_stack(struct sb *b, const char *title, const struct gg_json *s
 {
 	if (gg_json_length(stack) < 2)
 		return;
-	sb_printf(b, "%s:", title);
+	gg_sb_printf(b, "%s:", title);
 	emit_sb(6, 10, b);
 	for (size_t i = 0; i < gg_json_length(stack); i++) {
-		sb_printf(b, "#%zu ", i);
-		sb_site(b, gg_json_at(stack, i));
+		gg_sb_printf(b, "#%zu ", i);
+		gg_sb_site(b, gg_json_at(stack, i));
 		emit_sb(8, 12, b);
 	}
 }
@@ -1291,31 +1291,31 @@ static void print_stack(struct sb *b, const char *title, const struct gg_json *s
 /* A double or invalid free (SPEC §4, Frees). */
 static void print_free_violation(struct sb *b, const struct gg_json *r)
 {
-	bool twice = !strcmp(violation_kind(r), GG_REPORT_DOUBLE_FREE);
-	uint64_t user = member_u64(r, "user_bytes"), offset = member_u64(r, "offset");
+	bool twice = !strcmp(gg_view_violation_kind(r), GG_REPORT_DOUBLE_FREE);
+	uint64_t user = gg_view_u64(r, "user_bytes"), offset = gg_view_u64(r, "offset");
 	const struct gg_json *free_stack = gg_json_get(r, "free_stack");
 
-	sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): %s, ", member_u64(r, "index"), user,
-		  gg_cli_plural(user, "byte", "bytes"), twice ? "double free" : "invalid free");
-	sb_str(b, gg_json_get(r, "api"), "free");
-	sb_add(b, "(", 1);
-	sb_str(b, gg_json_get(r, "address"), "?");
-	sb_add(b, ")", 1);
+	gg_sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): %s, ", gg_view_u64(r, "index"), user,
+		     gg_cli_plural(user, "byte", "bytes"), twice ? "double free" : "invalid free");
+	gg_sb_str(b, gg_json_get(r, "api"), "free");
+	gg_sb_add(b, "(", 1);
+	gg_sb_str(b, gg_json_get(r, "address"), "?");
+	gg_sb_add(b, ")", 1);
 	if (twice)
-		sb_add(b, " of an allocation freed already", strlen(" of an allocation freed already"));
+		gg_sb_add(b, " of an allocation freed already", strlen(" of an allocation freed already"));
 	else
-		sb_printf(b, " %" PRIu64 " %s inside it", offset, gg_cli_plural(offset, "byte", "bytes"));
+		gg_sb_printf(b, " %" PRIu64 " %s inside it", offset, gg_cli_plural(offset, "byte", "bytes"));
 	emit_sb(2, 6, b);
-	sb_add(b, "allocated at ", strlen("allocated at "));
-	sb_site(b, gg_json_get(r, "site"));
+	gg_sb_add(b, "allocated at ", strlen("allocated at "));
+	gg_sb_site(b, gg_json_get(r, "site"));
 	emit_sb(6, 10, b);
 	if (twice) {
-		sb_add(b, "first freed at ", strlen("first freed at "));
-		sb_site(b, gg_json_at(gg_json_get(r, "first_free_stack"), 0));
+		gg_sb_add(b, "first freed at ", strlen("first freed at "));
+		gg_sb_site(b, gg_json_at(gg_json_get(r, "first_free_stack"), 0));
 		emit_sb(6, 10, b);
 	}
-	sb_printf(b, "%s at ", twice ? "freed again" : "freed");
-	sb_site(b, gg_json_at(free_stack, 0));
+	gg_sb_printf(b, "%s at ", twice ? "freed again" : "freed");
+	gg_sb_site(b, gg_json_at(free_stack, 0));
 	emit_sb(6, 10, b);
 	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
 	if (twice)
@@ -1330,25 +1330,25 @@ static void print_culprit(struct sb *b, const struct gg_json *r)
 	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
 
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
-		sb_add(b, "written by ", strlen("written by "));
-		sb_str(b, gg_json_get(kernel, "name"), "?");
-		sb_add(b, " (module ", strlen(" (module "));
-		sb_str(b, gg_json_get(kernel, "module"), "?");
-		sb_printf(b, ", launch #%" PRIu64 " at ", member_u64(kernel, "launch"));
-		sb_site(b, gg_json_get(kernel, "site"));
-		sb_add(b, ")", 1);
+		gg_sb_add(b, "written by ", strlen("written by "));
+		gg_sb_str(b, gg_json_get(kernel, "name"), "?");
+		gg_sb_add(b, " (module ", strlen(" (module "));
+		gg_sb_str(b, gg_json_get(kernel, "module"), "?");
+		gg_sb_printf(b, ", launch #%" PRIu64 " at ", gg_view_u64(kernel, "launch"));
+		gg_sb_site(b, gg_json_get(kernel, "site"));
+		gg_sb_add(b, ")", 1);
 		emit_sb(6, 10, b);
 		return;
 	}
 	if (!gg_json_length(suspects))
 		return;
-	sb_add(b, "suspects:", strlen("suspects:"));
+	gg_sb_add(b, "suspects:", strlen("suspects:"));
 	for (size_t i = 0; i < gg_json_length(suspects); i++) {
 		const struct gg_json *e = gg_json_at(suspects, i);
 
-		sb_add(b, i ? ", " : " ", i ? 2 : 1);
-		sb_str(b, gg_json_get(e, "name"), "?");
-		sb_printf(b, " (launch #%" PRIu64 ")", member_u64(e, "launch"));
+		gg_sb_add(b, i ? ", " : " ", i ? 2 : 1);
+		gg_sb_str(b, gg_json_get(e, "name"), "?");
+		gg_sb_printf(b, " (launch #%" PRIu64 ")", gg_view_u64(e, "launch"));
 	}
 	emit_sb(6, 10, b);
 }
@@ -1358,31 +1358,31 @@ static void print_culprit(struct sb *b, const struct gg_json *r)
  * called, and where the allocation was made. */
 static void print_api_overrun(struct sb *b, const struct gg_json *r)
 {
-	uint64_t user = member_u64(r, "user_bytes"), bytes = member_u64(r, "bytes");
+	uint64_t user = gg_view_u64(r, "user_bytes"), bytes = gg_view_u64(r, "bytes");
 	uint64_t address = 0, ptr = 0, past;
 	bool starts;
 
-	(void)hex_value(gg_json_get(r, "address"), &address);
-	(void)hex_value(gg_json_get(r, "ptr"), &ptr);
+	(void)gg_view_hex(gg_json_get(r, "address"), &address);
+	(void)gg_view_hex(gg_json_get(r, "ptr"), &ptr);
 	starts = address >= ptr + user;
 	past = starts ? address - (ptr + user) : address + bytes - (ptr + user);
-	sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): ", member_u64(r, "index"), user,
-		  gg_cli_plural(user, "byte", "bytes"));
-	sb_str(b, gg_json_get(r, "api"), "?");
-	sb_add(b, " ", 1);
-	sb_str(b, gg_json_get(r, "side"), "?");
-	sb_printf(b, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
-	sb_str(b, gg_json_get(r, "address"), "?");
-	sb_printf(b, " %s %" PRIu64 " %s past its end (api_overrun)", starts ? "starts" : "runs",
-		  past, gg_cli_plural(past, "byte", "bytes"));
+	gg_sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): ", gg_view_u64(r, "index"), user,
+		     gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_str(b, gg_json_get(r, "api"), "?");
+	gg_sb_add(b, " ", 1);
+	gg_sb_str(b, gg_json_get(r, "side"), "?");
+	gg_sb_printf(b, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
+	gg_sb_str(b, gg_json_get(r, "address"), "?");
+	gg_sb_printf(b, " %s %" PRIu64 " %s past its end (api_overrun)", starts ? "starts" : "runs",
+		     past, gg_cli_plural(past, "byte", "bytes"));
 	emit_sb(2, 6, b);
-	sb_add(b, "refused with ", strlen("refused with "));
-	sb_str(b, gg_json_get(r, "result"), "?");
-	sb_add(b, ", called at ", strlen(", called at "));
-	sb_site(b, gg_json_get(r, "call_site"));
+	gg_sb_add(b, "refused with ", strlen("refused with "));
+	gg_sb_str(b, gg_json_get(r, "result"), "?");
+	gg_sb_add(b, ", called at ", strlen(", called at "));
+	gg_sb_site(b, gg_json_get(r, "call_site"));
 	emit_sb(6, 10, b);
-	sb_add(b, "allocated at ", strlen("allocated at "));
-	sb_site(b, gg_json_get(r, "site"));
+	gg_sb_add(b, "allocated at ", strlen("allocated at "));
+	gg_sb_site(b, gg_json_get(r, "site"));
 	emit_sb(6, 10, b);
 	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
 }
@@ -1410,42 +1410,42 @@ static void print_violations(const struct view *vw, bool several)
 	for (size_t i = 0; i < vw->nviolations; i++) {
 		const struct violation_group *g = &vw->violations[i];
 		const struct gg_json *r = g->row, *expected = gg_json_get(r, "expected");
-		uint64_t changed = member_u64(r, "changed");
+		uint64_t changed = gg_view_u64(r, "changed");
 
 		if (several) {
-			sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
+			gg_sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
 			sb_pids(&b, &g->pids);
-			sb_add(&b, ": ", 2);
+			gg_sb_add(&b, ": ", 2);
 		}
-		if (is_api_overrun(r)) {
+		if (gg_view_is_api_overrun(r)) {
 			print_api_overrun(&b, r);
 			continue;
 		}
-		if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
+		if (strcmp(gg_view_violation_kind(r), GG_REPORT_OVERRUN)) {
 			print_free_violation(&b, r);
 			continue;
 		}
-		uint64_t user = member_u64(r, "user_bytes"), first = member_u64(r, "first"),
-			 last = member_u64(r, "last");
+		uint64_t user = gg_view_u64(r, "user_bytes"), first = gg_view_u64(r, "first"),
+			 last = gg_view_u64(r, "last");
 
-		sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, %" PRIu64
-			  "-byte band): %" PRIu64 " %s changed", member_u64(r, "index"), user,
-			  gg_cli_plural(user, "byte", "bytes"), member_u64(r, "pad_bytes"), changed,
-			  gg_cli_plural(changed, "byte", "bytes"));
+		gg_sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, %" PRIu64
+			     "-byte band): %" PRIu64 " %s changed", gg_view_u64(r, "index"), user,
+			     gg_cli_plural(user, "byte", "bytes"), gg_view_u64(r, "pad_bytes"), changed,
+			     gg_cli_plural(changed, "byte", "bytes"));
 		emit_sb(2, 6, &b);
 		if (first == last)
-			sb_printf(&b, "at offset %" PRIu64, first);
+			gg_sb_printf(&b, "at offset %" PRIu64, first);
 		else
-			sb_printf(&b, "at offsets %" PRIu64 "..%" PRIu64, first, last);
-		sb_printf(&b, " past the end, first 0x%02" PRIx64, member_u64(r, "first_value"));
+			gg_sb_printf(&b, "at offsets %" PRIu64 "..%" PRIu64, first, last);
+		gg_sb_printf(&b, " past the end, first 0x%02" PRIx64, gg_view_u64(r, "first_value"));
 		if (expected)
-			sb_printf(&b, GLUE "(expected" GLUE "0x%02" PRIx64 ")",
-				  gg_json_u64(expected, 0));
-		sb_add(&b, ", detected by ", strlen(", detected by "));
-		sb_str(&b, gg_json_get(r, "detected_by"), "?");
+			gg_sb_printf(&b, GLUE "(expected" GLUE "0x%02" PRIx64 ")",
+				     gg_json_u64(expected, 0));
+		gg_sb_add(&b, ", detected by ", strlen(", detected by "));
+		gg_sb_str(&b, gg_json_get(r, "detected_by"), "?");
 		emit_sb(6, 10, &b);
-		sb_add(&b, "allocated at ", strlen("allocated at "));
-		sb_site(&b, gg_json_get(r, "site"));
+		gg_sb_add(&b, "allocated at ", strlen("allocated at "));
+		gg_sb_site(&b, gg_json_get(r, "site"));
 		emit_sb(6, 10, &b);
 		print_stack(&b, "allocation stack", gg_json_get(r, "stack"));
 		print_culprit(&b, r);
@@ -1471,23 +1471,23 @@ static void print_leaks(const struct view *vw, bool several)
 	}
 	for (size_t i = 0; i < vw->nleaks; i++)
 		count += vw->leaks[i].count, bytes += vw->leaks[i].bytes;
-	sb_printf(&b, "leaks: %" PRIu64 " %s (%" PRIu64 " %s) live at exit, from %zu %s", count,
-		  gg_cli_plural(count, "allocation", "allocations"), bytes,
-		  gg_cli_plural(bytes, "byte", "bytes"), vw->nleaks,
-		  gg_cli_plural(vw->nleaks, "stack", "stacks"));
+	gg_sb_printf(&b, "leaks: %" PRIu64 " %s (%" PRIu64 " %s) live at exit, from %zu %s", count,
+		     gg_cli_plural(count, "allocation", "allocations"), bytes,
+		     gg_cli_plural(bytes, "byte", "bytes"), vw->nleaks,
+		     gg_cli_plural(vw->nleaks, "stack", "stacks"));
 	emit_sb(0, 4, &b);
 	for (size_t i = 0; i < vw->nleaks && i < LEAKS_SHOWN; i++) {
 		const struct leak_group *g = &vw->leaks[i];
 
 		if (several) {
-			sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
+			gg_sb_printf(&b, "%s ", gg_cli_plural(g->pids.len, "pid", "pids"));
 			sb_pids(&b, &g->pids);
-			sb_add(&b, ": ", 2);
+			gg_sb_add(&b, ": ", 2);
 		}
-		sb_printf(&b, "%" PRIu64 " %s (%" PRIu64 " %s) allocated at ", g->count,
-			  gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
-			  gg_cli_plural(g->bytes, "byte", "bytes"));
-		sb_site(&b, gg_json_get(g->row, "site"));
+		gg_sb_printf(&b, "%" PRIu64 " %s (%" PRIu64 " %s) allocated at ", g->count,
+			     gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
+			     gg_cli_plural(g->bytes, "byte", "bytes"));
+		gg_sb_site(&b, gg_json_get(g->row, "site"));
 		emit_sb(2, 6, &b);
 		print_stack(&b, "allocation stack", gg_json_get(g->row, "stack"));
 	}
@@ -1508,14 +1508,14 @@ static void print_errors(const struct view *vw, bool several)
 		with += vw->procs[i].errors != 0;
 	}
 	printf("\n");
-	sb_printf(&b, "errors: %" PRIu64, sum);
+	gg_sb_printf(&b, "errors: %" PRIu64, sum);
 	if (several && sum) {
-		sb_printf(&b, " in %zu of %zu processes (", with, vw->nprocs);
+		gg_sb_printf(&b, " in %zu of %zu processes (", with, vw->nprocs);
 		for (size_t i = 0, n = 0; i < vw->nprocs; i++)
 			if (vw->procs[i].errors)
-				sb_printf(&b, "%s%" PRIu64 ": %" PRIu64, n++ ? ", " : "",
-					  vw->procs[i].pid, vw->procs[i].errors);
-		sb_add(&b, ")", 1);
+				gg_sb_printf(&b, "%s%" PRIu64 ": %" PRIu64, n++ ? ", " : "",
+					     vw->procs[i].pid, vw->procs[i].errors);
+		gg_sb_add(&b, ")", 1);
 	}
 	emit_sb(0, 4, &b);
 	free(b.s);
@@ -1537,22 +1537,22 @@ static bool blind(const struct proc *pr, char **why)
 	if (!c.redzones_on || c.guarded || (!c.allocations && !c.procaddr_unmatched))
 		return false;
 	tally_coverage(&reasons, &allocators, &c);
-	sb_printf(&b, "pid %" PRIu64 " (", pr->pid);
-	sb_str(&b, gg_json_get(pr->root, "exe"), "unknown program");
-	sb_add(&b, "): red zones were on and ", strlen("): red zones were on and "));
+	gg_sb_printf(&b, "pid %" PRIu64 " (", pr->pid);
+	gg_sb_str(&b, gg_json_get(pr->root, "exe"), "unknown program");
+	gg_sb_add(&b, "): red zones were on and ", strlen("): red zones were on and "));
 	if (c.allocations) {
-		sb_printf(&b, "none of its %" PRIu64 " %s was guarded", c.allocations,
-			  gg_cli_plural(c.allocations, "allocation", "allocations"));
+		gg_sb_printf(&b, "none of its %" PRIu64 " %s was guarded", c.allocations,
+			     gg_cli_plural(c.allocations, "allocation", "allocations"));
 		if (reasons.len) {
-			sb_add(&b, " (", 2);
+			gg_sb_add(&b, " (", 2);
 			sb_tally(&b, &reasons, true);
-			sb_add(&b, ")", 1);
+			gg_sb_add(&b, ")", 1);
 		}
 	} else {
-		sb_printf(&b, "no allocation was seen, while %" PRIu64 " cuGetProcAddress %s matched "
-			  "no driver function (calls through %s are not seen)", c.procaddr_unmatched,
-			  gg_cli_plural(c.procaddr_unmatched, "answer", "answers"),
-			  gg_cli_plural(c.procaddr_unmatched, "it", "them"));
+		gg_sb_printf(&b, "no allocation was seen, while %" PRIu64 " cuGetProcAddress %s matched "
+			     "no driver function (calls through %s are not seen)", c.procaddr_unmatched,
+			     gg_cli_plural(c.procaddr_unmatched, "answer", "answers"),
+			     gg_cli_plural(c.procaddr_unmatched, "it", "them"));
 	}
 	free(reasons.v);
 	free(allocators.v);
@@ -1807,8 +1807,8 @@ static void print_report(struct view *vw, size_t skipped)
 	} else {
 		struct sb b = { 0 };
 
-		sb_add(&b, "gpuguard report: ", strlen("gpuguard report: "));
-		sb_clean(&b, vw->procs[0].file, strlen(vw->procs[0].file));
+		gg_sb_add(&b, "gpuguard report: ", strlen("gpuguard report: "));
+		gg_sb_clean(&b, vw->procs[0].file, strlen(vw->procs[0].file));
 		emit_sb(0, 4, &b);
 		free(b.s);
 		print_process(&vw->procs[0], false);
@@ -1859,8 +1859,8 @@ int gg_cmd_report(int argc, char **argv)
 		pr->file = o.files[i];
 		/* Named by load(); the others are still reported (SPEC §8). */
 		pr->root = load(pr->file, &pr->why);
-		pr->pid = member_u64(pr->root, "pid");
-		pr->errors = member_u64(pr->root, "errors");
+		pr->pid = gg_view_u64(pr->root, "pid");
+		pr->errors = gg_view_u64(pr->root, "errors");
 		nread += pr->root != NULL;
 		if (pr->errors)
 			status = 1;
@@ -1869,19 +1869,19 @@ int gg_cmd_report(int argc, char **argv)
 	vw.procs = procs;
 	vw.nprocs = nread;
 	if (nread) {
-		view_group(&vw);
+		gg_view_group(&vw);
 		print_report(&vw, o.nfiles - nread);
-		view_free_groups(&vw);
+		gg_view_free_groups(&vw);
 	}
 	if (o.require_coverage && judge_coverage(&v, procs, o.nfiles, nread) && !status)
 		status = 1;
 	if (nread < o.nfiles)
 		status = 2;
-	if (o.junit && (err = report_junit(o.junit, procs, o.nfiles, &v))) {
+	if (o.junit && (err = gg_ci_junit(o.junit, procs, o.nfiles, &v))) {
 		gg_cli_error("report: --junit %s: %s", o.junit, strerror(-err));
 		status = 2;
 	}
-	if (o.sarif && (err = report_sarif(o.sarif, procs, o.nfiles, &v))) {
+	if (o.sarif && (err = gg_ci_sarif(o.sarif, procs, o.nfiles, &v))) {
 		gg_cli_error("report: --sarif %s: %s", o.sarif, strerror(-err));
 		status = 2;
 	}

@@ -54,7 +54,7 @@ static void put_char(FILE *f, const unsigned char *p, size_t len, uint32_t c)
 /* @n bytes of @s as XML character data, or an attribute's value (@attr,
  * which keeps its line breaks as references). XML 1.0 has no way to write
  * the other C0 controls, U+FFFE or U+FFFF, nor bytes that are not UTF-8:
- * they become U+FFFD. The text of a summary comes cleaned (sb_clean), so
+ * they become U+FFFD. The text of a summary comes cleaned (gg_sb_clean), so
  * that is seldom needed; GLUE is a space. */
 static void put_xml(FILE *f, const char *s, size_t n, bool attr)
 {
@@ -245,9 +245,9 @@ static void detail_stack(struct finding *f, const char *title, const struct gg_j
 {
 	if (!gg_json_length(stack))
 		return;
-	sb_printf(&f->detail, "\n%s ", title);
-	sb_site(&f->detail, gg_json_at(stack, 0));
-	sb_stack_tail(&f->detail, stack);
+	gg_sb_printf(&f->detail, "\n%s ", title);
+	gg_sb_site(&f->detail, gg_json_at(stack, 0));
+	gg_sb_stack_tail(&f->detail, stack);
 }
 
 /* FNV-1a, 64 bits, over fields each ended by a NUL (so "ab","c" is not
@@ -321,34 +321,34 @@ static uint64_t fnv_kind_exe(int rule, const struct proc *pr)
 /* "name (module, launch N)" of a kernel or a suspect. */
 static void sb_kernel(struct sb *b, const struct gg_json *k)
 {
-	sb_str(b, gg_json_get(k, "name"), "?");
-	sb_add(b, " (", 2);
-	sb_str(b, gg_json_get(k, "module"), "?");
-	sb_printf(b, ", launch %" PRIu64 ")", member_u64(k, "launch"));
+	gg_sb_str(b, gg_json_get(k, "name"), "?");
+	gg_sb_add(b, " (", 2);
+	gg_sb_str(b, gg_json_get(k, "module"), "?");
+	gg_sb_printf(b, ", launch %" PRIu64 ")", gg_view_u64(k, "launch"));
 }
 
 /* A double or invalid free: located at the free. */
 static void free_finding(struct finding *f, const struct violation_group *g)
 {
 	const struct gg_json *r = g->row, *free_stack = gg_json_get(r, "free_stack");
-	bool twice = !strcmp(violation_kind(r), GG_REPORT_DOUBLE_FREE);
-	uint64_t user = member_u64(r, "user_bytes");
+	bool twice = !strcmp(gg_view_violation_kind(r), GG_REPORT_DOUBLE_FREE);
+	uint64_t user = gg_view_u64(r, "user_bytes");
 	char size[24];
 
 	f->rule = twice ? R_DOUBLE_FREE : R_INVALID_FREE;
 	f->site = gg_json_at(free_stack, 0);
-	sb_printf(&f->message, "%s of allocation #%" PRIu64 " (%" PRIu64 " %s): ",
-		  twice ? "double free" : "invalid free", member_u64(r, "index"), user,
-		  gg_cli_plural(user, "byte", "bytes"));
-	sb_str(&f->message, gg_json_get(r, "api"), "free");
-	sb_add(&f->message, "(", 1);
-	sb_str(&f->message, gg_json_get(r, "address"), "?");
-	sb_add(&f->message, ")", 1);
+	gg_sb_printf(&f->message, "%s of allocation #%" PRIu64 " (%" PRIu64 " %s): ",
+		     twice ? "double free" : "invalid free", gg_view_u64(r, "index"), user,
+		     gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_str(&f->message, gg_json_get(r, "api"), "free");
+	gg_sb_add(&f->message, "(", 1);
+	gg_sb_str(&f->message, gg_json_get(r, "address"), "?");
+	gg_sb_add(&f->message, ")", 1);
 	if (!twice)
-		sb_printf(&f->message, ", %" PRIu64 " bytes inside it", member_u64(r, "offset"));
-	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
-	sb_site(&f->detail, gg_json_get(r, "site"));
-	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+		gg_sb_printf(&f->message, ", %" PRIu64 " bytes inside it", gg_view_u64(r, "offset"));
+	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	gg_sb_site(&f->detail, gg_json_get(r, "site"));
+	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	if (twice)
 		detail_stack(f, "first freed at", gg_json_get(r, "first_free_stack"));
 	detail_stack(f, twice ? "freed again at" : "freed at", free_stack);
@@ -370,12 +370,12 @@ static void leak_finding(struct finding *f, const struct leak_group *g)
 
 	f->rule = R_LEAK;
 	f->site = gg_json_get(g->row, "site");
-	sb_printf(&f->message, "leak: %" PRIu64 " %s (%" PRIu64 " %s) still live at exit",
-		  g->count, gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
-		  gg_cli_plural(g->bytes, "byte", "bytes"));
-	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
-	sb_site(&f->detail, f->site);
-	sb_stack_tail(&f->detail, stack);
+	gg_sb_printf(&f->message, "leak: %" PRIu64 " %s (%" PRIu64 " %s) still live at exit",
+		     g->count, gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
+		     gg_cli_plural(g->bytes, "byte", "bytes"));
+	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	gg_sb_site(&f->detail, f->site);
+	gg_sb_stack_tail(&f->detail, stack);
 	add_stack(f, "allocation stack", stack);
 	/* The stack, not how much leaked, which moves with the run. */
 	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
@@ -387,32 +387,32 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 {
 	const struct gg_json *r = g->row, *kernel = gg_json_get(r, "kernel");
 	const struct gg_json *suspects = gg_json_get(r, "suspects");
-	uint64_t user = member_u64(r, "user_bytes"), changed = member_u64(r, "changed");
+	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
 	char size[24];
 
-	if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
+	if (strcmp(gg_view_violation_kind(r), GG_REPORT_OVERRUN)) {
 		free_finding(f, g);
 		return;
 	}
 	f->rule = R_VIOLATION;
 	f->site = gg_json_get(r, "site");
-	sb_printf(&f->message, "red-zone violation: %" PRIu64 " %s past the end of allocation #%"
-		  PRIu64 " (%" PRIu64 " %s) changed, detected by ", changed,
-		  gg_cli_plural(changed, "byte", "bytes"), member_u64(r, "index"), user,
-		  gg_cli_plural(user, "byte", "bytes"));
-	sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
-	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
-	sb_site(&f->detail, f->site);
-	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	gg_sb_printf(&f->message, "red-zone violation: %" PRIu64 " %s past the end of allocation #%"
+		     PRIu64 " (%" PRIu64 " %s) changed, detected by ", changed,
+		     gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "index"), user,
+		     gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
+	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	gg_sb_site(&f->detail, f->site);
+	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
-		sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
+		gg_sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
 		sb_kernel(&f->detail, kernel);
-		sb_add(&f->detail, ", launched at ", strlen(", launched at "));
-		sb_site(&f->detail, gg_json_get(kernel, "site"));
+		gg_sb_add(&f->detail, ", launched at ", strlen(", launched at "));
+		gg_sb_site(&f->detail, gg_json_get(kernel, "site"));
 	}
 	for (size_t i = 0; i < gg_json_length(suspects); i++) {
-		sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
+		gg_sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
 		sb_kernel(&f->detail, gg_json_at(suspects, i));
 	}
 	/* The allocation and its size; not its index, the band's size or how the
@@ -426,25 +426,25 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 static void api_overrun_finding(struct finding *f, const struct violation_group *g)
 {
 	const struct gg_json *r = g->row;
-	uint64_t user = member_u64(r, "user_bytes"), bytes = member_u64(r, "bytes");
+	uint64_t user = gg_view_u64(r, "user_bytes"), bytes = gg_view_u64(r, "bytes");
 	char size[48];
 
 	f->rule = R_API_OVERRUN;
 	f->site = gg_json_get(r, "call_site");
-	sb_add(&f->message, "copy or set past the end: ", strlen("copy or set past the end: "));
-	sb_str(&f->message, gg_json_get(r, "api"), "?");
-	sb_add(&f->message, " ", 1);
-	sb_str(&f->message, gg_json_get(r, "side"), "?");
-	sb_printf(&f->message, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
-	sb_str(&f->message, gg_json_get(r, "address"), "?");
-	sb_printf(&f->message, " reaches past allocation #%" PRIu64 " (%" PRIu64 " %s), refused with ",
-		  member_u64(r, "index"), user, gg_cli_plural(user, "byte", "bytes"));
-	sb_str(&f->message, gg_json_get(r, "result"), "?");
-	sb_add(&f->detail, "called at ", strlen("called at "));
-	sb_site(&f->detail, f->site);
-	sb_add(&f->detail, "\nallocated at ", strlen("\nallocated at "));
-	sb_site(&f->detail, gg_json_get(r, "site"));
-	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	gg_sb_add(&f->message, "copy or set past the end: ", strlen("copy or set past the end: "));
+	gg_sb_str(&f->message, gg_json_get(r, "api"), "?");
+	gg_sb_add(&f->message, " ", 1);
+	gg_sb_str(&f->message, gg_json_get(r, "side"), "?");
+	gg_sb_printf(&f->message, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
+	gg_sb_str(&f->message, gg_json_get(r, "address"), "?");
+	gg_sb_printf(&f->message, " reaches past allocation #%" PRIu64 " (%" PRIu64 " %s), refused with ",
+		     gg_view_u64(r, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_str(&f->message, gg_json_get(r, "result"), "?");
+	gg_sb_add(&f->detail, "called at ", strlen("called at "));
+	gg_sb_site(&f->detail, f->site);
+	gg_sb_add(&f->detail, "\nallocated at ", strlen("\nallocated at "));
+	gg_sb_site(&f->detail, gg_json_get(r, "site"));
+	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
 	/* The call, the function and the sizes; not the addresses or the index. */
 	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
@@ -458,17 +458,17 @@ static void unresolved_finding(struct finding *f, const struct proc *pr,
 {
 	f->rule = R_UNRESOLVED;
 	f->site = g->nsites ? g->sites[0].site : NULL;
-	sb_add(&f->message, "required kernel ", strlen("required kernel "));
-	sb_str(&f->message, g->module, "?");
-	sb_add(&f->message, "::", 2);
-	sb_str(&f->message, g->function, "?");
-	sb_printf(&f->message, " never resolved (%" PRIu64 " failed %s)", g->count,
-		  gg_cli_plural(g->count, "lookup", "lookups"));
+	gg_sb_add(&f->message, "required kernel ", strlen("required kernel "));
+	gg_sb_str(&f->message, g->module, "?");
+	gg_sb_add(&f->message, "::", 2);
+	gg_sb_str(&f->message, g->function, "?");
+	gg_sb_printf(&f->message, " never resolved (%" PRIu64 " failed %s)", g->count,
+		     gg_cli_plural(g->count, "lookup", "lookups"));
 	for (size_t i = 0; i < g->nsites; i++)
-		sb_printf(&f->detail, "%s%" PRIu64 "x %s at %s", i ? "\n" : "", g->sites[i].count,
-			  g->sites[i].result, g->sites[i].text);
+		gg_sb_printf(&f->detail, "%s%" PRIu64 "x %s at %s", i ? "\n" : "", g->sites[i].count,
+			     g->sites[i].result, g->sites[i].text);
 	if (!g->nsites)
-		sb_add(&f->detail, "no call site recorded", strlen("no call site recorded"));
+		gg_sb_add(&f->detail, "no call site recorded", strlen("no call site recorded"));
 	/* The program and the kernel: the call sites of one missing kernel
 	 * are one finding. */
 	f->fingerprint = fnv_module(fnv_kind_exe(f->rule, pr), g->module);
@@ -480,9 +480,9 @@ static void late_finding(struct finding *f, const struct proc *pr, uint64_t late
 	static const char see[] = "the gpuguard log names each one (module::function and call site)";
 
 	f->rule = R_LATE;
-	sb_printf(&f->message, "%" PRIu64 " kernel %s failed after the seal (late %s)", late,
-		  gg_cli_plural(late, "lookup", "lookups"), gg_cli_plural(late, "miss", "misses"));
-	sb_add(&f->detail, see, strlen(see));
+	gg_sb_printf(&f->message, "%" PRIu64 " kernel %s failed after the seal (late %s)", late,
+		     gg_cli_plural(late, "lookup", "lookups"), gg_cli_plural(late, "miss", "misses"));
+	gg_sb_add(&f->detail, see, strlen(see));
 	f->fingerprint = fnv_kind_exe(f->rule, pr);
 }
 
@@ -491,9 +491,9 @@ static void other_finding(struct finding *f, const struct proc *pr)
 	static const char see[] = "the gpuguard log names each one on an ERROR line";
 
 	f->rule = R_OTHER;
-	sb_printf(&f->message, "%" PRIu64 " %s counted that the summary does not itemize",
-		  pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
-	sb_add(&f->detail, see, strlen(see));
+	gg_sb_printf(&f->message, "%" PRIu64 " %s counted that the summary does not itemize",
+		     pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
+	gg_sb_add(&f->detail, see, strlen(see));
 	f->fingerprint = fnv_kind_exe(f->rule, pr);
 }
 
@@ -519,14 +519,14 @@ static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
 {
 	struct proc one = *pr;
 	struct view vw = { .procs = &one, .nprocs = 1 };
-	uint64_t late = member_u64(gg_json_get(pr->root, "lookups"), "late_misses");
+	uint64_t late = gg_view_u64(gg_json_get(pr->root, "lookups"), "late_misses");
 	bool leak_check = gg_json_bool(gg_json_get(gg_json_get(pr->root, "config"), "leak_check"),
 				       false);
 	struct finding f = { 0 };
 	size_t n = 0;
 	int err = 0;
 
-	view_group(&vw);
+	gg_view_group(&vw);
 	for (size_t i = 0; i < vw.npairs && !err; i++) {
 		if (!vw.pairs[i].required)
 			continue;
@@ -534,7 +534,7 @@ static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
 		err = deliver(&f, pr, fn, ctx, &n);
 	}
 	for (size_t i = 0; i < vw.nviolations && !err; i++) {
-		if (is_api_overrun(vw.violations[i].row))
+		if (gg_view_is_api_overrun(vw.violations[i].row))
 			api_overrun_finding(&f, &vw.violations[i]);
 		else
 			violation_finding(&f, &vw.violations[i]);
@@ -553,7 +553,7 @@ static int each_finding(const struct proc *pr, finding_fn fn, void *ctx)
 		other_finding(&f, pr);
 		err = deliver(&f, pr, fn, ctx, &n);
 	}
-	view_free_groups(&vw);
+	gg_view_free_groups(&vw);
 	return err;
 }
 
@@ -597,14 +597,14 @@ static void sb_case_name(struct sb *b, const struct proc *pr)
 	const char *exe = base_of(gg_json_get(pr->root, "exe"), &n);
 
 	if (!pr->root) {
-		sb_clean(b, pr->file, strlen(pr->file));
+		gg_sb_clean(b, pr->file, strlen(pr->file));
 		return;
 	}
 	if (n) {
-		sb_clean(b, exe, n);
-		sb_add(b, " ", 1);
+		gg_sb_clean(b, exe, n);
+		gg_sb_add(b, " ", 1);
 	}
-	sb_printf(b, "(pid %" PRIu64 ")", pr->pid);
+	gg_sb_printf(b, "(pid %" PRIu64 ")", pr->pid);
 }
 
 /* A JUnit test case's name: the program's basename, the same from run to
@@ -617,7 +617,7 @@ static void sb_junit_name(struct sb *b, const struct proc *pr)
 	const char *exe = base_of(gg_json_get(pr->root, "exe"), &n);
 
 	if (pr->root && n)
-		sb_clean(b, exe, n);
+		gg_sb_clean(b, exe, n);
 	else
 		sb_case_name(b, pr);
 }
@@ -649,7 +649,7 @@ static void sb_note(struct sb *b, const char *s)
 {
 	s = s ? s : "out of memory";
 	b->len = 0;
-	sb_clean(b, s, strlen(s));
+	gg_sb_clean(b, s, strlen(s));
 }
 
 static int junit_body(FILE *f, const void *arg)
@@ -709,8 +709,8 @@ static int junit_body(FILE *f, const void *arg)
 	return err;
 }
 
-int report_junit(const char *path, const struct proc *procs, size_t nprocs,
-		 const struct verdict *v)
+int gg_ci_junit(const char *path, const struct proc *procs, size_t nprocs,
+		const struct verdict *v)
 {
 	const struct ci ci = { procs, nprocs, v };
 
@@ -809,7 +809,7 @@ static void put_location(const struct sarif *s, const struct proc *pr,
 		put_artifact(s, file ? file : "");
 		free(file);
 		fprintf(s->f, ", \"region\": { \"startLine\": %lu }", number);
-	} else if (*object && hex_value(gg_json_get(frame, "offset"), &offset)) {
+	} else if (*object && gg_view_hex(gg_json_get(frame, "offset"), &offset)) {
 		char name[PATH_MAX + 32];
 
 		put_artifact(s, object);
@@ -840,11 +840,11 @@ static int sarif_result(void *ctx, const struct proc *pr, const struct finding *
 	FILE *f = s->f;
 	struct sb text = { 0 };
 
-	sb_add(&text, fd->message.s, fd->message.len);
-	sb_add(&text, " in ", 4);
+	gg_sb_add(&text, fd->message.s, fd->message.len);
+	gg_sb_add(&text, " in ", 4);
 	sb_case_name(&text, pr);
-	sb_add(&text, ".\n", 2);
-	sb_add(&text, fd->detail.s, fd->detail.len);
+	gg_sb_add(&text, ".\n", 2);
+	gg_sb_add(&text, fd->detail.s, fd->detail.len);
 	fprintf(f, "%s    { \"ruleId\": \"%s\", \"ruleIndex\": %d, \"level\": \"error\",\n"
 		"      \"message\": { \"text\": ", s->results++ ? ",\n" : "", rules[fd->rule].id,
 		fd->rule);
@@ -872,7 +872,7 @@ static void sarif_notification(FILE *f, bool *first, const char *what, const cha
 {
 	struct sb b = { 0 };
 
-	sb_printf(&b, "%s: %s", what, why ? why : "out of memory");
+	gg_sb_printf(&b, "%s: %s", what, why ? why : "out of memory");
 	fprintf(f, "%s        { \"level\": \"error\", \"message\": { \"text\": ",
 		*first ? "" : ",\n");
 	put_json_sb(f, &b);
@@ -949,8 +949,8 @@ static int sarif_body(FILE *f, const void *arg)
 	return err;
 }
 
-int report_sarif(const char *path, const struct proc *procs, size_t nprocs,
-		 const struct verdict *v)
+int gg_ci_sarif(const char *path, const struct proc *procs, size_t nprocs,
+		const struct verdict *v)
 {
 	const struct ci ci = { procs, nprocs, v };
 

@@ -21,15 +21,15 @@ struct sb {
 	bool oom;
 };
 
-void sb_add(struct sb *b, const char *s, size_t n);
-void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gg_sb_add(struct sb *b, const char *s, size_t n);
+void gg_sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Text from a summary, made safe for a terminal (control characters written
  * as \xNN or \u00NN). */
-void sb_clean(struct sb *b, const char *s, size_t n);
+void gg_sb_clean(struct sb *b, const char *s, size_t n);
 /* A string member of a summary, cleaned; @def when it is not a string. */
-void sb_str(struct sb *b, const struct gg_json *v, const char *def);
+void gg_sb_str(struct sb *b, const struct gg_json *v, const char *def);
 /* A call site as the log writes it: "SYMBOL+0xOFF (OBJECT+0xOFF)" and so on. */
-void sb_site(struct sb *b, const struct gg_json *site);
+void gg_sb_site(struct sb *b, const struct gg_json *site);
 
 /* A violation's kind (the summary's "kind"; absent in summaries older than
  * kinds: an overrun). */
@@ -38,22 +38,22 @@ void sb_site(struct sb *b, const struct gg_json *site);
 #define GG_REPORT_INVALID_FREE "invalid_free"
 #define GG_REPORT_API_OVERRUN "api_overrun"
 /* The kind of violation @row. */
-const char *violation_kind(const struct gg_json *row);
+const char *gg_view_violation_kind(const struct gg_json *row);
 
 /* The frames of a stack (a summary's "stack", "free_stack", ...) after the
  * first, each on a line of its own after @b's text: "\n#1 FRAME", ... (a
  * stack's first frame is the site the text names already). */
-void sb_stack_tail(struct sb *b, const struct gg_json *stack);
+void gg_sb_stack_tail(struct sb *b, const struct gg_json *stack);
 
 /* Keeps the words on either side together when lines are wrapped; a writer
  * of another format prints it as a space. */
 #define GLUE "\x1f"
 
-uint64_t member_u64(const struct gg_json *obj, const char *key);
+uint64_t gg_view_u64(const struct gg_json *obj, const char *key);
 /* Whether a "violations" row is a refused copy or set ("kind": "api_overrun"). */
-bool is_api_overrun(const struct gg_json *row);
+bool gg_view_is_api_overrun(const struct gg_json *row);
 /* A "0x..." string member's value. */
-bool hex_value(const struct gg_json *v, uint64_t *out);
+bool gg_view_hex(const struct gg_json *v, uint64_t *out);
 
 /* ---- the summaries and their findings ---- */
 
@@ -125,9 +125,9 @@ struct view {
 };
 
 /* Group the findings of procs[0..nprocs). */
-void view_group(struct view *vw);
+void gg_view_group(struct view *vw);
 /* Free the groups (not the processes). */
-void view_free_groups(struct view *vw);
+void gg_view_free_groups(struct view *vw);
 
 /* ---- the files for CI systems (report-ci.c) ---- */
 
@@ -143,9 +143,9 @@ struct verdict {
 
 /* Write the findings of @procs (@nprocs, in report order; those that could
  * not be read included) as JUnit XML or SARIF 2.1.0 at @path. 0 or -errno. */
-int report_junit(const char *path, const struct proc *procs, size_t nprocs,
-		 const struct verdict *v);
-int report_sarif(const char *path, const struct proc *procs, size_t nprocs,
-		 const struct verdict *v);
+int gg_ci_junit(const char *path, const struct proc *procs, size_t nprocs,
+		const struct verdict *v);
+int gg_ci_sarif(const char *path, const struct proc *procs, size_t nprocs,
+		const struct verdict *v);
 
 #endif
