@@ -1,7 +1,9 @@
 /* The device work the shim does itself (filling and reading guard bands),
- * behind plain C types: CUresult stays in hooks/. Every function returns 0,
- * -ENOSYS when the driver lacks a function it needs, or -EIO when the driver
- * refused. Contexts and streams are the driver's handles, passed through. */
+ * behind plain C types: CUresult stays in device.c, and its callers (the red
+ * zones, the audit, the copies) see only 0 or -errno. Every function returns
+ * 0, -ENOSYS when the driver lacks a function it needs, or -EIO when the
+ * driver refused. Contexts and streams are the driver's handles, passed
+ * through. */
 #ifndef GG_SHIM_DRIVER_DEVICE_H
 #define GG_SHIM_DRIVER_DEVICE_H
 

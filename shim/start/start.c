@@ -50,10 +50,10 @@ static struct {
 	const struct gg_config *cfg; /* set once under @idle_once (gg_config()'s); read-only */
 	/* bit per gg_hook_id with no work here: written under @idle_once */
 	uint64_t idle_hooks[(GG_HOOK_COUNT + 63) / 64];
-} shim_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
-		 .idle_once = PTHREAD_ONCE_INIT };
+} start_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
+		  .idle_once = PTHREAD_ONCE_INIT };
 
-/* The one piece of this module's state outside shim_state: every hook reads
+/* The one piece of this module's state outside start_state: every hook reads
  * it first (shim.h), so it is a plain hidden global. Set (release) by set-up;
  * GG_MODE_FORKED sends a forked child's first hook to the slow path. */
 atomic_int gg_start_mode;
@@ -63,13 +63,13 @@ unsigned char gg_start_pass[GG_HOOK_COUNT];
 
 static void read_disable(void)
 {
-	shim_state.disabled = gg_config_disabled_in_env();
+	start_state.disabled = gg_config_disabled_in_env();
 }
 
 bool gg_start_disabled(void)
 {
-	pthread_once(&shim_state.env_once, read_disable);
-	return shim_state.disabled;
+	pthread_once(&start_state.env_once, read_disable);
+	return start_state.disabled;
 }
 
 /* Locks are held across fork() so the child's copies are consistent. */
@@ -97,25 +97,26 @@ static void atfork_child(void)
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
 	gg_watcher_atfork_child();
-	/* A process of its own (SPEC §7.4): it reports only once it calls a hook
-	 * itself, which also gives it its log file and its watcher thread (no
-	 * thread is created inside a fork handler). */
-	shim_state.own = false;
-	atomic_store(&shim_state.forked, true);
+	/* A process of its own (README, "Boundaries, signals, exit"): it
+	 * reports only once it calls a hook itself, which also gives it its log
+	 * file and its watcher thread (no thread is created inside a fork
+	 * handler). */
+	start_state.own = false;
+	atomic_store(&start_state.forked, true);
 	if (atomic_load(&gg_start_mode) == GG_MODE_ACTIVE)
 		atomic_store(&gg_start_mode, GG_MODE_FORKED);
 }
 
-/* Whether GPUGUARD_EXITCODE replaces the exit status @status (SPEC §5),
- * from the verdict the exit report wrote, never from a later gathering: a
- * violation recorded since (another thread, a later exit handler's free)
- * must not make the status disagree with the JSON. */
+/* Whether GPUGUARD_EXITCODE replaces the exit status @status (README,
+ * "Boundaries, signals, exit"), from the verdict the exit report wrote, never
+ * from a later gathering: a violation recorded since (another thread, a later
+ * exit handler's free) must not make the status disagree with the JSON. */
 static bool status_changes(int status)
 {
-	if (!shim_state.exitcode_set || status != 0 ||
-	    !atomic_load_explicit(&shim_state.verdict_set, memory_order_acquire))
+	if (!start_state.exitcode_set || status != 0 ||
+	    !atomic_load_explicit(&start_state.verdict_set, memory_order_acquire))
 		return false;
-	return shim_state.verdict_errors != 0;
+	return start_state.verdict_errors != 0;
 }
 
 /* exit() and a return from main: the final scan and the reports, while the
@@ -127,14 +128,14 @@ static void at_exit(int status, void *arg)
 	(void)arg;
 	/* A forked child that never called the driver writes nothing; exit() and
 	 * _exit() on two threads at once report once. */
-	if (!shim_state.own || atomic_exchange(&shim_state.exiting, true))
+	if (!start_state.own || atomic_exchange(&start_state.exiting, true))
 		return;
-	shim_state.exit_status = status;
+	start_state.exit_status = status;
 	gg_redzone_scan("exit");
 	gg_leaks_gather();
 	gg_figures_gather(&f); /* the one gathering the verdict comes from */
-	shim_state.verdict_errors = f.errors;
-	atomic_store_explicit(&shim_state.verdict_set, true, memory_order_release);
+	start_state.verdict_errors = f.errors;
+	atomic_store_explicit(&start_state.verdict_set, true, memory_order_release);
 	gg_report_leaks(&f);
 	/* The audit's errors, named if nothing named them: every error is an
 	 * ERROR line at every verbosity, whether or not it changes the status. */
@@ -162,14 +163,14 @@ static void find_real_exits(void)
 
 	if (!real_dlsym)
 		return;
-	shim_state.real_exit[0] = (void (*)(int))real_dlsym(RTLD_NEXT, "_exit");
-	shim_state.real_exit[1] = (void (*)(int))real_dlsym(RTLD_NEXT, "_Exit");
+	start_state.real_exit[0] = (void (*)(int))real_dlsym(RTLD_NEXT, "_exit");
+	start_state.real_exit[1] = (void (*)(int))real_dlsym(RTLD_NEXT, "_Exit");
 }
 
 static __attribute__((noreturn)) void real_exit(int which, int status)
 {
-	if (shim_state.real_exit[which])
-		shim_state.real_exit[which](status);
+	if (start_state.real_exit[which])
+		start_state.real_exit[which](status);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
@@ -188,9 +189,10 @@ static void report_config_problems(void)
 		gg_report_unknown_variable(u.name, u.nearest);
 }
 
-/* The hooks whose wrapper has nothing to do in this configuration (SPEC §1,
- * "a hook is handed out only where it has work"): the launch entry points
- * when nothing counts or checks launches, cuCtxSynchronize* without sync:N. */
+/* The hooks whose wrapper has nothing to do in this configuration (README,
+ * "What the shim does"; "a hook is handed out only where it has work"): the
+ * launch entry points when nothing counts or checks launches, cuCtxSynchronize*
+ * without sync:N. */
 static void idle(uint64_t *bits, enum gg_hook_id id)
 {
 	bits[id / 64] |= UINT64_C(1) << (id % 64);
@@ -226,27 +228,27 @@ static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_eve
 			idle(bits, (enum gg_hook_id)id);
 }
 
-/* The configuration, read once, and from it alone the idle hooks: a dlsym
- * of a driver name must not set the shim up (a process that never calls a
- * hook writes nothing, SPEC §6); set-up reads the same copy. */
+/* The configuration, read once, and from it alone the idle hooks: a dlsym of a
+ * driver name must not set the shim up (a process that never calls a hook
+ * writes nothing: README, "What the shim does"); set-up reads the same copy. */
 static void load_config(void)
 {
 	struct gg_boundary_events ev;
 
 	if (gg_start_disabled()) {
-		memset(shim_state.idle_hooks, 0xff, sizeof(shim_state.idle_hooks));
+		memset(start_state.idle_hooks, 0xff, sizeof(start_state.idle_hooks));
 		return;
 	}
-	shim_state.cfg = gg_config_read();
+	start_state.cfg = gg_config_read();
 	memset(&ev, 0, sizeof(ev));
-	(void)gg_config_parse_boundary(shim_state.cfg->boundary, &ev, NULL, NULL);
-	idle_hooks(shim_state.cfg, &ev, shim_state.idle_hooks);
+	(void)gg_config_parse_boundary(start_state.cfg->boundary, &ev, NULL, NULL);
+	idle_hooks(start_state.cfg, &ev, start_state.idle_hooks);
 }
 
 bool gg_start_hook_idle(int id)
 {
-	pthread_once(&shim_state.idle_once, load_config);
-	return id >= 0 && id < GG_HOOK_COUNT && (shim_state.idle_hooks[id / 64] >> (id % 64) & 1);
+	pthread_once(&start_state.idle_once, load_config);
+	return id >= 0 && id < GG_HOOK_COUNT && (start_state.idle_hooks[id / 64] >> (id % 64) & 1);
 }
 
 static void setup(void)
@@ -257,8 +259,8 @@ static void setup(void)
 		atomic_store_explicit(&gg_start_mode, GG_MODE_DISABLED, memory_order_release);
 		return;
 	}
-	pthread_once(&shim_state.idle_once, load_config);
-	cfg = shim_state.cfg;
+	pthread_once(&start_state.idle_once, load_config);
+	cfg = start_state.cfg;
 	gg_report_open(cfg);
 	report_config_problems();
 	gg_report_check_files(cfg);
@@ -267,15 +269,15 @@ static void setup(void)
 	gg_audit_configure(cfg);
 	gg_redzone_configure(cfg);
 	gg_boundary_configure(cfg);
-	shim_state.exitcode_set = cfg->exitcode_set;
-	shim_state.exitcode = cfg->exitcode;
+	start_state.exitcode_set = cfg->exitcode_set;
+	start_state.exitcode = cfg->exitcode;
 	gg_real_counting = cfg->verbosity >= 2; /* before the mode says ACTIVE */
 	/* Idle on every route, the exported entry points included: the copies
 	 * with red zones off (their wrappers' only work is the bands'). */
 	for (int id = 0; id < GG_HOOK_COUNT; id++)
 		gg_start_pass[id] = copies(id) && gg_start_hook_idle(id);
-	shim_state.pid = getpid();
-	shim_state.own = true;
+	start_state.pid = getpid();
+	start_state.own = true;
 	find_real_exits();
 	gg_fatal_last_words(gg_figures_write_final);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -291,9 +293,9 @@ bool gg_start_active(void)
 	if (GG_LIKELY(mode == GG_MODE_ACTIVE))
 		return true;
 	if (mode == GG_MODE_FORKED) {
-		if (atomic_exchange(&shim_state.forked, false)) {
-			shim_state.pid = getpid();
-			shim_state.own = true;
+		if (atomic_exchange(&start_state.forked, false)) {
+			start_state.pid = getpid();
+			start_state.own = true;
 			gg_report_atfork_child();
 			gg_watcher_restart_in_child(); /* says itself what it could not do */
 		}
@@ -302,7 +304,7 @@ bool gg_start_active(void)
 	}
 	if (mode == GG_MODE_DISABLED)
 		return false;
-	pthread_once(&shim_state.setup_once, setup);
+	pthread_once(&start_state.setup_once, setup);
 	return atomic_load_explicit(&gg_start_mode, memory_order_acquire) == GG_MODE_ACTIVE;
 }
 
@@ -312,17 +314,17 @@ bool gg_start_active(void)
 __attribute__((destructor)) static void shim_fini(void)
 {
 	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
-	    !shim_state.exiting)
+	    !start_state.exiting)
 		return;
-	if (status_changes(shim_state.exit_status)) {
+	if (status_changes(start_state.exit_status)) {
 		fflush(NULL);
-		real_exit(0, shim_state.exitcode);
+		real_exit(0, start_state.exitcode);
 	}
 }
 
 /* _exit() and _Exit() end a process with no exit handler: a forked worker
  * (Python's multiprocessing, os._exit) would take its findings with it. It
- * reports like exit() (SPEC §7.4), as AddressSanitizer's interceptor does,
+ * reports like exit() (test-fork.c), as AddressSanitizer's interceptor does,
  * but never flushes stdio: the buffers may be a parent's copy. */
 static int exiting_now(int status)
 {
@@ -330,7 +332,7 @@ static int exiting_now(int status)
 	 * memory with no fork handler run: it must touch none of it, and its
 	 * _exit (an exec that failed) is not its parent's exit. */
 	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
-	    !shim_state.own || atomic_load(&shim_state.exiting) || getpid() != shim_state.pid)
+	    !start_state.own || atomic_load(&start_state.exiting) || getpid() != start_state.pid)
 		return status;
 	/* _exit is async-signal-safe, the report is not: a handler (or a driver
 	 * callback) that interrupted this thread inside a hook may hold the very
@@ -338,7 +340,7 @@ static int exiting_now(int status)
 	if (gg_real_inside)
 		return status;
 	at_exit(status, NULL);
-	return status_changes(status) ? shim_state.exitcode : status;
+	return status_changes(status) ? start_state.exitcode : status;
 }
 
 void gg_start_exit(int which, int status)
