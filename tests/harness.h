@@ -53,7 +53,7 @@ size_t gg_count_errors(const char *text);
 /* A file's contents, NUL-terminated (NULL if unreadable). Free with free(). */
 char *gg_read_file(const char *path);
 
-/* The JSON Schema of the summary (SPEC §6). */
+/* The JSON Schema of the summary (docs/summary.schema.json). */
 #define GG_SUMMARY_SCHEMA GG_SOURCE_ROOT "/docs/summary.schema.json"
 
 /* Evaluate the Python expression @expr over the JSON summary @path (bound to

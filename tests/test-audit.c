@@ -1,5 +1,6 @@
-/* Kernel-lookup audit and seal gate (SPEC §3), and the launch:N and sync:N
- * boundaries (SPEC §5). Integration tests run app-audit under the shim. */
+/* Kernel-lookup audit and seal gate (README, "The kernel-lookup audit and
+ * the gate"), and the launch:N and sync:N boundaries (README, "Boundaries,
+ * signals, exit"). Integration tests run app-audit under the shim. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -594,8 +595,8 @@ Test(audit, a_lookup_after_its_module_was_reloaded_at_the_same_handle_is_the_new
 	rmdir(dir);
 }
 
-/* An allocation's site follows the same rules (SPEC §3): where the hook's
- * caller is a frame to skip, the stack is unwound past it. */
+/* An allocation's site follows the same rules (README, "Call sites"): where the
+ * hook's caller is a frame to skip, the stack is unwound past it. */
 Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)
 {
 	static const char *const site =
@@ -1114,7 +1115,7 @@ Test(audit, process_without_a_miss_prints_no_table)
 	gg_app_run_free(&a);
 }
 
-/* ---- launches (SPEC §3, Launch errors) ---- */
+/* ---- launches: refused launches ---- */
 
 #define RZ_APP GG_APPS "/app-redzone"
 
@@ -1225,8 +1226,9 @@ Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 		struct gg_app_run a;
 
 		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		/* Counted launches: on the runtime's routes the launch hooks are
-		 * handed out only when something counts them (SPEC §1). */
+		/* Counted launches: on the runtime's routes the launch hooks
+		 * are handed out only when something counts them (README, "What
+		 * the shim does"). */
 		gg_app_run(&a, app, (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
 						      "GPUGUARD_BOUNDARY=launch:1000000", NULL },
 			   (const char *[]){ GG_PTX, NULL });
@@ -1236,7 +1238,7 @@ Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 	}
 }
 
-/* ---- failed loads (SPEC §3, Failed loads) ---- */
+/* ---- failed loads ---- */
 
 #define MISSING_PTX "/nonexistent/gg/missing.ptx"
 
@@ -1310,7 +1312,7 @@ Test(audit, failed_loads_are_counted_in_the_metrics)
 	gg_app_run_free(&a);
 }
 
-/* ---- lazy loading (SPEC §3): failures where a kernel is first used ---- */
+/* ---- lazy loading: failures where a kernel is first used ---- */
 
 /* A launch of a known kernel refused with CUDA_ERROR_NO_BINARY_FOR_GPU (the
  * fake's FAKECUDA_FAIL_LAUNCH) after the seal: a late miss of that kernel. */
@@ -1415,7 +1417,7 @@ Test(audit, a_lazily_loaded_kernel_with_no_code_for_this_gpu_fails_where_it_is_u
 	gg_app_run_free(&a);
 }
 
-/* ---- image preflight (SPEC §3) ---- */
+/* ---- image preflight ---- */
 
 #define CANNOT_RUN "WARN: module arch80.fatbin carries sm_80; the device is sm_90: nothing in it " \
 		   "can run here"

@@ -384,7 +384,7 @@ static bool python(const char *script, const char *const *args, char **out)
 	return WEXITSTATUS(status) == 0;
 }
 
-/* The errors of the summary @path against docs/summary.schema.json (SPEC §6),
+/* The errors of the summary @path against docs/summary.schema.json,
  * NULL when it validates. Free with free(). */
 static char *schema_errors(const char *path)
 {
@@ -413,8 +413,8 @@ static void assert_valid(const char *path)
 	cr_assert_null(why, "%s does not follow docs/summary.schema.json:\n%s", path, why);
 }
 
-/* A summary as the shim writes it (SPEC §6), of the program @exe (JSON
- * text) with red zones of @redzone bytes, and the members @extra ("" or
+/* A summary as the shim writes it (gpuguard(1), FILES), of the program @exe
+ * (JSON text) with red zones of @redzone bytes, and the members @extra ("" or
  * JSON members, each followed by a comma) before "errors". */
 static const char *summary_full(const char *name, int pid, const char *exe, int redzone,
 				const char *unresolved, const char *violations, const char *extra,
@@ -668,7 +668,8 @@ Test(report, names_the_file_line_and_column_of_a_malformed_file)
 	cr_assert_eq(r.status, 2);
 	snprintf(want, sizeof(want), "gpuguard: report: %s: line 3, column 9: expected ':'\n", bad);
 	cr_expect_str_eq(r.err, want);
-	/* Named and skipped: the readable one is still reported (SPEC §8). */
+	/* Named and skipped: the readable one is still reported (gpuguard(1),
+	 * report). */
 	snprintf(want, sizeof(want), "gpuguard report: %s\n", a);
 	cr_expect_eq(strncmp(r.out, want, strlen(want)), 0, "%s", r.out);
 	cr_expect(strstr(r.out, "\nskipped: 1 file that could not be read (named on standard "
@@ -1464,7 +1465,7 @@ Test(report, sarif_fingerprints_of_a_program_run_twice_are_the_same)
 	remove_dir();
 }
 
-/* Members of "coverage" as the shim writes them (SPEC §6). */
+/* Members of "coverage" as the shim writes them (gpuguard(1), FILES). */
 #define COVERAGE(guarded, unguarded)                                                          \
 	"\"coverage\": { \"allocations\": 10, \"guarded\": " #guarded ", \"guarded_bytes\": "     \
 	"9000, \"unguarded\": { " unguarded " }, \"unguarded_bytes\": 16, \"vmm_bytes\": 0, "    \
@@ -1610,8 +1611,8 @@ Test(report, require_coverage_fails_when_no_summary_was_read)
 	remove_dir();
 }
 
-/* SPEC §8: a file that cannot be read is named and skipped; the CI files
- * still hold the others, and say which was skipped. */
+/* gpuguard(1), report: a file that cannot be read is named and skipped; the CI
+ * files still hold the others, and say which was skipped. */
 Test(report, junit_and_sarif_are_written_for_the_readable_files_when_one_is_skipped)
 {
 	const char *a, *b, *clean, *bad;
@@ -2029,7 +2030,7 @@ Test(symbolize, usage_errors_and_an_unreadable_input_exit_2)
 	free_result(&r);
 }
 
-/* ---- launch errors (SPEC §3) ---- */
+/* ---- launch errors: README, "The kernel-lookup audit and the gate" ---- */
 
 Test(report, shows_each_kernel_whose_launches_were_refused)
 {
@@ -2059,7 +2060,7 @@ Test(report, shows_each_kernel_whose_launches_were_refused)
 	remove_dir();
 }
 
-/* ---- output files that are inputs (SPEC §8) ---- */
+/* ---- output files that are inputs (gpuguard(1), report) ---- */
 
 /* --junit or --sarif naming a summary to read, or a file that holds one
  * (a --junit whose FILE was forgotten before a glob of summaries takes the

@@ -889,11 +889,11 @@ Test(cli, bisect_ended_by_sigterm_stops_its_run_and_leaves_no_temporary_director
 
 /* ---- gpuguard report at scale ---- */
 
-/* SPEC §8: report's time is linear in the findings. 200 000 violations, each
- * an entry of its own, and 20 000 missing kernels at two call sites each:
- * grouped by a search through the entries so far, as it was, this took
- * minutes, past this program's time limit (tests/meson.build); grouped by
- * hash, a few seconds. */
+/* README, "The gpuguard command": report's time is linear in the findings. 200
+ * 000 violations, each an entry of its own, and 20 000 missing kernels at two
+ * call sites each: grouped by a search through the entries so far, as it was,
+ * this took minutes, past this program's time limit (tests/meson.build);
+ * grouped by hash, a few seconds. */
 Test(cli, report_reads_200000_violations_in_linear_time)
 {
 	enum { VIOLATIONS = 200000, KERNELS = 20000 };

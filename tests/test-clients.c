@@ -1,10 +1,11 @@
-/* Third-party driver clients, run with and without the shim (SPEC §7.6).
+/* Third-party driver clients, run with and without the shim (README, "Quick
+ * start").
  *
- * Debian's python3-numba (numba.cuda 0.56) reaches the driver through
- * ctypes: dlopen("libcuda.so.1") and dlsym() of each cu* name, the dlsym
- * route of SPEC §1. tests/clients/numba_client.py drives it (detect, copies,
- * a module of the fake's kernels, launches, an 8-byte overrun, frees) and
- * the two runs must print and return the same, while the shim reports the
+ * Debian's python3-numba (numba.cuda 0.56) reaches the driver through ctypes:
+ * dlopen("libcuda.so.1") and dlsym() of each cu* name, the dlsym route (README,
+ * "What the shim does"). tests/clients/numba_client.py drives it (detect,
+ * copies, a module of the fake's kernels, launches, an 8-byte overrun, frees)
+ * and the two runs must print and return the same, while the shim reports the
  * overrun and nothing else. */
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* The options table (SPEC §2), as the shim reads it and as the gpuguard
- * command, its --help and its man page use it. */
+/* The options table (README, "Settings"), as the shim reads it and as the
+ * gpuguard command, its --help and its man page use it. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>

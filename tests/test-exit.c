@@ -1,4 +1,5 @@
-/* The exit path, exit codes and the report files (SPEC §5, §6). */
+/* The exit path, exit codes and the report files (README, "Boundaries, signals,
+ * exit"; gpuguard(1), FILES). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -149,10 +150,11 @@ Test(exit, an_allowed_gate_failure_is_an_error_at_exit)
 	gg_run_free(&r);
 }
 
-/* SPEC §6: the JSON's errors, the metrics, the exit status under
- * GPUGUARD_EXITCODE and gpuguard report's verdict come from one definition,
- * and an error that changes the status is named by an ERROR line even at
- * verbosity 0. Each kind of error, and a clean run, in all four places. */
+/* README, "Boundaries, signals, exit": the JSON's errors, the metrics, the exit
+ * status under GPUGUARD_EXITCODE and gpuguard report's verdict come from one
+ * definition, and an error that changes the status is named by an ERROR line
+ * even at verbosity 0. Each kind of error, and a clean run, in all four places.
+ */
 Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report)
 {
 	static const struct {
@@ -301,7 +303,7 @@ Test(exit, the_exit_line_sums_up_at_verbosity_one)
 /* ---- the report files ---- */
 
 /* A Prometheus text-format check: HELP and TYPE before each family, valid
- * names, numeric values, and the metrics SPEC §6 lists. */
+ * names, numeric values, and the metrics gpuguard(1) FILES lists. */
 static char *assert_prometheus(const char *path)
 {
 	static const char check[] =
@@ -550,8 +552,8 @@ Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
 
 /* ---- every variable ---- */
 
-/* SPEC §2: a misspelt variable must not silently turn a check off; these
- * WARNs change what is checked, so even verbosity 0 prints them. */
+/* README, "Settings": a misspelt variable must not silently turn a check off;
+ * these WARNs change what is checked, so even verbosity 0 prints them. */
 Test(exit, an_unknown_variable_is_named_with_the_nearest_known_one_at_verbosity_zero)
 {
 	struct gg_run r;
@@ -626,7 +628,7 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 	files_free(&f);
 }
 
-/* ---- output files never harm (SPEC §6) ---- */
+/* ---- output files never harm (README, "Settings") ---- */
 
 /* A character device node @name in a fresh directory @dir, major:minor as
  * /dev/null (1:3) or /dev/full (1:7): the host's own device nodes are never

@@ -1,6 +1,7 @@
-/* A forked child is a process of its own (SPEC §7.4): none of its parent's
- * findings, counters or zones; its own allocation numbers; nothing written
- * unless it calls the driver itself; _exit reports like exit. */
+/* A forked child is a process of its own (README, "Boundaries, signals, exit"):
+ * none of its parent's findings, counters or zones; its own allocation numbers;
+ * nothing written unless it calls the driver itself; _exit reports like exit.
+ */
 #include <criterion/criterion.h>
 #include <glob.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
-/* Frees of what is no allocation (SPEC §4, Frees: double_free, invalid_free)
- * and allocations still live at exit (Leaks). Through app-redzone, the
- * scenario every route runs, and the fake driver, which answers a double or
- * interior free as the driver does (CUDA_ERROR_INVALID_VALUE, 1). */
+/* Frees of what is no allocation (README, "Stacks, frees and leaks":
+ * double_free, invalid_free) and allocations still live at exit (Leaks).
+ * Through app-redzone, the scenario every route runs, and the fake driver,
+ * which answers a double or interior free as the driver does
+ * (CUDA_ERROR_INVALID_VALUE, 1). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,8 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 	free(got);
 }
 
-/* What the app printed, with and without the shim: the same (SPEC §7.1). */
+/* What the app printed, with and without the shim: the same (README, "What the
+ * shim does"). */
 static void assert_same_output(const char *app, const char *const *env, const char *const *argv,
 			       const char *shimmed)
 {

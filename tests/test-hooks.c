@@ -1,4 +1,5 @@
-/* Interposition on all three routes of SPEC §1, through the fake driver. */
+/* Interposition on all three routes (README, "What the shim does"), through the
+ * fake driver. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -13,7 +14,8 @@
 #define APP(name) GG_APPS "/" name
 
 /* Verbose, with boundaries that give the launch and synchronize hooks work:
- * without them those are not handed out (SPEC §1; below). */
+ * without them those are not handed out (README, "What the shim does"; below).
+ */
 static const char *const trace_env[] = { "GPUGUARD_VERBOSITY=2",
 					 "GPUGUARD_BOUNDARY=launch:1000000,sync:1000000", NULL };
 
@@ -230,8 +232,8 @@ Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
 	gg_run_free(&without);
 }
 
-/* A hook is handed out only where it has work (SPEC §1): the answer for the
- * driver's own function costs nothing. */
+/* A hook is handed out only where it has work (README, "What the shim does"):
+ * the answer for the driver's own function costs nothing. */
 static void assert_answers(const char *const *env, const char *const *want)
 {
 	struct gg_run r;
@@ -317,9 +319,9 @@ Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 	gg_run_free(&without);
 }
 
-/* SPEC §1: every handle kind x the driver not loaded, loaded RTLD_LOCAL,
- * loaded RTLD_GLOBAL x a hooked name, an unhooked driver name and names
- * nobody defines. NULL or not, the object, and the dlerror() text left
+/* README, "Limits", on dlsym: every handle kind x the driver not loaded, loaded
+ * RTLD_LOCAL, loaded RTLD_GLOBAL x a hooked name, an unhooked driver name and
+ * names nobody defines. NULL or not, the object, and the dlerror() text left
  * behind are the same with and without the shim. */
 Test(hooks, dlsym_answers_and_dlerror_are_the_same_as_without_the_shim)
 {
@@ -431,10 +433,11 @@ Test(hooks, log_goes_to_the_file_named_with_pid)
 	gg_run_free(&r);
 }
 
-/* A log named as the program's own stdout would mix gpuguard's lines into
- * it (SPEC §6: never there): they go to stderr, with why. /dev/null, where
- * nothing lands, is still a log. (/proc/self/fd/1, not /dev/stdout: a
- * machine without that link would get a file of that name created.) */
+/* A log named as the program's own stdout would mix gpuguard's lines into it
+ * (README, "What the shim does": never there): they go to stderr, with why.
+ * /dev/null, where nothing lands, is still a log. (/proc/self/fd/1, not
+ * /dev/stdout: a machine without that link would get a file of that name
+ * created.) */
 Test(hooks, a_log_that_is_the_programs_stdout_goes_to_stderr)
 {
 	static const char *const logs[] = { "GPUGUARD_LOG=/proc/self/fd/1" };
@@ -460,7 +463,8 @@ Test(hooks, a_log_that_is_the_programs_stdout_goes_to_stderr)
 }
 
 /* A cuGetProcAddress answer for a hooked name that is no driver export: the
- * calls through it are not seen, which is counted and said once (SPEC §4). */
+ * calls through it are not seen, which is counted and said once (README, "Red
+ * zones": procaddr_unmatched). */
 Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_once)
 {
 	char dir[64], json[128], env_json[160];

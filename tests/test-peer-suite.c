@@ -1,6 +1,6 @@
-/* numba-cuda's own driver tests as a client (SPEC §7.6): the same outcome,
- * test by test, with and without the shim. A test binary of its own: it
- * runs for a minute or two, in parallel with the rest of the suite. */
+/* numba-cuda's own driver tests as a client (README, "Python programs"): the
+ * same outcome, test by test, with and without the shim. A test binary of its
+ * own: it runs for a minute or two, in parallel with the rest of the suite. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

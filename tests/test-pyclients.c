@@ -1,15 +1,16 @@
-/* NVIDIA's Python driver clients, run with and without the shim (SPEC §7.6).
+/* NVIDIA's Python driver clients, run with and without the shim (README,
+ * "Python programs").
  *
  * cuda-bindings and numba-cuda take every driver entry point from
  * cuGetProcAddress_v2: the shim sees them only through the pointers it swaps
- * there (SPEC §1). tests/clients/ drives each through one program (three
- * runs: without the shim, with 64-byte red zones, with GPUGUARD_DISABLE=1,
- * which must print and return the same). They run in BUILDDIR/pyenv, a
- * virtual environment of Debian's python3 holding the pins of
+ * there (README, "What the shim does"). tests/clients/ drives each through one
+ * program (three runs: without the shim, with 64-byte red zones, with
+ * GPUGUARD_DISABLE=1, which must print and return the same). They run in
+ * BUILDDIR/pyenv, a virtual environment of Debian's python3 holding the pins of
  * tests/clients/requirements.txt (scripts/pyenv; scripts/test makes it).
- * numba-cuda's own tests are test-peer-suite.c. A CUDA-runtime program
- * cannot start on the fake driver (the runtime needs cuGetExportTable); it
- * must fail the same way with the shim. */
+ * numba-cuda's own tests are test-peer-suite.c. A CUDA-runtime program cannot
+ * start on the fake driver (the runtime needs cuGetExportTable); it must fail
+ * the same way with the shim. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,8 @@ static void expect_bindings_summary(const char *json)
 		    "[('gg_no_such_kernel', 'CUDA_ERROR_NOT_FOUND', 1, 'image:')]");
 	expect_json(json, "j['unresolved'][0]['site']['object'].rsplit('/', 1)[-1].split('.')[0]", "cydriver");
 	expect_json(json, "(j['allocations']['padded'], j['allocations']['live'])", "(1, 0)");
-	/* The overrun, and the required kernel still unresolved at exit (SPEC §6). */
+	/* The overrun, and the required kernel still unresolved at exit
+	 * (README, "Boundaries, signals, exit"). */
 	expect_json(json, "j['errors']", "2");
 }
 
@@ -277,7 +279,8 @@ Test(pyclients, a_cuda_runtime_program_fails_to_start_the_same_with_the_shim)
 			   "%s", plain.out);
 	cr_assert_eq(gg_run_exit(&shim), gg_run_exit(&plain));
 	cr_assert_str_eq(shim.out, plain.out);
-	/* Nothing recorded, nothing said: not even the exit line (SPEC §5). */
+	/* Nothing recorded, nothing said: not even the exit line (README,
+	 * "Boundaries, signals, exit"). */
 	cr_assert_str_eq(shim.err, plain.err);
 	gg_run_free(&plain);
 	gg_run_free(&shim);

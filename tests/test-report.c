@@ -1,4 +1,4 @@
-/* The log's paths and lines (SPEC §6). */
+/* The log's paths and lines (README, "What the shim does"). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -95,7 +95,7 @@ Test(report, verbosity_two_traces_with_names_escaped)
 				  "-> CUDA_ERROR_NOT_FOUND\n"), NULL, "%s", log);
 }
 
-/* ---- the log's descriptor and SIGPIPE (SPEC §6, "Output files never harm") ---- */
+/* ---- the log's descriptor and SIGPIPE (README, "Settings") ---- */
 
 /* Set up the log as the shim's set-up does, with GPUGUARD_LOG @log ("" =
  * stderr). */

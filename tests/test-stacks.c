@@ -1,7 +1,7 @@
-/* Allocation and free stacks (SPEC §4, Stacks): up to GPUGUARD_STACK_DEPTH
- * frames from the call site outward, each distinct stack kept once (the
- * stack depot, callsite/depot.c), in the log, the JSON, gpuguard report and
- * gpuguard symbolize. Through app-redzone and the fake driver. */
+/* Allocation and free stacks (README, "Stacks, frees and leaks"): up to
+ * GPUGUARD_STACK_DEPTH frames from the call site outward, each distinct stack
+ * kept once (the stack depot, callsite/depot.c), in the log, the JSON, gpuguard
+ * report and gpuguard symbolize. Through app-redzone and the fake driver. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* Symbol hygiene (SPEC §1): the shim adds nothing else to the process. */
+/* Symbol hygiene (README, "What the shim does"): the shim adds nothing else to
+ * the process. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +72,9 @@ Test(symbols, exports_are_exactly_the_version_script_and_dlsym)
 	exported(&nm);
 	version_script(&map);
 	cr_assert_gt(map.n, 30);
-	/* Exported unversioned, outside the map's version node: dlsym, and _exit and
-	 * _Exit, which a forked worker ends with and still reports (SPEC §7.4). */
+	/* Exported unversioned, outside the map's version node: dlsym, and
+	 * _exit and _Exit, which a forked worker ends with and still reports
+	 * (test-fork.c). */
 	add(&map, "dlsym", 5);
 	add(&map, "_exit", 5);
 	add(&map, "_Exit", 5);

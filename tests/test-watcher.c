@@ -1,4 +1,5 @@
-/* Signal and after:S boundaries run by the watcher (SPEC §5), and fork. */
+/* Signal and after:S boundaries run by the watcher (README, "Boundaries,
+ * signals, exit"), and fork. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdbool.h>

@@ -1,16 +1,16 @@
-/* gpuguard scan PID (SPEC §8): run a boundary in a running process by sending
- * it the signal its shim listens to -- and only then. A signal reaches a
- * process whether or not anything there handles it, and SIGUSR1 and SIGUSR2
- * terminate a process that does not. So the process must have been started
- * with that signal in GPUGUARD_SIGNAL (the shim's own rules: 11 is refused),
- * have libgpuguard.so mapped, and have the shim's handler installed for the
- * signal (the shim installs it at the first CUDA call). A caught signal
+/* gpuguard scan PID (gpuguard(1), scan): run a boundary in a running process by
+ * sending it the signal its shim listens to -- and only then. A signal reaches
+ * a process whether or not anything there handles it, and SIGUSR1 and SIGUSR2
+ * terminate a process that does not. So the process must have been started with
+ * that signal in GPUGUARD_SIGNAL (the shim's own rules: 11 is refused), have
+ * libgpuguard.so mapped, and have the shim's handler installed for the signal
+ * (the shim installs it at the first CUDA call). A caught signal
  * (/proc/PID/status SigCgt) is not enough: the handler may be the program's,
  * installed before the shim's set-up (which then keeps it) or after it, and
  * /proc does not say whose it is. The shim's watcher thread says it: it is
- * named "gpuguard-sigN" only while the shim's handler for N is the one in
- * place (shim/boundary/watcher.h). Otherwise the command says which of these
- * is missing and sends nothing.
+ * named "gpuguard-sigN" only while the shim's handler for N is the one in place
+ * (shim/boundary/watcher.h). Otherwise the command says which of these is
+ * missing and sends nothing.
  *
  * With --wait it waits (bounded) for the process to get there, then for its
  * JSON summary to count one more seal, and prints what the boundary found.

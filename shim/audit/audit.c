@@ -1,4 +1,5 @@
-/* Kernel-lookup audit and seal gate (SPEC §3).
+/* Kernel-lookup audit and seal gate (README, "The kernel-lookup audit and the
+ * gate").
  *
  * Every looked-up (module, function) pair is kept, keyed by the module's
  * name; a failed lookup is also kept against its call site, which costs one
@@ -454,7 +455,7 @@ static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t s
 		gg_report_late_miss(false, seal, module, function, rc_name, &site);
 }
 
-/* ---- loads (SPEC §3, Failed loads) ---- */
+/* ---- loads (README: a failed load) ---- */
 
 /* @img (NULL: unread) against the device: 1 runs here, 0 cannot, -1 unknown;
  * *cc gets the device's compute capability. */
@@ -560,7 +561,7 @@ void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, con
 	load(kind, name, rc, rc_name, handle, read ? &img : NULL);
 }
 
-/* ---- lazy loading (SPEC §3): materialised where it is used ---- */
+/* ---- lazy loading: materialised where it is used ---- */
 
 /* A failure of @module::@function where it is used, as a failed lookup with
  * its call site: unresolved even when a lookup of it had succeeded (the
@@ -923,9 +924,9 @@ static void free_pair(struct pair *p)
 	free(p);
 }
 
-/* A forked child is a process of its own (SPEC §7.4): none of its parent's
- * lookups, counts or seals. The modules' names stay: they name what the
- * child's own lookups find. */
+/* A forked child is a process of its own (README, "Boundaries, signals, exit";
+ * test-fork.c): none of its parent's lookups, counts or seals. The modules'
+ * names stay: they name what the child's own lookups find. */
 void gg_audit_atfork_child(void)
 {
 	gg_audit_launches_atfork_child();

@@ -1,4 +1,5 @@
-/* Kernel-lookup audit and seal gate (SPEC §3). */
+/* Kernel-lookup audit and seal gate (README, "The kernel-lookup audit and the
+ * gate"). */
 #ifndef GG_SHIM_AUDIT_AUDIT_H
 #define GG_SHIM_AUDIT_AUDIT_H
 
@@ -18,10 +19,11 @@ void gg_audit_configure(const struct gg_config *cfg);
 
 /* A module or library the driver loaded (from a file, or from an image in memory),
  * or unloaded. Unloading forgets the handle; a reused value gets its new name. */
-/* A load of a module or library from the file @path, or from @image in
- * memory, as the driver answered it (@rc 0: @handle is it). Named either way
- * and listed (JSON "modules"); a failure is a failed lookup of MODULE::*
- * with its call site, and after a seal a late miss (SPEC §3, Failed loads). */
+/* A load of a module or library from the file @path, or from @image in memory,
+ * as the driver answered it (@rc 0: @handle is it). Named either way and listed
+ * (JSON "modules"); a failure is a failed lookup of MODULE::* with its call
+ * site, and after a seal a late miss (README, "The kernel-lookup audit and the
+ * gate": a failed load). */
 void gg_audit_load_file(enum gg_audit_kind kind, const char *path, int rc, const char *rc_name,
 			const void *handle);
 void gg_audit_load_image(enum gg_audit_kind kind, const void *image, int rc, const char *rc_name,
@@ -35,10 +37,11 @@ void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
 		     const char *name, int rc, const char *rc_name, const void *found);
 
-/* Lazy loading (SPEC §3): cuKernelGetFunction of @kernel, cuLibraryGetModule
- * of @library, as the driver answered (@rc 0: @function, @module is it). The
- * function is named as its kernel, the module as its library; a failure is a
- * failed lookup of that kernel (of LIBRARY::*) with its call site. */
+/* Lazy loading (README, "The kernel-lookup audit and the gate"):
+ * cuKernelGetFunction of @kernel, cuLibraryGetModule of @library, as the driver
+ * answered (@rc 0: @function, @module is it). The function is named as its
+ * kernel, the module as its library; a failure is a failed lookup of that
+ * kernel (of LIBRARY::*) with its call site. */
 /* cuLibraryEnumerateKernels handed out @kernels (@n), nameless: each is named
  * by the driver and kept, so a launch of one that fails lazily is named. */
 void gg_audit_kernels_enumerated(const void *const *kernels, unsigned n);
@@ -80,10 +83,10 @@ void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_ro
 /* Unresolved required pairs right now: an error at exit. */
 uint64_t gg_audit_unresolved_now(void);
 
-/* The audit's errors (SPEC §6): gate failures and late misses under
- * GPUGUARD_ALLOW_UNRESOLVED once a seal ran; before any seal, the required
- * pairs unresolved, which are errors when the process exits so. One
- * definition for the JSON, the metrics and the exit status. */
+/* The audit's errors (README, "Boundaries, signals, exit"): gate failures and
+ * late misses under GPUGUARD_ALLOW_UNRESOLVED once a seal ran; before any seal,
+ * the required pairs unresolved, which are errors when the process exits so.
+ * One definition for the JSON, the metrics and the exit status. */
 uint64_t gg_audit_errors(const struct gg_report_audit *a);
 
 /* Fork: the child's lock starts free. */

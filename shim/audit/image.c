@@ -1,5 +1,6 @@
-/* Image preflight (SPEC §3): the architectures a module image carries, read
- * from its headers alone, so that code this GPU cannot run is named when the
+/* Image preflight (README, "The kernel-lookup audit and the gate"; tests in
+ * test-image.c): the architectures a module image carries, read from its
+ * headers alone, so that code this GPU cannot run is named when the
  * module is loaded, not when its first kernel is asked for.
  *
  * The layouts, none of them documented by NVIDIA, as nvcc, ptxas and

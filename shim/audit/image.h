@@ -1,6 +1,7 @@
-/* Image preflight (SPEC §3): which architectures a CUDA module image carries,
- * and whether any of it can run on the current device, read from the image's
- * headers alone, before the driver is asked to load it. */
+/* Image preflight (README, "The kernel-lookup audit and the gate"): which
+ * architectures a CUDA module image carries, and whether any of it can run on
+ * the current device, read from the image's headers alone, before the driver is
+ * asked to load it. */
 #ifndef GG_SHIM_AUDIT_IMAGE_H
 #define GG_SHIM_AUDIT_IMAGE_H
 

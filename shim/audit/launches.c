@@ -1,7 +1,8 @@
-/* Launches (SPEC §3, Launch errors): which kernel a launched handle is, the
- * launches the driver refused, counted per kernel, and the kernels in flight
- * when a synchronize reports a sticky error (the context is lost, no band can
- * be read any more: they are the answer to "which kernel crashed").
+/* Launches (README, "The kernel-lookup audit and the gate": refused launches):
+ * which kernel a launched handle is, the launches the driver refused, counted
+ * per kernel, and the kernels in flight when a synchronize reports a sticky
+ * error (the context is lost, no band can be read any more: they are the answer
+ * to "which kernel crashed").
  *
  * A launch costs a few stores into a ring, and no driver call (the driver
  * must see each of the application's calls once, and nothing more: so the

@@ -1,5 +1,6 @@
-/* Module and library names (SPEC §3): the file's basename, OBJECT+0xOFFSET
- * for an image inside a mapped object, image:HASH otherwise. */
+/* Module and library names (README, "The kernel-lookup audit and the gate"):
+ * the file's basename, OBJECT+0xOFFSET for an image inside a mapped object,
+ * image:HASH otherwise. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>

@@ -47,7 +47,8 @@ void gg_boundary_configure(const struct gg_config *cfg)
 void gg_boundary_run(const char *why)
 {
 	pthread_mutex_lock(&boundary_state.lock);
-	/* Red-zone scan first (SPEC §5), then the gate and seal, then the reports. */
+	/* Red-zone scan first (README, "Boundaries, signals, exit"), then the
+	 * gate and seal, then the reports. */
 	gg_redzone_scan(why);
 	gg_audit_seal(why);
 	gg_figures_write_files();
@@ -104,7 +105,7 @@ void gg_boundary_atfork_parent(void)
 	pthread_mutex_unlock(&boundary_state.lock);
 }
 
-/* The child counts its own launches and synchronisations (SPEC §7.4). */
+/* The child counts its own launches and synchronisations (test-fork.c). */
 void gg_boundary_atfork_child(void)
 {
 	pthread_mutex_init(&boundary_state.lock, NULL);

@@ -1,4 +1,5 @@
-/* Boundaries (SPEC §5): a red-zone scan, the gate and seal, then the reports. */
+/* Boundaries (README, "Boundaries, signals, exit"): a red-zone scan, the gate
+ * and seal, then the reports. */
 #ifndef GG_SHIM_BOUNDARY_BOUNDARY_H
 #define GG_SHIM_BOUNDARY_BOUNDARY_H
 

@@ -1,12 +1,12 @@
-/* SIGTERM and SIGINT left at their default disposition (SPEC §5): a server
- * stopped by systemctl, docker or Kubernetes gets SIGTERM, and would end with
- * no exit scan and no final reports. gpuguard's handler does only
- * async-signal-safe work: it writes the signal's number into a pipe the
- * watcher thread polls (watcher.c), waits a bounded time (poll(2) on a second
- * pipe) for the watcher to run the exit work, then puts the default
- * disposition back and raises the same signal, so the process dies of it
- * with the status it would have had without gpuguard. No lock, no
- * allocation, no stdio in the handler.
+/* SIGTERM and SIGINT left at their default disposition (README, "Boundaries,
+ * signals, exit"): a server stopped by systemctl, docker or Kubernetes gets
+ * SIGTERM, and would end with no exit scan and no final reports. gpuguard's
+ * handler does only async-signal-safe work: it writes the signal's number into
+ * a pipe the watcher thread polls (watcher.c), waits a bounded time (poll(2) on
+ * a second pipe) for the watcher to run the exit work, then puts the default
+ * disposition back and raises the same signal, so the process dies of it with
+ * the status it would have had without gpuguard. No lock, no allocation, no
+ * stdio in the handler.
  *
  * A program that handles (or ignores) either signal keeps its disposition,
  * installed before gpuguard's set-up or after it, and reports at its exit. A

@@ -1,9 +1,10 @@
-/* The watcher (SPEC §5): a thread that runs the boundaries a signal or an
- * after:S event asks for. The signal handler only writes a byte to a pipe
- * (async-signal-safe, no lock, no allocation); the watcher drains the pipe
- * and runs one boundary for however many signals arrived, so signals during
- * a boundary coalesce into one more. It exists only when a signal or after:
- * is configured, and a forked child starts its own on its first hook call.
+/* The watcher (README, "Boundaries, signals, exit"): a thread that runs the
+ * boundaries a signal or an after:S event asks for. The signal handler only
+ * writes a byte to a pipe (async-signal-safe, no lock, no allocation); the
+ * watcher drains the pipe and runs one boundary for however many signals
+ * arrived, so signals during a boundary coalesce into one more. It exists only
+ * when a signal or after: is configured, and a forked child starts its own on
+ * its first hook call.
  *
  * The signal stays the program's whenever the program handles it: a handler
  * (or SIG_IGN) in place at set-up is kept, and a handler the program installs

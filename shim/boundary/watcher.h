@@ -1,4 +1,5 @@
-/* The watcher thread for signal and after:S boundaries (SPEC §5). */
+/* The watcher thread for signal and after:S boundaries (README, "Boundaries,
+ * signals, exit"). */
 #ifndef GG_SHIM_BOUNDARY_WATCHER_H
 #define GG_SHIM_BOUNDARY_WATCHER_H
 

@@ -1,7 +1,8 @@
-/* The stack depot (SPEC §4, Stacks): the stack of every allocation and free,
- * up to GPUGUARD_STACK_DEPTH frames from its call site outward, each distinct
- * stack stored once under a 32-bit id, so a million allocations made at ten
- * places hold ten stacks. Lock-free to read; a new stack takes one lock. */
+/* The stack depot (README, "Stacks, frees and leaks"): the stack of every
+ * allocation and free, up to GPUGUARD_STACK_DEPTH frames from its call site
+ * outward, each distinct stack stored once under a 32-bit id, so a million
+ * allocations made at ten places hold ten stacks. Lock-free to read; a new
+ * stack takes one lock. */
 #ifndef GG_SHIM_CALLSITE_DEPOT_H
 #define GG_SHIM_CALLSITE_DEPOT_H
 

@@ -57,10 +57,10 @@ bool gg_real_in_driver(const void *addr);
 const char *gg_real_object_name(const void *addr);
 
 /* The id of @fn, cuGetProcAddress's answer for @symbol, when it is a hooked
- * export of the driver object that holds @gpa (cuGetProcAddress's own
- * address), else -1. A second driver object (a stub beside the real one) gets
- * -1: its pointers pass through. An answer for a name the shim hooks that is
- * no export of any driver object is counted (SPEC §4, procaddr_unmatched),
+ * export of the driver object that holds @gpa (cuGetProcAddress's own address),
+ * else -1. A second driver object (a stub beside the real one) gets -1: its
+ * pointers pass through. An answer for a name the shim hooks that is no export
+ * of any driver object is counted (README, "Red zones": procaddr_unmatched),
  * and warned about once: calls through it are not seen. */
 int gg_real_export_id(void *gpa, const char *symbol, void *fn);
 

@@ -99,7 +99,7 @@ struct gg_report_violation {
 	const char *api;
 	uint64_t address;
 	const struct gg_report_stack *free_stack, *first_free_stack;
-	bool by_launch;                     /* found right after @kernel's launch (SPEC §5) */
+	bool by_launch;                     /* right after @kernel's launch (launch:1) */
 	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
 	struct gg_report_site kernel_site;  /* and where it was launched */
 	unsigned nsuspects;                 /* the kernels launched with its address, newest first */
@@ -119,7 +119,7 @@ struct gg_report_api_overrun {
 	const struct gg_report_stack *stack; /* the allocation's stack; NULL: none kept */
 };
 
-/* The audit's figures (SPEC §3). */
+/* The audit's figures (README, "The kernel-lookup audit and the gate"). */
 struct gg_report_audit {
 	uint64_t pairs;               /* distinct (module, function) pairs looked up */
 	uint64_t resolved;            /* pairs with at least one successful lookup */
@@ -133,8 +133,8 @@ struct gg_report_audit {
 	bool sealed;
 };
 
-/* Why an allocation got no band (SPEC §4, Coverage), in the JSON's and the
- * metrics' words. */
+/* Why an allocation got no band (README, "Red zones": coverage), in the JSON's
+ * and the metrics' words. */
 #define GG_REPORT_REASONS(X)                                                           \
 	X(off)           /* GPUGUARD_REDZONE is 0 */                                   \
 	X(min_idx)       /* its index is below GPUGUARD_REDZONE_MIN_IDX */             \
@@ -159,7 +159,8 @@ const char *gg_report_reason_name(enum gg_report_reason r);
 
 #define GG_REPORT_CACHING_MAX 4
 
-/* What was guarded and what was not (SPEC §4, §6 "coverage"). */
+/* What was guarded and what was not (README, "Red zones"; the JSON's
+ * "coverage"). */
 struct gg_report_coverage {
 	uint64_t allocations;            /* allocations the driver made: linear, and VMM handles */
 	uint64_t guarded, guarded_bytes; /* given a watched band */
@@ -189,7 +190,7 @@ enum gg_report_unchecked {
 /* The name of @u ("check_on_free_off"). */
 const char *gg_report_unchecked_name(enum gg_report_unchecked u);
 
-/* The red zones' figures (SPEC §4). */
+/* The red zones' figures (README, "Red zones"). */
 struct gg_report_redzone {
 	uint64_t calls;  /* allocation calls, failed ones included */
 	uint64_t failed;
@@ -224,7 +225,8 @@ struct gg_report_module {
 	unsigned cc;                 /* the device's compute capability then */
 };
 
-/* A kernel whose launches the driver refused (SPEC §3, Launch errors). */
+/* A kernel whose launches the driver refused (README, "The kernel-lookup audit
+ * and the gate": refused launches). */
 struct gg_report_launch_error {
 	struct gg_report_kernel kernel;
 	uint64_t count;
@@ -240,7 +242,8 @@ typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx,
 					 void *ctx);
 typedef void gg_report_modules_fn(void (*emit)(void *ctx, const struct gg_report_module *m),
 				  void *ctx);
-/* Allocations live at exit, by allocation stack (SPEC §4, Leaks). */
+/* Allocations live at exit, by allocation stack (README, "Stacks, frees and
+ * leaks"). */
 struct gg_report_leak {
 	uint64_t count, bytes;
 	struct gg_report_site site;          /* the stack's first frame */
@@ -268,7 +271,7 @@ typedef void gg_report_api_overruns_fn(void (*emit)(void *ctx,
 struct gg_report_figures {
 	struct gg_report_audit audit;
 	struct gg_report_redzone redzone;
-	uint64_t errors;       /* SPEC §6: what makes GPUGUARD_EXITCODE apply */
+	uint64_t errors;       /* what makes GPUGUARD_EXITCODE apply (README) */
 	uint64_t audit_errors; /* the audit's share of @errors */
 	gg_report_rows_fn *rows;             /* unresolved pairs, required first */
 	gg_report_violations_fn *violations; /* the first 256 */
@@ -292,7 +295,7 @@ void gg_report_check_files(const struct gg_config *cfg);
 /* At exit, when the audit holds errors (no seal ran, or its gate and late
  * misses only warned): an ERROR for each required pair never resolved (a
  * failed load for MODULE::*), at every verbosity, whatever GPUGUARD_EXITCODE
- * says (SPEC §6). */
+ * says (gpuguard(1), FILES). */
 void gg_report_unresolved_at_exit(const struct gg_report_figures *f);
 
 /* A forked child, at its first hook call: reopen a log path holding %p for
@@ -325,7 +328,7 @@ void gg_report_bad_value(const char *var, const char *value, const char *why,
 			 const char *accepts);
 void gg_report_unknown_variable(const char *var, const char *nearest);
 
-/* Audit (SPEC §3). */
+/* Audit (README, "The kernel-lookup audit and the gate"). */
 void gg_report_expected_unreadable(const char *path, const char *reason);
 void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *a,
 			  gg_report_rows_fn *rows, gg_report_modules_fn *modules);
@@ -333,11 +336,13 @@ void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
 			 const char *result, const struct gg_report_site *where);
 
-/* Launches (SPEC §3): the first refusal of a kernel's launch (WARN), and a
- * sticky error at a synchronize (ERROR) with the @n kernels launched since
- * the last good synchronize (@launched of them in all), newest first. */
-/* Image preflight (SPEC §3): nothing in @module's image (@archs) runs on a
- * device of compute capability @cc (WARN). */
+/* Launches (README, "The kernel-lookup audit and the gate"): the first refusal
+ * of a kernel's launch (WARN), and a sticky error at a synchronize (ERROR) with
+ * the @n kernels launched since the last good synchronize (@launched of them in
+ * all), newest first. */
+/* Image preflight (README, "The kernel-lookup audit and the gate"): nothing in
+ * @module's image (@archs) runs on a device of compute capability @cc (WARN).
+ */
 void gg_report_cannot_run(const char *module, const char *archs, unsigned cc);
 
 void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
@@ -345,8 +350,8 @@ void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
 void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
 			    const uint64_t *launch, unsigned n, uint64_t launched);
 
-/* Red zones (SPEC §4): a changed band (ERROR), and the @n frames of the
- * allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
+/* Red zones (README, "Red zones"): a changed band (ERROR), and the @n frames of
+ * the allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
 void gg_report_violation(const struct gg_report_violation *v);
 /* A copy or set refused for reaching a band (ERROR). */
 void gg_report_api_overrun(const struct gg_report_api_overrun *o);
@@ -356,7 +361,7 @@ void gg_report_halting(void);
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n);
 
 /* At exit: with GPUGUARD_LEAK_CHECK, an ERROR for each of the ten stacks
- * that leaked the most bytes (SPEC §4, Leaks). */
+ * that leaked the most bytes (README, "Stacks, frees and leaks"). */
 void gg_report_leaks(const struct gg_report_figures *f);
 
 /* A list variable with one bad item (WARN). */

@@ -39,7 +39,7 @@ static inline bool gg_start_ready(void)
 }
 
 /* _exit (@which 0) or _Exit (1) of @status: the reports first, like exit()
- * (SPEC §7.4), then the C library's. */
+ * (test-fork.c), then the C library's. */
 __attribute__((noreturn)) void gg_start_exit(int which, int status);
 
 #endif

@@ -1,8 +1,9 @@
-/* dlsym parity matrix (SPEC §1): every handle kind x the driver's state x a
- * hooked name, an unhooked driver name and a name nobody defines. One line
- * each: whether the answer was NULL, which object it lies in (hooked names
- * aside: with the shim they are its wrappers), and the dlerror() text left
- * behind. Run with and without the shim, the lines must be the same.
+/* dlsym parity matrix (README, "What the shim does" and Limits): every handle
+ * kind x the driver's state x a hooked name, an unhooked driver name and a
+ * name nobody defines. One line each: whether the answer was NULL, which
+ * object it lies in (hooked names aside: with the shim they are its wrappers),
+ * and the dlerror() text left behind. Run with and without the shim, the lines
+ * must be the same.
  *   app-dlsym-parity none|local|global
  * The driver is libcuda.so.1 from the library path, loaded (or not) first. */
 #include <dlfcn.h>

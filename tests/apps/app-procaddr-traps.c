@@ -1,4 +1,4 @@
-/* The cuGetProcAddress traps of SPEC §1, each printed as "query: result
+/* The cuGetProcAddress traps of test-hooks.c, each printed as "query: result
  * object:symbol". Run with and without the shim: the symbols must agree, and
  * only hooked exports may come back from libgpuguard.so. */
 #include <dlfcn.h>

@@ -1,4 +1,5 @@
-"""Forked Python workers (SPEC §7.4): a multiprocessing pool and single
+"""Forked Python workers (README, "Boundaries, signals, exit": a forked
+child is a process of its own): a multiprocessing pool and single
 processes, started with fork, over the driver through ctypes.
 
     mp-workers.py PTX

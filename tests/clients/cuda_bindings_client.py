@@ -2,8 +2,9 @@
 
 cuda.bindings.driver (cuda-bindings 13) opens libcuda.so.1 and takes every
 entry point it calls from cuGetProcAddress_v2, so under gpuguard it takes the
-cuGetProcAddress route of SPEC section 1.  Nobody here wrote it; this script
-only drives it, with the driver API as a C program would use it:
+cuGetProcAddress route (README, "What the shim does").  Nobody here wrote
+it; this script only drives it, with the driver API as a C program would
+use it:
 
     cuInit, the device count, name and attributes, the primary context
     retained and made current, cuMemAlloc, cuModuleLoadData of the fake's

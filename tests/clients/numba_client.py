@@ -2,8 +2,8 @@
 
 numba 0.56 (python3-numba) reaches the driver through ctypes, that is
 dlopen("libcuda.so.1") and dlsym() of every cu* name it uses, so under
-gpuguard it takes the dlsym route of SPEC section 1.  Nobody here wrote its
-driver layer; this script only drives it:
+gpuguard it takes the dlsym route (README, "What the shim does").  Nobody
+here wrote its driver layer; this script only drives it:
 
     cuda.detect(), to_device + copy_to_host, device_array, a driver-level
     module load of the fake's kernels.ptx, get_function, launches, an 8-byte
