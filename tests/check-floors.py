@@ -54,6 +54,9 @@ INVERSIONS = [
     # functions (rows, violations, leaks ...), which boundary/figures.c
     # fills with audit's and redzone's foreach.
     ("report", "gg_report_write_files", "boundary"),
+    # The same walkers at exit: start.c hands the figures to the exit line,
+    # the leaks and the unresolved pairs.
+    ("report", "gg_report_exit_summary", "start"),
     # The audit's seal WARN lists the unresolved pairs and the modules
     # through walkers the audit hands over (audit.c).
     ("report", "gg_report_seal_table", "audit"),
