@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # checklib leaves no __pycache__ in the source tree
+import checklib  # noqa: E402
+
 # Bottom to top. Folders on one floor do not include each other.
 FLOORS = [
     ("base",),              # shared macros, the fatal path
@@ -177,12 +180,14 @@ def upward_call(objects, tmp):
         f.write(f"void {target}(void);\nvoid gg_upward(void);\n"
                 f"void gg_upward(void) {{ {target}(); }}\n")
     obj = src + ".o"
-    subprocess.run(shlex.split(os.environ.get("CC", "cc")) + ["-w", "-c", src, "-o", obj], check=True)
+    subprocess.run(shlex.split(os.environ.get("CC", "cc")) + ["-w", "-c", src, "-o", obj],
+                   check=True)
     return obj, target
 
 
 def self_test(objects):
-    """A copy of the tree with one upward include must fail, naming it."""
+    """A copy of the tree with one upward include must fail, naming it; given
+    the objects, so must they with one object more that calls up."""
     here = os.path.dirname(os.path.abspath(__file__))
     shim = os.path.join(os.path.dirname(here), "shim")
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,32 +196,21 @@ def self_test(objects):
         victim = os.path.join(copy, "report", "report.c")
         with open(victim, "a", encoding="utf-8") as f:
             f.write('\n#include "audit/audit.h"\n')
-        run = subprocess.run([sys.executable, __file__, copy], capture_output=True, text=True)
-        ok = run.returncode == 1 and 'shim/report/report.c' in run.stdout and \
-            '"audit/audit.h": audit/ is on a higher floor than report/' in run.stdout
-        clean = subprocess.run([sys.executable, __file__, shim], capture_output=True, text=True)
-        if not ok or clean.returncode != 0:
-            print("check-floors --self-test: the check did not catch an upward include, or "
-                  "failed on the real tree:\n" + run.stdout + run.stderr + clean.stdout)
-            return 1
-        if not objects:
-            print("check-floors --self-test: an upward include is caught")
-            return 0
+        failed = checklib.caught(
+            "check-floors", "an upward include", checklib.run(__file__, copy),
+            ["shim/report/report.c",
+             '"audit/audit.h": audit/ is on a higher floor than report/'],
+            checklib.run(__file__, shim))
+        if failed or not objects:
+            return failed
         obj, target = upward_call(objects, tmp)
         if obj is None:
             print("check-floors --self-test: hooks/ defines no function to call up to")
             return 1
-        run = subprocess.run([sys.executable, __file__, shim] + list(objects) + [obj],
-                             capture_output=True, text=True)
-        clean = subprocess.run([sys.executable, __file__, shim] + list(objects),
-                               capture_output=True, text=True)
-        if run.returncode != 1 or f"report_upward.c.o: calls {target}, of hooks/ on a " \
-                "higher floor than report/" not in run.stdout or clean.returncode != 0:
-            print("check-floors --self-test: the check did not catch an upward call, or "
-                  "failed on the real objects:\n" + run.stdout + run.stderr + clean.stdout)
-            return 1
-    print("check-floors --self-test: an upward include and an upward call are caught")
-    return 0
+        return checklib.caught(
+            "check-floors", "an upward call", checklib.run(__file__, shim, *objects, obj),
+            [f"report_upward.c.o: calls {target}, of hooks/ on a higher floor than report/"],
+            checklib.run(__file__, shim, *objects))
 
 
 def main():
@@ -229,15 +223,10 @@ def main():
     objects = sys.argv[2:]
     if objects:
         problems += check_links(objects)
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"check-floors: {len(problems)} include(s) or reference(s) against the floors")
-        return 1
-    print(f"check-floors: every include of {sys.argv[1]} calls down" +
-          (f", and every reference of the objects in {len(objects)} file(s)" if objects
-           else ""))
-    return 0
+    return checklib.verdict(
+        "check-floors", problems, "include(s) or reference(s) against the floors",
+        f"every include of {sys.argv[1]} calls down" +
+        (f", and every reference of the objects in {len(objects)} file(s)" if objects else ""))
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ GG_SHIM_REPORT_REPORT_H), so no two headers can share one.
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
+
+sys.dont_write_bytecode = True  # checklib leaves no __pycache__ in the source tree
+import checklib  # noqa: E402
 
 # A preprocessor directive: its name and its first word.
 DIRECTIVE = re.compile(r'^[ \t]*#[ \t]*(\w+)[ \t]*(\w*)', re.M)
@@ -64,18 +66,11 @@ def self_test():
             text = f.read()
         with open(victim, "w", encoding="utf-8") as f:
             f.write(text.replace("GG_SHIM_START_START_H", "GG_SHIM_REPORT_REPORT_H"))
-        run = subprocess.run([sys.executable, __file__, tmp], capture_output=True, text=True)
-        ok = run.returncode == 1 and \
-            "shim/start/start.h: guard GG_SHIM_REPORT_REPORT_H, the scheme says " \
-            "GG_SHIM_START_START_H" in run.stdout and \
-            "is also shim/report/report.h's" in run.stdout
-        clean = subprocess.run([sys.executable, __file__, root], capture_output=True, text=True)
-        if not ok or clean.returncode != 0:
-            print("check-guards --self-test: a shared guard was not caught, or the real "
-                  "tree failed:\n" + run.stdout + run.stderr + clean.stdout)
-            return 1
-    print("check-guards --self-test: a shared guard is caught")
-    return 0
+        return checklib.caught(
+            "check-guards", "a shared guard", checklib.run(__file__, tmp),
+            ["shim/start/start.h: guard GG_SHIM_REPORT_REPORT_H, the scheme says "
+             "GG_SHIM_START_START_H", "is also shim/report/report.h's"],
+            checklib.run(__file__, root))
 
 
 def main():
@@ -85,13 +80,8 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     problems, count = check(sys.argv[1])
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"check-guards: {len(problems)} guard(s) off the scheme or shared")
-        return 1
-    print(f"check-guards: the {count} headers of {sys.argv[1]} each have their own guard")
-    return 0
+    return checklib.verdict("check-guards", problems, "guard(s) off the scheme or shared",
+                            f"the {count} headers of {sys.argv[1]} each have their own guard")
 
 
 if __name__ == "__main__":

@@ -37,20 +37,25 @@ static const char *esc(const char *s, char *out)
 
 Test(text, valid_utf8_sequences_have_their_length_and_code_point)
 {
-	uint32_t cp = 0;
+	static const struct {
+		const char *s;
+		size_t n, len;
+		uint32_t cp;
+	} good[] = {
+		{ "A", 1, 1, 'A' },
+		{ "", 1, 1, 0 }, /* a NUL is an ASCII byte */
+		{ "\xc3\xa9", 2, 2, 0xe9 },
+		{ "\xe2\x82\xac", 3, 3, 0x20ac },
+		{ "\xf0\x9f\x98\x80", 4, 4, 0x1f600 },
+		{ "\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff },
+	};
 
-	cr_assert_eq(gg_text_utf8_len("A", 1, &cp), 1);
-	cr_assert_eq(cp, 'A');
-	cr_assert_eq(gg_text_utf8_len("\xc3\xa9", 2, &cp), 2);
-	cr_assert_eq(cp, 0xe9);
-	cr_assert_eq(gg_text_utf8_len("\xe2\x82\xac", 3, &cp), 3);
-	cr_assert_eq(cp, 0x20ac);
-	cr_assert_eq(gg_text_utf8_len("\xf0\x9f\x98\x80", 4, &cp), 4);
-	cr_assert_eq(cp, 0x1f600);
-	cr_assert_eq(gg_text_utf8_len("\xf4\x8f\xbf\xbf", 4, &cp), 4);
-	cr_assert_eq(cp, 0x10ffff);
-	cr_assert_eq(gg_text_utf8_len("", 1, &cp), 1, "a NUL is an ASCII byte");
-	cr_assert_eq(cp, 0);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint32_t cp = 0x4242;
+
+		cr_assert_eq(gg_text_utf8_len(good[i].s, good[i].n, &cp), good[i].len, "%zu", i);
+		cr_assert_eq(cp, good[i].cp, "sequence %zu: U+%04X", i, cp);
+	}
 	cr_assert_eq(gg_text_utf8_len("\xc3\xa9", 2, NULL), 2, "the code point is optional");
 }
 
@@ -159,18 +164,24 @@ Test(text, json_escape_writes_whole_characters_into_a_small_buffer)
 
 Test(text, hex_digits_parse)
 {
-	uint64_t v = 0;
+	static const struct {
+		const char *s;
+		size_t n;
+		uint64_t v;
+	} good[] = {
+		{ "0", 1, 0 },
+		{ "deadBEEF", 8, 0xdeadbeef },
+		{ "12345678", 4, 0x1234 }, /* only @n bytes */
+		{ "ffffffffffffffff", 16, UINT64_MAX },
+		{ "0000ffffffffffffffff", 20, UINT64_MAX }, /* leading zeros */
+	};
 
-	cr_assert_eq(gg_text_parse_hex("0", 1, &v), 0);
-	cr_assert_eq(v, 0);
-	cr_assert_eq(gg_text_parse_hex("deadBEEF", 8, &v), 0);
-	cr_assert_eq(v, 0xdeadbeef);
-	cr_assert_eq(gg_text_parse_hex("12345678", 4, &v), 0, "only @n bytes");
-	cr_assert_eq(v, 0x1234);
-	cr_assert_eq(gg_text_parse_hex("ffffffffffffffff", 16, &v), 0);
-	cr_assert_eq(v, UINT64_MAX);
-	cr_assert_eq(gg_text_parse_hex("0000ffffffffffffffff", 20, &v), 0, "leading zeros");
-	cr_assert_eq(v, UINT64_MAX);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint64_t v = 42;
+
+		cr_assert_eq(gg_text_parse_hex(good[i].s, good[i].n, &v), 0, "'%s'", good[i].s);
+		cr_assert_eq(v, good[i].v, "'%s'", good[i].s);
+	}
 	cr_assert_eq(gg_text_hex_digit('a'), 10);
 	cr_assert_eq(gg_text_hex_digit('F'), 15);
 	cr_assert_eq(gg_text_hex_digit('g'), -1);
