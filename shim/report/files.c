@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "options/config.h"
+#include "report/process.h"
 #include "report/report.h"
 #include "report/sink.h"
 
@@ -76,32 +77,6 @@ GG_PRINTF(2, 3) static void jw_printf(struct jw *w, const char *fmt, ...)
 		jw_raw(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp, min;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A JSON string: any byte that is not valid UTF-8 is written as \u00XX, so
  * the file stays valid whatever bytes a module or symbol name holds. */
 static void jw_str(struct jw *w, const char *s)
@@ -115,7 +90,7 @@ static void jw_str(struct jw *w, const char *s)
 	}
 	jw_raw(w, "\"", 1);
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = gg_report_utf8_len(p);
 		char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
 
 		if (n == 1 && *p >= 0x20 && *p != '"' && *p != '\\')
@@ -430,27 +405,12 @@ static void jw_time(struct jw *w, int64_t ms)
  * the two clocks now. */
 static int64_t process_started_ms(void)
 {
-	char buf[1024], *p;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	int64_t real = ms_of(CLOCK_REALTIME), boot = ms_of(CLOCK_BOOTTIME);
 	long hz = sysconf(_SC_CLK_TCK);
-	unsigned long long ticks = 0;
+	unsigned long long ticks;
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0 || real < 0 || boot < 0 || hz <= 0)
+	if (gg_report_start_ticks(0, &ticks) || real < 0 || boot < 0 || hz <= 0)
 		return -1;
-	buf[n] = '\0';
-	/* The command's name may hold spaces and parentheses: count from the last ')'.
-	 * Then state is field 3, and the start time field 22. */
-	if (!(p = strrchr(buf, ')')))
-		return -1;
-	for (int field = 2; field < 22; field++)
-		if (!(p = strchr(p + 1, ' ')))
-			return -1;
-	for (p++; *p >= '0' && *p <= '9'; p++)
-		ticks = ticks * 10 + (unsigned long long)(*p - '0');
 	return real - boot + (int64_t)(ticks * 1000 / (unsigned long long)hz);
 }
 
@@ -652,30 +612,54 @@ void gg_report_write_json(const char *pattern, const struct gg_report_figures *f
 	write_file("GPUGUARD_SUMMARY_JSON", pattern, write_summary, f);
 }
 
-/* One metric: its HELP, TYPE and value, labelled with the pid so files of
- * several processes can be collected side by side. */
-static void metric(struct jw *w, const char *name, const char *type, const char *help,
-		   uint64_t value)
+/* Every series is labelled with the program's name and the pid, so the files
+ * of several processes sit side by side in one textfile collector's directory
+ * and an alert can say which program it is about. */
+struct labels {
+	char text[GG_EXE_LABEL_MAX + 48]; /* exe="NAME",pid="PID" */
+};
+
+/* A family's HELP and TYPE. */
+static void family(struct jw *w, const char *name, const char *type, const char *help)
 {
-	jw_printf(w, "# HELP %s %s\n# TYPE %s %s\n%s{pid=\"%d\"} %" PRIu64 "\n", name, help, name,
-		  type, name, (int)getpid(), value);
+	jw_printf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One series of @name: the process's labels, then @label="@value" when
+ * @label is not NULL. */
+static void series(struct jw *w, const struct labels *l, const char *name, const char *label,
+		   const char *value, uint64_t n)
+{
+	jw_puts(w, name);
+	jw_raw(w, "{", 1);
+	jw_puts(w, l->text);
+	if (label)
+		jw_printf(w, ",%s=\"%s\"", label, value);
+	jw_printf(w, "} %" PRIu64 "\n", n);
+}
+
+/* One metric: its HELP, TYPE and value. */
+static void metric(struct jw *w, const struct labels *l, const char *name, const char *type,
+		   const char *help, uint64_t value)
+{
+	family(w, name, type, help);
+	series(w, l, name, NULL, NULL, value);
 }
 
 /* One labelled series per reason, every reason always present (0 included),
  * so a rate() over it never starts from nothing. */
-static void unguarded_metric(struct jw *w, const struct gg_report_coverage *c)
+static void unguarded_metric(struct jw *w, const struct labels *l,
+			     const struct gg_report_coverage *c)
 {
 	static const char name[] = "gpuguard_allocations_unguarded_total";
 
-	jw_printf(w, "# HELP %s Device allocations given no red zone, by reason.\n# TYPE %s counter\n",
-		  name, name);
+	family(w, name, "counter", "Device allocations given no red zone, by reason.");
 	for (int r = 0; r < GG_REASON_COUNT; r++)
-		jw_printf(w, "%s{pid=\"%d\",reason=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
-			  gg_report_reason_name(r), c->unguarded[r]);
+		series(w, l, name, "reason", gg_report_reason_name(r), c->unguarded[r]);
 }
 
 /* The violations by kind, every kind always present. */
-static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
+static void kind_metric(struct jw *w, const struct labels *l, const struct gg_report_redzone *z)
 {
 	static const char name[] = "gpuguard_violations_total";
 	const struct {
@@ -689,41 +673,74 @@ static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
 		{ GG_KIND_INVALID_FREE, z->invalid_frees },
 	};
 
-	jw_printf(w, "# HELP %s Violations found, by kind.\n# TYPE %s counter\n", name, name);
+	family(w, name, "counter", "Violations found, by kind.");
 	for (size_t i = 0; i < GG_ARRAY_SIZE(kinds); i++)
-		jw_printf(w, "%s{pid=\"%d\",kind=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
-			  kinds[i].kind, kinds[i].n);
+		series(w, l, name, "kind", kinds[i].kind, kinds[i].n);
+}
+
+/* The comment that opens the file (report/process.h): which process wrote
+ * it, so gpuguard prune-metrics can tell it from a later one with its pid. */
+static void process_line(struct jw *w)
+{
+	unsigned long long ticks;
+	char boot[64];
+
+	jw_printf(w, GG_PROCESS_LINE " pid=%d", (int)getpid());
+	if (!gg_report_start_ticks(0, &ticks))
+		jw_printf(w, " starttime=%llu", ticks);
+	if (!gg_report_boot_id(boot, sizeof(boot)))
+		jw_printf(w, " boot_id=%s", boot);
+	jw_raw(w, "\n", 1);
 }
 
 static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_report_audit a = f->audit;
 	const struct gg_report_redzone z = f->redzone;
+	struct labels l;
+	char exe[GG_EXE_LABEL_MAX];
 
-	metric(w, "gpuguard_kernel_lookups_total", "counter", "Kernel lookups intercepted.", a.calls);
-	metric(w, "gpuguard_kernel_lookups_failed_total", "counter",
+	if (gg_report_exe_label(0, exe, sizeof(exe)))
+		snprintf(exe, sizeof(exe), "unknown");
+	snprintf(l.text, sizeof(l.text), "exe=\"%s\",pid=\"%d\"", exe, (int)getpid());
+	process_line(w);
+	metric(w, &l, "gpuguard_kernel_lookups_total", "counter", "Kernel lookups intercepted.",
+	       a.calls);
+	metric(w, &l, "gpuguard_kernel_lookups_failed_total", "counter",
 	       "Kernel lookups the driver failed.", a.failed_calls);
-	metric(w, "gpuguard_kernel_lookups_unresolved", "gauge",
+	metric(w, &l, "gpuguard_kernel_lookups_unresolved", "gauge",
 	       "Required kernels unresolved at the last seal, plus late misses since (before any seal: unresolved now).", a.unresolved);
-	metric(w, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.", a.seals);
-	metric(w, "gpuguard_allocations_total", "counter",
+	metric(w, &l, "gpuguard_kernel_lookups_unresolved_required", "gauge",
+	       "Required (module, function) pairs never resolved so far, expected-absent ones aside.",
+	       a.unresolved_required);
+	metric(w, &l, "gpuguard_kernel_lookups_late_misses_total", "counter",
+	       "Required kernel lookups that failed after a seal (late misses).", a.late_misses);
+	metric(w, &l, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.",
+	       a.seals);
+	metric(w, &l, "gpuguard_allocations_total", "counter",
 	       "Device allocation calls intercepted, failed ones included.", z.calls);
-	metric(w, "gpuguard_allocations_live", "gauge", "Padded allocations not yet freed.", z.live);
-	metric(w, "gpuguard_allocation_bytes_live", "gauge",
+	metric(w, &l, "gpuguard_allocations_guarded_total", "counter",
+	       "Device allocations given a red zone.", z.coverage.guarded);
+	metric(w, &l, "gpuguard_allocations_live", "gauge", "Padded allocations not yet freed.",
+	       z.live);
+	metric(w, &l, "gpuguard_allocation_bytes_live", "gauge",
 	       "Bytes the application asked for in padded allocations not yet freed.", z.live_bytes);
-	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
-	metric(w, "gpuguard_redzone_violations_total", "counter",
+	metric(w, &l, "gpuguard_redzone_bytes", "gauge",
+	       "Guard-band bytes after each allocation (GPUGUARD_REDZONE); 0: red zones off.",
+	       gg_config()->redzone);
+	metric(w, &l, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.",
+	       z.scans);
+	metric(w, &l, "gpuguard_redzone_violations_total", "counter",
 	       "Findings: red zones changed, copies and sets refused, double and invalid frees.",
 	       z.violations);
-	kind_metric(w, &z);
-	unguarded_metric(w, &z.coverage);
-	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
-	       f->launches_refused);
-	metric(w, "gpuguard_module_loads_failed_total", "counter",
+	kind_metric(w, &l, &z);
+	unguarded_metric(w, &l, &z.coverage);
+	metric(w, &l, "gpuguard_launch_errors_total", "counter",
+	       "Kernel launches the driver refused.", f->launches_refused);
+	metric(w, &l, "gpuguard_module_loads_failed_total", "counter",
 	       "Module and library loads the driver refused.", a.loads_failed);
-	metric(w, "gpuguard_errors", "gauge",
-	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
-	       f->errors);
+	metric(w, &l, "gpuguard_errors", "gauge",
+	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).", f->errors);
 }
 
 void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)
