@@ -663,6 +663,7 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 	       (const char *[]){ "/bin/sh", "-c", "umask 077; exec \"$0\" \"$@\"", RZ, "alloc:64", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(stat(f.metrics, &st), 0);
+	free(gg_read_metrics(f.metrics));
 	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
 	cr_assert_eq(stat(f.json, &st), 0);
 	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
@@ -803,6 +804,7 @@ Test(exit, a_link_planted_at_a_temporary_name_is_never_written_through)
 	/* Written all the same, under names of their own. */
 	assert_schema(f.json);
 	cr_assert_eq(stat(f.metrics, &st), 0);
+	free(gg_read_metrics(f.metrics));
 	cr_assert_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
 	cr_assert(S_ISREG(st.st_mode));
 	gg_run_free(&r);

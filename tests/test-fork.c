@@ -67,6 +67,8 @@ static void run_forked_with(struct forked *f, int how, const char *prog, const c
 	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
 	snprintf(pattern, sizeof(pattern), "%s/m.*.prom", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->metrics), GLOB_ABORTED);
+	for (size_t i = 0; i < f->metrics.gl_pathc; i++)
+		free(gg_read_metrics(f->metrics.gl_pathv[i]));
 }
 
 static void run_forked_by(struct forked *f, int how, const char *prog, const char *const *args)
