@@ -36,6 +36,9 @@ gg_need() {
 		command -v dh >/dev/null || missing+=(debhelper)
 		dpkg-query -W -f='${Status}' build-essential 2>/dev/null | grep -q 'ok installed' ||
 			missing+=(build-essential)
+		# The installed man page is formatted, the metrics checked.
+		command -v groff >/dev/null || missing+=(groff-base)
+		command -v promtool >/dev/null || missing+=(prometheus)
 	fi
 	for p in ${GG_EXTRA_PACKAGES:-}; do missing+=("$p"); done
 	[ ${#missing[@]} -eq 0 ] && return 0
