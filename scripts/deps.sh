@@ -34,7 +34,7 @@ gg_need() {
 	if [ "${1:-}" = deb ]; then
 		command -v dpkg-buildpackage >/dev/null || missing+=(dpkg-dev)
 		command -v dh >/dev/null || missing+=(debhelper)
-		dpkg-query -W -f='${Status}' build-essential 2>/dev/null | grep -q 'ok installed' ||
+		[ "$(dpkg-query -W -f='${Status}' build-essential 2>/dev/null)" = "install ok installed" ] ||
 			missing+=(build-essential)
 		# The installed man page is formatted, the metrics checked.
 		command -v groff >/dev/null || missing+=(groff-base)
