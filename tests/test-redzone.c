@@ -1644,7 +1644,7 @@ Test(underflow, none_is_reported_when_none_happened)
 	       (const char *[]){ "alloc:200", "alloc:200", "fill:0", "fill:1", "under:1:0", "sync",
 				 "free:0", "free:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "(j['violations'], j['errors'])", "([], 0)");
+	assert_json(&a, "(j['violations'], j['errors'], j['redzones']['unchecked'])", "([], 0, 0)");
 	cr_assert_eq(strstr(a.r.err, "ERROR"), NULL, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
@@ -1688,6 +1688,21 @@ Test(underflow, a_write_below_a_zone_by_a_kernel_given_both_is_an_overrun_naming
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 308, 311, 4, 85, 'free', 1)]");
 	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 2), ('gg_fill', 1)]]");
+	gg_app_run_free(&a);
+}
+
+/* A checked launch reads the band below each zone it was given too, before
+ * it forgets that zone's suspects: the launch that wrote below is named. */
+Test(underflow, is_reported_by_the_checked_launch_that_wrote_it)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "under:1:4", "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 200, 64, 248, 308, 311, 4, 85, 'launch', 1)]");
+	assert_json(&a, "[(v['kernel']['name'], v['kernel']['launch']) for v in j['violations']]",
+		    "[('gg_underrun', 1)]");
 	gg_app_run_free(&a);
 }
 

@@ -1065,11 +1065,10 @@ static int by_place(const void *a, const void *b)
 /* The zone of batch @b that starts at @ptr, or NULL (none, or out of memory
  * to look: the registry is asked instead). Its suspects are the batch's:
  * collecting it cleared the registry's. */
-static const struct batch_zone *batch_zone_at(struct batch *b, uint64_t ptr, bool *unknown)
+static const struct batch_zone *batch_zone_at(struct batch *b, uint64_t ptr)
 {
 	size_t lo = 0, hi = b->n;
 
-	*unknown = false;
 	if (!b->places && !b->places_failed) {
 		if (!(b->places = malloc(b->n * sizeof(*b->places)))) {
 			b->places_failed = true;
@@ -1079,10 +1078,8 @@ static const struct batch_zone *batch_zone_at(struct batch *b, uint64_t ptr, boo
 			qsort(b->places, b->n, sizeof(*b->places), by_place);
 		}
 	}
-	if (!b->places) {
-		*unknown = true;
+	if (!b->places)
 		return NULL;
-	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -1111,13 +1108,12 @@ static void check_read(struct batch *b, const struct batch_zone *z, const uint8_
 		.ptr = z->ptr, .site = z->site, .detected_by = sc->by, .kernel = -1,
 	};
 	const struct batch_zone *u;
-	bool unknown;
 
 	if (z->suspects != NO_SUSPECTS)
 		memcpy(v.suspects, b->suspects[z->suspects], sizeof(v.suspects));
 	/* Changed up to its top: the zone directly above, as this batch read
 	 * it (one of another context, or not in the batch: the registry's). */
-	if (gg_adjacency_at_top(&v) && (u = batch_zone_at(b, z->ptr + z->user + length, &unknown))) {
+	if (gg_adjacency_at_top(&v) && (u = batch_zone_at(b, z->ptr + z->user + length))) {
 		v.upper.ptr = u->ptr;
 		v.upper.user = u->user;
 		v.upper.index = u->index;
@@ -1414,12 +1410,55 @@ static void reading(bool on)
 		pthread_mutex_unlock(&redzone_state.scan_lock);
 }
 
+/* The zone directly below @z (the driver's allocation that ends where @z
+ * starts: its band reaches @z, adjacency.c), held as zone_holding() holds
+ * one. 0 or -ENOENT. */
+static int zone_below(const struct gg_zone *z, struct gg_zone *below)
+{
+	uint64_t base;
+	size_t size;
+
+	if (gg_device_range(z->ptr - 1, &base, &size) || base + size != z->ptr)
+		return -ENOENT;
+	return gg_registry_hold(base, below);
+}
+
+/* With the launch's reads under way: check the band of the zone directly
+ * below @z, a zone the launch was given, unless checked already (@done),
+ * while @z's suspects still name the launch: a write below @z's start is
+ * an underflow of @z, found at the launch that made it. */
+static void check_below(const struct gg_zone *z, struct launch_check *lc, uint64_t *done,
+			unsigned *ndone)
+{
+	struct gg_violation v;
+	struct gg_zone below;
+	unsigned k;
+	int r;
+
+	if (zone_below(z, &below))
+		return;
+	for (k = 0; k < *ndone && done[k] != below.ptr; k++)
+		;
+	if (k < *ndone) {
+		(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING);
+		return;
+	}
+	done[(*ndone)++] = below.ptr;
+	r = check(&below, atomic_load(&redzone_state.ctx[below.ctx].stream), "launch", true, &v);
+	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
+				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
+	if (r > 0) {
+		by_launch(&v, lc);
+		violation(&v);
+	}
+}
+
 /* Wait for launch @l and check the bands of the zones it was given (every
  * zone of its context when they cannot be known). Its violations are
  * reported now, before the launch returns to the application. */
 static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
 {
-	uint64_t before = atomic_load(&redzone_state.violations), done[LAUNCH_PTRS];
+	uint64_t before = atomic_load(&redzone_state.violations), done[2 * LAUNCH_PTRS];
 	struct launch_check lc = { .slot = slot, .launch = l->index };
 	bool capturing = false;
 	unsigned ndone = 0;
@@ -1460,6 +1499,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 		}
 		done[ndone++] = z.ptr;
 		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
+		check_below(&z, &lc, done, &ndone);
 		/* The copy's fill was seen done: so is the registry's zone. */
 		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
 					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
