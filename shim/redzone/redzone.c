@@ -1424,11 +1424,13 @@ static int zone_below(const struct gg_zone *z, struct gg_zone *below)
 }
 
 /* With the launch's reads under way: check the band of the zone directly
- * below @z, a zone the launch was given, unless checked already (@done),
- * while @z's suspects still name the launch: a write below @z's start is
- * an underflow of @z, found at the launch that made it. */
-static void check_below(const struct gg_zone *z, struct launch_check *lc, uint64_t *done,
-			unsigned *ndone)
+ * below @z, a zone the launch was given, unless it was checked already as
+ * one given (@done, @ndone), while @z's suspects still name the launch: a
+ * write below @z's start is an underflow of @z, found at the launch that
+ * made it. One given later is checked again, as given (its suspects are
+ * then cleared). */
+static void check_below(const struct gg_zone *z, struct launch_check *lc, const uint64_t *done,
+			unsigned ndone)
 {
 	struct gg_violation v;
 	struct gg_zone below;
@@ -1437,13 +1439,12 @@ static void check_below(const struct gg_zone *z, struct launch_check *lc, uint64
 
 	if (zone_below(z, &below))
 		return;
-	for (k = 0; k < *ndone && done[k] != below.ptr; k++)
+	for (k = 0; k < ndone && done[k] != below.ptr; k++)
 		;
-	if (k < *ndone) {
+	if (k < ndone) {
 		(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING);
 		return;
 	}
-	done[(*ndone)++] = below.ptr;
 	r = check(&below, atomic_load(&redzone_state.ctx[below.ctx].stream), "launch", true, &v);
 	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
 				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
@@ -1458,7 +1459,7 @@ static void check_below(const struct gg_zone *z, struct launch_check *lc, uint64
  * reported now, before the launch returns to the application. */
 static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
 {
-	uint64_t before = atomic_load(&redzone_state.violations), done[2 * LAUNCH_PTRS];
+	uint64_t before = atomic_load(&redzone_state.violations), done[LAUNCH_PTRS];
 	struct launch_check lc = { .slot = slot, .launch = l->index };
 	bool capturing = false;
 	unsigned ndone = 0;
@@ -1499,7 +1500,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 		}
 		done[ndone++] = z.ptr;
 		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
-		check_below(&z, &lc, done, &ndone);
+		check_below(&z, &lc, done, ndone);
 		/* The copy's fill was seen done: so is the registry's zone. */
 		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
 					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
