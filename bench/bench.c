@@ -14,8 +14,8 @@
  *                            allocation (with red zones, a checked range)
  *   bench scale L N          the same with L allocations live meanwhile
  *   bench threads T N        T threads, N pairs each: pairs per second
- *   bench scan Z             one cuCtxSynchronize with Z live allocations
- *                            (a scan when GPUGUARD_BOUNDARY=sync:1)
+ *   bench scan Z [S]         one cuCtxSynchronize with Z live allocations of
+ *                            S bytes (256) (a scan when GPUGUARD_BOUNDARY=sync:1)
  *
  * Prints "ns_per_op X" (or "pairs_per_s X", "ns X") on stdout.
  * Needs GG_BENCH_PTX: the kernels' PTX file (tests/fakecuda/kernels.ptx). */
@@ -81,14 +81,14 @@ static void *pair_thread(void *arg)
 	return NULL;
 }
 
-static CUdeviceptr *hold(unsigned long n)
+static CUdeviceptr *hold(unsigned long n, size_t bytes)
 {
 	CUdeviceptr *live = malloc(n * sizeof(*live));
 
 	if (!live)
 		exit(2);
 	for (unsigned long i = 0; i < n; i++)
-		CHECK(cuMemAlloc_v2(&live[i], 256));
+		CHECK(cuMemAlloc_v2(&live[i], bytes));
 	return live;
 }
 
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 		deep_pairs(a, b);
 		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
 	} else if (!strcmp(what, "scale")) {
-		CUdeviceptr *live = hold(a);
+		CUdeviceptr *live = hold(a, 256);
 
 		t0 = now_ns();
 		pairs(b, 256);
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 		t = now_ns() - t0;
 		printf("pairs_per_s %.0f\n", (double)(a * b) / (t / 1e9));
 	} else if (!strcmp(what, "scan")) {
-		CUdeviceptr *live = hold(a);
+		CUdeviceptr *live = hold(a, b ? b : 256);
 
 		t0 = now_ns();
 		CHECK(cuCtxSynchronize());

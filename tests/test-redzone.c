@@ -1585,3 +1585,141 @@ Test(suspects, a_pointer_into_the_middle_keeps_its_latest_launch_when_the_memo_m
 		    "[[('gg_overrun', 5), ('gg_fill', 4), ('gg_overrun_second', 2)]]");
 	gg_app_run_free(&a);
 }
+
+/* ---- underflow: a band reaches up to the next allocation ---- */
+
+/* Violations as (kind, index, user, pad, slack, first, last, changed, first_value,
+ * detected_by, the upper zone's index or None). */
+#define ADJACENT                                                                              \
+	"[(v['kind'], v['index'], v['user_bytes'], v['pad_bytes'], v.get('slack_bytes'), "   \
+	"v['first'], v['last'], v['changed'], v['first_value'], v['detected_by'], "           \
+	"v['upper']['index'] if 'upper' in v else None) for v in j['violations']]"
+#define ALL_SUSPECTS "[[(s['name'], s['launch']) for s in v['suspects']] for v in j['violations']]"
+
+/* 200 + 64 bytes asked as 512 (CUDA aligns every allocation to 256 bytes):
+ * the band of #0 is 312 bytes, and #1 starts right where it ends. */
+Test(underflow, of_the_upper_of_two_adjacent_allocations_is_reported_at_the_lower_ones_free)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "under:1:4", "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 200, 64, 248, 308, 311, 4, 85, 'free', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 1)]]");
+	assert_json(&a, "(j['errors'], j['violations'][0]['upper']['user_bytes'], "
+			"j['violations'][0]['upper']['site']['symbol'].split('+')[0])",
+		    "(1, 200, 'redzone_alloc')");
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: underflow (free): allocation #1 of 200 bytes "
+					      "at 0x"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, ": 4 bytes changed 1..4 bytes below its start, first "
+					      "0x55 (expected 0xee), in the 64-byte band (and 248 "
+					      "bytes up to the next 256-byte boundary) of allocation "
+					      "#0 of 200 bytes at 0x"), 1, "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "; suspects, newest first: gg_underrun (module kernels.ptx, "
+				  "launch #1)"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A batched scan took the suspects of both zones out of the registry before
+ * it compared: the upper one's are found among the batch's. */
+Test(underflow, is_reported_by_a_scan)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:1000", "alloc:100", "under:1:2", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 1000, 64, 216, 278, 279, 2, 85, 'scan', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 1)]]");
+	assert_json(&a, "j['redzones']['batched']", "True");
+	gg_app_run_free(&a);
+}
+
+Test(underflow, none_is_reported_when_none_happened)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:0", "fill:1", "under:1:0", "sync",
+				 "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "(j['violations'], j['errors'], j['redzones']['unchecked'])", "([], 0, 0)");
+	cr_assert_eq(strstr(a.r.err, "ERROR"), NULL, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+Test(underflow, an_overrun_of_the_lower_zone_is_still_an_overrun)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "overrun:0:8", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 0, 7, 8, 65, 'free', None)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_overrun', 1)]]");
+	gg_app_run_free(&a);
+}
+
+/* Up to its top: a kernel given the lower zone may have run past its end,
+ * so it is an overrun, naming the upper zone too (and the kernels given it). */
+Test(underflow, an_overrun_up_to_the_top_of_the_band_is_an_overrun_naming_the_zone_above)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:1", "overrun:0:312", "free:0",
+				 NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 0, 311, 312, 65, 'free', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_overrun', 2), ('gg_fill', 1)]]");
+	cr_assert_eq(gg_count_lines(a.r.err, "; its top is directly below allocation #1 of 200 bytes "
+					      "at 0x"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* Both given the kernel: it may have done either, so it stays an overrun. */
+Test(underflow, a_write_below_a_zone_by_a_kernel_given_both_is_an_overrun_naming_both)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:0", "under:1:4", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 308, 311, 4, 85, 'free', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 2), ('gg_fill', 1)]]");
+	gg_app_run_free(&a);
+}
+
+/* A checked launch reads the band below each zone it was given too, before
+ * it forgets that zone's suspects: the launch that wrote below is named. */
+Test(underflow, is_reported_by_the_checked_launch_that_wrote_it)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "under:1:4", "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 200, 64, 248, 308, 311, 4, 85, 'launch', 1)]");
+	assert_json(&a, "[(v['kernel']['name'], v['kernel']['launch']) for v in j['violations']]",
+		    "[('gg_underrun', 1)]");
+	gg_app_run_free(&a);
+}
+
+/* The fake, like NVIDIA's driver, hands out device memory in 256-byte
+ * pieces: a request rounded up to one costs nothing more. */
+Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
+{
+	static const char *const steps[] = { "meminfo", "alloc:200", "alloc:1000", "alloc:17",
+					     "alloc:192", "meminfo", "band:0:312", NULL };
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, steps);
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	/* 512 + 1280 + 256 + 256: what 264, 1064, 81 and 256 bytes took unrounded */
+	assert_out(&a, "meminfo used 0\n");
+	assert_out(&a, "meminfo used 2304\n");
+	assert_out(&a, band_line(0, 0xee, 312));
+	assert_json(&a, "(j['violations'], j['errors'])", "([], 0)");
+	gg_app_run_free(&a);
+}

@@ -368,6 +368,9 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	expect(ck, r, where, "stack", W_ARRAY, false);
 	expect(ck, r, where, "free_stack", W_ARRAY, false);
 	expect(ck, r, where, "first_free_stack", W_ARRAY, false);
+	expect(ck, r, where, "slack_bytes", W_U64, false);
+	/* An underflow names the allocation written below. */
+	expect(ck, r, where, "upper", W_OBJECT, !strcmp(violation_kind(r), GG_REPORT_UNDERFLOW));
 	/* Newer than schema 1's first writers: optional, whole when present. */
 	expect(ck, r, where, "kernel", W_OBJECT, false);
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
@@ -1393,6 +1396,67 @@ static void print_api_overrun(struct sb *b, const struct gg_json *r)
 	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
 }
 
+/* "64-byte band", and the slack after it when the changed bytes reach it. */
+static void sb_band(struct sb *b, const struct gg_json *r)
+{
+	uint64_t pad = member_u64(r, "pad_bytes"), slack = member_u64(r, "slack_bytes");
+
+	sb_printf(b, "%" PRIu64 "-byte band", pad);
+	if (slack && member_u64(r, "last") >= pad)
+		sb_printf(b, " + %" PRIu64 " %s to the next 256-byte boundary", slack,
+			  gg_cli_plural(slack, "byte", "bytes"));
+}
+
+/* "its band's top is directly below allocation #N (B bytes) allocated at
+ * SITE", for a band changed up to its top under another allocation. */
+static void print_upper(struct sb *b, const struct gg_json *r)
+{
+	const struct gg_json *u = gg_json_get(r, "upper");
+	uint64_t user = member_u64(u, "user_bytes");
+
+	if (!gg_json_is(u, GG_JSON_OBJECT))
+		return;
+	sb_printf(b, "its band's top is directly below allocation #%" PRIu64 " (%" PRIu64 " %s), "
+		  "allocated at ", member_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+	sb_site(b, gg_json_get(u, "site"));
+	emit_sb(6, 10, b);
+}
+
+/* "allocation #U (N bytes): underflow, K bytes changed A..B bytes below its
+ * start", the band of the allocation below where it was found, both sites. */
+static void print_underflow(struct sb *b, const struct gg_json *r)
+{
+	const struct gg_json *u = gg_json_get(r, "upper"), *expected = gg_json_get(r, "expected");
+	uint64_t user = member_u64(u, "user_bytes"), below = member_u64(r, "user_bytes");
+	uint64_t changed = member_u64(r, "changed");
+	uint64_t end = member_u64(r, "pad_bytes") + member_u64(r, "slack_bytes");
+	uint64_t first = member_u64(r, "first"), last = member_u64(r, "last");
+
+	sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): underflow, %" PRIu64 " %s changed",
+		  member_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"), changed,
+		  gg_cli_plural(changed, "byte", "bytes"));
+	emit_sb(2, 6, b);
+	if (last < end && first <= last)
+		sb_printf(b, "%" PRIu64 "..%" PRIu64 " bytes below its start", end - last, end - first);
+	sb_printf(b, ", first 0x%02" PRIx64, member_u64(r, "first_value"));
+	if (expected)
+		sb_printf(b, GLUE "(expected" GLUE "0x%02" PRIx64 ")", gg_json_u64(expected, 0));
+	sb_add(b, ", detected by ", strlen(", detected by "));
+	sb_str(b, gg_json_get(r, "detected_by"), "?");
+	emit_sb(6, 10, b);
+	sb_add(b, "allocated at ", strlen("allocated at "));
+	sb_site(b, gg_json_get(u, "site"));
+	emit_sb(6, 10, b);
+	sb_printf(b, "found in the band of allocation #%" PRIu64 " (%" PRIu64 " %s, ",
+		  member_u64(r, "index"), below, gg_cli_plural(below, "byte", "bytes"));
+	sb_band(b, r);
+	sb_add(b, ") directly below, allocated at ", strlen(") directly below, allocated at "));
+	sb_site(b, gg_json_get(r, "site"));
+	emit_sb(6, 10, b);
+	print_stack(b, "allocation stack of the one below", gg_json_get(r, "stack"));
+	print_culprit(b, r);
+}
+
 static void print_violations(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
@@ -1427,6 +1491,10 @@ static void print_violations(const struct view *vw, bool several)
 			print_api_overrun(&b, r);
 			continue;
 		}
+		if (!strcmp(violation_kind(r), GG_REPORT_UNDERFLOW)) {
+			print_underflow(&b, r);
+			continue;
+		}
 		if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
 			print_free_violation(&b, r);
 			continue;
@@ -1434,9 +1502,10 @@ static void print_violations(const struct view *vw, bool several)
 		uint64_t user = member_u64(r, "user_bytes"), first = member_u64(r, "first"),
 			 last = member_u64(r, "last");
 
-		sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, %" PRIu64
-			  "-byte band): %" PRIu64 " %s changed", member_u64(r, "index"), user,
-			  gg_cli_plural(user, "byte", "bytes"), member_u64(r, "pad_bytes"), changed,
+		sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, ", member_u64(r, "index"), user,
+			  gg_cli_plural(user, "byte", "bytes"));
+		sb_band(&b, r);
+		sb_printf(&b, "): %" PRIu64 " %s changed", changed,
 			  gg_cli_plural(changed, "byte", "bytes"));
 		emit_sb(2, 6, &b);
 		if (first == last)
@@ -1453,6 +1522,7 @@ static void print_violations(const struct view *vw, bool several)
 		sb_add(&b, "allocated at ", strlen("allocated at "));
 		sb_site(&b, gg_json_get(r, "site"));
 		emit_sb(6, 10, &b);
+		print_upper(&b, r);
 		print_stack(&b, "allocation stack", gg_json_get(r, "stack"));
 		print_culprit(&b, r);
 	}

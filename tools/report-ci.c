@@ -184,7 +184,7 @@ struct rule {
 };
 
 enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_DOUBLE_FREE, R_INVALID_FREE, R_LEAK,
-       R_API_OVERRUN, R_COVERAGE };
+       R_API_OVERRUN, R_UNDERFLOW, R_COVERAGE };
 
 static const struct rule rules[] = {
 	[R_VIOLATION] = { "redzone-violation", "RedZoneViolation",
@@ -225,6 +225,12 @@ static const struct rule rules[] = {
 		"past the end of an allocation, into the red zone gpuguard adds after it. gpuguard "
 		"refused it with the driver's own answer for that range, so it was never "
 		"performed. The location is the call." },
+	[R_UNDERFLOW] = { "underflow", "Underflow",
+		"Bytes before the start of a device allocation changed",
+		"The red-zone band of the allocation directly below a device allocation changed "
+		"at its top, right below that allocation's start, and only kernels given that "
+		"allocation were launched since the band was last seen clean: something wrote "
+		"before its start. The location is where the allocation was made." },
 	[R_COVERAGE] = { "no-coverage", "NoCoverage",
 		"Red zones were on and guarded nothing", "" },
 };
@@ -396,6 +402,55 @@ static void leak_finding(struct finding *f, const struct leak_group *g)
 		f->fingerprint = fnv_site(f->fingerprint, gg_json_at(stack, i));
 }
 
+/* The kernels a band finding names: the one whose checked launch found it,
+ * else its suspects. */
+static void detail_kernels(struct finding *f, const struct gg_json *r)
+{
+	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
+
+	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
+		sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
+		sb_kernel(&f->detail, kernel);
+		sb_add(&f->detail, ", launched at ", strlen(", launched at "));
+		sb_site(&f->detail, gg_json_get(kernel, "site"));
+	}
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
+		sb_kernel(&f->detail, gg_json_at(suspects, i));
+	}
+}
+
+/* A write below an allocation's start: located where that allocation was
+ * made (the row's "upper"), the band that caught it named after. */
+static void underflow_finding(struct finding *f, const struct violation_group *g)
+{
+	const struct gg_json *r = g->row, *u = gg_json_get(r, "upper");
+	uint64_t user = member_u64(u, "user_bytes"), changed = member_u64(r, "changed");
+	uint64_t below = member_u64(r, "user_bytes");
+	char size[24];
+
+	f->rule = R_UNDERFLOW;
+	f->site = gg_json_get(u, "site");
+	sb_printf(&f->message, "underflow: %" PRIu64 " %s before the start of allocation #%" PRIu64
+		  " (%" PRIu64 " %s) changed, detected by ", changed,
+		  gg_cli_plural(changed, "byte", "bytes"), member_u64(u, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"));
+	sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
+	sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	sb_site(&f->detail, f->site);
+	sb_printf(&f->detail, "\nfound in the band of allocation #%" PRIu64 " (%" PRIu64 " %s) "
+		  "directly below, allocated at ", member_u64(r, "index"), below,
+		  gg_cli_plural(below, "byte", "bytes"));
+	sb_site(&f->detail, gg_json_get(r, "site"));
+	sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	add_stack(f, "allocation stack of the one below", gg_json_get(r, "stack"));
+	detail_kernels(f, r);
+	/* The allocation and its size, as an overrun's. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	f->fingerprint = fnv(f->fingerprint, size,
+			     (size_t)snprintf(size, sizeof(size), "%" PRIu64, user));
+}
+
 static void violation_finding(struct finding *f, const struct violation_group *g)
 {
 	const struct gg_json *r = g->row, *kernel = gg_json_get(r, "kernel");
@@ -403,6 +458,10 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	uint64_t user = member_u64(r, "user_bytes"), changed = member_u64(r, "changed");
 	char size[24];
 
+	if (!strcmp(violation_kind(r), GG_REPORT_UNDERFLOW)) {
+		underflow_finding(f, g);
+		return;
+	}
 	if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {
 		free_finding(f, g);
 		return;

@@ -37,6 +37,7 @@ void sb_site(struct sb *b, const struct gg_json *site);
 #define GG_REPORT_DOUBLE_FREE "double_free"
 #define GG_REPORT_INVALID_FREE "invalid_free"
 #define GG_REPORT_API_OVERRUN "api_overrun"
+#define GG_REPORT_UNDERFLOW "underflow"
 /* The kind of violation @row. */
 const char *violation_kind(const struct gg_json *row);
 

@@ -7,6 +7,7 @@
 #include "boundary/boundary.h"
 #include "base/gg.h"
 #include "hooks/hooks.h"
+#include "redzone/adjacency.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
 #include "start/start.h"
@@ -53,7 +54,9 @@
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_redzone_next_index();                                         \
 	struct gg_redzone_ticket ticket;                                                  \
-	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
+	size_t pad = gg_adjacency_band(bytes,                                             \
+				       gg_redzone_request(index, bytes, (void *)(stream), \
+							  async, &ticket));               \
 	ticket.caller = GG_CALLER();                                                      \
 	ticket.frame = GG_FRAME();                                                        \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \

@@ -35,6 +35,7 @@
 #include "base/gg.h"
 #include "driver/device.h"
 #include "driver/kernels.h"
+#include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"
 #include "redzone/frees.h"
@@ -74,6 +75,7 @@ static struct {
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
 	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 	atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
+	atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
 	atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
@@ -175,6 +177,15 @@ static uint8_t expected_byte(uint64_t index)
 		return redzone_state.fill;
 	return index >= redzone_state.poison_lo && index < redzone_state.poison_hi ? redzone_state.fill
 										  : 0x00;
+}
+
+/* The length of the band of a zone of @user bytes with @flags: the red zone,
+ * and for a rounded one the slack up to the driver's alignment. */
+static uint64_t band_length(uint64_t user, uint8_t flags)
+{
+	uint64_t pad = redzone_state.pad;
+
+	return pad + (flags & GG_ZONE_ROUNDED ? gg_adjacency_slack(user, pad) : 0);
 }
 
 /* The live slot of @ctx, or -1. Lock-free: slots only ever get added. */
@@ -370,6 +381,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		      const char *rc_name)
 {
 	struct gg_zone z = { .ptr = ptr, .user = bytes, .index = index };
+	/* Past the red zone, up to the driver's alignment (adjacency.c). */
+	size_t slack = pad > redzone_state.pad ? pad - (size_t)redzone_state.pad : 0;
 	struct ctx_slot *s;
 	void *event = NULL;
 	struct gg_zone old;
@@ -378,7 +391,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
 	else
 		atomic_fetch_add_explicit(&redzone_state.allocations, 1, memory_order_relaxed);
-	gg_report_alloc(api, index, bytes, pad, rc == 0 ? ptr : 0, rc_name);
+	gg_report_alloc(api, index, bytes, pad - slack, slack, rc == 0 ? ptr : 0, rc_name);
 	if (redzone_state.trace_set && index == redzone_state.trace_idx) {
 		struct gg_site frames[GG_CALLSITE_MAX_FRAMES];
 
@@ -398,6 +411,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
 	z.site = gg_depot_capture(t->caller, t->frame);
+	gg_adjacency_base(ptr);
 	/* The allocation's context is current (the request found it so). */
 	if (async) {
 		/* On the allocation's own stream, ahead of the application's next work
@@ -411,6 +425,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	} else if (gg_device_fill(NULL, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
 		z.flags = GG_ZONE_UNFILLED; /* still recorded: the padding stays hidden */
 	}
+	if (slack)
+		z.flags |= GG_ZONE_ROUNDED;
 	/* A pointer we still hold was freed where we could not see it. */
 	if (gg_registry_remove(ptr, &old) == 0)
 		forgotten(&old, true);
@@ -447,11 +463,12 @@ void gg_redzone_vmm(size_t created, size_t mapped)
  * 0, or an error when it could not be read. */
 static int read_band(const struct gg_zone *z, void *ctx, void *stream, struct gg_band_check *c)
 {
+	uint64_t band = band_length(z->user, z->flags);
 	uint8_t buf[CHUNK];
 
 	memset(c, 0, sizeof(*c));
-	for (uint64_t off = 0; off < redzone_state.pad; off += CHUNK) {
-		size_t n = redzone_state.pad - off < CHUNK ? (size_t)(redzone_state.pad - off) : CHUNK;
+	for (uint64_t off = 0; off < band; off += CHUNK) {
+		size_t n = band - off < CHUNK ? (size_t)(band - off) : CHUNK;
 		int err = gg_device_read(ctx, stream, z->ptr + z->user + off, buf, n);
 
 		if (err)
@@ -466,6 +483,7 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 {
 	return (struct gg_violation){
 		.index = z->index, .user = z->user, .pad = redzone_state.pad,
+		.slack = band_length(z->user, z->flags) - redzone_state.pad,
 		.first = c->first, .last = c->last, .changed = c->changed,
 		.first_value = c->first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
@@ -508,6 +526,37 @@ static void launch_of(uint64_t entry, struct gg_report_launch *out)
 	out->launch = launch_index(entry);
 }
 
+/* The suspects of @v into @out, newest first: the zone's, and those of the
+ * zone directly above when its band changed up to its top (a kernel given
+ * either may have written there), the newest GG_REPORT_SUSPECTS of them. */
+static void report_suspects(const struct gg_violation *v, struct gg_report_violation *out)
+{
+	struct gg_report_launch all[2 * GG_SUSPECTS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
+		launch_of(v->suspects[i], &all[n++]);
+	for (unsigned i = 0; v->upper.ptr && i < GG_SUSPECTS && v->upper.suspects[i]; i++) {
+		unsigned k;
+
+		for (k = 0; k < GG_SUSPECTS && v->suspects[k] &&
+			    GG_SUSPECT_SLOT(v->suspects[k]) != GG_SUSPECT_SLOT(v->upper.suspects[i]); k++)
+			;
+		if (k == GG_SUSPECTS || !v->suspects[k]) /* a kernel given both: listed once */
+			launch_of(v->upper.suspects[i], &all[n++]);
+	}
+	/* A memo may have made an older entry the newer launch: newest first. */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned k = i; k > 0 && all[k].launch > all[k - 1].launch; k--) {
+			struct gg_report_launch t = all[k];
+
+			all[k] = all[k - 1];
+			all[k - 1] = t;
+		}
+	for (unsigned i = 0; i < n && i < GG_REPORT_SUSPECTS; i++)
+		out->suspects[out->nsuspects++] = all[i];
+}
+
 /* Where a report's stacks are described: the allocation's, a free's, the
  * first free's. */
 struct report_stacks {
@@ -524,18 +573,26 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		[GG_VIOLATION_OVERRUN] = GG_KIND_OVERRUN,
 		[GG_VIOLATION_DOUBLE_FREE] = GG_KIND_DOUBLE_FREE,
 		[GG_VIOLATION_INVALID_FREE] = GG_KIND_INVALID_FREE,
+		[GG_VIOLATION_UNDERFLOW] = GG_KIND_UNDERFLOW,
 	};
+	bool band = v->kind == GG_VIOLATION_OVERRUN || v->kind == GG_VIOLATION_UNDERFLOW;
 
 	*out = (struct gg_report_violation){
 		.kind = v->kind < GG_ARRAY_SIZE(kinds) ? kinds[v->kind] : GG_KIND_OVERRUN,
-		.index = v->index, .user = v->user, .pad = v->pad,
+		.index = v->index, .user = v->user, .pad = v->pad, .slack = v->slack,
 		.first = v->first, .last = v->last, .changed = v->changed,
 		.first_value = v->first_value, .expected = v->expected,
 		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
 		.api = v->api, .address = v->address, .stack = &st->alloc,
 	};
 	gg_depot_report(v->site, &out->site, &st->alloc);
-	if (v->kind != GG_VIOLATION_OVERRUN) {
+	if (v->upper.ptr) {
+		out->upper_ptr = v->upper.ptr;
+		out->upper_index = v->upper.index;
+		out->upper_user = v->upper.user;
+		gg_depot_report(v->upper.site, &out->upper_site, NULL);
+	}
+	if (!band) {
 		gg_depot_report(v->free_stack, NULL, &st->free);
 		out->free_stack = &st->free;
 	}
@@ -547,26 +604,23 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		launch_of(GG_SUSPECT(v->kernel, v->launch), &out->kernel);
 		gg_callsite_report_id(v->launch_site, &out->kernel_site);
 	}
-	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
-		launch_of(v->suspects[i], &out->suspects[out->nsuspects++]);
-	/* A memo may have made an older entry the newer launch: newest first. */
-	for (unsigned i = 1; i < out->nsuspects; i++)
-		for (unsigned k = i; k > 0 && out->suspects[k].launch > out->suspects[k - 1].launch; k--) {
-			struct gg_report_launch t = out->suspects[k];
-
-			out->suspects[k] = out->suspects[k - 1];
-			out->suspects[k - 1] = t;
-		}
+	report_suspects(v, out);
 }
 
-/* Record and report a violation. No lock held: the report runs dladdr(). */
-static void violation(const struct gg_violation *v)
+/* Record and report a violation (a band's named after the zone directly
+ * above it too, when it changed up to its top). No lock held: the report
+ * runs dladdr(). */
+static void violation(const struct gg_violation *found)
 {
+	struct gg_violation attributed = *found, *v = &attributed;
 	struct gg_report_violation r;
 	struct report_stacks st;
 
+	gg_adjacency_attribute(v);
 	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
-	if (v->kind == GG_VIOLATION_DOUBLE_FREE)
+	if (v->kind == GG_VIOLATION_UNDERFLOW)
+		atomic_fetch_add_explicit(&redzone_state.underflows, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_DOUBLE_FREE)
 		atomic_fetch_add_explicit(&redzone_state.double_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_INVALID_FREE)
 		atomic_fetch_add_explicit(&redzone_state.invalid_frees, 1, memory_order_relaxed);
@@ -586,19 +640,18 @@ static void unchecked(enum gg_report_unchecked why)
 	atomic_fetch_add_explicit(&redzone_state.unchecked_why[why], 1, memory_order_relaxed);
 }
 
-/* Fill the band at @band, of a zone of context slot @ctx, with its byte
- * again, so the next scan reports only new writes. */
-static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected)
+/* Fill the @length bytes of band at @band, of a zone of context slot @ctx,
+ * with its byte again, so the next scan reports only new writes. */
+static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected, uint64_t length)
 {
 	struct ctx_slot *s = &redzone_state.ctx[ctx];
 
-	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), band, expected, redzone_state.pad,
-			     true);
+	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), band, expected, length, true);
 }
 
 static void fill_again(const struct gg_zone *z)
 {
-	fill_band(z->ctx, z->ptr + z->user, z->expected);
+	fill_band(z->ctx, z->ptr + z->user, z->expected, band_length(z->user, z->flags));
 }
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
@@ -794,8 +847,16 @@ struct batch_zone {
 	uint32_t suspects; /* its place in batch.suspects, or NO_SUSPECTS */
 	uint16_t ctx;
 	uint8_t expected;
+	uint8_t flags;     /* the zone's: GG_ZONE_ROUNDED says its band's length */
 };
 #define NO_SUSPECTS UINT32_MAX
+
+/* A zone of a batch by its address: where a band changed up to its top
+ * looks for the zone directly above it. */
+struct batch_place {
+	uint64_t ptr;
+	size_t pos;  /* in batch.zones */
+};
 
 struct batch {
 	struct batch_zone *zones;            /* the zones flagged SCANNING */
@@ -806,6 +867,11 @@ struct batch {
 	bool mixed;                          /* they are of more than one context */
 	int only_ctx;                        /* -1: every context */
 	bool oom;
+	uint64_t bytes;                      /* the bands' lengths, added up */
+	/* Its zones by address, made at the first band changed up to its top
+	 * (almost never); @places_failed: out of memory for them. */
+	struct batch_place *places;
+	bool places_failed;
 };
 
 /* The array @p of *@cap elements of @size bytes, grown to twice as many
@@ -868,8 +934,9 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	b->mixed |= b->n && z->ctx != b->zones[0].ctx;
 	b->zones[b->n++] = (struct batch_zone){
 		.ptr = z->ptr, .user = z->user, .index = z->index, .site = z->site,
-		.suspects = sus, .ctx = z->ctx, .expected = z->expected,
+		.suspects = sus, .ctx = z->ctx, .expected = z->expected, .flags = z->flags,
 	};
+	b->bytes += band_length(z->user, z->flags);
 	return;
 oom:
 	b->oom = true;
@@ -971,8 +1038,8 @@ static bool read_group(const struct batch *b, const uint32_t *order, size_t n, u
 
 		srcs[i] = z->ptr + z->user;
 		dsts[i] = *at;
-		sizes[i] = redzone_state.pad;
-		*at += redzone_state.pad;
+		sizes[i] = band_length(z->user, z->flags);
+		*at += sizes[i];
 	}
 	err = gg_device_read_batch(s->ctx, stream, srcs, dsts, sizes, n);
 	if (!err)
@@ -988,35 +1055,84 @@ static bool read_group(const struct batch *b, const uint32_t *order, size_t n, u
 	return err == 0;
 }
 
-/* Compare the band of @z, read at @band; report a violation. */
-static void check_read(const struct batch *b, const struct batch_zone *z, const uint8_t *band,
-		       const struct scan *sc)
+static int by_place(const void *a, const void *b)
+{
+	const struct batch_place *x = a, *y = b;
+
+	return (x->ptr > y->ptr) - (x->ptr < y->ptr);
+}
+
+/* The zone of batch @b that starts at @ptr, or NULL (none, or out of memory
+ * to look: the registry is asked instead). Its suspects are the batch's:
+ * collecting it cleared the registry's. */
+static const struct batch_zone *batch_zone_at(struct batch *b, uint64_t ptr)
+{
+	size_t lo = 0, hi = b->n;
+
+	if (!b->places && !b->places_failed) {
+		if (!(b->places = malloc(b->n * sizeof(*b->places)))) {
+			b->places_failed = true;
+		} else {
+			for (size_t i = 0; i < b->n; i++)
+				b->places[i] = (struct batch_place){ .ptr = b->zones[i].ptr, .pos = i };
+			qsort(b->places, b->n, sizeof(*b->places), by_place);
+		}
+	}
+	if (!b->places)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->places[mid].ptr < ptr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n && b->places[lo].ptr == ptr ? &b->zones[b->places[lo].pos] : NULL;
+}
+
+/* Compare the band of @z, @length bytes read at @band; report a violation. */
+static void check_read(struct batch *b, const struct batch_zone *z, const uint8_t *band,
+		       uint64_t length, const struct scan *sc)
 {
 	struct gg_band_check c = { 0 };
 
-	gg_band_compare(&c, band, redzone_state.pad, 0, z->expected);
+	gg_band_compare(&c, band, length, 0, z->expected);
 	if (!c.changed)
 		return;
 	struct gg_violation v = {
 		.index = z->index, .user = z->user, .pad = redzone_state.pad,
+		.slack = length - redzone_state.pad,
 		.first = c.first, .last = c.last, .changed = c.changed,
 		.first_value = c.first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = sc->by, .kernel = -1,
 	};
+	const struct batch_zone *u;
 
 	if (z->suspects != NO_SUSPECTS)
 		memcpy(v.suspects, b->suspects[z->suspects], sizeof(v.suspects));
+	/* Changed up to its top: the zone directly above, as this batch read
+	 * it (one of another context, or not in the batch: the registry's). */
+	if (gg_adjacency_at_top(&v) && (u = batch_zone_at(b, z->ptr + z->user + length))) {
+		v.upper.ptr = u->ptr;
+		v.upper.user = u->user;
+		v.upper.index = u->index;
+		v.upper.site = u->site;
+		if (u->suspects != NO_SUSPECTS)
+			memcpy(v.upper.suspects, b->suspects[u->suspects], sizeof(v.upper.suspects));
+	}
 	if (sc->lc)
 		by_launch(&v, sc->lc);
 	violation(&v);
-	fill_band(z->ctx, z->ptr + z->user, z->expected);
+	fill_band(z->ctx, z->ptr + z->user, z->expected, length);
 }
 
 #define RUN 64 /* bands asked at once whether they are intact */
 
-/* Compare the bands of a group read into @dsts (end to end, in order). */
-static void check_group(const struct batch *b, const uint32_t *order, size_t n,
-			void *const *dsts, const struct scan *sc)
+/* Compare the bands of a group read into @dsts (end to end, in order), of
+ * @sizes bytes each. */
+static void check_group(struct batch *b, const uint32_t *order, size_t n, void *const *dsts,
+			const size_t *sizes, const struct scan *sc)
 {
 	atomic_fetch_add_explicit(&redzone_state.checked, n, memory_order_relaxed);
 	for (size_t i = 0, j; i < n; i = j) {
@@ -1026,10 +1142,11 @@ static void check_group(const struct batch *b, const uint32_t *order, size_t n,
 		 * (almost always), each band's own compare when one is not. */
 		for (j = i + 1; j < n && j - i < RUN && ZONE_AT(b, order, j)->expected == expected; j++)
 			;
-		if (gg_band_intact(dsts[i], (j - i) * redzone_state.pad, expected))
+		if (gg_band_intact(dsts[i], (size_t)((uint8_t *)dsts[j - 1] + sizes[j - 1] -
+						     (uint8_t *)dsts[i]), expected))
 			continue;
 		for (size_t k = i; k < j; k++)
-			check_read(b, ZONE_AT(b, order, k), dsts[k], sc);
+			check_read(b, ZONE_AT(b, order, k), dsts[k], sizes[k], sc);
 	}
 }
 
@@ -1061,11 +1178,11 @@ static bool scan_batched(struct scan *sc)
 	/* Positions are 32-bit: 4 billion bands (a batch of 160 GB) would be
 	 * read band by band. */
 	if (b.n && !b.oom &&
-	    (b.n > UINT32_MAX || b.n > SIZE_MAX / redzone_state.pad ||
+	    (b.n > UINT32_MAX || b.bytes > SIZE_MAX / 2 ||
 	     !(order = malloc(b.n * sizeof(*order))) ||
 	     !(scratch = malloc(2 * b.n * sizeof(*scratch))) || !(srcs = malloc(b.n * sizeof(*srcs))) ||
 	     !(dsts = malloc(b.n * sizeof(*dsts))) || !(sizes = malloc(b.n * sizeof(*sizes))) ||
-	     !(buf = malloc(b.n * redzone_state.pad))))
+	     !(buf = malloc((size_t)b.bytes))))
 		b.oom = true;
 	if (b.n && !b.oom) {
 		uint8_t *at = buf;
@@ -1078,7 +1195,7 @@ static bool scan_batched(struct scan *sc)
 			for (j = b.mixed ? i + 1 : b.n; j < b.n && ZONE_AT(&b, order, j)->ctx == ctx; j++)
 				;
 			if (read_group(&b, order + i, j - i, &at, srcs, dsts, sizes, &batched, &calls))
-				check_group(&b, order + i, j - i, dsts, sc);
+				check_group(&b, order + i, j - i, dsts, sizes, sc);
 			else
 				for (size_t k = i; k < j; k++)
 					unchecked(GG_UNCHECKED_unreadable);
@@ -1101,6 +1218,7 @@ static bool scan_batched(struct scan *sc)
 	free(scratch);
 	free(order);
 	free(b.suspects);
+	free(b.places);
 	free(b.zones);
 	/* The figures are the last full scan's that read anything (an exit with
 	 * no zone left would hide them). */
@@ -1292,6 +1410,50 @@ static void reading(bool on)
 		pthread_mutex_unlock(&redzone_state.scan_lock);
 }
 
+/* The zone directly below @z (the driver's allocation that ends where @z
+ * starts: its band reaches @z, adjacency.c), held as zone_holding() holds
+ * one. 0 or -ENOENT. */
+static int zone_below(const struct gg_zone *z, struct gg_zone *below)
+{
+	uint64_t base;
+	size_t size;
+
+	if (gg_device_range(z->ptr - 1, &base, &size) || base + size != z->ptr)
+		return -ENOENT;
+	return gg_registry_hold(base, below);
+}
+
+/* With the launch's reads under way: check the band of the zone directly
+ * below @z, a zone the launch was given, unless it was checked already as
+ * one given (@done, @ndone), while @z's suspects still name the launch: a
+ * write below @z's start is an underflow of @z, found at the launch that
+ * made it. One given later is checked again, as given (its suspects are
+ * then cleared). */
+static void check_below(const struct gg_zone *z, struct launch_check *lc, const uint64_t *done,
+			unsigned ndone)
+{
+	struct gg_violation v;
+	struct gg_zone below;
+	unsigned k;
+	int r;
+
+	if (zone_below(z, &below))
+		return;
+	for (k = 0; k < ndone && done[k] != below.ptr; k++)
+		;
+	if (k < ndone) {
+		(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING);
+		return;
+	}
+	r = check(&below, atomic_load(&redzone_state.ctx[below.ctx].stream), "launch", true, &v);
+	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
+				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
+	if (r > 0) {
+		by_launch(&v, lc);
+		violation(&v);
+	}
+}
+
 /* Wait for launch @l and check the bands of the zones it was given (every
  * zone of its context when they cannot be known). Its violations are
  * reported now, before the launch returns to the application. */
@@ -1338,6 +1500,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 		}
 		done[ndone++] = z.ptr;
 		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
+		check_below(&z, &lc, done, ndone);
 		/* The copy's fill was seen done: so is the registry's zone. */
 		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
 					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
@@ -1555,6 +1718,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
 	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
 	out->api_overruns = atomic_load_explicit(&redzone_state.api_overruns, memory_order_relaxed);
+	out->underflows = atomic_load_explicit(&redzone_state.underflows, memory_order_relaxed);
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 	out->launches_checked = atomic_load(&redzone_state.launches_checked);
@@ -1646,6 +1810,7 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.double_frees, 0);
 	atomic_store(&redzone_state.invalid_frees, 0);
 	atomic_store(&redzone_state.api_overruns, 0);
+	atomic_store(&redzone_state.underflows, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */

@@ -40,8 +40,8 @@ void gg_redzone_fallback(struct gg_redzone_ticket *t);
 void gg_redzone_vmm(size_t created, size_t mapped);
 
 /* An allocation as the driver answered it (@rc 0: @ptr is valid), padded by
- * @pad bytes (0, or what gg_redzone_request() answered: every band is the
- * configured red zone's length, which zones do not keep); @stream is the
+ * @pad bytes (0, what gg_redzone_request() answered, or that rounded by
+ * gg_adjacency_band(): a zone keeps only whether it was); @stream is the
  * stream-ordered allocator's stream (NULL: none). */
 void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
@@ -118,6 +118,7 @@ void gg_redzone_launched(const struct gg_redzone_launch *l);
 struct gg_violation {
 	uint8_t kind;            /* GG_VIOLATION_* */
 	uint64_t index, user, pad;
+	uint64_t slack;          /* the band's bytes past @pad, up to the driver's alignment */
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	bool by_launch;          /* found right after launch @launch of kernel @kernel */
@@ -133,9 +134,17 @@ struct gg_violation {
 	const char *api;
 	uint64_t address;
 	uint32_t free_stack, first_free_stack;
+	/* A band changed up to its top, where another zone starts (adjacency.c):
+	 * that zone, as it was when the band was read (@ptr 0: none). */
+	struct {
+		uint64_t ptr, user, index;
+		uint32_t site;
+		uint64_t suspects[GG_SUSPECTS];
+	} upper;
 };
 
-enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE };
+enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE,
+       GG_VIOLATION_UNDERFLOW };
 
 /* Record and report @v, a finding of another file of this module (frees.c);
  * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */

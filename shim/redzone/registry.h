@@ -18,8 +18,9 @@
 #define GG_SUSPECT_LAUNCH(s) ((s) & GG_SUSPECT_LAUNCH_MASK)
 
 /* One padded allocation: 64 bytes. Its band's length is not kept: every
- * band is the configured red zone's (redzone.c), and a 4-byte field would
- * make the zone 72 bytes with alignment. */
+ * band is the configured red zone's (redzone.c), with GG_ZONE_ROUNDED the
+ * slack up to the driver's alignment after it (adjacency.c), and a 4-byte
+ * field would make the zone 72 bytes with alignment. */
 struct gg_zone {
 	uint64_t ptr;      /* what the application got */
 	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
@@ -37,6 +38,7 @@ struct gg_zone {
 #define GG_ZONE_UNFILLED 0x2 /* the fill failed: hidden, never checked */
 #define GG_ZONE_PENDING 0x4  /* the fill was queued on the application's stream */
 #define GG_ZONE_SCANNING 0x8 /* in a batched scan: its free waits for the batch */
+#define GG_ZONE_ROUNDED 0x80 /* its band reaches the next multiple of 256 (adjacency.h) */
 
 /* Whether an insert is sure to succeed (every shard has a free slot); a
  * shard that could not grow ahead is tried again. */

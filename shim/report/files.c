@@ -222,7 +222,7 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 
 	jw_puts(w, rows->n++ ? ",\n    { \"kind\": " : "\n    { \"kind\": ");
 	jw_str(w, kind);
-	if (strcmp(kind, GG_KIND_OVERRUN)) {
+	if (strcmp(kind, GG_KIND_OVERRUN) && strcmp(kind, GG_KIND_UNDERFLOW)) {
 		free_violation_row(w, v);
 		return;
 	}
@@ -232,10 +232,20 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		  v->index, v->user, v->pad, v->first, v->last, v->changed, v->first_value,
 		  v->expected);
 	jw_str(w, v->detected_by);
+	if (v->slack)
+		jw_printf(w, ", \"slack_bytes\": %" PRIu64, v->slack);
 	jw_puts(w, ",\n      \"site\": ");
 	jw_site(w, &v->site);
 	jw_puts(w, ",\n      \"stack\": ");
 	jw_stack(w, v->stack);
+	if (v->upper_ptr) {
+		jw_printf(w, ",\n      \"upper\": { \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
+			  ", \"address\": ", v->upper_index, v->upper_user);
+		jw_hex(w, (uintptr_t)v->upper_ptr);
+		jw_puts(w, ", \"site\": ");
+		jw_site(w, &v->upper_site);
+		jw_puts(w, " }");
+	}
 	if (v->by_launch) {
 		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
 		jw_str(w, v->kernel.kernel.name);
@@ -666,9 +676,10 @@ static void kind_metric(struct jw *w, const struct labels *l, const struct gg_re
 		const char *kind;
 		uint64_t n;
 	} kinds[] = {
-		{ GG_KIND_OVERRUN,
-		  z->violations - z->double_frees - z->invalid_frees - z->api_overruns },
+		{ GG_KIND_OVERRUN, z->violations - z->double_frees - z->invalid_frees -
+					   z->api_overruns - z->underflows },
 		{ GG_KIND_API_OVERRUN, z->api_overruns },
+		{ GG_KIND_UNDERFLOW, z->underflows },
 		{ GG_KIND_DOUBLE_FREE, z->double_frees },
 		{ GG_KIND_INVALID_FREE, z->invalid_frees },
 	};

@@ -82,12 +82,14 @@ struct gg_report_stack {
 #define GG_KIND_DOUBLE_FREE "double_free"   /* a free of an allocation already freed */
 #define GG_KIND_INVALID_FREE "invalid_free" /* a free of a pointer inside an allocation */
 #define GG_KIND_API_OVERRUN "api_overrun"   /* a copy or set refused for reaching a band */
+#define GG_KIND_UNDERFLOW "underflow"       /* a write below an allocation's start, in the band below */
 
 /* A red zone found changed, or a free of what is no allocation's start
  * (@kind says which; a free's finding has no band figures). */
 struct gg_report_violation {
 	const char *kind;        /* GG_KIND_*; NULL: GG_KIND_OVERRUN */
 	uint64_t index, user, pad;
+	uint64_t slack;          /* the band's bytes past @pad, up to the driver's alignment */
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	uint64_t ptr;
@@ -104,6 +106,11 @@ struct gg_report_violation {
 	struct gg_report_site kernel_site;  /* and where it was launched */
 	unsigned nsuspects;                 /* the kernels launched with its address, newest first */
 	struct gg_report_launch suspects[GG_REPORT_SUSPECTS];
+	/* A band changed up to its top, where another allocation starts: that
+	 * one (@upper_ptr 0: none). An overrun's suspects are then the kernels
+	 * given either; an underflow's (of the upper one), those given it. */
+	uint64_t upper_ptr, upper_index, upper_user;
+	struct gg_report_site upper_site;
 };
 
 /* A copy or set refused because its device range reached a guarded
@@ -201,6 +208,7 @@ struct gg_report_redzone {
 	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
 	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
 	uint64_t api_overruns;   /* of @violations: copies and sets refused */
+	uint64_t underflows;     /* of @violations: writes below an allocation's start */
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
@@ -308,10 +316,11 @@ void gg_report_setting(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_info(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_trace(const char *fmt, ...) GG_PRINTF(1, 2);
 
-/* One line each at verbosity 2: an intercepted lookup, allocation or free. */
+/* One line each at verbosity 2: an intercepted lookup, allocation (its red
+ * zone @pad, and the @slack after it up to the driver's alignment) or free. */
 void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name);
-void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
-		     const char *rc_name);
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, size_t slack,
+		     uint64_t ptr, const char *rc_name);
 void gg_report_free(const char *api, uint64_t ptr, const char *rc_name);
 
 /* At exit, verbosity 2: how often each hooked entry point was called. */

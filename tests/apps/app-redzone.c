@@ -17,6 +17,8 @@
  *                    at the end when F is 1, kept until exit when 0
  *   deep:D:S         an allocation of S bytes made D frames deep (redzone_deep), kept
  *   overrun:K:E      kernel gg_overrun writes E bytes past the end of buffer K, then sync
+ *   under:K:E        kernel gg_underrun, given only buffer K, writes the E bytes right
+ *                    below its start, then sync
  *   two:A:B:E        kernel gg_overrun_second given buffers A and B: writes all of
  *                    A, and E bytes past the end of B; kernelParams, on the
  *                    legacy stream, not synchronized; then "app: two returned"
@@ -46,6 +48,7 @@
  *   attr:K:OFF       cuPointerGetAttribute(RANGE_SIZE) and cuPointerGetAttributes of K + OFF
  *   limit:B          the fake driver's memory limit, B bytes
  *   sync             cuCtxSynchronize
+ *   meminfo          cuMemGetInfo_v2: "meminfo used U" (total - free)
  *   launch           launch gg_fill on a 64-byte buffer of its own
  *   capfree:K:M      capture (mode M: 0 global, 1 thread-local, 2 relaxed) a
  *                    memset on a blocking stream of its own, free buffer K
@@ -522,6 +525,12 @@ int main(int argc, char **argv)
 				CHECK(cuStreamSynchronize(stream));
 			launch("gg_overrun", params);
 			printf("overrun %lu by %lu\n", a, b);
+		} else if (!strncmp(arg, "under:", 6)) {
+			unsigned long long below = b;
+			void *params[] = { &bufs[a].ptr, &below };
+
+			launch("gg_underrun", params);
+			printf("under %lu by %lu\n", a, b);
 		} else if (!strncmp(arg, "two", 3) && strchr(arg, ':')) {
 			CUdeviceptr pa = bufs[a].ptr, pb = bufs[b].ptr;
 			unsigned long long na = bufs[a].size, nb = bufs[b].size, extra = c;
@@ -671,6 +680,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(arg, "sync")) {
 			CHECK(cuCtxSynchronize());
 			printf("synced\n");
+		} else if (!strcmp(arg, "meminfo")) {
+			size_t free_bytes = 0, total = 0;
+
+			CHECK(cuMemGetInfo_v2(&free_bytes, &total));
+			printf("meminfo used %zu\n", total - free_bytes);
 		} else if (!strncmp(arg, "capfree:", 8)) {
 			CUstream cs;
 			CUgraph g = NULL;

@@ -62,6 +62,14 @@ static bool k_overrun_second(const uint64_t *a)
     return fc_dev_fill(a[0], 0x41, 1, (size_t)a[1]) && k_overrun(a + 2);
 }
 
+/* gg_underrun(u8 *p, u64 n): p[-1 - i] = 0x55 for i < n, the n bytes below p */
+static bool k_underrun(const uint64_t *a)
+{
+    if (a[1] > a[0])
+        return false; /* below address 0: no allocation is there */
+    return fc_dev_fill(a[0] - a[1], 0x55, 1, (size_t)a[1]);
+}
+
 static bool k_noop(const uint64_t *a)
 {
     (void)a;
@@ -80,6 +88,7 @@ static const fc_kimpl kimpls[] = {
     {"gg_copy", U64S(3), k_copy, 16},
     {"gg_sum", U64S(3), k_sum, 18},
     {"gg_overrun_second", U64S(5), k_overrun_second, 14},
+    {"gg_underrun", U64S(2), k_underrun, 12},
 };
 
 /* Any other entry: its parameters are not read; it is given the register

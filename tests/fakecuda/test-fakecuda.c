@@ -1655,6 +1655,39 @@ Test(fakecuda, gg_overrun_second_past_the_second_extent_is_an_illegal_address)
     EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
 }
 
+/* Two consecutive small allocations lie end to end, 256 bytes apart: the
+ * bytes right below the second are the first's extent (what an underflow of
+ * the second writes on a GPU that sub-allocates so). */
+Test(fakecuda, gg_underrun_writes_the_bytes_below_its_pointer_into_the_extent_below)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_underrun");
+    CUdeviceptr a = alloc(100), b = alloc(100);
+    uint64_t n = 4;
+    cr_assert_eq(b, a + 256);
+    zero_bytes(a, 256);
+    zero_bytes(b, 256);
+    OK(cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&b, &n}, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(a + 251), 0);
+    cr_assert_eq(byte_at(a + 252), 0x55);
+    cr_assert_eq(byte_at(a + 255), 0x55);
+    cr_assert_eq(byte_at(b), 0); /* b itself is not written */
+    expect_params(f, 2, (size_t[]){0, 8}, (size_t[]){8, 8});
+    cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 12); /* ptxas -arch=sm_90 -v */
+}
+
+Test(fakecuda, gg_underrun_below_every_allocation_is_an_illegal_address)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_underrun");
+    CUdeviceptr gap = alloc(256), b = alloc(100);
+    uint64_t n = 1;
+    OK(cuMemFree_v2(gap)); /* nothing lives right below b */
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&b, &n}, NULL));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+}
+
 /* ------------------------------------------------------------------------ */
 /* Launch knobs: FAKECUDA_FAIL_LAUNCH and FAKECUDA_STICKY                    */
 /* ------------------------------------------------------------------------ */
