@@ -569,9 +569,12 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed, f->stacks,
 		  f->stack_bytes);
 	jw_puts(w, ",\n    \"unchecked_reasons\": {");
+	/* The quarantine's reason only with a quarantine: without one, the
+	 * summary is as it was before there was one. */
 	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
-		jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ", gg_report_unchecked_name(u),
-			  z.unchecked_why[u]);
+		if (u != GG_UNCHECKED_quarantine_middle || z.quarantine)
+			jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ",
+				  gg_report_unchecked_name(u), z.unchecked_why[u]);
 	jw_puts(w, " }");
 	if (z.quarantine)
 		jw_printf(w, ",\n    \"quarantine\": { \"bytes\": %" PRIu64 ", \"held\": %" PRIu64
