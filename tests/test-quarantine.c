@@ -222,20 +222,27 @@ Test(quarantine, stream_ordered_frees_on_two_streams_keep_their_order)
 {
 	static const char *const steps[] = { "salloc:1000:0", "salloc:2000:1", "sfill:0:0",
 					     "sfree:0:0", "sfill:1:1", "sfree:1:1", "ssync", NULL };
-	const char *sizes[] = { "GPUGUARD_QUARANTINE=1M", "GPUGUARD_QUARANTINE=1" };
+	const char *sizes[] = { "GPUGUARD_QUARANTINE=1M", "GPUGUARD_QUARANTINE=1",
+				"GPUGUARD_QUARANTINE=1M" };
 
 	/* Each kernel was queued before its free, on the free's stream: the fill
 	 * follows it, and the release (at exit, or at once when the quarantine is
-	 * too small to hold it) waits for it. */
-	for (int i = 0; i < 2; i++) {
+	 * too small to hold it) waits for it. The band's check at the free waits
+	 * for the stream too: without it (the third run) only the order of the
+	 * fill keeps the kernel's bytes from looking like a write after free. */
+	for (int i = 0; i < 3; i++) {
 		struct gg_app_run a;
+		char want[64];
 
-		gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", sizes[i], NULL }, steps);
+		gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", sizes[i],
+						     i == 2 ? "GPUGUARD_CHECK_ON_FREE=0" : NULL, NULL },
+			   steps);
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+		snprintf(want, sizeof(want), "(0, [], 2, 2, 3000, %d)", i == 2 ? 2 : 0);
 		assert_json(&a, "(j['errors'], j['violations'], j['redzones']['quarantine']['entered'], "
 				"j['redzones']['quarantine']['released'], "
 				"j['redzones']['quarantine']['checked_bytes'], j['redzones']['unchecked'])",
-			    "(0, [], 2, 2, 3000, 0)");
+			    want);
 		assert_same_output(steps, a.r.out);
 		gg_app_run_free(&a);
 	}
