@@ -700,8 +700,10 @@ static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
 	bool capturing = false;
 	void *current;
 
+	/* Freed from another context than its own: freed as without a
+	 * quarantine (its fill would run in the wrong context). */
 	if ((z.flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) ||
-	    gg_device_context(&current))
+	    gg_device_context(&current) || current != e.ctx)
 		return;
 	if (async) {
 		if (gg_device_capturing(stream, &capturing) || capturing ||
