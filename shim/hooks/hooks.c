@@ -409,7 +409,7 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
 #define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_boundary_on_launch();                                         \
-	const struct gg_redzone_launch launch_ = {                                        \
+	struct gg_redzone_launch launch_ = {                                              \
 		.fn = (fn_), .params = (params_), .extra = (extra_), .index = index,       \
 		.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                        \
 					       : (void *)CU_STREAM_PER_THREAD,             \

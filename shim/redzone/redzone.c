@@ -68,6 +68,7 @@ static struct {
 	/* Written by gg_redzone_configure() during set-up; read-only after. */
 	uint64_t pad, min_idx, trace_idx, poison_lo, poison_hi;
 	bool trace_set, poison_set, check_on_free, halt, check_launches;
+	bool quarantine; /* GPUGUARD_QUARANTINE is on (and so are red zones) */
 	uint8_t fill;
 
 	/* Lock-free counters. */
@@ -140,6 +141,7 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	gg_leaks_configure(cfg->leak_check);
 	/* The quarantine holds guarded allocations: none without red zones. */
 	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
+	redzone_state.quarantine = cfg->redzone && cfg->quarantine;
 	if (cfg->quarantine && !cfg->redzone)
 		gg_report_warn("GPUGUARD_QUARANTINE without GPUGUARD_REDZONE: only guarded "
 			       "allocations are quarantined, so nothing is (set GPUGUARD_REDZONE=64, "
@@ -1655,42 +1657,27 @@ static void report_dangling(const struct gg_redzone_launch *l, int slot, const u
 	}
 }
 
-/* Whether the memo of the thread's last kernel stands for launch @l (the
- * fast path's question of gg_redzone_launched(), asked without noting it). */
-static inline bool memo_stands_for(const struct gg_redzone_launch *l, uint64_t epoch)
+/* The launch counter's epoch now (a module unloaded moves it). */
+static inline uint64_t epoch_now(void)
 {
-	const struct gg_kernel_layout *layout = last_kernel.layout;
-	struct memo *m;
-	uint64_t diff, v;
-	unsigned n = 0;
+	static const atomic_uint_fast64_t *epoch_counter;
 
-	if (!(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params))
-		return false;
-	m = &memos[last_kernel.slot];
-	if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
-		return false;
-	diff = m->generation ^ generation_now(epoch);
-	for (unsigned i = 0; i < layout->nptr; i++)
-		if ((v = param_word(l->params, layout, i)))
-			diff |= m->ptr[n++ & (MEMO_PTRS - 1)] ^ v;
-	atomic_flag_clear_explicit(&m->busy, memory_order_release);
-	return !(diff | (n ^ m->n)) || !n;
+	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
+		epoch_counter = gg_kernels_epoch_counter();
+	return atomic_load_explicit(epoch_counter, memory_order_acquire);
 }
 
-/* Launches while anything is quarantined, before they are forwarded. */
+static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch);
+
+/* A launch while anything is quarantined, its memo no help: every address. */
 static __attribute__((noinline)) void dangling_check(const struct gg_redzone_launch *l)
 {
 	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS], dangling = 0, epoch;
+	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
 	int16_t which[LAUNCH_PTRS];
 	struct gg_zone z;
 	int slot, n;
 
-	epoch = atomic_load_explicit(gg_kernels_epoch_counter(), memory_order_acquire);
-	/* Given what its last launch was given, and nothing quarantined since:
-	 * that launch was seen clean (a dangling one leaves no memo). */
-	if (memo_stands_for(l, epoch))
-		return;
 	slot = gg_kernels_slot(l->fn);
 	layout = gg_kernels_layout(slot);
 	if ((n = launch_pointers(l, layout, ptrs, which)) <= 0)
@@ -1702,12 +1689,19 @@ static __attribute__((noinline)) void dangling_check(const struct gg_redzone_lau
 		report_dangling(l, slot, ptrs, which, n, dangling);
 }
 
-void gg_redzone_launching(const struct gg_redzone_launch *l)
+void gg_redzone_launching(struct gg_redzone_launch *l)
 {
-	/* Nothing quarantined (always, with GPUGUARD_QUARANTINE=0): one load. */
-	if (GG_LIKELY(!gg_quarantine_any()))
+	/* No quarantine (GPUGUARD_QUARANTINE=0, or no red zones): one load. */
+	if (GG_LIKELY(!redzone_state.quarantine) || !gg_quarantine_any())
 		return;
-	dangling_check(l);
+	/* Given what its last launch was given, and nothing quarantined since:
+	 * that launch was seen clean (a dangling one leaves no memo), and the
+	 * memo now stands for this one, which gg_redzone_launched() need not
+	 * look at again (one comparison a launch, not two: BENCHMARKS.md). */
+	if (memo_settles(l, epoch_now()))
+		l->settled = true;
+	else
+		dangling_check(l);
 }
 
 /* Every launch the fast path below does not settle. */
@@ -1742,19 +1736,11 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 		check_launch(l, slot, ptrs, n);
 }
 
-void gg_redzone_launched(const struct gg_redzone_launch *l)
+/* The common case: the thread's last kernel again, kernelParams, the same
+ * addresses as that kernel's last launch and nothing changed since: its memo
+ * stands for this launch (noted), compared as the parameters are read. */
+static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch)
 {
-	static const atomic_uint_fast64_t *epoch_counter;
-	uint64_t epoch;
-
-	if (!redzone_state.pad) /* no band to name a kernel for */
-		return;
-	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
-		epoch_counter = gg_kernels_epoch_counter();
-	epoch = atomic_load_explicit(epoch_counter, memory_order_acquire);
-	/* The common case: the thread's last kernel again, kernelParams, the
-	 * same addresses as that kernel's last launch and nothing changed since:
-	 * its memo stands for this launch, compared as the parameters are read. */
 	if (GG_LIKELY(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params &&
 		      !redzone_state.check_launches)) {
 		const struct gg_kernel_layout *layout = last_kernel.layout;
@@ -1772,11 +1758,24 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 				if (n)
 					atomic_store_explicit(&m->last, l->index, memory_order_relaxed);
 				atomic_flag_clear_explicit(&m->busy, memory_order_release);
-				return;
+				return true;
 			}
 			atomic_flag_clear_explicit(&m->busy, memory_order_release);
 		}
 	}
+	return false;
+}
+
+void gg_redzone_launched(const struct gg_redzone_launch *l)
+{
+	uint64_t epoch;
+
+	/* No band to name a kernel for; or settled before it was forwarded. */
+	if (!redzone_state.pad || l->settled)
+		return;
+	epoch = epoch_now();
+	if (memo_settles(l, epoch))
+		return;
 	launched(l, epoch);
 }
 
