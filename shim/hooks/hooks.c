@@ -7,6 +7,7 @@
 #include "boundary/boundary.h"
 #include "base/gg.h"
 #include "hooks/hooks.h"
+#include "redzone/quarantine.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
 #include "start/start.h"
@@ -59,12 +60,14 @@
 	ticket.caller = GG_CALLER();                                                      \
 	ticket.frame = GG_FRAME();                                                        \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
-	if (rc == CUDA_ERROR_OUT_OF_MEMORY && gg_redzone_out_of_memory())                 \
-		rc = pad ? real_ padded_args : real_ args;                                \
-	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
-		gg_redzone_fallback(&ticket);                                             \
-		pad = 0;                                                                  \
-		rc = real_ args;                                                          \
+	if (GG_UNLIKELY(rc == CUDA_ERROR_OUT_OF_MEMORY)) {                                \
+		if (gg_redzone_out_of_memory())                                           \
+			rc = pad ? real_ padded_args : real_ args;                        \
+		if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                              \
+			gg_redzone_fallback(&ticket);                                     \
+			pad = 0;                                                          \
+			rc = real_ args;                                                  \
+		}                                                                         \
 	}                                                                                 \
 	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
 			 (void *)(stream), async, &ticket, (int)rc, gg_real_result_name(rc)); \
@@ -81,10 +84,12 @@
 	ticket.caller = GG_CALLER();                                                           \
 	ticket.frame = GG_FRAME();                                                             \
 	gg_redzone_freeing(ptr, (void *)(stream), async, &ticket);                             \
-	CUresult rc = ticket.quarantined ? CUDA_SUCCESS                                        \
-		      : !ticket.twice    ? real_ args                                          \
-		      : ticket.no_context ? CUDA_ERROR_INVALID_CONTEXT                          \
-					  : CUDA_ERROR_INVALID_VALUE;                          \
+	CUresult rc;                                                                           \
+	if (GG_LIKELY(!(ticket.quarantined | ticket.twice)))                                   \
+		rc = real_ args;                                                               \
+	else                                                                                   \
+		rc = ticket.quarantined ? CUDA_SUCCESS                                         \
+		     : ticket.no_context ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE; \
 	gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc));               \
 	gg_hooks_leave();                                                                      \
 	return rc
@@ -406,20 +411,23 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
  * (before it can run), then the call; what the driver answered goes to the
  * audit with the kernel, and a launch it took to the red zones with what it
  * was given (@ptsz: a NULL stream is the per-thread one). */
-#define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
-	ENTER_OR_PASS(name, args);                                                        \
-	uint64_t index = gg_boundary_on_launch();                                         \
-	struct gg_redzone_launch launch_ = {                                              \
+#define LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)                                  \
+	(&(struct gg_redzone_launch){                                                     \
 		.fn = (fn_), .params = (params_), .extra = (extra_), .index = index,       \
 		.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                        \
 					       : (void *)CU_STREAM_PER_THREAD,             \
-		.dangling_checked = true };                                                \
-	gg_redzone_launching(&launch_);                                                   \
+		.dangling_checked = true })
+#define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
+	ENTER_OR_PASS(name, args);                                                        \
+	uint64_t index = gg_boundary_on_launch();                                         \
+	bool settled = false;                                                             \
+	if (GG_UNLIKELY(gg_quarantine_any()))                                             \
+		settled = gg_redzone_launching(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)); \
 	CUresult rc = real_ args;                                                         \
 	gg_audit_launched((const void *)(fn_), index, (int)rc,                            \
 			  rc ? gg_real_result_name(rc) : NULL);                           \
-	if (rc == CUDA_SUCCESS)                                                           \
-		gg_redzone_launched(&launch_);                                            \
+	if (rc == CUDA_SUCCESS && !settled)                                               \
+		gg_redzone_launched(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_));     \
 	gg_hooks_leave();                                                                          \
 	return rc
 

@@ -45,12 +45,14 @@ static struct {
 	size_t cap, head, n;
 	uint64_t bytes;                    /* held back: the sum of the entries' @held */
 	uint64_t user;                     /* the sum of their @user */
-	atomic_uint_fast64_t count;        /* @n, read lock-free */
 
 	/* Lock-free counters. */
 	atomic_uint_fast64_t entered, released, checked_bytes, unchecked_bytes, oom_releases,
 		release_failures;
 } quarantine_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* @n of the ring, for the launch hooks (quarantine.h). */
+atomic_uint_fast64_t gg_quarantine_count;
 
 void gg_quarantine_configure(uint64_t size, uint8_t fill)
 {
@@ -66,11 +68,6 @@ uint64_t gg_quarantine_size(void)
 uint8_t gg_quarantine_fill(void)
 {
 	return quarantine_state.fill;
-}
-
-bool gg_quarantine_any(void)
-{
-	return atomic_load_explicit(&quarantine_state.count, memory_order_relaxed) != 0;
 }
 
 /* Under the lock: the @i-th entry from the oldest. */
@@ -112,7 +109,7 @@ static void take_at(size_t i, struct gg_quarantine_entry *out)
 	quarantine_state.n--;
 	quarantine_state.bytes -= out->held;
 	quarantine_state.user -= out->user;
-	atomic_store_explicit(&quarantine_state.count, quarantine_state.n, memory_order_relaxed);
+	atomic_store_explicit(&gg_quarantine_count, quarantine_state.n, memory_order_relaxed);
 }
 
 /* Take the oldest entry (of context slot @slot; -1: any), when the
@@ -232,7 +229,7 @@ int gg_quarantine_hold(const struct gg_quarantine_entry *e)
 		*at(quarantine_state.n - 1) = *e;
 		quarantine_state.bytes += e->held;
 		quarantine_state.user += e->user;
-		atomic_store_explicit(&quarantine_state.count, quarantine_state.n, memory_order_relaxed);
+		atomic_store_explicit(&gg_quarantine_count, quarantine_state.n, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&quarantine_state.lock);
 	if (err)
@@ -317,7 +314,7 @@ void gg_quarantine_atfork_child(void)
 	quarantine_state.head = 0;
 	quarantine_state.bytes = 0;
 	quarantine_state.user = 0;
-	atomic_store(&quarantine_state.count, 0);
+	atomic_store(&gg_quarantine_count, 0);
 	atomic_store(&quarantine_state.entered, 0);
 	atomic_store(&quarantine_state.released, 0);
 	atomic_store(&quarantine_state.checked_bytes, 0);

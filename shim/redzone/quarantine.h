@@ -5,6 +5,7 @@
 #ifndef GG_QUARANTINE_H
 #define GG_QUARANTINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,8 +33,16 @@ void gg_quarantine_configure(uint64_t size, uint8_t fill);
 uint64_t gg_quarantine_size(void);
 uint8_t gg_quarantine_fill(void);
 
+/* How many allocations are held now, read inline by the launch hooks (a
+ * launch while none is held costs one load): the rest of the quarantine's
+ * state is quarantine.c's. Written under its lock. */
+extern atomic_uint_fast64_t gg_quarantine_count;
+
 /* Whether anything is held now (lock-free; a launch asks). */
-bool gg_quarantine_any(void);
+static inline bool gg_quarantine_any(void)
+{
+	return atomic_load_explicit(&gg_quarantine_count, memory_order_relaxed) != 0;
+}
 
 /* Hold @e (its zone is already flagged GG_ZONE_QUARANTINED in the registry),
  * then release the oldest while more than the configured size is held.

@@ -784,7 +784,7 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 			t->violated = true, violation(&v);
 	}
 	halt_if_asked(before);
-	if (gg_quarantine_size())
+	if (redzone_state.quarantine)
 		quarantine(stream, async, t);
 }
 
@@ -1689,19 +1689,18 @@ static __attribute__((noinline)) void dangling_check(const struct gg_redzone_lau
 		report_dangling(l, slot, ptrs, which, n, dangling);
 }
 
-void gg_redzone_launching(struct gg_redzone_launch *l)
+bool gg_redzone_launching(const struct gg_redzone_launch *l)
 {
-	/* No quarantine (GPUGUARD_QUARANTINE=0, or no red zones): one load. */
-	if (GG_LIKELY(!redzone_state.quarantine) || !gg_quarantine_any())
-		return;
+	if (!redzone_state.pad)
+		return false;
 	/* Given what its last launch was given, and nothing quarantined since:
 	 * that launch was seen clean (a dangling one leaves no memo), and the
 	 * memo now stands for this one, which gg_redzone_launched() need not
 	 * look at again (one comparison a launch, not two: BENCHMARKS.md). */
 	if (memo_settles(l, epoch_now()))
-		l->settled = true;
-	else
-		dangling_check(l);
+		return true;
+	dangling_check(l);
+	return false;
 }
 
 /* Every launch the fast path below does not settle. */
@@ -1770,8 +1769,7 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 {
 	uint64_t epoch;
 
-	/* No band to name a kernel for; or settled before it was forwarded. */
-	if (!redzone_state.pad || l->settled)
+	if (!redzone_state.pad) /* no band to name a kernel for */
 		return;
 	epoch = epoch_now();
 	if (memo_settles(l, epoch))

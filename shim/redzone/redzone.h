@@ -120,16 +120,15 @@ struct gg_redzone_launch {
 	/* gg_redzone_launching() saw it before it was forwarded: its dangling
 	 * pointers were reported there. */
 	bool dangling_checked;
-	/* Set by gg_redzone_launching(): its kernel's memo stands for it already
-	 * (noted before the driver took it), nothing for gg_redzone_launched(). */
-	bool settled;
 };
 
-/* Before launch @l is forwarded (its index taken): a pointer into a
+/* Before launch @l is forwarded (its index taken), while anything is
+ * quarantined (gg_quarantine_any(), quarantine.h): a pointer into a
  * quarantined allocation is a dangling launch, reported now
- * (GPUGUARD_HALT_ON_ERROR stops here, before the kernel runs). May set
- * @l->settled. */
-void gg_redzone_launching(struct gg_redzone_launch *l);
+ * (GPUGUARD_HALT_ON_ERROR stops here, before the kernel runs). True when
+ * its kernel's memo stands for it (noted before the driver took it): then
+ * it is no business of gg_redzone_launched(). */
+bool gg_redzone_launching(const struct gg_redzone_launch *l);
 
 /* Note the launch among the suspects of the zones it was given, and with
  * GPUGUARD_CHECK_LAUNCHES wait for it and check their bands. */
