@@ -7,6 +7,14 @@
  *   bench lookup-miss N      N that fail (each unwinds once)
  *   bench launch N           N cuLaunchKernel of an empty kernel
  *   bench launch4 N          N cuLaunchKernel of a kernel given four allocations
+ *   bench launch4-held N     the same after a fifth allocation was freed (with
+ *                            GPUGUARD_QUARANTINE, held: every launch is looked at
+ *                            for dangling pointers)
+ *   bench qfree N S          N frees of allocations of S bytes (made first, untimed):
+ *                            with GPUGUARD_QUARANTINE, each filled and held
+ *   bench qrelease N S       N allocations of S bytes freed (untimed), then one
+ *                            cuCtxSynchronize: with GPUGUARD_BOUNDARY=sync:1 and a
+ *                            quarantine, each one's fill checked and released
  *   bench alloc N S          N cuMemAlloc_v2 + cuMemFree_v2 pairs of S bytes
  *   bench alloc-deep N D     N pairs of 256 bytes, made D frames deeper than
  *                            alloc's (the stacks GPUGUARD_STACK_DEPTH keeps)
@@ -129,12 +137,16 @@ int main(int argc, char **argv)
 		t = now_ns() - t0;
 		CHECK(cuCtxSynchronize());
 		printf("ns_per_op %.1f\n", t / (double)a);
-	} else if (!strcmp(what, "launch4")) {
-		CUdeviceptr p[4];
+	} else if (!strcmp(what, "launch4") || !strcmp(what, "launch4-held")) {
+		CUdeviceptr p[4], gone;
 		void *params[] = { &p[0], &p[1], &p[2], &p[3] };
 
 		for (int i = 0; i < 4; i++)
 			CHECK(cuMemAlloc_v2(&p[i], 256));
+		if (what[7]) {
+			CHECK(cuMemAlloc_v2(&gone, 256));
+			CHECK(cuMemFree_v2(gone));
+		}
 		CHECK(cuModuleGetFunction(&f, mod, "gg_touch4"));
 		t0 = now_ns();
 		for (unsigned long i = 0; i < a; i++)
@@ -144,6 +156,24 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			CHECK(cuMemFree_v2(p[i]));
 		printf("ns_per_op %.1f\n", t / (double)a);
+	} else if (!strcmp(what, "qfree") || !strcmp(what, "qrelease")) {
+		CUdeviceptr *p = calloc(a, sizeof(*p));
+
+		if (!p)
+			return 2;
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuMemAlloc_v2(&p[i], b));
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuMemFree_v2(p[i]));
+		t = now_ns() - t0;
+		if (what[1] == 'r') {
+			t0 = now_ns();
+			CHECK(cuCtxSynchronize());
+			t = now_ns() - t0;
+		}
+		printf("ns_per_op %.1f\n", t / (double)a);
+		free(p);
 	} else if (!strcmp(what, "htod")) {
 		unsigned char host[64] = { 0 };
 		CUdeviceptr p;

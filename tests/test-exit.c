@@ -467,10 +467,12 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 			       "gpuguard_redzone_bytes=16 "
 			       "gpuguard_redzone_scans_total=2 gpuguard_redzone_violations_total=1 "
 			       "gpuguard_seals_total=1 gpuguard_violations_total.api_overrun=0 "
+			       "gpuguard_violations_total.dangling_launch=0 "
 			       "gpuguard_violations_total.double_free=0 "
 			       "gpuguard_violations_total.invalid_free=0 "
 			       "gpuguard_violations_total.overrun=1 "
-			       "gpuguard_violations_total.underflow=0\n");
+			       "gpuguard_violations_total.underflow=0 "
+			       "gpuguard_violations_total.write_after_free=0\n");
 	free(prom);
 	gg_run_free(&r);
 	files_free(&f);

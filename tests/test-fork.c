@@ -182,6 +182,27 @@ Test(fork, a_worker_that_overruns_reports_its_own_violation_in_its_own_summary_a
 	}
 }
 
+Test(fork, a_child_starts_with_an_empty_quarantine)
+{
+	struct forked f;
+	char *v;
+
+	/* The parent's buffer 0 is held when it forks: the child releases only
+	 * its own allocation, and the parent its own, once. */
+	run_forked_with(&f, BY_PRELOAD, RZ,
+			(const char *[]){ "alloc:100", "free:0", "child:clean", NULL },
+			(const char *[]){ "GPUGUARD_QUARANTINE=1M", NULL });
+	assert_out(&f.r, "child clean exited 0\n");
+	cr_assert_eq(gg_run_exit(&f.r), 0, "%s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 2, "%s", f.r.err);
+	v = each_summary(&f, "(j['allocations']['calls'], j['redzones']['quarantine']['entered'], "
+			     "j['redzones']['quarantine']['released'], j['redzones']['unchecked'], "
+			     "j['errors'])");
+	cr_assert(!strcmp(v, "(1, 1, 1, 0, 0);(1, 1, 1, 0, 0);"), "%s", v);
+	free(v);
+	forked_free(&f);
+}
+
 Test(fork, threads_and_children_count_each_overrun_once)
 {
 	struct forked f;

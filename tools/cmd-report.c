@@ -1332,6 +1332,54 @@ static void print_free_violation(struct sb *b, const struct gg_json *r)
 	print_stack(b, twice ? "second free stack" : "free stack", free_stack);
 }
 
+/* A write after free or a dangling launch (SPEC §4, Quarantine). */
+static void print_quarantine_violation(struct sb *b, const struct gg_json *r)
+{
+	bool launch = !strcmp(violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
+	uint64_t user = member_u64(r, "user_bytes"), changed = member_u64(r, "changed");
+	const struct gg_json *free_stack = gg_json_get(r, "free_stack"), *kernel = gg_json_get(r, "kernel");
+	const struct gg_json *suspects = gg_json_get(r, "suspects");
+
+	sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): %s", member_u64(r, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"), launch ? "dangling launch" : "write after free");
+	if (launch) {
+		sb_add(b, ", ", 2);
+		sb_str(b, gg_json_get(kernel, "name"), "?");
+		sb_printf(b, " (launch #%" PRIu64 ") parameter %" PRIu64 " is ",
+			  member_u64(kernel, "launch"), member_u64(r, "parameter"));
+		sb_str(b, gg_json_get(r, "address"), "?");
+	} else {
+		sb_printf(b, ", %" PRIu64 " %s changed, first 0x%02" PRIx64 ", detected by ", changed,
+			  gg_cli_plural(changed, "byte", "bytes"), member_u64(r, "first_value"));
+		sb_str(b, gg_json_get(r, "detected_by"), "?");
+	}
+	emit_sb(2, 6, b);
+	sb_add(b, "allocated at ", strlen("allocated at "));
+	sb_site(b, gg_json_get(r, "site"));
+	emit_sb(6, 10, b);
+	sb_add(b, "freed by ", strlen("freed by "));
+	sb_str(b, gg_json_get(r, "api"), "?");
+	sb_add(b, " at ", 4);
+	sb_site(b, gg_json_at(free_stack, 0));
+	emit_sb(6, 10, b);
+	if (launch) {
+		sb_add(b, "launched at ", strlen("launched at "));
+		sb_site(b, gg_json_get(kernel, "site"));
+		emit_sb(6, 10, b);
+	}
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		const struct gg_json *k = gg_json_at(suspects, i);
+
+		sb_add(b, i ? ", " : "suspects: ", i ? 2 : strlen("suspects: "));
+		sb_str(b, gg_json_get(k, "name"), "?");
+		sb_printf(b, " (launch #%" PRIu64 ")", member_u64(k, "launch"));
+	}
+	if (gg_json_length(suspects))
+		emit_sb(6, 10, b);
+	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
+	print_stack(b, "free stack", free_stack);
+}
+
 /* "written by K (launch #N at SITE)" for a violation a checked launch found,
  * else "suspects: K (launch #N), ..." when it has any. */
 static void print_culprit(struct sb *b, const struct gg_json *r)
@@ -1493,6 +1541,11 @@ static void print_violations(const struct view *vw, bool several)
 		}
 		if (!strcmp(violation_kind(r), GG_REPORT_UNDERFLOW)) {
 			print_underflow(&b, r);
+			continue;
+		}
+		if (!strcmp(violation_kind(r), GG_REPORT_WRITE_AFTER_FREE) ||
+		    !strcmp(violation_kind(r), GG_REPORT_DANGLING_LAUNCH)) {
+			print_quarantine_violation(&b, r);
 			continue;
 		}
 		if (strcmp(violation_kind(r), GG_REPORT_OVERRUN)) {

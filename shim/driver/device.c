@@ -214,7 +214,7 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
 
 /* Whether the legacy stream may not be used now: asking about it while a
  * blocking stream is captured is an error that invalidates nothing. */
-static bool legacy_capturing(void)
+bool gg_device_legacy_capturing(void)
 {
 	bool capturing;
 
@@ -237,7 +237,7 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 		err = CALL(cuMemcpyDtoHAsync_v2, (dst, (CUdeviceptr)ptr, n, (CUstream)stream));
 		if (!err)
 			err = CALL(cuStreamSynchronize, ((CUstream)stream));
-	} else if (legacy_capturing()) {
+	} else if (gg_device_legacy_capturing()) {
 		/* A blocking stream is being captured: the legacy stream would join
 		 * the capture and invalidate it (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT). */
 		err = -EBUSY;
@@ -341,6 +341,31 @@ int gg_device_event_destroy(void *ctx, void *event)
 	if (err)
 		return err;
 	err = CALL(cuEventDestroy_v2, ((CUevent)event));
+	pop(ctx);
+	return err;
+}
+
+int gg_device_event_wait(void *ctx, void *event)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuEventSynchronize, ((CUevent)event));
+	pop(ctx);
+	return err;
+}
+
+int gg_device_free(void *ctx, void *stream, uint64_t ptr)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	if (stream)
+		err = CALL(cuMemFreeAsync, ((CUdeviceptr)ptr, (CUstream)stream));
+	else
+		err = CALL(cuMemFree_v2, ((CUdeviceptr)ptr));
 	pop(ctx);
 	return err;
 }

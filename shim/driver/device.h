@@ -54,6 +54,10 @@ int gg_device_primary_active(int dev, bool *active);
  * activates it). */
 int gg_device_primary(int dev, void **ctx);
 
+/* Whether the legacy stream may not be used now (a blocking stream is being
+ * captured, or the driver cannot say). */
+bool gg_device_legacy_capturing(void);
+
 /* Whether @stream is being captured into a graph. */
 int gg_device_capturing(void *stream, bool *capturing);
 
@@ -62,6 +66,13 @@ int gg_device_capturing(void *stream, bool *capturing);
 int gg_device_event_after(void *ctx, void *stream, void **event);
 int gg_device_event_done(void *ctx, void *event);
 int gg_device_event_destroy(void *ctx, void *event);
+/* Wait until the work before @event is done. */
+int gg_device_event_wait(void *ctx, void *event);
+
+/* Hand the allocation at @ptr back to the driver, in @ctx: cuMemFreeAsync
+ * on @stream, or cuMemFree_v2 when @stream is NULL (the quarantine's
+ * releases, redzone/quarantine.c). */
+int gg_device_free(void *ctx, void *stream, uint64_t ptr);
 
 /* Launches. The driver's layout of parameter @i of a function (@kernel
  * false) or CUkernel: -EINVAL past the last one (cuda.h), -ENOSYS when the

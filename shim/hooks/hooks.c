@@ -8,6 +8,7 @@
 #include "base/gg.h"
 #include "hooks/hooks.h"
 #include "redzone/adjacency.h"
+#include "redzone/quarantine.h"
 #include "redzone/redzone.h"
 #include "report/report.h"
 #include "start/start.h"
@@ -48,8 +49,10 @@
 #define GG_FRAME() ((const void *)__builtin_frame_address(0))
 
 /* Allocations take their index before the driver is asked (failed calls
- * count). A padded request that runs out of memory is retried as asked, so
- * the application never sees an error it would not have had. */
+ * count). A request that runs out of memory is asked again once the
+ * quarantine gave back what it held, and a padded one that still does is
+ * retried as asked, so the application never sees an error it would not
+ * have had. */
 #define FORWARD_ALLOC(name, args, padded_args, dptr, bytes, stream, async)                \
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_redzone_next_index();                                         \
@@ -60,10 +63,14 @@
 	ticket.caller = GG_CALLER();                                                      \
 	ticket.frame = GG_FRAME();                                                        \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
-	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
-		gg_redzone_fallback(&ticket);                                             \
-		pad = 0;                                                                  \
-		rc = real_ args;                                                          \
+	if (GG_UNLIKELY(rc == CUDA_ERROR_OUT_OF_MEMORY)) {                                \
+		if (gg_redzone_out_of_memory())                                           \
+			rc = pad ? real_ padded_args : real_ args;                        \
+		if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                              \
+			gg_redzone_fallback(&ticket);                                     \
+			pad = 0;                                                          \
+			rc = real_ args;                                                  \
+		}                                                                         \
 	}                                                                                 \
 	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
 			 (void *)(stream), async, &ticket, (int)rc, gg_real_result_name(rc)); \
@@ -71,13 +78,24 @@
 	return rc
 
 /* Frees: the band is checked before the memory is released, and forgotten
- * only when the driver did release it. */
+ * only when the driver did release it. A quarantined allocation is not
+ * released at all (CUDA_SUCCESS), and a free of one already quarantined is
+ * answered as the driver answers a pointer freed before. */
 #define FORWARD_FREE(name, args, ptr, stream, async)                                          \
 	struct gg_redzone_free ticket;                                                         \
-	FORWARD_WITH(name, args, args,                                                         \
-		     (gg_redzone_freeing(ptr, (void *)(stream), async, &ticket),               \
-		      ticket.caller = GG_CALLER(), ticket.frame = GG_FRAME()),                  \
-		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc)))
+	ENTER_OR_PASS(name, args);                                                             \
+	ticket.caller = GG_CALLER();                                                           \
+	ticket.frame = GG_FRAME();                                                             \
+	gg_redzone_freeing(ptr, (void *)(stream), async, &ticket);                             \
+	CUresult rc;                                                                           \
+	if (GG_LIKELY(!(ticket.quarantined | ticket.twice)))                                   \
+		rc = real_ args;                                                               \
+	else                                                                                   \
+		rc = ticket.quarantined ? CUDA_SUCCESS                                         \
+		     : ticket.no_context ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE; \
+	gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc));               \
+	gg_hooks_leave();                                                                      \
+	return rc
 
 #define AUDIT_LOOKUP(api, kind, handle, kname, out) \
 	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc), \
@@ -226,6 +244,8 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 	if (pad && Height > SIZE_MAX - rows)
 		pad = 0, rows = 0, ticket.reason = GG_REASON_overflow;
 	rc = real_(dptr, pPitch, WidthInBytes, Height + rows, ElementSizeBytes);
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY && gg_redzone_out_of_memory())
+		rc = real_(dptr, pPitch, WidthInBytes, Height + rows, ElementSizeBytes);
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {
 		gg_redzone_fallback(&ticket);
 		pad = 0;
@@ -390,21 +410,27 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
 	f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, \
 		hStream, kernelParams
 
-/* The launch's index (launch:N counts the same), then the call; what the
- * driver answered goes to the audit with the kernel, and a launch it took to
- * the red zones with what it was given (@ptsz: a NULL stream is the
- * per-thread one). */
+/* The launch's index (launch:N counts the same), its dangling pointers
+ * (before it can run), then the call; what the driver answered goes to the
+ * audit with the kernel, and a launch it took to the red zones with what it
+ * was given (@ptsz: a NULL stream is the per-thread one). */
+#define LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)                                  \
+	(&(struct gg_redzone_launch){                                                     \
+		.fn = (fn_), .params = (params_), .extra = (extra_), .index = index,       \
+		.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                        \
+					       : (void *)CU_STREAM_PER_THREAD,             \
+		.dangling_checked = true })
 #define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_boundary_on_launch();                                         \
+	bool settled = false;                                                             \
+	if (GG_UNLIKELY(gg_quarantine_any()))                                             \
+		settled = gg_redzone_launching(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)); \
 	CUresult rc = real_ args;                                                         \
 	gg_audit_launched((const void *)(fn_), index, (int)rc,                            \
 			  rc ? gg_real_result_name(rc) : NULL);                           \
-	if (rc == CUDA_SUCCESS)                                                           \
-		gg_redzone_launched(&(struct gg_redzone_launch){                          \
-			.fn = (fn_), .params = (params_), .extra = (extra_), .index = index, \
-			.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                \
-						       : (void *)CU_STREAM_PER_THREAD }); \
+	if (rc == CUDA_SUCCESS && !settled)                                               \
+		gg_redzone_launched(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_));     \
 	gg_hooks_leave();                                                                          \
 	return rc
 

@@ -40,6 +40,7 @@
 #include "redzone/caching.h"
 #include "redzone/frees.h"
 #include "redzone/leaks.h"
+#include "redzone/quarantine.h"
 #include "redzone/ranges.h"
 #include "redzone/registry.h"
 #include "report/report.h"
@@ -68,6 +69,7 @@ static struct {
 	/* Written by gg_redzone_configure() during set-up; read-only after. */
 	uint64_t pad, min_idx, trace_idx, poison_lo, poison_hi;
 	bool trace_set, poison_set, check_on_free, halt, check_launches;
+	bool quarantine; /* GPUGUARD_QUARANTINE is on (and so are red zones) */
 	uint8_t fill;
 
 	/* Lock-free counters. */
@@ -76,6 +78,7 @@ static struct {
 	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 	atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
 	atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
+	atomic_uint_fast64_t write_after_frees, dangling_launches; /* of @violations (quarantine) */
 	atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
@@ -138,6 +141,13 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
 	gg_leaks_configure(cfg->leak_check);
+	/* The quarantine holds guarded allocations: none without red zones. */
+	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
+	redzone_state.quarantine = cfg->redzone && cfg->quarantine;
+	if (cfg->quarantine && !cfg->redzone)
+		gg_report_warn("GPUGUARD_QUARANTINE without GPUGUARD_REDZONE: only guarded "
+			       "allocations are quarantined, so nothing is (set GPUGUARD_REDZONE=64, "
+			       "say)");
 	if (cfg->leak_check && !cfg->redzone)
 		gg_report_warn("GPUGUARD_LEAK_CHECK=1 without GPUGUARD_REDZONE: allocations are "
 			       "recorded only with red zones, so no leak can be found (set "
@@ -156,6 +166,11 @@ void gg_redzone_fallback(struct gg_redzone_ticket *t)
 {
 	atomic_fetch_add_explicit(&redzone_state.fallbacks, 1, memory_order_relaxed);
 	t->reason = GG_REASON_oom_fallback;
+}
+
+bool gg_redzone_out_of_memory(void)
+{
+	return gg_quarantine_out_of_memory();
 }
 
 /* Once, with no lock held (the loader runs): a driver without a function the
@@ -574,6 +589,8 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		[GG_VIOLATION_DOUBLE_FREE] = GG_KIND_DOUBLE_FREE,
 		[GG_VIOLATION_INVALID_FREE] = GG_KIND_INVALID_FREE,
 		[GG_VIOLATION_UNDERFLOW] = GG_KIND_UNDERFLOW,
+		[GG_VIOLATION_WRITE_AFTER_FREE] = GG_KIND_WRITE_AFTER_FREE,
+		[GG_VIOLATION_DANGLING_LAUNCH] = GG_KIND_DANGLING_LAUNCH,
 	};
 	bool band = v->kind == GG_VIOLATION_OVERRUN || v->kind == GG_VIOLATION_UNDERFLOW;
 
@@ -583,7 +600,7 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		.first = v->first, .last = v->last, .changed = v->changed,
 		.first_value = v->first_value, .expected = v->expected,
 		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
-		.api = v->api, .address = v->address, .stack = &st->alloc,
+		.api = v->api, .address = v->address, .stack = &st->alloc, .param = v->param,
 	};
 	gg_depot_report(v->site, &out->site, &st->alloc);
 	if (v->upper.ptr) {
@@ -624,6 +641,10 @@ static void violation(const struct gg_violation *found)
 		atomic_fetch_add_explicit(&redzone_state.double_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_INVALID_FREE)
 		atomic_fetch_add_explicit(&redzone_state.invalid_frees, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_WRITE_AFTER_FREE)
+		atomic_fetch_add_explicit(&redzone_state.write_after_frees, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_DANGLING_LAUNCH)
+		atomic_fetch_add_explicit(&redzone_state.dangling_launches, 1, memory_order_relaxed);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	if (redzone_state.nviol < MAX_VIOLATIONS)
 		redzone_state.viol[redzone_state.nviol++] = *v;
@@ -638,6 +659,11 @@ static void unchecked(enum gg_report_unchecked why)
 {
 	atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&redzone_state.unchecked_why[why], 1, memory_order_relaxed);
+}
+
+void gg_redzone_unchecked(enum gg_report_unchecked why)
+{
+	unchecked(why);
 }
 
 /* Fill the @length bytes of band at @band, of a zone of context slot @ctx,
@@ -696,18 +722,101 @@ uint64_t gg_redzone_pad(void)
 	return redzone_state.pad;
 }
 
+/* A free of a quarantined allocation: not forwarded (the driver still holds
+ * it), answered as the driver answers a pointer freed before (cuda.h,
+ * cuMemFree: CUDA_ERROR_INVALID_VALUE; with no context current,
+ * CUDA_ERROR_INVALID_CONTEXT as a free of anything), reported by
+ * gg_redzone_freed() with both free stacks. */
+static void freed_twice(struct gg_redzone_free *t)
+{
+	void *ctx;
+
+	t->twice = true;
+	t->no_context = gg_device_context(&ctx) == -ENOENT;
+}
+
+/* After its band's check: fill the allocation of @t with the free byte and
+ * hold it back from the driver (t->quarantined), when it can be: a
+ * stream-ordered free's fill is queued on its stream, followed by an event,
+ * so the free keeps its order; a synchronous free's runs on the legacy
+ * stream, after the work of the blocking streams, and is waited for. What
+ * cannot be filled (a destroyed stream, a capture under way, no context) is
+ * freed as without a quarantine, and the driver answers. */
+static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
+{
+	struct ctx_slot *s = &redzone_state.ctx[t->zone.ctx];
+	struct gg_quarantine_entry e = {
+		.ptr = t->zone.ptr, .user = t->zone.user, .held = t->zone.user + redzone_state.pad,
+		.ctx = atomic_load(&s->ctx), .read_stream = atomic_load(&s->stream),
+		.stream = async ? stream : NULL, .ctx_slot = t->zone.ctx,
+		.fill = gg_quarantine_fill(), .api = async ? "cuMemFreeAsync" : "cuMemFree_v2",
+	};
+	struct gg_zone z = t->zone;
+	bool capturing = false;
+	void *current;
+
+	/* Freed from another context than its own: freed as without a
+	 * quarantine (its fill would run in the wrong context). */
+	if ((z.flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) ||
+	    gg_device_context(&current) || current != e.ctx)
+		return;
+	if (async) {
+		if (gg_device_capturing(stream, &capturing) || capturing ||
+		    gg_device_fill(NULL, stream, z.ptr, e.fill, z.user, false))
+			return;
+		if (gg_device_event_after(NULL, stream, &e.event))
+			e.event = NULL, e.stream = NULL; /* released by cuMemFree_v2, which waits */
+	} else if (gg_device_legacy_capturing() ||
+		   gg_device_fill(NULL, NULL, z.ptr, e.fill, z.user, true)) {
+		return;
+	}
+	e.free_stack = gg_depot_capture(t->caller, t->frame);
+	/* Back in the registry, flagged, its suspects those launched after the
+	 * free; the kernels' memos fall to the slow path that finds it. */
+	z.flags = (uint8_t)((z.flags & ~GG_ZONE_SCANNING) | GG_ZONE_QUARANTINED);
+	memset(z.suspects, 0, sizeof(z.suspects));
+	if (gg_registry_insert(&z))
+		goto undo;
+	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+	if (gg_quarantine_hold(&e)) {
+		(void)gg_registry_remove(z.ptr, NULL);
+		goto undo;
+	}
+	t->quarantined = true;
+	return;
+undo:
+	if (e.event)
+		(void)gg_device_event_destroy(NULL, e.event);
+}
+
+void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool freed)
+{
+	atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
+	gg_frees_remember(z, free_stack);
+	forgotten(z, freed);
+}
+
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
 {
 	uint64_t before = atomic_load(&redzone_state.violations);
 	struct gg_violation v;
 	bool capturing = false;
 
+	int err;
+
 	t->held = false;
 	t->violated = false;
+	t->quarantined = false;
+	t->twice = false;
 	/* Out of the registry before the driver frees, so an allocation that gets
 	 * the same address on another thread never meets this zone. */
-	if (!ptr || gg_registry_remove(ptr, &t->zone))
+	if (!ptr || (err = gg_registry_take(ptr, &t->zone)) == -ENOENT)
 		return; /* not ours: untouched */
+	if (err == -EBUSY) {
+		/* Quarantined: freed already, though the driver still holds it. */
+		freed_twice(t);
+		return;
+	}
 	t->held = true;
 	if (t->zone.flags & GG_ZONE_SCANNING) {
 		/* A batched scan is reading its band: the memory must outlive the read. */
@@ -728,12 +837,30 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 			t->violated = true, violation(&v);
 	}
 	halt_if_asked(before);
+	if (redzone_state.quarantine)
+		quarantine(stream, async, t);
 }
 
 void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_free *t, int rc,
 		      const char *rc_name)
 {
 	gg_report_free(api, ptr, rc_name);
+	if (t->twice) {
+		struct gg_quarantine_entry e;
+		struct gg_violation v = {
+			.kind = GG_VIOLATION_DOUBLE_FREE, .index = t->zone.index, .user = t->zone.user,
+			.pad = redzone_state.pad, .ptr = ptr, .site = t->zone.site,
+			.detected_by = "free", .kernel = -1, .api = api, .address = ptr,
+			.free_stack = gg_depot_capture(t->caller, t->frame),
+		};
+
+		if (!gg_quarantine_find(ptr, &e))
+			v.first_free_stack = e.free_stack;
+		gg_redzone_found(&v);
+		return;
+	}
+	if (t->quarantined)
+		return;
 	if (!t->held) {
 		/* What no zone starts, and the driver refused: freed before, or a
 		 * pointer inside an allocation (frees.c). */
@@ -764,7 +891,8 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user)
 
 	if (!redzone_state.pad || gg_registry_find(base, &z))
 		return -ENOENT;
-	*user = z.user;
+	/* Quarantined: freed, to the application, so no byte of it is its own. */
+	*user = z.flags & GG_ZONE_QUARANTINED ? 0 : z.user;
 	return 0;
 }
 
@@ -814,6 +942,8 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 		forgotten(z, false);
 		return true;
 	}
+	if (z->flags & GG_ZONE_QUARANTINED) /* its fill is checked when it leaves */
+		return false;
 	int r = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
 
 	if (r >= 0) { /* seen clean, or reported with its suspects */
@@ -892,8 +1022,8 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	uint32_t sus = NO_SUSPECTS;
 
-	if (b->only_ctx >= 0 && z->ctx != b->only_ctx)
-		return;
+	if ((b->only_ctx >= 0 && z->ctx != b->only_ctx) || (z->flags & GG_ZONE_QUARANTINED))
+		return; /* a quarantined one's fill is checked when it leaves */
 	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !atomic_load(&s->stream) ||
 	    ((z->flags & GG_ZONE_PENDING) && !fill_done(z))) {
 		unchecked(GG_UNCHECKED_unreadable);
@@ -1253,6 +1383,8 @@ void gg_redzone_scan(const char *why)
 		gg_redzone_caching_check();
 	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
 
+	/* A boundary and exit release the quarantine, its fills checked. */
+	(void)gg_quarantine_release(-1, sc.by, false);
 	scan_live(&sc);
 }
 
@@ -1260,8 +1392,10 @@ void gg_redzone_context_ending(void *ctx)
 {
 	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
 
-	if (sc.only_ctx >= 0)
+	if (sc.only_ctx >= 0) {
+		(void)gg_quarantine_release(sc.only_ctx, "teardown", false);
 		scan_live(&sc);
+	}
 }
 
 void gg_redzone_context_ended(void *ctx)
@@ -1272,6 +1406,8 @@ void gg_redzone_context_ended(void *ctx)
 	gg_kernels_unloaded(NULL);
 	if (sc.only_ctx < 0)
 		return;
+	/* What it quarantined died with it, unseen (a detach, say, that ended it). */
+	(void)gg_quarantine_release(sc.only_ctx, "teardown", true);
 	/* Its stream and events went with it. */
 	atomic_store(&redzone_state.ctx[sc.only_ctx].alive, false);
 	atomic_store(&redzone_state.ctx[sc.only_ctx].stream, NULL);
@@ -1349,7 +1485,7 @@ static inline uint64_t param_word(void **params, const struct gg_kernel_layout *
 }
 
 static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_kernel_layout *layout,
-			   uint64_t *out)
+			   uint64_t *out, int16_t *which)
 {
 	bool known = layout && layout->known;
 	const uint8_t *buf;
@@ -1362,7 +1498,7 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 			return -1;
 		for (unsigned i = 0; i < layout->nptr; i++)
 			if ((v = param_word(l->params, layout, i)))
-				out[n++] = v;
+				which[n] = (int16_t)layout->param[i], out[n++] = v;
 		return n;
 	}
 	if (!(buf = extra_buffer(l->extra, &size)))
@@ -1371,12 +1507,13 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 		for (unsigned i = 0; i < layout->nptr; i++)
 			if (layout->offset[i] + sizeof(v) <= size &&
 			    (memcpy(&v, buf + layout->offset[i], sizeof(v)), v))
-				out[n++] = v;
+				which[n] = (int16_t)layout->param[i], out[n++] = v;
 		return n;
 	}
+	/* No layout: the word's place in the buffer stands for the parameter. */
 	for (size_t off = 0; off + sizeof(v) <= size && n < LAUNCH_PTRS; off += sizeof(v))
 		if ((memcpy(&v, buf + off, sizeof(v)), v))
-			out[n++] = v;
+			which[n] = (int16_t)(off / sizeof(v)), out[n++] = v;
 	return n;
 }
 
@@ -1494,7 +1631,8 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 			continue;
 		for (k = 0; k < ndone && done[k] != z.ptr; k++)
 			;
-		if (k < ndone) { /* given twice: checked once */
+		if (k < ndone || (z.flags & GG_ZONE_QUARANTINED)) {
+			/* Given twice: checked once; quarantined: a dangling launch. */
 			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING);
 			continue;
 		}
@@ -1579,24 +1717,33 @@ void gg_redzone_finding(void)
 }
 
 /* Launch @index of kernel @slot given @ptrs: the newest suspect of each
- * zone they point into (its start, or inside it). */
-static void give(int slot, const uint64_t *ptrs, int n, uint64_t index)
+ * zone they point into (its start, or inside it). Returns which of @ptrs
+ * point into a quarantined allocation (bit i: @ptrs[i]), found by the same
+ * lookup. */
+static uint64_t give(int slot, const uint64_t *ptrs, int n, uint64_t index)
 {
+	uint64_t dangling = 0;
+
 	for (int i = 0; i < n; i++) {
 		uint64_t base;
+		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), launch_index);
 
-		if (gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), launch_index) &&
-		    (base = interior_base(ptrs[i])) && base != ptrs[i])
-			(void)gg_registry_suspect(base, GG_SUSPECT(slot, index), launch_index);
+		if (r < 0 && (base = interior_base(ptrs[i])) && base != ptrs[i])
+			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), launch_index);
+		if (r > 0)
+			dangling |= UINT64_C(1) << i;
 	}
+	return dangling;
 }
 
 /* With @m held: launch @index of kernel @slot was given @ptrs, other than
  * the memo's. The zones of the memo's addresses learn their latest launch,
  * those of @ptrs get this one, and the memo becomes @ptrs. Lets @m go. */
-static void remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
-		     uint64_t generation)
+static uint64_t remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
+			 uint64_t generation)
 {
+	uint64_t dangling;
+
 	uint64_t first = atomic_load(&m->first), last = atomic_load(&m->last);
 
 	for (unsigned i = 0; m->n && last != first && i < m->n; i++) {
@@ -1609,13 +1756,16 @@ static void remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint
 			(void)gg_registry_renew_suspect(base, GG_SUSPECT(slot, first),
 							GG_SUSPECT(slot, last));
 	}
-	give(slot, ptrs, n, index);
+	dangling = give(slot, ptrs, n, index);
 	m->n = n <= MEMO_PTRS ? (uint8_t)n : 0;
 	memcpy(m->ptr, ptrs, (size_t)m->n * 8);
-	m->generation = generation; /* read before the zones were written */
+	/* Read before the zones were written; a dangling launch's stands for
+	 * no generation, so the next launch is looked at (and reported) again. */
+	m->generation = dangling ? UINT64_MAX : generation;
 	atomic_store(&m->first, index);
 	atomic_store(&m->last, index);
 	atomic_flag_clear_explicit(&m->busy, memory_order_release);
+	return dangling;
 }
 
 static uint64_t generation_now(uint64_t epoch)
@@ -1634,11 +1784,94 @@ static __thread struct {
 	const struct gg_kernel_layout *layout;
 } last_kernel __attribute__((tls_model("initial-exec")));
 
+/* The quarantined zone @ptr points into (its start, or inside it). */
+static int quarantined_zone(uint64_t ptr, struct gg_zone *z)
+{
+	uint64_t base;
+
+	if (gg_registry_find(ptr, z) &&
+	    (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z)))
+		return -ENOENT;
+	return z->flags & GG_ZONE_QUARANTINED ? 0 : -ENOENT;
+}
+
+/* Launch @l of kernel @slot was given @ptrs (parameter @which[i] each); the
+ * bits of @dangling name those into quarantined allocations: a dangling
+ * launch each, with the kernel, the launch, the parameter and the free. */
+static void report_dangling(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs,
+			    const int16_t *which, int n, uint64_t dangling)
+{
+	struct launch_check lc = { .slot = slot, .launch = l->index };
+
+	for (int i = 0; i < n; i++) {
+		struct gg_quarantine_entry e = { .api = "?" };
+		struct gg_zone z;
+
+		if (!(dangling >> i & 1) || quarantined_zone(ptrs[i], &z))
+			continue;
+		(void)gg_quarantine_find(z.ptr, &e);
+		struct gg_violation v = {
+			.kind = GG_VIOLATION_DANGLING_LAUNCH, .index = z.index, .user = z.user,
+			.pad = redzone_state.pad, .ptr = z.ptr, .site = z.site, .detected_by = "launch",
+			.api = e.api, .address = ptrs[i], .free_stack = e.free_stack, .param = which[i],
+		};
+		by_launch(&v, &lc);
+		gg_redzone_found(&v); /* GPUGUARD_HALT_ON_ERROR stops here */
+	}
+}
+
+/* The launch counter's epoch now (a module unloaded moves it). */
+static inline uint64_t epoch_now(void)
+{
+	static const atomic_uint_fast64_t *epoch_counter;
+
+	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
+		epoch_counter = gg_kernels_epoch_counter();
+	return atomic_load_explicit(epoch_counter, memory_order_acquire);
+}
+
+static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch);
+
+/* A launch while anything is quarantined, its memo no help: every address. */
+static __attribute__((noinline)) void dangling_check(const struct gg_redzone_launch *l)
+{
+	const struct gg_kernel_layout *layout;
+	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
+	int16_t which[LAUNCH_PTRS];
+	struct gg_zone z;
+	int slot, n;
+
+	slot = gg_kernels_slot(l->fn);
+	layout = gg_kernels_layout(slot);
+	if ((n = launch_pointers(l, layout, ptrs, which)) <= 0)
+		return;
+	for (int i = 0; i < n; i++)
+		if (!quarantined_zone(ptrs[i], &z))
+			dangling |= UINT64_C(1) << i;
+	if (dangling)
+		report_dangling(l, slot, ptrs, which, n, dangling);
+}
+
+bool gg_redzone_launching(const struct gg_redzone_launch *l)
+{
+	if (!redzone_state.pad)
+		return false;
+	/* Given what its last launch was given, and nothing quarantined since:
+	 * that launch was seen clean (a dangling one leaves no memo), and the
+	 * memo now stands for this one, which gg_redzone_launched() need not
+	 * look at again (one comparison a launch, not two: BENCHMARKS.md). */
+	if (memo_settles(l, epoch_now()))
+		return true;
+	dangling_check(l);
+	return false;
+}
+
 /* Every launch the fast path below does not settle. */
 static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l, uint64_t epoch)
 {
 	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS];
+	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
+	int16_t which[LAUNCH_PTRS];
 	struct memo *m;
 	int slot, n;
 
@@ -1648,32 +1881,28 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 		last_kernel.fn = l->fn, last_kernel.epoch = epoch, last_kernel.slot = slot,
 		last_kernel.layout = layout;
 	m = slot >= 0 ? &memos[slot] : NULL;
-	n = launch_pointers(l, layout, ptrs);
+	n = launch_pointers(l, layout, ptrs, which);
 	if (n < 0)
 		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
 	if (m && n > 0) {
 		if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
-			give(slot, ptrs, n, l->index); /* another launch of it holds the memo */
+			dangling = give(slot, ptrs, n, l->index); /* another launch holds the memo */
 		else
-			remember(m, slot, ptrs, n, l->index, generation_now(epoch));
+			dangling = remember(m, slot, ptrs, n, l->index, generation_now(epoch));
 	}
+	/* A launch no hook saw before it was forwarded (a graph's kernel node):
+	 * its dangling pointers are reported here, as it is noted. */
+	if (dangling && !l->dangling_checked)
+		report_dangling(l, slot, ptrs, which, n, dangling);
 	if (redzone_state.check_launches)
 		check_launch(l, slot, ptrs, n);
 }
 
-void gg_redzone_launched(const struct gg_redzone_launch *l)
+/* The common case: the thread's last kernel again, kernelParams, the same
+ * addresses as that kernel's last launch and nothing changed since: its memo
+ * stands for this launch (noted), compared as the parameters are read. */
+static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch)
 {
-	static const atomic_uint_fast64_t *epoch_counter;
-	uint64_t epoch;
-
-	if (!redzone_state.pad) /* no band to name a kernel for */
-		return;
-	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
-		epoch_counter = gg_kernels_epoch_counter();
-	epoch = atomic_load_explicit(epoch_counter, memory_order_acquire);
-	/* The common case: the thread's last kernel again, kernelParams, the
-	 * same addresses as that kernel's last launch and nothing changed since:
-	 * its memo stands for this launch, compared as the parameters are read. */
 	if (GG_LIKELY(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params &&
 		      !redzone_state.check_launches)) {
 		const struct gg_kernel_layout *layout = last_kernel.layout;
@@ -1691,11 +1920,23 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 				if (n)
 					atomic_store_explicit(&m->last, l->index, memory_order_relaxed);
 				atomic_flag_clear_explicit(&m->busy, memory_order_release);
-				return;
+				return true;
 			}
 			atomic_flag_clear_explicit(&m->busy, memory_order_release);
 		}
 	}
+	return false;
+}
+
+void gg_redzone_launched(const struct gg_redzone_launch *l)
+{
+	uint64_t epoch;
+
+	if (!redzone_state.pad) /* no band to name a kernel for */
+		return;
+	epoch = epoch_now();
+	if (memo_settles(l, epoch))
+		return;
 	launched(l, epoch);
 }
 
@@ -1719,6 +1960,24 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
 	out->api_overruns = atomic_load_explicit(&redzone_state.api_overruns, memory_order_relaxed);
 	out->underflows = atomic_load_explicit(&redzone_state.underflows, memory_order_relaxed);
+	out->write_after_frees = atomic_load(&redzone_state.write_after_frees);
+	out->dangling_launches = atomic_load(&redzone_state.dangling_launches);
+	{
+		struct gg_quarantine_stats q;
+
+		gg_quarantine_stats(&q);
+		out->quarantine = gg_quarantine_size();
+		out->quarantine_held = q.held;
+		out->quarantine_held_bytes = q.held_bytes;
+		out->quarantine_entered = q.entered;
+		out->quarantine_released = q.released;
+		out->quarantine_checked_bytes = q.checked_bytes;
+		out->quarantine_unchecked_bytes = q.unchecked_bytes;
+		out->quarantine_oom_releases = q.oom_releases;
+		/* Quarantined zones are in the registry, but freed to the application. */
+		out->live -= q.held < out->live ? q.held : out->live;
+		out->live_bytes -= q.held_user < out->live_bytes ? q.held_user : out->live_bytes;
+	}
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 	out->launches_checked = atomic_load(&redzone_state.launches_checked);
@@ -1767,10 +2026,12 @@ void gg_redzone_atfork_prepare(void)
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	pthread_mutex_lock(&redzone_state.batch_lock);
 	gg_ranges_atfork_prepare();
+	gg_quarantine_atfork_prepare();
 }
 
 void gg_redzone_atfork_parent(void)
 {
+	gg_quarantine_atfork_parent();
 	gg_ranges_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.batch_lock);
 	pthread_mutex_unlock(&redzone_state.viol_lock);
@@ -1793,6 +2054,7 @@ void gg_redzone_atfork_child(void)
 	pthread_mutex_init(&redzone_state.batch_lock, NULL);
 	pthread_cond_init(&redzone_state.batch_done, NULL);
 	gg_ranges_atfork_child();
+	gg_quarantine_atfork_child();
 	redzone_state.batch_active = false; /* the scanning thread did not come along */
 	/* A process of its own (SPEC §7.4): no zone, count or violation of its
 	 * parent's; it numbers its own allocations from 0. The context slots
@@ -1811,6 +2073,8 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.invalid_frees, 0);
 	atomic_store(&redzone_state.api_overruns, 0);
 	atomic_store(&redzone_state.underflows, 0);
+	atomic_store(&redzone_state.write_after_frees, 0);
+	atomic_store(&redzone_state.dangling_launches, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */

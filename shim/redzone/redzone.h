@@ -35,6 +35,10 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 /* The padded request ran out of memory and was retried without the band. */
 void gg_redzone_fallback(struct gg_redzone_ticket *t);
 
+/* A request ran out of memory: true when the quarantine released what it
+ * held (its fills checked), so the request is worth asking again. */
+bool gg_redzone_out_of_memory(void);
+
 /* Virtual memory (never guarded, SPEC §4): a physical allocation of
  * @created bytes was made, or @mapped bytes were mapped (0: none). */
 void gg_redzone_vmm(size_t created, size_t mapped);
@@ -52,6 +56,11 @@ struct gg_redzone_free {
 	struct gg_zone zone;
 	bool held;     /* @zone was ours */
 	bool violated; /* its check found a violation */
+	/* Not to be forwarded: the allocation went into the quarantine (the
+	 * free answers CUDA_SUCCESS), or was there already (a double free,
+	 * answered as the driver answers a pointer freed before; @no_context:
+	 * with no context current). */
+	bool quarantined, twice, no_context;
 	uintptr_t caller;  /* as a ticket's: the free's own stack (callsite/depot.h) */
 	const void *frame;
 };
@@ -108,7 +117,18 @@ struct gg_redzone_launch {
 	void **extra;
 	void *stream;
 	uint64_t index;
+	/* gg_redzone_launching() saw it before it was forwarded: its dangling
+	 * pointers were reported there. */
+	bool dangling_checked;
 };
+
+/* Before launch @l is forwarded (its index taken), while anything is
+ * quarantined (gg_quarantine_any(), quarantine.h): a pointer into a
+ * quarantined allocation is a dangling launch, reported now
+ * (GPUGUARD_HALT_ON_ERROR stops here, before the kernel runs). True when
+ * its kernel's memo stands for it (noted before the driver took it): then
+ * it is no business of gg_redzone_launched(). */
+bool gg_redzone_launching(const struct gg_redzone_launch *l);
 
 /* Note the launch among the suspects of the zones it was given, and with
  * GPUGUARD_CHECK_LAUNCHES wait for it and check their bands. */
@@ -141,10 +161,18 @@ struct gg_violation {
 		uint32_t site;
 		uint64_t suspects[GG_SUSPECTS];
 	} upper;
+	int param; /* a dangling launch's parameter (its index) */
 };
 
 enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE,
-       GG_VIOLATION_UNDERFLOW };
+       GG_VIOLATION_UNDERFLOW, GG_VIOLATION_WRITE_AFTER_FREE, GG_VIOLATION_DANGLING_LAUNCH };
+
+/* A check that could not be made, counted with @why (quarantine.c). */
+void gg_redzone_unchecked(enum gg_report_unchecked why);
+
+/* The quarantine released @z, freed at @free_stack (@freed: handed to the
+ * driver; else its context died with it): forgotten as a free is. */
+void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool freed);
 
 /* Record and report @v, a finding of another file of this module (frees.c);
  * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */

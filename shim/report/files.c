@@ -214,6 +214,63 @@ static void free_violation_row(struct jw *w, const struct gg_report_violation *v
 	jw_puts(w, " }");
 }
 
+static void suspects_list(struct jw *w, const struct gg_report_violation *v)
+{
+	jw_puts(w, ",\n      \"suspects\": [");
+	for (unsigned i = 0; i < v->nsuspects; i++) {
+		jw_puts(w, i ? ", { \"name\": " : " { \"name\": ");
+		jw_str(w, v->suspects[i].kernel.name);
+		jw_puts(w, ", \"module\": ");
+		jw_str(w, v->suspects[i].kernel.module);
+		jw_printf(w, ", \"launch\": %" PRIu64 " }", v->suspects[i].launch);
+	}
+	jw_puts(w, v->nsuspects ? " ]" : "]");
+}
+
+/* The quarantine's findings (SPEC §4): a write after free, with its figures
+ * (offsets into the allocation) and suspects; a dangling launch, with its
+ * kernel and parameter. Both name the free (api, free_stack). */
+static void quarantine_row(struct jw *w, const struct gg_report_violation *v)
+{
+	bool launch = !strcmp(v->kind, GG_KIND_DANGLING_LAUNCH);
+
+	jw_printf(w, ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"ptr\": ", v->index,
+		  v->user);
+	jw_hex(w, (uintptr_t)v->ptr);
+	if (launch) {
+		jw_puts(w, ", \"address\": ");
+		jw_hex(w, (uintptr_t)v->address);
+		jw_printf(w, ", \"offset\": %" PRIu64 ", \"parameter\": %d", v->address - v->ptr,
+			  v->param);
+	} else {
+		jw_printf(w, ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
+			  ", \"first_value\": %u, \"expected\": %u", v->first, v->last, v->changed,
+			  v->first_value, v->expected);
+	}
+	jw_puts(w, ", \"api\": ");
+	jw_str(w, v->api ? v->api : "?");
+	jw_puts(w, ", \"detected_by\": ");
+	jw_str(w, v->detected_by);
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, &v->site);
+	jw_puts(w, ",\n      \"stack\": ");
+	jw_stack(w, v->stack);
+	jw_puts(w, ",\n      \"free_stack\": ");
+	jw_stack(w, v->free_stack);
+	if (launch) {
+		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
+		jw_str(w, v->kernel.kernel.name);
+		jw_puts(w, ", \"module\": ");
+		jw_str(w, v->kernel.kernel.module);
+		jw_printf(w, ", \"launch\": %" PRIu64 ", \"site\": ", v->kernel.launch);
+		jw_site(w, &v->kernel_site);
+		jw_puts(w, " }");
+	} else {
+		suspects_list(w, v);
+	}
+	jw_puts(w, " }");
+}
+
 static void violation_row(void *ctx, const struct gg_report_violation *v)
 {
 	struct rows *rows = ctx;
@@ -222,6 +279,10 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 
 	jw_puts(w, rows->n++ ? ",\n    { \"kind\": " : "\n    { \"kind\": ");
 	jw_str(w, kind);
+	if (!strcmp(kind, GG_KIND_WRITE_AFTER_FREE) || !strcmp(kind, GG_KIND_DANGLING_LAUNCH)) {
+		quarantine_row(w, v);
+		return;
+	}
 	if (strcmp(kind, GG_KIND_OVERRUN) && strcmp(kind, GG_KIND_UNDERFLOW)) {
 		free_violation_row(w, v);
 		return;
@@ -255,15 +316,8 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		jw_site(w, &v->kernel_site);
 		jw_puts(w, " }");
 	}
-	jw_puts(w, ",\n      \"suspects\": [");
-	for (unsigned i = 0; i < v->nsuspects; i++) {
-		jw_puts(w, i ? ", { \"name\": " : " { \"name\": ");
-		jw_str(w, v->suspects[i].kernel.name);
-		jw_puts(w, ", \"module\": ");
-		jw_str(w, v->suspects[i].kernel.module);
-		jw_printf(w, ", \"launch\": %" PRIu64 " }", v->suspects[i].launch);
-	}
-	jw_puts(w, v->nsuspects ? " ] }" : "] }");
+	suspects_list(w, v);
+	jw_puts(w, " }");
 }
 
 static void leak_row(void *ctx, const struct gg_report_leak *l)
@@ -457,6 +511,8 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	jw_bool(w, cfg->halt_on_error);
 	jw_printf(w, ", \"stack_depth\": %u, \"leak_check\": ", cfg->stack_depth);
 	jw_bool(w, cfg->leak_check);
+	jw_printf(w, ", \"quarantine\": %" PRIu64 ", \"free_fill\": %u", cfg->quarantine,
+		  cfg->free_fill);
 	jw_puts(w, ", \"skip_symbols\": ");
 	jw_str(w, cfg->skip_symbols);
 	jw_puts(w, ", \"expected_absent\": ");
@@ -483,10 +539,21 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed, f->stacks,
 		  f->stack_bytes);
 	jw_puts(w, ",\n    \"unchecked_reasons\": {");
+	/* The quarantine's reason only with a quarantine: without one, the
+	 * summary is as it was before there was one. */
 	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
-		jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ", gg_report_unchecked_name(u),
-			  z.unchecked_why[u]);
+		if (u != GG_UNCHECKED_quarantine_middle || z.quarantine)
+			jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ",
+				  gg_report_unchecked_name(u), z.unchecked_why[u]);
 	jw_puts(w, " }");
+	if (z.quarantine)
+		jw_printf(w, ",\n    \"quarantine\": { \"bytes\": %" PRIu64 ", \"held\": %" PRIu64
+			  ", \"held_bytes\": %" PRIu64 ", \"entered\": %" PRIu64 ", \"released\": %" PRIu64
+			  ", \"checked_bytes\": %" PRIu64 ", \"unchecked_bytes\": %" PRIu64
+			  ", \"oom_releases\": %" PRIu64 " }",
+			  z.quarantine, z.quarantine_held, z.quarantine_held_bytes, z.quarantine_entered,
+			  z.quarantine_released, z.quarantine_checked_bytes, z.quarantine_unchecked_bytes,
+			  z.quarantine_oom_releases);
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
@@ -676,12 +743,15 @@ static void kind_metric(struct jw *w, const struct labels *l, const struct gg_re
 		const char *kind;
 		uint64_t n;
 	} kinds[] = {
-		{ GG_KIND_OVERRUN, z->violations - z->double_frees - z->invalid_frees -
-					   z->api_overruns - z->underflows },
+		{ GG_KIND_OVERRUN,
+		  z->violations - z->double_frees - z->invalid_frees - z->api_overruns -
+			  z->underflows - z->write_after_frees - z->dangling_launches },
 		{ GG_KIND_API_OVERRUN, z->api_overruns },
 		{ GG_KIND_UNDERFLOW, z->underflows },
 		{ GG_KIND_DOUBLE_FREE, z->double_frees },
 		{ GG_KIND_INVALID_FREE, z->invalid_frees },
+		{ GG_KIND_WRITE_AFTER_FREE, z->write_after_frees },
+		{ GG_KIND_DANGLING_LAUNCH, z->dangling_launches },
 	};
 
 	family(w, name, "counter", "Violations found, by kind.");

@@ -810,6 +810,58 @@ static void underflow_violation(const struct gg_report_violation *v, const char 
 	stack_lines("allocation stack of the one below", v->stack);
 }
 
+/* A quarantined allocation written after its free, found when it left the
+ * quarantine (SPEC §4, Quarantine). */
+static void write_after_free(const struct gg_report_violation *v)
+{
+	char site[SITE_TEXT_MAX], at[320], where[64], culprit[SITE_TEXT_MAX + 512];
+
+	if (v->first == v->last)
+		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
+	else
+		snprintf(where, sizeof(where), "offsets %llu..%llu", (unsigned long long)v->first,
+			 (unsigned long long)v->last);
+	if (v->nsuspects)
+		culprit_text(v, culprit, sizeof(culprit));
+	else
+		snprintf(culprit, sizeof(culprit), "; suspects: none (no kernel was seen launched "
+			 "with its address since its free)");
+	gg_report_error("write after free (%s): allocation #%llu of %llu %s at 0x%llx, freed by %s: "
+			"%llu %s changed at %s, first 0x%02x (expected the free fill 0x%02x); "
+			"allocated at %s, freed at %s%s",
+			v->detected_by, (unsigned long long)v->index, (unsigned long long)v->user,
+			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
+			v->api ? v->api : "?", (unsigned long long)v->changed,
+			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
+			whole_site_text(&v->site, site, sizeof(site)),
+			first_frame_text(v->free_stack, at, sizeof(at)), culprit);
+	stack_lines("allocation stack", v->stack);
+	stack_lines("free stack", v->free_stack);
+}
+
+/* A launch given a pointer into a quarantined allocation, reported before it
+ * is forwarded (SPEC §4, Dangling launches). */
+static void dangling_launch(const struct gg_report_violation *v)
+{
+	char site[SITE_TEXT_MAX], launched[SITE_TEXT_MAX], at[320], inside[64] = "";
+
+	if (v->address != v->ptr)
+		snprintf(inside, sizeof(inside), " + %llu", (unsigned long long)(v->address - v->ptr));
+	gg_report_error("dangling launch: %s (module %s, launch #%llu) parameter %d is 0x%llx, "
+			"allocation #%llu (%llu %s at 0x%llx%s), freed already by %s; launched at "
+			"%s; allocated at %s, freed at %s",
+			v->kernel.kernel.name, v->kernel.kernel.module,
+			(unsigned long long)v->kernel.launch, v->param,
+			(unsigned long long)v->address, (unsigned long long)v->index,
+			(unsigned long long)v->user, plural(v->user, "byte", "bytes"),
+			(unsigned long long)v->ptr, inside, v->api ? v->api : "?",
+			whole_site_text(&v->kernel_site, launched, sizeof(launched)),
+			whole_site_text(&v->site, site, sizeof(site)),
+			first_frame_text(v->free_stack, at, sizeof(at)));
+	stack_lines("allocation stack", v->stack);
+	stack_lines("free stack", v->free_stack);
+}
+
 void gg_report_violation(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], where[64], culprit[SITE_TEXT_MAX + 512], band[96];
@@ -818,6 +870,14 @@ void gg_report_violation(const struct gg_report_violation *v)
 	if (v->kind && !strcmp(v->kind, GG_KIND_UNDERFLOW)) {
 		culprit_text(v, culprit, sizeof(culprit));
 		underflow_violation(v, culprit);
+		return;
+	}
+	if (v->kind && !strcmp(v->kind, GG_KIND_WRITE_AFTER_FREE)) {
+		write_after_free(v);
+		return;
+	}
+	if (v->kind && !strcmp(v->kind, GG_KIND_DANGLING_LAUNCH)) {
+		dangling_launch(v);
 		return;
 	}
 	if (v->kind && strcmp(v->kind, GG_KIND_OVERRUN)) {

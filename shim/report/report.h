@@ -83,6 +83,8 @@ struct gg_report_stack {
 #define GG_KIND_INVALID_FREE "invalid_free" /* a free of a pointer inside an allocation */
 #define GG_KIND_API_OVERRUN "api_overrun"   /* a copy or set refused for reaching a band */
 #define GG_KIND_UNDERFLOW "underflow"       /* a write below an allocation's start, in the band below */
+#define GG_KIND_WRITE_AFTER_FREE "write_after_free" /* a quarantined fill found changed */
+#define GG_KIND_DANGLING_LAUNCH "dangling_launch"   /* a launch given quarantined memory */
 
 /* A red zone found changed, or a free of what is no allocation's start
  * (@kind says which; a free's finding has no band figures). */
@@ -101,6 +103,7 @@ struct gg_report_violation {
 	const char *api;
 	uint64_t address;
 	const struct gg_report_stack *free_stack, *first_free_stack;
+	int param;                          /* a dangling launch's parameter index */
 	bool by_launch;                     /* found right after @kernel's launch (SPEC §5) */
 	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
 	struct gg_report_site kernel_site;  /* and where it was launched */
@@ -184,7 +187,8 @@ struct gg_report_coverage {
 	X(check_on_free_off) /* freed under GPUGUARD_CHECK_ON_FREE=0 */                 \
 	X(capturing)         /* freed on a stream being captured into a graph */        \
 	X(unreadable)        /* its context gone, its fill or the read failed */        \
-	X(no_memory)         /* no memory to scan or keep it */
+	X(no_memory)         /* no memory to scan or keep it */                        \
+	X(quarantine_middle) /* a released fill's bytes between its two checked windows */
 
 enum gg_report_unchecked {
 #define GG_UNCHECKED_ENUM(name) GG_UNCHECKED_##name,
@@ -209,6 +213,13 @@ struct gg_report_redzone {
 	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
 	uint64_t api_overruns;   /* of @violations: copies and sets refused */
 	uint64_t underflows;     /* of @violations: writes below an allocation's start */
+	uint64_t write_after_frees, dangling_launches; /* of @violations: the quarantine's */
+	/* The quarantine (GPUGUARD_QUARANTINE): its size (0: off), what it holds
+	 * now, allocations that entered and left it, the bytes of their fills
+	 * read and not read, and those released for a request out of memory. */
+	uint64_t quarantine, quarantine_held, quarantine_held_bytes, quarantine_entered,
+		quarantine_released, quarantine_checked_bytes, quarantine_unchecked_bytes,
+		quarantine_oom_releases;
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */

@@ -11,6 +11,16 @@
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
  *   ifree:K:OFF      the same of buffer K + OFF (a pointer inside it); prints the result
+ *   salloc:N:S       cuMemAllocAsync of N bytes on stream S (0: the app's stream, 1: a
+ *                    second non-blocking stream of its own), not synchronized
+ *   sfill:K:S        kernel gg_fill over buffer K (value 1) queued on stream S, not
+ *                    synchronized
+ *   sfree:K:S        cuMemFreeAsync of buffer K on stream S, not synchronized; prints
+ *                    the result
+ *   ssync            cuStreamSynchronize of both streams
+ *   abortcount       if the process aborts from here on, first print (write(2))
+ *                    "launches forwarded at abort: N", the fake driver's count of
+ *                    cuLaunchKernel calls
  *   same:A:B         whether buffers A and B got the same address
  *   sites:N:F        N rounds of a 16-byte allocation from each of ten functions
  *                    (redzone_place_0 .. _9, each calling redzone_alloc); all freed
@@ -148,7 +158,7 @@
 #define MAX_BUFS 1024
 
 static CUmodule mod;
-static CUstream stream;
+static CUstream stream, stream2;
 static CUcontext primary, created;
 static struct {
 	CUdeviceptr ptr;
@@ -224,6 +234,20 @@ static void launch(const char *name, void **params)
 }
 
 static volatile sig_atomic_t app_handled;
+
+/* abortcount's handler: the driver's count of launches, written with write(2). */
+static void on_abort_count(int sig)
+{
+	unsigned long (*calls)(const char *) =
+		(unsigned long (*)(const char *))dlsym(RTLD_DEFAULT, "fakecuda_calls");
+	char line[64];
+	int n = snprintf(line, sizeof(line), "launches forwarded at abort: %lu\n",
+			 calls ? calls("cuLaunchKernel") : 999);
+
+	(void)sig;
+	if (write(1, line, (size_t)n) < 0)
+		return;
+}
 
 static void on_app_signal(int sig)
 {
@@ -497,6 +521,41 @@ int main(int argc, char **argv)
 				rc = cuMemFree_v2(bufs[a].ptr);
 			}
 			printf("free %lu: %d\n", a, (int)rc);
+		} else if (!strncmp(arg, "salloc:", 7) || !strncmp(arg, "sfill:", 6) ||
+			   !strncmp(arg, "sfree:", 6)) {
+			CUstream s = b ? stream2 : stream;
+
+			if (!stream2)
+				CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
+			s = b ? stream2 : stream;
+			if (arg[1] == 'a') {
+				rc = cuMemAllocAsync(&bufs[nbufs].ptr, a, s);
+				printf("salloc %lu on %lu: %d buffer %d\n", a, b, (int)rc, nbufs);
+				if (rc == CUDA_SUCCESS) {
+					bufs[nbufs].size = a;
+					bufs[nbufs++].async = 1;
+				}
+			} else if (arg[1] == 'f' && arg[2] == 'i') {
+				unsigned char v = 1;
+				unsigned long long len = bufs[a].size;
+				void *params[] = { &bufs[a].ptr, &v, &len };
+				CUfunction f;
+
+				CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
+				printf("sfill %lu on %lu\n", a, b);
+			} else {
+				rc = cuMemFreeAsync(bufs[a].ptr, s);
+				printf("sfree %lu on %lu: %d\n", a, b, (int)rc);
+			}
+		} else if (!strcmp(arg, "abortcount")) {
+			signal(SIGABRT, on_abort_count);
+			printf("abortcount\n");
+		} else if (!strcmp(arg, "ssync")) {
+			CHECK(cuStreamSynchronize(stream));
+			if (stream2)
+				CHECK(cuStreamSynchronize(stream2));
+			printf("streams synced\n");
 		} else if (!strncmp(arg, "ifree:", 6)) {
 			rc = cuMemFree_v2(bufs[a].ptr + b);
 			printf("free %lu+%lu: %d\n", a, b, (int)rc);
