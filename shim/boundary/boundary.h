@@ -36,6 +36,20 @@ static inline uint64_t gg_boundary_on_launch(void)
 	return n;
 }
 
+/* The @n (> 0) launches of a graph's replay are about to be forwarded: the
+ * first's index (the others follow it); each launch:N among them fires. */
+static inline uint64_t gg_boundary_on_launches(uint64_t n)
+{
+	uint64_t first = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n,
+						   memory_order_relaxed) + 1;
+
+	if (__builtin_expect(gg_boundary_launch_counter.mask != 0, 0))
+		for (uint64_t i = first; i < first + n; i++)
+			if (gg_boundary_launch_counter.mask >> (i & 63) & 1)
+				gg_boundary_launch_event(i);
+	return first;
+}
+
 /* A context synchronize returned. */
 void gg_boundary_on_sync(void);
 

@@ -499,7 +499,9 @@ static uint64_t launch_index(uint64_t entry)
 	last = atomic_load(&memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
 	if ((atomic_load(&memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
 		return last;
-	return launch;
+	/* A kernel node of a graph whose later replays changed nothing. */
+	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
+	return last > launch ? last : launch;
 }
 
 static void launch_of(uint64_t entry, struct gg_report_launch *out)
@@ -1494,8 +1496,34 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 		else
 			remember(m, slot, ptrs, n, l->index, generation_now(epoch));
 	}
-	if (redzone_state.check_launches)
+	if (redzone_state.check_launches && !l->unforwarded)
 		check_launch(l, slot, ptrs, n);
+}
+
+void gg_redzone_launch_check(const struct gg_redzone_launch *l)
+{
+	uint64_t ptrs[LAUNCH_PTRS];
+	int slot;
+
+	if (!redzone_state.pad || !redzone_state.check_launches)
+		return;
+	slot = gg_kernels_slot(l->fn);
+	check_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs));
+}
+
+bool gg_redzone_following(void)
+{
+	return redzone_state.pad != 0;
+}
+
+bool gg_redzone_checking(void)
+{
+	return redzone_state.check_launches;
+}
+
+uint64_t gg_redzone_generation(void)
+{
+	return generation_now(gg_kernels_epoch());
 }
 
 void gg_redzone_launched(const struct gg_redzone_launch *l)

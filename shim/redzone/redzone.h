@@ -108,11 +108,33 @@ struct gg_redzone_launch {
 	void **extra;
 	void *stream;
 	uint64_t index;
+	/* A kernel of a graph's replay, not forwarded yet (redzone/replays.c):
+	 * its suspects are given now, its check comes after the replay is. */
+	bool unforwarded;
 };
 
 /* Note the launch among the suspects of the zones it was given, and with
  * GPUGUARD_CHECK_LAUNCHES wait for it and check their bands. */
 void gg_redzone_launched(const struct gg_redzone_launch *l);
+
+/* Replays of CUDA graphs (redzone/replays.c): each kernel node of @g is a
+ * launch, @first the first's index. _replaying before the replay is
+ * forwarded (suspects, and with a quarantine its dangling launches), unless
+ * nothing changed since the last replay of @g; _replayed after the driver
+ * took it (checked launches). */
+struct gg_graph;
+void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream);
+void gg_redzone_replayed(struct gg_graph *g, uint64_t first, void *stream);
+
+/* For replays.c: whether launches are followed at all (red zones on), and
+ * checked; what changes a memo's worth (redzone.c's generation and the
+ * kernels' epoch); the check of a launch already given its suspects; the
+ * launch a suspect entry of a memoised replay stands for. */
+bool gg_redzone_following(void);
+bool gg_redzone_checking(void);
+uint64_t gg_redzone_generation(void);
+void gg_redzone_launch_check(const struct gg_redzone_launch *l);
+uint64_t gg_redzone_replay_index(uint64_t launch);
 
 /* A violation as kept: its sites interned (described when reported). */
 struct gg_violation {
