@@ -53,11 +53,11 @@ static struct {
 	uint64_t refused;                /* every refused launch, kept or not */
 } launches_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+static void refused(const void *handle, uint64_t index, const char *rc_name);
+
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name)
 {
 	struct launch *l = &launches_state.ring[index % RING];
-	struct gg_report_kernel k;
-	bool first = false, named;
 
 	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
 	l->handle = handle;
@@ -69,6 +69,15 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 	if (rc == 209 /* NO_BINARY_FOR_GPU */ || rc == 500 /* NOT_FOUND */ ||
 	    rc == 400 /* INVALID_HANDLE */)
 		gg_audit_launch_failed("launch", handle, rc, rc_name);
+	refused(handle, index, rc_name);
+}
+
+/* Launch @index of @handle was refused: counted per kernel, the first said. */
+static void refused(const void *handle, uint64_t index, const char *rc_name)
+{
+	struct gg_report_kernel k;
+	bool first = false, named;
+
 	/* Named before the lock (the table is lock-free): the latch is kept per
 	 * image and kernel name, as the WARN promises. */
 	gg_kernels_name_handle(handle, &k);
@@ -106,9 +115,11 @@ void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const c
 	uint64_t last = first + g->nkernels - 1;
 	struct launch *l = &launches_state.ring[last % RING];
 
-	if (rc) { /* refused: each of its kernels' launches was */
+	/* Refused: each of its kernels' launches was. (Not a failed lookup: the
+	 * graph's kernels were loaded when it was instantiated.) */
+	if (rc) {
 		for (unsigned k = 0; k < g->nkernels; k++)
-			gg_audit_launched(g->k[k].fn, first + k, rc, rc_name);
+			refused(g->k[k].fn, first + k, rc_name);
 		return;
 	}
 	atomic_store_explicit(&l->index, 0, memory_order_relaxed);

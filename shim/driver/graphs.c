@@ -23,11 +23,11 @@ static struct {
 
 static const char *const reasons[] = {
 #define X(name) #name,
-	GG_GRAPH_UNFOLLOWED(X)
+	GG_REPORT_GRAPH_UNFOLLOWED(X)
 #undef X
 };
 
-static void unfollowed(struct gg_graph *g, enum gg_graph_unfollowed why, unsigned n)
+static void unfollowed(struct gg_graph *g, enum gg_report_graph_unfollowed why, unsigned n)
 {
 	if (!n)
 		return;
@@ -35,8 +35,8 @@ static void unfollowed(struct gg_graph *g, enum gg_graph_unfollowed why, unsigne
 	if (g)
 		g->unfollowed += n;
 	if (!atomic_flag_test_and_set(&graphs_state.warned))
-		gg_report_warn("a CUDA graph has nodes gpuguard cannot follow (%s): their kernels "
-			       "are not named as suspects nor checked when the graph is replayed; "
+		gg_report_warn("a CUDA graph has nodes gpuguard cannot follow (%s): the kernels they "
+			       "run are not named as suspects nor checked when the graph is replayed; "
 			       "the JSON counts them (coverage.graph_nodes_unfollowed)",
 			       reasons[why]);
 }
@@ -82,21 +82,24 @@ static void add_kernel(struct walk *w, const void *node, const struct gg_device_
 
 	for (unsigned i = 0; i < layout->nptr; i++)
 		top = layout->param[i] + 1u > top ? layout->param[i] + 1u : top;
-	/* Every other entry points at a zero word: only the layout's are read. */
-	k->params = calloc(top ? top : 1, sizeof(void *));
+	/* The array, then the values (the last one zero: every other entry
+	 * points at it, only the layout's are read). */
+	k->params = calloc(top + GG_KERNEL_PTRS + 1, sizeof(uint64_t));
 	if (!k->params)
 		return;
+	uint64_t *words = (uint64_t *)(k->params + top);
+
 	for (unsigned i = 0; i < top; i++)
-		k->params[i] = &k->words[GG_KERNEL_PTRS - 1];
-	for (unsigned i = 0; i < layout->nptr && i < GG_KERNEL_PTRS - 1; i++) {
+		k->params[i] = &words[GG_KERNEL_PTRS];
+	for (unsigned i = 0; i < layout->nptr && i < GG_KERNEL_PTRS; i++) {
 		uint64_t v = 0;
 
 		if (p->params && p->params[layout->param[i]])
 			memcpy(&v, p->params[layout->param[i]], sizeof(v));
 		else if (p->buffer && layout->offset[i] + sizeof(v) <= p->buffer_size)
 			memcpy(&v, p->buffer + layout->offset[i], sizeof(v));
-		k->words[i] = v;
-		k->params[layout->param[i]] = &k->words[i];
+		words[i] = v;
+		k->params[layout->param[i]] = &words[i];
 	}
 }
 

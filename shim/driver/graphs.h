@@ -17,33 +17,19 @@
 #include <stdint.h>
 
 #include "driver/kernels.h"
+#include "report/report.h"
 
 #define GG_GRAPHS_MAX 1024     /* executable graphs followed at once */
 #define GG_GRAPH_KERNELS 1024  /* kernel nodes followed per graph */
 
 /* One kernel node, as a launch of it is handed to the red zones: @params is
  * a kernelParams array whose pointer-sized parameters (by the kernel's
- * layout) point into @words; NULL when the layout is unknown. */
+ * layout) point at copies of their values, in the same allocation (so the
+ * entry may move); NULL when the layout is unknown. */
 struct gg_graph_kernel {
 	const void *fn;    /* the CUfunction, or the CUkernel */
 	const void *node;  /* the node of the graph instantiated (cuGraphExecKernelNodeSetParams) */
 	void **params;
-	uint64_t words[GG_KERNEL_PTRS];
-};
-
-/* Why a node of a graph is not followed (JSON coverage "graph_nodes_unfollowed"). */
-#define GG_GRAPH_UNFOLLOWED(X)                                                              \
-	X(conditional)     /* a conditional node: its body runs as the device decides */    \
-	X(device_launch)   /* instantiated for device launch: replays the host never sees */ \
-	X(params)          /* the driver did not return the node's parameters */            \
-	X(too_many)        /* past GG_GRAPH_KERNELS kernel nodes, or GG_GRAPHS_MAX graphs */ \
-	X(driver)          /* the driver lacks the graph queries */            \
-	X(unknown)         /* a replay of a graph whose instantiation was not seen */
-enum gg_graph_unfollowed {
-#define X(name) GG_GRAPH_UNFOLLOWED_##name,
-	GG_GRAPH_UNFOLLOWED(X)
-#undef X
-	GG_GRAPH_UNFOLLOWED_COUNT
 };
 
 struct gg_graph {
@@ -92,7 +78,8 @@ static inline struct gg_graph *gg_graphs_find(const void *exec)
 	return NULL;
 }
 
-/* Nodes not followed, by reason; replays of graphs with such nodes. */
+/* Nodes not followed, by reason (GG_GRAPH_UNFOLLOWED_*, report/report.h);
+ * replays of graphs with such nodes. */
 void gg_graphs_unfollowed(uint64_t *by_reason, uint64_t *replays);
 /* A replay of @g (NULL: a graph the shim has no record of) was forwarded. */
 void gg_graphs_replayed_unfollowed(const struct gg_graph *g);
