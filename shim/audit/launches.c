@@ -110,16 +110,22 @@ static void refused(const void *handle, uint64_t index, const char *rc_name)
 		gg_report_launch_refused(&k, index, rc_name);
 }
 
+/* Refused: each of its kernels' launches was. (Not a failed lookup: the
+ * graph's kernels were loaded when it was instantiated.) */
+static __attribute__((noinline)) void replay_refused(const struct gg_graph *g, uint64_t first,
+						     const char *rc_name)
+{
+	for (unsigned k = 0; k < g->nkernels; k++)
+		refused(g->k[k].fn, first + k, rc_name);
+}
+
 void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const char *rc_name)
 {
 	uint64_t last = first + g->nkernels - 1;
 	struct launch *l = &launches_state.ring[last % RING];
 
-	/* Refused: each of its kernels' launches was. (Not a failed lookup: the
-	 * graph's kernels were loaded when it was instantiated.) */
-	if (rc) {
-		for (unsigned k = 0; k < g->nkernels; k++)
-			refused(g->k[k].fn, first + k, rc_name);
+	if (GG_UNLIKELY(rc)) {
+		replay_refused(g, first, rc_name);
 		return;
 	}
 	atomic_store_explicit(&l->index, 0, memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include "base/gg.h"
 #include "hooks/hooks.h"
 #include "redzone/redzone.h"
+#include "redzone/replays.h"
 #include "report/report.h"
 #include "start/start.h"
 #include "hooks/work.h"
@@ -608,12 +609,13 @@ GG_WORK CUresult gg_hooks_work_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph
 	uint64_t first = 0;                                                               \
 	if (GG_LIKELY(g && g->nkernels)) {                                                \
 		first = gg_boundary_on_launches(g->nkernels);                             \
-		gg_redzone_replaying(g, first, stream);                                   \
+		if (!gg_redzone_replay_unchanged(g, first))                               \
+			gg_redzone_replaying(g, first, stream);                           \
 	}                                                                                 \
 	CUresult rc = real_(exec, stream_);                                               \
 	if (GG_LIKELY(first)) {                                                           \
 		gg_audit_replayed(g, first, (int)rc, rc ? gg_real_result_name(rc) : NULL); \
-		if (rc == CUDA_SUCCESS)                                                   \
+		if (GG_UNLIKELY(gg_redzone_replay_hot.checking) && rc == CUDA_SUCCESS)    \
 			gg_redzone_replayed(g, first, stream);                            \
 	}                                                                                 \
 	if (GG_UNLIKELY(!g || g->unfollowed))                                             \

@@ -22,6 +22,7 @@
  * many zones there are. Its zones are flagged while it reads, and a free of
  * one of them waits for the batch, so no band is read after its memory died. */
 #include "redzone/redzone.h"
+#include "redzone/replays.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -135,6 +136,9 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
+	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){
+		.following = cfg->redzone != 0, .checking = cfg->redzone && cfg->check_launches,
+		.generation = &redzone_state.generation, .epoch = gg_kernels_epoch_counter() };
 	gg_leaks_configure(cfg->leak_check);
 	if (cfg->leak_check && !cfg->redzone)
 		gg_report_warn("GPUGUARD_LEAK_CHECK=1 without GPUGUARD_REDZONE: allocations are "
@@ -1511,20 +1515,6 @@ void gg_redzone_launch_check(const struct gg_redzone_launch *l)
 	check_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs));
 }
 
-bool gg_redzone_following(void)
-{
-	return redzone_state.pad != 0;
-}
-
-bool gg_redzone_checking(void)
-{
-	return redzone_state.check_launches;
-}
-
-uint64_t gg_redzone_generation(void)
-{
-	return generation_now(gg_kernels_epoch());
-}
 
 void gg_redzone_launched(const struct gg_redzone_launch *l)
 {

@@ -119,20 +119,15 @@ void gg_redzone_launched(const struct gg_redzone_launch *l);
 
 /* Replays of CUDA graphs (redzone/replays.c): each kernel node of @g is a
  * launch, @first the first's index. _replaying before the replay is
- * forwarded (suspects, and with a quarantine its dangling launches), unless
- * nothing changed since the last replay of @g; _replayed after the driver
- * took it (checked launches). */
+ * forwarded (suspects, and with a quarantine its dangling launches) where
+ * gg_redzone_replay_unchanged (redzone/replays.h) said it has work;
+ * _replayed after the driver took it, with GPUGUARD_CHECK_LAUNCHES. */
 struct gg_graph;
 void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream);
 void gg_redzone_replayed(struct gg_graph *g, uint64_t first, void *stream);
 
-/* For replays.c: whether launches are followed at all (red zones on), and
- * checked; what changes a memo's worth (redzone.c's generation and the
- * kernels' epoch); the check of a launch already given its suspects; the
+/* For replays.c: the check of a launch already given its suspects; the
  * launch a suspect entry of a memoised replay stands for. */
-bool gg_redzone_following(void);
-bool gg_redzone_checking(void);
-uint64_t gg_redzone_generation(void);
 void gg_redzone_launch_check(const struct gg_redzone_launch *l);
 uint64_t gg_redzone_replay_index(uint64_t launch);
 

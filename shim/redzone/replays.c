@@ -13,6 +13,7 @@
  * band given, a suspect list cleared, an allocation quarantined, a module
  * unloaded) are those it was made at: then a replay touches no zone. */
 #include "redzone/redzone.h"
+#include "redzone/replays.h"
 
 #include <stdatomic.h>
 
@@ -51,15 +52,17 @@ static void give_all(struct gg_graph *g, uint64_t first, void *stream)
 			.index = first + k, .unforwarded = true });
 }
 
+struct gg_redzone_replay_hot gg_redzone_replay_hot; /* redzone.c sets it */
+
 void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream)
 {
 	unsigned version;
 	uint64_t generation;
 
-	if (!gg_redzone_following())
+	if (!gg_redzone_replay_hot.following)
 		return;
 	version = atomic_load_explicit(&g->version, memory_order_acquire);
-	generation = gg_redzone_generation();
+	generation = gg_redzone_replay_generation();
 	if (atomic_flag_test_and_set_explicit(&g->busy, memory_order_acquire)) {
 		give_all(g, first, stream); /* another replay of it holds the memo */
 		return;
@@ -84,7 +87,7 @@ void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream)
 
 void gg_redzone_replayed(struct gg_graph *g, uint64_t first, void *stream)
 {
-	if (!gg_redzone_checking())
+	if (!gg_redzone_replay_hot.checking)
 		return;
 	for (unsigned k = 0; k < g->nkernels; k++)
 		gg_redzone_launch_check(&(struct gg_redzone_launch){
