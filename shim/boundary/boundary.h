@@ -43,10 +43,17 @@ static inline uint64_t gg_boundary_on_launches(uint64_t n)
 	uint64_t first = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n,
 						   memory_order_relaxed) + 1;
 
-	if (__builtin_expect(gg_boundary_launch_counter.mask != 0, 0))
-		for (uint64_t i = first; i < first + n; i++)
+	uint64_t mask = gg_boundary_launch_counter.mask, window, s = first & 63;
+
+	if (__builtin_expect(mask != 0, 0)) {
+		/* The mask turned so that bit k stands for launch first + k: a
+		 * replay with no event's bit among its launches looks at none. */
+		mask = s ? mask >> s | mask << (64 - s) : mask;
+		window = n >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
+		for (uint64_t i = first; (mask & window) && i < first + n; i++)
 			if (gg_boundary_launch_counter.mask >> (i & 63) & 1)
 				gg_boundary_launch_event(i);
+	}
 	return first;
 }
 

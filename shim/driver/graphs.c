@@ -170,10 +170,14 @@ static struct gg_graph *claim(const void *exec)
 	}
 	if (!free_slot)
 		return NULL;
-	free_kernels(free_slot->k, free_slot->nkernels);
+	struct gg_graph_kernel *old = free_slot->k;
+	unsigned nold = free_slot->nkernels;
+
+	/* A report naming a replay of the graph destroyed reads them: gone first. */
 	free_slot->nkernels = 0;
-	free_slot->unfollowed = 0;
 	free_slot->k = NULL;
+	free_kernels(old, nold);
+	free_slot->unfollowed = 0;
 	atomic_store(&free_slot->first, 0);
 	atomic_store(&free_slot->last, 0);
 	atomic_store_explicit(&free_slot->exec, (uintptr_t)exec, memory_order_release);
@@ -194,12 +198,19 @@ void gg_graphs_instantiated(const void *exec, const void *graph, bool device)
 		unfollowed(NULL, GG_GRAPH_UNFOLLOWED_too_many, 1);
 		return;
 	}
-	free_kernels(g->k, g->nkernels);
+	struct gg_graph_kernel *old = g->k;
+	unsigned nold = g->nkernels;
+
 	g->k = NULL;
 	g->nkernels = 0;
 	g->unfollowed = 0;
 	w.g = g;
 	walk_graph(&w, graph, 0);
+	/* An update: cuGraphExecKernelNodeSetParams still names the nodes of the
+	 * graph first instantiated, paired in order (the topology is the same). */
+	for (unsigned i = 0; old && nold == w.n && i < w.n; i++)
+		w.k[i].node = old[i].node;
+	free_kernels(old, nold);
 	if (device) /* its device-side launches are replays the host never sees */
 		unfollowed(g, GG_GRAPH_UNFOLLOWED_device_launch, 1);
 	g->k = w.k;
@@ -213,11 +224,13 @@ void gg_graphs_node_set(const void *exec, const void *node, const void *params, 
 	struct gg_device_kernel_node p;
 	struct gg_graph *g;
 
+	unsigned i = 0;
+
 	pthread_mutex_lock(&graphs_state.lock);
 	g = gg_graphs_find(exec);
-	for (unsigned i = 0; g && i < g->nkernels; i++) {
-		if (g->k[i].node != node)
-			continue;
+	while (g && i < g->nkernels && g->k[i].node != node)
+		i++;
+	if (g && i < g->nkernels) {
 		struct walk w = { .g = g };
 
 		gg_device_kernel_node_of(params, v2, &p);
@@ -227,11 +240,14 @@ void gg_graphs_node_set(const void *exec, const void *node, const void *params, 
 			g->k[i] = w.k[0];
 		}
 		free(w.k);
-		break;
 	}
 	if (g)
 		atomic_fetch_add_explicit(&g->version, 1, memory_order_release);
 	pthread_mutex_unlock(&graphs_state.lock);
+	/* A node the record does not know (one the shim never saw): its kernel
+	 * runs with parameters the shim has not read. */
+	if (g && i == g->nkernels)
+		unfollowed(g, GG_GRAPH_UNFOLLOWED_params, 1);
 }
 
 void gg_graphs_destroyed(const void *exec)

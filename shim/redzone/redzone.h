@@ -109,8 +109,11 @@ struct gg_redzone_launch {
 	void *stream;
 	uint64_t index;
 	/* A kernel of a graph's replay, not forwarded yet (redzone/replays.c):
-	 * its suspects are given now, its check comes after the replay is. */
+	 * its suspects are given now, its check comes after the replay is. A
+	 * finding made while giving them (a dangling launch) is said before the
+	 * graph runs, and names @node, the graph's kernel node. */
 	bool unforwarded;
+	const void *node;
 };
 
 /* Note the launch among the suspects of the zones it was given, and with

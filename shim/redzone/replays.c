@@ -43,13 +43,15 @@ static void retire(const struct gg_graph *g, unsigned n)
 	atomic_store(&replays_state.first[i], first);
 }
 
-/* Every launch of a replay, given now (before it is forwarded). */
+/* Every launch of a replay, given now (before it is forwarded): where the
+ * quarantine (a pointer into a freed allocation held back) finds a dangling
+ * launch, as it does for any launch, before the graph runs. */
 static void give_all(struct gg_graph *g, uint64_t first, void *stream)
 {
 	for (unsigned k = 0; k < g->nkernels; k++)
 		gg_redzone_launched(&(struct gg_redzone_launch){
 			.fn = g->k[k].fn, .params = g->k[k].params, .stream = stream,
-			.index = first + k, .unforwarded = true });
+			.index = first + k, .unforwarded = true, .node = g->k[k].node });
 }
 
 struct gg_redzone_replay_hot gg_redzone_replay_hot; /* redzone.c sets it */
