@@ -43,17 +43,12 @@ static inline uint64_t gg_boundary_on_launches(uint64_t n)
 	uint64_t first = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n,
 						   memory_order_relaxed) + 1;
 
-	uint64_t mask = gg_boundary_launch_counter.mask, window, s = first & 63;
-
-	if (__builtin_expect(mask != 0, 0)) {
-		/* The mask turned so that bit k stands for launch first + k: a
-		 * replay with no event's bit among its launches looks at none. */
-		mask = s ? mask >> s | mask << (64 - s) : mask;
-		window = n >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1;
-		for (uint64_t i = first; (mask & window) && i < first + n; i++)
-			if (gg_boundary_launch_counter.mask >> (i & 63) & 1)
-				gg_boundary_launch_event(i);
-	}
+	/* Only the launches whose number has an event's bit (N % 64) are looked
+	 * at, whatever the replay's number of launches. */
+	for (uint64_t m = gg_boundary_launch_counter.mask; __builtin_expect(m != 0, 0); m &= m - 1)
+		for (uint64_t i = first + (((uint64_t)__builtin_ctzll(m) - first) & 63); i < first + n;
+		     i += 64)
+			gg_boundary_launch_event(i);
 	return first;
 }
 
