@@ -1206,7 +1206,7 @@ Test(redzone, an_allocation_captured_into_a_graph_is_unguarded_capturing)
 	gg_app_run_free(&a);
 }
 
-/* ---- which kernel did it: checked launches and suspects (SPEC §5) ---- */
+/* ---- which kernel did it: checked launches and suspects (README, "CUDA graphs") ---- */
 
 #define CHECKED "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1"
 
@@ -1586,7 +1586,7 @@ Test(suspects, a_pointer_into_the_middle_keeps_its_latest_launch_when_the_memo_m
 	gg_app_run_free(&a);
 }
 
-/* ---- CUDA graphs: a replay is a launch of each kernel node (SPEC §5) ---- */
+/* ---- CUDA graphs: a replay is a launch of each kernel node (README, "CUDA graphs") ---- */
 
 #define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
 #define GRAPH_SCENARIO "GG_SCENARIO_GRAPH=1", "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=sync:2"

@@ -1,4 +1,4 @@
-/* The executable graphs the shim follows (SPEC §5: a replay of a CUDA graph
+/* The executable graphs the shim follows (README, "CUDA graphs": a replay of a CUDA graph
  * is a launch of each of its kernel nodes). Each CUgraphExec gets a record
  * when it is instantiated: its kernel nodes, each read once from the driver
  * (cuGraphGetNodes, cuGraphKernelNodeGetParams, child graphs walked), their

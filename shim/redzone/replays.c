@@ -1,4 +1,4 @@
-/* Replays of CUDA graphs (SPEC §5): each kernel node of an executable graph
+/* Replays of CUDA graphs (README, "CUDA graphs"): each kernel node of an executable graph
  * is a launch, routed through the launches' own functions (redzone.c
  * gg_redzone_launched: suspects, and with a quarantine dangling launches)
  * with an index of its own.
