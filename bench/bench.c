@@ -22,6 +22,9 @@
  *                            allocation (with red zones, a checked range)
  *   bench scale L N          the same with L allocations live meanwhile
  *   bench threads T N        T threads, N pairs each: pairs per second
+ *   bench graph N K          N cuGraphLaunch of a graph of K kernel nodes, each
+ *                            gg_touch4 given four allocations, captured from
+ *                            a stream (replays unchanged: the memo's case)
  *   bench scan Z [S]         one cuCtxSynchronize with Z live allocations of
  *                            S bytes (256) (a scan when GPUGUARD_BOUNDARY=sync:1)
  *
@@ -174,6 +177,39 @@ int main(int argc, char **argv)
 		}
 		printf("ns_per_op %.1f\n", t / (double)a);
 		free(p);
+	} else if (!strcmp(what, "graph")) {
+		CUdeviceptr p[4];
+		void *params[] = { &p[0], &p[1], &p[2], &p[3] };
+		CUstream s;
+		CUgraph g;
+		CUgraphExec x;
+
+		for (int i = 0; i < 4; i++)
+			CHECK(cuMemAlloc_v2(&p[i], 256));
+		CHECK(cuModuleGetFunction(&f, mod, "gg_touch4"));
+		CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+		CHECK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+		for (unsigned long k = 0; k < (b ? b : 1); k++)
+			CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		CHECK(cuStreamEndCapture(s, &g));
+		CHECK(cuGraphInstantiateWithFlags(&x, g, 0));
+		t = 0;
+		for (unsigned long done = 0; done < a;) {
+			unsigned long batch = a - done < 256 ? a - done : 256;
+
+			t0 = now_ns();
+			for (unsigned long i = 0; i < batch; i++)
+				CHECK(cuGraphLaunch(x, s));
+			t += now_ns() - t0;
+			CHECK(cuStreamSynchronize(s)); /* the fake's queue stays short */
+			done += batch;
+		}
+		CHECK(cuGraphExecDestroy(x));
+		CHECK(cuGraphDestroy(g));
+		CHECK(cuStreamDestroy_v2(s));
+		for (int i = 0; i < 4; i++)
+			CHECK(cuMemFree_v2(p[i]));
+		printf("ns_per_op %.1f\n", t / (double)a);
 	} else if (!strcmp(what, "htod")) {
 		unsigned char host[64] = { 0 };
 		CUdeviceptr p;

@@ -2,6 +2,7 @@
 
 #include "audit/audit.h"
 #include "callsite/depot.h"
+#include "driver/graphs.h"
 #include "driver/real.h"
 #include "redzone/leaks.h"
 #include "redzone/ranges.h"
@@ -26,6 +27,8 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->modules = gg_audit_foreach_module;
 	f->launches_refused = gg_audit_launches_refused();
 	f->redzone.coverage.procaddr_unmatched = gg_real_unmatched();
+	gg_graphs_unfollowed(f->redzone.coverage.graph_nodes_unfollowed,
+			     &f->redzone.coverage.graph_replays_unfollowed);
 	f->final = false;
 }
 

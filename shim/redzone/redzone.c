@@ -22,6 +22,7 @@
  * many zones there are. Its zones are flagged while it reads, and a free of
  * one of them waits for the batch, so no band is read after its memory died. */
 #include "redzone/redzone.h"
+#include "redzone/replays.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -140,6 +141,9 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
+	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){
+		.following = cfg->redzone != 0, .checking = cfg->redzone && cfg->check_launches,
+		.generation = &redzone_state.generation, .epoch = gg_kernels_epoch_counter() };
 	gg_leaks_configure(cfg->leak_check);
 	/* The quarantine holds guarded allocations: none without red zones. */
 	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
@@ -532,7 +536,9 @@ static uint64_t launch_index(uint64_t entry)
 	last = atomic_load(&memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
 	if ((atomic_load(&memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
 		return last;
-	return launch;
+	/* A kernel node of a graph whose later replays changed nothing. */
+	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
+	return last > launch ? last : launch;
 }
 
 static void launch_of(uint64_t entry, struct gg_report_launch *out)
@@ -1894,8 +1900,20 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 	 * its dangling pointers are reported here, as it is noted. */
 	if (dangling && !l->dangling_checked)
 		report_dangling(l, slot, ptrs, which, n, dangling);
-	if (redzone_state.check_launches)
+	if (redzone_state.check_launches && !l->unforwarded)
 		check_launch(l, slot, ptrs, n);
+}
+
+void gg_redzone_launch_check(const struct gg_redzone_launch *l)
+{
+	uint64_t ptrs[LAUNCH_PTRS];
+	int16_t which[LAUNCH_PTRS];
+	int slot;
+
+	if (!redzone_state.pad || !redzone_state.check_launches)
+		return;
+	slot = gg_kernels_slot(l->fn);
+	check_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs, which));
 }
 
 /* The common case: the thread's last kernel again, kernelParams, the same

@@ -120,6 +120,12 @@ struct gg_redzone_launch {
 	/* gg_redzone_launching() saw it before it was forwarded: its dangling
 	 * pointers were reported there. */
 	bool dangling_checked;
+	/* A kernel of a graph's replay, not forwarded yet (redzone/replays.c):
+	 * its suspects are given now, its check comes after the replay is. A
+	 * finding made while giving them (a dangling launch) is said before the
+	 * graph runs, and names @node, the graph's kernel node. */
+	bool unforwarded;
+	const void *node;
 };
 
 /* Before launch @l is forwarded (its index taken), while anything is
@@ -133,6 +139,20 @@ bool gg_redzone_launching(const struct gg_redzone_launch *l);
 /* Note the launch among the suspects of the zones it was given, and with
  * GPUGUARD_CHECK_LAUNCHES wait for it and check their bands. */
 void gg_redzone_launched(const struct gg_redzone_launch *l);
+
+/* Replays of CUDA graphs (redzone/replays.c): each kernel node of @g is a
+ * launch, @first the first's index. _replaying before the replay is
+ * forwarded (suspects, and with a quarantine its dangling launches) where
+ * gg_redzone_replay_unchanged (redzone/replays.h) said it has work;
+ * _replayed after the driver took it, with GPUGUARD_CHECK_LAUNCHES. */
+struct gg_graph;
+void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream);
+void gg_redzone_replayed(struct gg_graph *g, uint64_t first, void *stream);
+
+/* For replays.c: the check of a launch already given its suspects; the
+ * launch a suspect entry of a memoised replay stands for. */
+void gg_redzone_launch_check(const struct gg_redzone_launch *l);
+uint64_t gg_redzone_replay_index(uint64_t launch);
 
 /* A violation as kept: its sites interned (described when reported). */
 struct gg_violation {

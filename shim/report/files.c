@@ -404,6 +404,12 @@ static void module_row(void *ctx, const struct gg_report_module *m)
 	jw_puts(w, " }");
 }
 
+static const char *const graph_reasons[] = {
+#define GG_GRAPH_REASON_NAME(name) #name,
+	GG_REPORT_GRAPH_UNFOLLOWED(GG_GRAPH_REASON_NAME)
+#undef GG_GRAPH_REASON_NAME
+};
+
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
@@ -419,8 +425,18 @@ static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 		any = true;
 	}
 	jw_printf(w, "%s}, \"unguarded_bytes\": %" PRIu64 ", \"vmm_bytes\": %" PRIu64
-		  ", \"procaddr_unmatched\": %" PRIu64 ",\n    \"caching_allocators\": [",
+		  ", \"procaddr_unmatched\": %" PRIu64 ",\n    \"graph_nodes_unfollowed\": {",
 		  any ? " " : "", c->unguarded_bytes, c->vmm_bytes, c->procaddr_unmatched);
+	any = false;
+	for (int r = 0; r < GG_GRAPH_UNFOLLOWED_COUNT; r++) {
+		if (!c->graph_nodes_unfollowed[r])
+			continue;
+		jw_printf(w, "%s\"%s\": %" PRIu64, any ? ", " : " ", graph_reasons[r],
+			  c->graph_nodes_unfollowed[r]);
+		any = true;
+	}
+	jw_printf(w, "%s}, \"graph_replays_unfollowed\": %" PRIu64 ",\n    \"caching_allocators\": [",
+		  any ? " " : "", c->graph_replays_unfollowed);
 	for (unsigned i = 0; i < c->ncaching && i < GG_REPORT_CACHING_MAX; i++) {
 		jw_puts(w, i ? ", " : " ");
 		jw_str(w, c->caching[i]);

@@ -170,6 +170,22 @@ const char *gg_report_reason_name(enum gg_report_reason r);
 #define GG_REPORT_CACHING_MAX 4
 
 /* What was guarded and what was not (SPEC §4, §6 "coverage"). */
+/* Why a node of a CUDA graph is not followed when the graph is replayed
+ * (driver/graphs.c; JSON "coverage"."graph_nodes_unfollowed"). */
+#define GG_REPORT_GRAPH_UNFOLLOWED(X)                                                       \
+	X(conditional)   /* a conditional node: its body runs as the device decides */       \
+	X(device_launch) /* instantiated for device launch: replays the host never sees */   \
+	X(params)        /* the driver did not return the node's parameters, or child graph */ \
+	X(too_many)      /* past the kernel nodes followed per graph, or graphs at once */    \
+	X(driver)        /* the driver lacks the graph queries */                             \
+	X(unknown)       /* a replay of a graph whose instantiation was not seen */
+enum gg_report_graph_unfollowed {
+#define GG_GRAPH_UNFOLLOWED_ENUM(name) GG_GRAPH_UNFOLLOWED_##name,
+	GG_REPORT_GRAPH_UNFOLLOWED(GG_GRAPH_UNFOLLOWED_ENUM)
+#undef GG_GRAPH_UNFOLLOWED_ENUM
+	GG_GRAPH_UNFOLLOWED_COUNT
+};
+
 struct gg_report_coverage {
 	uint64_t allocations;            /* allocations the driver made: linear, and VMM handles */
 	uint64_t guarded, guarded_bytes; /* given a watched band */
@@ -177,6 +193,8 @@ struct gg_report_coverage {
 	uint64_t unguarded_bytes;
 	uint64_t vmm_bytes;              /* bytes mapped with cuMemMap */
 	uint64_t procaddr_unmatched;     /* cuGetProcAddress answers for hooked names, no export */
+	uint64_t graph_nodes_unfollowed[GG_GRAPH_UNFOLLOWED_COUNT]; /* by reason */
+	uint64_t graph_replays_unfollowed; /* replays of graphs with such nodes */
 	const char *caching[GG_REPORT_CACHING_MAX]; /* caching allocators loaded ("pytorch") */
 	unsigned ncaching;
 };

@@ -22,6 +22,7 @@
 #include "boundary/watcher.h"
 #include "callsite/callsite.h"
 #include "callsite/depot.h"
+#include "driver/graphs.h"
 #include "driver/kernels.h"
 #include "driver/real.h"
 #include "options/config.h"
@@ -93,6 +94,7 @@ static void atfork_child(void)
 	gg_depot_atfork_child();
 	gg_real_atfork_child();
 	gg_kernels_atfork_child();
+	gg_graphs_atfork_child();
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
@@ -211,6 +213,18 @@ static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_eve
 		GG_ID_cuLaunchKernel, GG_ID_cuLaunchKernel_ptsz, GG_ID_cuLaunchKernelEx,
 		GG_ID_cuLaunchKernelEx_ptsz, GG_ID_cuLaunchCooperativeKernel,
 		GG_ID_cuLaunchCooperativeKernel_ptsz,
+		/* A graph's replay is a launch of each of its kernels. */
+		GG_ID_cuGraphInstantiate, GG_ID_cuGraphInstantiate_v2,
+		GG_ID_cuGraphInstantiateWithFlags, GG_ID_cuGraphInstantiateWithParams,
+		GG_ID_cuGraphInstantiateWithParams_ptsz, GG_ID_cuGraphExecUpdate,
+		GG_ID_cuGraphExecUpdate_v2, GG_ID_cuGraphExecKernelNodeSetParams,
+		GG_ID_cuGraphExecKernelNodeSetParams_v2, GG_ID_cuGraphExecDestroy,
+		GG_ID_cuGraphLaunch, GG_ID_cuGraphLaunch_ptsz,
+		/* A launch captured into a graph is none until it is replayed. */
+		GG_ID_cuStreamBeginCapture, GG_ID_cuStreamBeginCapture_ptsz,
+		GG_ID_cuStreamBeginCapture_v2, GG_ID_cuStreamBeginCapture_v2_ptsz,
+		GG_ID_cuStreamBeginCaptureToGraph, GG_ID_cuStreamBeginCaptureToGraph_ptsz,
+		GG_ID_cuStreamEndCapture, GG_ID_cuStreamEndCapture_ptsz,
 	};
 	static const enum gg_hook_id syncs[] = { GG_ID_cuCtxSynchronize, GG_ID_cuCtxSynchronize_v2 };
 

@@ -63,6 +63,17 @@
  *   capfree:K:M      capture (mode M: 0 global, 1 thread-local, 2 relaxed) a
  *                    memset on a blocking stream of its own, free buffer K
  *                    meanwhile, end the capture; prints each result
+ *   graph:K:E[:F]    capture gg_overrun over buffer K's size + E bytes, on the
+ *                    app's stream, into a graph (relaxed mode), and instantiate
+ *                    it with flags F (4: for device launch; default 0): the
+ *                    graph the next steps replay; prints the results
+ *   replay:N         launch that graph N times on the app's stream, then
+ *                    cuCtxSynchronize; prints the last launch's result and the
+ *                    synchronize's
+ *   deadreplay       launch that graph on a stream already destroyed; prints
+ *                    the result
+ *   gset:K:E         cuGraphExecKernelNodeSetParams: its node becomes gg_overrun
+ *                    over buffer K's size + E bytes; prints the result
  *   capalloc:N       cuMemAllocAsync of N bytes on a stream being captured
  *                    (relaxed mode): a graph's allocation node; prints results
  *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
@@ -159,6 +170,8 @@
 
 static CUmodule mod;
 static CUstream stream, stream2;
+static CUgraphExec app_graph;      /* graph: */
+static CUgraphNode app_graph_node;
 static CUcontext primary, created;
 static struct {
 	CUdeviceptr ptr;
@@ -736,6 +749,45 @@ int main(int argc, char **argv)
 			if (lim)
 				lim(a);
 			printf("limit %lu\n", a);
+		} else if (!strncmp(arg, "graph:", 6)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+			CUfunction f;
+			CUgraph g;
+			CUresult begin, launched, end;
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_overrun"));
+			begin = cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+			launched = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, stream, params, NULL);
+			end = cuStreamEndCapture(stream, &g);
+			if (end == CUDA_SUCCESS) {
+				CHECK(cuGraphInstantiateWithFlags(&app_graph, g, c));
+				CHECK(cuGraphGetNodes(g, &app_graph_node, &(size_t){ 1 }));
+			}
+			printf("graph %lu by %lu: begin %d, launch %d, end %d\n", a, b, (int)begin,
+			       (int)launched, (int)end);
+		} else if (!strncmp(arg, "replay:", 7)) {
+			CUresult last = CUDA_SUCCESS;
+
+			for (unsigned long k = 0; k < a; k++)
+				last = cuGraphLaunch(app_graph, stream);
+			printf("replayed %lu: %d, synchronize %d\n", a, (int)last, (int)cuCtxSynchronize());
+		} else if (!strcmp(arg, "deadreplay")) {
+			CUstream dead;
+
+			CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamDestroy_v2(dead));
+			printf("dead replay: %d\n", (int)cuGraphLaunch(app_graph, dead));
+		} else if (!strncmp(arg, "gset:", 5)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+			CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+						       .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1,
+						       .kernelParams = params };
+
+			CHECK(cuModuleGetFunction(&kp.func, mod, "gg_overrun"));
+			printf("gset %lu by %lu: %d\n", a, b,
+			       (int)cuGraphExecKernelNodeSetParams_v2(app_graph, app_graph_node, &kp));
 		} else if (!strcmp(arg, "sync")) {
 			CHECK(cuCtxSynchronize());
 			printf("synced\n");
