@@ -1724,9 +1724,6 @@ Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
 	gg_app_run_free(&a);
 }
 
-	gg_app_run_free(&a);
-}
-
 /* ---- CUDA graphs: a replay is a launch of each kernel node (README, "CUDA graphs") ---- */
 
 #define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
