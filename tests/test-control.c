@@ -26,6 +26,7 @@ static void expect_out(const struct gg_run *r, const char *line)
 Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_boundary_before)
 {
 	struct gg_app_run a;
+	struct gg_run report;
 
 	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 		   (const char *[]){ "label:clean", "alloc:100", "overrun:0:8", "label:dirty",
@@ -47,6 +48,15 @@ Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_bo
 			    "for l in j['labels'])",
 		    "True");
 	cr_expect_eq(gg_count_lines(a.r.err, "] ERROR: red zone violation (scan)"), 2, "%s", a.r.err);
+	/* gpuguard report groups them by label (a pytest test's node id). */
+	gg_run(&report, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_expect_eq(gg_run_exit(&report), 1, "%s%s", report.out, report.err);
+	cr_expect_not_null(strstr(report.out, "\nfindings by test: 2 tests\n  dirty: 1 error\n"
+					      "      red zone violation (scan): allocation #0 of 100 bytes"),
+			   "%s", report.out);
+	cr_expect_not_null(strstr(report.out, "\n  twice: 1 error\n      red zone violation (scan): "
+					      "allocation #1 of 64 bytes"), "%s", report.out);
+	gg_run_free(&report);
 	for (int i = 0; i < 2; i++) {
 		char expr[64], *lines;
 
