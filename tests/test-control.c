@@ -1,4 +1,4 @@
-/* Control from the process (SPEC §9): gpuguard_boundary(label) and
+/* Control from the process: gpuguard_boundary(label) and
  * gpuguard_version(), found with dlsym as a program (or ctypes) finds them,
  * and the JSON's "labels". Through apps/app-redzone's label steps. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-"""The pytest plugin, test by test (SPEC §9): runs this directory's suite
+"""The pytest plugin, test by test: runs this directory's suite
 with pytest and checks what the plugin made of it.
 
 usage: PYTHON check_plugin.py [--command GPUGUARD] [--xdist-only | --no-xdist] [PYTEST_ARGS...]

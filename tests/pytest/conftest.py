@@ -1,4 +1,4 @@
-"""The pytest plugin's proof (SPEC §9): tests of numba-cuda over the fake
+"""The pytest plugin's proof: tests of numba-cuda over the fake
 driver (tests/fakecuda), two of which write past an array. Run by
 check_plugin.py, which says what must pass and fail; GG_TEST_PTX names the
 fake's kernels.ptx and LD_LIBRARY_PATH its libcuda.so.1."""
