@@ -69,7 +69,7 @@ Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_bo
 	gg_app_run_free(&a);
 }
 
-Test(control, boundary_is_minus_one_before_set_up_when_disabled_and_absent_without_the_shim)
+Test(control, boundary_is_minus_one_before_set_up_when_disabled_in_a_callback_and_absent_without_the_shim)
 {
 	struct gg_app_run a;
 	struct gg_run plain;
@@ -88,6 +88,14 @@ Test(control, boundary_is_minus_one_before_set_up_when_disabled_and_absent_witho
 	expect_out(&a.r, "label disabled: -1\n");
 	expect_out(&a.r, "version: " GG_TEST_VERSION "\n");
 	cr_expect_null(strstr(a.r.err, "gpuguard"), "%s", a.r.err);
+	gg_app_run_free(&a);
+
+	/* From a stream callback, inside a driver call: no boundary there. */
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "alloc:100", "overrun:0:8", "cblabel", "label:after", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "label in callback: -1\n");
+	expect_out(&a.r, "label after: 1\n");
 	gg_app_run_free(&a);
 
 	gg_run(&plain, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },

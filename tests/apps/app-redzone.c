@@ -111,6 +111,8 @@
  *   labels:T:N       T threads, each N labelled boundaries at once; prints the sum
  *                    of their results
  *   version          gpuguard_version(), found the same way; prints it
+ *   cblabel          gpuguard_boundary from a stream callback run by a
+ *                    cuCtxSynchronize (inside a hooked call); prints its result
  *   cycles:N         N times: reset the primary context, allocate 100 bytes,
  *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
@@ -407,6 +409,13 @@ static void print_label(const char *label)
 		printf("label %s: absent\n", label);
 	else
 		printf("label %s: %d\n", label, n);
+}
+
+static void CUDA_CB label_from_callback(CUstream hs, CUresult status, void *arg)
+{
+	(void)hs;
+	(void)status;
+	*(int *)arg = label_boundary("callback");
 }
 
 static void *label_thread(void *arg)
@@ -844,6 +853,12 @@ int main(int argc, char **argv)
 				sum += (long)r;
 			}
 			printf("labels: %ld\n", sum);
+		} else if (!strcmp(arg, "cblabel")) {
+			static int got = -3;
+
+			CHECK(cuStreamAddCallback(stream, label_from_callback, &got, 0));
+			CHECK(cuCtxSynchronize());
+			printf("label in callback: %d\n", got);
 		} else if (!strcmp(arg, "version")) {
 			const char *(*fn)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "gpuguard_version");
 
