@@ -475,6 +475,37 @@ static void check_leaks(struct check *ck, const struct gg_json *root)
 	}
 }
 
+/* "labels" (labelled boundaries: the pytest plugin's one per test): optional,
+ * each item whole when present. */
+static void check_labels(struct check *ck, const struct gg_json *root)
+{
+	const struct gg_json *arr = gg_json_get(root, "labels");
+	char where[64];
+
+	if (!arr)
+		return;
+	expect(ck, root, "", "labels", W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
+		const struct gg_json *l = gg_json_at(arr, i), *lines;
+
+		snprintf(where, sizeof(where), "labels[%zu].", i);
+		if (!gg_json_is(l, GG_JSON_OBJECT)) {
+			complain(ck, l, "\"labels[%zu]\" is a %s, expected an object", i,
+				 gg_json_type_name(l->type));
+			return;
+		}
+		expect(ck, l, where, "label", W_STRING, true);
+		expect(ck, l, where, "errors", W_U64, true);
+		expect(ck, l, where, "lines", W_ARRAY, true);
+		lines = gg_json_get(l, "lines");
+		for (size_t k = 0; k < gg_json_length(lines); k++)
+			if (!gg_json_is(gg_json_at(lines, k), GG_JSON_STRING))
+				complain(ck, gg_json_at(lines, k), "\"labels[%zu].lines[%zu]\" is a %s, "
+					 "expected a string", i, k,
+					 gg_json_type_name(gg_json_at(lines, k)->type));
+	}
+}
+
 /* "coverage" (SPEC §6) is newer than schema 1's first writers: optional, but
  * read as it is when present. */
 static void check_coverage(struct check *ck, const struct gg_json *root)
@@ -557,6 +588,7 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 	check_launch_errors(&ck, root);
 	check_modules(&ck, root);
 	check_leaks(&ck, root);
+	check_labels(&ck, root);
 	return !ck.bad;
 }
 
@@ -1626,6 +1658,47 @@ static void print_leaks(const struct view *vw, bool several)
 	free(b.s);
 }
 
+/* The findings by test: each labelled boundary that found something (the
+ * pytest plugin labels one per test with its node id), with the first line
+ * of each finding its ERROR lines name; the stacks are in the sections above. */
+static void print_tests(const struct view *vw, bool several)
+{
+	struct sb b = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < vw->nprocs; i++)
+		n += gg_json_length(gg_json_get(vw->procs[i].root, "labels"));
+	if (!n)
+		return;
+	printf("\nfindings by test: %zu %s\n", n, gg_cli_plural(n, "test", "tests"));
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		const struct gg_json *labels = gg_json_get(vw->procs[i].root, "labels");
+
+		for (size_t k = 0; k < gg_json_length(labels); k++) {
+			const struct gg_json *l = gg_json_at(labels, k);
+			const struct gg_json *lines = gg_json_get(l, "lines");
+			uint64_t errors = gg_json_u64(gg_json_get(l, "errors"), 0);
+
+			sb_str(&b, gg_json_get(l, "label"), "?");
+			sb_printf(&b, ": %" PRIu64 " %s", errors, gg_cli_plural(errors, "error", "errors"));
+			if (several)
+				sb_printf(&b, " (pid %" PRIu64 ")", vw->procs[i].pid);
+			emit_sb(2, 6, &b);
+			for (size_t j = 0; j < gg_json_length(lines); j++) {
+				const char *line = gg_json_string(gg_json_at(lines, j), "");
+				const char *text = strstr(line, " ERROR: ");
+
+				text = text ? text + 8 : line;
+				if (*text == ' ') /* a stack's line, under its finding */
+					continue;
+				sb_clean(&b, text, strlen(text));
+				emit_sb(6, 8, &b);
+			}
+		}
+	}
+	free(b.s);
+}
+
 static void print_errors(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
@@ -1946,6 +2019,7 @@ static void print_report(struct view *vw, size_t skipped)
 	print_unresolved(vw, several);
 	print_violations(vw, several);
 	print_leaks(vw, several);
+	print_tests(vw, several);
 	print_errors(vw, several);
 	if (skipped)
 		printf("\nskipped: %zu %s that could not be read (named on standard error)\n",

@@ -75,6 +75,9 @@ void gg_audit_launches_atfork_child(void);
  * missing (unless allowed). @why names the boundary. */
 void gg_audit_seal(const char *why);
 
+/* The same, its table printed only when the gate fails. */
+void gg_audit_seal_quiet(const char *why);
+
 void gg_audit_stats(struct gg_report_audit *out);
 
 /* Call @fn for every (unresolved pair, call site), required pairs first,

@@ -58,6 +58,10 @@ void gg_boundary_on_sync(void);
 /* Run one boundary now; @why names its event ("launch:3", "signal"). */
 void gg_boundary_run(const char *why);
 
+/* Run a boundary labelled @label (gpuguard_boundary): the errors found
+ * since the labelled boundary before it. */
+uint64_t gg_boundary_label(const char *label);
+
 /* Counters for the reports. */
 uint64_t gg_boundary_launches(void);
 

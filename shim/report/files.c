@@ -410,6 +410,40 @@ static const char *const graph_reasons[] = {
 #undef GG_GRAPH_REASON_NAME
 };
 
+/* A labelled boundary's row: the lines one string each, without '\n'. */
+static void label_row(void *ctx, const struct gg_report_label *l)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+	char line[2048];
+	unsigned n = 0;
+
+	jw_puts(w, rows->n++ ? ",\n    { \"label\": " : "\n    { \"label\": ");
+	jw_str(w, l->label);
+	jw_printf(w, ", \"boundary\": %" PRIu64 ", \"errors\": %" PRIu64
+		  ", \"lines_dropped\": %" PRIu64 ",\n      \"lines\": [",
+		  l->boundary, l->errors, l->lines_dropped);
+	for (const char *p = l->lines; p && *p;) {
+		size_t len = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		jw_puts(w, n++ ? ",\n        " : "\n        ");
+		jw_str(w, line);
+		p += len + (p[len] == '\n');
+	}
+	jw_puts(w, n ? " ] }" : "] }");
+}
+
+static void write_labels(struct jw *w, const struct gg_report_figures *f)
+{
+	struct rows rows = { w, 0 };
+
+	jw_puts(w, "  \"labels\": [");
+	if (f->labels)
+		f->labels(label_row, &rows);
+	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+}
+
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
@@ -590,6 +624,7 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	rows.n = 0;
 	f->modules(module_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+	write_labels(w, f);
 	write_coverage(w, &z.coverage);
 	jw_printf(w, ",\n  \"errors\": %" PRIu64 " }\n", f->errors);
 }

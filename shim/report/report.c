@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "options/config.h"
+#include "report/errlines.h"
 #include "report/sink.h"
 
 #define LINE_MAX_BYTES 2048
@@ -164,6 +165,8 @@ GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 	}
 	line[n++] = '\n';
 	write_all(line, (size_t)n);
+	if (lvl == LEVEL_ERROR) /* for the next labelled boundary (errlines.h) */
+		gg_report_errlines_add(line, (size_t)n);
 	errno = saved_errno;
 }
 

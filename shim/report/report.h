@@ -301,6 +301,19 @@ typedef void gg_report_api_overruns_fn(void (*emit)(void *ctx,
 						    const struct gg_report_api_overrun *o),
 				       void *ctx);
 
+/* A labelled boundary that found something (gpuguard_boundary, JSON
+ * "labels"): its label, the errors it found, and the ERROR lines written
+ * since the labelled boundary before it. */
+struct gg_report_label {
+	const char *label;
+	uint64_t boundary;      /* 1 for the process's first labelled boundary */
+	uint64_t errors;        /* the errors found since the labelled boundary before */
+	const char *lines;      /* '\n'-terminated ERROR lines */
+	uint64_t lines_dropped; /* ERROR lines that did not fit */
+};
+typedef void gg_report_labels_fn(void (*emit)(void *ctx, const struct gg_report_label *l),
+				 void *ctx);
+
 /* Everything the exit line, the JSON summary and the metrics say. */
 struct gg_report_figures {
 	struct gg_report_audit audit;
@@ -316,6 +329,7 @@ struct gg_report_figures {
 	bool final;                          /* the process ends: the JSON's "ended" */
 	struct gg_report_leaks leaks;
 	uint64_t stacks, stack_bytes;        /* the stack depot: stacks kept, bytes */
+	gg_report_labels_fn *labels;         /* labelled boundaries that found something */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */

@@ -19,6 +19,7 @@
 #include "base/fatal.h"
 #include "boundary/boundary.h"
 #include "boundary/figures.h"
+#include "boundary/labels.h"
 #include "boundary/watcher.h"
 #include "callsite/callsite.h"
 #include "callsite/depot.h"
@@ -28,6 +29,7 @@
 #include "options/config.h"
 #include "redzone/leaks.h"
 #include "redzone/redzone.h"
+#include "report/errlines.h"
 #include "report/report.h"
 
 static struct {
@@ -79,10 +81,14 @@ static void atfork_prepare(void)
 	gg_boundary_atfork_prepare();
 	gg_audit_atfork_prepare();
 	gg_redzone_atfork_prepare();
+	gg_labels_atfork_prepare();
+	gg_report_errlines_atfork_prepare(); /* innermost: taken by any ERROR line */
 }
 
 static void atfork_parent(void)
 {
+	gg_report_errlines_atfork_parent();
+	gg_labels_atfork_parent();
 	gg_redzone_atfork_parent();
 	gg_audit_atfork_parent();
 	gg_boundary_atfork_parent();
@@ -98,6 +104,8 @@ static void atfork_child(void)
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
+	gg_labels_atfork_child();
+	gg_report_errlines_atfork_child();
 	gg_watcher_atfork_child();
 	/* A process of its own (SPEC §7.4): it reports only once it calls a hook
 	 * itself, which also gives it its log file and its watcher thread (no

@@ -130,6 +130,13 @@
  *   cbexit:S         a stream callback that calls _exit(S), run by a cuCtxSynchronize:
  *                    _exit inside a hooked call, as from a signal handler
  *   tasks            how many threads this process has
+ *   label:TEXT       gpuguard_boundary(TEXT), found with dlsym(RTLD_DEFAULT); prints
+ *                    "label TEXT: N" (its result) or "label TEXT: absent"
+ *   labels:T:N       T threads, each N labelled boundaries at once; prints the sum
+ *                    of their results
+ *   version          gpuguard_version(), found the same way; prints it
+ *   cblabel          gpuguard_boundary from a stream callback run by a
+ *                    cuCtxSynchronize (inside a hooked call); prints its result
  *   cycles:N         N times: reset the primary context, allocate 100 bytes,
  *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
@@ -425,6 +432,42 @@ static void *brood_thread(void *arg)
 	return (void *)(uintptr_t)clean;
 }
 
+/* The control API (the shim's gpuguard_boundary), looked up as a program
+ * that runs with and without the shim would: -2 when it is absent. */
+static int label_boundary(const char *label)
+{
+	int (*fn)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "gpuguard_boundary");
+
+	return fn ? fn(label) : -2;
+}
+
+static void print_label(const char *label)
+{
+	int n = label_boundary(label);
+
+	if (n == -2)
+		printf("label %s: absent\n", label);
+	else
+		printf("label %s: %d\n", label, n);
+}
+
+static void CUDA_CB label_from_callback(CUstream hs, CUresult status, void *arg)
+{
+	(void)hs;
+	(void)status;
+	*(int *)arg = label_boundary("callback");
+}
+
+static void *label_thread(void *arg)
+{
+	unsigned long n = *(unsigned long *)arg;
+	long sum = 0;
+
+	for (unsigned long k = 0; k < n; k++)
+		sum += label_boundary("thread");
+	return (void *)sum;
+}
+
 static void late_overrun(void)
 {
 	unsigned long long size = bufs[0].size, extra = 8;
@@ -456,6 +499,8 @@ int main(int argc, char **argv)
 		printf("early\n");
 		wait_for(getenv("GG_TEST_EARLY_WAIT"));
 	}
+	if (getenv("GG_TEST_EARLY_LABEL")) /* before any hooked call */
+		print_label(getenv("GG_TEST_EARLY_LABEL"));
 	CHECK(cuInit(0));
 	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
 	CHECK(cuCtxSetCurrent(primary));
@@ -918,6 +963,31 @@ int main(int argc, char **argv)
 			CHECK(cuCtxSetCurrent(primary));
 			CHECK(cuModuleLoad(&mod, ptx));
 			printf("%s: %d\n", arg, (int)rc);
+		} else if (!strncmp(arg, "label:", 6)) {
+			print_label(arg + 6);
+		} else if (!strncmp(arg, "labels:", 7)) {
+			pthread_t t[64];
+			long sum = 0;
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, label_thread, &b);
+			for (unsigned long k = 0; k < a && k < 64; k++) {
+				void *r;
+
+				pthread_join(t[k], &r);
+				sum += (long)r;
+			}
+			printf("labels: %ld\n", sum);
+		} else if (!strcmp(arg, "cblabel")) {
+			static int got = -3;
+
+			CHECK(cuStreamAddCallback(stream, label_from_callback, &got, 0));
+			CHECK(cuCtxSynchronize());
+			printf("label in callback: %d\n", got);
+		} else if (!strcmp(arg, "version")) {
+			const char *(*fn)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "gpuguard_version");
+
+			printf("version: %s\n", fn ? fn() : "absent");
 		} else if (!strncmp(arg, "threads:", 8)) {
 			pthread_t t[64];
 			unsigned long job[2] = { b, c };
