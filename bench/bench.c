@@ -7,6 +7,14 @@
  *   bench lookup-miss N      N that fail (each unwinds once)
  *   bench launch N           N cuLaunchKernel of an empty kernel
  *   bench launch4 N          N cuLaunchKernel of a kernel given four allocations
+ *   bench launch4-held N     the same after a fifth allocation was freed (with
+ *                            GPUGUARD_QUARANTINE, held: every launch is looked at
+ *                            for dangling pointers)
+ *   bench qfree N S          N frees of allocations of S bytes (made first, untimed):
+ *                            with GPUGUARD_QUARANTINE, each filled and held
+ *   bench qrelease N S       N allocations of S bytes freed (untimed), then one
+ *                            cuCtxSynchronize: with GPUGUARD_BOUNDARY=sync:1 and a
+ *                            quarantine, each one's fill checked and released
  *   bench alloc N S          N cuMemAlloc_v2 + cuMemFree_v2 pairs of S bytes
  *   bench alloc-deep N D     N pairs of 256 bytes, made D frames deeper than
  *                            alloc's (the stacks GPUGUARD_STACK_DEPTH keeps)
@@ -14,8 +22,11 @@
  *                            allocation (with red zones, a checked range)
  *   bench scale L N          the same with L allocations live meanwhile
  *   bench threads T N        T threads, N pairs each: pairs per second
- *   bench scan Z             one cuCtxSynchronize with Z live allocations
- *                            (a scan when GPUGUARD_BOUNDARY=sync:1)
+ *   bench graph N K          N cuGraphLaunch of a graph of K kernel nodes, each
+ *                            gg_touch4 given four allocations, captured from
+ *                            a stream (replays unchanged: the memo's case)
+ *   bench scan Z [S]         one cuCtxSynchronize with Z live allocations of
+ *                            S bytes (256) (a scan when GPUGUARD_BOUNDARY=sync:1)
  *
  * Prints "ns_per_op X" (or "pairs_per_s X", "ns X") on stdout.
  * Needs GG_BENCH_PTX: the kernels' PTX file (tests/fakecuda/kernels.ptx). */
@@ -81,14 +92,14 @@ static void *pair_thread(void *arg)
 	return NULL;
 }
 
-static CUdeviceptr *hold(unsigned long n)
+static CUdeviceptr *hold(unsigned long n, size_t bytes)
 {
 	CUdeviceptr *live = malloc(n * sizeof(*live));
 
 	if (!live)
 		exit(2);
 	for (unsigned long i = 0; i < n; i++)
-		CHECK(cuMemAlloc_v2(&live[i], 256));
+		CHECK(cuMemAlloc_v2(&live[i], bytes));
 	return live;
 }
 
@@ -129,18 +140,73 @@ int main(int argc, char **argv)
 		t = now_ns() - t0;
 		CHECK(cuCtxSynchronize());
 		printf("ns_per_op %.1f\n", t / (double)a);
-	} else if (!strcmp(what, "launch4")) {
-		CUdeviceptr p[4];
+	} else if (!strcmp(what, "launch4") || !strcmp(what, "launch4-held")) {
+		CUdeviceptr p[4], gone;
 		void *params[] = { &p[0], &p[1], &p[2], &p[3] };
 
 		for (int i = 0; i < 4; i++)
 			CHECK(cuMemAlloc_v2(&p[i], 256));
+		if (what[7]) {
+			CHECK(cuMemAlloc_v2(&gone, 256));
+			CHECK(cuMemFree_v2(gone));
+		}
 		CHECK(cuModuleGetFunction(&f, mod, "gg_touch4"));
 		t0 = now_ns();
 		for (unsigned long i = 0; i < a; i++)
 			CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
 		t = now_ns() - t0;
 		CHECK(cuCtxSynchronize());
+		for (int i = 0; i < 4; i++)
+			CHECK(cuMemFree_v2(p[i]));
+		printf("ns_per_op %.1f\n", t / (double)a);
+	} else if (!strcmp(what, "qfree") || !strcmp(what, "qrelease")) {
+		CUdeviceptr *p = calloc(a, sizeof(*p));
+
+		if (!p)
+			return 2;
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuMemAlloc_v2(&p[i], b));
+		t0 = now_ns();
+		for (unsigned long i = 0; i < a; i++)
+			CHECK(cuMemFree_v2(p[i]));
+		t = now_ns() - t0;
+		if (what[1] == 'r') {
+			t0 = now_ns();
+			CHECK(cuCtxSynchronize());
+			t = now_ns() - t0;
+		}
+		printf("ns_per_op %.1f\n", t / (double)a);
+		free(p);
+	} else if (!strcmp(what, "graph")) {
+		CUdeviceptr p[4];
+		void *params[] = { &p[0], &p[1], &p[2], &p[3] };
+		CUstream s;
+		CUgraph g;
+		CUgraphExec x;
+
+		for (int i = 0; i < 4; i++)
+			CHECK(cuMemAlloc_v2(&p[i], 256));
+		CHECK(cuModuleGetFunction(&f, mod, "gg_touch4"));
+		CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+		CHECK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+		for (unsigned long k = 0; k < (b ? b : 1); k++)
+			CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		CHECK(cuStreamEndCapture(s, &g));
+		CHECK(cuGraphInstantiateWithFlags(&x, g, 0));
+		t = 0;
+		for (unsigned long done = 0; done < a;) {
+			unsigned long batch = a - done < 256 ? a - done : 256;
+
+			t0 = now_ns();
+			for (unsigned long i = 0; i < batch; i++)
+				CHECK(cuGraphLaunch(x, s));
+			t += now_ns() - t0;
+			CHECK(cuStreamSynchronize(s)); /* the fake's queue stays short */
+			done += batch;
+		}
+		CHECK(cuGraphExecDestroy(x));
+		CHECK(cuGraphDestroy(g));
+		CHECK(cuStreamDestroy_v2(s));
 		for (int i = 0; i < 4; i++)
 			CHECK(cuMemFree_v2(p[i]));
 		printf("ns_per_op %.1f\n", t / (double)a);
@@ -165,7 +231,7 @@ int main(int argc, char **argv)
 		deep_pairs(a, b);
 		printf("ns_per_op %.1f\n", (now_ns() - t0) / (double)a);
 	} else if (!strcmp(what, "scale")) {
-		CUdeviceptr *live = hold(a);
+		CUdeviceptr *live = hold(a, 256);
 
 		t0 = now_ns();
 		pairs(b, 256);
@@ -187,7 +253,7 @@ int main(int argc, char **argv)
 		t = now_ns() - t0;
 		printf("pairs_per_s %.0f\n", (double)(a * b) / (t / 1e9));
 	} else if (!strcmp(what, "scan")) {
-		CUdeviceptr *live = hold(a);
+		CUdeviceptr *live = hold(a, b ? b : 256);
 
 		t0 = now_ns();
 		CHECK(cuCtxSynchronize());

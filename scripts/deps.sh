@@ -25,13 +25,37 @@ gg_need() {
 		/usr/bin/python3 -c 'import rfc3987' 2>/dev/null || missing+=(python3-rfc3987)
 		# The virtual environment of NVIDIA's Python clients (scripts/pyenv).
 		/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+		# Every metrics file the tests read passes promtool check metrics, the
+		# alert rules pass promtool test rules, and a node-exporter scrapes them.
+		command -v promtool >/dev/null || missing+=(prometheus)
+		command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
+	fi
+	# The Debian package, built and installed (scripts/test-deb).
+	if [ "${1:-}" = deb ]; then
+		command -v dpkg-buildpackage >/dev/null || missing+=(dpkg-dev)
+		command -v dh >/dev/null || missing+=(debhelper)
+		[ "$(dpkg-query -W -f='${Status}' build-essential 2>/dev/null)" = "install ok installed" ] ||
+			missing+=(build-essential)
+		# The installed man page is formatted, the metrics checked.
+		command -v groff >/dev/null || missing+=(groff-base)
+		command -v promtool >/dev/null || missing+=(prometheus)
 	fi
 	for p in ${GG_EXTRA_PACKAGES:-}; do missing+=("$p"); done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
 		echo "installing: ${missing[*]}" >&2
 		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq >&2 && apt-get install -y -qq "${missing[@]}" >&2 && return 0
+		# Packages with a daemon (prometheus, its node exporter) must not start
+		# one: where no policy says so already, one that refuses every start
+		# is in place for the install, and removed after it.
+		local policy=/usr/sbin/policy-rc.d ours=0 rc=0
+		if [ ! -e "$policy" ]; then
+			printf '#!/bin/sh\n# scripts/deps.sh: no service starts while it installs\nexit 101\n' >"$policy" &&
+				chmod 755 "$policy" && ours=1
+		fi
+		{ apt-get update -qq >&2 && apt-get install -y -qq "${missing[@]}" >&2; } || rc=$?
+		[ "$ours" = 1 ] && rm -f "$policy"
+		[ "$rc" = 0 ] && return 0
 		echo "error: apt-get could not install: ${missing[*]}" >&2
 		return 1
 	fi

@@ -61,6 +61,25 @@ char *gg_read_file(const char *path)
 	return keep(buf);
 }
 
+char *gg_read_metrics(const char *path)
+{
+	struct gg_run r;
+	char *text;
+
+	gg_run(&r, 0, NULL,
+	       (const char *[]){ "/bin/sh", "-c",
+				 "command -v promtool >/dev/null || { echo 'promtool not found: "
+				 "install prometheus (scripts/deps.sh)' >&2; exit 127; }; "
+				 "exec promtool check metrics <\"$0\"",
+				 path, NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "promtool check metrics %s: %s%s\n%s", path, r.out, r.err,
+		     (text = gg_read_file(path)) ? text : "(unreadable)");
+	gg_run_free(&r);
+	text = gg_read_file(path);
+	cr_assert_not_null(text, "%s", path);
+	return text;
+}
+
 static char *slurp_fd(int fd, size_t *len)
 {
 	struct stat st;

@@ -53,6 +53,11 @@ size_t gg_count_errors(const char *text);
 /* A file's contents, NUL-terminated (NULL if unreadable). Free with free(). */
 char *gg_read_file(const char *path);
 
+/* A metrics file's contents, as gg_read_file(), once `promtool check
+ * metrics` (Debian's prometheus package) has accepted it: the test fails
+ * when promtool complains about it, cannot read it, or is missing. */
+char *gg_read_metrics(const char *path);
+
 /* The JSON Schema of the summary (docs/summary.schema.json). */
 #define GG_SUMMARY_SCHEMA GG_SOURCE_ROOT "/docs/summary.schema.json"
 

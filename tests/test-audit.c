@@ -1301,9 +1301,9 @@ Test(audit, failed_loads_are_counted_in_the_metrics)
 	run_audit(&a, (const char *[]){ env, NULL },
 		  (const char *[]){ PTX_FILE, "tryfile:" MISSING_PTX, "trylib:" MISSING_PTX, NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	prom = gg_read_file(path);
-	cr_assert_not_null(prom);
-	cr_expect(strstr(prom, "\ngpuguard_module_loads_failed_total{pid=\""), "%s", prom);
+	prom = gg_read_metrics(path);
+	cr_expect(strstr(prom, "\ngpuguard_module_loads_failed_total{exe=\"app-audit\",pid=\""),
+		  "%s", prom);
 	cr_expect(strstr(prom, "\"} 2\n# HELP gpuguard_errors"), "%s", prom);
 	free(prom);
 	assert_json(&a, "[(m['name'], m['library'], m['loaded']) for m in j['modules']]",

@@ -2378,6 +2378,95 @@ Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_form
 	remove_dir();
 }
 
+/* A write below an allocation's start (kind "underflow"), found in the band
+ * of the allocation below: the report, JUnit and SARIF name the allocation
+ * written below (located where it was made) and the band that caught it;
+ * an overrun up to a band's top names the allocation above it. */
+#define UNDERFLOW                                                                              \
+	"{ \"kind\": \"underflow\", \"index\": 0, \"user_bytes\": 200, \"pad_bytes\": 64, "       \
+	"\"first\": 308, \"last\": 311, \"changed\": 4, \"first_value\": 85, \"expected\": 238, "   \
+	"\"detected_by\": \"free\", \"slack_bytes\": 248,\n"                                      \
+	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "           \
+	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                          \
+	"      \"upper\": { \"index\": 1, \"user_bytes\": 200, \"address\": \"0x7f0000000200\", "   \
+	"\"site\": { \"address\": \"0x55d0c0de1500\", \"object\": \"/path/app\", "                \
+	"\"offset\": \"0x1500\", \"symbol\": \"load_bias+0x10\" } },\n"                           \
+	"      \"suspects\": [ { \"name\": \"shift_left\", \"module\": \"app+0x2040\", "            \
+	"\"launch\": 3 } ] }"
+#define OVERRUN_TO_THE_TOP                                                                     \
+	"{ \"kind\": \"overrun\", \"index\": 4, \"user_bytes\": 200, \"pad_bytes\": 64, "         \
+	"\"first\": 0, \"last\": 311, \"changed\": 312, \"first_value\": 65, \"expected\": 238, "  \
+	"\"detected_by\": \"scan\", \"slack_bytes\": 248,\n"                                      \
+	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "           \
+	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                          \
+	"      \"upper\": { \"index\": 5, \"user_bytes\": 100, \"address\": \"0x7f0000000600\", "   \
+	"\"site\": { \"address\": \"0x55d0c0de1500\", \"object\": \"/path/app\", "                \
+	"\"offset\": \"0x1500\", \"symbol\": \"load_bias+0x10\" } },\n"                           \
+	"      \"suspects\": [] }"
+
+Test(report, names_the_allocation_written_below_its_start_in_every_format)
+{
+	const char *a;
+	struct result r;
+	char *junit, *sarif;
+
+	make_dir();
+	a = summary("under.json", 4721, "", UNDERFLOW ", " OVERRUN_TO_THE_TOP, 2);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
+		in_tmp("s.sarif"), a);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	cr_expect(strstr(r.out, "red zone violations: 2\n"
+				"  allocation #1 (200 bytes): underflow, 4 bytes changed\n"
+				"      1..4 bytes below its start, first 0x55 (expected 0xee), detected by "
+				"free\n"
+				"      allocated at load_bias+0x10 (app+0x1500)\n"
+				"      found in the band of allocation #0 (200 bytes, 64-byte band + 248 bytes "
+				"to the next 256-byte\n"
+				"          boundary) directly below, allocated at load_weights+0x56 "
+				"(app+0x1300)\n"
+				"      suspects: shift_left (launch #3)\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  allocation #4 (200 bytes, 64-byte band + 248 bytes to the next "
+				"256-byte boundary): 312 bytes\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "      its band's top is directly below allocation #5 (100 bytes), "
+				"allocated at\n"
+				"          load_bias+0x10 (app+0x1500)\n"), "%s", r.out);
+	junit = junit_of(in_tmp("j.xml"));
+	cr_expect(strstr(junit, "app (pid 4721): underflow redzone-violation\n"), "%s", junit);
+	cr_expect(strstr(junit, "  underflow: 4 bytes before the start of allocation #1 (200 bytes) "
+				"changed, detected by free\n"
+				"    allocated at load_bias+0x10 (app+0x1500)\n"
+				"    found in the band of allocation #0 (200 bytes) directly below, allocated "
+				"at load_weights+0x56 (app+0x1300)\n"
+				"    suspects: shift_left (app+0x2040, launch 3)\n"), "%s", junit);
+	sarif = sarif_of(in_tmp("s.sarif"));
+	cr_expect(strstr(sarif, "underflow file:///path/app - - app+0x1500 "), "%s", sarif);
+	cr_expect(strstr(sarif, "redzone-violation file:///path/app - - app+0x1300 "), "%s", sarif);
+	free(junit);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
+Test(report, refuses_an_underflow_without_the_allocation_written_below)
+{
+	struct result r;
+	const char *a;
+
+	make_dir();
+	a = summary_unchecked("bad.json", 1, "",
+			      "{ \"kind\": \"underflow\", \"index\": 0, \"user_bytes\": 4, "
+			      "\"pad_bytes\": 16, \"first\": 0, \"last\": 0, \"changed\": 1, "
+			      "\"first_value\": 1, \"expected\": 238, \"detected_by\": \"free\", "
+			      "\"site\": null }", 1);
+	r = RUN(gg_cmd_report, NULL, "report", a);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "no \"violations[0].upper\" member (expected an object)"), "%s",
+		  r.err);
+	free_result(&r);
+	remove_dir();
+}
+
 Test(report, refuses_an_api_overrun_missing_a_member_it_reads)
 {
 	struct result r;

@@ -217,7 +217,8 @@ Test(docs, user_facing_text_names_no_file_outside_the_repository)
 {
 	const char *files[] = { README, MANPAGE, SCHEMA };
 	const char *helps[][3] = { { "--help" }, { "report", "--help" }, { "scan", "--help" },
-				   { "symbolize", "--help" }, { "bisect", "--help" } };
+				   { "symbolize", "--help" }, { "bisect", "--help" },
+				   { "prune-metrics", "--help" } };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char *text = gg_read_file(files[i]);
@@ -354,7 +355,8 @@ static char *help_of(const char *sub)
  * "gpuguard [OPTIONS] -- PROGRAM" the run's (""). */
 static const char *subcommand_of(const char *after_gpuguard)
 {
-	static const char *const subs[] = { "scan", "report", "symbolize", "bisect" };
+	static const char *const subs[] = { "scan", "report", "symbolize", "bisect",
+					    "prune-metrics" };
 
 	while (*after_gpuguard == ' ')
 		after_gpuguard++;
@@ -370,7 +372,8 @@ static const char *subcommand_of(const char *after_gpuguard)
  * the README's list name the same options. */
 Test(docs, each_usage_line_is_the_same_in_help_man_page_and_readme)
 {
-	static const char *const subs[] = { "", "scan", "report", "symbolize", "bisect" };
+	static const char *const subs[] = { "", "scan", "report", "symbolize", "bisect",
+					    "prune-metrics" };
 	char *top = help_of(NULL), *man = gg_read_file(MANPAGE), *readme = gg_read_file(README);
 	char *syn, *end, *block;
 
@@ -433,7 +436,8 @@ Test(docs, each_usage_line_is_the_same_in_help_man_page_and_readme)
  * gpuguard(1) and in the README. */
 Test(docs, every_option_of_the_help_is_in_the_man_page_and_the_readme)
 {
-	static const char *const subs[] = { NULL, "scan", "report", "symbolize", "bisect" };
+	static const char *const subs[] = { NULL, "scan", "report", "symbolize", "bisect",
+					    "prune-metrics" };
 	char *man = gg_read_file(MANPAGE), *readme = gg_read_file(README);
 	char missing[2048] = "";
 

@@ -215,8 +215,7 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		snprintf(want, sizeof(want), "%u", kinds[i].errors);
 		cr_assert_str_eq(v, want, "%s", kinds[i].what);
 		free(v);
-		prom = gg_read_file(f.metrics);
-		cr_assert_not_null(prom);
+		prom = gg_read_metrics(f.metrics);
 		snprintf(want, sizeof(want), "} %u\n", kinds[i].errors);
 		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), want), NULL, "%s: %s",
 			      kinds[i].what, prom);
@@ -224,6 +223,10 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		snprintf(want, sizeof(want), "} %u\n", !strcmp(kinds[i].prog, AUDIT) ? kinds[i].errors : 0);
 		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_kernel_lookups_unresolved{"), want), NULL,
 			      "%s: %s", kinds[i].what, prom);
+		/* The late miss alone is counted as one (what its alert rule reads). */
+		snprintf(want, sizeof(want), "} %d\n", strstr(kinds[i].what, "late miss") != NULL);
+		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_kernel_lookups_late_misses_total{"), want),
+			      NULL, "%s: %s", kinds[i].what, prom);
 		free(prom);
 		gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", f.json, NULL });
 		cr_assert_eq(gg_run_exit(&rep), kinds[i].errors ? 1 : 0, "%s: %s", kinds[i].what,
@@ -256,8 +259,7 @@ Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_r
 			(const char *[]){ "alloc:64", NULL });
 	cr_assert_neq(strstr(r.err, "app: late free"), NULL, "the late overrun ran: %s", r.err);
 	v = gg_json(f.json, "j['errors']");
-	prom = gg_read_file(f.metrics);
-	cr_assert_not_null(prom);
+	prom = gg_read_metrics(f.metrics);
 	cr_assert_str_eq(v, "0", "%s", r.err);
 	cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), "} 0\n"), NULL, "%s", prom);
 	cr_assert_eq(status, 0, "the JSON says no error, the status says %d: %s", status, r.err);
@@ -302,14 +304,19 @@ Test(exit, the_exit_line_sums_up_at_verbosity_one)
 
 /* ---- the report files ---- */
 
-/* A Prometheus text-format check: HELP and TYPE before each family, valid
- * names, numeric values, and the metrics gpuguard(1) FILES lists. */
-static char *assert_prometheus(const char *path)
+/* A Prometheus text-format check: promtool accepts it (gg_read_metrics);
+ * HELP and TYPE before each family, valid names, numeric values, the metrics
+ * gpuguard(1) FILES lists, every series labelled with @exe (the program's name) and
+ * the pid, and the first line the process line prune-metrics reads. */
+static char *assert_prometheus(const char *path, const char *exe)
 {
 	static const char check[] =
 		"import re, sys\n"
 		"want = {'gpuguard_kernel_lookups_total', 'gpuguard_kernel_lookups_failed_total',\n"
 		"  'gpuguard_kernel_lookups_unresolved', 'gpuguard_seals_total',\n"
+		"  'gpuguard_kernel_lookups_unresolved_required',\n"
+		"  'gpuguard_kernel_lookups_late_misses_total', 'gpuguard_allocations_guarded_total',\n"
+		"  'gpuguard_redzone_bytes',\n"
 		"  'gpuguard_allocations_total', 'gpuguard_allocations_live',\n"
 		"  'gpuguard_allocation_bytes_live', 'gpuguard_redzone_scans_total',\n"
 		"  'gpuguard_redzone_violations_total', 'gpuguard_errors',\n"
@@ -321,20 +328,25 @@ static char *assert_prometheus(const char *path)
 		"labelled = {'gpuguard_allocations_unguarded_total': 'reason',\n"
 		"  'gpuguard_violations_total': 'kind'}\n"
 		"helped, typed, seen, values = set(), {}, set(), {}\n"
-		"for line in open(sys.argv[1]):\n"
-		"  line = line.rstrip('\\n')\n"
+		"lines = open(sys.argv[1]).read().split('\\n')\n"
+		"assert lines.pop() == '', 'no newline at the end'\n"
+		"first = re.fullmatch(r'# gpuguard-process pid=([0-9]+) starttime=[0-9]+ boot_id=[-0-9a-f]+',\n"
+		"  lines[0])\n"
+		"assert first, 'first line: ' + lines[0]\n"
+		"for line in lines[1:]:\n"
 		"  m = re.fullmatch(r'# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .+', line)\n"
 		"  if m: helped.add(m[1]); continue\n"
 		"  m = re.fullmatch(r'# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)', line)\n"
 		"  if m: typed[m[1]] = m[2]; continue\n"
-		"  m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{pid=\"[0-9]+\"(?:,(reason|kind)=\"([a-z_]+)\")?\\} ([0-9.e+-]+)', line)\n"
+		"  m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{exe=\"([^\"]*)\",pid=\"([0-9]+)\"(?:,(reason|kind)=\"([a-z_]+)\")?\\} ([0-9.e+-]+)', line)\n"
 		"  assert m, 'bad line: ' + line\n"
+		"  assert m[2] == sys.argv[2] and m[3] == first[1], line\n"
 		"  assert m[1] in helped and m[1] in typed, 'no HELP/TYPE before ' + m[1]\n"
 		"  assert typed[m[1]] != 'counter' or m[1].endswith('_total'), m[1]\n"
-		"  assert m[2] == labelled.get(m[1]), line\n"
-		"  if m[2] == 'reason': reasons.discard(m[3])\n"
-		"  if m[2] == 'kind': kinds.discard(m[3])\n"
-		"  seen.add(m[1]); values[m[1] + ('.' + m[3] if m[3] else '')] = float(m[4])\n"
+		"  assert m[4] == labelled.get(m[1]), line\n"
+		"  if m[4] == 'reason': reasons.discard(m[5])\n"
+		"  if m[4] == 'kind': kinds.discard(m[5])\n"
+		"  seen.add(m[1]); values[m[1] + ('.' + m[5] if m[5] else '')] = float(m[6])\n"
 		"assert seen == want, seen ^ want\n"
 		"assert not reasons, 'no series for reasons %s' % reasons\n"
 		"assert not kinds, 'no series for kinds %s' % kinds\n"
@@ -343,7 +355,8 @@ static char *assert_prometheus(const char *path)
 
 	char *values;
 
-	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", check, path, NULL });
+	free(gg_read_metrics(path));
+	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", check, path, exe, NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	values = strdup(r.out);
 	gg_run_free(&r);
@@ -429,13 +442,14 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 			    (const char *[]){ "alloc:64", "alloc:32", "overrun:0:2", "sync", "free:1", NULL }),
 		     0, "%s", r.err);
 	assert_schema(f.json);
-	char *prom = assert_prometheus(f.metrics);
+	char *prom = assert_prometheus(f.metrics, "app-redzone");
 	char *v = gg_json(f.json, "(j['seals'], j['allocations']['live'], len(j['violations']))");
 
 	cr_assert_str_eq(v, "(1, 1, 1)");
 	free(v);
 	/* Both allocations got their band: every reason's series is there, at 0. */
-	cr_assert_str_eq(prom, "gpuguard_allocation_bytes_live=64 gpuguard_allocations_live=1 "
+	cr_assert_str_eq(prom, "gpuguard_allocation_bytes_live=64 "
+			       "gpuguard_allocations_guarded_total=2 gpuguard_allocations_live=1 "
 			       "gpuguard_allocations_total=2 "
 			       "gpuguard_allocations_unguarded_total.capturing=0 "
 			       "gpuguard_allocations_unguarded_total.driver=0 "
@@ -448,13 +462,44 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 			       "gpuguard_allocations_unguarded_total.vmm=0 "
 			       "gpuguard_allocations_unguarded_total.zero_size=0 gpuguard_errors=1 "
 			       "gpuguard_kernel_lookups_failed_total=0 "
+			       "gpuguard_kernel_lookups_late_misses_total=0 "
 			       "gpuguard_kernel_lookups_total=1 gpuguard_kernel_lookups_unresolved=0 "
+			       "gpuguard_kernel_lookups_unresolved_required=0 "
 			       "gpuguard_launch_errors_total=0 gpuguard_module_loads_failed_total=0 "
+			       "gpuguard_redzone_bytes=16 "
 			       "gpuguard_redzone_scans_total=2 gpuguard_redzone_violations_total=1 "
 			       "gpuguard_seals_total=1 gpuguard_violations_total.api_overrun=0 "
+			       "gpuguard_violations_total.dangling_launch=0 "
 			       "gpuguard_violations_total.double_free=0 "
 			       "gpuguard_violations_total.invalid_free=0 "
-			       "gpuguard_violations_total.overrun=1\n");
+			       "gpuguard_violations_total.overrun=1 "
+			       "gpuguard_violations_total.underflow=0 "
+			       "gpuguard_violations_total.write_after_free=0\n");
+	free(prom);
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+/* The exe label is the program's file name, escaped as the text format
+ * says (backslash, double quote, newline), a byte that is not UTF-8 as '?',
+ * and promtool accepts the file. */
+Test(exit, the_exe_label_is_the_program_name_escaped_for_the_text_format)
+{
+	struct files f;
+	struct gg_run r;
+	char prog[192], cmd[512], *prom;
+
+	files_init(&f);
+	snprintf(prog, sizeof(prog), "%s/my \"app\\\\v2\nnew\xff", f.dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", RZ, prog);
+	cr_assert_eq(system(cmd), 0);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GG_TEST_PTX=" GG_PTX, f.env_metrics, "GPUGUARD_REDZONE=16", NULL },
+	       (const char *[]){ prog, "alloc:64", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	prom = gg_read_metrics(f.metrics);
+	cr_assert_neq(strstr(prom, "\ngpuguard_allocations_total{exe=\"my \\\"app\\\\\\\\v2\\nnew?\",pid=\""),
+		      NULL, "%s", prom);
 	free(prom);
 	gg_run_free(&r);
 	files_free(&f);
@@ -471,10 +516,12 @@ Test(exit, an_abort_leaves_complete_json_and_metrics)
 			       (const char *[]){ "file:" GG_PTX, "get:nope", "launch", NULL }),
 		     -SIGABRT, "%s", r.err);
 	assert_schema(f.json);
-	char *prom = assert_prometheus(f.metrics);
+	char *prom = assert_prometheus(f.metrics, "app-audit");
 
 	/* Written after the gate counted, before the abort. */
 	cr_assert_neq(strstr(prom, "gpuguard_kernel_lookups_unresolved=1 "), NULL, "%s", prom);
+	cr_assert_neq(strstr(prom, "gpuguard_kernel_lookups_unresolved_required=1 "), NULL, "%s",
+		      prom);
 	cr_assert_neq(strstr(prom, "gpuguard_seals_total=1"), NULL, "%s", prom);
 	free(prom);
 	gg_run_free(&r);
@@ -487,7 +534,7 @@ Test(exit, an_abort_leaves_complete_json_and_metrics)
 			    (const char *[]){ "alloc:64", "overrun:0:1", "free:0", NULL }),
 		     -SIGABRT, "%s", r.err);
 	assert_schema(f.json);
-	prom = assert_prometheus(f.metrics);
+	prom = assert_prometheus(f.metrics, "app-redzone");
 	cr_assert_neq(strstr(prom, "gpuguard_redzone_violations_total=1 "), NULL, "%s", prom);
 	free(prom);
 	gg_run_free(&r);
@@ -621,6 +668,7 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 	       (const char *[]){ "/bin/sh", "-c", "umask 077; exec \"$0\" \"$@\"", RZ, "alloc:64", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(stat(f.metrics, &st), 0);
+	free(gg_read_metrics(f.metrics));
 	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
 	cr_assert_eq(stat(f.json, &st), 0);
 	cr_expect_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
@@ -761,6 +809,7 @@ Test(exit, a_link_planted_at_a_temporary_name_is_never_written_through)
 	/* Written all the same, under names of their own. */
 	assert_schema(f.json);
 	cr_assert_eq(stat(f.metrics, &st), 0);
+	free(gg_read_metrics(f.metrics));
 	cr_assert_eq(st.st_mode & 0777, 0644, "%o", st.st_mode & 0777);
 	cr_assert(S_ISREG(st.st_mode));
 	gg_run_free(&r);

@@ -68,6 +68,8 @@ static void run_forked_with(struct forked *f, int how, const char *prog, const c
 	cr_assert_neq(glob(pattern, 0, NULL, &f->files), GLOB_ABORTED);
 	snprintf(pattern, sizeof(pattern), "%s/m.*.prom", f->dir);
 	cr_assert_neq(glob(pattern, 0, NULL, &f->metrics), GLOB_ABORTED);
+	for (size_t i = 0; i < f->metrics.gl_pathc; i++)
+		free(gg_read_metrics(f->metrics.gl_pathv[i]));
 }
 
 static void run_forked_by(struct forked *f, int how, const char *prog, const char *const *args)
@@ -179,6 +181,27 @@ Test(fork, a_worker_that_overruns_reports_its_own_violation_in_its_own_summary_a
 		free(v);
 		forked_free(&f);
 	}
+}
+
+Test(fork, a_child_starts_with_an_empty_quarantine)
+{
+	struct forked f;
+	char *v;
+
+	/* The parent's buffer 0 is held when it forks: the child releases only
+	 * its own allocation, and the parent its own, once. */
+	run_forked_with(&f, BY_PRELOAD, RZ,
+			(const char *[]){ "alloc:100", "free:0", "child:clean", NULL },
+			(const char *[]){ "GPUGUARD_QUARANTINE=1M", NULL });
+	assert_out(&f.r, "child clean exited 0\n");
+	cr_assert_eq(gg_run_exit(&f.r), 0, "%s", f.r.err);
+	cr_assert_eq(f.files.gl_pathc, 2, "%s", f.r.err);
+	v = each_summary(&f, "(j['allocations']['calls'], j['redzones']['quarantine']['entered'], "
+			     "j['redzones']['quarantine']['released'], j['redzones']['unchecked'], "
+			     "j['errors'])");
+	cr_assert(!strcmp(v, "(1, 1, 1, 0, 0);(1, 1, 1, 0, 0);"), "%s", v);
+	free(v);
+	forked_free(&f);
 }
 
 Test(fork, threads_and_children_count_each_overrun_once)

@@ -255,7 +255,12 @@ Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_wor
 		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize_v2\n",
 		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
 		"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD_v2\n",
-		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libcuda.so.1:cuMemsetD8Async_ptsz\n", NULL });
+		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libcuda.so.1:cuMemsetD8Async_ptsz\n",
+		/* Graphs: what a replay launches is followed only where launches are. */
+		"cuGraphLaunch@12000/2: rc 0 status 0 -> libcuda.so.1:cuGraphLaunch_ptsz\n",
+		"cuGraphInstantiateWithFlags@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphInstantiateWithFlags\n",
+		"cuGraphExecUpdate@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphExecUpdate_v2\n",
+		"cuStreamBeginCapture@12000/0: rc 0 status 0 -> libcuda.so.1:cuStreamBeginCapture_v2\n", NULL });
 	/* Red zones name their suspects at each launch, and check copies and sets. */
 	assert_answers((const char *[]){ "GPUGUARD_REDZONE=64", NULL }, (const char *[]){
 		"cuLaunchKernel@12000/2: rc 0 status 0 -> libgpuguard.so:cuLaunchKernel_ptsz\n",
@@ -264,10 +269,20 @@ Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_wor
 		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libgpuguard.so:cuMemsetD8Async_ptsz\n",
 		"cuMemcpyBatchAsync@13000/0: rc 0 status 0 -> libgpuguard.so:cuMemcpyBatchAsync_v2\n",
 		/* The 32-bit legacy form is not hooked: the driver's own. */
-		"cuMemcpyHtoD@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD\n", NULL });
+		"cuMemcpyHtoD@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD\n",
+		"cuGraphLaunch@12000/2: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch_ptsz\n",
+		"cuGraphInstantiateWithFlags@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphInstantiateWithFlags\n",
+		"cuGraphInstantiate@11000/0: rc 0 status 0 -> libgpuguard.so:cuGraphInstantiate_v2\n",
+		"cuGraphExecUpdate@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphExecUpdate_v2\n",
+		"cuGraphExecKernelNodeSetParams@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphExecKernelNodeSetParams_v2\n",
+		"cuStreamBeginCapture@12000/2: rc 0 status 0 -> libgpuguard.so:cuStreamBeginCapture_v2_ptsz\n",
+		"cuStreamEndCapture@12000/0: rc 0 status 0 -> libgpuguard.so:cuStreamEndCapture\n", NULL });
 	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=sync:3", NULL }, (const char *[]){
 		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libgpuguard.so:cuCtxSynchronize_v2\n",
-		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n", NULL });
+		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
+		"cuGraphLaunch@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphLaunch\n", NULL });
+	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=launch:3", NULL }, (const char *[]){
+		"cuGraphLaunch@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch\n", NULL });
 	/* Disabled: every answer is the driver's own. */
 	assert_answers((const char *[]){ "GPUGUARD_DISABLE=1", NULL }, (const char *[]){
 		"cuMemAlloc@3020/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc_v2\n",

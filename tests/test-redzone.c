@@ -1585,3 +1585,314 @@ Test(suspects, a_pointer_into_the_middle_keeps_its_latest_launch_when_the_memo_m
 		    "[[('gg_overrun', 5), ('gg_fill', 4), ('gg_overrun_second', 2)]]");
 	gg_app_run_free(&a);
 }
+
+/* ---- underflow: a band reaches up to the next allocation ---- */
+
+/* Violations as (kind, index, user, pad, slack, first, last, changed, first_value,
+ * detected_by, the upper zone's index or None). */
+#define ADJACENT                                                                              \
+	"[(v['kind'], v['index'], v['user_bytes'], v['pad_bytes'], v.get('slack_bytes'), "   \
+	"v['first'], v['last'], v['changed'], v['first_value'], v['detected_by'], "           \
+	"v['upper']['index'] if 'upper' in v else None) for v in j['violations']]"
+#define ALL_SUSPECTS "[[(s['name'], s['launch']) for s in v['suspects']] for v in j['violations']]"
+
+/* 200 + 64 bytes asked as 512 (CUDA aligns every allocation to 256 bytes):
+ * the band of #0 is 312 bytes, and #1 starts right where it ends. */
+Test(underflow, of_the_upper_of_two_adjacent_allocations_is_reported_at_the_lower_ones_free)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "under:1:4", "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 200, 64, 248, 308, 311, 4, 85, 'free', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 1)]]");
+	assert_json(&a, "(j['errors'], j['violations'][0]['upper']['user_bytes'], "
+			"j['violations'][0]['upper']['site']['symbol'].split('+')[0])",
+		    "(1, 200, 'redzone_alloc')");
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: underflow (free): allocation #1 of 200 bytes "
+					      "at 0x"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, ": 4 bytes changed 1..4 bytes below its start, first "
+					      "0x55 (expected 0xee), in the 64-byte band (and 248 "
+					      "bytes up to the next 256-byte boundary) of allocation "
+					      "#0 of 200 bytes at 0x"), 1, "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "; suspects, newest first: gg_underrun (module kernels.ptx, "
+				  "launch #1)"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A batched scan took the suspects of both zones out of the registry before
+ * it compared: the upper one's are found among the batch's. */
+Test(underflow, is_reported_by_a_scan)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:1000", "alloc:100", "under:1:2", "sync", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 1000, 64, 216, 278, 279, 2, 85, 'scan', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 1)]]");
+	assert_json(&a, "j['redzones']['batched']", "True");
+	gg_app_run_free(&a);
+}
+
+Test(underflow, none_is_reported_when_none_happened)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:0", "fill:1", "under:1:0", "sync",
+				 "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "(j['violations'], j['errors'], j['redzones']['unchecked'])", "([], 0, 0)");
+	cr_assert_eq(strstr(a.r.err, "ERROR"), NULL, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+Test(underflow, an_overrun_of_the_lower_zone_is_still_an_overrun)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "overrun:0:8", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 0, 7, 8, 65, 'free', None)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_overrun', 1)]]");
+	gg_app_run_free(&a);
+}
+
+/* Up to its top: a kernel given the lower zone may have run past its end,
+ * so it is an overrun, naming the upper zone too (and the kernels given it). */
+Test(underflow, an_overrun_up_to_the_top_of_the_band_is_an_overrun_naming_the_zone_above)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:1", "overrun:0:312", "free:0",
+				 NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 0, 311, 312, 65, 'free', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_overrun', 2), ('gg_fill', 1)]]");
+	cr_assert_eq(gg_count_lines(a.r.err, "; its top is directly below allocation #1 of 200 bytes "
+					      "at 0x"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* Both given the kernel: it may have done either, so it stays an overrun. */
+Test(underflow, a_write_below_a_zone_by_a_kernel_given_both_is_an_overrun_naming_both)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:0", "under:1:4", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 308, 311, 4, 85, 'free', 1)]");
+	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 2), ('gg_fill', 1)]]");
+	gg_app_run_free(&a);
+}
+
+/* A checked launch reads the band below each zone it was given too, before
+ * it forgets that zone's suspects: the launch that wrote below is named. */
+Test(underflow, is_reported_by_the_checked_launch_that_wrote_it)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1", NULL },
+	       (const char *[]){ "alloc:200", "alloc:200", "under:1:4", "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, ADJACENT, "[('underflow', 0, 200, 64, 248, 308, 311, 4, 85, 'launch', 1)]");
+	assert_json(&a, "[(v['kernel']['name'], v['kernel']['launch']) for v in j['violations']]",
+		    "[('gg_underrun', 1)]");
+	gg_app_run_free(&a);
+}
+
+/* The fake, like NVIDIA's driver, hands out device memory in 256-byte
+ * pieces: a request rounded up to one costs nothing more. */
+Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
+{
+	static const char *const steps[] = { "meminfo", "alloc:200", "alloc:1000", "alloc:17",
+					     "alloc:192", "meminfo", "band:0:312", NULL };
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, steps);
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	/* 512 + 1280 + 256 + 256: what 264, 1064, 81 and 256 bytes took unrounded */
+	assert_out(&a, "meminfo used 0\n");
+	assert_out(&a, "meminfo used 2304\n");
+	assert_out(&a, band_line(0, 0xee, 312));
+	assert_json(&a, "(j['violations'], j['errors'])", "([], 0)");
+	gg_app_run_free(&a);
+}
+
+/* ---- CUDA graphs: a replay is a launch of each kernel node (README, "CUDA graphs") ---- */
+
+#define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
+#define GRAPH_SCENARIO "GG_SCENARIO_GRAPH=1", "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=sync:2"
+
+/* The scenario's graphs (tests/apps/scenario.c) on every route: captured
+ * (its launch, captured, is none: the replays are #2 to #4, after a scan
+ * saw the band clean), then built node by node with a child graph (#5 and
+ * #6), a node's parameters set in the executable graph (#7, #8), and the
+ * executable graph updated from another graph (#9, #10). Each allocation
+ * names the latest replay that was given it. */
+Test(graphs, a_replay_names_each_kernel_node_as_a_suspect_on_every_route)
+{
+	static const char *const apps[] = ROUTES;
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app, (const char *[]){ "GPUGUARD_REDZONE=64", GRAPH_SCENARIO, NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		assert_out(&a, "built graph: replayed 3 times, set and updated");
+		assert_json(&a, "[(v['index'], v['user_bytes'], v['changed'], v['detected_by']) for v in "
+				OVERRUNS "]",
+			    "[(2, 1000, 8, 'free'), (3, 100, 2, 'free'), (4, 200, 4, 'free')]");
+		assert_json(&a, SUSPECTS,
+			    "[[('gg_overrun', 4)], [('gg_fill', 9), ('gg_overrun', 7)], "
+			    "[('gg_fill', 10), ('gg_overrun', 8)]]");
+		assert_json(&a, "j['coverage']['graph_nodes_unfollowed'], "
+				"j['coverage']['graph_replays_unfollowed']", "({}, 0)");
+		gg_app_run_free(&a);
+	}
+}
+
+/* Checked: each replay is waited for, and each node's zones checked, the
+ * violation naming the node's kernel and its launch. */
+Test(graphs, a_checked_replay_names_the_node_that_overran_on_every_route)
+{
+	static const char *const apps[] = ROUTES;
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app, (const char *[]){ CHECKED, GRAPH_SCENARIO, NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		assert_json(&a, BY_KERNEL,
+			    "[(2, 'launch', 'gg_overrun', 'kernels.ptx', 2, 8), "
+			    "(2, 'launch', 'gg_overrun', 'kernels.ptx', 3, 8), "
+			    "(2, 'launch', 'gg_overrun', 'kernels.ptx', 4, 8), "
+			    "(4, 'launch', 'gg_overrun', 'kernels.ptx', 6, 4), "
+			    "(3, 'launch', 'gg_overrun', 'kernels.ptx', 7, 2), "
+			    "(4, 'launch', 'gg_overrun', 'kernels.ptx', 8, 4)]");
+		assert_json(&a, "j['redzones']['launches_checked']", "10");
+		gg_app_run_free(&a);
+	}
+}
+
+/* A scan saw the band clean after two replays (the memo of the graph then
+ * stood for them): the replays after it are suspects again. */
+Test(graphs, a_replay_after_a_clean_scan_is_a_suspect_again)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:2", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0", "replay:2", "sync", "replay:2", "poke:0:8",
+				 "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 4)]]");
+	gg_app_run_free(&a);
+}
+
+/* Unchanged replays leave the zones alone: the first one's entry stands for
+ * the latest (#5). */
+Test(graphs, unchanged_replays_name_the_latest)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0", "replay:5", "poke:0:8", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 5)]]");
+	gg_app_run_free(&a);
+}
+
+/* The node moved from buffer 0 to buffer 1 between replays: buffer 0 keeps
+ * the last replay that was given it (#2), buffer 1 gets the later ones. */
+Test(graphs, a_node_set_between_replays_keeps_each_buffer_its_latest_replay)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "alloc:200", "graph:0:0", "replay:2", "gset:1:0",
+				 "replay:2", "poke:0:8", "poke:1:8", "free:0", "free:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "gset 1 by 0: 0");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 2)], [('gg_overrun', 4)]]");
+	gg_app_run_free(&a);
+}
+
+/* The captured launch is none: launch:2 is the second replay, before it is
+ * forwarded (the second replay then is the suspect). */
+Test(graphs, a_captured_launch_is_counted_only_when_replayed)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=launch:2", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:8", "replay:2", "free:0", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "INFO: seal 1 (launch:2)"), 1, "%s", a.r.err);
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 2)]]");
+	gg_app_run_free(&a);
+}
+
+/* The replays crashed the context: the synchronize names their kernels. */
+Test(graphs, a_sticky_error_names_the_replayed_kernels)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:1048576", "replay:2", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "replayed 2: 0, synchronize 700");
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: the "
+					     "context is lost; kernels launched since the last good "
+					     "synchronize (2 in all), newest first: gg_overrun (module "
+					     "kernels.ptx, launch #2), gg_overrun (module kernels.ptx, "
+					     "launch #1)"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* A replay the driver refused is a refused launch of each of its kernels. */
+Test(graphs, a_refused_replay_is_a_launch_error_of_its_kernels)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0", "deadreplay", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "dead replay: 400");
+	assert_json(&a, "[(e['name'], e['count'], e['result']) for e in j['launch_errors']]",
+		    "[('gg_overrun', 1, 'CUDA_ERROR_INVALID_HANDLE')]");
+	gg_app_run_free(&a);
+}
+
+/* Instantiated for device launch: the host's replays are followed, what the
+ * device launches is not, and that is counted and said once. */
+Test(graphs, what_is_not_followed_is_counted_and_warned_about_once)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0:4", "replay:2", "graph:0:0:4", "replay:1",
+				 NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "j['coverage']['graph_nodes_unfollowed'], "
+			"j['coverage']['graph_replays_unfollowed']", "({'device_launch': 2}, 3)");
+	cr_expect_eq(gg_count_lines(a.r.err, "WARN: a CUDA graph has nodes gpuguard cannot follow "
+					     "(device_launch)"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0", "replay:2", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "j['coverage']['graph_nodes_unfollowed'], "
+			"j['coverage']['graph_replays_unfollowed']", "({}, 0)");
+	cr_expect(!strstr(a.r.err, "cannot follow"), "%s", a.r.err);
+	gg_app_run_free(&a);
+}

@@ -1,6 +1,6 @@
 /* The gpuguard command: runs a program with the shim preloaded, and the
- * subcommands around it (scan, report, symbolize, bisect). It is the user's
- * front end, so unlike the shim it prints to stdout. */
+ * subcommands around it (scan, report, symbolize, bisect, prune-metrics). It
+ * is the user's front end, so unlike the shim it prints to stdout. */
 #include "cli.h"
 
 #include <errno.h>
@@ -39,6 +39,7 @@ static const char usage_head[] =
 	"       " GG_USAGE_REPORT "\n"
 	"       " GG_USAGE_SYMBOLIZE "\n"
 	"       " GG_USAGE_BISECT "\n"
+	"       " GG_USAGE_PRUNE "\n"
 	"\n"
 	"Runs PROGRAM with libgpuguard.so preloaded: a kernel-lookup audit with a seal\n"
 	"gate, and red zones of " GG_CLI_REDZONE_DEFAULT " bytes after every device allocation (unless\n"
@@ -996,6 +997,7 @@ int main(int argc, char **argv)
 		{ "report", gg_cmd_report },
 		{ "symbolize", gg_cmd_symbolize },
 		{ "bisect", gg_cmd_bisect },
+		{ "prune-metrics", gg_cmd_prune },
 	};
 
 	if (argc < 2) {

@@ -16,6 +16,8 @@
 #define GG_USAGE_BISECT \
 	"gpuguard bisect [--timeout SECONDS] [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]"
 
+#define GG_USAGE_PRUNE "gpuguard prune-metrics [--dry-run] --older-than DURATION DIR"
+
 /* The red zones of gpuguard -- PROGRAM unless --redzone or GPUGUARD_REDZONE
  * says otherwise: a sanitizer runner checks by default (a bare LD_PRELOAD
  * keeps the shim's default, 0). */
@@ -28,6 +30,7 @@ int gg_cmd_scan(int argc, char **argv);      /* gpuguard scan [--wait] [--signal
 int gg_cmd_report(int argc, char **argv);    /* gpuguard report FILE.json... */
 int gg_cmd_symbolize(int argc, char **argv); /* gpuguard symbolize [FILE] */
 int gg_cmd_bisect(int argc, char **argv);    /* gpuguard bisect [options] -- PROGRAM ARGS */
+int gg_cmd_prune(int argc, char **argv);     /* gpuguard prune-metrics --older-than D DIR */
 
 /* A decimal or 0x hex number, digits only (the shim's gg_config_parse_u64). */
 bool gg_cli_parse_u64(const char *s, uint64_t *out);

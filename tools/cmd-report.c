@@ -369,6 +369,9 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	expect(ck, r, where, "stack", W_ARRAY, false);
 	expect(ck, r, where, "free_stack", W_ARRAY, false);
 	expect(ck, r, where, "first_free_stack", W_ARRAY, false);
+	expect(ck, r, where, "slack_bytes", W_U64, false);
+	/* An underflow names the allocation written below. */
+	expect(ck, r, where, "upper", W_OBJECT, !strcmp(gg_view_violation_kind(r), GG_REPORT_UNDERFLOW));
 	/* Newer than schema 1's first writers: optional, whole when present. */
 	expect(ck, r, where, "kernel", W_OBJECT, false);
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
@@ -473,6 +476,37 @@ static void check_leaks(struct check *ck, const struct gg_json *root)
 	}
 }
 
+/* "labels" (labelled boundaries: the pytest plugin's one per test): optional,
+ * each item whole when present. */
+static void check_labels(struct check *ck, const struct gg_json *root)
+{
+	const struct gg_json *arr = gg_json_get(root, "labels");
+	char where[64];
+
+	if (!arr)
+		return;
+	expect(ck, root, "", "labels", W_ARRAY, false);
+	for (size_t i = 0; i < gg_json_length(arr) && !ck->bad; i++) {
+		const struct gg_json *l = gg_json_at(arr, i), *lines;
+
+		snprintf(where, sizeof(where), "labels[%zu].", i);
+		if (!gg_json_is(l, GG_JSON_OBJECT)) {
+			complain(ck, l, "\"labels[%zu]\" is a %s, expected an object", i,
+				 gg_json_type_name(l->type));
+			return;
+		}
+		expect(ck, l, where, "label", W_STRING, true);
+		expect(ck, l, where, "errors", W_U64, true);
+		expect(ck, l, where, "lines", W_ARRAY, true);
+		lines = gg_json_get(l, "lines");
+		for (size_t k = 0; k < gg_json_length(lines); k++)
+			if (!gg_json_is(gg_json_at(lines, k), GG_JSON_STRING))
+				complain(ck, gg_json_at(lines, k), "\"labels[%zu].lines[%zu]\" is a %s, "
+					 "expected a string", i, k,
+					 gg_json_type_name(gg_json_at(lines, k)->type));
+	}
+}
+
 /* "coverage" (SPEC §6) is newer than schema 1's first writers: optional, but
  * read as it is when present. */
 static void check_coverage(struct check *ck, const struct gg_json *root)
@@ -555,6 +589,7 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 	check_launch_errors(&ck, root);
 	check_modules(&ck, root);
 	check_leaks(&ck, root);
+	check_labels(&ck, root);
 	return !ck.bad;
 }
 
@@ -1323,6 +1358,54 @@ static void print_free_violation(struct sb *b, const struct gg_json *r)
 	print_stack(b, twice ? "second free stack" : "free stack", free_stack);
 }
 
+/* A write after free or a dangling launch (SPEC §4, Quarantine). */
+static void print_quarantine_violation(struct sb *b, const struct gg_json *r)
+{
+	bool launch = !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
+	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
+	const struct gg_json *free_stack = gg_json_get(r, "free_stack"), *kernel = gg_json_get(r, "kernel");
+	const struct gg_json *suspects = gg_json_get(r, "suspects");
+
+	gg_sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): %s", gg_view_u64(r, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"), launch ? "dangling launch" : "write after free");
+	if (launch) {
+		gg_sb_add(b, ", ", 2);
+		gg_sb_str(b, gg_json_get(kernel, "name"), "?");
+		gg_sb_printf(b, " (launch #%" PRIu64 ") parameter %" PRIu64 " is ",
+			  gg_view_u64(kernel, "launch"), gg_view_u64(r, "parameter"));
+		gg_sb_str(b, gg_json_get(r, "address"), "?");
+	} else {
+		gg_sb_printf(b, ", %" PRIu64 " %s changed, first 0x%02" PRIx64 ", detected by ", changed,
+			  gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "first_value"));
+		gg_sb_str(b, gg_json_get(r, "detected_by"), "?");
+	}
+	emit_sb(2, 6, b);
+	gg_sb_add(b, "allocated at ", strlen("allocated at "));
+	gg_sb_site(b, gg_json_get(r, "site"));
+	emit_sb(6, 10, b);
+	gg_sb_add(b, "freed by ", strlen("freed by "));
+	gg_sb_str(b, gg_json_get(r, "api"), "?");
+	gg_sb_add(b, " at ", 4);
+	gg_sb_site(b, gg_json_at(free_stack, 0));
+	emit_sb(6, 10, b);
+	if (launch) {
+		gg_sb_add(b, "launched at ", strlen("launched at "));
+		gg_sb_site(b, gg_json_get(kernel, "site"));
+		emit_sb(6, 10, b);
+	}
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		const struct gg_json *k = gg_json_at(suspects, i);
+
+		gg_sb_add(b, i ? ", " : "suspects: ", i ? 2 : strlen("suspects: "));
+		gg_sb_str(b, gg_json_get(k, "name"), "?");
+		gg_sb_printf(b, " (launch #%" PRIu64 ")", gg_view_u64(k, "launch"));
+	}
+	if (gg_json_length(suspects))
+		emit_sb(6, 10, b);
+	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
+	print_stack(b, "free stack", free_stack);
+}
+
 /* "written by K (launch #N at SITE)" for a violation a checked launch found,
  * else "suspects: K (launch #N), ..." when it has any. */
 static void print_culprit(struct sb *b, const struct gg_json *r)
@@ -1387,6 +1470,67 @@ static void print_api_overrun(struct sb *b, const struct gg_json *r)
 	print_stack(b, "allocation stack", gg_json_get(r, "stack"));
 }
 
+/* "64-byte band", and the slack after it when the changed bytes reach it. */
+static void sb_band(struct sb *b, const struct gg_json *r)
+{
+	uint64_t pad = gg_view_u64(r, "pad_bytes"), slack = gg_view_u64(r, "slack_bytes");
+
+	gg_sb_printf(b, "%" PRIu64 "-byte band", pad);
+	if (slack && gg_view_u64(r, "last") >= pad)
+		gg_sb_printf(b, " + %" PRIu64 " %s to the next 256-byte boundary", slack,
+			  gg_cli_plural(slack, "byte", "bytes"));
+}
+
+/* "its band's top is directly below allocation #N (B bytes) allocated at
+ * SITE", for a band changed up to its top under another allocation. */
+static void print_upper(struct sb *b, const struct gg_json *r)
+{
+	const struct gg_json *u = gg_json_get(r, "upper");
+	uint64_t user = gg_view_u64(u, "user_bytes");
+
+	if (!gg_json_is(u, GG_JSON_OBJECT))
+		return;
+	gg_sb_printf(b, "its band's top is directly below allocation #%" PRIu64 " (%" PRIu64 " %s), "
+		  "allocated at ", gg_view_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_site(b, gg_json_get(u, "site"));
+	emit_sb(6, 10, b);
+}
+
+/* "allocation #U (N bytes): underflow, K bytes changed A..B bytes below its
+ * start", the band of the allocation below where it was found, both sites. */
+static void print_underflow(struct sb *b, const struct gg_json *r)
+{
+	const struct gg_json *u = gg_json_get(r, "upper"), *expected = gg_json_get(r, "expected");
+	uint64_t user = gg_view_u64(u, "user_bytes"), below = gg_view_u64(r, "user_bytes");
+	uint64_t changed = gg_view_u64(r, "changed");
+	uint64_t end = gg_view_u64(r, "pad_bytes") + gg_view_u64(r, "slack_bytes");
+	uint64_t first = gg_view_u64(r, "first"), last = gg_view_u64(r, "last");
+
+	gg_sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): underflow, %" PRIu64 " %s changed",
+		  gg_view_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"), changed,
+		  gg_cli_plural(changed, "byte", "bytes"));
+	emit_sb(2, 6, b);
+	if (last < end && first <= last)
+		gg_sb_printf(b, "%" PRIu64 "..%" PRIu64 " bytes below its start", end - last, end - first);
+	gg_sb_printf(b, ", first 0x%02" PRIx64, gg_view_u64(r, "first_value"));
+	if (expected)
+		gg_sb_printf(b, GLUE "(expected" GLUE "0x%02" PRIx64 ")", gg_json_u64(expected, 0));
+	gg_sb_add(b, ", detected by ", strlen(", detected by "));
+	gg_sb_str(b, gg_json_get(r, "detected_by"), "?");
+	emit_sb(6, 10, b);
+	gg_sb_add(b, "allocated at ", strlen("allocated at "));
+	gg_sb_site(b, gg_json_get(u, "site"));
+	emit_sb(6, 10, b);
+	gg_sb_printf(b, "found in the band of allocation #%" PRIu64 " (%" PRIu64 " %s, ",
+		  gg_view_u64(r, "index"), below, gg_cli_plural(below, "byte", "bytes"));
+	sb_band(b, r);
+	gg_sb_add(b, ") directly below, allocated at ", strlen(") directly below, allocated at "));
+	gg_sb_site(b, gg_json_get(r, "site"));
+	emit_sb(6, 10, b);
+	print_stack(b, "allocation stack of the one below", gg_json_get(r, "stack"));
+	print_culprit(b, r);
+}
+
 static void print_violations(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
@@ -1421,6 +1565,15 @@ static void print_violations(const struct view *vw, bool several)
 			print_api_overrun(&b, r);
 			continue;
 		}
+		if (!strcmp(gg_view_violation_kind(r), GG_REPORT_UNDERFLOW)) {
+			print_underflow(&b, r);
+			continue;
+		}
+		if (!strcmp(gg_view_violation_kind(r), GG_REPORT_WRITE_AFTER_FREE) ||
+		    !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH)) {
+			print_quarantine_violation(&b, r);
+			continue;
+		}
 		if (strcmp(gg_view_violation_kind(r), GG_REPORT_OVERRUN)) {
 			print_free_violation(&b, r);
 			continue;
@@ -1428,10 +1581,11 @@ static void print_violations(const struct view *vw, bool several)
 		uint64_t user = gg_view_u64(r, "user_bytes"), first = gg_view_u64(r, "first"),
 			 last = gg_view_u64(r, "last");
 
-		gg_sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, %" PRIu64
-			     "-byte band): %" PRIu64 " %s changed", gg_view_u64(r, "index"), user,
-			     gg_cli_plural(user, "byte", "bytes"), gg_view_u64(r, "pad_bytes"), changed,
-			     gg_cli_plural(changed, "byte", "bytes"));
+		gg_sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, ", gg_view_u64(r, "index"), user,
+			  gg_cli_plural(user, "byte", "bytes"));
+		sb_band(&b, r);
+		gg_sb_printf(&b, "): %" PRIu64 " %s changed", changed,
+			  gg_cli_plural(changed, "byte", "bytes"));
 		emit_sb(2, 6, &b);
 		if (first == last)
 			gg_sb_printf(&b, "at offset %" PRIu64, first);
@@ -1447,6 +1601,7 @@ static void print_violations(const struct view *vw, bool several)
 		gg_sb_add(&b, "allocated at ", strlen("allocated at "));
 		gg_sb_site(&b, gg_json_get(r, "site"));
 		emit_sb(6, 10, &b);
+		print_upper(&b, r);
 		print_stack(&b, "allocation stack", gg_json_get(r, "stack"));
 		print_culprit(&b, r);
 	}
@@ -1494,6 +1649,47 @@ static void print_leaks(const struct view *vw, bool several)
 	if (vw->nleaks > LEAKS_SHOWN)
 		printf("  and %zu more %s\n", vw->nleaks - LEAKS_SHOWN,
 		       gg_cli_plural(vw->nleaks - LEAKS_SHOWN, "stack", "stacks"));
+	free(b.s);
+}
+
+/* The findings by test: each labelled boundary that found something (the
+ * pytest plugin labels one per test with its node id), with the first line
+ * of each finding its ERROR lines name; the stacks are in the sections above. */
+static void print_tests(const struct view *vw, bool several)
+{
+	struct sb b = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < vw->nprocs; i++)
+		n += gg_json_length(gg_json_get(vw->procs[i].root, "labels"));
+	if (!n)
+		return;
+	printf("\nfindings by test: %zu %s\n", n, gg_cli_plural(n, "test", "tests"));
+	for (size_t i = 0; i < vw->nprocs; i++) {
+		const struct gg_json *labels = gg_json_get(vw->procs[i].root, "labels");
+
+		for (size_t k = 0; k < gg_json_length(labels); k++) {
+			const struct gg_json *l = gg_json_at(labels, k);
+			const struct gg_json *lines = gg_json_get(l, "lines");
+			uint64_t errors = gg_json_u64(gg_json_get(l, "errors"), 0);
+
+			gg_sb_str(&b, gg_json_get(l, "label"), "?");
+			gg_sb_printf(&b, ": %" PRIu64 " %s", errors, gg_cli_plural(errors, "error", "errors"));
+			if (several)
+				gg_sb_printf(&b, " (pid %" PRIu64 ")", vw->procs[i].pid);
+			emit_sb(2, 6, &b);
+			for (size_t j = 0; j < gg_json_length(lines); j++) {
+				const char *line = gg_json_string(gg_json_at(lines, j), "");
+				const char *text = strstr(line, " ERROR: ");
+
+				text = text ? text + 8 : line;
+				if (*text == ' ') /* a stack's line, under its finding */
+					continue;
+				gg_sb_clean(&b, text, strlen(text));
+				emit_sb(6, 8, &b);
+			}
+		}
+	}
 	free(b.s);
 }
 
@@ -1817,6 +2013,7 @@ static void print_report(struct view *vw, size_t skipped)
 	print_unresolved(vw, several);
 	print_violations(vw, several);
 	print_leaks(vw, several);
+	print_tests(vw, several);
 	print_errors(vw, several);
 	if (skipped)
 		printf("\nskipped: %zu %s that could not be read (named on standard error)\n",

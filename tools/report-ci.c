@@ -171,7 +171,7 @@ struct rule {
 };
 
 enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_DOUBLE_FREE, R_INVALID_FREE, R_LEAK,
-       R_API_OVERRUN, R_COVERAGE };
+       R_API_OVERRUN, R_UNDERFLOW, R_WRITE_AFTER_FREE, R_DANGLING_LAUNCH, R_COVERAGE };
 
 static const struct rule rules[] = {
 	[R_VIOLATION] = { "redzone-violation", "RedZoneViolation",
@@ -212,6 +212,23 @@ static const struct rule rules[] = {
 		"past the end of an allocation, into the red zone gpuguard adds after it. gpuguard "
 		"refused it with the driver's own answer for that range, so it was never "
 		"performed. The location is the call." },
+	[R_UNDERFLOW] = { "underflow", "Underflow",
+		"Bytes before the start of a device allocation changed",
+		"The red-zone band of the allocation directly below a device allocation changed "
+		"at its top, right below that allocation's start, and only kernels given that "
+		"allocation were launched since the band was last seen clean: something wrote "
+		"before its start. The location is where the allocation was made." },
+	[R_WRITE_AFTER_FREE] = { "write-after-free", "WriteAfterFree",
+		"A freed device allocation was written",
+		"With GPUGUARD_QUARANTINE, a freed allocation is held back from the driver and "
+		"filled with a known byte; when it left the quarantine, that fill had changed: "
+		"something wrote to it after its free. The location is the free; the kernels "
+		"launched with it since (suspects) and both stacks follow." },
+	[R_DANGLING_LAUNCH] = { "dangling-launch", "DanglingLaunch",
+		"A kernel was launched with a pointer into freed memory",
+		"With GPUGUARD_QUARANTINE, a launch was given, as a parameter, a pointer into "
+		"an allocation the program had freed (and gpuguard held back). The location is "
+		"the launch; the allocation and free stacks follow." },
 	[R_COVERAGE] = { "no-coverage", "NoCoverage",
 		"Red zones were on and guarded nothing", "" },
 };
@@ -383,6 +400,96 @@ static void leak_finding(struct finding *f, const struct leak_group *g)
 		f->fingerprint = fnv_site(f->fingerprint, gg_json_at(stack, i));
 }
 
+/* The kernels a band finding names: the one whose checked launch found it,
+ * else its suspects. */
+static void detail_kernels(struct finding *f, const struct gg_json *r)
+{
+	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
+
+	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
+		gg_sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
+		sb_kernel(&f->detail, kernel);
+		gg_sb_add(&f->detail, ", launched at ", strlen(", launched at "));
+		gg_sb_site(&f->detail, gg_json_get(kernel, "site"));
+	}
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		gg_sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
+		sb_kernel(&f->detail, gg_json_at(suspects, i));
+	}
+}
+
+/* A write below an allocation's start: located where that allocation was
+ * made (the row's "upper"), the band that caught it named after. */
+static void underflow_finding(struct finding *f, const struct violation_group *g)
+{
+	const struct gg_json *r = g->row, *u = gg_json_get(r, "upper");
+	uint64_t user = gg_view_u64(u, "user_bytes"), changed = gg_view_u64(r, "changed");
+	uint64_t below = gg_view_u64(r, "user_bytes");
+	char size[24];
+
+	f->rule = R_UNDERFLOW;
+	f->site = gg_json_get(u, "site");
+	gg_sb_printf(&f->message, "underflow: %" PRIu64 " %s before the start of allocation #%" PRIu64
+		  " (%" PRIu64 " %s) changed, detected by ", changed,
+		  gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(u, "index"), user,
+		  gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
+	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	gg_sb_site(&f->detail, f->site);
+	gg_sb_printf(&f->detail, "\nfound in the band of allocation #%" PRIu64 " (%" PRIu64 " %s) "
+		  "directly below, allocated at ", gg_view_u64(r, "index"), below,
+		  gg_cli_plural(below, "byte", "bytes"));
+	gg_sb_site(&f->detail, gg_json_get(r, "site"));
+	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	add_stack(f, "allocation stack of the one below", gg_json_get(r, "stack"));
+	detail_kernels(f, r);
+	/* The allocation and its size, as an overrun's. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	f->fingerprint = fnv(f->fingerprint, size,
+			     (size_t)snprintf(size, sizeof(size), "%" PRIu64, user));
+}
+
+/* A write after free (located at the free) or a dangling launch (at the launch). */
+static void quarantine_finding(struct finding *f, const struct violation_group *g)
+{
+	const struct gg_json *r = g->row, *free_stack = gg_json_get(r, "free_stack");
+	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
+	bool launch = !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
+	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
+	char size[24];
+
+	f->rule = launch ? R_DANGLING_LAUNCH : R_WRITE_AFTER_FREE;
+	f->site = launch ? gg_json_get(kernel, "site") : gg_json_at(free_stack, 0);
+	if (launch) {
+		gg_sb_add(&f->message, "dangling launch: ", strlen("dangling launch: "));
+		sb_kernel(&f->message, kernel);
+		gg_sb_printf(&f->message, " parameter %" PRIu64 " points into allocation #%" PRIu64
+			  " (%" PRIu64 " %s), freed already", gg_view_u64(r, "parameter"),
+			  gg_view_u64(r, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+	} else {
+		gg_sb_printf(&f->message, "write after free: %" PRIu64 " %s of allocation #%" PRIu64
+			  " (%" PRIu64 " %s) changed after its free, detected by ", changed,
+			  gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "index"), user,
+			  gg_cli_plural(user, "byte", "bytes"));
+		gg_sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
+	}
+	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
+	gg_sb_site(&f->detail, gg_json_get(r, "site"));
+	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
+	detail_stack(f, "freed at", free_stack);
+	for (size_t i = 0; i < gg_json_length(suspects); i++) {
+		gg_sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
+		sb_kernel(&f->detail, gg_json_at(suspects, i));
+	}
+	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
+	add_stack(f, "free stack", free_stack);
+	/* Where it was freed (or launched) and where it was made, and its size. */
+	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
+	f->fingerprint = fnv_site(f->fingerprint, gg_json_get(r, "site"));
+	f->fingerprint = fnv(f->fingerprint, size,
+			     (size_t)snprintf(size, sizeof(size), "%" PRIu64, user));
+}
+
 static void violation_finding(struct finding *f, const struct violation_group *g)
 {
 	const struct gg_json *r = g->row, *kernel = gg_json_get(r, "kernel");
@@ -390,6 +497,15 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
 	char size[24];
 
+	if (!strcmp(gg_view_violation_kind(r), GG_REPORT_UNDERFLOW)) {
+		underflow_finding(f, g);
+		return;
+	}
+	if (!strcmp(gg_view_violation_kind(r), GG_REPORT_WRITE_AFTER_FREE) ||
+	    !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH)) {
+		quarantine_finding(f, g);
+		return;
+	}
 	if (strcmp(gg_view_violation_kind(r), GG_REPORT_OVERRUN)) {
 		free_finding(f, g);
 		return;

@@ -37,6 +37,9 @@ void gg_sb_site(struct sb *b, const struct gg_json *site);
 #define GG_REPORT_DOUBLE_FREE "double_free"
 #define GG_REPORT_INVALID_FREE "invalid_free"
 #define GG_REPORT_API_OVERRUN "api_overrun"
+#define GG_REPORT_UNDERFLOW "underflow"
+#define GG_REPORT_WRITE_AFTER_FREE "write_after_free"
+#define GG_REPORT_DANGLING_LAUNCH "dangling_launch"
 /* The kind of violation @row. */
 const char *gg_view_violation_kind(const struct gg_json *row);
 

@@ -59,6 +59,11 @@ void gg_audit_launch_failed(const char *api, const void *handle, int rc, const c
  * it: a refusal is counted per kernel, the first one WARNed. */
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name);
 
+/* A replay of graph @g (driver/graphs.h), its kernels launches @first, @first
+ * + 1, ...: as many launches, each refused when the driver refused it. */
+struct gg_graph;
+void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const char *rc_name);
+
 /* A synchronize (@api) answered @rc, @launches launches into the process: a
  * good one marks the launches so far done; a sticky error is an ERROR naming
  * the kernels launched since the last good one, once (the context is lost). */
@@ -72,6 +77,9 @@ void gg_audit_launches_atfork_child(void);
 /* The gate: print the unresolved pairs, seal, and abort when a required one is
  * missing (unless allowed). @why names the boundary. */
 void gg_audit_seal(const char *why);
+
+/* The same, its table printed only when the gate fails. */
+void gg_audit_seal_quiet(const char *why);
 
 void gg_audit_stats(struct gg_report_audit *out);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/gg.h"
+#include "driver/graphs.h"
 #include "driver/kernels.h"
 #include "report/report.h"
 
@@ -27,6 +28,9 @@
 struct launch {
 	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
 	const void *handle;
+	/* A graph's replay (driver/graphs.h): one entry, at its last launch,
+	 * stands for its @nodes launches; @handle is its record. 0: one launch. */
+	unsigned nodes;
 };
 
 /* Keyed by the kernel's names (module, function: the kernels table's
@@ -50,14 +54,15 @@ static struct {
 	uint64_t refused;                /* every refused launch, kept or not */
 } launches_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+static void refused(const void *handle, uint64_t index, const char *rc_name);
+
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name)
 {
 	struct launch *l = &launches_state.ring[index % RING];
-	struct gg_report_kernel k;
-	bool first = false, named;
 
 	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
 	l->handle = handle;
+	l->nodes = 0;
 	atomic_store_explicit(&l->index, index, memory_order_release);
 	if (!rc)
 		return;
@@ -65,6 +70,15 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 	if (rc == 209 /* NO_BINARY_FOR_GPU */ || rc == 500 /* NOT_FOUND */ ||
 	    rc == 400 /* INVALID_HANDLE */)
 		gg_audit_launch_failed("launch", handle, rc, rc_name);
+	refused(handle, index, rc_name);
+}
+
+/* Launch @index of @handle was refused: counted per kernel, the first said. */
+static void refused(const void *handle, uint64_t index, const char *rc_name)
+{
+	struct gg_report_kernel k;
+	bool first = false, named;
+
 	/* Named before the lock (the table is lock-free): the latch is kept per
 	 * image and kernel name, as the WARN promises. */
 	gg_kernels_name_handle(handle, &k);
@@ -95,6 +109,30 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
 	pthread_mutex_unlock(&launches_state.lock);
 	if (first)
 		gg_report_launch_refused(&k, index, rc_name);
+}
+
+/* Refused: each of its kernels' launches was. (Not a failed lookup: the
+ * graph's kernels were loaded when it was instantiated.) */
+static __attribute__((noinline)) void replay_refused(const struct gg_graph *g, uint64_t first,
+						     const char *rc_name)
+{
+	for (unsigned k = 0; k < g->nkernels; k++)
+		refused(g->k[k].fn, first + k, rc_name);
+}
+
+void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const char *rc_name)
+{
+	uint64_t last = first + g->nkernels - 1;
+	struct launch *l = &launches_state.ring[last % RING];
+
+	if (GG_UNLIKELY(rc)) {
+		replay_refused(g, first, rc_name);
+		return;
+	}
+	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
+	l->handle = g;
+	l->nodes = g->nkernels;
+	atomic_store_explicit(&l->index, last, memory_order_release);
 }
 
 /* Errors after which the context can do nothing more (cuda.h: "the process
@@ -130,9 +168,23 @@ void gg_audit_synchronized(const char *api, uint64_t launches, int rc, const cha
 		struct launch *l = &launches_state.ring[i % RING];
 		uint64_t at = atomic_load_explicit(&l->index, memory_order_acquire);
 		const void *handle = l->handle;
+		unsigned nodes = l->nodes;
 
 		if (at != i || atomic_load_explicit(&l->index, memory_order_acquire) != at)
 			continue; /* overwritten meanwhile, or being written */
+		if (nodes) { /* a graph's replay: its kernels, the last first */
+			const struct gg_graph *g = handle;
+
+			for (unsigned j = nodes; j > 0 && at - (nodes - j) > since && n < IN_FLIGHT; j--) {
+				if (j - 1 < g->nkernels)
+					gg_kernels_name_handle(g->k[j - 1].fn, &k[n]);
+				else
+					gg_kernels_name_handle(NULL, &k[n]);
+				index[n++] = at - (nodes - j);
+			}
+			i = at - nodes + 1; /* the loop's i-- goes on before the replay */
+			continue;
+		}
 		gg_kernels_name_handle(handle, &k[n]);
 		index[n++] = at;
 	}

@@ -12,6 +12,7 @@
 
 #include "audit/audit.h"
 #include "boundary/figures.h"
+#include "boundary/labels.h"
 #include "options/config.h"
 #include "base/gg.h"
 #include "redzone/redzone.h"
@@ -53,6 +54,24 @@ void gg_boundary_run(const char *why)
 	gg_audit_seal(why);
 	gg_figures_write_files();
 	pthread_mutex_unlock(&boundary_state.lock);
+}
+
+/* A labelled boundary (gpuguard_boundary): the same three steps, with the
+ * label and what it found recorded before the reports are written, so the
+ * summary this boundary writes already holds them. */
+uint64_t gg_boundary_label(const char *label)
+{
+	struct gg_report_figures f;
+	uint64_t found;
+
+	pthread_mutex_lock(&boundary_state.lock);
+	gg_redzone_scan(label);
+	gg_audit_seal_quiet(label);
+	gg_figures_gather(&f);
+	found = gg_labels_record(label, f.errors);
+	gg_figures_write_files();
+	pthread_mutex_unlock(&boundary_state.lock);
+	return found;
 }
 
 static void fire(const uint64_t *events, unsigned n, uint64_t count, const char *kind)

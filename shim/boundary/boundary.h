@@ -37,11 +37,31 @@ static inline uint64_t gg_boundary_on_launch(void)
 	return n;
 }
 
+/* The @n (> 0) launches of a graph's replay are about to be forwarded: the
+ * first's index (the others follow it); each launch:N among them fires. */
+static inline uint64_t gg_boundary_on_launches(uint64_t n)
+{
+	uint64_t first = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n,
+						   memory_order_relaxed) + 1;
+
+	/* Only the launches whose number has an event's bit (N % 64) are looked
+	 * at, whatever the replay's number of launches. */
+	for (uint64_t m = gg_boundary_launch_counter.mask; __builtin_expect(m != 0, 0); m &= m - 1)
+		for (uint64_t i = first + (((uint64_t)__builtin_ctzll(m) - first) & 63); i < first + n;
+		     i += 64)
+			gg_boundary_launch_event(i);
+	return first;
+}
+
 /* A context synchronize returned. */
 void gg_boundary_on_sync(void);
 
 /* Run one boundary now; @why names its event ("launch:3", "signal"). */
 void gg_boundary_run(const char *why);
+
+/* Run a boundary labelled @label (gpuguard_boundary): the errors found
+ * since the labelled boundary before it. */
+uint64_t gg_boundary_label(const char *label);
 
 /* Counters for the reports. */
 uint64_t gg_boundary_launches(void);

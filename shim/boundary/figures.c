@@ -1,7 +1,9 @@
 #include "boundary/figures.h"
 
 #include "audit/audit.h"
+#include "boundary/labels.h"
 #include "callsite/depot.h"
+#include "driver/graphs.h"
 #include "driver/real.h"
 #include "redzone/leaks.h"
 #include "redzone/ranges.h"
@@ -24,8 +26,11 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->api_overruns = gg_ranges_foreach;
 	f->launch_errors = gg_audit_foreach_launch_error;
 	f->modules = gg_audit_foreach_module;
+	f->labels = gg_labels_foreach;
 	f->launches_refused = gg_audit_launches_refused();
 	f->redzone.coverage.procaddr_unmatched = gg_real_unmatched();
+	gg_graphs_unfollowed(f->redzone.coverage.graph_nodes_unfollowed,
+			     &f->redzone.coverage.graph_replays_unfollowed);
 	f->final = false;
 }
 

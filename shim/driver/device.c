@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "base/gg.h"
 #include "base/loader.h"
@@ -214,7 +215,7 @@ int gg_device_fill(void *ctx, void *stream, uint64_t ptr, uint8_t value, size_t 
 
 /* Whether the legacy stream may not be used now: asking about it while a
  * blocking stream is captured is an error that invalidates nothing. */
-static bool legacy_capturing(void)
+bool gg_device_legacy_capturing(void)
 {
 	bool capturing;
 
@@ -237,7 +238,7 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 		err = CALL(cuMemcpyDtoHAsync_v2, (dst, (CUdeviceptr)ptr, n, (CUstream)stream));
 		if (!err)
 			err = CALL(cuStreamSynchronize, ((CUstream)stream));
-	} else if (legacy_capturing()) {
+	} else if (gg_device_legacy_capturing()) {
 		/* A blocking stream is being captured: the legacy stream would join
 		 * the capture and invalidate it (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT). */
 		err = -EBUSY;
@@ -294,6 +295,67 @@ int gg_device_primary(int dev, void **ctx)
 	return 0;
 }
 
+int gg_device_graph_nodes(const void *graph, void **nodes, size_t *n)
+{
+	return CALL(cuGraphGetNodes, ((CUgraph)graph, (CUgraphNode *)nodes, n));
+}
+
+int gg_device_graph_node_type(const void *node, int *type)
+{
+	CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+	int err = CALL(cuGraphNodeGetType, ((CUgraphNode)node, &t));
+
+	*type = (int)t;
+	return err;
+}
+
+void gg_device_kernel_node_of(const void *params, bool v2, struct gg_device_kernel_node *out)
+{
+	/* The fields read are the same in _v1 and _v2 (kern follows them). */
+	const CUDA_KERNEL_NODE_PARAMS_v1 *p = params;
+	void **extra = p ? p->extra : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return;
+	out->fn = p->func;
+	if (!out->fn && v2)
+		out->fn = ((const CUDA_KERNEL_NODE_PARAMS_v2 *)params)->kern;
+	out->params = p->kernelParams;
+	for (int i = 0; extra && i < 16 && extra[2 * i] != CU_LAUNCH_PARAM_END; i++) {
+		if (extra[2 * i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			out->buffer = extra[2 * i + 1];
+		else if (extra[2 * i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[2 * i + 1])
+			out->buffer_size = *(const size_t *)extra[2 * i + 1];
+	}
+}
+
+/* Through cuGraphKernelNodeGetParams_v2 (a node of a CUkernel has no func
+ * there, but kern), else the CUDA 10 form. The arrays are the node's. */
+int gg_device_graph_kernel(const void *node, struct gg_device_kernel_node *out)
+{
+	CUDA_KERNEL_NODE_PARAMS_v2 p;
+	int err;
+
+	memset(&p, 0, sizeof(p));
+	err = CALL(cuGraphKernelNodeGetParams_v2, ((CUgraphNode)node, &p));
+	if (err == -ENOSYS)
+		err = CALL(cuGraphKernelNodeGetParams, ((CUgraphNode)node, (CUDA_KERNEL_NODE_PARAMS_v1 *)&p));
+	if (err)
+		return err;
+	gg_device_kernel_node_of(&p, true, out);
+	return 0;
+}
+
+int gg_device_graph_child(const void *node, void **graph)
+{
+	CUgraph g = NULL;
+	int err = CALL(cuGraphChildGraphNodeGetGraph, ((CUgraphNode)node, &g));
+
+	*graph = g;
+	return err;
+}
+
 int gg_device_capturing(void *stream, bool *capturing)
 {
 	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -301,6 +363,15 @@ int gg_device_capturing(void *stream, bool *capturing)
 
 	*capturing = !err && status != CU_STREAM_CAPTURE_STATUS_NONE;
 	return err == -ENOSYS ? 0 : err; /* a driver without capture captures nothing */
+}
+
+int gg_device_capture_active(void *stream, bool *active)
+{
+	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+	int err = CALL(cuStreamIsCapturing, ((CUstream)stream, &status));
+
+	*active = !err && status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	return err;
 }
 
 int gg_device_event_after(void *ctx, void *stream, void **event)
@@ -341,6 +412,31 @@ int gg_device_event_destroy(void *ctx, void *event)
 	if (err)
 		return err;
 	err = CALL(cuEventDestroy_v2, ((CUevent)event));
+	pop(ctx);
+	return err;
+}
+
+int gg_device_event_wait(void *ctx, void *event)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	err = CALL(cuEventSynchronize, ((CUevent)event));
+	pop(ctx);
+	return err;
+}
+
+int gg_device_free(void *ctx, void *stream, uint64_t ptr)
+{
+	int err = push(ctx);
+
+	if (err)
+		return err;
+	if (stream)
+		err = CALL(cuMemFreeAsync, ((CUdeviceptr)ptr, (CUstream)stream));
+	else
+		err = CALL(cuMemFree_v2, ((CUdeviceptr)ptr));
 	pop(ctx);
 	return err;
 }

@@ -56,14 +56,44 @@ int gg_device_primary_active(int dev, bool *active);
  * activates it). */
 int gg_device_primary(int dev, void **ctx);
 
+/* Whether the legacy stream may not be used now (a blocking stream is being
+ * captured, or the driver cannot say). */
+bool gg_device_legacy_capturing(void);
+/* Graph queries (driver/graphs.c): a graph's nodes (@nodes NULL: *n gets
+ * their count), a node's type (GG_DEVICE_NODE_*: cuda.h's CUgraphNodeType),
+ * a kernel node's parameters, a child graph node's graph. */
+enum { GG_DEVICE_NODE_KERNEL = 0, GG_DEVICE_NODE_GRAPH = 4, GG_DEVICE_NODE_CONDITIONAL = 13 };
+struct gg_device_kernel_node {
+	const void *fn;            /* the function, else the CUkernel */
+	void **params;             /* kernelParams, or NULL */
+	const uint8_t *buffer;     /* extra's CU_LAUNCH_PARAM_BUFFER_POINTER, or NULL */
+	size_t buffer_size;
+};
+int gg_device_graph_nodes(const void *graph, void **nodes, size_t *n);
+int gg_device_graph_node_type(const void *node, int *type);
+int gg_device_graph_kernel(const void *node, struct gg_device_kernel_node *out);
+int gg_device_graph_child(const void *node, void **graph);
+/* The same, of the CUDA_KERNEL_NODE_PARAMS (_v2 when @v2) @params the
+ * application gave. */
+void gg_device_kernel_node_of(const void *params, bool v2, struct gg_device_kernel_node *out);
+
 /* Whether @stream is being captured into a graph. */
 int gg_device_capturing(void *stream, bool *capturing);
+/* Whether @stream is in a capture that goes on (not invalidated, not implicit). */
+int gg_device_capture_active(void *stream, bool *active);
 
 /* An event recorded on @stream after the work queued so far, in @ctx;
  * gg_device_event_done: 1 when that work is done, 0 while it is not. */
 int gg_device_event_after(void *ctx, void *stream, void **event);
 int gg_device_event_done(void *ctx, void *event);
 int gg_device_event_destroy(void *ctx, void *event);
+/* Wait until the work before @event is done. */
+int gg_device_event_wait(void *ctx, void *event);
+
+/* Hand the allocation at @ptr back to the driver, in @ctx: cuMemFreeAsync
+ * on @stream, or cuMemFree_v2 when @stream is NULL (the quarantine's
+ * releases, redzone/quarantine.c). */
+int gg_device_free(void *ctx, void *stream, uint64_t ptr);
 
 /* Launches. The driver's layout of parameter @i of a function (@kernel
  * false) or CUkernel: -EINVAL past the last one (cuda.h), -ENOSYS when the

@@ -5,9 +5,13 @@
 
 #include "audit/audit.h"
 #include "boundary/boundary.h"
+#include "driver/graphs.h"
 #include "base/gg.h"
 #include "hooks/hooks.h"
+#include "redzone/adjacency.h"
+#include "redzone/quarantine.h"
 #include "redzone/redzone.h"
+#include "redzone/replays.h"
 #include "report/report.h"
 #include "start/start.h"
 #include "hooks/work.h"
@@ -47,20 +51,28 @@
 #define GG_FRAME() ((const void *)__builtin_frame_address(0))
 
 /* Allocations take their index before the driver is asked (failed calls
- * count). A padded request that runs out of memory is retried as asked, so
- * the application never sees an error it would not have had. */
+ * count). A request that runs out of memory is asked again once the
+ * quarantine gave back what it held, and a padded one that still does is
+ * retried as asked, so the application never sees an error it would not
+ * have had. */
 #define FORWARD_ALLOC(name, args, padded_args, dptr, bytes, stream, async)                \
 	ENTER_OR_PASS(name, args);                                                        \
 	uint64_t index = gg_redzone_next_index();                                         \
 	struct gg_redzone_ticket ticket;                                                  \
-	size_t pad = gg_redzone_request(index, bytes, (void *)(stream), async, &ticket);  \
+	size_t pad = gg_adjacency_band(bytes,                                             \
+				       gg_redzone_request(index, bytes, (void *)(stream), \
+							  async, &ticket));               \
 	ticket.caller = GG_CALLER();                                                      \
 	ticket.frame = GG_FRAME();                                                        \
 	CUresult rc = pad ? real_ padded_args : real_ args;                               \
-	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                      \
-		gg_redzone_fallback(&ticket);                                             \
-		pad = 0;                                                                  \
-		rc = real_ args;                                                          \
+	if (GG_UNLIKELY(rc == CUDA_ERROR_OUT_OF_MEMORY)) {                                \
+		if (gg_redzone_out_of_memory())                                           \
+			rc = pad ? real_ padded_args : real_ args;                        \
+		if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                              \
+			gg_redzone_fallback(&ticket);                                     \
+			pad = 0;                                                          \
+			rc = real_ args;                                                  \
+		}                                                                         \
 	}                                                                                 \
 	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
 			 (void *)(stream), async, &ticket, (int)rc, gg_real_result_name(rc)); \
@@ -68,13 +80,24 @@
 	return rc
 
 /* Frees: the band is checked before the memory is released, and forgotten
- * only when the driver did release it. */
+ * only when the driver did release it. A quarantined allocation is not
+ * released at all (CUDA_SUCCESS), and a free of one already quarantined is
+ * answered as the driver answers a pointer freed before. */
 #define FORWARD_FREE(name, args, ptr, stream, async)                                          \
 	struct gg_redzone_free ticket;                                                         \
-	FORWARD_WITH(name, args, args,                                                         \
-		     (gg_redzone_freeing(ptr, (void *)(stream), async, &ticket),               \
-		      ticket.caller = GG_CALLER(), ticket.frame = GG_FRAME()),                  \
-		     gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc)))
+	ENTER_OR_PASS(name, args);                                                             \
+	ticket.caller = GG_CALLER();                                                           \
+	ticket.frame = GG_FRAME();                                                             \
+	gg_redzone_freeing(ptr, (void *)(stream), async, &ticket);                             \
+	CUresult rc;                                                                           \
+	if (GG_LIKELY(!(ticket.quarantined | ticket.twice)))                                   \
+		rc = real_ args;                                                               \
+	else                                                                                   \
+		rc = ticket.quarantined ? CUDA_SUCCESS                                         \
+		     : ticket.no_context ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE; \
+	gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc));               \
+	gg_hooks_leave();                                                                      \
+	return rc
 
 #define AUDIT_LOOKUP(api, kind, handle, kname, out) \
 	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc), \
@@ -223,6 +246,8 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 	if (pad && Height > SIZE_MAX - rows)
 		pad = 0, rows = 0, ticket.reason = GG_REASON_overflow;
 	rc = real_(dptr, pPitch, WidthInBytes, Height + rows, ElementSizeBytes);
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY && gg_redzone_out_of_memory())
+		rc = real_(dptr, pPitch, WidthInBytes, Height + rows, ElementSizeBytes);
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {
 		gg_redzone_fallback(&ticket);
 		pad = 0;
@@ -387,21 +412,33 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
 	f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, \
 		hStream, kernelParams
 
-/* The launch's index (launch:N counts the same), then the call; what the
- * driver answered goes to the audit with the kernel, and a launch it took to
- * the red zones with what it was given (@ptsz: a NULL stream is the
- * per-thread one). */
+/* A launch's stream (@ptsz: a NULL stream is the per-thread one). */
+#define STREAM_OF(stream_, ptsz_) \
+	((stream_) || !(ptsz_) ? (void *)(stream_) : (void *)CU_STREAM_PER_THREAD)
+/* The launch's index (launch:N counts the same), its dangling pointers
+ * (before it can run), then the call; what the driver answered goes to the
+ * audit with the kernel, and a launch it took to the red zones with what it
+ * was given. */
+#define LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)                                  \
+	(&(struct gg_redzone_launch){                                                     \
+		.fn = (fn_), .params = (params_), .extra = (extra_), .index = index,       \
+		.stream = STREAM_OF(stream_, ptsz_),                                       \
+		.dangling_checked = true })
 #define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
 	ENTER_OR_PASS(name, args);                                                        \
+	if (GG_UNLIKELY(gg_graphs_captured(STREAM_OF(stream_, ptsz_)))) {                 \
+		gg_hooks_leave(); /* captured: it runs when its graph is replayed */      \
+		return real_ args;                                                        \
+	}                                                                                 \
 	uint64_t index = gg_boundary_on_launch();                                         \
+	bool settled = false;                                                             \
+	if (GG_UNLIKELY(gg_quarantine_any()))                                             \
+		settled = gg_redzone_launching(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)); \
 	CUresult rc = real_ args;                                                         \
 	gg_audit_launched((const void *)(fn_), index, (int)rc,                            \
 			  rc ? gg_real_result_name(rc) : NULL);                           \
-	if (rc == CUDA_SUCCESS)                                                           \
-		gg_redzone_launched(&(struct gg_redzone_launch){                          \
-			.fn = (fn_), .params = (params_), .extra = (extra_), .index = index, \
-			.stream = (stream_) || !(ptsz_) ? (void *)(stream_)                \
-						       : (void *)CU_STREAM_PER_THREAD }); \
+	if (rc == CUDA_SUCCESS && !settled)                                               \
+		gg_redzone_launched(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_));     \
 	gg_hooks_leave();                                                                          \
 	return rc
 
@@ -433,14 +470,197 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx(const CUlaunchConfig *config, CU
 				  void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f, kernelParams, extra,
-		       config->hStream, false);
+		       config ? config->hStream : NULL, false);
 }
 
 GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
 				       void **kernelParams, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f, kernelParams,
-		       extra, config->hStream, true);
+		       extra, config ? config->hStream : NULL, true);
+}
+
+/* CUDA graphs (driver/graphs.c): an executable graph's kernel nodes are
+ * read from the driver when it is made or updated, and each replay is a
+ * launch of each of them (README, "CUDA graphs"): indices and launch:N before it is
+ * forwarded, suspects (unless nothing changed since its last replay) before
+ * too, so a dangling launch is said before the graph runs; its check after. */
+
+#define FORWARD_INSTANTIATE(name, args, exec_ptr, graph, device)                         \
+	FORWARD(name, args,                                                               \
+		(rc == CUDA_SUCCESS && (exec_ptr) ? gg_graphs_instantiated(*(exec_ptr), graph, device) \
+						  : (void)0))
+
+GG_WORK CUresult gg_hooks_work_cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
+						  CUgraphNode *phErrorNode, char *logBuffer,
+						  size_t bufferSize)
+{
+	FORWARD_INSTANTIATE(cuGraphInstantiate,
+			    (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), phGraphExec,
+			    hGraph, false);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
+						     CUgraphNode *phErrorNode, char *logBuffer,
+						     size_t bufferSize)
+{
+	FORWARD_INSTANTIATE(cuGraphInstantiate_v2,
+			    (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), phGraphExec,
+			    hGraph, false);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+							   unsigned long long flags)
+{
+	FORWARD_INSTANTIATE(cuGraphInstantiateWithFlags, (phGraphExec, hGraph, flags), phGraphExec,
+			    hGraph, flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+							    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+	FORWARD_INSTANTIATE(cuGraphInstantiateWithParams, (phGraphExec, hGraph, instantiateParams),
+			    phGraphExec, hGraph,
+			    instantiateParams &&
+				    (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+								 CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+	FORWARD_INSTANTIATE(cuGraphInstantiateWithParams_ptsz,
+			    (phGraphExec, hGraph, instantiateParams), phGraphExec, hGraph,
+			    instantiateParams &&
+				    (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+}
+
+/* An update that succeeded gave the executable graph @hGraph's parameters. */
+GG_WORK CUresult gg_hooks_work_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+						 CUgraphNode *hErrorNode_out,
+						 CUgraphExecUpdateResult *updateResult_out)
+{
+	FORWARD(cuGraphExecUpdate, (hGraphExec, hGraph, hErrorNode_out, updateResult_out),
+		(rc == CUDA_SUCCESS ? gg_graphs_instantiated(hGraphExec, hGraph, false) : (void)0));
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+						    CUgraphExecUpdateResultInfo *resultInfo)
+{
+	FORWARD(cuGraphExecUpdate_v2, (hGraphExec, hGraph, resultInfo),
+		(rc == CUDA_SUCCESS ? gg_graphs_instantiated(hGraphExec, hGraph, false) : (void)0));
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+							      const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	FORWARD(cuGraphExecKernelNodeSetParams, (hGraphExec, hNode, nodeParams),
+		(rc == CUDA_SUCCESS ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, false)
+				    : (void)0));
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+								 const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+	FORWARD(cuGraphExecKernelNodeSetParams_v2, (hGraphExec, hNode, nodeParams),
+		(rc == CUDA_SUCCESS ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, true)
+				    : (void)0));
+}
+
+/* Forgotten before the driver can hand the same handle to another thread. */
+GG_WORK CUresult gg_hooks_work_cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+	FORWARD_AFTER_DOING(cuGraphExecDestroy, (hGraphExec), gg_graphs_destroyed(hGraphExec));
+}
+
+#define FORWARD_BEGIN_CAPTURE(name, args)                                                 \
+	FORWARD(name, args, (rc == CUDA_SUCCESS ? gg_graphs_capture_begun() : (void)0))
+
+GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture(CUstream hStream)
+{
+	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture, (hStream));
+}
+
+GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, (hStream));
+}
+
+GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture_v2, (hStream, mode));
+}
+
+GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, (hStream, mode));
+}
+
+GG_WORK CUresult gg_hooks_work_cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+							   const CUgraphNode *dependencies,
+							   const CUgraphEdgeData *dependencyData,
+							   size_t numDependencies, CUstreamCaptureMode mode)
+{
+	FORWARD_BEGIN_CAPTURE(cuStreamBeginCaptureToGraph,
+			      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
+}
+
+GG_WORK CUresult gg_hooks_work_cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+								const CUgraphNode *dependencies,
+								const CUgraphEdgeData *dependencyData,
+								size_t numDependencies, CUstreamCaptureMode mode)
+{
+	FORWARD_BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz,
+			      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
+}
+
+#define FORWARD_END_CAPTURE(name, stream_, ptsz_, args)                                   \
+	bool was = false;                                                                 \
+	FORWARD_WITH(name, args, args, was = gg_graphs_stream_in_capture(STREAM_OF(stream_, ptsz_)), \
+		     gg_graphs_capture_ended(STREAM_OF(stream_, ptsz_), was))
+
+GG_WORK CUresult gg_hooks_work_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	FORWARD_END_CAPTURE(cuStreamEndCapture, hStream, false, (hStream, phGraph));
+}
+
+GG_WORK CUresult gg_hooks_work_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+	FORWARD_END_CAPTURE(cuStreamEndCapture_ptsz, hStream, true, (hStream, phGraph));
+}
+
+#define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                        \
+	ENTER_OR_PASS(name, (exec, stream_));                                             \
+	void *stream = STREAM_OF(stream_, ptsz_);                                         \
+	if (GG_UNLIKELY(gg_graphs_captured(stream))) {                                    \
+		gg_hooks_leave(); /* its nodes are captured into another graph */         \
+		return real_(exec, stream_);                                              \
+	}                                                                                 \
+	struct gg_graph *g = gg_graphs_find(exec);                                        \
+	uint64_t first = 0;                                                               \
+	if (GG_LIKELY(g && g->nkernels)) {                                                \
+		first = gg_boundary_on_launches(g->nkernels);                             \
+		if (!gg_redzone_replay_unchanged(g, first))                               \
+			gg_redzone_replaying(g, first, stream);                           \
+	}                                                                                 \
+	CUresult rc = real_(exec, stream_);                                               \
+	if (GG_LIKELY(first)) {                                                           \
+		gg_audit_replayed(g, first, (int)rc, rc ? gg_real_result_name(rc) : NULL); \
+		if (GG_UNLIKELY(gg_redzone_replay_hot.checking) && rc == CUDA_SUCCESS)    \
+			gg_redzone_replayed(g, first, stream);                            \
+	}                                                                                 \
+	if (GG_UNLIKELY(!g || g->unfollowed))                                             \
+		gg_graphs_replayed_unfollowed(g);                                         \
+	gg_hooks_leave();                                                                 \
+	return rc
+
+GG_WORK CUresult gg_hooks_work_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+	FORWARD_REPLAY(cuGraphLaunch, hGraphExec, hStream, false);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	FORWARD_REPLAY(cuGraphLaunch_ptsz, hGraphExec, hStream, true);
 }
 
 /* A synchronize: the sync:N boundary, and, for the audit, either the

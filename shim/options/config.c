@@ -16,7 +16,7 @@
 
 enum opt_kind { OPT_BOOL, OPT_U64, OPT_VERBOSITY, OPT_PATH, OPT_STR, OPT_EXITCODE,
 		OPT_SIGNAL, OPT_REDZONE, OPT_BYTE, OPT_U64_SET, OPT_RANGE, OPT_BOUNDARY,
-		OPT_LOG, OPT_OUTPUT, OPT_DEPTH };
+		OPT_LOG, OPT_OUTPUT, OPT_DEPTH, OPT_SIZE };
 
 #define F(field) offsetof(struct gg_config, field)
 
@@ -54,6 +54,12 @@ static const struct gg_option opts[] = {
 	  F(stack_depth), 0 },
 	{ "GPUGUARD_LEAK_CHECK", "--leak-check", NULL, NULL, "1", "0", A_BOOL,
 	  "allocations still live at exit are errors", OPT_BOOL, F(leak_check), 0 },
+	{ "GPUGUARD_QUARANTINE", "--quarantine", NULL, "SIZE", NULL, "0", GG_CONFIG_SIZE_ACCEPTS,
+	  "bytes of freed allocations held back and checked for writes after free (256M)",
+	  OPT_SIZE, F(quarantine), 0 },
+	{ "GPUGUARD_FREE_FILL", "--free-fill", NULL, "BYTE", NULL, "0xDD",
+	  "a byte value from 0 to 255 (0x00 to 0xff)", "the byte quarantined allocations hold",
+	  OPT_BYTE, F(free_fill), 0 },
 	{ "GPUGUARD_HALT_ON_ERROR", "--halt-on-error", NULL, NULL, "1", "0", A_BOOL,
 	  "abort at the first red-zone violation", OPT_BOOL, F(halt_on_error), 0 },
 	{ "GPUGUARD_BOUNDARY", "--boundary", NULL, "LIST", NULL, "", GG_CONFIG_BOUNDARY_ACCEPTS,
@@ -250,6 +256,42 @@ int gg_config_parse_signal(const char *s, int *out, const char **why)
 		}
 	}
 	*out = (int)n;
+	return 0;
+}
+
+int gg_config_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	char digits[32];
+	size_t n = strlen(s);
+	unsigned shift = 0;
+	uint64_t v;
+	const char *u;
+	int err;
+
+	/* A unit: K, M, G or T (powers of 1024), optionally followed by "iB" or
+	 * "B"; a 0x hex number has none (its digits may be B). */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return gg_config_parse_u64(s, out);
+	if (n > 2 && same_word(s + n - 2, "iB", SIZE_MAX))
+		n -= 2;
+	else if (n > 1 && (s[n - 1] == 'B' || s[n - 1] == 'b'))
+		n -= 1;
+	if (n > 1 && (u = strchr(units, s[n - 1] & ~0x20)) && *u) {
+		shift = 10 * (unsigned)(u - units + 1);
+		n--;
+	} else if (n != strlen(s)) {
+		return -EINVAL; /* "12B" with no unit before the B: not a size */
+	}
+	if (n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, n);
+	digits[n] = '\0';
+	if ((err = gg_config_parse_u64(digits, &v)))
+		return err;
+	if (shift && v > UINT64_MAX >> shift)
+		return -ERANGE;
+	*out = v << shift;
 	return 0;
 }
 
@@ -455,6 +497,8 @@ static int parse_one(const struct gg_option *o, const char *s, struct gg_config 
 			return err ? err : -ERANGE;
 		*(uint64_t *)field = (v + 15) & ~(uint64_t)15;
 		return 0;
+	case OPT_SIZE:
+		return gg_config_parse_size(s, field);
 	case OPT_SIGNAL:
 		return gg_config_parse_signal(s, field, why);
 	case OPT_RANGE: {

@@ -49,6 +49,8 @@ struct gg_config {
 	bool check_launches;
 	unsigned stack_depth;               /* frames kept per allocation and free, 1..64 */
 	bool leak_check;
+	uint64_t quarantine;                /* bytes of freed allocations held back; 0: none */
+	uint8_t free_fill;                  /* the byte quarantined allocations are filled with */
 	char log[PATH_MAX];                 /* "" = stderr; the first string */
 	char summary_json[PATH_MAX];        /* "" = none */
 	char metrics[PATH_MAX];             /* "" = none */
@@ -128,6 +130,10 @@ const struct gg_config *gg_config(void);
 /* Parse helpers, shared with tests. Return 0 or -EINVAL / -ERANGE; *@why
  * (when not NULL) says why a signal is refused ("SIGKILL cannot be caught"). */
 int gg_config_parse_u64(const char *s, uint64_t *out);
+
+/* A size: a number as gg_config_parse_u64() takes it, or decimal digits with
+ * a unit K, M, G or T (1024, 1024^2, ...; "256M", "1GiB", "64kB"). */
+int gg_config_parse_size(const char *s, uint64_t *out);
 int gg_config_parse_signal(const char *s, int *out, const char **why);
 
 /* GPUGUARD_BOUNDARY's events. */
@@ -153,6 +159,7 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev,
 #define GG_CONFIG_SIGNALS                                                                    \
 	"USR1, USR2 or a signal number from 1 to 64 other than 4 (ILL), 6 (ABRT), 7 (BUS), "      \
 	"8 (FPE), 9 (KILL), 11 (SEGV), 19 (STOP), 32 and 33 (the C library's own)"
+#define GG_CONFIG_SIZE_ACCEPTS "a number of bytes, or with a unit K, M, G or T (256M)"
 #define GG_CONFIG_BOUNDARY_ACCEPTS "launch:N, sync:N (N >= 1) or after:SECONDS, comma-separated"
 
 #endif

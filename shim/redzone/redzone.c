@@ -22,6 +22,7 @@
  * many zones there are. Its zones are flagged while it reads, and a free of
  * one of them waits for the batch, so no band is read after its memory died. */
 #include "redzone/redzone.h"
+#include "redzone/replays.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -35,10 +36,12 @@
 #include "base/gg.h"
 #include "driver/device.h"
 #include "driver/kernels.h"
+#include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"
 #include "redzone/frees.h"
 #include "redzone/leaks.h"
+#include "redzone/quarantine.h"
 #include "redzone/ranges.h"
 #include "redzone/registry.h"
 #include "report/report.h"
@@ -67,6 +70,7 @@ static struct {
 	/* Written by gg_redzone_configure() during set-up; read-only after. */
 	uint64_t pad, min_idx, trace_idx, poison_lo, poison_hi;
 	bool trace_set, poison_set, check_on_free, halt, check_launches;
+	bool quarantine; /* GPUGUARD_QUARANTINE is on (and so are red zones) */
 	uint8_t fill;
 
 	/* Lock-free counters. */
@@ -74,6 +78,8 @@ static struct {
 	atomic_uint_fast64_t scans, checked, unchecked, violations;
 	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 	atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
+	atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
+	atomic_uint_fast64_t write_after_frees, dangling_launches; /* of @violations (quarantine) */
 	atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 	 * parameters could not be followed (no layout, no buffer). */
@@ -135,7 +141,17 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
+	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){
+		.following = cfg->redzone != 0, .checking = cfg->redzone && cfg->check_launches,
+		.generation = &redzone_state.generation, .epoch = gg_kernels_epoch_counter() };
 	gg_leaks_configure(cfg->leak_check);
+	/* The quarantine holds guarded allocations: none without red zones. */
+	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
+	redzone_state.quarantine = cfg->redzone && cfg->quarantine;
+	if (cfg->quarantine && !cfg->redzone)
+		gg_report_warn("GPUGUARD_QUARANTINE without GPUGUARD_REDZONE: only guarded "
+			       "allocations are quarantined, so nothing is (set GPUGUARD_REDZONE=64, "
+			       "say)");
 	if (cfg->leak_check && !cfg->redzone)
 		gg_report_warn("GPUGUARD_LEAK_CHECK=1 without GPUGUARD_REDZONE: allocations are "
 			       "recorded only with red zones, so no leak can be found (set "
@@ -154,6 +170,11 @@ void gg_redzone_fallback(struct gg_redzone_ticket *t)
 {
 	atomic_fetch_add_explicit(&redzone_state.fallbacks, 1, memory_order_relaxed);
 	t->reason = GG_REASON_oom_fallback;
+}
+
+bool gg_redzone_out_of_memory(void)
+{
+	return gg_quarantine_out_of_memory();
 }
 
 /* Once, with no lock held (the loader runs): a driver without a function the
@@ -175,6 +196,15 @@ static uint8_t expected_byte(uint64_t index)
 		return redzone_state.fill;
 	return index >= redzone_state.poison_lo && index < redzone_state.poison_hi ? redzone_state.fill
 										  : 0x00;
+}
+
+/* The length of the band of a zone of @user bytes with @flags: the red zone,
+ * and for a rounded one the slack up to the driver's alignment. */
+static uint64_t band_length(uint64_t user, uint8_t flags)
+{
+	uint64_t pad = redzone_state.pad;
+
+	return pad + (flags & GG_ZONE_ROUNDED ? gg_adjacency_slack(user, pad) : 0);
 }
 
 /* The live slot of @ctx, or -1. Lock-free: slots only ever get added. */
@@ -370,6 +400,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		      const char *rc_name)
 {
 	struct gg_zone z = { .ptr = ptr, .user = bytes, .index = index };
+	/* Past the red zone, up to the driver's alignment (adjacency.c). */
+	size_t slack = pad > redzone_state.pad ? pad - (size_t)redzone_state.pad : 0;
 	struct ctx_slot *s;
 	void *event = NULL;
 	struct gg_zone old;
@@ -378,7 +410,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
 	else
 		atomic_fetch_add_explicit(&redzone_state.allocations, 1, memory_order_relaxed);
-	gg_report_alloc(api, index, bytes, pad, rc == 0 ? ptr : 0, rc_name);
+	gg_report_alloc(api, index, bytes, pad - slack, slack, rc == 0 ? ptr : 0, rc_name);
 	if (redzone_state.trace_set && index == redzone_state.trace_idx) {
 		struct gg_site frames[GG_CALLSITE_MAX_FRAMES];
 
@@ -398,6 +430,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	z.ctx = (uint16_t)t->ctx;
 	z.expected = expected_byte(index);
 	z.site = gg_depot_capture(t->caller, t->frame);
+	gg_adjacency_base(ptr);
 	/* The allocation's context is current (the request found it so). */
 	if (async) {
 		/* On the allocation's own stream, ahead of the application's next work
@@ -411,6 +444,8 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	} else if (gg_device_fill(NULL, atomic_load(&s->stream), ptr + bytes, z.expected, pad, true)) {
 		z.flags = GG_ZONE_UNFILLED; /* still recorded: the padding stays hidden */
 	}
+	if (slack)
+		z.flags |= GG_ZONE_ROUNDED;
 	/* A pointer we still hold was freed where we could not see it. */
 	if (gg_registry_remove(ptr, &old) == 0)
 		forgotten(&old, true);
@@ -447,11 +482,12 @@ void gg_redzone_vmm(size_t created, size_t mapped)
  * 0, or an error when it could not be read. */
 static int read_band(const struct gg_zone *z, void *ctx, void *stream, struct gg_band_check *c)
 {
+	uint64_t band = band_length(z->user, z->flags);
 	uint8_t buf[CHUNK];
 
 	memset(c, 0, sizeof(*c));
-	for (uint64_t off = 0; off < redzone_state.pad; off += CHUNK) {
-		size_t n = redzone_state.pad - off < CHUNK ? (size_t)(redzone_state.pad - off) : CHUNK;
+	for (uint64_t off = 0; off < band; off += CHUNK) {
+		size_t n = band - off < CHUNK ? (size_t)(band - off) : CHUNK;
 		int err = gg_device_read(ctx, stream, z->ptr + z->user + off, buf, n);
 
 		if (err)
@@ -466,6 +502,7 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 {
 	return (struct gg_violation){
 		.index = z->index, .user = z->user, .pad = redzone_state.pad,
+		.slack = band_length(z->user, z->flags) - redzone_state.pad,
 		.first = c->first, .last = c->last, .changed = c->changed,
 		.first_value = c->first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
@@ -499,13 +536,46 @@ static uint64_t launch_index(uint64_t entry)
 	last = atomic_load(&memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
 	if ((atomic_load(&memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
 		return last;
-	return launch;
+	/* A kernel node of a graph whose later replays changed nothing. */
+	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
+	return last > launch ? last : launch;
 }
 
 static void launch_of(uint64_t entry, struct gg_report_launch *out)
 {
 	gg_kernels_name(GG_SUSPECT_SLOT(entry), &out->kernel);
 	out->launch = launch_index(entry);
+}
+
+/* The suspects of @v into @out, newest first: the zone's, and those of the
+ * zone directly above when its band changed up to its top (a kernel given
+ * either may have written there), the newest GG_REPORT_SUSPECTS of them. */
+static void report_suspects(const struct gg_violation *v, struct gg_report_violation *out)
+{
+	struct gg_report_launch all[2 * GG_SUSPECTS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
+		launch_of(v->suspects[i], &all[n++]);
+	for (unsigned i = 0; v->upper.ptr && i < GG_SUSPECTS && v->upper.suspects[i]; i++) {
+		unsigned k;
+
+		for (k = 0; k < GG_SUSPECTS && v->suspects[k] &&
+			    GG_SUSPECT_SLOT(v->suspects[k]) != GG_SUSPECT_SLOT(v->upper.suspects[i]); k++)
+			;
+		if (k == GG_SUSPECTS || !v->suspects[k]) /* a kernel given both: listed once */
+			launch_of(v->upper.suspects[i], &all[n++]);
+	}
+	/* A memo may have made an older entry the newer launch: newest first. */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned k = i; k > 0 && all[k].launch > all[k - 1].launch; k--) {
+			struct gg_report_launch t = all[k];
+
+			all[k] = all[k - 1];
+			all[k - 1] = t;
+		}
+	for (unsigned i = 0; i < n && i < GG_REPORT_SUSPECTS; i++)
+		out->suspects[out->nsuspects++] = all[i];
 }
 
 /* Where a report's stacks are described: the allocation's, a free's, the
@@ -524,18 +594,28 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		[GG_VIOLATION_OVERRUN] = GG_KIND_OVERRUN,
 		[GG_VIOLATION_DOUBLE_FREE] = GG_KIND_DOUBLE_FREE,
 		[GG_VIOLATION_INVALID_FREE] = GG_KIND_INVALID_FREE,
+		[GG_VIOLATION_UNDERFLOW] = GG_KIND_UNDERFLOW,
+		[GG_VIOLATION_WRITE_AFTER_FREE] = GG_KIND_WRITE_AFTER_FREE,
+		[GG_VIOLATION_DANGLING_LAUNCH] = GG_KIND_DANGLING_LAUNCH,
 	};
+	bool band = v->kind == GG_VIOLATION_OVERRUN || v->kind == GG_VIOLATION_UNDERFLOW;
 
 	*out = (struct gg_report_violation){
 		.kind = v->kind < GG_ARRAY_SIZE(kinds) ? kinds[v->kind] : GG_KIND_OVERRUN,
-		.index = v->index, .user = v->user, .pad = v->pad,
+		.index = v->index, .user = v->user, .pad = v->pad, .slack = v->slack,
 		.first = v->first, .last = v->last, .changed = v->changed,
 		.first_value = v->first_value, .expected = v->expected,
 		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
-		.api = v->api, .address = v->address, .stack = &st->alloc,
+		.api = v->api, .address = v->address, .stack = &st->alloc, .param = v->param,
 	};
 	gg_depot_report(v->site, &out->site, &st->alloc);
-	if (v->kind != GG_VIOLATION_OVERRUN) {
+	if (v->upper.ptr) {
+		out->upper_ptr = v->upper.ptr;
+		out->upper_index = v->upper.index;
+		out->upper_user = v->upper.user;
+		gg_depot_report(v->upper.site, &out->upper_site, NULL);
+	}
+	if (!band) {
 		gg_depot_report(v->free_stack, NULL, &st->free);
 		out->free_stack = &st->free;
 	}
@@ -547,29 +627,30 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		launch_of(GG_SUSPECT(v->kernel, v->launch), &out->kernel);
 		gg_callsite_report_id(v->launch_site, &out->kernel_site);
 	}
-	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
-		launch_of(v->suspects[i], &out->suspects[out->nsuspects++]);
-	/* A memo may have made an older entry the newer launch: newest first. */
-	for (unsigned i = 1; i < out->nsuspects; i++)
-		for (unsigned k = i; k > 0 && out->suspects[k].launch > out->suspects[k - 1].launch; k--) {
-			struct gg_report_launch t = out->suspects[k];
-
-			out->suspects[k] = out->suspects[k - 1];
-			out->suspects[k - 1] = t;
-		}
+	report_suspects(v, out);
 }
 
-/* Record and report a violation. No lock held: the report runs dladdr(). */
-static void violation(const struct gg_violation *v)
+/* Record and report a violation (a band's named after the zone directly
+ * above it too, when it changed up to its top). No lock held: the report
+ * runs dladdr(). */
+static void violation(const struct gg_violation *found)
 {
+	struct gg_violation attributed = *found, *v = &attributed;
 	struct gg_report_violation r;
 	struct report_stacks st;
 
+	gg_adjacency_attribute(v);
 	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
-	if (v->kind == GG_VIOLATION_DOUBLE_FREE)
+	if (v->kind == GG_VIOLATION_UNDERFLOW)
+		atomic_fetch_add_explicit(&redzone_state.underflows, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_DOUBLE_FREE)
 		atomic_fetch_add_explicit(&redzone_state.double_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_INVALID_FREE)
 		atomic_fetch_add_explicit(&redzone_state.invalid_frees, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_WRITE_AFTER_FREE)
+		atomic_fetch_add_explicit(&redzone_state.write_after_frees, 1, memory_order_relaxed);
+	else if (v->kind == GG_VIOLATION_DANGLING_LAUNCH)
+		atomic_fetch_add_explicit(&redzone_state.dangling_launches, 1, memory_order_relaxed);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	if (redzone_state.nviol < MAX_VIOLATIONS)
 		redzone_state.viol[redzone_state.nviol++] = *v;
@@ -586,19 +667,23 @@ static void unchecked(enum gg_report_unchecked why)
 	atomic_fetch_add_explicit(&redzone_state.unchecked_why[why], 1, memory_order_relaxed);
 }
 
-/* Fill the band at @band, of a zone of context slot @ctx, with its byte
- * again, so the next scan reports only new writes. */
-static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected)
+void gg_redzone_unchecked(enum gg_report_unchecked why)
+{
+	unchecked(why);
+}
+
+/* Fill the @length bytes of band at @band, of a zone of context slot @ctx,
+ * with its byte again, so the next scan reports only new writes. */
+static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected, uint64_t length)
 {
 	struct ctx_slot *s = &redzone_state.ctx[ctx];
 
-	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), band, expected, redzone_state.pad,
-			     true);
+	(void)gg_device_fill(s->ctx, atomic_load(&s->stream), band, expected, length, true);
 }
 
 static void fill_again(const struct gg_zone *z)
 {
-	fill_band(z->ctx, z->ptr + z->user, z->expected);
+	fill_band(z->ctx, z->ptr + z->user, z->expected, band_length(z->user, z->flags));
 }
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
@@ -643,18 +728,101 @@ uint64_t gg_redzone_pad(void)
 	return redzone_state.pad;
 }
 
+/* A free of a quarantined allocation: not forwarded (the driver still holds
+ * it), answered as the driver answers a pointer freed before (cuda.h,
+ * cuMemFree: CUDA_ERROR_INVALID_VALUE; with no context current,
+ * CUDA_ERROR_INVALID_CONTEXT as a free of anything), reported by
+ * gg_redzone_freed() with both free stacks. */
+static void freed_twice(struct gg_redzone_free *t)
+{
+	void *ctx;
+
+	t->twice = true;
+	t->no_context = gg_device_context(&ctx) == -ENOENT;
+}
+
+/* After its band's check: fill the allocation of @t with the free byte and
+ * hold it back from the driver (t->quarantined), when it can be: a
+ * stream-ordered free's fill is queued on its stream, followed by an event,
+ * so the free keeps its order; a synchronous free's runs on the legacy
+ * stream, after the work of the blocking streams, and is waited for. What
+ * cannot be filled (a destroyed stream, a capture under way, no context) is
+ * freed as without a quarantine, and the driver answers. */
+static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
+{
+	struct ctx_slot *s = &redzone_state.ctx[t->zone.ctx];
+	struct gg_quarantine_entry e = {
+		.ptr = t->zone.ptr, .user = t->zone.user, .held = t->zone.user + redzone_state.pad,
+		.ctx = atomic_load(&s->ctx), .read_stream = atomic_load(&s->stream),
+		.stream = async ? stream : NULL, .ctx_slot = t->zone.ctx,
+		.fill = gg_quarantine_fill(), .api = async ? "cuMemFreeAsync" : "cuMemFree_v2",
+	};
+	struct gg_zone z = t->zone;
+	bool capturing = false;
+	void *current;
+
+	/* Freed from another context than its own: freed as without a
+	 * quarantine (its fill would run in the wrong context). */
+	if ((z.flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) ||
+	    gg_device_context(&current) || current != e.ctx)
+		return;
+	if (async) {
+		if (gg_device_capturing(stream, &capturing) || capturing ||
+		    gg_device_fill(NULL, stream, z.ptr, e.fill, z.user, false))
+			return;
+		if (gg_device_event_after(NULL, stream, &e.event))
+			e.event = NULL, e.stream = NULL; /* released by cuMemFree_v2, which waits */
+	} else if (gg_device_legacy_capturing() ||
+		   gg_device_fill(NULL, NULL, z.ptr, e.fill, z.user, true)) {
+		return;
+	}
+	e.free_stack = gg_depot_capture(t->caller, t->frame);
+	/* Back in the registry, flagged, its suspects those launched after the
+	 * free; the kernels' memos fall to the slow path that finds it. */
+	z.flags = (uint8_t)((z.flags & ~GG_ZONE_SCANNING) | GG_ZONE_QUARANTINED);
+	memset(z.suspects, 0, sizeof(z.suspects));
+	if (gg_registry_insert(&z))
+		goto undo;
+	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+	if (gg_quarantine_hold(&e)) {
+		(void)gg_registry_remove(z.ptr, NULL);
+		goto undo;
+	}
+	t->quarantined = true;
+	return;
+undo:
+	if (e.event)
+		(void)gg_device_event_destroy(NULL, e.event);
+}
+
+void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool freed)
+{
+	atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
+	gg_frees_remember(z, free_stack);
+	forgotten(z, freed);
+}
+
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
 {
 	uint64_t before = atomic_load(&redzone_state.violations);
 	struct gg_violation v;
 	bool capturing = false;
 
+	int err;
+
 	t->held = false;
 	t->violated = false;
+	t->quarantined = false;
+	t->twice = false;
 	/* Out of the registry before the driver frees, so an allocation that gets
 	 * the same address on another thread never meets this zone. */
-	if (!ptr || gg_registry_remove(ptr, &t->zone))
+	if (!ptr || (err = gg_registry_take(ptr, &t->zone)) == -ENOENT)
 		return; /* not ours: untouched */
+	if (err == -EBUSY) {
+		/* Quarantined: freed already, though the driver still holds it. */
+		freed_twice(t);
+		return;
+	}
 	t->held = true;
 	if (t->zone.flags & GG_ZONE_SCANNING) {
 		/* A batched scan is reading its band: the memory must outlive the read. */
@@ -675,12 +843,30 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 			t->violated = true, violation(&v);
 	}
 	halt_if_asked(before);
+	if (redzone_state.quarantine)
+		quarantine(stream, async, t);
 }
 
 void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_free *t, int rc,
 		      const char *rc_name)
 {
 	gg_report_free(api, ptr, rc_name);
+	if (t->twice) {
+		struct gg_quarantine_entry e;
+		struct gg_violation v = {
+			.kind = GG_VIOLATION_DOUBLE_FREE, .index = t->zone.index, .user = t->zone.user,
+			.pad = redzone_state.pad, .ptr = ptr, .site = t->zone.site,
+			.detected_by = "free", .kernel = -1, .api = api, .address = ptr,
+			.free_stack = gg_depot_capture(t->caller, t->frame),
+		};
+
+		if (!gg_quarantine_find(ptr, &e))
+			v.first_free_stack = e.free_stack;
+		gg_redzone_found(&v);
+		return;
+	}
+	if (t->quarantined)
+		return;
 	if (!t->held) {
 		/* What no zone starts, and the driver refused: freed before, or a
 		 * pointer inside an allocation (frees.c). */
@@ -711,7 +897,8 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user)
 
 	if (!redzone_state.pad || gg_registry_find(base, &z))
 		return -ENOENT;
-	*user = z.user;
+	/* Quarantined: freed, to the application, so no byte of it is its own. */
+	*user = z.flags & GG_ZONE_QUARANTINED ? 0 : z.user;
 	return 0;
 }
 
@@ -761,6 +948,8 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 		forgotten(z, false);
 		return true;
 	}
+	if (z->flags & GG_ZONE_QUARANTINED) /* its fill is checked when it leaves */
+		return false;
 	int r = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
 
 	if (r >= 0) { /* seen clean, or reported with its suspects */
@@ -794,8 +983,16 @@ struct batch_zone {
 	uint32_t suspects; /* its place in batch.suspects, or NO_SUSPECTS */
 	uint16_t ctx;
 	uint8_t expected;
+	uint8_t flags;     /* the zone's: GG_ZONE_ROUNDED says its band's length */
 };
 #define NO_SUSPECTS UINT32_MAX
+
+/* A zone of a batch by its address: where a band changed up to its top
+ * looks for the zone directly above it. */
+struct batch_place {
+	uint64_t ptr;
+	size_t pos;  /* in batch.zones */
+};
 
 struct batch {
 	struct batch_zone *zones;            /* the zones flagged SCANNING */
@@ -806,6 +1003,11 @@ struct batch {
 	bool mixed;                          /* they are of more than one context */
 	int only_ctx;                        /* -1: every context */
 	bool oom;
+	uint64_t bytes;                      /* the bands' lengths, added up */
+	/* Its zones by address, made at the first band changed up to its top
+	 * (almost never); @places_failed: out of memory for them. */
+	struct batch_place *places;
+	bool places_failed;
 };
 
 /* The array @p of *@cap elements of @size bytes, grown to twice as many
@@ -826,8 +1028,8 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	uint32_t sus = NO_SUSPECTS;
 
-	if (b->only_ctx >= 0 && z->ctx != b->only_ctx)
-		return;
+	if ((b->only_ctx >= 0 && z->ctx != b->only_ctx) || (z->flags & GG_ZONE_QUARANTINED))
+		return; /* a quarantined one's fill is checked when it leaves */
 	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !atomic_load(&s->stream) ||
 	    ((z->flags & GG_ZONE_PENDING) && !fill_done(z))) {
 		unchecked(GG_UNCHECKED_unreadable);
@@ -868,8 +1070,9 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	b->mixed |= b->n && z->ctx != b->zones[0].ctx;
 	b->zones[b->n++] = (struct batch_zone){
 		.ptr = z->ptr, .user = z->user, .index = z->index, .site = z->site,
-		.suspects = sus, .ctx = z->ctx, .expected = z->expected,
+		.suspects = sus, .ctx = z->ctx, .expected = z->expected, .flags = z->flags,
 	};
+	b->bytes += band_length(z->user, z->flags);
 	return;
 oom:
 	b->oom = true;
@@ -971,8 +1174,8 @@ static bool read_group(const struct batch *b, const uint32_t *order, size_t n, u
 
 		srcs[i] = z->ptr + z->user;
 		dsts[i] = *at;
-		sizes[i] = redzone_state.pad;
-		*at += redzone_state.pad;
+		sizes[i] = band_length(z->user, z->flags);
+		*at += sizes[i];
 	}
 	err = gg_device_read_batch(s->ctx, stream, srcs, dsts, sizes, n);
 	if (!err)
@@ -988,35 +1191,84 @@ static bool read_group(const struct batch *b, const uint32_t *order, size_t n, u
 	return err == 0;
 }
 
-/* Compare the band of @z, read at @band; report a violation. */
-static void check_read(const struct batch *b, const struct batch_zone *z, const uint8_t *band,
-		       const struct scan *sc)
+static int by_place(const void *a, const void *b)
+{
+	const struct batch_place *x = a, *y = b;
+
+	return (x->ptr > y->ptr) - (x->ptr < y->ptr);
+}
+
+/* The zone of batch @b that starts at @ptr, or NULL (none, or out of memory
+ * to look: the registry is asked instead). Its suspects are the batch's:
+ * collecting it cleared the registry's. */
+static const struct batch_zone *batch_zone_at(struct batch *b, uint64_t ptr)
+{
+	size_t lo = 0, hi = b->n;
+
+	if (!b->places && !b->places_failed) {
+		if (!(b->places = malloc(b->n * sizeof(*b->places)))) {
+			b->places_failed = true;
+		} else {
+			for (size_t i = 0; i < b->n; i++)
+				b->places[i] = (struct batch_place){ .ptr = b->zones[i].ptr, .pos = i };
+			qsort(b->places, b->n, sizeof(*b->places), by_place);
+		}
+	}
+	if (!b->places)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->places[mid].ptr < ptr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n && b->places[lo].ptr == ptr ? &b->zones[b->places[lo].pos] : NULL;
+}
+
+/* Compare the band of @z, @length bytes read at @band; report a violation. */
+static void check_read(struct batch *b, const struct batch_zone *z, const uint8_t *band,
+		       uint64_t length, const struct scan *sc)
 {
 	struct gg_band_check c = { 0 };
 
-	gg_band_compare(&c, band, redzone_state.pad, 0, z->expected);
+	gg_band_compare(&c, band, length, 0, z->expected);
 	if (!c.changed)
 		return;
 	struct gg_violation v = {
 		.index = z->index, .user = z->user, .pad = redzone_state.pad,
+		.slack = length - redzone_state.pad,
 		.first = c.first, .last = c.last, .changed = c.changed,
 		.first_value = c.first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = sc->by, .kernel = -1,
 	};
+	const struct batch_zone *u;
 
 	if (z->suspects != NO_SUSPECTS)
 		memcpy(v.suspects, b->suspects[z->suspects], sizeof(v.suspects));
+	/* Changed up to its top: the zone directly above, as this batch read
+	 * it (one of another context, or not in the batch: the registry's). */
+	if (gg_adjacency_at_top(&v) && (u = batch_zone_at(b, z->ptr + z->user + length))) {
+		v.upper.ptr = u->ptr;
+		v.upper.user = u->user;
+		v.upper.index = u->index;
+		v.upper.site = u->site;
+		if (u->suspects != NO_SUSPECTS)
+			memcpy(v.upper.suspects, b->suspects[u->suspects], sizeof(v.upper.suspects));
+	}
 	if (sc->lc)
 		by_launch(&v, sc->lc);
 	violation(&v);
-	fill_band(z->ctx, z->ptr + z->user, z->expected);
+	fill_band(z->ctx, z->ptr + z->user, z->expected, length);
 }
 
 #define RUN 64 /* bands asked at once whether they are intact */
 
-/* Compare the bands of a group read into @dsts (end to end, in order). */
-static void check_group(const struct batch *b, const uint32_t *order, size_t n,
-			void *const *dsts, const struct scan *sc)
+/* Compare the bands of a group read into @dsts (end to end, in order), of
+ * @sizes bytes each. */
+static void check_group(struct batch *b, const uint32_t *order, size_t n, void *const *dsts,
+			const size_t *sizes, const struct scan *sc)
 {
 	atomic_fetch_add_explicit(&redzone_state.checked, n, memory_order_relaxed);
 	for (size_t i = 0, j; i < n; i = j) {
@@ -1026,10 +1278,11 @@ static void check_group(const struct batch *b, const uint32_t *order, size_t n,
 		 * (almost always), each band's own compare when one is not. */
 		for (j = i + 1; j < n && j - i < RUN && ZONE_AT(b, order, j)->expected == expected; j++)
 			;
-		if (gg_band_intact(dsts[i], (j - i) * redzone_state.pad, expected))
+		if (gg_band_intact(dsts[i], (size_t)((uint8_t *)dsts[j - 1] + sizes[j - 1] -
+						     (uint8_t *)dsts[i]), expected))
 			continue;
 		for (size_t k = i; k < j; k++)
-			check_read(b, ZONE_AT(b, order, k), dsts[k], sc);
+			check_read(b, ZONE_AT(b, order, k), dsts[k], sizes[k], sc);
 	}
 }
 
@@ -1061,11 +1314,11 @@ static bool scan_batched(struct scan *sc)
 	/* Positions are 32-bit: 4 billion bands (a batch of 160 GB) would be
 	 * read band by band. */
 	if (b.n && !b.oom &&
-	    (b.n > UINT32_MAX || b.n > SIZE_MAX / redzone_state.pad ||
+	    (b.n > UINT32_MAX || b.bytes > SIZE_MAX / 2 ||
 	     !(order = malloc(b.n * sizeof(*order))) ||
 	     !(scratch = malloc(2 * b.n * sizeof(*scratch))) || !(srcs = malloc(b.n * sizeof(*srcs))) ||
 	     !(dsts = malloc(b.n * sizeof(*dsts))) || !(sizes = malloc(b.n * sizeof(*sizes))) ||
-	     !(buf = malloc(b.n * redzone_state.pad))))
+	     !(buf = malloc((size_t)b.bytes))))
 		b.oom = true;
 	if (b.n && !b.oom) {
 		uint8_t *at = buf;
@@ -1078,7 +1331,7 @@ static bool scan_batched(struct scan *sc)
 			for (j = b.mixed ? i + 1 : b.n; j < b.n && ZONE_AT(&b, order, j)->ctx == ctx; j++)
 				;
 			if (read_group(&b, order + i, j - i, &at, srcs, dsts, sizes, &batched, &calls))
-				check_group(&b, order + i, j - i, dsts, sc);
+				check_group(&b, order + i, j - i, dsts, sizes, sc);
 			else
 				for (size_t k = i; k < j; k++)
 					unchecked(GG_UNCHECKED_unreadable);
@@ -1101,6 +1354,7 @@ static bool scan_batched(struct scan *sc)
 	free(scratch);
 	free(order);
 	free(b.suspects);
+	free(b.places);
 	free(b.zones);
 	/* The figures are the last full scan's that read anything (an exit with
 	 * no zone left would hide them). */
@@ -1135,6 +1389,8 @@ void gg_redzone_scan(const char *why)
 		gg_redzone_caching_check();
 	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
 
+	/* A boundary and exit release the quarantine, its fills checked. */
+	(void)gg_quarantine_release(-1, sc.by, false);
 	scan_live(&sc);
 }
 
@@ -1142,8 +1398,10 @@ void gg_redzone_context_ending(void *ctx)
 {
 	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
 
-	if (sc.only_ctx >= 0)
+	if (sc.only_ctx >= 0) {
+		(void)gg_quarantine_release(sc.only_ctx, "teardown", false);
 		scan_live(&sc);
+	}
 }
 
 void gg_redzone_context_ended(void *ctx)
@@ -1154,6 +1412,8 @@ void gg_redzone_context_ended(void *ctx)
 	gg_kernels_unloaded(NULL);
 	if (sc.only_ctx < 0)
 		return;
+	/* What it quarantined died with it, unseen (a detach, say, that ended it). */
+	(void)gg_quarantine_release(sc.only_ctx, "teardown", true);
 	/* Its stream and events went with it. */
 	atomic_store(&redzone_state.ctx[sc.only_ctx].alive, false);
 	atomic_store(&redzone_state.ctx[sc.only_ctx].stream, NULL);
@@ -1231,7 +1491,7 @@ static inline uint64_t param_word(void **params, const struct gg_kernel_layout *
 }
 
 static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_kernel_layout *layout,
-			   uint64_t *out)
+			   uint64_t *out, int16_t *which)
 {
 	bool known = layout && layout->known;
 	const uint8_t *buf;
@@ -1244,7 +1504,7 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 			return -1;
 		for (unsigned i = 0; i < layout->nptr; i++)
 			if ((v = param_word(l->params, layout, i)))
-				out[n++] = v;
+				which[n] = (int16_t)layout->param[i], out[n++] = v;
 		return n;
 	}
 	if (!(buf = extra_buffer(l->extra, &size)))
@@ -1253,12 +1513,13 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 		for (unsigned i = 0; i < layout->nptr; i++)
 			if (layout->offset[i] + sizeof(v) <= size &&
 			    (memcpy(&v, buf + layout->offset[i], sizeof(v)), v))
-				out[n++] = v;
+				which[n] = (int16_t)layout->param[i], out[n++] = v;
 		return n;
 	}
+	/* No layout: the word's place in the buffer stands for the parameter. */
 	for (size_t off = 0; off + sizeof(v) <= size && n < LAUNCH_PTRS; off += sizeof(v))
 		if ((memcpy(&v, buf + off, sizeof(v)), v))
-			out[n++] = v;
+			which[n] = (int16_t)(off / sizeof(v)), out[n++] = v;
 	return n;
 }
 
@@ -1290,6 +1551,50 @@ static void reading(bool on)
 	pthread_mutex_unlock(&redzone_state.batch_lock);
 	if (!on)
 		pthread_mutex_unlock(&redzone_state.scan_lock);
+}
+
+/* The zone directly below @z (the driver's allocation that ends where @z
+ * starts: its band reaches @z, adjacency.c), held as zone_holding() holds
+ * one. 0 or -ENOENT. */
+static int zone_below(const struct gg_zone *z, struct gg_zone *below)
+{
+	uint64_t base;
+	size_t size;
+
+	if (gg_device_range(z->ptr - 1, &base, &size) || base + size != z->ptr)
+		return -ENOENT;
+	return gg_registry_hold(base, below);
+}
+
+/* With the launch's reads under way: check the band of the zone directly
+ * below @z, a zone the launch was given, unless it was checked already as
+ * one given (@done, @ndone), while @z's suspects still name the launch: a
+ * write below @z's start is an underflow of @z, found at the launch that
+ * made it. One given later is checked again, as given (its suspects are
+ * then cleared). */
+static void check_below(const struct gg_zone *z, struct launch_check *lc, const uint64_t *done,
+			unsigned ndone)
+{
+	struct gg_violation v;
+	struct gg_zone below;
+	unsigned k;
+	int r;
+
+	if (zone_below(z, &below))
+		return;
+	for (k = 0; k < ndone && done[k] != below.ptr; k++)
+		;
+	if (k < ndone) {
+		(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING);
+		return;
+	}
+	r = check(&below, atomic_load(&redzone_state.ctx[below.ctx].stream), "launch", true, &v);
+	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
+				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
+	if (r > 0) {
+		by_launch(&v, lc);
+		violation(&v);
+	}
 }
 
 /* Wait for launch @l and check the bands of the zones it was given (every
@@ -1332,12 +1637,14 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 			continue;
 		for (k = 0; k < ndone && done[k] != z.ptr; k++)
 			;
-		if (k < ndone) { /* given twice: checked once */
+		if (k < ndone || (z.flags & GG_ZONE_QUARANTINED)) {
+			/* Given twice: checked once; quarantined: a dangling launch. */
 			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING);
 			continue;
 		}
 		done[ndone++] = z.ptr;
 		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
+		check_below(&z, &lc, done, ndone);
 		/* The copy's fill was seen done: so is the registry's zone. */
 		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
 					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
@@ -1416,24 +1723,33 @@ void gg_redzone_finding(void)
 }
 
 /* Launch @index of kernel @slot given @ptrs: the newest suspect of each
- * zone they point into (its start, or inside it). */
-static void give(int slot, const uint64_t *ptrs, int n, uint64_t index)
+ * zone they point into (its start, or inside it). Returns which of @ptrs
+ * point into a quarantined allocation (bit i: @ptrs[i]), found by the same
+ * lookup. */
+static uint64_t give(int slot, const uint64_t *ptrs, int n, uint64_t index)
 {
+	uint64_t dangling = 0;
+
 	for (int i = 0; i < n; i++) {
 		uint64_t base;
+		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), launch_index);
 
-		if (gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), launch_index) &&
-		    (base = interior_base(ptrs[i])) && base != ptrs[i])
-			(void)gg_registry_suspect(base, GG_SUSPECT(slot, index), launch_index);
+		if (r < 0 && (base = interior_base(ptrs[i])) && base != ptrs[i])
+			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), launch_index);
+		if (r > 0)
+			dangling |= UINT64_C(1) << i;
 	}
+	return dangling;
 }
 
 /* With @m held: launch @index of kernel @slot was given @ptrs, other than
  * the memo's. The zones of the memo's addresses learn their latest launch,
  * those of @ptrs get this one, and the memo becomes @ptrs. Lets @m go. */
-static void remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
-		     uint64_t generation)
+static uint64_t remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
+			 uint64_t generation)
 {
+	uint64_t dangling;
+
 	uint64_t first = atomic_load(&m->first), last = atomic_load(&m->last);
 
 	for (unsigned i = 0; m->n && last != first && i < m->n; i++) {
@@ -1446,13 +1762,16 @@ static void remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint
 			(void)gg_registry_renew_suspect(base, GG_SUSPECT(slot, first),
 							GG_SUSPECT(slot, last));
 	}
-	give(slot, ptrs, n, index);
+	dangling = give(slot, ptrs, n, index);
 	m->n = n <= MEMO_PTRS ? (uint8_t)n : 0;
 	memcpy(m->ptr, ptrs, (size_t)m->n * 8);
-	m->generation = generation; /* read before the zones were written */
+	/* Read before the zones were written; a dangling launch's stands for
+	 * no generation, so the next launch is looked at (and reported) again. */
+	m->generation = dangling ? UINT64_MAX : generation;
 	atomic_store(&m->first, index);
 	atomic_store(&m->last, index);
 	atomic_flag_clear_explicit(&m->busy, memory_order_release);
+	return dangling;
 }
 
 static uint64_t generation_now(uint64_t epoch)
@@ -1471,11 +1790,94 @@ static __thread struct {
 	const struct gg_kernel_layout *layout;
 } last_kernel __attribute__((tls_model("initial-exec")));
 
+/* The quarantined zone @ptr points into (its start, or inside it). */
+static int quarantined_zone(uint64_t ptr, struct gg_zone *z)
+{
+	uint64_t base;
+
+	if (gg_registry_find(ptr, z) &&
+	    (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z)))
+		return -ENOENT;
+	return z->flags & GG_ZONE_QUARANTINED ? 0 : -ENOENT;
+}
+
+/* Launch @l of kernel @slot was given @ptrs (parameter @which[i] each); the
+ * bits of @dangling name those into quarantined allocations: a dangling
+ * launch each, with the kernel, the launch, the parameter and the free. */
+static void report_dangling(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs,
+			    const int16_t *which, int n, uint64_t dangling)
+{
+	struct launch_check lc = { .slot = slot, .launch = l->index };
+
+	for (int i = 0; i < n; i++) {
+		struct gg_quarantine_entry e = { .api = "?" };
+		struct gg_zone z;
+
+		if (!(dangling >> i & 1) || quarantined_zone(ptrs[i], &z))
+			continue;
+		(void)gg_quarantine_find(z.ptr, &e);
+		struct gg_violation v = {
+			.kind = GG_VIOLATION_DANGLING_LAUNCH, .index = z.index, .user = z.user,
+			.pad = redzone_state.pad, .ptr = z.ptr, .site = z.site, .detected_by = "launch",
+			.api = e.api, .address = ptrs[i], .free_stack = e.free_stack, .param = which[i],
+		};
+		by_launch(&v, &lc);
+		gg_redzone_found(&v); /* GPUGUARD_HALT_ON_ERROR stops here */
+	}
+}
+
+/* The launch counter's epoch now (a module unloaded moves it). */
+static inline uint64_t epoch_now(void)
+{
+	static const atomic_uint_fast64_t *epoch_counter;
+
+	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
+		epoch_counter = gg_kernels_epoch_counter();
+	return atomic_load_explicit(epoch_counter, memory_order_acquire);
+}
+
+static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch);
+
+/* A launch while anything is quarantined, its memo no help: every address. */
+static __attribute__((noinline)) void dangling_check(const struct gg_redzone_launch *l)
+{
+	const struct gg_kernel_layout *layout;
+	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
+	int16_t which[LAUNCH_PTRS];
+	struct gg_zone z;
+	int slot, n;
+
+	slot = gg_kernels_slot(l->fn);
+	layout = gg_kernels_layout(slot);
+	if ((n = launch_pointers(l, layout, ptrs, which)) <= 0)
+		return;
+	for (int i = 0; i < n; i++)
+		if (!quarantined_zone(ptrs[i], &z))
+			dangling |= UINT64_C(1) << i;
+	if (dangling)
+		report_dangling(l, slot, ptrs, which, n, dangling);
+}
+
+bool gg_redzone_launching(const struct gg_redzone_launch *l)
+{
+	if (!redzone_state.pad)
+		return false;
+	/* Given what its last launch was given, and nothing quarantined since:
+	 * that launch was seen clean (a dangling one leaves no memo), and the
+	 * memo now stands for this one, which gg_redzone_launched() need not
+	 * look at again (one comparison a launch, not two: BENCHMARKS.md). */
+	if (memo_settles(l, epoch_now()))
+		return true;
+	dangling_check(l);
+	return false;
+}
+
 /* Every launch the fast path below does not settle. */
 static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l, uint64_t epoch)
 {
 	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS];
+	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
+	int16_t which[LAUNCH_PTRS];
 	struct memo *m;
 	int slot, n;
 
@@ -1485,32 +1887,40 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 		last_kernel.fn = l->fn, last_kernel.epoch = epoch, last_kernel.slot = slot,
 		last_kernel.layout = layout;
 	m = slot >= 0 ? &memos[slot] : NULL;
-	n = launch_pointers(l, layout, ptrs);
+	n = launch_pointers(l, layout, ptrs, which);
 	if (n < 0)
 		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
 	if (m && n > 0) {
 		if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
-			give(slot, ptrs, n, l->index); /* another launch of it holds the memo */
+			dangling = give(slot, ptrs, n, l->index); /* another launch holds the memo */
 		else
-			remember(m, slot, ptrs, n, l->index, generation_now(epoch));
+			dangling = remember(m, slot, ptrs, n, l->index, generation_now(epoch));
 	}
-	if (redzone_state.check_launches)
+	/* A launch no hook saw before it was forwarded (a graph's kernel node):
+	 * its dangling pointers are reported here, as it is noted. */
+	if (dangling && !l->dangling_checked)
+		report_dangling(l, slot, ptrs, which, n, dangling);
+	if (redzone_state.check_launches && !l->unforwarded)
 		check_launch(l, slot, ptrs, n);
 }
 
-void gg_redzone_launched(const struct gg_redzone_launch *l)
+void gg_redzone_launch_check(const struct gg_redzone_launch *l)
 {
-	static const atomic_uint_fast64_t *epoch_counter;
-	uint64_t epoch;
+	uint64_t ptrs[LAUNCH_PTRS];
+	int16_t which[LAUNCH_PTRS];
+	int slot;
 
-	if (!redzone_state.pad) /* no band to name a kernel for */
+	if (!redzone_state.pad || !redzone_state.check_launches)
 		return;
-	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
-		epoch_counter = gg_kernels_epoch_counter();
-	epoch = atomic_load_explicit(epoch_counter, memory_order_acquire);
-	/* The common case: the thread's last kernel again, kernelParams, the
-	 * same addresses as that kernel's last launch and nothing changed since:
-	 * its memo stands for this launch, compared as the parameters are read. */
+	slot = gg_kernels_slot(l->fn);
+	check_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs, which));
+}
+
+/* The common case: the thread's last kernel again, kernelParams, the same
+ * addresses as that kernel's last launch and nothing changed since: its memo
+ * stands for this launch (noted), compared as the parameters are read. */
+static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch)
+{
 	if (GG_LIKELY(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params &&
 		      !redzone_state.check_launches)) {
 		const struct gg_kernel_layout *layout = last_kernel.layout;
@@ -1528,11 +1938,23 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 				if (n)
 					atomic_store_explicit(&m->last, l->index, memory_order_relaxed);
 				atomic_flag_clear_explicit(&m->busy, memory_order_release);
-				return;
+				return true;
 			}
 			atomic_flag_clear_explicit(&m->busy, memory_order_release);
 		}
 	}
+	return false;
+}
+
+void gg_redzone_launched(const struct gg_redzone_launch *l)
+{
+	uint64_t epoch;
+
+	if (!redzone_state.pad) /* no band to name a kernel for */
+		return;
+	epoch = epoch_now();
+	if (memo_settles(l, epoch))
+		return;
 	launched(l, epoch);
 }
 
@@ -1555,6 +1977,25 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
 	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
 	out->api_overruns = atomic_load_explicit(&redzone_state.api_overruns, memory_order_relaxed);
+	out->underflows = atomic_load_explicit(&redzone_state.underflows, memory_order_relaxed);
+	out->write_after_frees = atomic_load(&redzone_state.write_after_frees);
+	out->dangling_launches = atomic_load(&redzone_state.dangling_launches);
+	{
+		struct gg_quarantine_stats q;
+
+		gg_quarantine_stats(&q);
+		out->quarantine = gg_quarantine_size();
+		out->quarantine_held = q.held;
+		out->quarantine_held_bytes = q.held_bytes;
+		out->quarantine_entered = q.entered;
+		out->quarantine_released = q.released;
+		out->quarantine_checked_bytes = q.checked_bytes;
+		out->quarantine_unchecked_bytes = q.unchecked_bytes;
+		out->quarantine_oom_releases = q.oom_releases;
+		/* Quarantined zones are in the registry, but freed to the application. */
+		out->live -= q.held < out->live ? q.held : out->live;
+		out->live_bytes -= q.held_user < out->live_bytes ? q.held_user : out->live_bytes;
+	}
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
 	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
 	out->launches_checked = atomic_load(&redzone_state.launches_checked);
@@ -1603,10 +2044,12 @@ void gg_redzone_atfork_prepare(void)
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	pthread_mutex_lock(&redzone_state.batch_lock);
 	gg_ranges_atfork_prepare();
+	gg_quarantine_atfork_prepare();
 }
 
 void gg_redzone_atfork_parent(void)
 {
+	gg_quarantine_atfork_parent();
 	gg_ranges_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.batch_lock);
 	pthread_mutex_unlock(&redzone_state.viol_lock);
@@ -1629,6 +2072,7 @@ void gg_redzone_atfork_child(void)
 	pthread_mutex_init(&redzone_state.batch_lock, NULL);
 	pthread_cond_init(&redzone_state.batch_done, NULL);
 	gg_ranges_atfork_child();
+	gg_quarantine_atfork_child();
 	redzone_state.batch_active = false; /* the scanning thread did not come along */
 	/* A process of its own (SPEC §7.4): no zone, count or violation of its
 	 * parent's; it numbers its own allocations from 0. The context slots
@@ -1646,6 +2090,9 @@ void gg_redzone_atfork_child(void)
 	atomic_store(&redzone_state.double_frees, 0);
 	atomic_store(&redzone_state.invalid_frees, 0);
 	atomic_store(&redzone_state.api_overruns, 0);
+	atomic_store(&redzone_state.underflows, 0);
+	atomic_store(&redzone_state.write_after_frees, 0);
+	atomic_store(&redzone_state.dangling_launches, 0);
 	atomic_store(&redzone_state.scan_calls, 0);
 	atomic_store(&redzone_state.launches_checked, 0);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */

@@ -35,13 +35,17 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 /* The padded request ran out of memory and was retried without the band. */
 void gg_redzone_fallback(struct gg_redzone_ticket *t);
 
+/* A request ran out of memory: true when the quarantine released what it
+ * held (its fills checked), so the request is worth asking again. */
+bool gg_redzone_out_of_memory(void);
+
 /* Virtual memory (never guarded, SPEC §4): a physical allocation of
  * @created bytes was made, or @mapped bytes were mapped (0: none). */
 void gg_redzone_vmm(size_t created, size_t mapped);
 
 /* An allocation as the driver answered it (@rc 0: @ptr is valid), padded by
- * @pad bytes (0, or what gg_redzone_request() answered: every band is the
- * configured red zone's length, which zones do not keep); @stream is the
+ * @pad bytes (0, what gg_redzone_request() answered, or that rounded by
+ * gg_adjacency_band(): a zone keeps only whether it was); @stream is the
  * stream-ordered allocator's stream (NULL: none). */
 void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
 		      void *stream, bool async, const struct gg_redzone_ticket *t, int rc,
@@ -52,6 +56,11 @@ struct gg_redzone_free {
 	struct gg_zone zone;
 	bool held;     /* @zone was ours */
 	bool violated; /* its check found a violation */
+	/* Not to be forwarded: the allocation went into the quarantine (the
+	 * free answers CUDA_SUCCESS), or was there already (a double free,
+	 * answered as the driver answers a pointer freed before; @no_context:
+	 * with no context current). */
+	bool quarantined, twice, no_context;
 	uintptr_t caller;  /* as a ticket's: the free's own stack (callsite/depot.h) */
 	const void *frame;
 };
@@ -108,16 +117,48 @@ struct gg_redzone_launch {
 	void **extra;
 	void *stream;
 	uint64_t index;
+	/* gg_redzone_launching() saw it before it was forwarded: its dangling
+	 * pointers were reported there. */
+	bool dangling_checked;
+	/* A kernel of a graph's replay, not forwarded yet (redzone/replays.c):
+	 * its suspects are given now, its check comes after the replay is. A
+	 * finding made while giving them (a dangling launch) is said before the
+	 * graph runs, and names @node, the graph's kernel node. */
+	bool unforwarded;
+	const void *node;
 };
+
+/* Before launch @l is forwarded (its index taken), while anything is
+ * quarantined (gg_quarantine_any(), quarantine.h): a pointer into a
+ * quarantined allocation is a dangling launch, reported now
+ * (GPUGUARD_HALT_ON_ERROR stops here, before the kernel runs). True when
+ * its kernel's memo stands for it (noted before the driver took it): then
+ * it is no business of gg_redzone_launched(). */
+bool gg_redzone_launching(const struct gg_redzone_launch *l);
 
 /* Note the launch among the suspects of the zones it was given, and with
  * GPUGUARD_CHECK_LAUNCHES wait for it and check their bands. */
 void gg_redzone_launched(const struct gg_redzone_launch *l);
 
+/* Replays of CUDA graphs (redzone/replays.c): each kernel node of @g is a
+ * launch, @first the first's index. _replaying before the replay is
+ * forwarded (suspects, and with a quarantine its dangling launches) where
+ * gg_redzone_replay_unchanged (redzone/replays.h) said it has work;
+ * _replayed after the driver took it, with GPUGUARD_CHECK_LAUNCHES. */
+struct gg_graph;
+void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream);
+void gg_redzone_replayed(struct gg_graph *g, uint64_t first, void *stream);
+
+/* For replays.c: the check of a launch already given its suspects; the
+ * launch a suspect entry of a memoised replay stands for. */
+void gg_redzone_launch_check(const struct gg_redzone_launch *l);
+uint64_t gg_redzone_replay_index(uint64_t launch);
+
 /* A violation as kept: its sites interned (described when reported). */
 struct gg_violation {
 	uint8_t kind;            /* GG_VIOLATION_* */
 	uint64_t index, user, pad;
+	uint64_t slack;          /* the band's bytes past @pad, up to the driver's alignment */
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	bool by_launch;          /* found right after launch @launch of kernel @kernel */
@@ -133,9 +174,25 @@ struct gg_violation {
 	const char *api;
 	uint64_t address;
 	uint32_t free_stack, first_free_stack;
+	/* A band changed up to its top, where another zone starts (adjacency.c):
+	 * that zone, as it was when the band was read (@ptr 0: none). */
+	struct {
+		uint64_t ptr, user, index;
+		uint32_t site;
+		uint64_t suspects[GG_SUSPECTS];
+	} upper;
+	int param; /* a dangling launch's parameter (its index) */
 };
 
-enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE };
+enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE,
+       GG_VIOLATION_UNDERFLOW, GG_VIOLATION_WRITE_AFTER_FREE, GG_VIOLATION_DANGLING_LAUNCH };
+
+/* A check that could not be made, counted with @why (quarantine.c). */
+void gg_redzone_unchecked(enum gg_report_unchecked why);
+
+/* The quarantine released @z, freed at @free_stack (@freed: handed to the
+ * driver; else its context died with it): forgotten as a free is. */
+void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool freed);
 
 /* Record and report @v, a finding of another file of this module (frees.c);
  * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */

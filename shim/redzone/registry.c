@@ -245,6 +245,26 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
 	return err;
 }
 
+int gg_registry_take(uint64_t ptr, struct gg_zone *out)
+{
+	struct shard *s = shard_of(ptr);
+	int64_t i;
+	int err = -ENOENT;
+
+	ensure_init();
+	pthread_mutex_lock(&s->lock);
+	if ((i = slot_of(s, ptr)) >= 0) {
+		*out = s->zones[s->table[i] - 1];
+		err = -EBUSY;
+		if (!(out->flags & GG_ZONE_QUARANTINED)) {
+			remove_slot(s, (uint32_t)i);
+			err = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
 /* Run @fn on the zone at @ptr under its shard's lock. 0 or -ENOENT. */
 static int on_zone(uint64_t ptr, void (*fn)(struct gg_zone *z, void *arg), void *arg)
 {
@@ -297,13 +317,16 @@ static void push_suspect(struct gg_zone *z, void *arg)
 	for (; out > 0; out--)
 		s[out] = s[out - 1];
 	s[0] = a->entry;
+	((struct suspect_arg *)arg)->now = z->flags;
 }
 
 int gg_registry_suspect(uint64_t ptr, uint64_t entry, uint64_t (*launch_of)(uint64_t))
 {
 	struct suspect_arg a = { .entry = entry, .launch_of = launch_of };
+	int err = on_zone(ptr, push_suspect, &a);
 
-	return on_zone(ptr, push_suspect, &a);
+	/* push_suspect() leaves the flags in @a.now: one lookup serves both. */
+	return err ? err : (a.now & GG_ZONE_QUARANTINED) ? 1 : 0;
 }
 
 static void renew_suspect(struct gg_zone *z, void *arg)

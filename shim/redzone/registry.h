@@ -18,8 +18,9 @@
 #define GG_SUSPECT_LAUNCH(s) ((s) & GG_SUSPECT_LAUNCH_MASK)
 
 /* One padded allocation: 64 bytes. Its band's length is not kept: every
- * band is the configured red zone's (redzone.c), and a 4-byte field would
- * make the zone 72 bytes with alignment. */
+ * band is the configured red zone's (redzone.c), with GG_ZONE_ROUNDED the
+ * slack up to the driver's alignment after it (adjacency.c), and a 4-byte
+ * field would make the zone 72 bytes with alignment. */
 struct gg_zone {
 	uint64_t ptr;      /* what the application got */
 	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
@@ -37,6 +38,11 @@ struct gg_zone {
 #define GG_ZONE_UNFILLED 0x2 /* the fill failed: hidden, never checked */
 #define GG_ZONE_PENDING 0x4  /* the fill was queued on the application's stream */
 #define GG_ZONE_SCANNING 0x8 /* in a batched scan: its free waits for the batch */
+#define GG_ZONE_ROUNDED 0x80 /* its band reaches the next multiple of 256 (adjacency.h) */
+/* Freed by the application and held back from the driver (quarantine.c):
+ * its memory lives on, filled with the free byte, and a launch given it is a
+ * dangling launch. */
+#define GG_ZONE_QUARANTINED 0x10
 
 /* Whether an insert is sure to succeed (every shard has a free slot); a
  * shard that could not grow ahead is tried again. */
@@ -48,12 +54,17 @@ int gg_registry_insert(const struct gg_zone *z);
 /* Remove the zone at @ptr into @out. 0 or -ENOENT. */
 int gg_registry_remove(uint64_t ptr, struct gg_zone *out);
 
+/* The same, unless the zone is GG_ZONE_QUARANTINED: then it stays, copied
+ * into @out, and -EBUSY (a free of what the application freed already). */
+int gg_registry_take(uint64_t ptr, struct gg_zone *out);
+
 /* Clear @flags of the zone at @ptr. 0 or -ENOENT. */
 int gg_registry_clear_flags(uint64_t ptr, uint8_t flags);
 
 /* @entry (GG_SUSPECT) is the newest suspect of the zone at @ptr; a full
  * list loses the entry whose launch, as @launch_of says (NULL: as stored), is
- * oldest. 0 or -ENOENT. */
+ * oldest. 0, 1 when the zone is GG_ZONE_QUARANTINED (a dangling launch), or
+ * -ENOENT. */
 int gg_registry_suspect(uint64_t ptr, uint64_t entry, uint64_t (*launch_of)(uint64_t));
 
 /* The zone at @ptr's suspect @old, when it has it, becomes @now. 0 or -ENOENT. */

@@ -23,6 +23,7 @@
 
 #include "base/text.h"
 #include "options/config.h"
+#include "report/process.h"
 #include "report/report.h"
 #include "report/sink.h"
 
@@ -206,6 +207,63 @@ static void free_violation_row(struct jw *w, const struct gg_report_violation *v
 	jw_puts(w, " }");
 }
 
+static void suspects_list(struct jw *w, const struct gg_report_violation *v)
+{
+	jw_puts(w, ",\n      \"suspects\": [");
+	for (unsigned i = 0; i < v->nsuspects; i++) {
+		jw_puts(w, i ? ", { \"name\": " : " { \"name\": ");
+		jw_str(w, v->suspects[i].kernel.name);
+		jw_puts(w, ", \"module\": ");
+		jw_str(w, v->suspects[i].kernel.module);
+		jw_printf(w, ", \"launch\": %" PRIu64 " }", v->suspects[i].launch);
+	}
+	jw_puts(w, v->nsuspects ? " ]" : "]");
+}
+
+/* The quarantine's findings (SPEC §4): a write after free, with its figures
+ * (offsets into the allocation) and suspects; a dangling launch, with its
+ * kernel and parameter. Both name the free (api, free_stack). */
+static void quarantine_row(struct jw *w, const struct gg_report_violation *v)
+{
+	bool launch = !strcmp(v->kind, GG_KIND_DANGLING_LAUNCH);
+
+	jw_printf(w, ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"ptr\": ", v->index,
+		  v->user);
+	jw_hex(w, (uintptr_t)v->ptr);
+	if (launch) {
+		jw_puts(w, ", \"address\": ");
+		jw_hex(w, (uintptr_t)v->address);
+		jw_printf(w, ", \"offset\": %" PRIu64 ", \"parameter\": %d", v->address - v->ptr,
+			  v->param);
+	} else {
+		jw_printf(w, ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
+			  ", \"first_value\": %u, \"expected\": %u", v->first, v->last, v->changed,
+			  v->first_value, v->expected);
+	}
+	jw_puts(w, ", \"api\": ");
+	jw_str(w, v->api ? v->api : "?");
+	jw_puts(w, ", \"detected_by\": ");
+	jw_str(w, v->detected_by);
+	jw_puts(w, ",\n      \"site\": ");
+	jw_site(w, &v->site);
+	jw_puts(w, ",\n      \"stack\": ");
+	jw_stack(w, v->stack);
+	jw_puts(w, ",\n      \"free_stack\": ");
+	jw_stack(w, v->free_stack);
+	if (launch) {
+		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
+		jw_str(w, v->kernel.kernel.name);
+		jw_puts(w, ", \"module\": ");
+		jw_str(w, v->kernel.kernel.module);
+		jw_printf(w, ", \"launch\": %" PRIu64 ", \"site\": ", v->kernel.launch);
+		jw_site(w, &v->kernel_site);
+		jw_puts(w, " }");
+	} else {
+		suspects_list(w, v);
+	}
+	jw_puts(w, " }");
+}
+
 static void violation_row(void *ctx, const struct gg_report_violation *v)
 {
 	struct rows *rows = ctx;
@@ -214,7 +272,11 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 
 	jw_puts(w, rows->n++ ? ",\n    { \"kind\": " : "\n    { \"kind\": ");
 	jw_str(w, kind);
-	if (strcmp(kind, GG_KIND_OVERRUN)) {
+	if (!strcmp(kind, GG_KIND_WRITE_AFTER_FREE) || !strcmp(kind, GG_KIND_DANGLING_LAUNCH)) {
+		quarantine_row(w, v);
+		return;
+	}
+	if (strcmp(kind, GG_KIND_OVERRUN) && strcmp(kind, GG_KIND_UNDERFLOW)) {
 		free_violation_row(w, v);
 		return;
 	}
@@ -224,10 +286,20 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		  v->index, v->user, v->pad, v->first, v->last, v->changed, v->first_value,
 		  v->expected);
 	jw_str(w, v->detected_by);
+	if (v->slack)
+		jw_printf(w, ", \"slack_bytes\": %" PRIu64, v->slack);
 	jw_puts(w, ",\n      \"site\": ");
 	jw_site(w, &v->site);
 	jw_puts(w, ",\n      \"stack\": ");
 	jw_stack(w, v->stack);
+	if (v->upper_ptr) {
+		jw_printf(w, ",\n      \"upper\": { \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
+			  ", \"address\": ", v->upper_index, v->upper_user);
+		jw_hex(w, (uintptr_t)v->upper_ptr);
+		jw_puts(w, ", \"site\": ");
+		jw_site(w, &v->upper_site);
+		jw_puts(w, " }");
+	}
 	if (v->by_launch) {
 		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
 		jw_str(w, v->kernel.kernel.name);
@@ -237,15 +309,8 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		jw_site(w, &v->kernel_site);
 		jw_puts(w, " }");
 	}
-	jw_puts(w, ",\n      \"suspects\": [");
-	for (unsigned i = 0; i < v->nsuspects; i++) {
-		jw_puts(w, i ? ", { \"name\": " : " { \"name\": ");
-		jw_str(w, v->suspects[i].kernel.name);
-		jw_puts(w, ", \"module\": ");
-		jw_str(w, v->suspects[i].kernel.module);
-		jw_printf(w, ", \"launch\": %" PRIu64 " }", v->suspects[i].launch);
-	}
-	jw_puts(w, v->nsuspects ? " ] }" : "] }");
+	suspects_list(w, v);
+	jw_puts(w, " }");
 }
 
 static void leak_row(void *ctx, const struct gg_report_leak *l)
@@ -332,6 +397,46 @@ static void module_row(void *ctx, const struct gg_report_module *m)
 	jw_puts(w, " }");
 }
 
+static const char *const graph_reasons[] = {
+#define GG_GRAPH_REASON_NAME(name) #name,
+	GG_REPORT_GRAPH_UNFOLLOWED(GG_GRAPH_REASON_NAME)
+#undef GG_GRAPH_REASON_NAME
+};
+
+/* A labelled boundary's row: the lines one string each, without '\n'. */
+static void label_row(void *ctx, const struct gg_report_label *l)
+{
+	struct rows *rows = ctx;
+	struct jw *w = rows->w;
+	char line[2048];
+	unsigned n = 0;
+
+	jw_puts(w, rows->n++ ? ",\n    { \"label\": " : "\n    { \"label\": ");
+	jw_str(w, l->label);
+	jw_printf(w, ", \"boundary\": %" PRIu64 ", \"errors\": %" PRIu64
+		  ", \"lines_dropped\": %" PRIu64 ",\n      \"lines\": [",
+		  l->boundary, l->errors, l->lines_dropped);
+	for (const char *p = l->lines; p && *p;) {
+		size_t len = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		jw_puts(w, n++ ? ",\n        " : "\n        ");
+		jw_str(w, line);
+		p += len + (p[len] == '\n');
+	}
+	jw_puts(w, n ? " ] }" : "] }");
+}
+
+static void write_labels(struct jw *w, const struct gg_report_figures *f)
+{
+	struct rows rows = { w, 0 };
+
+	jw_puts(w, "  \"labels\": [");
+	if (f->labels)
+		f->labels(label_row, &rows);
+	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+}
+
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
@@ -347,8 +452,18 @@ static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 		any = true;
 	}
 	jw_printf(w, "%s}, \"unguarded_bytes\": %" PRIu64 ", \"vmm_bytes\": %" PRIu64
-		  ", \"procaddr_unmatched\": %" PRIu64 ",\n    \"caching_allocators\": [",
+		  ", \"procaddr_unmatched\": %" PRIu64 ",\n    \"graph_nodes_unfollowed\": {",
 		  any ? " " : "", c->unguarded_bytes, c->vmm_bytes, c->procaddr_unmatched);
+	any = false;
+	for (int r = 0; r < GG_GRAPH_UNFOLLOWED_COUNT; r++) {
+		if (!c->graph_nodes_unfollowed[r])
+			continue;
+		jw_printf(w, "%s\"%s\": %" PRIu64, any ? ", " : " ", graph_reasons[r],
+			  c->graph_nodes_unfollowed[r]);
+		any = true;
+	}
+	jw_printf(w, "%s}, \"graph_replays_unfollowed\": %" PRIu64 ",\n    \"caching_allocators\": [",
+		  any ? " " : "", c->graph_replays_unfollowed);
 	for (unsigned i = 0; i < c->ncaching && i < GG_REPORT_CACHING_MAX; i++) {
 		jw_puts(w, i ? ", " : " ");
 		jw_str(w, c->caching[i]);
@@ -397,27 +512,12 @@ static void jw_time(struct jw *w, int64_t ms)
  * the two clocks now. */
 static int64_t process_started_ms(void)
 {
-	char buf[1024], *p;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	int64_t real = ms_of(CLOCK_REALTIME), boot = ms_of(CLOCK_BOOTTIME);
 	long hz = sysconf(_SC_CLK_TCK);
-	unsigned long long ticks = 0;
+	unsigned long long ticks;
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0 || real < 0 || boot < 0 || hz <= 0)
+	if (gg_report_start_ticks(0, &ticks) || real < 0 || boot < 0 || hz <= 0)
 		return -1;
-	buf[n] = '\0';
-	/* The command's name may hold spaces and parentheses: count from the last ')'.
-	 * Then state is field 3, and the start time field 22. */
-	if (!(p = strrchr(buf, ')')))
-		return -1;
-	for (int field = 2; field < 22; field++)
-		if (!(p = strchr(p + 1, ' ')))
-			return -1;
-	for (p++; *p >= '0' && *p <= '9'; p++)
-		ticks = ticks * 10 + (unsigned long long)(*p - '0');
 	return real - boot + (int64_t)(ticks * 1000 / (unsigned long long)hz);
 }
 
@@ -454,6 +554,8 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	jw_bool(w, cfg->halt_on_error);
 	jw_printf(w, ", \"stack_depth\": %u, \"leak_check\": ", cfg->stack_depth);
 	jw_bool(w, cfg->leak_check);
+	jw_printf(w, ", \"quarantine\": %" PRIu64 ", \"free_fill\": %u", cfg->quarantine,
+		  cfg->free_fill);
 	jw_puts(w, ", \"skip_symbols\": ");
 	jw_str(w, cfg->skip_symbols);
 	jw_puts(w, ", \"expected_absent\": ");
@@ -480,10 +582,21 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		  z.batched ? "true" : "false", z.launches_checked, z.launches_unfollowed, f->stacks,
 		  f->stack_bytes);
 	jw_puts(w, ",\n    \"unchecked_reasons\": {");
+	/* The quarantine's reason only with a quarantine: without one, the
+	 * summary is as it was before there was one. */
 	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
-		jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ", gg_report_unchecked_name(u),
-			  z.unchecked_why[u]);
+		if (u != GG_UNCHECKED_quarantine_middle || z.quarantine)
+			jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ",
+				  gg_report_unchecked_name(u), z.unchecked_why[u]);
 	jw_puts(w, " }");
+	if (z.quarantine)
+		jw_printf(w, ",\n    \"quarantine\": { \"bytes\": %" PRIu64 ", \"held\": %" PRIu64
+			  ", \"held_bytes\": %" PRIu64 ", \"entered\": %" PRIu64 ", \"released\": %" PRIu64
+			  ", \"checked_bytes\": %" PRIu64 ", \"unchecked_bytes\": %" PRIu64
+			  ", \"oom_releases\": %" PRIu64 " }",
+			  z.quarantine, z.quarantine_held, z.quarantine_held_bytes, z.quarantine_entered,
+			  z.quarantine_released, z.quarantine_checked_bytes, z.quarantine_unchecked_bytes,
+			  z.quarantine_oom_releases);
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
@@ -504,6 +617,7 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	rows.n = 0;
 	f->modules(module_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+	write_labels(w, f);
 	write_coverage(w, &z.coverage);
 	jw_printf(w, ",\n  \"errors\": %" PRIu64 " }\n", f->errors);
 }
@@ -619,30 +733,54 @@ void gg_report_write_json(const char *pattern, const struct gg_report_figures *f
 	write_file("GPUGUARD_SUMMARY_JSON", pattern, write_summary, f);
 }
 
-/* One metric: its HELP, TYPE and value, labelled with the pid so files of
- * several processes can be collected side by side. */
-static void metric(struct jw *w, const char *name, const char *type, const char *help,
-		   uint64_t value)
+/* Every series is labelled with the program's name and the pid, so the files
+ * of several processes sit side by side in one textfile collector's directory
+ * and an alert can say which program it is about. */
+struct labels {
+	char text[GG_EXE_LABEL_MAX + 48]; /* exe="NAME",pid="PID" */
+};
+
+/* A family's HELP and TYPE. */
+static void family(struct jw *w, const char *name, const char *type, const char *help)
 {
-	jw_printf(w, "# HELP %s %s\n# TYPE %s %s\n%s{pid=\"%d\"} %" PRIu64 "\n", name, help, name,
-		  type, name, (int)getpid(), value);
+	jw_printf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One series of @name: the process's labels, then @label="@value" when
+ * @label is not NULL. */
+static void series(struct jw *w, const struct labels *l, const char *name, const char *label,
+		   const char *value, uint64_t n)
+{
+	jw_puts(w, name);
+	jw_raw(w, "{", 1);
+	jw_puts(w, l->text);
+	if (label)
+		jw_printf(w, ",%s=\"%s\"", label, value);
+	jw_printf(w, "} %" PRIu64 "\n", n);
+}
+
+/* One metric: its HELP, TYPE and value. */
+static void metric(struct jw *w, const struct labels *l, const char *name, const char *type,
+		   const char *help, uint64_t value)
+{
+	family(w, name, type, help);
+	series(w, l, name, NULL, NULL, value);
 }
 
 /* One labelled series per reason, every reason always present (0 included),
  * so a rate() over it never starts from nothing. */
-static void unguarded_metric(struct jw *w, const struct gg_report_coverage *c)
+static void unguarded_metric(struct jw *w, const struct labels *l,
+			     const struct gg_report_coverage *c)
 {
 	static const char name[] = "gpuguard_allocations_unguarded_total";
 
-	jw_printf(w, "# HELP %s Device allocations given no red zone, by reason.\n# TYPE %s counter\n",
-		  name, name);
+	family(w, name, "counter", "Device allocations given no red zone, by reason.");
 	for (int r = 0; r < GG_REASON_COUNT; r++)
-		jw_printf(w, "%s{pid=\"%d\",reason=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
-			  gg_report_reason_name(r), c->unguarded[r]);
+		series(w, l, name, "reason", gg_report_reason_name(r), c->unguarded[r]);
 }
 
 /* The violations by kind, every kind always present. */
-static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
+static void kind_metric(struct jw *w, const struct labels *l, const struct gg_report_redzone *z)
 {
 	static const char name[] = "gpuguard_violations_total";
 	const struct {
@@ -650,47 +788,84 @@ static void kind_metric(struct jw *w, const struct gg_report_redzone *z)
 		uint64_t n;
 	} kinds[] = {
 		{ GG_KIND_OVERRUN,
-		  z->violations - z->double_frees - z->invalid_frees - z->api_overruns },
+		  z->violations - z->double_frees - z->invalid_frees - z->api_overruns -
+			  z->underflows - z->write_after_frees - z->dangling_launches },
 		{ GG_KIND_API_OVERRUN, z->api_overruns },
+		{ GG_KIND_UNDERFLOW, z->underflows },
 		{ GG_KIND_DOUBLE_FREE, z->double_frees },
 		{ GG_KIND_INVALID_FREE, z->invalid_frees },
+		{ GG_KIND_WRITE_AFTER_FREE, z->write_after_frees },
+		{ GG_KIND_DANGLING_LAUNCH, z->dangling_launches },
 	};
 
-	jw_printf(w, "# HELP %s Violations found, by kind.\n# TYPE %s counter\n", name, name);
+	family(w, name, "counter", "Violations found, by kind.");
 	for (size_t i = 0; i < GG_ARRAY_SIZE(kinds); i++)
-		jw_printf(w, "%s{pid=\"%d\",kind=\"%s\"} %" PRIu64 "\n", name, (int)getpid(),
-			  kinds[i].kind, kinds[i].n);
+		series(w, l, name, "kind", kinds[i].kind, kinds[i].n);
+}
+
+/* The comment that opens the file (report/process.h): which process wrote
+ * it, so gpuguard prune-metrics can tell it from a later one with its pid. */
+static void process_line(struct jw *w)
+{
+	unsigned long long ticks;
+	char boot[64];
+
+	jw_printf(w, GG_PROCESS_LINE " pid=%d", (int)getpid());
+	if (!gg_report_start_ticks(0, &ticks))
+		jw_printf(w, " starttime=%llu", ticks);
+	if (!gg_report_boot_id(boot, sizeof(boot)))
+		jw_printf(w, " boot_id=%s", boot);
+	jw_raw(w, "\n", 1);
 }
 
 static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 {
 	const struct gg_report_audit a = f->audit;
 	const struct gg_report_redzone z = f->redzone;
+	struct labels l;
+	char exe[GG_EXE_LABEL_MAX];
 
-	metric(w, "gpuguard_kernel_lookups_total", "counter", "Kernel lookups intercepted.", a.calls);
-	metric(w, "gpuguard_kernel_lookups_failed_total", "counter",
+	if (gg_report_exe_label(0, exe, sizeof(exe)))
+		snprintf(exe, sizeof(exe), "unknown");
+	snprintf(l.text, sizeof(l.text), "exe=\"%s\",pid=\"%d\"", exe, (int)getpid());
+	process_line(w);
+	metric(w, &l, "gpuguard_kernel_lookups_total", "counter", "Kernel lookups intercepted.",
+	       a.calls);
+	metric(w, &l, "gpuguard_kernel_lookups_failed_total", "counter",
 	       "Kernel lookups the driver failed.", a.failed_calls);
-	metric(w, "gpuguard_kernel_lookups_unresolved", "gauge",
+	metric(w, &l, "gpuguard_kernel_lookups_unresolved", "gauge",
 	       "Required kernels unresolved at the last seal, plus late misses since (before any seal: unresolved now).", a.unresolved);
-	metric(w, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.", a.seals);
-	metric(w, "gpuguard_allocations_total", "counter",
+	metric(w, &l, "gpuguard_kernel_lookups_unresolved_required", "gauge",
+	       "Required (module, function) pairs never resolved so far, expected-absent ones aside.",
+	       a.unresolved_required);
+	metric(w, &l, "gpuguard_kernel_lookups_late_misses_total", "counter",
+	       "Required kernel lookups that failed after a seal (late misses).", a.late_misses);
+	metric(w, &l, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.",
+	       a.seals);
+	metric(w, &l, "gpuguard_allocations_total", "counter",
 	       "Device allocation calls intercepted, failed ones included.", z.calls);
-	metric(w, "gpuguard_allocations_live", "gauge", "Padded allocations not yet freed.", z.live);
-	metric(w, "gpuguard_allocation_bytes_live", "gauge",
+	metric(w, &l, "gpuguard_allocations_guarded_total", "counter",
+	       "Device allocations given a red zone.", z.coverage.guarded);
+	metric(w, &l, "gpuguard_allocations_live", "gauge", "Padded allocations not yet freed.",
+	       z.live);
+	metric(w, &l, "gpuguard_allocation_bytes_live", "gauge",
 	       "Bytes the application asked for in padded allocations not yet freed.", z.live_bytes);
-	metric(w, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
-	metric(w, "gpuguard_redzone_violations_total", "counter",
+	metric(w, &l, "gpuguard_redzone_bytes", "gauge",
+	       "Guard-band bytes after each allocation (GPUGUARD_REDZONE); 0: red zones off.",
+	       gg_config()->redzone);
+	metric(w, &l, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.",
+	       z.scans);
+	metric(w, &l, "gpuguard_redzone_violations_total", "counter",
 	       "Findings: red zones changed, copies and sets refused, double and invalid frees.",
 	       z.violations);
-	kind_metric(w, &z);
-	unguarded_metric(w, &z.coverage);
-	metric(w, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
-	       f->launches_refused);
-	metric(w, "gpuguard_module_loads_failed_total", "counter",
+	kind_metric(w, &l, &z);
+	unguarded_metric(w, &l, &z.coverage);
+	metric(w, &l, "gpuguard_launch_errors_total", "counter",
+	       "Kernel launches the driver refused.", f->launches_refused);
+	metric(w, &l, "gpuguard_module_loads_failed_total", "counter",
 	       "Module and library loads the driver refused.", a.loads_failed);
-	metric(w, "gpuguard_errors", "gauge",
-	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).",
-	       f->errors);
+	metric(w, &l, "gpuguard_errors", "gauge",
+	       "Findings that make GPUGUARD_EXITCODE apply (as the JSON's errors).", f->errors);
 }
 
 void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)

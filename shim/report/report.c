@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "options/config.h"
+#include "report/errlines.h"
 #include "report/sink.h"
 
 #define LINE_MAX_BYTES 2048
@@ -164,6 +165,8 @@ GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 	}
 	line[n++] = '\n';
 	write_all(line, (size_t)n);
+	if (lvl == LEVEL_ERROR) /* for the next labelled boundary (errlines.h) */
+		gg_report_errlines_add(line, (size_t)n);
 	errno = saved_errno;
 }
 
@@ -317,12 +320,17 @@ void gg_report_lookup(const char *api, const void *module, const char *name, con
 			printable(name, buf, sizeof(buf)), rc_name);
 }
 
-void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
-		     const char *rc_name)
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, size_t slack,
+		     uint64_t ptr, const char *rc_name)
 {
 	if (report_state.verbosity < 2) /* before the variadic call's set-up */
 		return;
-	if (pad)
+	if (pad && slack)
+		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx, red zone of %zu bytes and %zu to the "
+				"next 256-byte boundary", api, bytes, plural(bytes, "byte", "bytes"),
+				(unsigned long long)index, rc_name, (unsigned long long)ptr, pad,
+				slack);
+	else if (pad)
 		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx, red zone of %zu bytes", api, bytes,
 				plural(bytes, "byte", "bytes"), (unsigned long long)index, rc_name,
 				(unsigned long long)ptr, pad);
@@ -770,13 +778,123 @@ static void free_violation(const struct gg_report_violation *v)
 	stack_lines(twice ? "second free stack" : "free stack", v->free_stack);
 }
 
+/* The band's length as the ERROR line says it: the red zone, and the slack
+ * after it up to the driver's alignment when the changed bytes reach it. */
+static const char *band_text(const struct gg_report_violation *v, char *out, size_t cap)
+{
+	if (v->slack && v->last >= v->pad)
+		snprintf(out, cap, "%llu-byte band (and %llu bytes up to the next 256-byte boundary)",
+			 (unsigned long long)v->pad, (unsigned long long)v->slack);
+	else
+		snprintf(out, cap, "%llu-byte band", (unsigned long long)v->pad);
+	return out;
+}
+
+/* A write below the start of the allocation directly above a band (SPEC
+ * §4, Underflow): the upper one named first, then the band it reached. */
+static void underflow_violation(const struct gg_report_violation *v, const char *culprit)
+{
+	char site[SITE_TEXT_MAX], upper[SITE_TEXT_MAX], band[96];
+	uint64_t end = v->pad + v->slack;
+
+	gg_report_error("underflow (%s): allocation #%llu of %llu %s at 0x%llx: %llu %s changed "
+			"%llu..%llu bytes below its start, first 0x%02x (expected 0x%02x), in the %s "
+			"of allocation #%llu of %llu %s at 0x%llx directly below; allocated at %s, the "
+			"one below at %s%s",
+			v->detected_by, (unsigned long long)v->upper_index,
+			(unsigned long long)v->upper_user, plural(v->upper_user, "byte", "bytes"),
+			(unsigned long long)v->upper_ptr, (unsigned long long)v->changed,
+			plural(v->changed, "byte", "bytes"), (unsigned long long)(end - v->last),
+			(unsigned long long)(end - v->first), v->first_value, v->expected,
+			band_text(v, band, sizeof(band)), (unsigned long long)v->index,
+			(unsigned long long)v->user, plural(v->user, "byte", "bytes"),
+			(unsigned long long)v->ptr, whole_site_text(&v->upper_site, upper, sizeof(upper)),
+			whole_site_text(&v->site, site, sizeof(site)), culprit);
+	stack_lines("allocation stack of the one below", v->stack);
+}
+
+/* A quarantined allocation written after its free, found when it left the
+ * quarantine (SPEC §4, Quarantine). */
+static void write_after_free(const struct gg_report_violation *v)
+{
+	char site[SITE_TEXT_MAX], at[320], where[64], culprit[SITE_TEXT_MAX + 512];
+
+	if (v->first == v->last)
+		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
+	else
+		snprintf(where, sizeof(where), "offsets %llu..%llu", (unsigned long long)v->first,
+			 (unsigned long long)v->last);
+	if (v->nsuspects)
+		culprit_text(v, culprit, sizeof(culprit));
+	else
+		snprintf(culprit, sizeof(culprit), "; suspects: none (no kernel was seen launched "
+			 "with its address since its free)");
+	gg_report_error("write after free (%s): allocation #%llu of %llu %s at 0x%llx, freed by %s: "
+			"%llu %s changed at %s, first 0x%02x (expected the free fill 0x%02x); "
+			"allocated at %s, freed at %s%s",
+			v->detected_by, (unsigned long long)v->index, (unsigned long long)v->user,
+			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
+			v->api ? v->api : "?", (unsigned long long)v->changed,
+			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
+			whole_site_text(&v->site, site, sizeof(site)),
+			first_frame_text(v->free_stack, at, sizeof(at)), culprit);
+	stack_lines("allocation stack", v->stack);
+	stack_lines("free stack", v->free_stack);
+}
+
+/* A launch given a pointer into a quarantined allocation, reported before it
+ * is forwarded (SPEC §4, Dangling launches). */
+static void dangling_launch(const struct gg_report_violation *v)
+{
+	char site[SITE_TEXT_MAX], launched[SITE_TEXT_MAX], at[320], inside[64] = "";
+
+	if (v->address != v->ptr)
+		snprintf(inside, sizeof(inside), " + %llu", (unsigned long long)(v->address - v->ptr));
+	gg_report_error("dangling launch: %s (module %s, launch #%llu) parameter %d is 0x%llx, "
+			"allocation #%llu (%llu %s at 0x%llx%s), freed already by %s; launched at "
+			"%s; allocated at %s, freed at %s",
+			v->kernel.kernel.name, v->kernel.kernel.module,
+			(unsigned long long)v->kernel.launch, v->param,
+			(unsigned long long)v->address, (unsigned long long)v->index,
+			(unsigned long long)v->user, plural(v->user, "byte", "bytes"),
+			(unsigned long long)v->ptr, inside, v->api ? v->api : "?",
+			whole_site_text(&v->kernel_site, launched, sizeof(launched)),
+			whole_site_text(&v->site, site, sizeof(site)),
+			first_frame_text(v->free_stack, at, sizeof(at)));
+	stack_lines("allocation stack", v->stack);
+	stack_lines("free stack", v->free_stack);
+}
+
 void gg_report_violation(const struct gg_report_violation *v)
 {
-	char site[SITE_TEXT_MAX], where[64], culprit[SITE_TEXT_MAX + 512];
+	char site[SITE_TEXT_MAX], where[64], culprit[SITE_TEXT_MAX + 512], band[96];
+	char upper[SITE_TEXT_MAX + 160] = "";
 
+	if (v->kind && !strcmp(v->kind, GG_KIND_UNDERFLOW)) {
+		culprit_text(v, culprit, sizeof(culprit));
+		underflow_violation(v, culprit);
+		return;
+	}
+	if (v->kind && !strcmp(v->kind, GG_KIND_WRITE_AFTER_FREE)) {
+		write_after_free(v);
+		return;
+	}
+	if (v->kind && !strcmp(v->kind, GG_KIND_DANGLING_LAUNCH)) {
+		dangling_launch(v);
+		return;
+	}
 	if (v->kind && strcmp(v->kind, GG_KIND_OVERRUN)) {
 		free_violation(v);
 		return;
+	}
+	if (v->upper_ptr) {
+		char s[SITE_TEXT_MAX];
+
+		snprintf(upper, sizeof(upper), "; its top is directly below allocation #%llu of %llu "
+			 "%s at 0x%llx (allocated at %s), which a write below its start reaches too",
+			 (unsigned long long)v->upper_index, (unsigned long long)v->upper_user,
+			 plural(v->upper_user, "byte", "bytes"), (unsigned long long)v->upper_ptr,
+			 whole_site_text(&v->upper_site, s, sizeof(s)));
 	}
 	if (v->first == v->last)
 		snprintf(where, sizeof(where), "offset %llu", (unsigned long long)v->first);
@@ -784,14 +902,14 @@ void gg_report_violation(const struct gg_report_violation *v)
 		snprintf(where, sizeof(where), "offsets %llu..%llu", (unsigned long long)v->first,
 			 (unsigned long long)v->last);
 	culprit_text(v, culprit, sizeof(culprit));
-	gg_report_error("red zone violation (%s): allocation #%llu of %llu %s at 0x%llx, %llu-byte "
-			"band: %llu %s changed at %s past the end, first 0x%02x (expected 0x%02x); "
-			"allocated at %s%s",
+	gg_report_error("red zone violation (%s): allocation #%llu of %llu %s at 0x%llx, %s: "
+			"%llu %s changed at %s past the end, first 0x%02x (expected 0x%02x); "
+			"allocated at %s%s%s",
 			v->detected_by, (unsigned long long)v->index, (unsigned long long)v->user,
 			plural(v->user, "byte", "bytes"), (unsigned long long)v->ptr,
-			(unsigned long long)v->pad, (unsigned long long)v->changed,
+			band_text(v, band, sizeof(band)), (unsigned long long)v->changed,
 			plural(v->changed, "byte", "bytes"), where, v->first_value, v->expected,
-			whole_site_text(&v->site, site, sizeof(site)), culprit);
+			whole_site_text(&v->site, site, sizeof(site)), upper, culprit);
 	stack_lines("allocation stack", v->stack);
 }
 

@@ -82,12 +82,16 @@ struct gg_report_stack {
 #define GG_KIND_DOUBLE_FREE "double_free"   /* a free of an allocation already freed */
 #define GG_KIND_INVALID_FREE "invalid_free" /* a free of a pointer inside an allocation */
 #define GG_KIND_API_OVERRUN "api_overrun"   /* a copy or set refused for reaching a band */
+#define GG_KIND_UNDERFLOW "underflow"       /* a write below an allocation's start, in the band below */
+#define GG_KIND_WRITE_AFTER_FREE "write_after_free" /* a quarantined fill found changed */
+#define GG_KIND_DANGLING_LAUNCH "dangling_launch"   /* a launch given quarantined memory */
 
 /* A red zone found changed, or a free of what is no allocation's start
  * (@kind says which; a free's finding has no band figures). */
 struct gg_report_violation {
 	const char *kind;        /* GG_KIND_*; NULL: GG_KIND_OVERRUN */
 	uint64_t index, user, pad;
+	uint64_t slack;          /* the band's bytes past @pad, up to the driver's alignment */
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	uint64_t ptr;
@@ -99,11 +103,17 @@ struct gg_report_violation {
 	const char *api;
 	uint64_t address;
 	const struct gg_report_stack *free_stack, *first_free_stack;
+	int param;                          /* a dangling launch's parameter index */
 	bool by_launch;                     /* right after @kernel's launch (launch:1) */
 	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
 	struct gg_report_site kernel_site;  /* and where it was launched */
 	unsigned nsuspects;                 /* the kernels launched with its address, newest first */
 	struct gg_report_launch suspects[GG_REPORT_SUSPECTS];
+	/* A band changed up to its top, where another allocation starts: that
+	 * one (@upper_ptr 0: none). An overrun's suspects are then the kernels
+	 * given either; an underflow's (of the upper one), those given it. */
+	uint64_t upper_ptr, upper_index, upper_user;
+	struct gg_report_site upper_site;
 };
 
 /* A copy or set refused because its device range reached a guarded
@@ -161,6 +171,22 @@ const char *gg_report_reason_name(enum gg_report_reason r);
 
 /* What was guarded and what was not (README, "Red zones"; the JSON's
  * "coverage"). */
+/* Why a node of a CUDA graph is not followed when the graph is replayed
+ * (driver/graphs.c; JSON "coverage"."graph_nodes_unfollowed"). */
+#define GG_REPORT_GRAPH_UNFOLLOWED(X)                                                       \
+	X(conditional)   /* a conditional node: its body runs as the device decides */       \
+	X(device_launch) /* instantiated for device launch: replays the host never sees */   \
+	X(params)        /* the driver did not return the node's parameters, or child graph */ \
+	X(too_many)      /* past the kernel nodes followed per graph, or graphs at once */    \
+	X(driver)        /* the driver lacks the graph queries */                             \
+	X(unknown)       /* a replay of a graph whose instantiation was not seen */
+enum gg_report_graph_unfollowed {
+#define GG_GRAPH_UNFOLLOWED_ENUM(name) GG_GRAPH_UNFOLLOWED_##name,
+	GG_REPORT_GRAPH_UNFOLLOWED(GG_GRAPH_UNFOLLOWED_ENUM)
+#undef GG_GRAPH_UNFOLLOWED_ENUM
+	GG_GRAPH_UNFOLLOWED_COUNT
+};
+
 struct gg_report_coverage {
 	uint64_t allocations;            /* allocations the driver made: linear, and VMM handles */
 	uint64_t guarded, guarded_bytes; /* given a watched band */
@@ -168,6 +194,8 @@ struct gg_report_coverage {
 	uint64_t unguarded_bytes;
 	uint64_t vmm_bytes;              /* bytes mapped with cuMemMap */
 	uint64_t procaddr_unmatched;     /* cuGetProcAddress answers for hooked names, no export */
+	uint64_t graph_nodes_unfollowed[GG_GRAPH_UNFOLLOWED_COUNT]; /* by reason */
+	uint64_t graph_replays_unfollowed; /* replays of graphs with such nodes */
 	const char *caching[GG_REPORT_CACHING_MAX]; /* caching allocators loaded ("pytorch") */
 	unsigned ncaching;
 };
@@ -178,7 +206,8 @@ struct gg_report_coverage {
 	X(check_on_free_off) /* freed under GPUGUARD_CHECK_ON_FREE=0 */                 \
 	X(capturing)         /* freed on a stream being captured into a graph */        \
 	X(unreadable)        /* its context gone, its fill or the read failed */        \
-	X(no_memory)         /* no memory to scan or keep it */
+	X(no_memory)         /* no memory to scan or keep it */                        \
+	X(quarantine_middle) /* a released fill's bytes between its two checked windows */
 
 enum gg_report_unchecked {
 #define GG_UNCHECKED_ENUM(name) GG_UNCHECKED_##name,
@@ -202,6 +231,14 @@ struct gg_report_redzone {
 	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
 	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
 	uint64_t api_overruns;   /* of @violations: copies and sets refused */
+	uint64_t underflows;     /* of @violations: writes below an allocation's start */
+	uint64_t write_after_frees, dangling_launches; /* of @violations: the quarantine's */
+	/* The quarantine (GPUGUARD_QUARANTINE): its size (0: off), what it holds
+	 * now, allocations that entered and left it, the bytes of their fills
+	 * read and not read, and those released for a request out of memory. */
+	uint64_t quarantine, quarantine_held, quarantine_held_bytes, quarantine_entered,
+		quarantine_released, quarantine_checked_bytes, quarantine_unchecked_bytes,
+		quarantine_oom_releases;
 	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
 	bool batched;            /* the last full scan read its bands in batched copies */
 	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
@@ -267,6 +304,19 @@ typedef void gg_report_api_overruns_fn(void (*emit)(void *ctx,
 						    const struct gg_report_api_overrun *o),
 				       void *ctx);
 
+/* A labelled boundary that found something (gpuguard_boundary, JSON
+ * "labels"): its label, the errors it found, and the ERROR lines written
+ * since the labelled boundary before it. */
+struct gg_report_label {
+	const char *label;
+	uint64_t boundary;      /* 1 for the process's first labelled boundary */
+	uint64_t errors;        /* the errors found since the labelled boundary before */
+	const char *lines;      /* '\n'-terminated ERROR lines */
+	uint64_t lines_dropped; /* ERROR lines that did not fit */
+};
+typedef void gg_report_labels_fn(void (*emit)(void *ctx, const struct gg_report_label *l),
+				 void *ctx);
+
 /* Everything the exit line, the JSON summary and the metrics say. */
 struct gg_report_figures {
 	struct gg_report_audit audit;
@@ -282,6 +332,7 @@ struct gg_report_figures {
 	bool final;                          /* the process ends: the JSON's "ended" */
 	struct gg_report_leaks leaks;
 	uint64_t stacks, stack_bytes;        /* the stack depot: stacks kept, bytes */
+	gg_report_labels_fn *labels;         /* labelled boundaries that found something */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
@@ -311,10 +362,11 @@ void gg_report_setting(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_info(const char *fmt, ...) GG_PRINTF(1, 2);
 void gg_report_trace(const char *fmt, ...) GG_PRINTF(1, 2);
 
-/* One line each at verbosity 2: an intercepted lookup, allocation or free. */
+/* One line each at verbosity 2: an intercepted lookup, allocation (its red
+ * zone @pad, and the @slack after it up to the driver's alignment) or free. */
 void gg_report_lookup(const char *api, const void *module, const char *name, const char *rc_name);
-void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, uint64_t ptr,
-		     const char *rc_name);
+void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, size_t slack,
+		     uint64_t ptr, const char *rc_name);
 void gg_report_free(const char *api, uint64_t ptr, const char *rc_name);
 
 /* At exit, verbosity 2: how often each hooked entry point was called. */

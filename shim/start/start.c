@@ -19,14 +19,17 @@
 #include "base/fatal.h"
 #include "boundary/boundary.h"
 #include "boundary/figures.h"
+#include "boundary/labels.h"
 #include "boundary/watcher.h"
 #include "callsite/callsite.h"
 #include "callsite/depot.h"
+#include "driver/graphs.h"
 #include "driver/kernels.h"
 #include "driver/real.h"
 #include "options/config.h"
 #include "redzone/leaks.h"
 #include "redzone/redzone.h"
+#include "report/errlines.h"
 #include "report/report.h"
 
 static struct {
@@ -78,10 +81,14 @@ static void atfork_prepare(void)
 	gg_boundary_atfork_prepare();
 	gg_audit_atfork_prepare();
 	gg_redzone_atfork_prepare();
+	gg_labels_atfork_prepare();
+	gg_report_errlines_atfork_prepare(); /* innermost: taken by any ERROR line */
 }
 
 static void atfork_parent(void)
 {
+	gg_report_errlines_atfork_parent();
+	gg_labels_atfork_parent();
 	gg_redzone_atfork_parent();
 	gg_audit_atfork_parent();
 	gg_boundary_atfork_parent();
@@ -93,9 +100,12 @@ static void atfork_child(void)
 	gg_depot_atfork_child();
 	gg_real_atfork_child();
 	gg_kernels_atfork_child();
+	gg_graphs_atfork_child();
 	gg_audit_atfork_child();
 	gg_redzone_atfork_child();
 	gg_boundary_atfork_child();
+	gg_labels_atfork_child();
+	gg_report_errlines_atfork_child();
 	gg_watcher_atfork_child();
 	/* A process of its own (README, "Boundaries, signals, exit"): it
 	 * reports only once it calls a hook itself, which also gives it its log
@@ -213,6 +223,18 @@ static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_eve
 		GG_ID_cuLaunchKernel, GG_ID_cuLaunchKernel_ptsz, GG_ID_cuLaunchKernelEx,
 		GG_ID_cuLaunchKernelEx_ptsz, GG_ID_cuLaunchCooperativeKernel,
 		GG_ID_cuLaunchCooperativeKernel_ptsz,
+		/* A graph's replay is a launch of each of its kernels. */
+		GG_ID_cuGraphInstantiate, GG_ID_cuGraphInstantiate_v2,
+		GG_ID_cuGraphInstantiateWithFlags, GG_ID_cuGraphInstantiateWithParams,
+		GG_ID_cuGraphInstantiateWithParams_ptsz, GG_ID_cuGraphExecUpdate,
+		GG_ID_cuGraphExecUpdate_v2, GG_ID_cuGraphExecKernelNodeSetParams,
+		GG_ID_cuGraphExecKernelNodeSetParams_v2, GG_ID_cuGraphExecDestroy,
+		GG_ID_cuGraphLaunch, GG_ID_cuGraphLaunch_ptsz,
+		/* A launch captured into a graph is none until it is replayed. */
+		GG_ID_cuStreamBeginCapture, GG_ID_cuStreamBeginCapture_ptsz,
+		GG_ID_cuStreamBeginCapture_v2, GG_ID_cuStreamBeginCapture_v2_ptsz,
+		GG_ID_cuStreamBeginCaptureToGraph, GG_ID_cuStreamBeginCaptureToGraph_ptsz,
+		GG_ID_cuStreamEndCapture, GG_ID_cuStreamEndCapture_ptsz,
 	};
 	static const enum gg_hook_id syncs[] = { GG_ID_cuCtxSynchronize, GG_ID_cuCtxSynchronize_v2 };
 

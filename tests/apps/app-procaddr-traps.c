@@ -57,6 +57,15 @@ int main(void)
 	query("cuMemcpyHtoD", 12000, 0, 1);
 	query("cuMemsetD8Async", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
 	query("cuMemcpyBatchAsync", 13000, 0, 1);
+	query("cuGraphLaunch", 12000, 0, 1);
+	query("cuGraphLaunch", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
+	query("cuGraphInstantiate", 11000, 0, 1);
+	query("cuGraphInstantiateWithFlags", 12000, 0, 1);
+	query("cuGraphExecUpdate", 12000, 0, 1);
+	query("cuGraphExecKernelNodeSetParams", 12000, 0, 1);
+	query("cuStreamBeginCapture", 12000, 0, 1);
+	query("cuStreamBeginCapture", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
+	query("cuStreamEndCapture", 12000, 0, 1);
 	query("cuDriverGetVersion", 12000, 0, 1);
 	query("cuGetExportTable", 12000, 0, 1);
 	query("cuNoSuchFunction", 12000, 0, 1);

@@ -11,12 +11,24 @@
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
  *   ifree:K:OFF      the same of buffer K + OFF (a pointer inside it); prints the result
+ *   salloc:N:S       cuMemAllocAsync of N bytes on stream S (0: the app's stream, 1: a
+ *                    second non-blocking stream of its own), not synchronized
+ *   sfill:K:S        kernel gg_fill over buffer K (value 1) queued on stream S, not
+ *                    synchronized
+ *   sfree:K:S        cuMemFreeAsync of buffer K on stream S, not synchronized; prints
+ *                    the result
+ *   ssync            cuStreamSynchronize of both streams
+ *   abortcount       if the process aborts from here on, first print (write(2))
+ *                    "launches forwarded at abort: N", the fake driver's count of
+ *                    cuLaunchKernel calls
  *   same:A:B         whether buffers A and B got the same address
  *   sites:N:F        N rounds of a 16-byte allocation from each of ten functions
  *                    (redzone_place_0 .. _9, each calling redzone_alloc); all freed
  *                    at the end when F is 1, kept until exit when 0
  *   deep:D:S         an allocation of S bytes made D frames deep (redzone_deep), kept
  *   overrun:K:E      kernel gg_overrun writes E bytes past the end of buffer K, then sync
+ *   under:K:E        kernel gg_underrun, given only buffer K, writes the E bytes right
+ *                    below its start, then sync
  *   two:A:B:E        kernel gg_overrun_second given buffers A and B: writes all of
  *                    A, and E bytes past the end of B; kernelParams, on the
  *                    legacy stream, not synchronized; then "app: two returned"
@@ -46,10 +58,22 @@
  *   attr:K:OFF       cuPointerGetAttribute(RANGE_SIZE) and cuPointerGetAttributes of K + OFF
  *   limit:B          the fake driver's memory limit, B bytes
  *   sync             cuCtxSynchronize
+ *   meminfo          cuMemGetInfo_v2: "meminfo used U" (total - free)
  *   launch           launch gg_fill on a 64-byte buffer of its own
  *   capfree:K:M      capture (mode M: 0 global, 1 thread-local, 2 relaxed) a
  *                    memset on a blocking stream of its own, free buffer K
  *                    meanwhile, end the capture; prints each result
+ *   graph:K:E[:F]    capture gg_overrun over buffer K's size + E bytes, on the
+ *                    app's stream, into a graph (relaxed mode), and instantiate
+ *                    it with flags F (4: for device launch; default 0): the
+ *                    graph the next steps replay; prints the results
+ *   replay:N         launch that graph N times on the app's stream, then
+ *                    cuCtxSynchronize; prints the last launch's result and the
+ *                    synchronize's
+ *   deadreplay       launch that graph on a stream already destroyed; prints
+ *                    the result
+ *   gset:K:E         cuGraphExecKernelNodeSetParams: its node becomes gg_overrun
+ *                    over buffer K's size + E bytes; prints the result
  *   capalloc:N       cuMemAllocAsync of N bytes on a stream being captured
  *                    (relaxed mode): a graph's allocation node; prints results
  *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
@@ -106,6 +130,13 @@
  *   cbexit:S         a stream callback that calls _exit(S), run by a cuCtxSynchronize:
  *                    _exit inside a hooked call, as from a signal handler
  *   tasks            how many threads this process has
+ *   label:TEXT       gpuguard_boundary(TEXT), found with dlsym(RTLD_DEFAULT); prints
+ *                    "label TEXT: N" (its result) or "label TEXT: absent"
+ *   labels:T:N       T threads, each N labelled boundaries at once; prints the sum
+ *                    of their results
+ *   version          gpuguard_version(), found the same way; prints it
+ *   cblabel          gpuguard_boundary from a stream callback run by a
+ *                    cuCtxSynchronize (inside a hooked call); prints its result
  *   cycles:N         N times: reset the primary context, allocate 100 bytes,
  *                    check the size cuMemGetAddressRange_v2 reports, free
  *   print:N          N lines through a fully buffered stream, never flushed
@@ -145,7 +176,9 @@
 #define MAX_BUFS 1024
 
 static CUmodule mod;
-static CUstream stream;
+static CUstream stream, stream2;
+static CUgraphExec app_graph;      /* graph: */
+static CUgraphNode app_graph_node;
 static CUcontext primary, created;
 static struct {
 	CUdeviceptr ptr;
@@ -221,6 +254,20 @@ static void launch(const char *name, void **params)
 }
 
 static volatile sig_atomic_t app_handled;
+
+/* abortcount's handler: the driver's count of launches, written with write(2). */
+static void on_abort_count(int sig)
+{
+	unsigned long (*calls)(const char *) =
+		(unsigned long (*)(const char *))dlsym(RTLD_DEFAULT, "fakecuda_calls");
+	char line[64];
+	int n = snprintf(line, sizeof(line), "launches forwarded at abort: %lu\n",
+			 calls ? calls("cuLaunchKernel") : 999);
+
+	(void)sig;
+	if (write(1, line, (size_t)n) < 0)
+		return;
+}
 
 static void on_app_signal(int sig)
 {
@@ -385,6 +432,42 @@ static void *brood_thread(void *arg)
 	return (void *)(uintptr_t)clean;
 }
 
+/* The control API (the shim's gpuguard_boundary), looked up as a program
+ * that runs with and without the shim would: -2 when it is absent. */
+static int label_boundary(const char *label)
+{
+	int (*fn)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "gpuguard_boundary");
+
+	return fn ? fn(label) : -2;
+}
+
+static void print_label(const char *label)
+{
+	int n = label_boundary(label);
+
+	if (n == -2)
+		printf("label %s: absent\n", label);
+	else
+		printf("label %s: %d\n", label, n);
+}
+
+static void CUDA_CB label_from_callback(CUstream hs, CUresult status, void *arg)
+{
+	(void)hs;
+	(void)status;
+	*(int *)arg = label_boundary("callback");
+}
+
+static void *label_thread(void *arg)
+{
+	unsigned long n = *(unsigned long *)arg;
+	long sum = 0;
+
+	for (unsigned long k = 0; k < n; k++)
+		sum += label_boundary("thread");
+	return (void *)sum;
+}
+
 static void late_overrun(void)
 {
 	unsigned long long size = bufs[0].size, extra = 8;
@@ -416,6 +499,8 @@ int main(int argc, char **argv)
 		printf("early\n");
 		wait_for(getenv("GG_TEST_EARLY_WAIT"));
 	}
+	if (getenv("GG_TEST_EARLY_LABEL")) /* before any hooked call */
+		print_label(getenv("GG_TEST_EARLY_LABEL"));
 	CHECK(cuInit(0));
 	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
 	CHECK(cuCtxSetCurrent(primary));
@@ -494,6 +579,41 @@ int main(int argc, char **argv)
 				rc = cuMemFree_v2(bufs[a].ptr);
 			}
 			printf("free %lu: %d\n", a, (int)rc);
+		} else if (!strncmp(arg, "salloc:", 7) || !strncmp(arg, "sfill:", 6) ||
+			   !strncmp(arg, "sfree:", 6)) {
+			CUstream s = b ? stream2 : stream;
+
+			if (!stream2)
+				CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
+			s = b ? stream2 : stream;
+			if (arg[1] == 'a') {
+				rc = cuMemAllocAsync(&bufs[nbufs].ptr, a, s);
+				printf("salloc %lu on %lu: %d buffer %d\n", a, b, (int)rc, nbufs);
+				if (rc == CUDA_SUCCESS) {
+					bufs[nbufs].size = a;
+					bufs[nbufs++].async = 1;
+				}
+			} else if (arg[1] == 'f' && arg[2] == 'i') {
+				unsigned char v = 1;
+				unsigned long long len = bufs[a].size;
+				void *params[] = { &bufs[a].ptr, &v, &len };
+				CUfunction f;
+
+				CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
+				printf("sfill %lu on %lu\n", a, b);
+			} else {
+				rc = cuMemFreeAsync(bufs[a].ptr, s);
+				printf("sfree %lu on %lu: %d\n", a, b, (int)rc);
+			}
+		} else if (!strcmp(arg, "abortcount")) {
+			signal(SIGABRT, on_abort_count);
+			printf("abortcount\n");
+		} else if (!strcmp(arg, "ssync")) {
+			CHECK(cuStreamSynchronize(stream));
+			if (stream2)
+				CHECK(cuStreamSynchronize(stream2));
+			printf("streams synced\n");
 		} else if (!strncmp(arg, "ifree:", 6)) {
 			rc = cuMemFree_v2(bufs[a].ptr + b);
 			printf("free %lu+%lu: %d\n", a, b, (int)rc);
@@ -522,6 +642,12 @@ int main(int argc, char **argv)
 				CHECK(cuStreamSynchronize(stream));
 			launch("gg_overrun", params);
 			printf("overrun %lu by %lu\n", a, b);
+		} else if (!strncmp(arg, "under:", 6)) {
+			unsigned long long below = b;
+			void *params[] = { &bufs[a].ptr, &below };
+
+			launch("gg_underrun", params);
+			printf("under %lu by %lu\n", a, b);
 		} else if (!strncmp(arg, "two", 3) && strchr(arg, ':')) {
 			CUdeviceptr pa = bufs[a].ptr, pb = bufs[b].ptr;
 			unsigned long long na = bufs[a].size, nb = bufs[b].size, extra = c;
@@ -668,9 +794,53 @@ int main(int argc, char **argv)
 			if (lim)
 				lim(a);
 			printf("limit %lu\n", a);
+		} else if (!strncmp(arg, "graph:", 6)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+			CUfunction f;
+			CUgraph g;
+			CUresult begin, launched, end;
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_overrun"));
+			begin = cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+			launched = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, stream, params, NULL);
+			end = cuStreamEndCapture(stream, &g);
+			if (end == CUDA_SUCCESS) {
+				CHECK(cuGraphInstantiateWithFlags(&app_graph, g, c));
+				CHECK(cuGraphGetNodes(g, &app_graph_node, &(size_t){ 1 }));
+			}
+			printf("graph %lu by %lu: begin %d, launch %d, end %d\n", a, b, (int)begin,
+			       (int)launched, (int)end);
+		} else if (!strncmp(arg, "replay:", 7)) {
+			CUresult last = CUDA_SUCCESS;
+
+			for (unsigned long k = 0; k < a; k++)
+				last = cuGraphLaunch(app_graph, stream);
+			printf("replayed %lu: %d, synchronize %d\n", a, (int)last, (int)cuCtxSynchronize());
+		} else if (!strcmp(arg, "deadreplay")) {
+			CUstream dead;
+
+			CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamDestroy_v2(dead));
+			printf("dead replay: %d\n", (int)cuGraphLaunch(app_graph, dead));
+		} else if (!strncmp(arg, "gset:", 5)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+			CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+						       .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1,
+						       .kernelParams = params };
+
+			CHECK(cuModuleGetFunction(&kp.func, mod, "gg_overrun"));
+			printf("gset %lu by %lu: %d\n", a, b,
+			       (int)cuGraphExecKernelNodeSetParams_v2(app_graph, app_graph_node, &kp));
 		} else if (!strcmp(arg, "sync")) {
 			CHECK(cuCtxSynchronize());
 			printf("synced\n");
+		} else if (!strcmp(arg, "meminfo")) {
+			size_t free_bytes = 0, total = 0;
+
+			CHECK(cuMemGetInfo_v2(&free_bytes, &total));
+			printf("meminfo used %zu\n", total - free_bytes);
 		} else if (!strncmp(arg, "capfree:", 8)) {
 			CUstream cs;
 			CUgraph g = NULL;
@@ -793,6 +963,31 @@ int main(int argc, char **argv)
 			CHECK(cuCtxSetCurrent(primary));
 			CHECK(cuModuleLoad(&mod, ptx));
 			printf("%s: %d\n", arg, (int)rc);
+		} else if (!strncmp(arg, "label:", 6)) {
+			print_label(arg + 6);
+		} else if (!strncmp(arg, "labels:", 7)) {
+			pthread_t t[64];
+			long sum = 0;
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, label_thread, &b);
+			for (unsigned long k = 0; k < a && k < 64; k++) {
+				void *r;
+
+				pthread_join(t[k], &r);
+				sum += (long)r;
+			}
+			printf("labels: %ld\n", sum);
+		} else if (!strcmp(arg, "cblabel")) {
+			static int got = -3;
+
+			CHECK(cuStreamAddCallback(stream, label_from_callback, &got, 0));
+			CHECK(cuCtxSynchronize());
+			printf("label in callback: %d\n", got);
+		} else if (!strcmp(arg, "version")) {
+			const char *(*fn)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "gpuguard_version");
+
+			printf("version: %s\n", fn ? fn() : "absent");
 		} else if (!strncmp(arg, "threads:", 8)) {
 			pthread_t t[64];
 			unsigned long job[2] = { b, c };

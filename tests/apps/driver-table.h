@@ -42,7 +42,26 @@
 	APP_FN(StreamSynchronize, cuStreamSynchronize, PFN_cuStreamSynchronize_v2000,           \
 	       "cuStreamSynchronize")                                                     \
 	APP_FN(StreamDestroy, cuStreamDestroy_v2, PFN_cuStreamDestroy_v4000, "cuStreamDestroy")                                                                            \
-	APP_FN(GetErrorName, cuGetErrorName, PFN_cuGetErrorName_v6000, "cuGetErrorName")
+	APP_FN(GetErrorName, cuGetErrorName, PFN_cuGetErrorName_v6000, "cuGetErrorName")   \
+	APP_FN(StreamBeginCapture, cuStreamBeginCapture_v2, PFN_cuStreamBeginCapture_v10010,       \
+	       "cuStreamBeginCapture")                                                    \
+	APP_FN(StreamEndCapture, cuStreamEndCapture, PFN_cuStreamEndCapture_v10000,               \
+	       "cuStreamEndCapture")                                                      \
+	APP_FN(GraphCreate, cuGraphCreate, PFN_cuGraphCreate_v10000, "cuGraphCreate")      \
+	APP_FN(GraphAddKernelNode, cuGraphAddKernelNode_v2, PFN_cuGraphAddKernelNode_v12000,      \
+	       "cuGraphAddKernelNode")                                                    \
+	APP_FN(GraphAddChildGraphNode, cuGraphAddChildGraphNode,                                  \
+	       PFN_cuGraphAddChildGraphNode_v10000, "cuGraphAddChildGraphNode")            \
+	APP_FN(GraphInstantiate, cuGraphInstantiateWithFlags, PFN_cuGraphInstantiateWithFlags_v11040, \
+	       "cuGraphInstantiateWithFlags")                                             \
+	APP_FN(GraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams_v2,                   \
+	       PFN_cuGraphExecKernelNodeSetParams_v12000, "cuGraphExecKernelNodeSetParams") \
+	APP_FN(GraphExecUpdate, cuGraphExecUpdate_v2, PFN_cuGraphExecUpdate_v12000,               \
+	       "cuGraphExecUpdate")                                                       \
+	APP_FN(GraphLaunch, cuGraphLaunch, PFN_cuGraphLaunch_v10000, "cuGraphLaunch")      \
+	APP_FN(GraphExecDestroy, cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000,               \
+	       "cuGraphExecDestroy")                                                      \
+	APP_FN(GraphDestroy, cuGraphDestroy, PFN_cuGraphDestroy_v10000, "cuGraphDestroy")
 
 struct app_driver {
 #define APP_FN(field, export, pfn, base) pfn field;

@@ -117,6 +117,85 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 		printf("two-buffer overruns: done\n");
 	}
 
+	/* GG_SCENARIO_GRAPH: CUDA graphs (each replay runs each kernel node).
+	 * Captured: gg_overrun writes 8 bytes past a 1000-byte buffer A; captured,
+	 * it does not run; a synchronize (the tests' sync:1 boundary sees A's band
+	 * clean); three replays; A freed. Built node by node: gg_fill of a
+	 * 100-byte B, then a child graph whose gg_overrun writes 4 past a 200-byte
+	 * C; one replay; the fill node set to gg_overrun of B by 2, one replay;
+	 * the graph updated from one whose nodes fill B and C, one replay; B and
+	 * C freed. */
+	if (getenv("GG_SCENARIO_GRAPH")) {
+		CUfunction over, fillk;
+		CUdeviceptr A, B, C;
+		CUstream s;
+		CUgraph g1, g2, g3, g4, g5;
+		CUgraphExec x1, x2;
+		CUgraphNode n1, n2, c1, m1, m2, c2;
+		CUgraphExecUpdateResultInfo info;
+		uint64_t na = 1000, nb = 100, nc = 200, eight = 8, four = 4, two = 2;
+		unsigned char one = 1;
+		void *pa[] = { &A, &na, &eight };
+		void *pb_fill[] = { &B, &one, &nb }, *pb_over[] = { &B, &nb, &two };
+		void *pc_over[] = { &C, &nc, &four }, *pc_fill[] = { &C, &one, &nc };
+		CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+					       .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1 };
+
+		CHECK(d->ModuleGetFunction(&over, mod, "gg_overrun"));
+		CHECK(d->ModuleGetFunction(&fillk, mod, "gg_fill"));
+		CHECK(d->MemAlloc(&A, na));
+		CHECK(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+		CHECK(d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+		CHECK(d->LaunchKernel(over, 1, 1, 1, 128, 1, 1, 0, s, pa, NULL));
+		CHECK(d->StreamEndCapture(s, &g1));
+		CHECK(d->GraphInstantiate(&x1, g1, 0));
+		CHECK(d->CtxSynchronize());
+		for (int i = 0; i < 3; i++)
+			CHECK(d->GraphLaunch(x1, s));
+		CHECK(d->StreamSynchronize(s));
+		CHECK(d->MemFree(A));
+		printf("captured graph: replayed 3 times\n");
+
+		CHECK(d->MemAlloc(&B, nb));
+		CHECK(d->MemAlloc(&C, nc));
+		CHECK(d->GraphCreate(&g2, 0));
+		CHECK(d->GraphCreate(&g3, 0));
+		kp.func = fillk;
+		kp.kernelParams = pb_fill;
+		CHECK(d->GraphAddKernelNode(&n1, g2, NULL, 0, &kp));
+		kp.func = over;
+		kp.kernelParams = pc_over;
+		CHECK(d->GraphAddKernelNode(&n2, g3, NULL, 0, &kp));
+		CHECK(d->GraphAddChildGraphNode(&c1, g2, &n1, 1, g3));
+		CHECK(d->GraphInstantiate(&x2, g2, 0));
+		CHECK(d->GraphLaunch(x2, s));
+		CHECK(d->StreamSynchronize(s));
+		kp.func = over;
+		kp.kernelParams = pb_over;
+		CHECK(d->GraphExecKernelNodeSetParams(x2, n1, &kp));
+		CHECK(d->GraphLaunch(x2, s));
+		CHECK(d->StreamSynchronize(s));
+		CHECK(d->GraphCreate(&g4, 0));
+		CHECK(d->GraphCreate(&g5, 0));
+		kp.func = fillk;
+		kp.kernelParams = pb_fill;
+		CHECK(d->GraphAddKernelNode(&m1, g4, NULL, 0, &kp));
+		kp.kernelParams = pc_fill;
+		CHECK(d->GraphAddKernelNode(&m2, g5, NULL, 0, &kp));
+		CHECK(d->GraphAddChildGraphNode(&c2, g4, &m1, 1, g5));
+		CHECK(d->GraphExecUpdate(x2, g4, &info));
+		CHECK(d->GraphLaunch(x2, s));
+		CHECK(d->StreamSynchronize(s));
+		CHECK(d->MemFree(B));
+		CHECK(d->MemFree(C));
+		CHECK(d->GraphExecDestroy(x2));
+		CHECK(d->GraphExecDestroy(x1));
+		for (CUgraph *g = (CUgraph[]){ g1, g2, g3, g4, g5 }, *e = g + 5; g < e; g++)
+			CHECK(d->GraphDestroy(*g));
+		CHECK(d->StreamDestroy(s));
+		printf("built graph: replayed 3 times, set and updated\n");
+	}
+
 	CHECK(d->ModuleUnload(mod));
 	CHECK(d->PrimaryCtxRelease(dev));
 	printf("%s: ok\n", route);

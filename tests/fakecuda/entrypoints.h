@@ -275,6 +275,21 @@
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                            \
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                       \
     X(cuGraphDestroy, cuGraphDestroy, 10000, 0)                               \
+    X(cuGraphCreate, cuGraphCreate, 10000, 0)                                 \
+    X(cuGraphAddKernelNode, cuGraphAddKernelNode, 10000, 0)                   \
+    X(cuGraphAddKernelNode_v2, cuGraphAddKernelNode, 12000, 0)                \
+    X(cuGraphKernelNodeGetParams, cuGraphKernelNodeGetParams, 10000, 0)       \
+    X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams, 12000, 0)    \
+    X(cuGraphKernelNodeSetParams, cuGraphKernelNodeSetParams, 10000, 0)       \
+    X(cuGraphKernelNodeSetParams_v2, cuGraphKernelNodeSetParams, 12000, 0)    \
+    X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 10000, 0)           \
+    X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000, 0) \
+    X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, 0)                       \
+    X(cuGraphGetNodes, cuGraphGetNodes, 10000, 0)                             \
+    X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, 10010, 0)\
+    X(cuGraphExecKernelNodeSetParams_v2, cuGraphExecKernelNodeSetParams, 12000, 0)\
+    X(cuGraphExecUpdate, cuGraphExecUpdate, 10020, 0)                         \
+    X(cuGraphExecUpdate_v2, cuGraphExecUpdate, 12000, 0)                      \
     /* events */                                                              \
     X(cuEventCreate, cuEventCreate, 2000, 0)                                  \
     X(cuEventRecord, cuEventRecord, 2000, 0)                                  \

@@ -94,7 +94,11 @@ typedef struct fc_graph fc_graph;
 typedef struct fc_gexec fc_gexec;
 
 struct fc_gnode {
+    fc_handle h;   /* CUgraphNode, registered until its graph is destroyed */
+    fc_graph *owner;
     fc_op *op;     /* the node's work: a template, queued nowhere */
+    fc_knode *k;   /* kernel nodes: their parameters as given (owned) */
+    fc_graph *child; /* child graph nodes: the embedded clone (owned); op is a no-op */
     fc_galloc *ga; /* allocation and free nodes: their allocation (a reference) */
     fc_gnode **deps;
     size_t ndeps;
@@ -117,7 +121,8 @@ struct fc_gexec {
     LIST_ENTRY(fc_gexec) link;
     unsigned long long flags;
     size_t n;
-    fc_op **ops;      /* the nodes' templates, in order */
+    fc_op **ops;      /* the nodes' templates, in order, child graphs' nodes in their place */
+    fc_gnode **src;   /* the node of the graph each op was made from (NULL once gone) */
     fc_galloc **gas;  /* their allocations (references), or NULL */
     bool launched;
     fc_dep last; /* the previous launch's last op */
@@ -147,6 +152,8 @@ static bool mode_valid(CUstreamCaptureMode m)
 /* Graphs and nodes                                                          */
 /* ------------------------------------------------------------------------ */
 
+static void graph_free(fc_graph *g);
+
 static fc_graph *graph_new(void)
 {
     static uint64_t next_id = 1; /* under the driver lock */
@@ -162,11 +169,18 @@ static fc_graph *graph_new(void)
 static void graph_free(fc_graph *g)
 {
     fc_gexec *x;
-    LIST_FOREACH(x, &g->execs, link)
+    LIST_FOREACH(x, &g->execs, link) {
         x->g = NULL; /* an executable graph is independent of its graph */
+        for (size_t i = 0; i < x->n; i++)
+            x->src[i] = NULL;
+    }
     for (size_t i = 0; i < g->n; i++) {
         fc_gnode *n = g->nodes[i];
         fc_op_free(n->op);
+        fc_knode_free(n->k);
+        if (n->child)
+            graph_free(n->child);
+        fc_handle_del(&n->h);
         if (n->ga)
             fc_galloc_unref(n->ga);
         free(n->deps);
@@ -208,6 +222,8 @@ static CUresult graph_add(fc_graph *g, fc_op *op, fc_galloc *ga, fc_gnode *const
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     n->op = op;
+    n->owner = g;
+    fc_handle_add(&n->h, FC_K_GNODE);
     n->ndeps = ndeps;
     n->ga = ga;
     if (ga)
@@ -311,6 +327,16 @@ CUresult fc_capture_add(fc_stream *s, fc_op *op)
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
     return capture_node(s, op, NULL);
+}
+
+CUresult fc_capture_kernel(fc_stream *s, fc_op *op, fc_knode *kn)
+{
+    CUresult rc = fc_capture_add(s, op);
+    if (rc == CUDA_SUCCESS)
+        s->deps[0]->k = kn; /* the node just added */
+    else
+        fc_knode_free(kn);
+    return rc;
 }
 
 CUresult fc_capture_sync(fc_stream *s)
@@ -843,8 +869,25 @@ static void exec_free(fc_gexec *x)
     }
     free(x->ops);
     free(x->gas);
+    free(x->src);
     fc_handle_del(&x->h);
     free(x);
+}
+
+/* The nodes an executable graph runs: a child graph's in its node's place. */
+static size_t flat_count(const fc_graph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++)
+        n += g->nodes[i]->child ? flat_count(g->nodes[i]->child) : 1;
+    return n;
+}
+
+static fc_gnode **flat_fill(const fc_graph *g, fc_gnode **out)
+{
+    for (size_t i = 0; i < g->n; i++)
+        out = g->nodes[i]->child ? flat_fill(g->nodes[i]->child, out) : (*out = g->nodes[i], out + 1);
+    return out;
 }
 
 /* What a device launch allows: kernel, device memcpy and memset nodes. */
@@ -893,16 +936,19 @@ static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flag
         }
     }
     fc_gexec *x = NULL;
+    size_t total = rc == CUDA_SUCCESS ? flat_count(g) : 0;
     if (rc == CUDA_SUCCESS) {
         x = calloc(1, sizeof *x);
         if (x) {
-            x->ops = calloc(g->n ? g->n : 1, sizeof *x->ops);
-            x->gas = calloc(g->n ? g->n : 1, sizeof *x->gas);
+            x->ops = calloc(total ? total : 1, sizeof *x->ops);
+            x->gas = calloc(total ? total : 1, sizeof *x->gas);
+            x->src = calloc(total ? total : 1, sizeof *x->src);
         }
-        if (!x || !x->ops || !x->gas) {
+        if (!x || !x->ops || !x->gas || !x->src) {
             if (x) {
                 free(x->ops);
                 free(x->gas);
+                free(x->src);
             }
             free(x);
             x = NULL;
@@ -914,12 +960,13 @@ static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flag
         x->g = g;
         LIST_INSERT_HEAD(&g->execs, x, link);
         x->flags = flags;
-        x->n = g->n;
-        for (size_t i = 0; i < g->n && rc == CUDA_SUCCESS; i++) {
-            x->ops[i] = fc_op_clone(g->nodes[i]->op);
+        x->n = total;
+        flat_fill(g, x->src);
+        for (size_t i = 0; i < total && rc == CUDA_SUCCESS; i++) {
+            x->ops[i] = fc_op_clone(x->src[i]->op);
             if (!x->ops[i])
                 rc = CUDA_ERROR_OUT_OF_MEMORY;
-            if ((x->gas[i] = g->nodes[i]->ga))
+            if ((x->gas[i] = x->src[i]->ga))
                 x->gas[i]->refs++;
         }
         if (rc != CUDA_SUCCESS)
@@ -1161,5 +1208,440 @@ FC_EXPORT(cuGraphDestroy, (CUgraph hGraph), (hGraph))
     else
         graph_free(g);
     fc_unlock();
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Explicit construction, node parameters, updates                           */
+/* ------------------------------------------------------------------------ */
+
+FC_EXPORT(cuGraphCreate, (CUgraph * phGraph, unsigned int flags), (phGraph, flags))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!phGraph || flags)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else if (!(*phGraph = (CUgraph)graph_new()))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    fc_unlock();
+    return rc;
+}
+
+/* Dependencies must be distinct nodes of g ("may not have any duplicate entries"). */
+static bool deps_valid(const fc_graph *g, const CUgraphNode *deps, size_t n)
+{
+    if (n && !deps)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const fc_gnode *d = fc_handle_get(deps[i], FC_K_GNODE);
+        if (!d || d->owner != g)
+            return false;
+        for (size_t k = 0; k < i; k++)
+            if (deps[k] == deps[i])
+                return false;
+    }
+    return true;
+}
+
+static CUresult add_kernel_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, size_t ndeps,
+                                const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_graph *g = fc_handle_get(hg, FC_K_GRAPH);
+    fc_ctx *c = NULL;
+    fc_op *op = NULL;
+    fc_knode *kn = NULL;
+    fc_gnode *n = NULL;
+    (void)fc_ctx_current(&c);
+    if (!out || !g || !deps_valid(g, deps, ndeps))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_kernel_node(p, c, &op, &kn);
+    if (rc == CUDA_SUCCESS)
+        rc = graph_add(g, op, NULL, (fc_gnode *const *)deps, ndeps, &n);
+    if (rc == CUDA_SUCCESS) {
+        n->k = kn;
+        *out = (CUgraphNode)n;
+    } else {
+        fc_knode_free(kn);
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* The CUDA 10 form: the same fields, without kern and ctx. */
+static CUDA_KERNEL_NODE_PARAMS_v2 params_v2(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 v = {0};
+    memcpy(&v, p, sizeof *p);
+    return v;
+}
+
+FC_EXPORT(cuGraphAddKernelNode,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+           const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
+          (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams) : (CUDA_KERNEL_NODE_PARAMS_v2){0};
+    return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams ? &v : NULL);
+}
+
+FC_EXPORT(cuGraphAddKernelNode_v2,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+           const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
+          (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
+{
+    return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+/* A kernel node of a live graph, or NULL. */
+static fc_gnode *kernel_node(CUgraphNode h)
+{
+    fc_gnode *n = fc_handle_get(h, FC_K_GNODE);
+    return n && n->k ? n : NULL;
+}
+
+static CUresult kernel_node_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p, bool v2)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gnode *n = kernel_node(h);
+    if (!n || !p) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        const fc_knode *k = n->k;
+        CUDA_KERNEL_NODE_PARAMS_v2 v = {
+            .func = k->func,
+            .gridDimX = k->grid[0], .gridDimY = k->grid[1], .gridDimZ = k->grid[2],
+            .blockDimX = k->block[0], .blockDimY = k->block[1], .blockDimZ = k->block[2],
+            .sharedMemBytes = k->shmem,
+            .kernelParams = k->by_extra ? NULL : k->ptrs,
+            .extra = k->by_extra ? (void **)k->extra : NULL,
+            .kern = k->kern,
+            .ctx = k->ctx,
+        };
+        memcpy(p, &v, v2 ? sizeof v : sizeof(CUDA_KERNEL_NODE_PARAMS_v1));
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphKernelNodeGetParams, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams), (hNode, nodeParams))
+{
+    return kernel_node_get(hNode, (CUDA_KERNEL_NODE_PARAMS_v2 *)(void *)nodeParams, false);
+}
+
+FC_EXPORT(cuGraphKernelNodeGetParams_v2, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
+          (hNode, nodeParams))
+{
+    return kernel_node_get(hNode, nodeParams, true);
+}
+
+/* Future instantiations see the new parameters; executable graphs keep theirs. */
+static CUresult kernel_node_set(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gnode *n = kernel_node(h);
+    fc_ctx *c = NULL;
+    fc_op *op = NULL;
+    fc_knode *kn = NULL;
+    (void)fc_ctx_current(&c);
+    rc = n ? fc_kernel_node(p, c, &op, &kn) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        fc_op_free(n->op);
+        fc_knode_free(n->k);
+        n->op = op;
+        n->k = kn;
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphKernelNodeSetParams, (CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
+          (hNode, nodeParams))
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams) : (CUDA_KERNEL_NODE_PARAMS_v2){0};
+    return kernel_node_set(hNode, nodeParams ? &v : NULL);
+}
+
+FC_EXPORT(cuGraphKernelNodeSetParams_v2, (CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
+          (hNode, nodeParams))
+{
+    return kernel_node_set(hNode, nodeParams);
+}
+
+/* A deep copy of g, a new registered graph (its nodes new handles). */
+static fc_graph *graph_clone(const fc_graph *g)
+{
+    fc_graph *c = graph_new();
+    bool ok = c != NULL;
+    for (size_t i = 0; ok && i < g->n; i++) {
+        const fc_gnode *n = g->nodes[i];
+        fc_gnode **deps = n->ndeps ? calloc(n->ndeps, sizeof *deps) : NULL;
+        fc_op *op = fc_op_clone(n->op);
+        fc_gnode *m = NULL;
+        ok = op && (!n->ndeps || deps);
+        for (size_t d = 0; ok && d < n->ndeps; d++)
+            for (size_t k = 0; k < i; k++)
+                if (g->nodes[k] == n->deps[d])
+                    deps[d] = c->nodes[k];
+        if (ok)
+            ok = graph_add(c, op, NULL, deps, n->ndeps, &m) == CUDA_SUCCESS; /* frees op on failure */
+        else if (op)
+            fc_op_free(op);
+        free(deps);
+        if (ok && n->k)
+            ok = (m->k = fc_knode_dup(n->k)) != NULL;
+        if (ok && n->child)
+            ok = (m->child = graph_clone(n->child)) != NULL;
+    }
+    if (!ok && c) {
+        graph_free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+FC_EXPORT(cuGraphAddChildGraphNode,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+           CUgraph childGraph),
+          (phGraphNode, hGraph, dependencies, numDependencies, childGraph))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_graph *g = fc_handle_get(hGraph, FC_K_GRAPH);
+    fc_graph *child = fc_handle_get(childGraph, FC_K_GRAPH);
+    fc_graph *clone = NULL;
+    fc_op *op = NULL;
+    fc_gnode *n = NULL;
+    /* "If childGraph contains allocation nodes, free nodes, or conditional
+     * nodes, this call will return an error." */
+    if (!phGraphNode || !g || !child || child == g || child->mem || child->capture ||
+        !deps_valid(g, dependencies, numDependencies))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && (!(clone = graph_clone(child)) || !(op = fc_op_new(FC_OP_MARKER))))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS)
+        rc = graph_add(g, op, NULL, (fc_gnode *const *)dependencies, numDependencies, &n);
+    if (rc == CUDA_SUCCESS) {
+        n->child = clone;
+        *phGraphNode = (CUgraphNode)n;
+    } else if (clone) {
+        graph_free(clone);
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* The node keeps the graph: the handle is valid while the node is. */
+FC_EXPORT(cuGraphChildGraphNodeGetGraph, (CUgraphNode hNode, CUgraph *phGraph), (hNode, phGraph))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gnode *n = fc_handle_get(hNode, FC_K_GNODE);
+    if (!n || !n->child || !phGraph)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *phGraph = (CUgraph)n->child;
+    fc_unlock();
+    return rc;
+}
+
+static CUgraphNodeType node_type(const fc_gnode *n)
+{
+    if (n->child)
+        return CU_GRAPH_NODE_TYPE_GRAPH;
+    switch (n->op->kind) {
+    case FC_OP_KERNEL:
+        return CU_GRAPH_NODE_TYPE_KERNEL;
+    case FC_OP_MEMSET:
+        return CU_GRAPH_NODE_TYPE_MEMSET;
+    case FC_OP_HTOD:
+    case FC_OP_DTOH:
+    case FC_OP_DTOD:
+    case FC_OP_HTOH:
+        return CU_GRAPH_NODE_TYPE_MEMCPY;
+    case FC_OP_GALLOC:
+        return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    case FC_OP_FREE:
+        return CU_GRAPH_NODE_TYPE_MEM_FREE;
+    case FC_OP_CALLBACK:
+        return CU_GRAPH_NODE_TYPE_HOST;
+    default:
+        return n->op->u.marker.wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT : CU_GRAPH_NODE_TYPE_EMPTY;
+    }
+}
+
+FC_EXPORT(cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type), (hNode, type))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gnode *n = fc_handle_get(hNode, FC_K_GNODE);
+    if (!n || !type)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        *type = node_type(n);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes), (hGraph, nodes, numNodes))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_graph *g = fc_handle_get(hGraph, FC_K_GRAPH);
+    if (!g || !numNodes) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (!nodes) {
+        *numNodes = g->n;
+    } else {
+        size_t got = *numNodes < g->n ? *numNodes : g->n;
+        for (size_t i = 0; i < *numNodes; i++)
+            nodes[i] = i < got ? (CUgraphNode)g->nodes[i] : NULL;
+        *numNodes = got;
+    }
+    fc_unlock();
+    return rc;
+}
+
+/* The node must be a kernel node of the graph x was instantiated from. */
+static CUresult exec_kernel_node_set(CUgraphExec hx, CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gexec *x = fc_handle_get(hx, FC_K_GEXEC);
+    fc_gnode *n = kernel_node(h);
+    fc_ctx *c = NULL;
+    fc_op *op = NULL;
+    fc_knode *kn = NULL;
+    size_t i = 0;
+    (void)fc_ctx_current(&c);
+    while (x && n && i < x->n && x->src[i] != n)
+        i++;
+    if (!x || !n || i == x->n || n->owner != x->g)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_kernel_node(p, c, &op, &kn) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        fc_op_free(x->ops[i]);
+        x->ops[i] = op;
+    }
+    fc_knode_free(kn); /* the graph's node is not modified */
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphExecKernelNodeSetParams,
+          (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
+          (hGraphExec, hNode, nodeParams))
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams) : (CUDA_KERNEL_NODE_PARAMS_v2){0};
+    return exec_kernel_node_set(hGraphExec, hNode, nodeParams ? &v : NULL);
+}
+
+FC_EXPORT(cuGraphExecKernelNodeSetParams_v2,
+          (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
+          (hGraphExec, hNode, nodeParams))
+{
+    return exec_kernel_node_set(hGraphExec, hNode, nodeParams);
+}
+
+/*
+ * Replace x's nodes' parameters by hg's, when hg has the same nodes in the
+ * same order (the fake pairs them so), each of the same type with as many
+ * dependencies.  Memory nodes cannot be updated.  The result, and the node
+ * it is about, go to *result and *err.
+ */
+static CUresult exec_update(CUgraphExec hx, CUgraph hg, CUgraphExecUpdateResult *result, CUgraphNode *err)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gexec *x = fc_handle_get(hx, FC_K_GEXEC);
+    fc_graph *g = fc_handle_get(hg, FC_K_GRAPH);
+    fc_gnode **src = NULL;
+    size_t total = g ? flat_count(g) : 0;
+    *result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    *err = NULL;
+    if (x && g && total == x->n && (src = calloc(total ? total : 1, sizeof *src))) {
+        flat_fill(g, src);
+        *result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+        for (size_t i = 0; i < total && *result == CU_GRAPH_EXEC_UPDATE_SUCCESS; i++) {
+            fc_gnode *n = src[i], *was = x->src[i];
+            if (was && n->ndeps != was->ndeps)
+                *result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+            else if (n->op->kind != x->ops[i]->kind)
+                *result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            else if (n->ga || x->gas[i])
+                *result = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
+            if (*result != CU_GRAPH_EXEC_UPDATE_SUCCESS)
+                *err = (CUgraphNode)n;
+        }
+    } else if (x && g && total != x->n) {
+        *result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    }
+    fc_op **ops = NULL;
+    if (*result == CU_GRAPH_EXEC_UPDATE_SUCCESS && !(ops = calloc(total ? total : 1, sizeof *ops)))
+        *result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    for (size_t i = 0; ops && i < total; i++)
+        if (!(ops[i] = fc_op_clone(src[i]->op)))
+            *result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    if (*result == CU_GRAPH_EXEC_UPDATE_SUCCESS) {
+        for (size_t i = 0; i < total; i++) {
+            fc_op_free(x->ops[i]);
+            x->ops[i] = ops[i];
+        }
+    } else {
+        for (size_t i = 0; ops && i < total; i++)
+            if (ops[i])
+                fc_op_free(ops[i]);
+        rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    free(ops);
+    free(src);
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphExecUpdate,
+          (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out),
+          (hGraphExec, hGraph, hErrorNode_out, updateResult_out))
+{
+    CUgraphExecUpdateResult r;
+    CUgraphNode err;
+    if (!atomic_load(&fc_st.initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!hErrorNode_out || !updateResult_out)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = exec_update(hGraphExec, hGraph, &r, &err);
+    *hErrorNode_out = err;
+    *updateResult_out = r;
+    return rc;
+}
+
+FC_EXPORT(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo),
+          (hGraphExec, hGraph, resultInfo))
+{
+    CUgraphExecUpdateResult r;
+    CUgraphNode err;
+    if (!atomic_load(&fc_st.initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!resultInfo)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = exec_update(hGraphExec, hGraph, &r, &err);
+    resultInfo->result = r;
+    resultInfo->errorNode = err;
+    resultInfo->errorFromNode = NULL;
     return rc;
 }

@@ -238,6 +238,7 @@ enum fc_kind {
     FC_K_PHYS, /* a cuMemCreate allocation (CUmemGenericAllocationHandle) */
     FC_K_GRAPH, /* a CUgraph (fc_graph.c) */
     FC_K_GEXEC, /* a CUgraphExec */
+    FC_K_GNODE, /* a CUgraphNode, valid until its graph is destroyed */
     FC_K_ARRAY, /* a CUarray (fc_array.c) */
 };
 
@@ -874,6 +875,41 @@ FC_HIDDEN const fc_kparams *fc_kimpl_params(const fc_kimpl *impl, const fc_kpara
  */
 FC_HIDDEN int fc_kimpl_max_threads(const fc_kimpl *k);
 FC_HIDDEN int fc_kimpl_max_dynamic_smem(const fc_kimpl *k);
+
+/*
+ * A kernel node's parameters as the driver keeps them (fc_graph.c): copied
+ * when the node is made or set (cuGraphAddKernelNode, a captured launch,
+ * cuGraphKernelNodeSetParams), "owned by the node" when
+ * cuGraphKernelNodeGetParams hands them back.
+ */
+typedef struct fc_knode {
+    CUfunction func; /* as given: a CUfunction, or NULL with kern */
+    CUkernel kern;
+    CUcontext ctx;
+    unsigned int grid[3], block[3], shmem;
+    unsigned char *buf; /* the parameter values, at the image's offsets */
+    size_t size;
+    void **ptrs; /* kernelParams: one per parameter, into buf */
+    unsigned int count;
+    bool by_extra;       /* most recently set through extra */
+    size_t extra_size;   /* what extra[3] points to */
+    void *extra[5];      /* BUFFER_POINTER, buf, BUFFER_SIZE, &extra_size, END */
+} fc_knode;
+
+/*
+ * Check a kernel node's parameters as a launch in context c (the current
+ * one) would be checked, and make the op its launches run (*op) and the
+ * node's copy of them (*kn).  CUDA_ERROR_INVALID_VALUE for what a launch
+ * would refuse.
+ */
+FC_HIDDEN CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **op, fc_knode **kn);
+/* The copy a captured launch keeps (lay: the kernel's parameters). */
+FC_HIDDEN fc_knode *fc_knode_new(CUfunction f, const unsigned int grid[3], const unsigned int block[3],
+                                 unsigned int shmem, const fc_kparams *lay, void **params, void **extra);
+FC_HIDDEN void fc_knode_free(fc_knode *kn);
+FC_HIDDEN fc_knode *fc_knode_dup(const fc_knode *kn);
+/* A captured kernel launch: op (owned) and its parameters kn (owned). */
+FC_HIDDEN CUresult fc_capture_kernel(fc_stream *s, fc_op *op, fc_knode *kn);
 
 /* ---- fc_pool.c ---------------------------------------------------------- */
 

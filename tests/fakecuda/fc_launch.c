@@ -14,6 +14,7 @@
  */
 #include "fc_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* gg_fill(u8 *p, u8 value, u64 n): p[i] = value for i < n */
@@ -62,6 +63,14 @@ static bool k_overrun_second(const uint64_t *a)
     return fc_dev_fill(a[0], 0x41, 1, (size_t)a[1]) && k_overrun(a + 2);
 }
 
+/* gg_underrun(u8 *p, u64 n): p[-1 - i] = 0x55 for i < n, the n bytes below p */
+static bool k_underrun(const uint64_t *a)
+{
+    if (a[1] > a[0])
+        return false; /* below address 0: no allocation is there */
+    return fc_dev_fill(a[0] - a[1], 0x55, 1, (size_t)a[1]);
+}
+
 static bool k_noop(const uint64_t *a)
 {
     (void)a;
@@ -80,6 +89,7 @@ static const fc_kimpl kimpls[] = {
     {"gg_copy", U64S(3), k_copy, 16},
     {"gg_sum", U64S(3), k_sum, 18},
     {"gg_overrun_second", U64S(5), k_overrun_second, 14},
+    {"gg_underrun", U64S(2), k_underrun, 12},
 };
 
 /* Any other entry: its parameters are not read; it is given the register
@@ -222,7 +232,18 @@ static CUresult launch_kernel(const launch *l)
             op->u.kernel.impl = k;
             memcpy(op->u.kernel.args, args, sizeof args);
             op->u.kernel.sticky = nth == fc_st.sticky_launch.nth ? fc_st.sticky_launch.code : CUDA_SUCCESS;
-            rc = fc_enqueue(s, op, NULL);
+            if (!s->cap) {
+                rc = fc_enqueue(s, op, NULL);
+            } else {
+                /* The node keeps its parameters (cuGraphKernelNodeGetParams). */
+                fc_knode *kn = fc_knode_new(l->f, l->grid, l->block, l->shmem, lay, l->params, l->extra);
+                if (kn)
+                    rc = fc_capture_kernel(s, op, kn);
+                else {
+                    fc_op_free(op);
+                    rc = CUDA_ERROR_OUT_OF_MEMORY;
+                }
+            }
         }
     }
     fc_unlock();
@@ -304,6 +325,131 @@ FC_EXPORT(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f, vo
           (config, f, kernelParams, extra))
 {
     return launch_ex(config, f, kernelParams, extra, true);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel nodes of graphs                                                    */
+/* ------------------------------------------------------------------------ */
+
+void fc_knode_free(fc_knode *kn)
+{
+    if (!kn)
+        return;
+    free(kn->buf);
+    free(kn->ptrs);
+    free(kn);
+}
+
+/* Point kernelParams and extra at the node's own copy of the values. */
+static void knode_point(fc_knode *kn, const fc_kparams *lay)
+{
+    for (unsigned int i = 0; i < kn->count; i++)
+        kn->ptrs[i] = kn->buf + lay->v[i].offset;
+    kn->extra_size = kn->size;
+    kn->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    kn->extra[1] = kn->buf;
+    kn->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    kn->extra[3] = &kn->extra_size;
+    kn->extra[4] = CU_LAUNCH_PARAM_END;
+}
+
+fc_knode *fc_knode_new(CUfunction f, const unsigned int grid[3], const unsigned int block[3], unsigned int shmem,
+                       const fc_kparams *lay, void **params, void **extra)
+{
+    fc_knode *kn = calloc(1, sizeof *kn);
+    const unsigned char *xbuf = NULL;
+    size_t xsize = 0;
+    if (!kn)
+        return NULL;
+    kn->func = f;
+    memcpy(kn->grid, grid, sizeof kn->grid);
+    memcpy(kn->block, block, sizeof kn->block);
+    kn->shmem = shmem;
+    kn->size = fc_kparams_size(lay);
+    kn->count = lay->count;
+    kn->by_extra = extra != NULL;
+    kn->buf = calloc(kn->size ? kn->size : 1, 1);
+    kn->ptrs = calloc(kn->count ? kn->count : 1, sizeof *kn->ptrs);
+    if (!kn->buf || !kn->ptrs) {
+        fc_knode_free(kn);
+        return NULL;
+    }
+    if (extra && extra_buffer(extra, &xbuf, &xsize) == CUDA_SUCCESS && xbuf)
+        memcpy(kn->buf, xbuf, xsize < kn->size ? xsize : kn->size);
+    for (unsigned int i = 0; !extra && params && i < lay->count; i++)
+        memcpy(kn->buf + lay->v[i].offset, params[i], lay->v[i].size);
+    knode_point(kn, lay);
+    return kn;
+}
+
+fc_knode *fc_knode_dup(const fc_knode *kn)
+{
+    fc_knode *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *kn;
+    c->buf = malloc(kn->size ? kn->size : 1);
+    c->ptrs = malloc((kn->count ? kn->count : 1) * sizeof *c->ptrs);
+    if (!c->buf || !c->ptrs) {
+        free(c->buf);
+        free(c->ptrs);
+        free(c);
+        return NULL;
+    }
+    memcpy(c->buf, kn->buf, kn->size);
+    for (unsigned int i = 0; i < kn->count; i++)
+        c->ptrs[i] = c->buf + ((unsigned char *)kn->ptrs[i] - kn->buf);
+    c->extra[1] = c->buf;
+    c->extra[3] = &c->extra_size;
+    return c;
+}
+
+/*
+ * A node's kernel is what a launch in its context would run: func, else
+ * kern (a CUkernel runs as the function of the node's context, ctx or the
+ * current one).  The node holds what a launch would accept; the graph
+ * functions document CUDA_ERROR_INVALID_VALUE for anything else.
+ */
+CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **op, fc_knode **kn)
+{
+    const fc_kimpl *k = NULL;
+    const fc_kparams *lay = NULL;
+    uint64_t args[FC_MAX_KPARAMS] = {0};
+    CUfunction f = p ? (p->func ? p->func : (CUfunction)p->kern) : NULL;
+    *op = NULL;
+    *kn = NULL;
+    if (!p || !f)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!p->func && p->ctx) {
+        c = fc_handle_get(p->ctx, FC_K_CTX);
+        if (!c)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    launch l = {.f = f,
+                .grid = {p->gridDimX, p->gridDimY, p->gridDimZ},
+                .block = {p->blockDimX, p->blockDimY, p->blockDimZ},
+                .shmem = p->sharedMemBytes,
+                .params = p->kernelParams,
+                .extra = p->extra};
+    if (fc_function_resolve(f, c, &k, &lay) != CUDA_SUCCESS || check_geometry(&l) != CUDA_SUCCESS ||
+        collect_args(k, lay, l.params, l.extra, args) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    *op = fc_op_new(FC_OP_KERNEL);
+    *kn = fc_knode_new(f, l.grid, l.block, l.shmem, lay, l.params, l.extra);
+    if (!*op || !*kn) {
+        if (*op)
+            fc_op_free(*op);
+        fc_knode_free(*kn);
+        *op = NULL;
+        *kn = NULL;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    (*kn)->func = p->func;
+    (*kn)->kern = p->func ? NULL : p->kern;
+    (*kn)->ctx = p->func ? NULL : p->ctx;
+    (*op)->u.kernel.impl = k;
+    memcpy((*op)->u.kernel.args, args, sizeof args);
+    return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------ */

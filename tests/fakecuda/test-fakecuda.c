@@ -1655,6 +1655,39 @@ Test(fakecuda, gg_overrun_second_past_the_second_extent_is_an_illegal_address)
     EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
 }
 
+/* Two consecutive small allocations lie end to end, 256 bytes apart: the
+ * bytes right below the second are the first's extent (what an underflow of
+ * the second writes on a GPU that sub-allocates so). */
+Test(fakecuda, gg_underrun_writes_the_bytes_below_its_pointer_into_the_extent_below)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_underrun");
+    CUdeviceptr a = alloc(100), b = alloc(100);
+    uint64_t n = 4;
+    cr_assert_eq(b, a + 256);
+    zero_bytes(a, 256);
+    zero_bytes(b, 256);
+    OK(cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&b, &n}, NULL));
+    OK(cuCtxSynchronize());
+    cr_assert_eq(byte_at(a + 251), 0);
+    cr_assert_eq(byte_at(a + 252), 0x55);
+    cr_assert_eq(byte_at(a + 255), 0x55);
+    cr_assert_eq(byte_at(b), 0); /* b itself is not written */
+    expect_params(f, 2, (size_t[]){0, 8}, (size_t[]){8, 8});
+    cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 12); /* ptxas -arch=sm_90 -v */
+}
+
+Test(fakecuda, gg_underrun_below_every_allocation_is_an_illegal_address)
+{
+    primary();
+    CUfunction f = function(kernels(), "gg_underrun");
+    CUdeviceptr gap = alloc(256), b = alloc(100);
+    uint64_t n = 1;
+    OK(cuMemFree_v2(gap)); /* nothing lives right below b */
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&b, &n}, NULL));
+    EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+}
+
 /* ------------------------------------------------------------------------ */
 /* Launch knobs: FAKECUDA_FAIL_LAUNCH and FAKECUDA_STICKY                    */
 /* ------------------------------------------------------------------------ */
@@ -4774,4 +4807,320 @@ Test(fakecuda, a_batched_3d_copy_moves_pointer_and_array_operands_and_names_the_
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DBatchAsync_v2(3, ops, 0, s));
     OK(cuStreamSynchronize(s));
     OK(cuArrayDestroy(a));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Graphs built node by node; kernel node parameters; updates               */
+/* ------------------------------------------------------------------------ */
+
+/* n bytes of device memory, all 0. */
+static CUdeviceptr zeroed(size_t n)
+{
+    CUdeviceptr p = alloc(n);
+    OK(cuMemsetD8_v2(p, 0, n));
+    return p;
+}
+
+/* A kernel node of gg_fill(p, v, n) (kernelParams: copied by the call). */
+static CUDA_KERNEL_NODE_PARAMS fill_node(CUfunction gg_fill, void **params)
+{
+    CUDA_KERNEL_NODE_PARAMS kp = {.func = gg_fill, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                  .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1, .kernelParams = params};
+    return kp;
+}
+
+static CUgraphNode add_fill(CUgraph g, const CUgraphNode *deps, size_t n, CUfunction f, CUdeviceptr p,
+                            unsigned char v, uint64_t len)
+{
+    void *params[] = {&p, &v, &len};
+    CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, params);
+    CUgraphNode node = NULL;
+    OK(cuGraphAddKernelNode_v2(&node, g, deps, n, &kp));
+    cr_assert_not_null(node);
+    return node;
+}
+
+Test(fakecuda, kernel_nodes_run_in_order_when_their_graph_is_launched)
+{
+    CUgraph g, child;
+    CUgraphNode a, c;
+    CUstream s;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuGraphCreate(&g, 0));
+    OK(cuGraphCreate(&child, 0));
+    a = add_fill(g, NULL, 0, f, p, 1, 64);
+    add_fill(child, NULL, 0, f, p, 2, 32);
+    OK(cuGraphAddChildGraphNode(&c, g, &a, 1, child));
+    /* The values were copied when the nodes were made; nothing ran yet. */
+    cr_assert_eq(byte_at(p), 0);
+    CUgraphExec x = instantiate(g, 0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 2);
+    cr_assert_eq(byte_at(p + 40), 1);
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(child));
+    OK(cuGraphDestroy(g));
+}
+
+Test(fakecuda, graph_create_and_kernel_nodes_refuse_invalid_values)
+{
+    CUgraph g;
+    CUgraphNode n = NULL, d;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64);
+    unsigned char v = 0;
+    uint64_t len = 64;
+    void *params[] = {&p, &v, &len};
+    size_t size = 24;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphCreate(&g, 1));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphCreate(NULL, 0));
+    OK(cuGraphCreate(&g, 0));
+    CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, params);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, NULL, 0, NULL));
+    kp.extra = extra; /* both forms */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, NULL, 0, &kp));
+    kp = fill_node(NULL, params);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, NULL, 0, &kp));
+    kp = fill_node((CUfunction)&kp, params); /* not a function */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, NULL, 0, &kp));
+    kp = fill_node(f, params);
+    kp.blockDimX = 2048;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, NULL, 0, &kp));
+    d = add_fill(g, NULL, 0, f, p, 1, 64);
+    kp = fill_node(f, params);
+    /* "dependencies may not have any duplicate entries" */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, (CUgraphNode[]){d, d}, 2, &kp));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, (CUgraph)&kp, NULL, 0, &kp));
+    size_t count = 0;
+    OK(cuGraphGetNodes(g, NULL, &count));
+    cr_assert_eq(count, 1);
+    OK(cuGraphDestroy(g));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphKernelNodeGetParams_v2(d, &kp)); /* gone with its graph */
+}
+
+/* What a captured launch or an added node was given, as the node keeps it:
+ * kernelParams (or extra, whichever was set last) owned by the node. */
+Test(fakecuda, kernel_node_parameters_are_returned_as_the_node_keeps_them)
+{
+    CUgraph g;
+    CUgraphNode nodes[2];
+    CUgraphNodeType type;
+    CUstream s;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64), q = zeroed(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(fill(f, s, p, 7, 64));
+    g = end_capture(s);
+    size_t n = 2;
+    OK(cuGraphGetNodes(g, nodes, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_null(nodes[1]);
+    OK(cuGraphNodeGetType(nodes[0], &type));
+    cr_assert_eq(type, CU_GRAPH_NODE_TYPE_KERNEL);
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0xff, sizeof kp);
+    OK(cuGraphKernelNodeGetParams_v2(nodes[0], &kp));
+    cr_assert_eq(kp.func, f);
+    cr_assert_eq(kp.gridDimX, 4);
+    cr_assert_eq(kp.blockDimX, 128);
+    cr_assert_null(kp.extra);
+    cr_assert_eq(*(CUdeviceptr *)kp.kernelParams[0], p);
+    cr_assert_eq(*(unsigned char *)kp.kernelParams[1], 7);
+    cr_assert_eq(*(uint64_t *)kp.kernelParams[2], 64);
+    /* Set through extra: returned as extra. */
+    struct { CUdeviceptr p; uint64_t v; uint64_t n; } buf = {q, 9, 32};
+    size_t size = sizeof buf;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    CUDA_KERNEL_NODE_PARAMS set = fill_node(f, NULL);
+    set.extra = extra;
+    OK(cuGraphKernelNodeSetParams_v2(nodes[0], &set));
+    memset(&buf, 0, sizeof buf);
+    OK(cuGraphKernelNodeGetParams_v2(nodes[0], &kp));
+    cr_assert_null(kp.kernelParams);
+    cr_assert_eq(kp.extra[0], CU_LAUNCH_PARAM_BUFFER_POINTER);
+    cr_assert_eq(*(CUdeviceptr *)kp.extra[1], q);
+    cr_assert_eq(*(size_t *)kp.extra[3], 24);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphKernelNodeGetParams_v2(nodes[0], NULL));
+    /* The graph's launch runs the node's parameters as set. */
+    CUgraphExec x = instantiate(g, 0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 9);
+    cr_assert_eq(byte_at(p), 0);
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(g));
+}
+
+/* An executable graph's node takes new parameters for later launches; the
+ * graph's node keeps its own. */
+Test(fakecuda, exec_kernel_node_set_params_changes_only_the_executable_graph)
+{
+    CUgraph g, other;
+    CUstream s;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64), q = zeroed(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuGraphCreate(&g, 0));
+    OK(cuGraphCreate(&other, 0));
+    CUgraphNode n = add_fill(g, NULL, 0, f, p, 1, 64);
+    CUgraphNode foreign = add_fill(other, NULL, 0, f, p, 1, 64);
+    CUgraphExec x = instantiate(g, 0);
+    unsigned char v = 5;
+    uint64_t len = 64;
+    void *params[] = {&q, &v, &len};
+    CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, params);
+    OK(cuGraphExecKernelNodeSetParams_v2(x, n, &kp));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphExecKernelNodeSetParams_v2(x, foreign, &kp));
+    kp.blockDimX = 4096;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphExecKernelNodeSetParams_v2(x, n, &kp));
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 5);
+    cr_assert_eq(byte_at(p), 0);
+    OK(cuGraphKernelNodeGetParams_v2(n, &kp));
+    cr_assert_eq(*(CUdeviceptr *)kp.kernelParams[0], p);
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(other));
+    OK(cuGraphDestroy(g));
+}
+
+Test(fakecuda, exec_update_takes_the_parameters_of_a_graph_of_the_same_shape)
+{
+    CUgraph g, same, bigger, copy;
+    CUgraphNode copy_node;
+    CUgraphExecUpdateResultInfo info;
+    CUstream s;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64), q = zeroed(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuGraphCreate(&g, 0));
+    OK(cuGraphCreate(&same, 0));
+    OK(cuGraphCreate(&bigger, 0));
+    add_fill(g, NULL, 0, f, p, 1, 64);
+    add_fill(same, NULL, 0, f, q, 3, 64);
+    add_fill(bigger, NULL, 0, f, q, 3, 64);
+    add_fill(bigger, NULL, 0, f, q, 4, 64);
+    /* A graph of one memset node. */
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cuMemsetD8Async(q, 1, 8, s));
+    copy = end_capture(s);
+    size_t one = 1;
+    OK(cuGraphGetNodes(copy, &copy_node, &one));
+    CUgraphExec x = instantiate(g, 0);
+    EXPECT(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cuGraphExecUpdate_v2(x, bigger, &info));
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    EXPECT(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cuGraphExecUpdate_v2(x, copy, &info));
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED);
+    cr_assert_eq(info.errorNode, copy_node);
+    OK(cuGraphExecUpdate_v2(x, same, &info));
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 3);
+    cr_assert_eq(byte_at(p), 0);
+    OK(cuGraphExecDestroy(x));
+    for (CUgraph *it = (CUgraph[]){g, same, bigger, copy}, *e = it + 4; it < e; it++)
+        OK(cuGraphDestroy(*it));
+}
+
+/* The child is cloned when the node is made: the node's graph is its own. */
+Test(fakecuda, a_child_graph_node_embeds_a_clone)
+{
+    CUgraph g, child, embedded;
+    CUgraphNode c, inner;
+    CUgraphNodeType type;
+    CUstream s;
+    size_t n = 1;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuGraphCreate(&g, 0));
+    OK(cuGraphCreate(&child, 0));
+    add_fill(child, NULL, 0, f, p, 6, 64);
+    OK(cuGraphAddChildGraphNode(&c, g, NULL, 0, child));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddChildGraphNode(&c, g, NULL, 0, g));
+    OK(cuGraphNodeGetType(c, &type));
+    cr_assert_eq(type, CU_GRAPH_NODE_TYPE_GRAPH);
+    OK(cuGraphChildGraphNodeGetGraph(c, &embedded));
+    cr_assert_neq(embedded, child);
+    OK(cuGraphGetNodes(embedded, &inner, &n));
+    cr_assert_eq(n, 1);
+    OK(cuGraphNodeGetType(inner, &type));
+    cr_assert_eq(type, CU_GRAPH_NODE_TYPE_KERNEL);
+    OK(cuGraphDestroy(child)); /* the node keeps its clone */
+    CUgraphExec x = instantiate(g, 0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 6);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphChildGraphNodeGetGraph(inner, &embedded));
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(g));
+}
+
+/* A graph with memory nodes cannot be a child ("this call will return an error"). */
+Test(fakecuda, a_graph_with_memory_nodes_cannot_be_a_child)
+{
+    CUgraph g, mem;
+    CUgraphNode c;
+    CUstream s;
+    CUdeviceptr p;
+    primary();
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cuMemAllocAsync(&p, 64, s));
+    OK(cuMemFreeAsync(p, s));
+    mem = end_capture(s);
+    OK(cuGraphCreate(&g, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddChildGraphNode(&c, g, NULL, 0, mem));
+    OK(cuGraphDestroy(g));
+    OK(cuGraphDestroy(mem));
+}
+
+/* The CUDA 10 forms (CUDA_KERNEL_NODE_PARAMS_v1, cuGraphExecUpdate with an
+ * error node), as a program built against an older cuda.h calls them. */
+Test(fakecuda, the_cuda_10_forms_of_the_kernel_node_functions_work)
+{
+    CUgraph g, bigger;
+    CUgraphNode n, err = (CUgraphNode)&err;
+    CUgraphExecUpdateResult result;
+    CUstream s;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64);
+    unsigned char v = 8;
+    uint64_t len = 64;
+    void *params[] = {&p, &v, &len};
+    CUDA_KERNEL_NODE_PARAMS_v1 kp = {f, 1, 1, 1, 64, 1, 1, 0, params, NULL}, got;
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuGraphCreate(&g, 0));
+    OK(cuGraphCreate(&bigger, 0));
+    OK(cuGraphAddKernelNode(&n, g, NULL, 0, &kp));
+    OK(cuGraphAddKernelNode(&err, bigger, NULL, 0, &kp));
+    OK(cuGraphAddKernelNode(&err, bigger, NULL, 0, &kp));
+    OK(cuGraphKernelNodeGetParams(n, &got));
+    cr_assert_eq(got.func, f);
+    cr_assert_eq(got.blockDimX, 64);
+    CUgraphExec x = instantiate(g, 0);
+    v = 4;
+    OK(cuGraphExecKernelNodeSetParams(x, n, &kp));
+    EXPECT(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cuGraphExecUpdate(x, bigger, &err, &result));
+    cr_assert_eq(result, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    cr_assert_null(err);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 4);
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(bigger));
+    OK(cuGraphDestroy(g));
 }

@@ -1,0 +1,213 @@
+"""gpuguard's pytest plugin (entry point pytest11), test by test.
+
+Inert unless the shim is loaded in this process (LD_PRELOAD, or the gpuguard
+command) or `--gpuguard` is given: then pytest runs again under the gpuguard
+command, with the same arguments and environment, gpuguard's own options
+taken from `--gpuguard-opt`:
+
+    pytest --gpuguard --gpuguard-opt='--redzone 128 --check-launches' tests/
+
+With the shim loaded, a boundary labelled with the test's node id runs after
+the test's teardown (gpuguard_boundary, the shim's control API). What it
+found belongs to that test: the test fails in teardown with gpuguard's ERROR
+lines as its message (`--gpuguard-findings=fail`, the default; `warn` makes
+them a warning), and its JUnit test case carries them as properties
+(`gpuguard_errors`, then one `gpuguard` property per line). Under
+pytest-xdist each worker is a process of its own, with its own summary.
+"""
+import ctypes
+import json
+import os
+import shlex
+import sys
+import tempfile
+import warnings
+
+import pytest
+
+# The plugin's own options: --gpuguard-findings is the re-run's too.
+_RERUN_ONLY = ("--gpuguard", "--gpuguard-opt", "--gpuguard-command")
+
+
+class GpuguardWarning(UserWarning):
+    """gpuguard's findings in a test, under --gpuguard-findings=warn."""
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("gpuguard", "gpuguard (CUDA red zones and kernel-lookup audit)")
+    group.addoption("--gpuguard", action="store_true", default=False,
+                    help="run the tests under gpuguard: pytest runs again under the "
+                         "gpuguard command, with a boundary after each test")
+    group.addoption("--gpuguard-opt", action="append", default=[], metavar="OPTIONS",
+                    help="gpuguard command options for --gpuguard, split as a shell "
+                         "would, e.g. --gpuguard-opt='--redzone 128 --check-launches' "
+                         "(may be repeated)")
+    group.addoption("--gpuguard-findings", choices=("fail", "warn"), default="fail",
+                    help="what a test's findings do: fail it in teardown (default), "
+                         "or warn")
+    group.addoption("--gpuguard-command", default=None, metavar="PATH",
+                    help="the gpuguard command for --gpuguard (default: the one "
+                         "installed with this package)")
+
+
+def _control():
+    """The shim's control API when the shim is loaded here, else None."""
+    try:
+        process = ctypes.CDLL(None)
+        boundary = process.gpuguard_boundary
+        version = process.gpuguard_version
+    except (OSError, AttributeError):
+        return None
+    boundary.argtypes = [ctypes.c_char_p]
+    boundary.restype = ctypes.c_int
+    version.argtypes = []
+    version.restype = ctypes.c_char_p
+    return boundary
+
+
+def _strip_rerun_options(args):
+    """The arguments without the options that ask for the re-run."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in _RERUN_ONLY:
+            skip = name != "--gpuguard" and "=" not in arg
+            continue
+        out.append(arg)
+    return out
+
+
+def _pytest_argv():
+    """How this pytest was started: `python -m pytest` or a script."""
+    main = sys.argv[0] if sys.argv else ""
+    if not main or os.path.basename(main) == "__main__.py" or not os.path.exists(main):
+        return [sys.executable, "-m", "pytest"]
+    return [sys.executable, main]
+
+
+def _gpuguard_command(config):
+    path = config.getoption("gpuguard_command")
+    if path:
+        return path
+    from . import command_path
+    return command_path()
+
+
+def _rerun(config):
+    """pytest again under the gpuguard command, in this process's place."""
+    opts = []
+    for text in config.getoption("gpuguard_opt"):
+        opts += shlex.split(text)
+    names = {o.split("=", 1)[0] for o in opts}
+    # The summary a test's lines come from, one per process (%p: each
+    # pytest-xdist worker, each forked child, its own).
+    if "--json" not in names and "GPUGUARD_SUMMARY_JSON" not in os.environ:
+        where = tempfile.mkdtemp(prefix="gpuguard-pytest-")
+        opts += ["--json", os.path.join(where, "summary.%p.json")]
+    args = _strip_rerun_options(list(config.invocation_params.args))
+    argv = [_gpuguard_command(config)] + opts + ["--"] + _pytest_argv() + args
+    # pytest's capture holds stdout and stderr by now: given back first, so
+    # the re-run writes where this run would have.
+    capman = config.pluginmanager.getplugin("capturemanager")
+    if capman is not None:
+        capman.stop_global_capturing()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(str(config.invocation_params.dir))
+    try:
+        os.execv(argv[0], argv)
+    except OSError as e:
+        raise pytest.UsageError(f"--gpuguard: cannot run {argv[0]}: {e.strerror}") from None
+
+
+class _Plugin:
+    def __init__(self, config, boundary):
+        self.config = config
+        self.boundary = boundary
+        self.findings = config.getoption("gpuguard_findings")
+
+    def _summary_path(self):
+        pattern = os.environ.get("GPUGUARD_SUMMARY_JSON")
+        if not pattern:
+            return None
+        return pattern.replace("%p", str(os.getpid()))
+
+    def _lines(self, label):
+        """The ERROR lines of the last labelled boundary named @label, from
+        this process's summary; None when there is no summary to read."""
+        path = self._summary_path()
+        if not path:
+            return None
+        try:
+            with open(path) as f:
+                summary = json.load(f)
+        except (OSError, ValueError):
+            return None
+        for entry in reversed(summary.get("labels", [])):
+            if entry.get("label") == label:
+                lines = list(entry.get("lines", []))
+                if entry.get("lines_dropped"):
+                    lines.append(f"({entry['lines_dropped']} more ERROR lines in gpuguard's log)")
+                return lines
+        return None
+
+    def run(self, label):
+        """A boundary labelled @label: (errors, lines); errors is -1 when
+        the shim is not set up in this process (no driver call yet)."""
+        found = self.boundary(label.encode("utf-8", "replace"))
+        if found <= 0:
+            return found, []
+        lines = self._lines(label)
+        if lines is None:
+            lines = ["(gpuguard's ERROR lines are in its log: give it a summary, "
+                     "--json or GPUGUARD_SUMMARY_JSON, to see them here)"]
+        return found, lines
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session):
+        # What the process found before the first test (imports, collection)
+        # is no test's.
+        found, lines = self.run("pytest collection")
+        if found > 0:
+            warnings.warn(GpuguardWarning(_message(found, "during collection", lines)))
+
+    def _after(self, item, may_fail):
+        found, lines = self.run(item.nodeid)
+        if found <= 0:
+            return
+        item.user_properties.append(("gpuguard_errors", found))
+        item.user_properties += [("gpuguard", line) for line in lines]
+        text = _message(found, "in this test", lines)
+        if self.findings == "warn" or not may_fail:
+            warnings.warn(GpuguardWarning(text))
+        else:
+            pytest.fail(text, pytrace=False)
+
+    # Outermost: the boundary runs after every fixture's teardown.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item, nextitem):
+        try:
+            result = yield
+        except BaseException:
+            self._after(item, may_fail=False)  # the teardown's own error is the failure
+            raise
+        self._after(item, may_fail=True)
+        return result
+
+
+def _message(found, where, lines):
+    head = f"gpuguard found {found} error{'s' if found != 1 else ''} {where}:"
+    return "\n".join([head] + lines)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("filterwarnings", "default::gpuguard.pytest_plugin.GpuguardWarning")
+    boundary = _control()
+    if boundary is None:
+        if config.getoption("gpuguard"):
+            _rerun(config)
+        return
+    config.pluginmanager.register(_Plugin(config, boundary), "gpuguard-boundaries")

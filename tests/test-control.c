@@ -1,0 +1,150 @@
+/* Control from the process: gpuguard_boundary(label) and
+ * gpuguard_version(), found with dlsym as a program (or ctypes) finds them,
+ * and the JSON's "labels". Through apps/app-redzone's label steps. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define RZ GG_APPS "/app-redzone"
+
+static void expect_json(const char *path, const char *expr, const char *want)
+{
+	char *got = gg_json(path, expr);
+
+	cr_expect_str_eq(got, want, "%s", expr);
+	free(got);
+}
+
+static void expect_out(const struct gg_run *r, const char *line)
+{
+	cr_expect_not_null(strstr(r->out, line), "no '%s' in:\n%s\nstderr:\n%s", line, r->out, r->err);
+}
+
+Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_boundary_before)
+{
+	struct gg_app_run a;
+	struct gg_run report;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "label:clean", "alloc:100", "overrun:0:8", "label:dirty",
+				     "label:again", "alloc:64", "poke:1:4", "poke:1:2", "label:twice", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "label clean: 0\n");
+	expect_out(&a.r, "label dirty: 1\n");
+	expect_out(&a.r, "label again: 0\n");
+	expect_out(&a.r, "label twice: 1\n");
+	/* Only the labels that found something, each with the ERROR lines the
+	 * log received since the one before, word for word. */
+	expect_json(a.json, "[(l['label'], l['boundary'], l['errors'], l['lines_dropped']) for l in j['labels']]",
+		    "[('dirty', 2, 1, 0), ('twice', 4, 1, 0)]");
+	expect_json(a.json, "[sum('red zone violation (scan): allocation #%d ' % i in x for x in l['lines']) "
+			    "for i, l in enumerate(j['labels'])]",
+		    "[1, 1]");
+	expect_json(a.json, "all(any(x.endswith('ERROR:   allocation stack:') for x in l['lines']) and "
+			    "all(x.startswith('gpuguard[') and ' ERROR: ' in x for x in l['lines']) "
+			    "for l in j['labels'])",
+		    "True");
+	cr_expect_eq(gg_count_lines(a.r.err, "] ERROR: red zone violation (scan)"), 2, "%s", a.r.err);
+	/* gpuguard report groups them by label (a pytest test's node id). */
+	gg_run(&report, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_expect_eq(gg_run_exit(&report), 1, "%s%s", report.out, report.err);
+	cr_expect_not_null(strstr(report.out, "\nfindings by test: 2 tests\n  dirty: 1 error\n"
+					      "      red zone violation (scan): allocation #0 of 100 bytes"),
+			   "%s", report.out);
+	cr_expect_not_null(strstr(report.out, "\n  twice: 1 error\n      red zone violation (scan): "
+					      "allocation #1 of 64 bytes"), "%s", report.out);
+	gg_run_free(&report);
+	for (int i = 0; i < 2; i++) {
+		char expr[64], *lines;
+
+		snprintf(expr, sizeof(expr), "'\\n'.join(j['labels'][%d]['lines'])", i);
+		lines = gg_json(a.json, expr);
+		cr_expect_not_null(strstr(a.r.err, lines), "label %d's lines are not the log's:\n%s\nlog:\n%s",
+				   i, lines, a.r.err);
+		free(lines);
+	}
+	gg_app_run_free(&a);
+}
+
+Test(control, boundary_is_minus_one_before_set_up_when_disabled_in_a_callback_and_absent_without_the_shim)
+{
+	struct gg_app_run a;
+	struct gg_run plain;
+
+	/* Before any hooked call: nothing set up, nothing to check. */
+	gg_app_run(&a, RZ, (const char *[]){ "GG_TEST_EARLY_LABEL=early", NULL },
+		   (const char *[]){ "label:late", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "label early: -1\n");
+	expect_out(&a.r, "label late: 0\n");
+	gg_app_run_free(&a);
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_DISABLE=1", "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "alloc:100", "overrun:0:8", "label:disabled", "version", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "label disabled: -1\n");
+	expect_out(&a.r, "version: " GG_TEST_VERSION "\n");
+	cr_expect_null(strstr(a.r.err, "gpuguard"), "%s", a.r.err);
+	gg_app_run_free(&a);
+
+	/* From a stream callback, inside a driver call: no boundary there. */
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "alloc:100", "overrun:0:8", "cblabel", "label:after", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "label in callback: -1\n");
+	expect_out(&a.r, "label after: 1\n");
+	gg_app_run_free(&a);
+
+	gg_run(&plain, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "label:none", "version", NULL });
+	cr_assert_eq(gg_run_exit(&plain), 0, "%s", plain.err);
+	expect_out(&plain, "label none: absent\n");
+	expect_out(&plain, "version: absent\n");
+	gg_run_free(&plain);
+}
+
+Test(control, version_is_the_shims)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, NULL, (const char *[]){ "version", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "version: " GG_TEST_VERSION "\n");
+	expect_json(a.json, "j['version']", GG_TEST_VERSION);
+	gg_app_run_free(&a);
+}
+
+/* A forked child that overruns a buffer of its own: its finding is its own
+ * (its exit reports it), never the parent's next label. */
+Test(control, a_forked_childs_findings_are_not_the_parents_label)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "label:before", "child:overrun", "label:after", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "child overrun exited 0\n");
+	expect_out(&a.r, "label after: 0\n");
+	cr_expect_eq(gg_count_lines(a.r.err, "] ERROR: red zone violation"), 1, "%s", a.r.err);
+	expect_json(a.json, "j['labels']", "[]");
+	gg_app_run_free(&a);
+}
+
+/* From many threads at once, each its own boundary in turn. */
+Test(control, labelled_boundaries_from_many_threads_at_once)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "alloc:100", "labels:8:25", "overrun:0:8", "label:last", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "labels: 0\n");
+	expect_out(&a.r, "label last: 1\n");
+	expect_json(a.json, "[(l['label'], l['boundary']) for l in j['labels']]", "[('last', 201)]");
+	/* No seal table per labelled boundary: the log is not a table per test. */
+	cr_expect_eq(gg_count_lines(a.r.err, "] INFO: seal "), 0, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
