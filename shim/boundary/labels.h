@@ -1,7 +1,7 @@
 /* Labelled boundaries (gpuguard_boundary): what each found, for the JSON's
  * "labels". */
-#ifndef GG_BOUNDARY_LABELS_H
-#define GG_BOUNDARY_LABELS_H
+#ifndef GG_SHIM_BOUNDARY_LABELS_H
+#define GG_SHIM_BOUNDARY_LABELS_H
 
 #include <stdint.h>
 

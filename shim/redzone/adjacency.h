@@ -7,8 +7,8 @@
  * the driver packed after it starts. A write that runs below the start of
  * that allocation lands in the band, and a changed byte at the band's top
  * names both zones. */
-#ifndef GG_ADJACENCY_H
-#define GG_ADJACENCY_H
+#ifndef GG_SHIM_REDZONE_ADJACENCY_H
+#define GG_SHIM_REDZONE_ADJACENCY_H
 
 #include <stdbool.h>
 #include <stddef.h>

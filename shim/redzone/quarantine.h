@@ -2,8 +2,8 @@
  * from the driver, filled with the free byte, first in first out by bytes;
  * each one's fill is checked when it leaves (write_after_free), and a launch
  * given a pointer into one is a dangling launch (redzone.c). */
-#ifndef GG_QUARANTINE_H
-#define GG_QUARANTINE_H
+#ifndef GG_SHIM_REDZONE_QUARANTINE_H
+#define GG_SHIM_REDZONE_QUARANTINE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

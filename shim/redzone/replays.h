@@ -1,8 +1,8 @@
 /* The fast path of a graph's replay (redzone/replays.c), read inline by the
  * replay hook: a replay with the same parameters as the last one, while
  * nothing the red zones hold changed, only says it is the latest. */
-#ifndef GG_REPLAYS_H
-#define GG_REPLAYS_H
+#ifndef GG_SHIM_REDZONE_REPLAYS_H
+#define GG_SHIM_REDZONE_REPLAYS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -1,8 +1,8 @@
 /* The ERROR lines written since the last labelled boundary (gpuguard_boundary),
  * kept so that the boundary can hand them to its label: a pytest test fails
  * with the very lines of the log. */
-#ifndef GG_REPORT_ERRLINES_H
-#define GG_REPORT_ERRLINES_H
+#ifndef GG_SHIM_REPORT_ERRLINES_H
+#define GG_SHIM_REPORT_ERRLINES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * one given the same pid. Written by the shim into each metrics file; read
  * back by gpuguard prune-metrics (tools/cmd-prune.c), which removes the files
  * of processes that have exited. Nothing here allocates or prints. */
-#ifndef GG_REPORT_PROCESS_H
-#define GG_REPORT_PROCESS_H
+#ifndef GG_SHIM_REPORT_PROCESS_H
+#define GG_SHIM_REPORT_PROCESS_H
 
 #include <stddef.h>
 
