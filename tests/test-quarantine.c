@@ -345,3 +345,45 @@ Test(quarantine, the_command_passes_a_size_with_a_unit)
 	cr_assert(strstr(r.err, "K, M, G or T"), "%s", r.err);
 	gg_run_free(&r);
 }
+
+/* A graph replayed after the buffer its kernel node was given was freed:
+ * each replay is a launch of its nodes, so the second replay is a dangling
+ * launch, named with the kernel, its launch, its graph node and the free,
+ * before the graph is forwarded; the first replay, of live memory, is not. */
+Test(quarantine, a_graph_replayed_after_its_buffer_was_freed_is_a_dangling_launch)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1M"), NULL },
+		   (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "free:0", "replay:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a, "[(v['kind'], v['index'], v['parameter'], v['kernel']['name'], "
+			"v['kernel']['launch'], v['api'], 'node' in v) for v in j['violations'] "
+			"if v['kind'] == 'dangling_launch']",
+		    "[('dangling_launch', 0, 0, 'gg_overrun', 2, 'cuMemFree_v2', True)]");
+	assert_json(&a, FRAME0(0, "free_stack"), "main");
+	/* The replay ran: what it wrote is found when the block leaves, its
+	 * suspect the replay's node. */
+	assert_json(&a, "[(v['kind'], v['detected_by'], [(s['name'], s['launch']) for s in "
+			"v['suspects']]) for v in j['violations'][1:]]",
+		    "[('write_after_free', 'exit', [('gg_overrun', 2)])]");
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_overrun (module kernels.ptx, "
+					     "launch #2, graph node 0x"), 1, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* With GPUGUARD_HALT_ON_ERROR=1 the dangling replay is never forwarded:
+ * the driver ran the first replay's launch only. */
+Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1M"), "GPUGUARD_HALT_ON_ERROR=1", NULL },
+		   (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "free:0", "abortcount",
+				     "replay:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
+	cr_assert(strstr(a.r.out, "launches forwarded at abort: 1\n"), "%s", a.r.out);
+	cr_assert_eq(gg_count_lines(a.r.out, "replayed 1:"), 1, "%s", a.r.out);
+	assert_json(&a, "[v['kind'] for v in j['violations']]", "['dangling_launch']");
+	gg_app_run_free(&a);
+}

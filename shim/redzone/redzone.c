@@ -606,7 +606,7 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 		.first = v->first, .last = v->last, .changed = v->changed,
 		.first_value = v->first_value, .expected = v->expected,
 		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
-		.api = v->api, .address = v->address, .stack = &st->alloc, .param = v->param,
+		.api = v->api, .address = v->address, .stack = &st->alloc, .param = v->param, .node = (uintptr_t)v->node,
 	};
 	gg_depot_report(v->site, &out->site, &st->alloc);
 	if (v->upper.ptr) {
@@ -1820,6 +1820,7 @@ static void report_dangling(const struct gg_redzone_launch *l, int slot, const u
 			.kind = GG_VIOLATION_DANGLING_LAUNCH, .index = z.index, .user = z.user,
 			.pad = redzone_state.pad, .ptr = z.ptr, .site = z.site, .detected_by = "launch",
 			.api = e.api, .address = ptrs[i], .free_stack = e.free_stack, .param = which[i],
+			.node = l->node,
 		};
 		by_launch(&v, &lc);
 		gg_redzone_found(&v); /* GPUGUARD_HALT_ON_ERROR stops here */

@@ -182,6 +182,7 @@ struct gg_violation {
 		uint64_t suspects[GG_SUSPECTS];
 	} upper;
 	int param; /* a dangling launch's parameter (its index) */
+	const void *node; /* a dangling launch's graph kernel node (replays.c), or NULL */
 };
 
 enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE,

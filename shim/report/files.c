@@ -235,6 +235,10 @@ static void quarantine_row(struct jw *w, const struct gg_report_violation *v)
 		jw_hex(w, (uintptr_t)v->address);
 		jw_printf(w, ", \"offset\": %" PRIu64 ", \"parameter\": %d", v->address - v->ptr,
 			  v->param);
+		if (v->node) { /* a kernel node of a graph's replay */
+			jw_puts(w, ", \"node\": ");
+			jw_hex(w, (uintptr_t)v->node);
+		}
 	} else {
 		jw_printf(w, ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
 			  ", \"first_value\": %u, \"expected\": %u", v->first, v->last, v->changed,

@@ -846,15 +846,17 @@ static void write_after_free(const struct gg_report_violation *v)
  * is forwarded (SPEC §4, Dangling launches). */
 static void dangling_launch(const struct gg_report_violation *v)
 {
-	char site[SITE_TEXT_MAX], launched[SITE_TEXT_MAX], at[320], inside[64] = "";
+	char site[SITE_TEXT_MAX], launched[SITE_TEXT_MAX], at[320], inside[64] = "", node[48] = "";
 
 	if (v->address != v->ptr)
 		snprintf(inside, sizeof(inside), " + %llu", (unsigned long long)(v->address - v->ptr));
-	gg_report_error("dangling launch: %s (module %s, launch #%llu) parameter %d is 0x%llx, "
+	if (v->node) /* a kernel node of a graph's replay, not forwarded yet */
+		snprintf(node, sizeof(node), ", graph node 0x%llx", (unsigned long long)v->node);
+	gg_report_error("dangling launch: %s (module %s, launch #%llu%s) parameter %d is 0x%llx, "
 			"allocation #%llu (%llu %s at 0x%llx%s), freed already by %s; launched at "
 			"%s; allocated at %s, freed at %s",
 			v->kernel.kernel.name, v->kernel.kernel.module,
-			(unsigned long long)v->kernel.launch, v->param,
+			(unsigned long long)v->kernel.launch, node, v->param,
 			(unsigned long long)v->address, (unsigned long long)v->index,
 			(unsigned long long)v->user, plural(v->user, "byte", "bytes"),
 			(unsigned long long)v->ptr, inside, v->api ? v->api : "?",

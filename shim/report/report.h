@@ -104,6 +104,7 @@ struct gg_report_violation {
 	uint64_t address;
 	const struct gg_report_stack *free_stack, *first_free_stack;
 	int param;                          /* a dangling launch's parameter index */
+	uint64_t node;                      /* its graph kernel node (a replay's), or 0 */
 	bool by_launch;                     /* right after @kernel's launch (launch:1) */
 	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
 	struct gg_report_site kernel_site;  /* and where it was launched */
