@@ -492,8 +492,7 @@ static void quarantine_finding(struct finding *f, const struct violation_group *
 
 static void violation_finding(struct finding *f, const struct violation_group *g)
 {
-	const struct gg_json *r = g->row, *kernel = gg_json_get(r, "kernel");
-	const struct gg_json *suspects = gg_json_get(r, "suspects");
+	const struct gg_json *r = g->row;
 	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
 	char size[24];
 
@@ -521,16 +520,7 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	gg_sb_site(&f->detail, f->site);
 	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
-	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
-		gg_sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
-		sb_kernel(&f->detail, kernel);
-		gg_sb_add(&f->detail, ", launched at ", strlen(", launched at "));
-		gg_sb_site(&f->detail, gg_json_get(kernel, "site"));
-	}
-	for (size_t i = 0; i < gg_json_length(suspects); i++) {
-		gg_sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
-		sb_kernel(&f->detail, gg_json_at(suspects, i));
-	}
+	detail_kernels(f, r);
 	/* The allocation and its size; not its index, the band's size or how the
 	 * change was found, which move with threads, settings and timing. */
 	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);

@@ -179,6 +179,19 @@ static void unresolved_row(void *ctx, const struct gg_report_row *r)
 	jw_puts(w, " }");
 }
 
+/* The "kernel" member: the launch a finding was made at (its checked
+ * launch, or a dangling launch). */
+static void kernel_member(struct jw *w, const struct gg_report_violation *v)
+{
+	jw_puts(w, ",\n      \"kernel\": { \"name\": ");
+	jw_str(w, v->kernel.kernel.name);
+	jw_puts(w, ", \"module\": ");
+	jw_str(w, v->kernel.kernel.module);
+	jw_printf(w, ", \"launch\": %" PRIu64 ", \"site\": ", v->kernel.launch);
+	jw_site(w, &v->kernel_site);
+	jw_puts(w, " }");
+}
+
 /* A free's finding (SPEC §4, Frees): no band figures; the pointer freed,
  * and the free stacks. */
 static void free_violation_row(struct jw *w, const struct gg_report_violation *v)
@@ -254,17 +267,10 @@ static void quarantine_row(struct jw *w, const struct gg_report_violation *v)
 	jw_stack(w, v->stack);
 	jw_puts(w, ",\n      \"free_stack\": ");
 	jw_stack(w, v->free_stack);
-	if (launch) {
-		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
-		jw_str(w, v->kernel.kernel.name);
-		jw_puts(w, ", \"module\": ");
-		jw_str(w, v->kernel.kernel.module);
-		jw_printf(w, ", \"launch\": %" PRIu64 ", \"site\": ", v->kernel.launch);
-		jw_site(w, &v->kernel_site);
-		jw_puts(w, " }");
-	} else {
+	if (launch)
+		kernel_member(w, v);
+	else
 		suspects_list(w, v);
-	}
 	jw_puts(w, " }");
 }
 
@@ -304,15 +310,8 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		jw_site(w, &v->upper_site);
 		jw_puts(w, " }");
 	}
-	if (v->by_launch) {
-		jw_puts(w, ",\n      \"kernel\": { \"name\": ");
-		jw_str(w, v->kernel.kernel.name);
-		jw_puts(w, ", \"module\": ");
-		jw_str(w, v->kernel.kernel.module);
-		jw_printf(w, ", \"launch\": %" PRIu64 ", \"site\": ", v->kernel.launch);
-		jw_site(w, &v->kernel_site);
-		jw_puts(w, " }");
-	}
+	if (v->by_launch)
+		kernel_member(w, v);
 	suspects_list(w, v);
 	jw_puts(w, " }");
 }
