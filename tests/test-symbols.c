@@ -45,7 +45,8 @@ static void assert_same(const struct names *a, const struct names *b, const char
 	cr_assert_eq(a->n, b->n, "%s: %zu vs %zu names", what, a->n, b->n);
 }
 
-/* The hooks carry the hidden version GPUGUARD_HOOK (libgpuguard.map): the
+/* The hooks carry the hidden version GPUGUARD_HOOK (the build's
+ * shim/libgpuguard.map, which shim/driver/gen-map.py writes): the
  * names without it, and no version node symbol (type A). */
 static void exported(struct names *s)
 {
@@ -55,7 +56,7 @@ static void exported(struct names *s)
 
 static void version_script(struct names *s)
 {
-	from_command(s, "sed -n '/global:/,/local:/p' '" GG_SOURCE_ROOT "/shim/libgpuguard.map'"
+	from_command(s, "sed -n '/global:/,/local:/p' '" GG_BUILD_ROOT "/shim/libgpuguard.map'"
 			" | grep -oE '^ *[A-Za-z_0-9]+;' | tr -d ' ;'");
 }
 
@@ -151,4 +152,31 @@ Test(symbols, every_hook_is_a_real_driver_export)
 	for (size_t i = 0; i < hooks.n; i++)
 		cr_assert_not_null(bsearch(&hooks.v[i], stub.v, stub.n, sizeof(stub.v[0]), cmp),
 				   "%s is not exported by the driver", hooks.v[i]);
+}
+
+/* The version script is generated from hooks.def (shim/driver/gen-map.py): a
+ * hook named twice there is refused with its name, never a map that lists it
+ * twice (ld would take it, and the tests above would not see it). */
+Test(symbols, map_generator_refuses_a_hook_named_twice)
+{
+	char cmd[1024];
+	FILE *p;
+	char out[512] = "";
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "d=$(mktemp -d) && printf 'GG_HOOK(cuA, P, (), ())\\nGG_HOOK(cuB, P, (), ())\\n"
+		 "GG_HOOK(cuA, P, (), ())\\n' >\"$d/h.def\" && python3 '%s/shim/driver/gen-map.py' "
+		 "\"$d/h.def\" \"$d/out.map\" 2>&1; s=$?; test ! -e \"$d/out.map\"; t=$?; rm -rf \"$d\"; "
+		 "echo \"status $s absent $t\"",
+		 GG_SOURCE_ROOT);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "names these hooks twice: cuA"), "%s", out);
+	cr_assert(strstr(out, "status 1 absent 0"), "%s", out);
 }
