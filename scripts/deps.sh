@@ -16,6 +16,8 @@ gg_need() {
 		pkg-config --exists criterion 2>/dev/null || missing+=(libcriterion-dev)
 		# gpuguard(1) is checked by groff (tests/test-docs.c).
 		command -v groff >/dev/null || missing+=(groff-base)
+		# The C style (.clang-format) is checked (scripts/style).
+		command -v clang-format >/dev/null || missing+=(clang-format)
 		# A third-party driver client (tests/test-clients.c). Debian's own
 		# interpreter: a python3 earlier on PATH may not see Debian's packages.
 		/usr/bin/python3 -c 'import numba' 2>/dev/null || missing+=(python3-numba)
