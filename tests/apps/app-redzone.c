@@ -226,7 +226,10 @@ __attribute__((noinline)) CUresult redzone_alloc_async(CUdeviceptr *p, size_t n)
 		__asm__ volatile("" ::: "memory");                            \
 		return rc;                                                    \
 	}
+/* A list of definitions, which clang-format lays out differently each run. */
+/* clang-format off */
 PLACE(0) PLACE(1) PLACE(2) PLACE(3) PLACE(4) PLACE(5) PLACE(6) PLACE(7) PLACE(8) PLACE(9)
+/* clang-format on */
 #undef PLACE
 static CUresult (*const places[10])(CUdeviceptr *) = {
 	redzone_place_0, redzone_place_1, redzone_place_2, redzone_place_3, redzone_place_4,

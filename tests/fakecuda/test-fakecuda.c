@@ -1334,6 +1334,8 @@ Test(fakecuda, param_info_of_a_ptxas_cubin_is_what_its_nv_info_records)
 
 Test(fakecuda, param_info_past_the_last_parameter_or_without_an_offset_is_invalid_value)
 {
+    /* A table clang-format lays out differently each run. */
+    /* clang-format off */
     static const char bad_ptx[][128] = {
         ".version 8.0\n.target sm_90\n.entry k(.param .u8 a[])\n{\n\tret;\n}\n",         /* incomplete array */
         ".version 8.0\n.target sm_90\n.entry k(.param .f16x2 a)\n{\n\tret;\n}\n",         /* no .param type */
@@ -1341,6 +1343,7 @@ Test(fakecuda, param_info_past_the_last_parameter_or_without_an_offset_is_invali
         ".version 8.0\n.target sm_90\n.entry k(.param .align 3 .b8 a[3])\n{\n\tret;\n}\n", /* not a power of 2 */
         ".version 8.0\n.target sm_90\n.entry k(.param .align 4 .b8 a[4353])\n{\n\tret;\n}\n", /* > 4352 bytes */
     };
+    /* clang-format on */
     CUmodule m;
     CUlibrary lib;
     CUkernel k;
