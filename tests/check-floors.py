@@ -32,6 +32,7 @@ FLOORS = [
     ("options",),           # the options table and its parsers: pure
     ("report",),            # prints and writes what it is handed
     ("driver",),            # the shim's own driver calls, the real-function table
+    ("handles",),           # the driver's handles the shim follows: kernels, graphs
     ("callsite",),          # call sites
     ("audit", "redzone"),   # mechanism
     ("boundary",),          # boundaries, the watcher, the figures they gather

@@ -1,4 +1,4 @@
-/* The kernels table (driver/kernels.c): a handle's slot and names, and a
+/* The kernels table (handles/kernels.c): a handle's slot and names, and a
  * handle the driver hands out again after its module was unloaded. No driver
  * is loaded here: names come from lookups, or are the handle's address.
  * Also the real functions' bookkeeping (driver/real.c). */
@@ -6,7 +6,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "driver/kernels.h"
+#include "handles/kernels.h"
 #include "driver/real.h"
 
 #define MOD_A ((const void *)0x1000)

@@ -25,7 +25,7 @@
 #include "options/listfile.h"
 #include "base/gg.h"
 #include "driver/device.h"
-#include "driver/kernels.h"
+#include "handles/kernels.h"
 #include "report/report.h"
 #include "base/fatal.h"
 

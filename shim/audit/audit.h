@@ -54,12 +54,12 @@ void gg_audit_library_module(const void *library, int rc, const char *rc_name, c
  * a failed lookup of it with the launch's call site. */
 void gg_audit_launch_failed(const char *api, const void *handle, int rc, const char *rc_name);
 
-/* Launches (launches.c); kernels are named by driver/kernels.h. */
+/* Launches (launches.c); kernels are named by handles/kernels.h. */
 /* A launch of @handle, the @index-th of the process, as the driver answered
  * it: a refusal is counted per kernel, the first one WARNed. */
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name);
 
-/* A replay of graph @g (driver/graphs.h), its kernels launches @first, @first
+/* A replay of graph @g (handles/graphs.h), its kernels launches @first, @first
  * + 1, ...: as many launches, each refused when the driver refused it. */
 struct gg_graph;
 void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const char *rc_name);

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "base/gg.h"
-#include "driver/graphs.h"
-#include "driver/kernels.h"
+#include "handles/graphs.h"
+#include "handles/kernels.h"
 #include "report/report.h"
 
 #define RING 64           /* the latest launches of the process */
@@ -28,7 +28,7 @@
 struct launch {
 	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
 	const void *handle;
-	/* A graph's replay (driver/graphs.h): one entry, at its last launch,
+	/* A graph's replay (handles/graphs.h): one entry, at its last launch,
 	 * stands for its @nodes launches; @handle is its record. 0: one launch. */
 	unsigned nodes;
 };

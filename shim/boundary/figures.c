@@ -3,7 +3,7 @@
 #include "audit/audit.h"
 #include "boundary/labels.h"
 #include "callsite/depot.h"
-#include "driver/graphs.h"
+#include "handles/graphs.h"
 #include "driver/real.h"
 #include "redzone/leaks.h"
 #include "redzone/ranges.h"

@@ -59,7 +59,7 @@ int gg_device_primary(int dev, void **ctx);
 /* Whether the legacy stream may not be used now (a blocking stream is being
  * captured, or the driver cannot say). */
 bool gg_device_legacy_capturing(void);
-/* Graph queries (driver/graphs.c): a graph's nodes (@nodes NULL: *n gets
+/* Graph queries (handles/graphs.c): a graph's nodes (@nodes NULL: *n gets
  * their count), a node's type (GG_DEVICE_NODE_*: cuda.h's CUgraphNodeType),
  * a kernel node's parameters, a child graph node's graph. */
 enum { GG_DEVICE_NODE_KERNEL = 0, GG_DEVICE_NODE_GRAPH = 4, GG_DEVICE_NODE_CONDITIONAL = 13 };

@@ -5,7 +5,7 @@
 
 #include "audit/audit.h"
 #include "boundary/boundary.h"
-#include "driver/graphs.h"
+#include "handles/graphs.h"
 #include "base/gg.h"
 #include "hooks/hooks.h"
 #include "redzone/adjacency.h"
@@ -480,7 +480,7 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *confi
 		       extra, config ? config->hStream : NULL, true);
 }
 
-/* CUDA graphs (driver/graphs.c): an executable graph's kernel nodes are
+/* CUDA graphs (handles/graphs.c): an executable graph's kernel nodes are
  * read from the driver when it is made or updated, and each replay is a
  * launch of each of them (README, "CUDA graphs"): indices and launch:N before it is
  * forwarded, suspects (unless nothing changed since its last replay) before

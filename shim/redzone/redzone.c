@@ -35,7 +35,7 @@
 #include "options/config.h"
 #include "base/gg.h"
 #include "driver/device.h"
-#include "driver/kernels.h"
+#include "handles/kernels.h"
 #include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"

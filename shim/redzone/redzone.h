@@ -165,7 +165,7 @@ struct gg_violation {
 	uint64_t ptr;
 	uint32_t site;           /* the allocation's stack (callsite/depot.h) */
 	uint32_t launch_site;    /* when @by_launch: where it was launched */
-	int kernel;              /* its slot (driver/kernels.h) */
+	int kernel;              /* its slot (handles/kernels.h) */
 	uint64_t launch;
 	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
 	uint64_t suspects[GG_SUSPECTS];

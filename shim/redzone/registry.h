@@ -9,7 +9,7 @@
 
 #define GG_SUSPECTS 4 /* kernels a zone remembers (SPEC §5, suspects) */
 
-/* A suspect: a kernel's slot (driver/kernels.h) + 1 in the top 16 bits, the
+/* A suspect: a kernel's slot (handles/kernels.h) + 1 in the top 16 bits, the
  * launch's index in the rest; 0 is none. */
 #define GG_SUSPECT_LAUNCH_MASK ((UINT64_C(1) << 48) - 1)
 #define GG_SUSPECT(slot, launch) \

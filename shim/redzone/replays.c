@@ -5,7 +5,7 @@
  *
  * Servers replay the same graph with the same parameters thousands of times:
  * such a replay changes nothing the zones hold but which launch is the
- * latest. A memo per executable graph (its record, driver/graphs.h) keeps the
+ * latest. A memo per executable graph (its record, handles/graphs.h) keeps the
  * replay whose launches the zones were given (@first) and the latest one with
  * the same parameters (@last); a suspect entry of node k of @first stands for
  * launch k of @last (gg_redzone_replay_index). The memo holds while the
@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 
 #include "base/gg.h"
-#include "driver/graphs.h"
+#include "handles/graphs.h"
 
 /* Memos a graph's update retired: their suspect entries still stand for
  * their last replay. A small ring per process: an entry older than it names

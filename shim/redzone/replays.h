@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "base/gg.h"
-#include "driver/graphs.h"
+#include "handles/graphs.h"
 
 /* Set when the red zones are configured, read-only after (the counters they
  * point to change). */
@@ -17,7 +17,7 @@ struct gg_redzone_replay_hot {
 	bool following; /* red zones on: launches name their suspects */
 	bool checking;  /* and GPUGUARD_CHECK_LAUNCHES: replays are checked */
 	const atomic_uint_fast64_t *generation; /* redzone.c's: a band given, a list cleared */
-	const atomic_uint_fast64_t *epoch;      /* the kernels' (driver/kernels.h) */
+	const atomic_uint_fast64_t *epoch;      /* the kernels' (handles/kernels.h) */
 };
 extern struct gg_redzone_replay_hot gg_redzone_replay_hot;
 

@@ -173,7 +173,7 @@ const char *gg_report_reason_name(enum gg_report_reason r);
 /* What was guarded and what was not (README, "Red zones"; the JSON's
  * "coverage"). */
 /* Why a node of a CUDA graph is not followed when the graph is replayed
- * (driver/graphs.c; JSON "coverage"."graph_nodes_unfollowed"). */
+ * (handles/graphs.c; JSON "coverage"."graph_nodes_unfollowed"). */
 #define GG_REPORT_GRAPH_UNFOLLOWED(X)                                                       \
 	X(conditional)   /* a conditional node: its body runs as the device decides */       \
 	X(device_launch) /* instantiated for device launch: replays the host never sees */   \

@@ -3,8 +3,8 @@
  * from the driver once, on its first launch that needs it. Lock-free and
  * insert only, so a launch pays a probe or two; a forked child keeps the
  * table (its handles are its parent's). */
-#ifndef GG_SHIM_DRIVER_KERNELS_H
-#define GG_SHIM_DRIVER_KERNELS_H
+#ifndef GG_SHIM_HANDLES_KERNELS_H
+#define GG_SHIM_HANDLES_KERNELS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

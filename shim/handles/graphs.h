@@ -9,14 +9,14 @@
  * Records live in a fixed table (never freed: a report may read one while
  * its graph is destroyed); the hooks serialise what the application does to
  * one executable graph, as cuda.h asks of it. */
-#ifndef GG_SHIM_DRIVER_GRAPHS_H
-#define GG_SHIM_DRIVER_GRAPHS_H
+#ifndef GG_SHIM_HANDLES_GRAPHS_H
+#define GG_SHIM_HANDLES_GRAPHS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "driver/kernels.h"
+#include "handles/kernels.h"
 #include "report/report.h"
 
 #define GG_GRAPHS_MAX 1024     /* executable graphs followed at once */

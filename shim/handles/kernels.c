@@ -1,7 +1,7 @@
 /* The kernels table (kernels.h): open addressing on the handle, insert only.
  * A slot is claimed by CAS on its handle; what a reader needs of it is
  * published before (names) or with a flag of its own (layout, driver name). */
-#include "driver/kernels.h"
+#include "handles/kernels.h"
 
 #include <errno.h>
 #include <stdatomic.h>

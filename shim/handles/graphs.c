@@ -1,7 +1,7 @@
 /* The executable graphs the shim follows (graphs.h). Everything here runs
  * when the application builds or changes an executable graph, never when it
  * replays one: a replay reads the record gg_graphs_find() gives. */
-#include "driver/graphs.h"
+#include "handles/graphs.h"
 
 #include <errno.h>
 #include <pthread.h>
