@@ -46,9 +46,12 @@ static struct {
 	uint64_t bytes;                    /* held back: the sum of the entries' @held */
 	uint64_t user;                     /* the sum of their @user */
 
-	/* Lock-free counters. */
-	atomic_uint_fast64_t entered, released, checked_bytes, unchecked_bytes, oom_releases,
-		release_failures;
+	/* Lock-free counters, which a forked child starts from 0 (GG_ZERO_COUNTERS
+	 * in gg_quarantine_atfork_child: every member here is one). */
+	struct {
+		atomic_uint_fast64_t entered, released, checked_bytes, unchecked_bytes,
+			oom_releases, release_failures;
+	} count;
 } quarantine_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* @n of the ring, for the launch hooks (quarantine.h). */
@@ -163,16 +166,16 @@ static void check_fill(const struct gg_quarantine_entry *e, const struct gg_zone
 	if ((e->event && gg_device_event_wait(e->ctx, e->event)) || read_window(e, 0, head, &c) ||
 	    read_window(e, tail_at, e->user - tail_at, &c)) {
 		gg_redzone_unchecked(GG_UNCHECKED_unreadable);
-		atomic_fetch_add_explicit(&quarantine_state.unchecked_bytes, e->user,
+		atomic_fetch_add_explicit(&quarantine_state.count.unchecked_bytes, e->user,
 					  memory_order_relaxed);
 		return;
 	}
-	atomic_fetch_add_explicit(&quarantine_state.checked_bytes, head + (e->user - tail_at),
+	atomic_fetch_add_explicit(&quarantine_state.count.checked_bytes, head + (e->user - tail_at),
 				  memory_order_relaxed);
 	if (tail_at > head) {
 		/* The middle, never read: counted, never passed for clean. */
 		gg_redzone_unchecked(GG_UNCHECKED_quarantine_middle);
-		atomic_fetch_add_explicit(&quarantine_state.unchecked_bytes, tail_at - head,
+		atomic_fetch_add_explicit(&quarantine_state.count.unchecked_bytes, tail_at - head,
 					  memory_order_relaxed);
 	}
 	if (!c.changed)
@@ -195,11 +198,11 @@ static void release(const struct gg_quarantine_entry *e, const char *why, bool d
 	bool zoned = gg_registry_remove(e->ptr, &z) == 0;
 	int err = 0;
 
-	atomic_fetch_add_explicit(&quarantine_state.released, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&quarantine_state.count.released, 1, memory_order_relaxed);
 	if (dead) {
 		/* Its context died with its memory: nothing to read or free. */
 		gg_redzone_unchecked(GG_UNCHECKED_unreadable);
-		atomic_fetch_add_explicit(&quarantine_state.unchecked_bytes, e->user,
+		atomic_fetch_add_explicit(&quarantine_state.count.unchecked_bytes, e->user,
 					  memory_order_relaxed);
 	} else {
 		if (zoned)
@@ -211,7 +214,7 @@ static void release(const struct gg_quarantine_entry *e, const char *why, bool d
 		if (err == -EIO && e->stream)
 			err = gg_device_free(e->ctx, NULL, e->ptr);
 		if (err)
-			atomic_fetch_add_explicit(&quarantine_state.release_failures, 1,
+			atomic_fetch_add_explicit(&quarantine_state.count.release_failures, 1,
 						  memory_order_relaxed);
 	}
 	if (zoned)
@@ -234,7 +237,7 @@ int gg_quarantine_hold(const struct gg_quarantine_entry *e)
 	pthread_mutex_unlock(&quarantine_state.lock);
 	if (err)
 		return err;
-	atomic_fetch_add_explicit(&quarantine_state.entered, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&quarantine_state.count.entered, 1, memory_order_relaxed);
 	/* Over its size: the oldest go (this one too, when it alone is larger). */
 	while (take(quarantine_state.size, -1, &out))
 		release(&out, "quarantine", false);
@@ -262,7 +265,7 @@ bool gg_quarantine_out_of_memory(void)
 	if (!quarantine_state.size || !gg_quarantine_any())
 		return false;
 	n = gg_quarantine_release(-1, "out_of_memory", false);
-	atomic_fetch_add_explicit(&quarantine_state.oom_releases, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&quarantine_state.count.oom_releases, n, memory_order_relaxed);
 	return n != 0;
 }
 
@@ -288,12 +291,12 @@ void gg_quarantine_stats(struct gg_quarantine_stats *out)
 	out->held_bytes = quarantine_state.bytes;
 	out->held_user = quarantine_state.user;
 	pthread_mutex_unlock(&quarantine_state.lock);
-	out->entered = atomic_load(&quarantine_state.entered);
-	out->released = atomic_load(&quarantine_state.released);
-	out->checked_bytes = atomic_load(&quarantine_state.checked_bytes);
-	out->unchecked_bytes = atomic_load(&quarantine_state.unchecked_bytes);
-	out->oom_releases = atomic_load(&quarantine_state.oom_releases);
-	out->release_failures = atomic_load(&quarantine_state.release_failures);
+	out->entered = atomic_load(&quarantine_state.count.entered);
+	out->released = atomic_load(&quarantine_state.count.released);
+	out->checked_bytes = atomic_load(&quarantine_state.count.checked_bytes);
+	out->unchecked_bytes = atomic_load(&quarantine_state.count.unchecked_bytes);
+	out->oom_releases = atomic_load(&quarantine_state.count.oom_releases);
+	out->release_failures = atomic_load(&quarantine_state.count.release_failures);
 }
 
 void gg_quarantine_atfork_prepare(void)
@@ -315,10 +318,5 @@ void gg_quarantine_atfork_child(void)
 	quarantine_state.bytes = 0;
 	quarantine_state.user = 0;
 	atomic_store(&gg_quarantine_count, 0);
-	atomic_store(&quarantine_state.entered, 0);
-	atomic_store(&quarantine_state.released, 0);
-	atomic_store(&quarantine_state.checked_bytes, 0);
-	atomic_store(&quarantine_state.unchecked_bytes, 0);
-	atomic_store(&quarantine_state.oom_releases, 0);
-	atomic_store(&quarantine_state.release_failures, 0);
+	GG_ZERO_COUNTERS(&quarantine_state.count);
 }

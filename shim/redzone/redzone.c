@@ -73,17 +73,24 @@ static struct {
 	bool quarantine; /* GPUGUARD_QUARANTINE is on (and so are red zones) */
 	uint8_t fill;
 
-	/* Lock-free counters. */
-	atomic_uint_fast64_t next_index, failed, padded, fallbacks;
-	atomic_uint_fast64_t scans, checked, unchecked, violations;
-	atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
-	atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
-	atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
-	atomic_uint_fast64_t write_after_frees, dangling_launches; /* of @violations (quarantine) */
-	atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
-	/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
-	 * parameters could not be followed (no layout, no buffer). */
-	atomic_uint_fast64_t launches_checked, launches_unfollowed;
+	/* Lock-free counters, which a forked child starts from 0 (GG_ZERO_COUNTERS
+	 * in gg_redzone_atfork_child: every member here is one). */
+	struct {
+		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
+		atomic_uint_fast64_t scans, checked, unchecked, violations;
+		atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
+		atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
+		atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
+		atomic_uint_fast64_t write_after_frees, dangling_launches; /* of @violations (quarantine) */
+		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
+		/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
+		 * parameters could not be followed (no layout, no buffer). */
+		atomic_uint_fast64_t launches_checked, launches_unfollowed;
+		/* What was guarded and what was not (README, "Red zones": coverage). */
+		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
+		atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
+		atomic_uint_fast64_t scan_calls; /* driver calls of the last full scan's reads */
+	} count;
 	/* Where zones are: [lowest pointer, highest band end) of any zone so far,
 	 * so a launch's number that is no zone's address costs two compares; and
 	 * the frees so far, which make the threads' range caches stale. */
@@ -91,10 +98,6 @@ static struct {
 	/* Bumped by every band given and every suspect list cleared: a kernel's
 	 * memo (below) of an older generation is written out again. */
 	atomic_uint_fast64_t generation;
-	/* What was guarded and what was not (SPEC §4, Coverage). */
-	atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
-	atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
-
 	pthread_once_t resolve_once;  /* finds the driver functions the bands need */
 	bool resolved;                /* written once under @resolve_once: all were found */
 
@@ -117,7 +120,6 @@ static struct {
 	pthread_cond_t batch_done;
 	bool batch_active;            /* zones flagged SCANNING are being read */
 	atomic_bool batched;          /* the last full scan read its bands in batches */
-	atomic_uint_fast64_t scan_calls; /* driver calls of the last full scan's reads */
 } redzone_state = {
 	.resolve_once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -163,12 +165,12 @@ void gg_redzone_configure(const struct gg_config *cfg)
 
 uint64_t gg_redzone_next_index(void)
 {
-	return atomic_fetch_add_explicit(&redzone_state.next_index, 1, memory_order_relaxed);
+	return atomic_fetch_add_explicit(&redzone_state.count.next_index, 1, memory_order_relaxed);
 }
 
 void gg_redzone_fallback(struct gg_redzone_ticket *t)
 {
-	atomic_fetch_add_explicit(&redzone_state.fallbacks, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.fallbacks, 1, memory_order_relaxed);
 	t->reason = GG_REASON_oom_fallback;
 }
 
@@ -363,14 +365,14 @@ static bool fill_done(struct gg_zone *z)
 
 static void guarded(size_t bytes)
 {
-	atomic_fetch_add_explicit(&redzone_state.guarded, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&redzone_state.guarded_bytes, bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.guarded, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.guarded_bytes, bytes, memory_order_relaxed);
 }
 
 static void unguarded(enum gg_report_reason why, size_t bytes)
 {
-	atomic_fetch_add_explicit(&redzone_state.unguarded[why], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&redzone_state.unguarded_bytes, bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.unguarded[why], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.unguarded_bytes, bytes, memory_order_relaxed);
 }
 
 /* Forget the zone at @ptr (freed, or its memory died). */
@@ -407,9 +409,9 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	struct gg_zone old;
 
 	if (rc != 0)
-		atomic_fetch_add_explicit(&redzone_state.failed, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.failed, 1, memory_order_relaxed);
 	else
-		atomic_fetch_add_explicit(&redzone_state.allocations, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.allocations, 1, memory_order_relaxed);
 	gg_report_alloc(api, index, bytes, pad - slack, slack, rc == 0 ? ptr : 0, rc_name);
 	if (redzone_state.trace_set && index == redzone_state.trace_idx) {
 		struct gg_site frames[GG_CALLSITE_MAX_FRAMES];
@@ -455,7 +457,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	note_bounds(ptr, ptr + bytes + pad);
 	if (gg_registry_insert(&z) == 0) {
 		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
-		atomic_fetch_add_explicit(&redzone_state.padded, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.padded, 1, memory_order_relaxed);
 		/* A band the driver would not fill is recorded (its padding stays
 		 * hidden) but never checked: not guarded. */
 		if (z.flags & GG_ZONE_UNFILLED)
@@ -472,10 +474,10 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 void gg_redzone_vmm(size_t created, size_t mapped)
 {
 	if (created) {
-		atomic_fetch_add_explicit(&redzone_state.allocations, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.allocations, 1, memory_order_relaxed);
 		unguarded(GG_REASON_vmm, created);
 	}
-	atomic_fetch_add_explicit(&redzone_state.vmm_bytes, mapped, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.vmm_bytes, mapped, memory_order_relaxed);
 }
 
 /* Read the band of @z through @stream (NULL: the legacy stream) in @ctx.
@@ -640,17 +642,17 @@ static void violation(const struct gg_violation *found)
 	struct report_stacks st;
 
 	gg_adjacency_attribute(v);
-	atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.violations, 1, memory_order_relaxed);
 	if (v->kind == GG_VIOLATION_UNDERFLOW)
-		atomic_fetch_add_explicit(&redzone_state.underflows, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.underflows, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_DOUBLE_FREE)
-		atomic_fetch_add_explicit(&redzone_state.double_frees, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.double_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_INVALID_FREE)
-		atomic_fetch_add_explicit(&redzone_state.invalid_frees, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.invalid_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_WRITE_AFTER_FREE)
-		atomic_fetch_add_explicit(&redzone_state.write_after_frees, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.write_after_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_DANGLING_LAUNCH)
-		atomic_fetch_add_explicit(&redzone_state.dangling_launches, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.dangling_launches, 1, memory_order_relaxed);
 	pthread_mutex_lock(&redzone_state.viol_lock);
 	if (redzone_state.nviol < MAX_VIOLATIONS)
 		redzone_state.viol[redzone_state.nviol++] = *v;
@@ -663,8 +665,8 @@ static void violation(const struct gg_violation *found)
  * passed for clean. */
 static void unchecked(enum gg_report_unchecked why)
 {
-	atomic_fetch_add_explicit(&redzone_state.unchecked, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&redzone_state.unchecked_why[why], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.unchecked, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.unchecked_why[why], 1, memory_order_relaxed);
 }
 
 void gg_redzone_unchecked(enum gg_report_unchecked why)
@@ -698,7 +700,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 		unchecked(GG_UNCHECKED_unreadable);
 		return -1;
 	}
-	atomic_fetch_add_explicit(&redzone_state.checked, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.checked, 1, memory_order_relaxed);
 	if (!c.changed)
 		return 0;
 	*v = violation_of(z, &c, by);
@@ -709,7 +711,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 
 static void halt_if_asked(uint64_t before)
 {
-	if (redzone_state.halt && atomic_load(&redzone_state.violations) != before) {
+	if (redzone_state.halt && atomic_load(&redzone_state.count.violations) != before) {
 		gg_report_halting();
 		gg_fatal();
 	}
@@ -717,7 +719,7 @@ static void halt_if_asked(uint64_t before)
 
 void gg_redzone_found(const struct gg_violation *v)
 {
-	uint64_t before = atomic_load(&redzone_state.violations);
+	uint64_t before = atomic_load(&redzone_state.count.violations);
 
 	violation(v);
 	halt_if_asked(before);
@@ -804,7 +806,7 @@ void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool free
 
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
 {
-	uint64_t before = atomic_load(&redzone_state.violations);
+	uint64_t before = atomic_load(&redzone_state.count.violations);
 	struct gg_violation v;
 	bool capturing = false;
 
@@ -1270,7 +1272,7 @@ static void check_read(struct batch *b, const struct batch_zone *z, const uint8_
 static void check_group(struct batch *b, const uint32_t *order, size_t n, void *const *dsts,
 			const size_t *sizes, const struct scan *sc)
 {
-	atomic_fetch_add_explicit(&redzone_state.checked, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.checked, n, memory_order_relaxed);
 	for (size_t i = 0, j; i < n; i = j) {
 		uint8_t expected = ZONE_AT(b, order, i)->expected;
 
@@ -1359,7 +1361,7 @@ static bool scan_batched(struct scan *sc)
 	/* The figures are the last full scan's that read anything (an exit with
 	 * no zone left would hide them). */
 	if (b.n && sc->only_ctx < 0) {
-		atomic_store(&redzone_state.scan_calls, calls);
+		atomic_store(&redzone_state.count.scan_calls, calls);
 		atomic_store(&redzone_state.batched, batched);
 	}
 	return !b.oom;
@@ -1368,12 +1370,12 @@ static bool scan_batched(struct scan *sc)
 /* A scan of every live band (of one context when @sc->only_ctx >= 0). */
 static void scan_live(struct scan *sc)
 {
-	uint64_t before = atomic_load(&redzone_state.violations);
+	uint64_t before = atomic_load(&redzone_state.count.violations);
 
 	if (!redzone_state.pad)
 		return;
 	if (!sc->lc) /* a checked launch's is no scan of the process's */
-		atomic_fetch_add_explicit(&redzone_state.scans, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.scans, 1, memory_order_relaxed);
 	if (!scan_batched(sc)) {
 		/* Out of memory for the batch: band by band, with no allocation
 		 * (in the shards' order, not the allocations'). */
@@ -1602,7 +1604,7 @@ static void check_below(const struct gg_zone *z, struct launch_check *lc, const 
  * reported now, before the launch returns to the application. */
 static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
 {
-	uint64_t before = atomic_load(&redzone_state.violations), done[LAUNCH_PTRS];
+	uint64_t before = atomic_load(&redzone_state.count.violations), done[LAUNCH_PTRS];
 	struct launch_check lc = { .slot = slot, .launch = l->index };
 	bool capturing = false;
 	unsigned ndone = 0;
@@ -1618,7 +1620,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 		unchecked(GG_UNCHECKED_unreadable);
 		return;
 	}
-	atomic_fetch_add_explicit(&redzone_state.launches_checked, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.launches_checked, 1, memory_order_relaxed);
 	if (n < 0) {
 		struct scan sc = { .by = "launch", .lc = &lc, .only_ctx = find_ctx(ctx) };
 
@@ -1717,8 +1719,8 @@ void gg_redzone_finding(void)
 {
 	uint64_t before;
 
-	atomic_fetch_add_explicit(&redzone_state.api_overruns, 1, memory_order_relaxed);
-	before = atomic_fetch_add_explicit(&redzone_state.violations, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&redzone_state.count.api_overruns, 1, memory_order_relaxed);
+	before = atomic_fetch_add_explicit(&redzone_state.count.violations, 1, memory_order_relaxed);
 	halt_if_asked(before);
 }
 
@@ -1890,7 +1892,7 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 	m = slot >= 0 ? &memos[slot] : NULL;
 	n = launch_pointers(l, layout, ptrs, which);
 	if (n < 0)
-		atomic_fetch_add_explicit(&redzone_state.launches_unfollowed, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&redzone_state.count.launches_unfollowed, 1, memory_order_relaxed);
 	if (m && n > 0) {
 		if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
 			dangling = give(slot, ptrs, n, l->index); /* another launch holds the memo */
@@ -1962,25 +1964,25 @@ void gg_redzone_launched(const struct gg_redzone_launch *l)
 void gg_redzone_stats(struct gg_report_redzone *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->calls = atomic_load_explicit(&redzone_state.next_index, memory_order_relaxed);
-	out->failed = atomic_load_explicit(&redzone_state.failed, memory_order_relaxed);
-	out->padded = atomic_load_explicit(&redzone_state.padded, memory_order_relaxed);
-	out->fallbacks = atomic_load_explicit(&redzone_state.fallbacks, memory_order_relaxed);
+	out->calls = atomic_load_explicit(&redzone_state.count.next_index, memory_order_relaxed);
+	out->failed = atomic_load_explicit(&redzone_state.count.failed, memory_order_relaxed);
+	out->padded = atomic_load_explicit(&redzone_state.count.padded, memory_order_relaxed);
+	out->fallbacks = atomic_load_explicit(&redzone_state.count.fallbacks, memory_order_relaxed);
 	gg_registry_totals(&out->live, &out->live_bytes);
 	out->registry_bytes = gg_registry_footprint();
-	out->scans = atomic_load_explicit(&redzone_state.scans, memory_order_relaxed);
-	out->checked = atomic_load_explicit(&redzone_state.checked, memory_order_relaxed);
-	out->unchecked = atomic_load_explicit(&redzone_state.unchecked, memory_order_relaxed);
+	out->scans = atomic_load_explicit(&redzone_state.count.scans, memory_order_relaxed);
+	out->checked = atomic_load_explicit(&redzone_state.count.checked, memory_order_relaxed);
+	out->unchecked = atomic_load_explicit(&redzone_state.count.unchecked, memory_order_relaxed);
 	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
-		out->unchecked_why[u] = atomic_load_explicit(&redzone_state.unchecked_why[u],
+		out->unchecked_why[u] = atomic_load_explicit(&redzone_state.count.unchecked_why[u],
 							     memory_order_relaxed);
-	out->violations = atomic_load_explicit(&redzone_state.violations, memory_order_relaxed);
-	out->double_frees = atomic_load_explicit(&redzone_state.double_frees, memory_order_relaxed);
-	out->invalid_frees = atomic_load_explicit(&redzone_state.invalid_frees, memory_order_relaxed);
-	out->api_overruns = atomic_load_explicit(&redzone_state.api_overruns, memory_order_relaxed);
-	out->underflows = atomic_load_explicit(&redzone_state.underflows, memory_order_relaxed);
-	out->write_after_frees = atomic_load(&redzone_state.write_after_frees);
-	out->dangling_launches = atomic_load(&redzone_state.dangling_launches);
+	out->violations = atomic_load_explicit(&redzone_state.count.violations, memory_order_relaxed);
+	out->double_frees = atomic_load_explicit(&redzone_state.count.double_frees, memory_order_relaxed);
+	out->invalid_frees = atomic_load_explicit(&redzone_state.count.invalid_frees, memory_order_relaxed);
+	out->api_overruns = atomic_load_explicit(&redzone_state.count.api_overruns, memory_order_relaxed);
+	out->underflows = atomic_load_explicit(&redzone_state.count.underflows, memory_order_relaxed);
+	out->write_after_frees = atomic_load(&redzone_state.count.write_after_frees);
+	out->dangling_launches = atomic_load(&redzone_state.count.dangling_launches);
 	{
 		struct gg_quarantine_stats q;
 
@@ -1998,16 +2000,16 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 		out->live_bytes -= q.held_user < out->live_bytes ? q.held_user : out->live_bytes;
 	}
 	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
-	out->scan_calls = atomic_load_explicit(&redzone_state.scan_calls, memory_order_relaxed);
-	out->launches_checked = atomic_load(&redzone_state.launches_checked);
-	out->launches_unfollowed = atomic_load(&redzone_state.launches_unfollowed);
-	out->coverage.allocations = atomic_load(&redzone_state.allocations);
-	out->coverage.guarded = atomic_load(&redzone_state.guarded);
-	out->coverage.guarded_bytes = atomic_load(&redzone_state.guarded_bytes);
+	out->scan_calls = atomic_load_explicit(&redzone_state.count.scan_calls, memory_order_relaxed);
+	out->launches_checked = atomic_load(&redzone_state.count.launches_checked);
+	out->launches_unfollowed = atomic_load(&redzone_state.count.launches_unfollowed);
+	out->coverage.allocations = atomic_load(&redzone_state.count.allocations);
+	out->coverage.guarded = atomic_load(&redzone_state.count.guarded);
+	out->coverage.guarded_bytes = atomic_load(&redzone_state.count.guarded_bytes);
 	for (int r = 0; r < GG_REASON_COUNT; r++)
-		out->coverage.unguarded[r] = atomic_load(&redzone_state.unguarded[r]);
-	out->coverage.unguarded_bytes = atomic_load(&redzone_state.unguarded_bytes);
-	out->coverage.vmm_bytes = atomic_load(&redzone_state.vmm_bytes);
+		out->coverage.unguarded[r] = atomic_load(&redzone_state.count.unguarded[r]);
+	out->coverage.unguarded_bytes = atomic_load(&redzone_state.count.unguarded_bytes);
+	out->coverage.vmm_bytes = atomic_load(&redzone_state.count.vmm_bytes);
 	out->coverage.ncaching = gg_redzone_caching(out->coverage.caching, GG_REPORT_CACHING_MAX);
 }
 
@@ -2078,36 +2080,11 @@ void gg_redzone_atfork_child(void)
 	/* A process of its own (SPEC §7.4): no zone, count or violation of its
 	 * parent's; it numbers its own allocations from 0. The context slots
 	 * stay: they describe contexts, not findings. */
-	atomic_store(&redzone_state.next_index, 0);
-	atomic_store(&redzone_state.failed, 0);
-	atomic_store(&redzone_state.padded, 0);
-	atomic_store(&redzone_state.fallbacks, 0);
-	atomic_store(&redzone_state.scans, 0);
-	atomic_store(&redzone_state.checked, 0);
-	atomic_store(&redzone_state.unchecked, 0);
-	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
-		atomic_store(&redzone_state.unchecked_why[u], 0);
-	atomic_store(&redzone_state.violations, 0);
-	atomic_store(&redzone_state.double_frees, 0);
-	atomic_store(&redzone_state.invalid_frees, 0);
-	atomic_store(&redzone_state.api_overruns, 0);
-	atomic_store(&redzone_state.underflows, 0);
-	atomic_store(&redzone_state.write_after_frees, 0);
-	atomic_store(&redzone_state.dangling_launches, 0);
-	atomic_store(&redzone_state.scan_calls, 0);
-	atomic_store(&redzone_state.launches_checked, 0);
+	GG_ZERO_COUNTERS(&redzone_state.count);
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */
 	for (unsigned i = 0; i < GG_KERNELS_MAX; i++)
 		atomic_flag_clear(&memos[i].busy);
-	atomic_store(&redzone_state.launches_unfollowed, 0);
 	atomic_store(&redzone_state.batched, false);
-	atomic_store(&redzone_state.allocations, 0);
-	atomic_store(&redzone_state.guarded, 0);
-	atomic_store(&redzone_state.guarded_bytes, 0);
-	atomic_store(&redzone_state.unguarded_bytes, 0);
-	atomic_store(&redzone_state.vmm_bytes, 0);
-	for (int r = 0; r < GG_REASON_COUNT; r++)
-		atomic_store(&redzone_state.unguarded[r], 0);
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
 		atomic_store(&redzone_state.ctx[i].zones, 0);
 	redzone_state.npending = 0;

@@ -227,7 +227,10 @@ static void remove_slot(struct shard *s, uint32_t i)
 	s->table[i] = 0;
 }
 
-int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
+/* Under the shard's lock: the zone at @ptr copied to *@out (when not NULL)
+ * and removed, unless it has one of @keep's flags (-EBUSY, still copied).
+ * gg_registry_remove and gg_registry_take are this one lookup. */
+static int remove_unless(uint64_t ptr, struct gg_zone *out, uint8_t keep)
 {
 	struct shard *s = shard_of(ptr);
 	int64_t i;
@@ -236,33 +239,26 @@ int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
 	ensure_init();
 	pthread_mutex_lock(&s->lock);
 	if ((i = slot_of(s, ptr)) >= 0) {
+		const struct gg_zone *z = &s->zones[s->table[i] - 1];
+
+		err = z->flags & keep ? -EBUSY : 0;
 		if (out)
-			*out = s->zones[s->table[i] - 1];
-		remove_slot(s, (uint32_t)i);
-		err = 0;
+			*out = *z;
+		if (!err)
+			remove_slot(s, (uint32_t)i);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
+int gg_registry_remove(uint64_t ptr, struct gg_zone *out)
+{
+	return remove_unless(ptr, out, 0);
+}
+
 int gg_registry_take(uint64_t ptr, struct gg_zone *out)
 {
-	struct shard *s = shard_of(ptr);
-	int64_t i;
-	int err = -ENOENT;
-
-	ensure_init();
-	pthread_mutex_lock(&s->lock);
-	if ((i = slot_of(s, ptr)) >= 0) {
-		*out = s->zones[s->table[i] - 1];
-		err = -EBUSY;
-		if (!(out->flags & GG_ZONE_QUARANTINED)) {
-			remove_slot(s, (uint32_t)i);
-			err = 0;
-		}
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err;
+	return remove_unless(ptr, out, GG_ZONE_QUARANTINED);
 }
 
 /* Run @fn on the zone at @ptr under its shard's lock. 0 or -ENOENT. */
