@@ -5,6 +5,7 @@
 #include "callsite/depot.h"
 #include "handles/graphs.h"
 #include "driver/real.h"
+#include "redzone/findings.h"
 #include "redzone/leaks.h"
 #include "redzone/ranges.h"
 #include "redzone/redzone.h"
@@ -22,7 +23,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->errors = f->audit_errors + f->redzone.violations +
 		    (f->leaks.known && f->leaks.check ? f->leaks.stacks : 0);
 	f->rows = gg_audit_foreach_unresolved;
-	f->violations = gg_redzone_foreach_violation;
+	f->violations = gg_findings_foreach;
 	f->api_overruns = gg_ranges_foreach;
 	f->launch_errors = gg_audit_foreach_launch_error;
 	f->modules = gg_audit_foreach_module;

@@ -1,4 +1,4 @@
-/* Red zones (SPEC §4).
+/* Red zones (README, "Red zones").
  *
  * An allocation of N bytes with index >= MIN_IDX is asked of the driver as
  * N + P bytes; the band [ptr+N, ptr+N+P) is filled before the call returns:
@@ -13,7 +13,7 @@
  * allocation is always recorded, and its padding always hidden.
  *
  * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
- * shard lock, then the leaves pending_lock, viol_lock, batch_lock and
+ * shard lock, then the leaves pending_lock, findings.c's lock, batch_lock and
  * ranges.c's lock. Reports and
  * dladdr() run with no lock of this module held.
  *
@@ -39,6 +39,7 @@
 #include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"
+#include "redzone/findings.h"
 #include "redzone/frees.h"
 #include "redzone/leaks.h"
 #include "redzone/quarantine.h"
@@ -49,7 +50,6 @@
 
 #define MAX_CTX 1024        /* live contexts at once; u16 ids in zones */
 #define MAX_PENDING 4096    /* stream-ordered fills not yet seen done */
-#define MAX_VIOLATIONS 256  /* kept for the reports; all are counted */
 #define CHUNK 4096          /* bytes of a band read at a time */
 
 struct ctx_slot {
@@ -77,11 +77,7 @@ static struct {
 	 * in gg_redzone_atfork_child: every member here is one). */
 	struct {
 		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
-		atomic_uint_fast64_t scans, checked, unchecked, violations;
-		atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
-		atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
-		atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
-		atomic_uint_fast64_t write_after_frees, dangling_launches; /* of @violations (quarantine) */
+		atomic_uint_fast64_t scans, checked, unchecked; /* violations: findings.c */
 		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 		/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
 		 * parameters could not be followed (no layout, no buffer). */
@@ -109,9 +105,6 @@ static struct {
 	struct pending pending[MAX_PENDING];
 	_Atomic unsigned npending; /* also read lock-free: 0, nothing to take */
 
-	pthread_mutex_t viol_lock;    /* leaf: guards @viol, @nviol */
-	struct gg_violation viol[MAX_VIOLATIONS];
-	unsigned nviol;
 
 	/* One batched scan at a time: a batch clears the SCANNING flags it set,
 	 * which would let a free go ahead under another batch's read. */
@@ -124,7 +117,6 @@ static struct {
 	.resolve_once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.pending_lock = PTHREAD_MUTEX_INITIALIZER,
-	.viol_lock = PTHREAD_MUTEX_INITIALIZER,
 	.scan_lock = PTHREAD_MUTEX_INITIALIZER,
 	.batch_lock = PTHREAD_MUTEX_INITIALIZER,
 	.batch_done = PTHREAD_COND_INITIALIZER,
@@ -527,8 +519,7 @@ struct memo {
 };
 static struct memo memos[GG_KERNELS_MAX];
 
-/* The launch a zone's suspect @entry stands for. */
-static uint64_t launch_index(uint64_t entry)
+uint64_t gg_redzone_suspect_launch(uint64_t entry)
 {
 	int slot = GG_SUSPECT_SLOT(entry);
 	uint64_t launch = GG_SUSPECT_LAUNCH(entry), last;
@@ -541,124 +532,6 @@ static uint64_t launch_index(uint64_t entry)
 	/* A kernel node of a graph whose later replays changed nothing. */
 	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
 	return last > launch ? last : launch;
-}
-
-static void launch_of(uint64_t entry, struct gg_report_launch *out)
-{
-	gg_kernels_name(GG_SUSPECT_SLOT(entry), &out->kernel);
-	out->launch = launch_index(entry);
-}
-
-/* The suspects of @v into @out, newest first: the zone's, and those of the
- * zone directly above when its band changed up to its top (a kernel given
- * either may have written there), the newest GG_REPORT_SUSPECTS of them. */
-static void report_suspects(const struct gg_violation *v, struct gg_report_violation *out)
-{
-	struct gg_report_launch all[2 * GG_SUSPECTS];
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < GG_SUSPECTS && v->suspects[i]; i++)
-		launch_of(v->suspects[i], &all[n++]);
-	for (unsigned i = 0; v->upper.ptr && i < GG_SUSPECTS && v->upper.suspects[i]; i++) {
-		unsigned k;
-
-		for (k = 0; k < GG_SUSPECTS && v->suspects[k] &&
-			    GG_SUSPECT_SLOT(v->suspects[k]) != GG_SUSPECT_SLOT(v->upper.suspects[i]); k++)
-			;
-		if (k == GG_SUSPECTS || !v->suspects[k]) /* a kernel given both: listed once */
-			launch_of(v->upper.suspects[i], &all[n++]);
-	}
-	/* A memo may have made an older entry the newer launch: newest first. */
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned k = i; k > 0 && all[k].launch > all[k - 1].launch; k--) {
-			struct gg_report_launch t = all[k];
-
-			all[k] = all[k - 1];
-			all[k - 1] = t;
-		}
-	for (unsigned i = 0; i < n && i < GG_REPORT_SUSPECTS; i++)
-		out->suspects[out->nsuspects++] = all[i];
-}
-
-/* Where a report's stacks are described: the allocation's, a free's, the
- * first free's. */
-struct report_stacks {
-	struct gg_report_stack alloc, free, first_free;
-};
-
-/* @v as the report prints it, its site and stacks described now into @st
- * (their strings belong to loaded objects: described when printed, never
- * kept). */
-static void report_of(const struct gg_violation *v, struct gg_report_violation *out,
-		      struct report_stacks *st)
-{
-	static const char *const kinds[] = {
-		[GG_VIOLATION_OVERRUN] = GG_KIND_OVERRUN,
-		[GG_VIOLATION_DOUBLE_FREE] = GG_KIND_DOUBLE_FREE,
-		[GG_VIOLATION_INVALID_FREE] = GG_KIND_INVALID_FREE,
-		[GG_VIOLATION_UNDERFLOW] = GG_KIND_UNDERFLOW,
-		[GG_VIOLATION_WRITE_AFTER_FREE] = GG_KIND_WRITE_AFTER_FREE,
-		[GG_VIOLATION_DANGLING_LAUNCH] = GG_KIND_DANGLING_LAUNCH,
-	};
-	bool band = v->kind == GG_VIOLATION_OVERRUN || v->kind == GG_VIOLATION_UNDERFLOW;
-
-	*out = (struct gg_report_violation){
-		.kind = v->kind < GG_ARRAY_SIZE(kinds) ? kinds[v->kind] : GG_KIND_OVERRUN,
-		.index = v->index, .user = v->user, .pad = v->pad, .slack = v->slack,
-		.first = v->first, .last = v->last, .changed = v->changed,
-		.first_value = v->first_value, .expected = v->expected,
-		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
-		.api = v->api, .address = v->address, .stack = &st->alloc, .param = v->param, .node = (uintptr_t)v->node,
-	};
-	gg_depot_report(v->site, &out->site, &st->alloc);
-	if (v->upper.ptr) {
-		out->upper_ptr = v->upper.ptr;
-		out->upper_index = v->upper.index;
-		out->upper_user = v->upper.user;
-		gg_depot_report(v->upper.site, &out->upper_site, NULL);
-	}
-	if (!band) {
-		gg_depot_report(v->free_stack, NULL, &st->free);
-		out->free_stack = &st->free;
-	}
-	if (v->kind == GG_VIOLATION_DOUBLE_FREE) {
-		gg_depot_report(v->first_free_stack, NULL, &st->first_free);
-		out->first_free_stack = &st->first_free;
-	}
-	if (v->by_launch) {
-		launch_of(GG_SUSPECT(v->kernel, v->launch), &out->kernel);
-		gg_callsite_report_id(v->launch_site, &out->kernel_site);
-	}
-	report_suspects(v, out);
-}
-
-/* Record and report a violation (a band's named after the zone directly
- * above it too, when it changed up to its top). No lock held: the report
- * runs dladdr(). */
-static void violation(const struct gg_violation *found)
-{
-	struct gg_violation attributed = *found, *v = &attributed;
-	struct gg_report_violation r;
-	struct report_stacks st;
-
-	gg_adjacency_attribute(v);
-	atomic_fetch_add_explicit(&redzone_state.count.violations, 1, memory_order_relaxed);
-	if (v->kind == GG_VIOLATION_UNDERFLOW)
-		atomic_fetch_add_explicit(&redzone_state.count.underflows, 1, memory_order_relaxed);
-	else if (v->kind == GG_VIOLATION_DOUBLE_FREE)
-		atomic_fetch_add_explicit(&redzone_state.count.double_frees, 1, memory_order_relaxed);
-	else if (v->kind == GG_VIOLATION_INVALID_FREE)
-		atomic_fetch_add_explicit(&redzone_state.count.invalid_frees, 1, memory_order_relaxed);
-	else if (v->kind == GG_VIOLATION_WRITE_AFTER_FREE)
-		atomic_fetch_add_explicit(&redzone_state.count.write_after_frees, 1, memory_order_relaxed);
-	else if (v->kind == GG_VIOLATION_DANGLING_LAUNCH)
-		atomic_fetch_add_explicit(&redzone_state.count.dangling_launches, 1, memory_order_relaxed);
-	pthread_mutex_lock(&redzone_state.viol_lock);
-	if (redzone_state.nviol < MAX_VIOLATIONS)
-		redzone_state.viol[redzone_state.nviol++] = *v;
-	pthread_mutex_unlock(&redzone_state.viol_lock);
-	report_of(v, &r, &st);
-	gg_report_violation(&r);
 }
 
 /* A band not checked when it should have been: counted with why, never
@@ -711,7 +584,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 
 static void halt_if_asked(uint64_t before)
 {
-	if (redzone_state.halt && atomic_load(&redzone_state.count.violations) != before) {
+	if (redzone_state.halt && gg_findings_total() != before) {
 		gg_report_halting();
 		gg_fatal();
 	}
@@ -719,9 +592,9 @@ static void halt_if_asked(uint64_t before)
 
 void gg_redzone_found(const struct gg_violation *v)
 {
-	uint64_t before = atomic_load(&redzone_state.count.violations);
+	uint64_t before = gg_findings_total();
 
-	violation(v);
+	gg_findings_record(v);
 	halt_if_asked(before);
 }
 
@@ -806,7 +679,7 @@ void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool free
 
 void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzone_free *t)
 {
-	uint64_t before = atomic_load(&redzone_state.count.violations);
+	uint64_t before = gg_findings_total();
 	struct gg_violation v;
 	bool capturing = false;
 
@@ -842,7 +715,7 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 		if (async && (gg_device_capturing(stream, &capturing) || capturing))
 			unchecked(GG_UNCHECKED_capturing);
 		else if (check(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
-			t->violated = true, violation(&v);
+			t->violated = true, gg_findings_record(&v);
 	}
 	halt_if_asked(before);
 	if (redzone_state.quarantine)
@@ -883,7 +756,7 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 		return;
 	}
 	/* The driver refused: the allocation lives on, and so does its zone, as it
-	 * was (SPEC §4), its band filled again when the check above reported it. */
+	 * was (README, "Stacks, frees and leaks"), its band filled again when the check above reported it. */
 	if (t->violated)
 		fill_again(&t->zone);
 	if (gg_registry_insert(&t->zone) != 0) {
@@ -904,7 +777,7 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user)
 	return 0;
 }
 
-/* A checked launch (SPEC §5): what a violation it finds names. */
+/* A checked launch (README, "Red zones": Which kernel did it): what a violation it finds names. */
 struct launch_check {
 	int slot;         /* the kernel's */
 	uint64_t launch;
@@ -970,7 +843,7 @@ static void scan_after(void *arg)
 	if (sc->found && sc->lc)
 		by_launch(&sc->v, sc->lc);
 	if (sc->found)
-		violation(&sc->v);
+		gg_findings_record(&sc->v);
 	sc->found = false;
 }
 
@@ -1261,7 +1134,7 @@ static void check_read(struct batch *b, const struct batch_zone *z, const uint8_
 	}
 	if (sc->lc)
 		by_launch(&v, sc->lc);
-	violation(&v);
+	gg_findings_record(&v);
 	fill_band(z->ctx, z->ptr + z->user, z->expected, length);
 }
 
@@ -1370,7 +1243,7 @@ static bool scan_batched(struct scan *sc)
 /* A scan of every live band (of one context when @sc->only_ctx >= 0). */
 static void scan_live(struct scan *sc)
 {
-	uint64_t before = atomic_load(&redzone_state.count.violations);
+	uint64_t before = gg_findings_total();
 
 	if (!redzone_state.pad)
 		return;
@@ -1454,7 +1327,7 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	gg_redzone_context_ended(primary); /* its kernels' handles too */
 }
 
-/* ---- launches: suspects, and checked launches (SPEC §5) ---- */
+/* ---- launches: suspects, and checked launches (README, "Red zones": Which kernel did it) ---- */
 
 #define LAUNCH_PTRS 32 /* addresses followed per launch */
 #define EXTRA_PAIRS 16 /* extra's (key, value) pairs read at most */
@@ -1526,7 +1399,7 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 }
 
 /* The zone holding @ptr (the one it starts, else the allocation the driver
- * says holds it), held for reading: flagged so its free waits (SPEC §4: no
+ * says holds it), held for reading: flagged so its free waits (README, "Red zones": no
  * band is read after its memory died). */
 static int zone_holding(uint64_t ptr, struct gg_zone *z)
 {
@@ -1595,7 +1468,7 @@ static void check_below(const struct gg_zone *z, struct launch_check *lc, const 
 				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
 	if (r > 0) {
 		by_launch(&v, lc);
-		violation(&v);
+		gg_findings_record(&v);
 	}
 }
 
@@ -1604,7 +1477,7 @@ static void check_below(const struct gg_zone *z, struct launch_check *lc, const 
  * reported now, before the launch returns to the application. */
 static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
 {
-	uint64_t before = atomic_load(&redzone_state.count.violations), done[LAUNCH_PTRS];
+	uint64_t before = gg_findings_total(), done[LAUNCH_PTRS];
 	struct launch_check lc = { .slot = slot, .launch = l->index };
 	bool capturing = false;
 	unsigned ndone = 0;
@@ -1656,7 +1529,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 		}
 		if (r > 0) {
 			by_launch(&v, &lc);
-			violation(&v);
+			gg_findings_record(&v);
 		}
 	}
 	reading(false);
@@ -1719,8 +1592,7 @@ void gg_redzone_finding(void)
 {
 	uint64_t before;
 
-	atomic_fetch_add_explicit(&redzone_state.count.api_overruns, 1, memory_order_relaxed);
-	before = atomic_fetch_add_explicit(&redzone_state.count.violations, 1, memory_order_relaxed);
+	before = gg_findings_api_overrun();
 	halt_if_asked(before);
 }
 
@@ -1734,10 +1606,10 @@ static uint64_t give(int slot, const uint64_t *ptrs, int n, uint64_t index)
 
 	for (int i = 0; i < n; i++) {
 		uint64_t base;
-		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), launch_index);
+		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
 
 		if (r < 0 && (base = interior_base(ptrs[i])) && base != ptrs[i])
-			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), launch_index);
+			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
 		if (r > 0)
 			dangling |= UINT64_C(1) << i;
 	}
@@ -1976,13 +1848,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
 		out->unchecked_why[u] = atomic_load_explicit(&redzone_state.count.unchecked_why[u],
 							     memory_order_relaxed);
-	out->violations = atomic_load_explicit(&redzone_state.count.violations, memory_order_relaxed);
-	out->double_frees = atomic_load_explicit(&redzone_state.count.double_frees, memory_order_relaxed);
-	out->invalid_frees = atomic_load_explicit(&redzone_state.count.invalid_frees, memory_order_relaxed);
-	out->api_overruns = atomic_load_explicit(&redzone_state.count.api_overruns, memory_order_relaxed);
-	out->underflows = atomic_load_explicit(&redzone_state.count.underflows, memory_order_relaxed);
-	out->write_after_frees = atomic_load(&redzone_state.count.write_after_frees);
-	out->dangling_launches = atomic_load(&redzone_state.count.dangling_launches);
+	gg_findings_stats(out);
 	{
 		struct gg_quarantine_stats q;
 
@@ -2013,38 +1879,13 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	out->coverage.ncaching = gg_redzone_caching(out->coverage.caching, GG_REPORT_CACHING_MAX);
 }
 
-void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_violation *v),
-				  void *ctx)
-{
-	struct gg_violation batch[16];
-
-	/* In small copies, so @fn (which may call dladdr) runs with no lock held. */
-	for (unsigned i = 0;;) {
-		unsigned n = 0;
-
-		pthread_mutex_lock(&redzone_state.viol_lock);
-		while (n < GG_ARRAY_SIZE(batch) && i < redzone_state.nviol)
-			batch[n++] = redzone_state.viol[i++];
-		pthread_mutex_unlock(&redzone_state.viol_lock);
-		if (!n)
-			return;
-		for (unsigned k = 0; k < n; k++) {
-			struct gg_report_violation r;
-			struct report_stacks st;
-
-			report_of(&batch[k], &r, &st);
-			fn(ctx, &r);
-		}
-	}
-}
-
 void gg_redzone_atfork_prepare(void)
 {
 	pthread_mutex_lock(&redzone_state.scan_lock);
 	pthread_mutex_lock(&redzone_state.lock);
 	gg_registry_atfork_prepare();
 	pthread_mutex_lock(&redzone_state.pending_lock);
-	pthread_mutex_lock(&redzone_state.viol_lock);
+	gg_findings_atfork_prepare();
 	pthread_mutex_lock(&redzone_state.batch_lock);
 	gg_ranges_atfork_prepare();
 	gg_quarantine_atfork_prepare();
@@ -2055,7 +1896,7 @@ void gg_redzone_atfork_parent(void)
 	gg_quarantine_atfork_parent();
 	gg_ranges_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.batch_lock);
-	pthread_mutex_unlock(&redzone_state.viol_lock);
+	gg_findings_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.pending_lock);
 	gg_registry_atfork_parent();
 	pthread_mutex_unlock(&redzone_state.lock);
@@ -2071,13 +1912,13 @@ void gg_redzone_atfork_child(void)
 	pthread_mutex_init(&redzone_state.lock, NULL);
 	gg_registry_atfork_child();
 	pthread_mutex_init(&redzone_state.pending_lock, NULL);
-	pthread_mutex_init(&redzone_state.viol_lock, NULL);
+	gg_findings_atfork_child();
 	pthread_mutex_init(&redzone_state.batch_lock, NULL);
 	pthread_cond_init(&redzone_state.batch_done, NULL);
 	gg_ranges_atfork_child();
 	gg_quarantine_atfork_child();
 	redzone_state.batch_active = false; /* the scanning thread did not come along */
-	/* A process of its own (SPEC §7.4): no zone, count or violation of its
+	/* A process of its own (README, "Boundaries, signals, exit"): no zone, count or violation of its
 	 * parent's; it numbers its own allocations from 0. The context slots
 	 * stay: they describe contexts, not findings. */
 	GG_ZERO_COUNTERS(&redzone_state.count);
@@ -2088,5 +1929,4 @@ void gg_redzone_atfork_child(void)
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
 		atomic_store(&redzone_state.ctx[i].zones, 0);
 	redzone_state.npending = 0;
-	redzone_state.nviol = 0;
 }

@@ -199,10 +199,9 @@ void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool free
  * GPUGUARD_HALT_ON_ERROR stops there. No lock held. */
 void gg_redzone_found(const struct gg_violation *v);
 
-/* The violations kept for the reports (the first 256), copied out under the
- * module's lock, each handed to @fn with no lock held. */
-void gg_redzone_foreach_violation(void (*fn)(void *ctx, const struct gg_report_violation *v),
-				  void *ctx);
+/* The launch a zone's suspect @entry stands for: a kernel's memo or a
+ * graph's may have made an older entry stand for a newer launch. */
+uint64_t gg_redzone_suspect_launch(uint64_t entry);
 
 void gg_redzone_atfork_prepare(void);
 void gg_redzone_atfork_parent(void);
