@@ -12,15 +12,17 @@
  * context's slot, its private stream, room in the registry), so a padded
  * allocation is always recorded, and its padding always hidden.
  *
+ * This file is the zones' lifecycle (allocation, free, contexts), the
+ * launches' suspects and checked launches; the batched full scan is scan.c's
+ * and the findings' counting and reporting findings.c's (redzone/zones.h is
+ * what they share).
+ *
  * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
  * shard lock, then the leaves pending_lock, findings.c's lock, batch_lock and
- * ranges.c's lock. Reports and
- * dladdr() run with no lock of this module held.
- *
- * A full scan reads every band of a context with one batched copy (when the
- * driver has cuMemcpyBatchAsync): a constant number of driver calls however
- * many zones there are. Its zones are flagged while it reads, and a free of
- * one of them waits for the batch, so no band is read after its memory died. */
+ * ranges.c's lock. Reports and dladdr() run with no lock of this module
+ * held. A reader of bands (a batched scan, a checked launch) holds scan_lock
+ * and flags its zones SCANNING (gg_redzone_reading); a free of one of them
+ * waits for it, so no band is read after its memory died. */
 #include "redzone/redzone.h"
 #include "redzone/replays.h"
 
@@ -45,6 +47,8 @@
 #include "redzone/quarantine.h"
 #include "redzone/ranges.h"
 #include "redzone/registry.h"
+#include "redzone/scan.h"
+#include "redzone/zones.h"
 #include "report/report.h"
 #include "base/fatal.h"
 
@@ -85,7 +89,6 @@ static struct {
 		/* What was guarded and what was not (README, "Red zones": coverage). */
 		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 		atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
-		atomic_uint_fast64_t scan_calls; /* driver calls of the last full scan's reads */
 	} count;
 	/* Where zones are: [lowest pointer, highest band end) of any zone so far,
 	 * so a launch's number that is no zone's address costs two compares; and
@@ -112,7 +115,6 @@ static struct {
 	pthread_mutex_t batch_lock;   /* leaf: guards @batch_active; @batch_done waits on it */
 	pthread_cond_t batch_done;
 	bool batch_active;            /* zones flagged SCANNING are being read */
-	atomic_bool batched;          /* the last full scan read its bands in batches */
 } redzone_state = {
 	.resolve_once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -192,9 +194,7 @@ static uint8_t expected_byte(uint64_t index)
 										  : 0x00;
 }
 
-/* The length of the band of a zone of @user bytes with @flags: the red zone,
- * and for a rounded one the slack up to the driver's alignment. */
-static uint64_t band_length(uint64_t user, uint8_t flags)
+uint64_t gg_redzone_band_length(uint64_t user, uint8_t flags)
 {
 	uint64_t pad = redzone_state.pad;
 
@@ -335,7 +335,7 @@ static void *pending_take(uint64_t ptr)
 }
 
 /* Whether the stream-ordered fill of @z is done; clears the flag once it is. */
-static bool fill_done(struct gg_zone *z)
+bool gg_redzone_fill_done(struct gg_zone *z)
 {
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	void *event;
@@ -476,7 +476,7 @@ void gg_redzone_vmm(size_t created, size_t mapped)
  * 0, or an error when it could not be read. */
 static int read_band(const struct gg_zone *z, void *ctx, void *stream, struct gg_band_check *c)
 {
-	uint64_t band = band_length(z->user, z->flags);
+	uint64_t band = gg_redzone_band_length(z->user, z->flags);
 	uint8_t buf[CHUNK];
 
 	memset(c, 0, sizeof(*c));
@@ -496,7 +496,7 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 {
 	return (struct gg_violation){
 		.index = z->index, .user = z->user, .pad = redzone_state.pad,
-		.slack = band_length(z->user, z->flags) - redzone_state.pad,
+		.slack = gg_redzone_band_length(z->user, z->flags) - redzone_state.pad,
 		.first = c->first, .last = c->last, .changed = c->changed,
 		.first_value = c->first_value, .expected = z->expected,
 		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
@@ -547,9 +547,7 @@ void gg_redzone_unchecked(enum gg_report_unchecked why)
 	unchecked(why);
 }
 
-/* Fill the @length bytes of band at @band, of a zone of context slot @ctx,
- * with its byte again, so the next scan reports only new writes. */
-static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected, uint64_t length)
+void gg_redzone_refill(uint16_t ctx, uint64_t band, uint8_t expected, uint64_t length)
 {
 	struct ctx_slot *s = &redzone_state.ctx[ctx];
 
@@ -558,7 +556,7 @@ static void fill_band(uint16_t ctx, uint64_t band, uint8_t expected, uint64_t le
 
 static void fill_again(const struct gg_zone *z)
 {
-	fill_band(z->ctx, z->ptr + z->user, z->expected, band_length(z->user, z->flags));
+	gg_redzone_refill(z->ctx, z->ptr + z->user, z->expected, gg_redzone_band_length(z->user, z->flags));
 }
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
@@ -568,7 +566,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	struct gg_band_check c;
 
-	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !fill_done(z) ||
+	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !gg_redzone_fill_done(z) ||
 	    read_band(z, s->ctx, stream, &c)) {
 		unchecked(GG_UNCHECKED_unreadable);
 		return -1;
@@ -777,17 +775,9 @@ int gg_redzone_user_size(uint64_t base, uint64_t *user)
 	return 0;
 }
 
-/* A checked launch (README, "Red zones": Which kernel did it): what a violation it finds names. */
-struct launch_check {
-	int slot;         /* the kernel's */
-	uint64_t launch;
-	uint32_t site;    /* where it was launched: unwound at the first violation */
-	bool site_found;
-};
-
 /* @v was found right after @lc's launch: it names the kernel and the call
  * site of its launch (unwound here, inside the launch hook). */
-static void by_launch(struct gg_violation *v, struct launch_check *lc)
+static void by_launch(struct gg_violation *v, struct gg_launch_check *lc)
 {
 	if (!lc->site_found) {
 		struct gg_callsite cs;
@@ -802,19 +792,46 @@ static void by_launch(struct gg_violation *v, struct launch_check *lc)
 	v->launch_site = lc->site;
 }
 
-struct scan {
-	const char *by;
-	struct launch_check *lc; /* a scan of a checked launch; NULL: none */
-	int only_ctx;            /* -1: every context */
-	bool forget;             /* the zones' memory died: drop them, count nothing */
-	bool found;              /* @v holds a violation to report */
-	struct gg_violation v;
-};
+void gg_redzone_report_found(struct gg_violation *v, struct gg_launch_check *lc)
+{
+	if (lc)
+		by_launch(v, lc);
+	gg_findings_record(v);
+}
+
+bool gg_redzone_readable(uint16_t slot, void **ctx, void **stream)
+{
+	struct ctx_slot *s = &redzone_state.ctx[slot];
+	void *st = atomic_load(&s->stream);
+
+	if (!atomic_load(&s->alive) || !st)
+		return false;
+	if (ctx)
+		*ctx = atomic_load(&s->ctx);
+	if (stream)
+		*stream = st;
+	return true;
+}
+
+uint64_t gg_redzone_zones_of(int slot)
+{
+	return atomic_load(&redzone_state.ctx[slot].zones);
+}
+
+void gg_redzone_suspects_cleared(void)
+{
+	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+}
+
+void gg_redzone_checked(uint64_t n)
+{
+	atomic_fetch_add_explicit(&redzone_state.count.checked, n, memory_order_relaxed);
+}
 
 /* Under the zone's shard lock: one band read at most. */
 static bool scan_zone(void *arg, struct gg_zone *z)
 {
-	struct scan *sc = arg;
+	struct gg_scan *sc = arg;
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 
 	if (sc->only_ctx >= 0 && z->ctx != sc->only_ctx)
@@ -838,7 +855,7 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 /* With no lock held: the report of what scan_zone() found. */
 static void scan_after(void *arg)
 {
-	struct scan *sc = arg;
+	struct gg_scan *sc = arg;
 
 	if (sc->found && sc->lc)
 		by_launch(&sc->v, sc->lc);
@@ -847,401 +864,8 @@ static void scan_after(void *arg)
 	sc->found = false;
 }
 
-/* ---- batched scans: a constant number of driver calls per context ---- */
-
-/* A zone as a batched scan reads and reports it: 40 bytes, where a copy of
- * the registry's zone would be 72, for most zones have no suspects; those of
- * a zone that has some are kept aside, in the batch's @suspects. */
-struct batch_zone {
-	uint64_t ptr, user, index;
-	uint32_t site;
-	uint32_t suspects; /* its place in batch.suspects, or NO_SUSPECTS */
-	uint16_t ctx;
-	uint8_t expected;
-	uint8_t flags;     /* the zone's: GG_ZONE_ROUNDED says its band's length */
-};
-#define NO_SUSPECTS UINT32_MAX
-
-/* A zone of a batch by its address: where a band changed up to its top
- * looks for the zone directly above it. */
-struct batch_place {
-	uint64_t ptr;
-	size_t pos;  /* in batch.zones */
-};
-
-struct batch {
-	struct batch_zone *zones;            /* the zones flagged SCANNING */
-	size_t n, cap;
-	uint64_t (*suspects)[GG_SUSPECTS];   /* their suspects, as they were when read */
-	size_t nsuspects, suspects_cap;
-	uint64_t lo, hi;                     /* their lowest and highest allocation index */
-	bool mixed;                          /* they are of more than one context */
-	int only_ctx;                        /* -1: every context */
-	bool oom;
-	uint64_t bytes;                      /* the bands' lengths, added up */
-	/* Its zones by address, made at the first band changed up to its top
-	 * (almost never); @places_failed: out of memory for them. */
-	struct batch_place *places;
-	bool places_failed;
-};
-
-/* The array @p of *@cap elements of @size bytes, grown to twice as many
- * (*@cap updated), or NULL (@p as it was). */
-static void *grown(void *p, size_t *cap, size_t size)
-{
-	size_t want = *cap ? *cap * 2 : 1024;
-
-	if (want > SIZE_MAX / size || !(p = realloc(p, want * size)))
-		return NULL;
-	*cap = want;
-	return p;
-}
-
-/* Under the zone's shard lock: take it into the batch, or count it unchecked. */
-static void collect_zone(struct batch *b, struct gg_zone *z)
-{
-	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
-	uint32_t sus = NO_SUSPECTS;
-
-	if ((b->only_ctx >= 0 && z->ctx != b->only_ctx) || (z->flags & GG_ZONE_QUARANTINED))
-		return; /* a quarantined one's fill is checked when it leaves */
-	if ((z->flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || !atomic_load(&s->stream) ||
-	    ((z->flags & GG_ZONE_PENDING) && !fill_done(z))) {
-		unchecked(GG_UNCHECKED_unreadable);
-		return;
-	}
-	if (b->n == b->cap) {
-		struct batch_zone *zones = grown(b->zones, &b->cap, sizeof(*zones));
-
-		if (!zones)
-			goto oom;
-		b->zones = zones;
-	}
-	if (z->suspects[0] && b->nsuspects == b->suspects_cap) {
-		uint64_t (*suspects)[GG_SUSPECTS] = b->nsuspects < NO_SUSPECTS ?
-			grown(b->suspects, &b->suspects_cap, sizeof(*suspects)) : NULL;
-
-		if (!suspects)
-			goto oom;
-		b->suspects = suspects;
-	}
-	if (z->suspects[0]) {
-		/* Read now: clean, or reported with them (a kernel still running may
-		 * write later, unnamed; the next check names what comes after). An
-		 * empty list is left alone: clearing it would change nothing a
-		 * kernel's memo relies on. */
-		sus = (uint32_t)b->nsuspects;
-		memcpy(b->suspects[b->nsuspects++], z->suspects, sizeof(z->suspects));
-		memset(z->suspects, 0, sizeof(z->suspects));
-		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
-	}
-	z->flags |= GG_ZONE_SCANNING;
-	if (!b->n)
-		b->lo = b->hi = z->index;
-	else if (z->index < b->lo)
-		b->lo = z->index;
-	else if (z->index > b->hi)
-		b->hi = z->index;
-	b->mixed |= b->n && z->ctx != b->zones[0].ctx;
-	b->zones[b->n++] = (struct batch_zone){
-		.ptr = z->ptr, .user = z->user, .index = z->index, .site = z->site,
-		.suspects = sus, .ctx = z->ctx, .expected = z->expected, .flags = z->flags,
-	};
-	b->bytes += band_length(z->user, z->flags);
-	return;
-oom:
-	b->oom = true;
-	unchecked(GG_UNCHECKED_no_memory);
-}
-
-/* Under their shard's lock: a run of zones (free slots have ptr 0). */
-static void collect_run(void *arg, struct gg_zone *zones, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (zones[i].ptr)
-			collect_zone(arg, &zones[i]);
-}
-
-/* By context (one read per context), then allocation index: a scan reports
- * its violations in the order of the allocations, not of the shards' hash. */
-static int by_ctx_then_index(const void *a, const void *b)
-{
-	const struct batch_zone *x = a, *y = b;
-
-	if (x->ctx != y->ctx)
-		return (x->ctx > y->ctx) - (x->ctx < y->ctx);
-	return (x->index > y->index) - (x->index < y->index);
-}
-
-#define RADIX_BITS 11 /* two passes put 10^5 zones (17 bits of index) in order */
-#define NO_SLOT UINT32_MAX
-
-/* The order a batch reads and reports its zones in (by_ctx_then_index):
- * @order[i] is the position in b->zones of the i-th zone. @scratch: room for
- * 2 * b->n keys. Zones of one context are put in order by their allocation
- * indexes without comparing them: when the indexes are dense (their span
- * under 4 times their number, as in a process that keeps most of what it
- * allocated), each zone is put in its index's slot and the slots are read in
- * order; else by radix passes over the index bits that differ. Either costs
- * 10 to 30 instructions a zone where qsort cost 400. Zones of several
- * contexts, or indexes 2^32 apart, go by qsort. */
-static void batch_order(struct batch *b, uint32_t *order, uint64_t *scratch)
-{
-	uint64_t span = b->hi - b->lo, *keys = scratch, *tmp = scratch + b->n;
-
-	if (span < 4 * (uint64_t)b->n && !b->mixed) {
-		uint32_t *slot = (uint32_t *)(void *)scratch; /* span + 1 <= 4n fit in 16n bytes */
-		size_t k = 0;
-
-		memset(slot, 0xff, (span + 1) * sizeof(*slot));
-		for (size_t i = 0; i < b->n; i++)
-			slot[b->zones[i].index - b->lo] = (uint32_t)i;
-		for (uint64_t j = 0; j <= span; j++)
-			if (slot[j] != NO_SLOT)
-				order[k++] = slot[j];
-		if (k == b->n)
-			return;
-		/* Two zones with one index (never made so): every zone by qsort. */
-	}
-	if (b->mixed || span >> 32 || span < 4 * (uint64_t)b->n) {
-		qsort(b->zones, b->n, sizeof(*b->zones), by_ctx_then_index);
-		for (size_t i = 0; i < b->n; i++)
-			order[i] = (uint32_t)i;
-		return;
-	}
-	for (size_t i = 0; i < b->n; i++)
-		keys[i] = (b->zones[i].index - b->lo) << 32 | i;
-	for (unsigned shift = 32; shift < 64 && span >> (shift - 32); shift += RADIX_BITS) {
-		size_t count[1u << RADIX_BITS] = { 0 }, at = 0;
-		uint64_t *t;
-
-		for (size_t i = 0; i < b->n; i++)
-			count[(keys[i] >> shift) & ((1u << RADIX_BITS) - 1)]++;
-		for (size_t d = 0; d < GG_ARRAY_SIZE(count); d++) {
-			size_t c = count[d];
-
-			count[d] = at;
-			at += c;
-		}
-		for (size_t i = 0; i < b->n; i++)
-			tmp[count[(keys[i] >> shift) & ((1u << RADIX_BITS) - 1)]++] = keys[i];
-		t = keys, keys = tmp, tmp = t;
-	}
-	for (size_t i = 0; i < b->n; i++)
-		order[i] = (uint32_t)keys[i];
-}
-
-#define ZONE_AT(b, order, i) (&(b)->zones[(order)[i]])
-
-/* Read the bands of the @n zones @order names (all of one context) into
- * *@at onwards, at @dsts (*@at ends past them): one batched copy, or one
- * read per band when the driver has no batched copy. @srcs and @sizes: room
- * for @n. */
-static bool read_group(const struct batch *b, const uint32_t *order, size_t n, uint8_t **at,
-		       uint64_t *srcs, void **dsts, size_t *sizes, bool *batched, uint64_t *calls)
-{
-	struct ctx_slot *s = &redzone_state.ctx[ZONE_AT(b, order, 0)->ctx];
-	void *stream = atomic_load(&s->stream);
-	int err;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct batch_zone *z = ZONE_AT(b, order, i);
-
-		srcs[i] = z->ptr + z->user;
-		dsts[i] = *at;
-		sizes[i] = band_length(z->user, z->flags);
-		*at += sizes[i];
-	}
-	err = gg_device_read_batch(s->ctx, stream, srcs, dsts, sizes, n);
-	if (!err)
-		*calls += 2; /* the copy and the wait */
-	if (err == -ENOSYS) {
-		*batched = false;
-		err = 0;
-		for (size_t i = 0; i < n && !err; i++) {
-			err = gg_device_read(s->ctx, stream, srcs[i], dsts[i], sizes[i]);
-			*calls += 2;
-		}
-	}
-	return err == 0;
-}
-
-static int by_place(const void *a, const void *b)
-{
-	const struct batch_place *x = a, *y = b;
-
-	return (x->ptr > y->ptr) - (x->ptr < y->ptr);
-}
-
-/* The zone of batch @b that starts at @ptr, or NULL (none, or out of memory
- * to look: the registry is asked instead). Its suspects are the batch's:
- * collecting it cleared the registry's. */
-static const struct batch_zone *batch_zone_at(struct batch *b, uint64_t ptr)
-{
-	size_t lo = 0, hi = b->n;
-
-	if (!b->places && !b->places_failed) {
-		if (!(b->places = malloc(b->n * sizeof(*b->places)))) {
-			b->places_failed = true;
-		} else {
-			for (size_t i = 0; i < b->n; i++)
-				b->places[i] = (struct batch_place){ .ptr = b->zones[i].ptr, .pos = i };
-			qsort(b->places, b->n, sizeof(*b->places), by_place);
-		}
-	}
-	if (!b->places)
-		return NULL;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->places[mid].ptr < ptr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < b->n && b->places[lo].ptr == ptr ? &b->zones[b->places[lo].pos] : NULL;
-}
-
-/* Compare the band of @z, @length bytes read at @band; report a violation. */
-static void check_read(struct batch *b, const struct batch_zone *z, const uint8_t *band,
-		       uint64_t length, const struct scan *sc)
-{
-	struct gg_band_check c = { 0 };
-
-	gg_band_compare(&c, band, length, 0, z->expected);
-	if (!c.changed)
-		return;
-	struct gg_violation v = {
-		.index = z->index, .user = z->user, .pad = redzone_state.pad,
-		.slack = length - redzone_state.pad,
-		.first = c.first, .last = c.last, .changed = c.changed,
-		.first_value = c.first_value, .expected = z->expected,
-		.ptr = z->ptr, .site = z->site, .detected_by = sc->by, .kernel = -1,
-	};
-	const struct batch_zone *u;
-
-	if (z->suspects != NO_SUSPECTS)
-		memcpy(v.suspects, b->suspects[z->suspects], sizeof(v.suspects));
-	/* Changed up to its top: the zone directly above, as this batch read
-	 * it (one of another context, or not in the batch: the registry's). */
-	if (gg_adjacency_at_top(&v) && (u = batch_zone_at(b, z->ptr + z->user + length))) {
-		v.upper.ptr = u->ptr;
-		v.upper.user = u->user;
-		v.upper.index = u->index;
-		v.upper.site = u->site;
-		if (u->suspects != NO_SUSPECTS)
-			memcpy(v.upper.suspects, b->suspects[u->suspects], sizeof(v.upper.suspects));
-	}
-	if (sc->lc)
-		by_launch(&v, sc->lc);
-	gg_findings_record(&v);
-	fill_band(z->ctx, z->ptr + z->user, z->expected, length);
-}
-
-#define RUN 64 /* bands asked at once whether they are intact */
-
-/* Compare the bands of a group read into @dsts (end to end, in order), of
- * @sizes bytes each. */
-static void check_group(struct batch *b, const uint32_t *order, size_t n, void *const *dsts,
-			const size_t *sizes, const struct scan *sc)
-{
-	atomic_fetch_add_explicit(&redzone_state.count.checked, n, memory_order_relaxed);
-	for (size_t i = 0, j; i < n; i = j) {
-		uint8_t expected = ZONE_AT(b, order, i)->expected;
-
-		/* Up to RUN bands of one byte: one question while all are intact
-		 * (almost always), each band's own compare when one is not. */
-		for (j = i + 1; j < n && j - i < RUN && ZONE_AT(b, order, j)->expected == expected; j++)
-			;
-		if (gg_band_intact(dsts[i], (size_t)((uint8_t *)dsts[j - 1] + sizes[j - 1] -
-						     (uint8_t *)dsts[i]), expected))
-			continue;
-		for (size_t k = i; k < j; k++)
-			check_read(b, ZONE_AT(b, order, k), dsts[k], sizes[k], sc);
-	}
-}
-
-/* A scan of every band, in batches. False when it could not be done (the
- * caller scans band by band). */
-static bool scan_batched(struct scan *sc)
-{
-	struct batch b = { .only_ctx = sc->only_ctx };
-	uint64_t live, user_bytes, calls = 0, *scratch = NULL, *srcs = NULL;
-	uint32_t *order = NULL;
-	void **dsts = NULL;
-	size_t *sizes = NULL;
-	uint8_t *buf = NULL;
-	bool batched = true;
-
-	pthread_mutex_lock(&redzone_state.scan_lock);
-	pthread_mutex_lock(&redzone_state.batch_lock);
-	redzone_state.batch_active = true;
-	pthread_mutex_unlock(&redzone_state.batch_lock);
-	/* Room for every zone now live (of the context, for one context's
-	 * scan): the walk grows it only for zones made meanwhile. */
-	if (sc->only_ctx >= 0)
-		live = atomic_load(&redzone_state.ctx[sc->only_ctx].zones);
-	else
-		gg_registry_totals(&live, &user_bytes);
-	if (live && live < SIZE_MAX / sizeof(*b.zones) && (b.zones = malloc(live * sizeof(*b.zones))))
-		b.cap = live;
-	gg_registry_foreach_run(collect_run, &b);
-	/* Positions are 32-bit: 4 billion bands (a batch of 160 GB) would be
-	 * read band by band. */
-	if (b.n && !b.oom &&
-	    (b.n > UINT32_MAX || b.bytes > SIZE_MAX / 2 ||
-	     !(order = malloc(b.n * sizeof(*order))) ||
-	     !(scratch = malloc(2 * b.n * sizeof(*scratch))) || !(srcs = malloc(b.n * sizeof(*srcs))) ||
-	     !(dsts = malloc(b.n * sizeof(*dsts))) || !(sizes = malloc(b.n * sizeof(*sizes))) ||
-	     !(buf = malloc((size_t)b.bytes))))
-		b.oom = true;
-	if (b.n && !b.oom) {
-		uint8_t *at = buf;
-
-		batch_order(&b, order, scratch);
-		for (size_t i = 0, j; i < b.n; i = j) {
-			uint16_t ctx = ZONE_AT(&b, order, i)->ctx;
-
-			/* One context (as good as always): one group, no looking. */
-			for (j = b.mixed ? i + 1 : b.n; j < b.n && ZONE_AT(&b, order, j)->ctx == ctx; j++)
-				;
-			if (read_group(&b, order + i, j - i, &at, srcs, dsts, sizes, &batched, &calls))
-				check_group(&b, order + i, j - i, dsts, sizes, sc);
-			else
-				for (size_t k = i; k < j; k++)
-					unchecked(GG_UNCHECKED_unreadable);
-		}
-	}
-	/* Every zone flagged SCANNING is this batch's: a checked launch, the
-	 * only other reader, flags its zones under scan_lock too, and clears
-	 * them before it lets go. One walk clears them all. */
-	if (b.n)
-		gg_registry_clear_flags_all(GG_ZONE_SCANNING);
-	pthread_mutex_lock(&redzone_state.batch_lock);
-	redzone_state.batch_active = false;
-	pthread_cond_broadcast(&redzone_state.batch_done);
-	pthread_mutex_unlock(&redzone_state.batch_lock);
-	pthread_mutex_unlock(&redzone_state.scan_lock);
-	free(buf);
-	free(sizes);
-	free(dsts);
-	free(srcs);
-	free(scratch);
-	free(order);
-	free(b.suspects);
-	free(b.places);
-	free(b.zones);
-	/* The figures are the last full scan's that read anything (an exit with
-	 * no zone left would hide them). */
-	if (b.n && sc->only_ctx < 0) {
-		atomic_store(&redzone_state.count.scan_calls, calls);
-		atomic_store(&redzone_state.batched, batched);
-	}
-	return !b.oom;
-}
-
 /* A scan of every live band (of one context when @sc->only_ctx >= 0). */
-static void scan_live(struct scan *sc)
+static void scan_live(struct gg_scan *sc)
 {
 	uint64_t before = gg_findings_total();
 
@@ -1249,10 +873,10 @@ static void scan_live(struct scan *sc)
 		return;
 	if (!sc->lc) /* a checked launch's is no scan of the process's */
 		atomic_fetch_add_explicit(&redzone_state.count.scans, 1, memory_order_relaxed);
-	if (!scan_batched(sc)) {
+	if (!gg_scan_batched(sc)) {
 		/* Out of memory for the batch: band by band, with no allocation
 		 * (in the shards' order, not the allocations'). */
-		atomic_store(&redzone_state.batched, false);
+		gg_scan_unbatched();
 		gg_registry_foreach(scan_zone, scan_after, sc);
 	}
 	halt_if_asked(before);
@@ -1262,7 +886,7 @@ void gg_redzone_scan(const char *why)
 {
 	if (redzone_state.pad)
 		gg_redzone_caching_check();
-	struct scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
+	struct gg_scan sc = { .by = strcmp(why, "exit") ? "scan" : "exit", .only_ctx = -1 };
 
 	/* A boundary and exit release the quarantine, its fills checked. */
 	(void)gg_quarantine_release(-1, sc.by, false);
@@ -1271,7 +895,7 @@ void gg_redzone_scan(const char *why)
 
 void gg_redzone_context_ending(void *ctx)
 {
-	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
+	struct gg_scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
 
 	if (sc.only_ctx >= 0) {
 		(void)gg_quarantine_release(sc.only_ctx, "teardown", false);
@@ -1281,7 +905,7 @@ void gg_redzone_context_ending(void *ctx)
 
 void gg_redzone_context_ended(void *ctx)
 {
-	struct scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .forget = true };
+	struct gg_scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .forget = true };
 
 	/* Its modules went with it: their functions' handles may come back. */
 	gg_kernels_unloaded(NULL);
@@ -1415,7 +1039,7 @@ static int zone_holding(uint64_t ptr, struct gg_zone *z)
 
 /* A checked launch's reads, like a batched scan's: one at a time, and a free
  * of a zone flagged SCANNING waits until it is done. */
-static void reading(bool on)
+void gg_redzone_reading(bool on)
 {
 	if (on)
 		pthread_mutex_lock(&redzone_state.scan_lock);
@@ -1447,7 +1071,7 @@ static int zone_below(const struct gg_zone *z, struct gg_zone *below)
  * write below @z's start is an underflow of @z, found at the launch that
  * made it. One given later is checked again, as given (its suspects are
  * then cleared). */
-static void check_below(const struct gg_zone *z, struct launch_check *lc, const uint64_t *done,
+static void check_below(const struct gg_zone *z, struct gg_launch_check *lc, const uint64_t *done,
 			unsigned ndone)
 {
 	struct gg_violation v;
@@ -1478,7 +1102,7 @@ static void check_below(const struct gg_zone *z, struct launch_check *lc, const 
 static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
 {
 	uint64_t before = gg_findings_total(), done[LAUNCH_PTRS];
-	struct launch_check lc = { .slot = slot, .launch = l->index };
+	struct gg_launch_check lc = { .slot = slot, .launch = l->index };
 	bool capturing = false;
 	unsigned ndone = 0;
 	void *ctx;
@@ -1495,13 +1119,13 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 	}
 	atomic_fetch_add_explicit(&redzone_state.count.launches_checked, 1, memory_order_relaxed);
 	if (n < 0) {
-		struct scan sc = { .by = "launch", .lc = &lc, .only_ctx = find_ctx(ctx) };
+		struct gg_scan sc = { .by = "launch", .lc = &lc, .only_ctx = find_ctx(ctx) };
 
 		if (sc.only_ctx >= 0)
 			scan_live(&sc);
 		return;
 	}
-	reading(true);
+	gg_redzone_reading(true);
 	for (int i = 0; i < n; i++) {
 		struct gg_violation v;
 		struct gg_zone z;
@@ -1532,7 +1156,7 @@ static void check_launch(const struct gg_redzone_launch *l, int slot, const uint
 			gg_findings_record(&v);
 		}
 	}
-	reading(false);
+	gg_redzone_reading(false);
 	halt_if_asked(before);
 }
 
@@ -1681,7 +1305,7 @@ static int quarantined_zone(uint64_t ptr, struct gg_zone *z)
 static void report_dangling(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs,
 			    const int16_t *which, int n, uint64_t dangling)
 {
-	struct launch_check lc = { .slot = slot, .launch = l->index };
+	struct gg_launch_check lc = { .slot = slot, .launch = l->index };
 
 	for (int i = 0; i < n; i++) {
 		struct gg_quarantine_entry e = { .api = "?" };
@@ -1865,8 +1489,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 		out->live -= q.held < out->live ? q.held : out->live;
 		out->live_bytes -= q.held_user < out->live_bytes ? q.held_user : out->live_bytes;
 	}
-	out->batched = atomic_load_explicit(&redzone_state.batched, memory_order_relaxed);
-	out->scan_calls = atomic_load_explicit(&redzone_state.count.scan_calls, memory_order_relaxed);
+	gg_scan_figures(&out->batched, &out->scan_calls);
 	out->launches_checked = atomic_load(&redzone_state.count.launches_checked);
 	out->launches_unfollowed = atomic_load(&redzone_state.count.launches_unfollowed);
 	out->coverage.allocations = atomic_load(&redzone_state.count.allocations);
@@ -1925,7 +1548,7 @@ void gg_redzone_atfork_child(void)
 	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */
 	for (unsigned i = 0; i < GG_KERNELS_MAX; i++)
 		atomic_flag_clear(&memos[i].busy);
-	atomic_store(&redzone_state.batched, false);
+	gg_scan_atfork_child();
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
 		atomic_store(&redzone_state.ctx[i].zones, 0);
 	redzone_state.npending = 0;
