@@ -1,9 +1,9 @@
 /* gpuguard report --junit and --sarif: the findings of the summaries in the
- * formats CI systems read (SPEC §8). JUnit XML for GitLab's and Jenkins' test
- * reports: a test case per process, a failure per finding. SARIF 2.1.0 for
- * code scanning: a result per finding at the host call site, with a
- * fingerprint that leaves out what changes from run to run (pids, addresses,
- * times), so that the same finding of two runs is one alert. */
+ * formats CI systems read (README, "Three ways to use it"). JUnit XML for
+ * GitLab's and Jenkins' test reports: a test case per process, a failure per
+ * finding. SARIF 2.1.0 for code scanning: a result per finding at the host call
+ * site, with a fingerprint that leaves out what changes from run to run (pids,
+ * addresses, times), so that the same finding of two runs is one alert. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -318,7 +318,8 @@ static uint64_t fnv_site(uint64_t h, const struct gg_json *site)
 }
 
 /* A module's name without what changes between runs: a handle the shim
- * never saw loaded is "module@0xHANDLE" (SPEC §3). */
+ * never saw loaded is "module@0xHANDLE"
+ * (README, "The kernel-lookup audit and the gate"). */
 static uint64_t fnv_module(uint64_t h, const struct gg_json *module)
 {
 	if (!strncmp(gg_json_string(module, ""), "module@0x", strlen("module@0x")))

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GG_SUSPECTS 4 /* kernels a zone remembers (SPEC §5, suspects) */
+#define GG_SUSPECTS 4 /* kernels a zone remembers (README, "Red zones") */
 
 /* A suspect: a kernel's slot (driver/kernels.h) + 1 in the top 16 bits, the
  * launch's index in the rest; 0 is none. */
