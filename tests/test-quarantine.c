@@ -1,4 +1,4 @@
-/* The quarantine (SPEC §4, Quarantine and Dangling launches): freed guarded
+/* The quarantine (README, "Quarantine"): freed guarded
  * allocations held back from the driver and checked when they leave
  * (write_after_free), launches given them (dangling_launch), and a second
  * free of one (double_free). Through app-redzone and the fake driver, whose
@@ -24,7 +24,9 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 	free(got);
 }
 
-/* What app-redzone printed, with and without the shim: the same (SPEC §7.1). */
+/* What app-redzone printed, with and without the shim: the same
+ * (tests/test-invariants.c,
+ * Test(invariants, stdout_is_byte_for_byte_the_same)). */
 static void assert_same_output(const char *const *steps, const char *shimmed)
 {
 	const char *args[32] = { RZ };

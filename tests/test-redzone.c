@@ -1,4 +1,4 @@
-/* Red zones (SPEC §4), through app-redzone and the fake driver. */
+/* Red zones (README, "Red zones"), through app-redzone and the fake driver. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
@@ -485,7 +485,7 @@ Test(redzone, a_reset_spares_the_zones_of_created_contexts)
 	gg_app_run_free(&a);
 }
 
-/* ---- frees the driver refuses (SPEC §4) ---- */
+/* ---- frees the driver refuses (README, "Red zones") ---- */
 
 Test(redzone, a_free_refused_for_want_of_a_context_keeps_the_zone_watched)
 {
@@ -531,7 +531,7 @@ Test(redzone, a_violation_seen_at_a_refused_free_is_reported_once)
 	gg_app_run_free(&a);
 }
 
-/* ---- legacy teardown entry points (SPEC §1) ---- */
+/* ---- legacy teardown entry points (README, "What the shim does") ---- */
 
 Test(redzone, legacy_ctx_destroy_checks_its_bands)
 {
@@ -851,7 +851,7 @@ Test(redzone, registry_keeps_every_probe_chain_after_removals)
 	cr_assert_eq(live, N - (N + 2) / 3);
 }
 
-/* ---- other allocators, and coverage (SPEC §4) ---- */
+/* ---- other allocators, and coverage (README, "Red zones") ---- */
 
 /* Each allocator's band: filled, reported past its end, hidden from the
  * address range, checked at free. */
@@ -1206,7 +1206,7 @@ Test(redzone, an_allocation_captured_into_a_graph_is_unguarded_capturing)
 	gg_app_run_free(&a);
 }
 
-/* ---- which kernel did it: checked launches and suspects (SPEC §5) ---- */
+/* ---- checked launches and suspects (README, "Red zones") ---- */
 
 #define CHECKED "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1"
 

@@ -1,6 +1,7 @@
 /* gpuguard report: a human summary, for CI logs, of one or more JSON summaries
- * (SPEC §6, schema 1). Several files (one per process of a job) are merged
- * into one view: totals, then each finding once with the pids it was seen in. */
+ * (docs/summary.schema.json, schema 1). Several files (one per process of a
+ * job) are merged into one view: totals, then each finding once with the pids
+ * it was seen in. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -397,8 +398,8 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	}
 }
 
-/* "launch_errors" (SPEC §3, §6), newer than schema 1's first writers too:
- * optional, each item whole when present. */
+/* "launch_errors" (docs/summary.schema.json), newer than schema 1's first
+ * writers too: optional, each item whole when present. */
 static void check_launch_errors(struct check *ck, const struct gg_json *root)
 {
 	const struct gg_json *arr = gg_json_get(root, "launch_errors");
@@ -423,8 +424,8 @@ static void check_launch_errors(struct check *ck, const struct gg_json *root)
 	}
 }
 
-/* "modules" (SPEC §3, §6), newer than schema 1's first writers: optional,
- * each item whole when present. */
+/* "modules" (docs/summary.schema.json), newer than schema 1's first writers:
+ * optional, each item whole when present. */
 static void check_modules(struct check *ck, const struct gg_json *root)
 {
 	const struct gg_json *arr = gg_json_get(root, "modules");
@@ -450,8 +451,8 @@ static void check_modules(struct check *ck, const struct gg_json *root)
 	}
 }
 
-/* "leaks" (SPEC §4), written at exit only: optional, each item whole when
- * present. */
+/* "leaks" (docs/summary.schema.json), written at exit only: optional, each item
+ * whole when present. */
 static void check_leaks(struct check *ck, const struct gg_json *root)
 {
 	const struct gg_json *arr = gg_json_get(root, "leaks");
@@ -507,8 +508,8 @@ static void check_labels(struct check *ck, const struct gg_json *root)
 	}
 }
 
-/* "coverage" (SPEC §6) is newer than schema 1's first writers: optional, but
- * read as it is when present. */
+/* "coverage" (docs/summary.schema.json) is newer than schema 1's first writers:
+ * optional, but read as it is when present. */
 static void check_coverage(struct check *ck, const struct gg_json *root)
 {
 	static const char *const counts[] = { "allocations", "guarded", NULL };
@@ -967,7 +968,7 @@ void gg_view_free_groups(struct view *vw)
 
 /* ---- coverage ------------------------------------------------------------ */
 
-/* What a process's red zones guarded (SPEC §4, "coverage"); from
+/* What a process's red zones guarded (README, "Red zones": Coverage); from
  * allocations.calls and .padded when the summary predates the member. */
 struct coverage {
 	bool member; /* the summary has a "coverage" member */
@@ -1143,7 +1144,8 @@ static void print_coverage(const struct view *vw, unsigned indent)
 }
 
 /* Each process's refused launches, a kernel a line: "launch errors: K (module
- * M): 2 refused, last CUDA_ERROR_..." (SPEC §3). */
+ * M): 2 refused, last CUDA_ERROR_..."
+ * (README, "The kernel-lookup audit and the gate"). */
 static void print_launch_errors(const struct view *vw, unsigned indent)
 {
 	struct sb b = { 0 };
@@ -1323,7 +1325,7 @@ static void print_stack(struct sb *b, const char *title, const struct gg_json *s
 	}
 }
 
-/* A double or invalid free (SPEC §4, Frees). */
+/* A double or invalid free (README, "Stacks, frees and leaks"). */
 static void print_free_violation(struct sb *b, const struct gg_json *r)
 {
 	bool twice = !strcmp(gg_view_violation_kind(r), GG_REPORT_DOUBLE_FREE);
@@ -1358,7 +1360,7 @@ static void print_free_violation(struct sb *b, const struct gg_json *r)
 	print_stack(b, twice ? "second free stack" : "free stack", free_stack);
 }
 
-/* A write after free or a dangling launch (SPEC §4, Quarantine). */
+/* A write after free or a dangling launch (README, "Quarantine"). */
 static void print_quarantine_violation(struct sb *b, const struct gg_json *r)
 {
 	bool launch = !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
@@ -1611,7 +1613,8 @@ static void print_violations(const struct view *vw, bool several)
 /* A leaked stack, the most bytes first: the first ten entries. */
 #define LEAKS_SHOWN 10
 
-/* What leaked (SPEC §4, Leaks): said only of summaries written at exit. */
+/* What leaked (README, "Stacks, frees and leaks"): said only of summaries
+ * written at exit. */
 static void print_leaks(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
@@ -2054,7 +2057,9 @@ int gg_cmd_report(int argc, char **argv)
 		struct proc *pr = &procs[i];
 
 		pr->file = o.files[i];
-		/* Named by load(); the others are still reported (SPEC §8). */
+		/* Named by load(); the others are still reported
+		 * (tests/test-cli-report.c, Test(report,
+		 * names_empty_truncated_and_malformed_files_and_exits_2)). */
 		pr->root = load(pr->file, &pr->why);
 		pr->pid = gg_view_u64(pr->root, "pid");
 		pr->errors = gg_view_u64(pr->root, "errors");

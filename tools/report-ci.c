@@ -1,9 +1,9 @@
 /* gpuguard report --junit and --sarif: the findings of the summaries in the
- * formats CI systems read (SPEC §8). JUnit XML for GitLab's and Jenkins' test
- * reports: a test case per process, a failure per finding. SARIF 2.1.0 for
- * code scanning: a result per finding at the host call site, with a
- * fingerprint that leaves out what changes from run to run (pids, addresses,
- * times), so that the same finding of two runs is one alert. */
+ * formats CI systems read (README, "Three ways to use it"). JUnit XML for
+ * GitLab's and Jenkins' test reports: a test case per process, a failure per
+ * finding. SARIF 2.1.0 for code scanning: a result per finding at the host call
+ * site, with a fingerprint that leaves out what changes from run to run (pids,
+ * addresses, times), so that the same finding of two runs is one alert. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -318,7 +318,8 @@ static uint64_t fnv_site(uint64_t h, const struct gg_json *site)
 }
 
 /* A module's name without what changes between runs: a handle the shim
- * never saw loaded is "module@0xHANDLE" (SPEC §3). */
+ * never saw loaded is "module@0xHANDLE"
+ * (README, "The kernel-lookup audit and the gate"). */
 static uint64_t fnv_module(uint64_t h, const struct gg_json *module)
 {
 	if (!strncmp(gg_json_string(module, ""), "module@0x", strlen("module@0x")))
@@ -400,13 +401,14 @@ static void leak_finding(struct finding *f, const struct leak_group *g)
 		f->fingerprint = fnv_site(f->fingerprint, gg_json_at(stack, i));
 }
 
-/* The kernels a band finding names: the one whose checked launch found it,
- * else its suspects. */
-static void detail_kernels(struct finding *f, const struct gg_json *r)
+/* The kernels a finding names: the one whose checked launch found it, then its
+ * suspects. @named, the kernel the message already names (a dangling
+ * launch's), is not said again. */
+static void detail_kernels(struct finding *f, const struct gg_json *r, const struct gg_json *named)
 {
 	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
 
-	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
+	if (gg_json_is(kernel, GG_JSON_OBJECT) && kernel != named) {
 		gg_sb_add(&f->detail, "\nfound after kernel ", strlen("\nfound after kernel "));
 		sb_kernel(&f->detail, kernel);
 		gg_sb_add(&f->detail, ", launched at ", strlen(", launched at "));
@@ -442,7 +444,7 @@ static void underflow_finding(struct finding *f, const struct violation_group *g
 	gg_sb_site(&f->detail, gg_json_get(r, "site"));
 	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	add_stack(f, "allocation stack of the one below", gg_json_get(r, "stack"));
-	detail_kernels(f, r);
+	detail_kernels(f, r, NULL);
 	/* The allocation and its size, as an overrun's. */
 	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);
 	f->fingerprint = fnv(f->fingerprint, size,
@@ -453,7 +455,7 @@ static void underflow_finding(struct finding *f, const struct violation_group *g
 static void quarantine_finding(struct finding *f, const struct violation_group *g)
 {
 	const struct gg_json *r = g->row, *free_stack = gg_json_get(r, "free_stack");
-	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
+	const struct gg_json *kernel = gg_json_get(r, "kernel");
 	bool launch = !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
 	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
 	char size[24];
@@ -477,10 +479,7 @@ static void quarantine_finding(struct finding *f, const struct violation_group *
 	gg_sb_site(&f->detail, gg_json_get(r, "site"));
 	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	detail_stack(f, "freed at", free_stack);
-	for (size_t i = 0; i < gg_json_length(suspects); i++) {
-		gg_sb_add(&f->detail, i ? ", " : "\nsuspects: ", i ? 2 : strlen("\nsuspects: "));
-		sb_kernel(&f->detail, gg_json_at(suspects, i));
-	}
+	detail_kernels(f, r, kernel);
 	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
 	add_stack(f, "free stack", free_stack);
 	/* Where it was freed (or launched) and where it was made, and its size. */
@@ -520,7 +519,7 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	gg_sb_site(&f->detail, f->site);
 	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	add_stack(f, "allocation stack", gg_json_get(r, "stack"));
-	detail_kernels(f, r);
+	detail_kernels(f, r, NULL);
 	/* The allocation and its size; not its index, the band's size or how the
 	 * change was found, which move with threads, settings and timing. */
 	f->fingerprint = fnv_site(fnv_cstr(FNV_OFFSET, rules[f->rule].id), f->site);

@@ -1,9 +1,10 @@
-/* The device work the shim does itself (filling and reading guard bands),
- * behind plain C types: CUresult stays in device.c, and its callers (the red
- * zones, the audit, the copies) see only 0 or -errno. Every function returns
- * 0, -ENOSYS when the driver lacks a function it needs, or -EIO when the
- * driver refused. Contexts and streams are the driver's handles, passed
- * through. */
+/* The driver calls the shim makes itself (filling and reading guard bands;
+ * contexts, streams and events; a kernel's parameters and name; a graph's
+ * nodes; a pointer's range), behind plain C types: CUresult stays in device.c,
+ * and its callers (the red zones, the kernel table, the graphs, the audit, the
+ * copies) see only 0 or -errno. Every int function returns 0, -ENOSYS when the
+ * driver lacks a function it needs, or -EIO when the driver refused. Contexts
+ * and streams are the driver's handles, passed through. */
 #ifndef GG_SHIM_DRIVER_DEVICE_H
 #define GG_SHIM_DRIVER_DEVICE_H
 

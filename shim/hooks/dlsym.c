@@ -1,4 +1,4 @@
-/* dlsym interposition (SPEC §1).
+/* dlsym interposition (README, "What the shim does").
  *
  * glibc resolves RTLD_NEXT and RTLD_DEFAULT relative to the object that
  * called dlsym, found from dlsym's return address. A wrapper that forwards

@@ -125,7 +125,8 @@ GG_WORK CUresult gg_hooks_work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary l
 }
 
 /* Lazy loading: a library's kernel or module is materialised in the current
- * context here, where an image with no code for this GPU fails (SPEC §3). */
+ * context here, where an image with no code for this GPU fails
+ * (README, "The kernel-lookup audit and the gate"). */
 
 GG_WORK CUresult gg_hooks_work_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
@@ -284,7 +285,7 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, s
 		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
 }
 
-/* Virtual memory: counted, never guarded (SPEC §4, Coverage). */
+/* Virtual memory: counted, never guarded (README, "Red zones": Coverage). */
 
 GG_WORK CUresult gg_hooks_work_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 			     const CUmemAllocationProp *prop, unsigned long long flags)

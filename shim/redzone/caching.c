@@ -1,7 +1,8 @@
-/* Caching allocators (SPEC §4, Coverage): PyTorch, JAX/XLA, CuPy and RAPIDS
- * RMM ask the driver for large segments and cut tensors out of them, so a
- * band guards a segment, not a tensor. When one is loaded and its
- * per-allocation switch is off, one WARN says so and names the switch.
+/* Caching allocators (README, "Frameworks and caching allocators"): PyTorch,
+ * JAX/XLA, CuPy and RAPIDS RMM ask the driver for large segments and cut
+ * tensors out of them, so a band guards a segment, not a tensor. When one is
+ * loaded and its per-allocation switch is off, one WARN says so and names the
+ * switch.
  *
  * Checked when red zones are on: at allocations (cheaply: only when the
  * dynamic linker loaded something since the last look), at scans and at exit.

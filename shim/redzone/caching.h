@@ -1,4 +1,5 @@
-/* Caching allocators loaded in the process (SPEC §4, Coverage). */
+/* Caching allocators loaded in the process (README,
+ * "Frameworks and caching allocators"). */
 #ifndef GG_SHIM_REDZONE_CACHING_H
 #define GG_SHIM_REDZONE_CACHING_H
 

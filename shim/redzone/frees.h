@@ -1,7 +1,7 @@
-/* Frees of what is no allocation (SPEC §4, Frees): a free of a zone freed
- * before (double_free) and of a pointer inside a zone (invalid_free). The
- * shim remembers the zones the application freed last, with their
- * allocation and free stacks, in a bounded memory. */
+/* Frees of what is no allocation (README, "Stacks, frees and leaks"): a free of
+ * a zone freed before (double_free) and of a pointer inside a zone
+ * (invalid_free). The shim remembers the zones the application freed last, with
+ * their allocation and free stacks, in a bounded memory. */
 #ifndef GG_SHIM_REDZONE_FREES_H
 #define GG_SHIM_REDZONE_FREES_H
 

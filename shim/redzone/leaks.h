@@ -1,7 +1,7 @@
-/* Leaks (SPEC §4): the allocations still live at exit, counted by
- * allocation stack. An allocation whose context was destroyed (cuCtxDestroy,
- * the primary context's last release or a reset) was freed with it: its
- * zone is gone by then, and it is no leak. */
+/* Leaks (README, "Stacks, frees and leaks"): the allocations still live at
+ * exit, counted by allocation stack. An allocation whose context was destroyed
+ * (cuCtxDestroy, the primary context's last release or a reset) was freed with
+ * it: its zone is gone by then, and it is no leak. */
 #ifndef GG_SHIM_REDZONE_LEAKS_H
 #define GG_SHIM_REDZONE_LEAKS_H
 

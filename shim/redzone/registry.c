@@ -498,7 +498,8 @@ void gg_registry_atfork_parent(void)
 		pthread_mutex_unlock(&registry_state.shard[k].lock);
 }
 
-/* Empty: the parent's zones are the parent's to check (SPEC §7.4). The
+/* Empty: the parent's zones are the parent's to check
+ * (README, "Boundaries, signals, exit"). The
  * arrays stay, so the child's inserts still need no allocation. */
 void gg_registry_atfork_child(void)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GG_SUSPECTS 4 /* kernels a zone remembers (SPEC §5, suspects) */
+#define GG_SUSPECTS 4 /* kernels a zone remembers (README, "Red zones") */
 
 /* A suspect: a kernel's slot (handles/kernels.h) + 1 in the top 16 bits, the
  * launch's index in the rest; 0 is none. */
@@ -25,7 +25,7 @@ struct gg_zone {
 	uint64_t ptr;      /* what the application got */
 	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
 	uint64_t index;    /* allocation index */
-	uint32_t site;     /* interned allocation call site (sites.c) */
+	uint32_t site;     /* its allocation stack's id (callsite/depot.c) */
 	uint16_t ctx;      /* the context's slot in the redzone module's table */
 	uint8_t expected;  /* the byte the band must hold */
 	uint8_t flags;     /* GG_ZONE_* */

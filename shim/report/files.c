@@ -1,6 +1,6 @@
-/* The report files (SPEC §6): the JSON summary (schema 1) and the Prometheus
- * text file, each rewritten atomically (a temporary file in the same
- * directory, then rename(2)). Formatted through a stack buffer and written
+/* The report files (README, "Report formats"): the JSON summary (schema 1) and
+ * the Prometheus text file, each rewritten atomically (a temporary file in the
+ * same directory, then rename(2)). Formatted through a stack buffer and written
  * with write(2); nothing is allocated.
  *
  * Never harmful (see replace_file): the temporary file is created, never
@@ -192,8 +192,8 @@ static void kernel_member(struct jw *w, const struct gg_report_violation *v)
 	jw_puts(w, " }");
 }
 
-/* A free's finding (SPEC §4, Frees): no band figures; the pointer freed,
- * and the free stacks. */
+/* A free's finding (README, "Stacks, frees and leaks"): no band figures; the
+ * pointer freed, and the free stacks. */
 static void free_violation_row(struct jw *w, const struct gg_report_violation *v)
 {
 	bool twice = !strcmp(v->kind, GG_KIND_DOUBLE_FREE);
@@ -233,9 +233,9 @@ static void suspects_list(struct jw *w, const struct gg_report_violation *v)
 	jw_puts(w, v->nsuspects ? " ]" : "]");
 }
 
-/* The quarantine's findings (SPEC §4): a write after free, with its figures
- * (offsets into the allocation) and suspects; a dangling launch, with its
- * kernel and parameter. Both name the free (api, free_stack). */
+/* The quarantine's findings (README, "Quarantine"): a write after free, with
+ * its figures (offsets into the allocation) and suspects; a dangling launch,
+ * with its kernel and parameter. Both name the free (api, free_stack). */
 static void quarantine_row(struct jw *w, const struct gg_report_violation *v)
 {
 	bool launch = !strcmp(v->kind, GG_KIND_DANGLING_LAUNCH);

@@ -1,4 +1,5 @@
-/* The human log (SPEC §6). One descriptor, one write(2) per line. */
+/* The human log (README, "What the shim does"). One descriptor, one write(2)
+ * per line. */
 #include "report/report.h"
 
 #include <errno.h>
@@ -20,7 +21,7 @@
 #define SITE_TEXT_MAX LINE_MAX_BYTES
 
 /* LEVEL_SETTING: a WARN about the configuration, printed at every verbosity
- * because it changes what is checked (SPEC §2). */
+ * because it changes what is checked (README, "Settings"). */
 enum level { LEVEL_ERROR, LEVEL_WARN, LEVEL_INFO, LEVEL_TRACE, LEVEL_SETTING };
 
 /* "1 kernel", "2 kernels": the word that goes with @n. */
@@ -32,10 +33,11 @@ static const char *plural(unsigned long long n, const char *one, const char *man
 /* Written by gg_report_open() under the set-up's pthread_once, and by the
  * fork child handler while the child is single-threaded; read-only otherwise. */
 static struct {
-	/* The log's descriptor. Until set-up, fd 2; set-up decides it once (SPEC
-	 * §6): a duplicate of fd 2 or the log file, close-on-exec and moved up to
-	 * LOG_FD_MIN, away from the low numbers a program closes and reuses; -1
-	 * when there is nowhere to log (fd 2 was closed at set-up). */
+	/* The log's descriptor. Until set-up, fd 2; set-up decides it once
+	 * (docs/gpuguard.1, "ENVIRONMENT": GPUGUARD_LOG): a duplicate of fd 2
+	 * or the log file, close-on-exec and moved up to LOG_FD_MIN, away from
+	 * the low numbers a program closes and reuses; -1 when there is nowhere
+	 * to log (fd 2 was closed at set-up). */
 	int fd;
 	bool decided;           /* set-up decided @fd: check it before each write */
 	dev_t dev;              /* what @fd was when decided: a descriptor the */
@@ -70,8 +72,9 @@ static bool is_stderr(int fd)
 	       e.st_ino == a.st_ino;
 }
 
-/* The log file of @pattern, moved high (high_dup); never the program's
- * stdout (SPEC §6). Opening it never blocks: a FIFO with no reader fails. */
+/* The log file of @pattern, moved high (high_dup); never the program's stdout
+ * (docs/gpuguard.1, "ENVIRONMENT": GPUGUARD_LOG). Opening it never blocks: a
+ * FIFO with no reader fails. */
 static int open_log(const char *pattern, int *err)
 {
 	char path[PATH_MAX];
@@ -534,7 +537,8 @@ static void unresolved_at_exit_row(void *ctx, const struct gg_report_row *r)
 	if (r->expected_absent || r->site_index != 0)
 		return;
 	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, site, sizeof(site));
-	/* MODULE::* is the module itself: its load failed (SPEC §3). */
+	/* MODULE::* is the module itself: its load failed
+	 * (README, "The kernel-lookup audit and the gate"). */
 	if (!strcmp(r->function, "*"))
 		gg_report_error("required module never loaded: %s (%llu failed %s, %s) at %s",
 				printable(r->module, m, sizeof(m)), (unsigned long long)r->pair_failed,
@@ -749,7 +753,8 @@ static const char *first_frame_text(const struct gg_report_stack *st, char *out,
 	return site_text(f->address, f->object, f->offset, f->symbol, f->symbol_offset, out, cap);
 }
 
-/* A free of what is no allocation's start (SPEC §4, Frees). */
+/* A free of what is no allocation's start
+ * (README, "Stacks, frees and leaks"). */
 static void free_violation(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], at[320], first[320];
@@ -790,8 +795,9 @@ static const char *band_text(const struct gg_report_violation *v, char *out, siz
 	return out;
 }
 
-/* A write below the start of the allocation directly above a band (SPEC
- * §4, Underflow): the upper one named first, then the band it reached. */
+/* A write below the start of the allocation directly above a band
+ * (README, "Red zones": Underflow): the upper one named first, then the band it
+ * reached. */
 static void underflow_violation(const struct gg_report_violation *v, const char *culprit)
 {
 	char site[SITE_TEXT_MAX], upper[SITE_TEXT_MAX], band[96];
@@ -814,7 +820,7 @@ static void underflow_violation(const struct gg_report_violation *v, const char 
 }
 
 /* A quarantined allocation written after its free, found when it left the
- * quarantine (SPEC §4, Quarantine). */
+ * quarantine (README, "Quarantine"). */
 static void write_after_free(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], at[320], where[64], culprit[SITE_TEXT_MAX + 512];
@@ -843,7 +849,7 @@ static void write_after_free(const struct gg_report_violation *v)
 }
 
 /* A launch given a pointer into a quarantined allocation, reported before it
- * is forwarded (SPEC §4, Dangling launches). */
+ * is forwarded (README, "Quarantine"). */
 static void dangling_launch(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], launched[SITE_TEXT_MAX], at[320], inside[64] = "", node[48] = "";
@@ -987,7 +993,7 @@ void gg_report_leaks(const struct gg_report_figures *f)
 }
 
 /* "; 9 guarded, 1 not (min_idx 1)" when red zones were asked for and an
- * allocation went without (SPEC §4); "" otherwise. */
+ * allocation went without (README, "Red zones": Coverage); "" otherwise. */
 static void unguarded_text(const struct gg_report_coverage *c, char *out, size_t cap)
 {
 	uint64_t not_guarded = c->allocations - c->guarded;
@@ -1017,7 +1023,8 @@ void gg_report_exit_summary(const struct gg_report_figures *f)
 	const struct gg_report_redzone *z = &f->redzone;
 	char why[256];
 
-	/* Only when anything was recorded (SPEC §5): a CUDA runtime that never
+	/* Only when anything was recorded
+	 * (README, "Boundaries, signals, exit"): a CUDA runtime that never
 	 * started leaves no line behind. */
 	if (!a->calls && !a->seals && !a->loads_failed && !z->calls && !z->violations && !f->errors)
 		return;

@@ -57,8 +57,9 @@ static struct {
 		  .idle_once = PTHREAD_ONCE_INIT };
 
 /* The one piece of this module's state outside start_state: every hook reads
- * it first (shim.h), so it is a plain hidden global. Set (release) by set-up;
- * GG_MODE_FORKED sends a forked child's first hook to the slow path. */
+ * it first (gg_start_ready() in start/start.h, and hooks/entry-x86_64.S), so
+ * it is a plain hidden global. Set (release) by set-up; GG_MODE_FORKED sends a
+ * forked child's first hook to the slow path. */
 atomic_int gg_start_mode;
 
 /* Read by every exported entry point too (start.h); written by set-up. */
