@@ -45,9 +45,9 @@ static void assert_same(const struct names *a, const struct names *b, const char
 	cr_assert_eq(a->n, b->n, "%s: %zu vs %zu names", what, a->n, b->n);
 }
 
-/* The hooks carry the hidden version GPUGUARD_HOOK (the build's
- * shim/libgpuguard.map, which shim/driver/gen-map.py writes): the
- * names without it, and no version node symbol (type A). */
+/* The hooks carry the hidden version GPUGUARD_HOOK (libgpuguard.map, which
+ * shim/driver/gen-map.py writes into the build): the names without it, and
+ * no version node symbol (type A). */
 static void exported(struct names *s)
 {
 	from_command(s, "nm -D --defined-only '" GG_SHIM "' | awk '$2 != \"A\" {print $3}'"
