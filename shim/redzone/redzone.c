@@ -12,10 +12,10 @@
  * context's slot, its private stream, room in the registry), so a padded
  * allocation is always recorded, and its padding always hidden.
  *
- * This file is the zones' lifecycle (allocation, free, contexts), the
- * launches' suspects and checked launches; the batched full scan is scan.c's
- * and the findings' counting and reporting findings.c's (redzone/zones.h is
- * what they share).
+ * This file is the zones' lifecycle (allocation, free, contexts) and the
+ * launches' suspects; the batched full scan is scan.c's, checked launches
+ * checked.c's, and the findings' counting and reporting findings.c's
+ * (redzone/zones.h is what they share).
  *
  * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
  * shard lock, then the leaves pending_lock, findings.c's lock, batch_lock and
@@ -41,6 +41,7 @@
 #include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"
+#include "redzone/checked.h"
 #include "redzone/findings.h"
 #include "redzone/frees.h"
 #include "redzone/leaks.h"
@@ -83,9 +84,9 @@ static struct {
 		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 		atomic_uint_fast64_t scans, checked, unchecked; /* violations: findings.c */
 		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
-		/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
-		 * parameters could not be followed (no layout, no buffer). */
-		atomic_uint_fast64_t launches_checked, launches_unfollowed;
+		/* Launches whose parameters could not be followed (no layout, no
+		 * buffer); those checked are checked.c's. */
+		atomic_uint_fast64_t launches_unfollowed;
 		/* What was guarded and what was not (README, "Red zones": coverage). */
 		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 		atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
@@ -202,7 +203,7 @@ uint64_t gg_redzone_band_length(uint64_t user, uint8_t flags)
 }
 
 /* The live slot of @ctx, or -1. Lock-free: slots only ever get added. */
-static int find_ctx(void *ctx)
+int gg_redzone_find_ctx(void *ctx)
 {
 	unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_acquire);
 
@@ -220,7 +221,7 @@ static int find_ctx(void *ctx)
  * no zone left is reused. -ENOSPC, or the driver's error. */
 static int ctx_slot(void *ctx)
 {
-	int id = find_ctx(ctx);
+	int id = gg_redzone_find_ctx(ctx);
 	struct ctx_slot *s;
 	void *current;
 	int err = 0, dev = 0;
@@ -231,7 +232,7 @@ static int ctx_slot(void *ctx)
 	if ((err = gg_device_current(&current, &dev)))
 		return err;
 	pthread_mutex_lock(&redzone_state.lock);
-	if ((id = find_ctx(ctx)) < 0) {
+	if ((id = gg_redzone_find_ctx(ctx)) < 0) {
 		unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_relaxed);
 
 		for (unsigned i = 0; i < n && id < 0; i++)
@@ -561,7 +562,8 @@ static void fill_again(const struct gg_zone *z)
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
  * 0 when clean, -1 when it could not be read (counted unchecked, never clean). */
-static int check(struct gg_zone *z, void *stream, const char *by, bool refill, struct gg_violation *v)
+int gg_redzone_check_zone(struct gg_zone *z, void *stream, const char *by, bool refill,
+			   struct gg_violation *v)
 {
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	struct gg_band_check c;
@@ -580,7 +582,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 	return 1;
 }
 
-static void halt_if_asked(uint64_t before)
+void gg_redzone_halt_if_asked(uint64_t before)
 {
 	if (redzone_state.halt && gg_findings_total() != before) {
 		gg_report_halting();
@@ -593,7 +595,7 @@ void gg_redzone_found(const struct gg_violation *v)
 	uint64_t before = gg_findings_total();
 
 	gg_findings_record(v);
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 }
 
 uint64_t gg_redzone_pad(void)
@@ -712,10 +714,10 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 		 * waits for it; one being captured into a graph cannot be waited for. */
 		if (async && (gg_device_capturing(stream, &capturing) || capturing))
 			unchecked(GG_UNCHECKED_capturing);
-		else if (check(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
+		else if (gg_redzone_check_zone(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
 			t->violated = true, gg_findings_record(&v);
 	}
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 	if (redzone_state.quarantine)
 		quarantine(stream, async, t);
 }
@@ -813,6 +815,11 @@ bool gg_redzone_readable(uint16_t slot, void **ctx, void **stream)
 	return true;
 }
 
+void *gg_redzone_stream_of(uint16_t slot)
+{
+	return atomic_load(&redzone_state.ctx[slot].stream);
+}
+
 uint64_t gg_redzone_zones_of(int slot)
 {
 	return atomic_load(&redzone_state.ctx[slot].zones);
@@ -842,7 +849,7 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 	}
 	if (z->flags & GG_ZONE_QUARANTINED) /* its fill is checked when it leaves */
 		return false;
-	int r = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
+	int r = gg_redzone_check_zone(z, atomic_load(&s->stream), sc->by, true, &sc->v);
 
 	if (r >= 0) { /* seen clean, or reported with its suspects */
 		memset(z->suspects, 0, sizeof(z->suspects));
@@ -865,7 +872,7 @@ static void scan_after(void *arg)
 }
 
 /* A scan of every live band (of one context when @sc->only_ctx >= 0). */
-static void scan_live(struct gg_scan *sc)
+void gg_redzone_scan_live(struct gg_scan *sc)
 {
 	uint64_t before = gg_findings_total();
 
@@ -879,7 +886,7 @@ static void scan_live(struct gg_scan *sc)
 		gg_scan_unbatched();
 		gg_registry_foreach(scan_zone, scan_after, sc);
 	}
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 }
 
 void gg_redzone_scan(const char *why)
@@ -890,22 +897,22 @@ void gg_redzone_scan(const char *why)
 
 	/* A boundary and exit release the quarantine, its fills checked. */
 	(void)gg_quarantine_release(-1, sc.by, false);
-	scan_live(&sc);
+	gg_redzone_scan_live(&sc);
 }
 
 void gg_redzone_context_ending(void *ctx)
 {
-	struct gg_scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
+	struct gg_scan sc = { .by = "teardown", .only_ctx = gg_redzone_find_ctx(ctx) };
 
 	if (sc.only_ctx >= 0) {
 		(void)gg_quarantine_release(sc.only_ctx, "teardown", false);
-		scan_live(&sc);
+		gg_redzone_scan_live(&sc);
 	}
 }
 
 void gg_redzone_context_ended(void *ctx)
 {
-	struct gg_scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .forget = true };
+	struct gg_scan sc = { .by = "teardown", .only_ctx = gg_redzone_find_ctx(ctx), .forget = true };
 
 	/* Its modules went with it: their functions' handles may come back. */
 	gg_kernels_unloaded(NULL);
@@ -935,7 +942,7 @@ void *gg_redzone_device_ending(int dev)
 	void *primary = NULL;
 
 	/* Only the primary context dies: contexts made with cuCtxCreate live on. */
-	if (!redzone_state.pad || gg_device_primary(dev, &primary) || find_ctx(primary) < 0)
+	if (!redzone_state.pad || gg_device_primary(dev, &primary) || gg_redzone_find_ctx(primary) < 0)
 		return NULL;
 	gg_redzone_context_ending(primary);
 	return primary;
@@ -951,9 +958,8 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	gg_redzone_context_ended(primary); /* its kernels' handles too */
 }
 
-/* ---- launches: suspects, and checked launches (README, "Red zones": Which kernel did it) ---- */
+/* ---- launches: suspects (README, "Red zones": Which kernel did it) ---- */
 
-#define LAUNCH_PTRS 32 /* addresses followed per launch */
 #define EXTRA_PAIRS 16 /* extra's (key, value) pairs read at most */
 
 /* The buffer of a launch's @extra (cuda.h: CU_LAUNCH_PARAM_END 0,
@@ -1016,25 +1022,10 @@ static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_ke
 		return n;
 	}
 	/* No layout: the word's place in the buffer stands for the parameter. */
-	for (size_t off = 0; off + sizeof(v) <= size && n < LAUNCH_PTRS; off += sizeof(v))
+	for (size_t off = 0; off + sizeof(v) <= size && n < GG_LAUNCH_PTRS; off += sizeof(v))
 		if ((memcpy(&v, buf + off, sizeof(v)), v))
 			which[n] = (int16_t)(off / sizeof(v)), out[n++] = v;
 	return n;
-}
-
-/* The zone holding @ptr (the one it starts, else the allocation the driver
- * says holds it), held for reading: flagged so its free waits (README, "Red zones": no
- * band is read after its memory died). */
-static int zone_holding(uint64_t ptr, struct gg_zone *z)
-{
-	uint64_t base;
-	size_t size;
-
-	if (!gg_registry_hold(ptr, z))
-		return 0;
-	if (gg_device_range(ptr, &base, &size) || gg_registry_hold(base, z))
-		return -ENOENT;
-	return 0;
 }
 
 /* A checked launch's reads, like a batched scan's: one at a time, and a free
@@ -1050,114 +1041,6 @@ void gg_redzone_reading(bool on)
 	pthread_mutex_unlock(&redzone_state.batch_lock);
 	if (!on)
 		pthread_mutex_unlock(&redzone_state.scan_lock);
-}
-
-/* The zone directly below @z (the driver's allocation that ends where @z
- * starts: its band reaches @z, adjacency.c), held as zone_holding() holds
- * one. 0 or -ENOENT. */
-static int zone_below(const struct gg_zone *z, struct gg_zone *below)
-{
-	uint64_t base;
-	size_t size;
-
-	if (gg_device_range(z->ptr - 1, &base, &size) || base + size != z->ptr)
-		return -ENOENT;
-	return gg_registry_hold(base, below);
-}
-
-/* With the launch's reads under way: check the band of the zone directly
- * below @z, a zone the launch was given, unless it was checked already as
- * one given (@done, @ndone), while @z's suspects still name the launch: a
- * write below @z's start is an underflow of @z, found at the launch that
- * made it. One given later is checked again, as given (its suspects are
- * then cleared). */
-static void check_below(const struct gg_zone *z, struct gg_launch_check *lc, const uint64_t *done,
-			unsigned ndone)
-{
-	struct gg_violation v;
-	struct gg_zone below;
-	unsigned k;
-	int r;
-
-	if (zone_below(z, &below))
-		return;
-	for (k = 0; k < ndone && done[k] != below.ptr; k++)
-		;
-	if (k < ndone) {
-		(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING);
-		return;
-	}
-	r = check(&below, atomic_load(&redzone_state.ctx[below.ctx].stream), "launch", true, &v);
-	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
-				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
-	if (r > 0) {
-		by_launch(&v, lc);
-		gg_findings_record(&v);
-	}
-}
-
-/* Wait for launch @l and check the bands of the zones it was given (every
- * zone of its context when they cannot be known). Its violations are
- * reported now, before the launch returns to the application. */
-static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
-{
-	uint64_t before = gg_findings_total(), done[LAUNCH_PTRS];
-	struct gg_launch_check lc = { .slot = slot, .launch = l->index };
-	bool capturing = false;
-	unsigned ndone = 0;
-	void *ctx;
-	int dev;
-
-	if (gg_device_current(&ctx, &dev))
-		return;
-	/* Captured into a graph, it did not run; its stream cannot be waited for. */
-	if (gg_device_capturing(l->stream, &capturing) || capturing)
-		return;
-	if (gg_device_stream_wait(l->stream)) {
-		unchecked(GG_UNCHECKED_unreadable);
-		return;
-	}
-	atomic_fetch_add_explicit(&redzone_state.count.launches_checked, 1, memory_order_relaxed);
-	if (n < 0) {
-		struct gg_scan sc = { .by = "launch", .lc = &lc, .only_ctx = find_ctx(ctx) };
-
-		if (sc.only_ctx >= 0)
-			scan_live(&sc);
-		return;
-	}
-	gg_redzone_reading(true);
-	for (int i = 0; i < n; i++) {
-		struct gg_violation v;
-		struct gg_zone z;
-		unsigned k;
-		int r;
-
-		if (zone_holding(ptrs[i], &z))
-			continue;
-		for (k = 0; k < ndone && done[k] != z.ptr; k++)
-			;
-		if (k < ndone || (z.flags & GG_ZONE_QUARANTINED)) {
-			/* Given twice: checked once; quarantined: a dangling launch. */
-			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING);
-			continue;
-		}
-		done[ndone++] = z.ptr;
-		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
-		check_below(&z, &lc, done, ndone);
-		/* The copy's fill was seen done: so is the registry's zone. */
-		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
-					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
-		if (r >= 0) {
-			(void)gg_registry_clear_suspects(z.ptr, l->index);
-			atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
-		}
-		if (r > 0) {
-			by_launch(&v, &lc);
-			gg_findings_record(&v);
-		}
-	}
-	gg_redzone_reading(false);
-	halt_if_asked(before);
 }
 
 /* The allocations a thread's launches pointed into the middle of, as the
@@ -1217,7 +1100,7 @@ void gg_redzone_finding(void)
 	uint64_t before;
 
 	before = gg_findings_api_overrun();
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 }
 
 /* Launch @index of kernel @slot given @ptrs: the newest suspect of each
@@ -1341,8 +1224,8 @@ static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoc
 static __attribute__((noinline)) void dangling_check(const struct gg_redzone_launch *l)
 {
 	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
-	int16_t which[LAUNCH_PTRS];
+	uint64_t ptrs[GG_LAUNCH_PTRS], dangling = 0;
+	int16_t which[GG_LAUNCH_PTRS];
 	struct gg_zone z;
 	int slot, n;
 
@@ -1375,8 +1258,8 @@ bool gg_redzone_launching(const struct gg_redzone_launch *l)
 static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l, uint64_t epoch)
 {
 	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
-	int16_t which[LAUNCH_PTRS];
+	uint64_t ptrs[GG_LAUNCH_PTRS], dangling = 0;
+	int16_t which[GG_LAUNCH_PTRS];
 	struct memo *m;
 	int slot, n;
 
@@ -1400,19 +1283,19 @@ static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l
 	if (dangling && !l->dangling_checked)
 		report_dangling(l, slot, ptrs, which, n, dangling);
 	if (redzone_state.check_launches && !l->unforwarded)
-		check_launch(l, slot, ptrs, n);
+		gg_checked_launch(l, slot, ptrs, n);
 }
 
 void gg_redzone_launch_check(const struct gg_redzone_launch *l)
 {
-	uint64_t ptrs[LAUNCH_PTRS];
-	int16_t which[LAUNCH_PTRS];
+	uint64_t ptrs[GG_LAUNCH_PTRS];
+	int16_t which[GG_LAUNCH_PTRS];
 	int slot;
 
 	if (!redzone_state.pad || !redzone_state.check_launches)
 		return;
 	slot = gg_kernels_slot(l->fn);
-	check_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs, which));
+	gg_checked_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs, which));
 }
 
 /* The common case: the thread's last kernel again, kernelParams, the same
@@ -1490,7 +1373,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 		out->live_bytes -= q.held_user < out->live_bytes ? q.held_user : out->live_bytes;
 	}
 	gg_scan_figures(&out->batched, &out->scan_calls);
-	out->launches_checked = atomic_load(&redzone_state.count.launches_checked);
+	out->launches_checked = gg_checked_count();
 	out->launches_unfollowed = atomic_load(&redzone_state.count.launches_unfollowed);
 	out->coverage.allocations = atomic_load(&redzone_state.count.allocations);
 	out->coverage.guarded = atomic_load(&redzone_state.count.guarded);
@@ -1549,6 +1432,7 @@ void gg_redzone_atfork_child(void)
 	for (unsigned i = 0; i < GG_KERNELS_MAX; i++)
 		atomic_flag_clear(&memos[i].busy);
 	gg_scan_atfork_child();
+	gg_checked_atfork_child();
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
 		atomic_store(&redzone_state.ctx[i].zones, 0);
 	redzone_state.npending = 0;

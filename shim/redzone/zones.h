@@ -30,6 +30,27 @@ struct gg_scan {
 	struct gg_violation v;
 };
 
+#define GG_LAUNCH_PTRS 32 /* addresses followed per launch */
+
+/* The live slot of context @ctx, or -1 (lock-free). */
+int gg_redzone_find_ctx(void *ctx);
+
+/* The private stream of context slot @slot (NULL: none yet). */
+void *gg_redzone_stream_of(uint16_t slot);
+
+/* Check the band of @z, read through @stream: 1 and *@v set on a violation
+ * (the band filled again when @refill), 0 when clean, -1 when it could not
+ * be read (counted unchecked, never clean). */
+int gg_redzone_check_zone(struct gg_zone *z, void *stream, const char *by, bool refill,
+			  struct gg_violation *v);
+
+/* A scan of every live band (of one context when @sc->only_ctx >= 0). */
+void gg_redzone_scan_live(struct gg_scan *sc);
+
+/* GPUGUARD_HALT_ON_ERROR: stop when violations were found since @before
+ * (gg_findings_total()). */
+void gg_redzone_halt_if_asked(uint64_t before);
+
 /* Whether the zones of context slot @slot can be read: the context lives
  * and has its private stream (*@ctx, *@stream, when not NULL). */
 bool gg_redzone_readable(uint16_t slot, void **ctx, void **stream);
