@@ -15,6 +15,7 @@
 #include "driver/device.h"
 #include "redzone/findings.h"
 #include "redzone/registry.h"
+#include "redzone/suspects.h"
 #include "redzone/zones.h"
 
 static struct {
@@ -131,7 +132,7 @@ void gg_checked_launch(const struct gg_redzone_launch *l, int slot, const uint64
 					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
 		if (r >= 0) {
 			(void)gg_registry_clear_suspects(z.ptr, l->index);
-			gg_redzone_suspects_cleared();
+			gg_suspects_stale();
 		}
 		if (r > 0)
 			gg_redzone_report_found(&v, &lc);

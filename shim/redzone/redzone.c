@@ -12,10 +12,10 @@
  * context's slot, its private stream, room in the registry), so a padded
  * allocation is always recorded, and its padding always hidden.
  *
- * This file is the zones' lifecycle (allocation, free, contexts) and the
- * launches' suspects; the batched full scan is scan.c's, checked launches
- * checked.c's, and the findings' counting and reporting findings.c's
- * (redzone/zones.h is what they share).
+ * This file is the zones' lifecycle (allocation, free, contexts, where an
+ * address is); the launches' suspects are suspects.c's, the batched full
+ * scan scan.c's, checked launches checked.c's, and the findings' counting
+ * and reporting findings.c's (redzone/zones.h is what they share).
  *
  * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
  * shard lock, then the leaves pending_lock, findings.c's lock, batch_lock and
@@ -49,6 +49,7 @@
 #include "redzone/ranges.h"
 #include "redzone/registry.h"
 #include "redzone/scan.h"
+#include "redzone/suspects.h"
 #include "redzone/zones.h"
 #include "report/report.h"
 #include "base/fatal.h"
@@ -84,9 +85,6 @@ static struct {
 		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 		atomic_uint_fast64_t scans, checked, unchecked; /* violations: findings.c */
 		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
-		/* Launches whose parameters could not be followed (no layout, no
-		 * buffer); those checked are checked.c's. */
-		atomic_uint_fast64_t launches_unfollowed;
 		/* What was guarded and what was not (README, "Red zones": coverage). */
 		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 		atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
@@ -95,9 +93,6 @@ static struct {
 	 * so a launch's number that is no zone's address costs two compares; and
 	 * the frees so far, which make the threads' range caches stale. */
 	atomic_uint_fast64_t lowest, highest, frees;
-	/* Bumped by every band given and every suspect list cleared: a kernel's
-	 * memo (below) of an older generation is written out again. */
-	atomic_uint_fast64_t generation;
 	pthread_once_t resolve_once;  /* finds the driver functions the bands need */
 	bool resolved;                /* written once under @resolve_once: all were found */
 
@@ -138,9 +133,10 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
+	gg_suspects_configure(cfg->redzone, cfg->check_launches);
 	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){
 		.following = cfg->redzone != 0, .checking = cfg->redzone && cfg->check_launches,
-		.generation = &redzone_state.generation, .epoch = gg_kernels_epoch_counter() };
+		.generation = gg_suspects_generation(), .epoch = gg_kernels_epoch_counter() };
 	gg_leaks_configure(cfg->leak_check);
 	/* The quarantine holds guarded allocations: none without red zones. */
 	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
@@ -449,7 +445,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	atomic_fetch_add(&s->zones, 1);
 	note_bounds(ptr, ptr + bytes + pad);
 	if (gg_registry_insert(&z) == 0) {
-		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+		gg_suspects_stale();
 		atomic_fetch_add_explicit(&redzone_state.count.padded, 1, memory_order_relaxed);
 		/* A band the driver would not fill is recorded (its padding stays
 		 * hidden) but never checked: not guarded. */
@@ -503,36 +499,6 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
 		.suspects = { z->suspects[0], z->suspects[1], z->suspects[2], z->suspects[3] },
 	};
-}
-
-/* A kernel launched again with the same addresses, while no band was given
- * and no suspect list cleared, leaves the zones as they are: their entry
- * names the launch @first, which stands for @last. Taken with @busy (a
- * launch that finds it taken writes the zones itself). */
-#define MEMO_PTRS 8
-struct memo {
-	atomic_flag busy;
-	uint8_t n;
-	uint64_t ptr[MEMO_PTRS];       /* under @busy */
-	uint64_t generation;           /* under @busy */
-	atomic_uint_fast64_t first;    /* the launch the zones were given */
-	atomic_uint_fast64_t last;     /* the latest launch with the same addresses */
-};
-static struct memo memos[GG_KERNELS_MAX];
-
-uint64_t gg_redzone_suspect_launch(uint64_t entry)
-{
-	int slot = GG_SUSPECT_SLOT(entry);
-	uint64_t launch = GG_SUSPECT_LAUNCH(entry), last;
-
-	if (slot < 0 || slot >= GG_KERNELS_MAX)
-		return launch;
-	last = atomic_load(&memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
-	if ((atomic_load(&memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
-		return last;
-	/* A kernel node of a graph whose later replays changed nothing. */
-	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
-	return last > launch ? last : launch;
 }
 
 /* A band not checked when it should have been: counted with why, never
@@ -658,7 +624,7 @@ static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
 	memset(z.suspects, 0, sizeof(z.suspects));
 	if (gg_registry_insert(&z))
 		goto undo;
-	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+	gg_suspects_stale();
 	if (gg_quarantine_hold(&e)) {
 		(void)gg_registry_remove(z.ptr, NULL);
 		goto undo;
@@ -825,11 +791,6 @@ uint64_t gg_redzone_zones_of(int slot)
 	return atomic_load(&redzone_state.ctx[slot].zones);
 }
 
-void gg_redzone_suspects_cleared(void)
-{
-	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
-}
-
 void gg_redzone_checked(uint64_t n)
 {
 	atomic_fetch_add_explicit(&redzone_state.count.checked, n, memory_order_relaxed);
@@ -853,7 +814,7 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 
 	if (r >= 0) { /* seen clean, or reported with its suspects */
 		memset(z->suspects, 0, sizeof(z->suspects));
-		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+		gg_suspects_stale();
 	}
 	sc->found = r > 0;
 	return false;
@@ -958,75 +919,6 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	gg_redzone_context_ended(primary); /* its kernels' handles too */
 }
 
-/* ---- launches: suspects (README, "Red zones": Which kernel did it) ---- */
-
-#define EXTRA_PAIRS 16 /* extra's (key, value) pairs read at most */
-
-/* The buffer of a launch's @extra (cuda.h: CU_LAUNCH_PARAM_END 0,
- * CU_LAUNCH_PARAM_BUFFER_POINTER 1, CU_LAUNCH_PARAM_BUFFER_SIZE 2). The
- * driver took the launch, so the list is well formed. */
-static const uint8_t *extra_buffer(void **extra, size_t *size)
-{
-	const uint8_t *buf = NULL;
-
-	*size = 0;
-	for (int i = 0; extra && i < EXTRA_PAIRS && extra[2 * i]; i++) {
-		uintptr_t key = (uintptr_t)extra[2 * i];
-
-		if (key == 1)
-			buf = extra[2 * i + 1];
-		else if (key == 2 && extra[2 * i + 1])
-			*size = *(const size_t *)extra[2 * i + 1];
-	}
-	return *size ? buf : NULL;
-}
-
-/* The device addresses launch @l was given: its pointer-sized parameters by
- * @layout; without a layout, every 8-aligned word of extra's buffer. -1:
- * they cannot be known (kernelParams, and no layout). */
-/* Pointer-sized parameter @i of @layout, read from kernelParams (0: none). */
-static inline uint64_t param_word(void **params, const struct gg_kernel_layout *layout, unsigned i)
-{
-	const void *p = params[layout->param[i]];
-	uint64_t v = 0;
-
-	if (p)
-		memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_kernel_layout *layout,
-			   uint64_t *out, int16_t *which)
-{
-	bool known = layout && layout->known;
-	const uint8_t *buf;
-	size_t size;
-	uint64_t v;
-	int n = 0;
-
-	if (l->params) {
-		if (!known)
-			return -1;
-		for (unsigned i = 0; i < layout->nptr; i++)
-			if ((v = param_word(l->params, layout, i)))
-				which[n] = (int16_t)layout->param[i], out[n++] = v;
-		return n;
-	}
-	if (!(buf = extra_buffer(l->extra, &size)))
-		return known ? 0 : -1;
-	if (known) {
-		for (unsigned i = 0; i < layout->nptr; i++)
-			if (layout->offset[i] + sizeof(v) <= size &&
-			    (memcpy(&v, buf + layout->offset[i], sizeof(v)), v))
-				which[n] = (int16_t)layout->param[i], out[n++] = v;
-		return n;
-	}
-	/* No layout: the word's place in the buffer stands for the parameter. */
-	for (size_t off = 0; off + sizeof(v) <= size && n < GG_LAUNCH_PTRS; off += sizeof(v))
-		if ((memcpy(&v, buf + off, sizeof(v)), v))
-			which[n] = (int16_t)(off / sizeof(v)), out[n++] = v;
-	return n;
-}
 
 /* A checked launch's reads, like a batched scan's: one at a time, and a free
  * of a zone flagged SCANNING waits until it is done. */
@@ -1053,7 +945,7 @@ static __thread unsigned ranges_next __attribute__((tls_model("initial-exec")));
 
 /* The zone base @ptr points into, when it is not a zone's own address: from
  * the thread's cache, else the driver (in the launch's context, current). */
-static uint64_t interior_base(uint64_t ptr)
+uint64_t gg_redzone_interior_base(uint64_t ptr)
 {
 	uint64_t frees = atomic_load_explicit(&redzone_state.frees, memory_order_relaxed), base;
 	size_t size;
@@ -1090,7 +982,7 @@ int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
 		return 0;
 	/* Anywhere in the driver's allocation: past the user's bytes is padding,
 	 * a pitched allocation's spare rows after its band included. */
-	if (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
+	if (!(base = gg_redzone_interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
 		return -ENOENT;
 	return 0;
 }
@@ -1101,243 +993,6 @@ void gg_redzone_finding(void)
 
 	before = gg_findings_api_overrun();
 	gg_redzone_halt_if_asked(before);
-}
-
-/* Launch @index of kernel @slot given @ptrs: the newest suspect of each
- * zone they point into (its start, or inside it). Returns which of @ptrs
- * point into a quarantined allocation (bit i: @ptrs[i]), found by the same
- * lookup. */
-static uint64_t give(int slot, const uint64_t *ptrs, int n, uint64_t index)
-{
-	uint64_t dangling = 0;
-
-	for (int i = 0; i < n; i++) {
-		uint64_t base;
-		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
-
-		if (r < 0 && (base = interior_base(ptrs[i])) && base != ptrs[i])
-			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
-		if (r > 0)
-			dangling |= UINT64_C(1) << i;
-	}
-	return dangling;
-}
-
-/* With @m held: launch @index of kernel @slot was given @ptrs, other than
- * the memo's. The zones of the memo's addresses learn their latest launch,
- * those of @ptrs get this one, and the memo becomes @ptrs. Lets @m go. */
-static uint64_t remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
-			 uint64_t generation)
-{
-	uint64_t dangling;
-
-	uint64_t first = atomic_load(&m->first), last = atomic_load(&m->last);
-
-	for (unsigned i = 0; m->n && last != first && i < m->n; i++) {
-		uint64_t base;
-
-		/* An address into the middle of a zone: its entry is the base's. */
-		if (gg_registry_renew_suspect(m->ptr[i], GG_SUSPECT(slot, first),
-					      GG_SUSPECT(slot, last)) &&
-		    (base = interior_base(m->ptr[i])) && base != m->ptr[i])
-			(void)gg_registry_renew_suspect(base, GG_SUSPECT(slot, first),
-							GG_SUSPECT(slot, last));
-	}
-	dangling = give(slot, ptrs, n, index);
-	m->n = n <= MEMO_PTRS ? (uint8_t)n : 0;
-	memcpy(m->ptr, ptrs, (size_t)m->n * 8);
-	/* Read before the zones were written; a dangling launch's stands for
-	 * no generation, so the next launch is looked at (and reported) again. */
-	m->generation = dangling ? UINT64_MAX : generation;
-	atomic_store(&m->first, index);
-	atomic_store(&m->last, index);
-	atomic_flag_clear_explicit(&m->busy, memory_order_release);
-	return dangling;
-}
-
-static uint64_t generation_now(uint64_t epoch)
-{
-	/* A band given, a list cleared, or a module unloaded (a kernel's slot,
-	 * and so its memo, may now stand for another handle). */
-	return atomic_load_explicit(&redzone_state.generation, memory_order_acquire) + (epoch << 40);
-}
-
-/* The kernel of the thread's last launch (its layout known), while no module
- * was unloaded. */
-static __thread struct {
-	const void *fn;
-	uint64_t epoch;
-	int slot;
-	const struct gg_kernel_layout *layout;
-} last_kernel __attribute__((tls_model("initial-exec")));
-
-/* The quarantined zone @ptr points into (its start, or inside it). */
-static int quarantined_zone(uint64_t ptr, struct gg_zone *z)
-{
-	uint64_t base;
-
-	if (gg_registry_find(ptr, z) &&
-	    (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z)))
-		return -ENOENT;
-	return z->flags & GG_ZONE_QUARANTINED ? 0 : -ENOENT;
-}
-
-/* Launch @l of kernel @slot was given @ptrs (parameter @which[i] each); the
- * bits of @dangling name those into quarantined allocations: a dangling
- * launch each, with the kernel, the launch, the parameter and the free. */
-static void report_dangling(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs,
-			    const int16_t *which, int n, uint64_t dangling)
-{
-	struct gg_launch_check lc = { .slot = slot, .launch = l->index };
-
-	for (int i = 0; i < n; i++) {
-		struct gg_quarantine_entry e = { .api = "?" };
-		struct gg_zone z;
-
-		if (!(dangling >> i & 1) || quarantined_zone(ptrs[i], &z))
-			continue;
-		(void)gg_quarantine_find(z.ptr, &e);
-		struct gg_violation v = {
-			.kind = GG_VIOLATION_DANGLING_LAUNCH, .index = z.index, .user = z.user,
-			.pad = redzone_state.pad, .ptr = z.ptr, .site = z.site, .detected_by = "launch",
-			.api = e.api, .address = ptrs[i], .free_stack = e.free_stack, .param = which[i],
-			.node = l->node,
-		};
-		by_launch(&v, &lc);
-		gg_redzone_found(&v); /* GPUGUARD_HALT_ON_ERROR stops here */
-	}
-}
-
-/* The launch counter's epoch now (a module unloaded moves it). */
-static inline uint64_t epoch_now(void)
-{
-	static const atomic_uint_fast64_t *epoch_counter;
-
-	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
-		epoch_counter = gg_kernels_epoch_counter();
-	return atomic_load_explicit(epoch_counter, memory_order_acquire);
-}
-
-static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch);
-
-/* A launch while anything is quarantined, its memo no help: every address. */
-static __attribute__((noinline)) void dangling_check(const struct gg_redzone_launch *l)
-{
-	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[GG_LAUNCH_PTRS], dangling = 0;
-	int16_t which[GG_LAUNCH_PTRS];
-	struct gg_zone z;
-	int slot, n;
-
-	slot = gg_kernels_slot(l->fn);
-	layout = gg_kernels_layout(slot);
-	if ((n = launch_pointers(l, layout, ptrs, which)) <= 0)
-		return;
-	for (int i = 0; i < n; i++)
-		if (!quarantined_zone(ptrs[i], &z))
-			dangling |= UINT64_C(1) << i;
-	if (dangling)
-		report_dangling(l, slot, ptrs, which, n, dangling);
-}
-
-bool gg_redzone_launching(const struct gg_redzone_launch *l)
-{
-	if (!redzone_state.pad)
-		return false;
-	/* Given what its last launch was given, and nothing quarantined since:
-	 * that launch was seen clean (a dangling one leaves no memo), and the
-	 * memo now stands for this one, which gg_redzone_launched() need not
-	 * look at again (one comparison a launch, not two: BENCHMARKS.md). */
-	if (memo_settles(l, epoch_now()))
-		return true;
-	dangling_check(l);
-	return false;
-}
-
-/* Every launch the fast path below does not settle. */
-static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l, uint64_t epoch)
-{
-	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[GG_LAUNCH_PTRS], dangling = 0;
-	int16_t which[GG_LAUNCH_PTRS];
-	struct memo *m;
-	int slot, n;
-
-	slot = gg_kernels_slot(l->fn);
-	layout = gg_kernels_layout(slot);
-	if (layout && layout->known && slot >= 0)
-		last_kernel.fn = l->fn, last_kernel.epoch = epoch, last_kernel.slot = slot,
-		last_kernel.layout = layout;
-	m = slot >= 0 ? &memos[slot] : NULL;
-	n = launch_pointers(l, layout, ptrs, which);
-	if (n < 0)
-		atomic_fetch_add_explicit(&redzone_state.count.launches_unfollowed, 1, memory_order_relaxed);
-	if (m && n > 0) {
-		if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
-			dangling = give(slot, ptrs, n, l->index); /* another launch holds the memo */
-		else
-			dangling = remember(m, slot, ptrs, n, l->index, generation_now(epoch));
-	}
-	/* A launch no hook saw before it was forwarded (a graph's kernel node):
-	 * its dangling pointers are reported here, as it is noted. */
-	if (dangling && !l->dangling_checked)
-		report_dangling(l, slot, ptrs, which, n, dangling);
-	if (redzone_state.check_launches && !l->unforwarded)
-		gg_checked_launch(l, slot, ptrs, n);
-}
-
-void gg_redzone_launch_check(const struct gg_redzone_launch *l)
-{
-	uint64_t ptrs[GG_LAUNCH_PTRS];
-	int16_t which[GG_LAUNCH_PTRS];
-	int slot;
-
-	if (!redzone_state.pad || !redzone_state.check_launches)
-		return;
-	slot = gg_kernels_slot(l->fn);
-	gg_checked_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs, which));
-}
-
-/* The common case: the thread's last kernel again, kernelParams, the same
- * addresses as that kernel's last launch and nothing changed since: its memo
- * stands for this launch (noted), compared as the parameters are read. */
-static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch)
-{
-	if (GG_LIKELY(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params &&
-		      !redzone_state.check_launches)) {
-		const struct gg_kernel_layout *layout = last_kernel.layout;
-		struct memo *m = &memos[last_kernel.slot];
-
-		if (!atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
-			uint64_t diff = m->generation ^ generation_now(epoch), v;
-			unsigned n = 0;
-
-			for (unsigned i = 0; i < layout->nptr; i++)
-				if ((v = param_word(l->params, layout, i)))
-					diff |= m->ptr[n++ & (MEMO_PTRS - 1)] ^ v;
-			if (GG_LIKELY(!(diff | (n ^ m->n)) || !n)) {
-				/* The same as before (or given no address): nothing to note. */
-				if (n)
-					atomic_store_explicit(&m->last, l->index, memory_order_relaxed);
-				atomic_flag_clear_explicit(&m->busy, memory_order_release);
-				return true;
-			}
-			atomic_flag_clear_explicit(&m->busy, memory_order_release);
-		}
-	}
-	return false;
-}
-
-void gg_redzone_launched(const struct gg_redzone_launch *l)
-{
-	uint64_t epoch;
-
-	if (!redzone_state.pad) /* no band to name a kernel for */
-		return;
-	epoch = epoch_now();
-	if (memo_settles(l, epoch))
-		return;
-	launched(l, epoch);
 }
 
 void gg_redzone_stats(struct gg_report_redzone *out)
@@ -1374,7 +1029,7 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 	}
 	gg_scan_figures(&out->batched, &out->scan_calls);
 	out->launches_checked = gg_checked_count();
-	out->launches_unfollowed = atomic_load(&redzone_state.count.launches_unfollowed);
+	out->launches_unfollowed = gg_suspects_unfollowed();
 	out->coverage.allocations = atomic_load(&redzone_state.count.allocations);
 	out->coverage.guarded = atomic_load(&redzone_state.count.guarded);
 	out->coverage.guarded_bytes = atomic_load(&redzone_state.count.guarded_bytes);
@@ -1428,9 +1083,7 @@ void gg_redzone_atfork_child(void)
 	 * parent's; it numbers its own allocations from 0. The context slots
 	 * stay: they describe contexts, not findings. */
 	GG_ZERO_COUNTERS(&redzone_state.count);
-	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */
-	for (unsigned i = 0; i < GG_KERNELS_MAX; i++)
-		atomic_flag_clear(&memos[i].busy);
+	gg_suspects_atfork_child(); /* the memos name the parent's zones */
 	gg_scan_atfork_child();
 	gg_checked_atfork_child();
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)

@@ -32,6 +32,10 @@ struct gg_scan {
 
 #define GG_LAUNCH_PTRS 32 /* addresses followed per launch */
 
+/* The start of the allocation @ptr points into the middle of, as the
+ * driver says (a per-thread cache of its answers), or 0. */
+uint64_t gg_redzone_interior_base(uint64_t ptr);
+
 /* The live slot of context @ctx, or -1 (lock-free). */
 int gg_redzone_find_ctx(void *ctx);
 
@@ -69,9 +73,6 @@ uint64_t gg_redzone_band_length(uint64_t user, uint8_t flags);
 /* Fill @length bytes of band at @band, of a zone of context slot @slot,
  * with @expected again, so the next scan reports only new writes. */
 void gg_redzone_refill(uint16_t slot, uint64_t band, uint8_t expected, uint64_t length);
-
-/* A zone's suspect list was cleared: the kernels' memos are stale. */
-void gg_redzone_suspects_cleared(void);
 
 /* @n bands were checked. */
 void gg_redzone_checked(uint64_t n);
