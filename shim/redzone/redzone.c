@@ -12,10 +12,10 @@
  * context's slot, its private stream, room in the registry), so a padded
  * allocation is always recorded, and its padding always hidden.
  *
- * This file is the zones' lifecycle (allocation, free, contexts), the
- * launches' suspects and checked launches; the batched full scan is scan.c's
- * and the findings' counting and reporting findings.c's (redzone/zones.h is
- * what they share).
+ * This file is the zones' lifecycle (allocation, free, contexts, where an
+ * address is); the launches' suspects are suspects.c's, the batched full
+ * scan scan.c's, checked launches checked.c's, and the findings' counting
+ * and reporting findings.c's (redzone/zones.h is what they share).
  *
  * Lock order: the boundary lock, scan_lock, redzone_state.lock, a registry
  * shard lock, then the leaves pending_lock, findings.c's lock, batch_lock and
@@ -41,6 +41,7 @@
 #include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/caching.h"
+#include "redzone/checked.h"
 #include "redzone/findings.h"
 #include "redzone/frees.h"
 #include "redzone/leaks.h"
@@ -48,6 +49,7 @@
 #include "redzone/ranges.h"
 #include "redzone/registry.h"
 #include "redzone/scan.h"
+#include "redzone/suspects.h"
 #include "redzone/zones.h"
 #include "report/report.h"
 #include "base/fatal.h"
@@ -83,9 +85,6 @@ static struct {
 		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 		atomic_uint_fast64_t scans, checked, unchecked; /* violations: findings.c */
 		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
-		/* Launches checked (GPUGUARD_CHECK_LAUNCHES), and launches whose
-		 * parameters could not be followed (no layout, no buffer). */
-		atomic_uint_fast64_t launches_checked, launches_unfollowed;
 		/* What was guarded and what was not (README, "Red zones": coverage). */
 		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 		atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
@@ -94,9 +93,6 @@ static struct {
 	 * so a launch's number that is no zone's address costs two compares; and
 	 * the frees so far, which make the threads' range caches stale. */
 	atomic_uint_fast64_t lowest, highest, frees;
-	/* Bumped by every band given and every suspect list cleared: a kernel's
-	 * memo (below) of an older generation is written out again. */
-	atomic_uint_fast64_t generation;
 	pthread_once_t resolve_once;  /* finds the driver functions the bands need */
 	bool resolved;                /* written once under @resolve_once: all were found */
 
@@ -137,9 +133,10 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.check_on_free = cfg->check_on_free;
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
+	gg_suspects_configure(cfg->redzone, cfg->check_launches);
 	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){
 		.following = cfg->redzone != 0, .checking = cfg->redzone && cfg->check_launches,
-		.generation = &redzone_state.generation, .epoch = gg_kernels_epoch_counter() };
+		.generation = gg_suspects_generation(), .epoch = gg_kernels_epoch_counter() };
 	gg_leaks_configure(cfg->leak_check);
 	/* The quarantine holds guarded allocations: none without red zones. */
 	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
@@ -202,7 +199,7 @@ uint64_t gg_redzone_band_length(uint64_t user, uint8_t flags)
 }
 
 /* The live slot of @ctx, or -1. Lock-free: slots only ever get added. */
-static int find_ctx(void *ctx)
+int gg_redzone_find_ctx(void *ctx)
 {
 	unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_acquire);
 
@@ -220,7 +217,7 @@ static int find_ctx(void *ctx)
  * no zone left is reused. -ENOSPC, or the driver's error. */
 static int ctx_slot(void *ctx)
 {
-	int id = find_ctx(ctx);
+	int id = gg_redzone_find_ctx(ctx);
 	struct ctx_slot *s;
 	void *current;
 	int err = 0, dev = 0;
@@ -231,7 +228,7 @@ static int ctx_slot(void *ctx)
 	if ((err = gg_device_current(&current, &dev)))
 		return err;
 	pthread_mutex_lock(&redzone_state.lock);
-	if ((id = find_ctx(ctx)) < 0) {
+	if ((id = gg_redzone_find_ctx(ctx)) < 0) {
 		unsigned n = atomic_load_explicit(&redzone_state.nctx, memory_order_relaxed);
 
 		for (unsigned i = 0; i < n && id < 0; i++)
@@ -448,7 +445,7 @@ void gg_redzone_alloc(const char *api, uint64_t index, size_t bytes, size_t pad,
 	atomic_fetch_add(&s->zones, 1);
 	note_bounds(ptr, ptr + bytes + pad);
 	if (gg_registry_insert(&z) == 0) {
-		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+		gg_suspects_stale();
 		atomic_fetch_add_explicit(&redzone_state.count.padded, 1, memory_order_relaxed);
 		/* A band the driver would not fill is recorded (its padding stays
 		 * hidden) but never checked: not guarded. */
@@ -504,36 +501,6 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 	};
 }
 
-/* A kernel launched again with the same addresses, while no band was given
- * and no suspect list cleared, leaves the zones as they are: their entry
- * names the launch @first, which stands for @last. Taken with @busy (a
- * launch that finds it taken writes the zones itself). */
-#define MEMO_PTRS 8
-struct memo {
-	atomic_flag busy;
-	uint8_t n;
-	uint64_t ptr[MEMO_PTRS];       /* under @busy */
-	uint64_t generation;           /* under @busy */
-	atomic_uint_fast64_t first;    /* the launch the zones were given */
-	atomic_uint_fast64_t last;     /* the latest launch with the same addresses */
-};
-static struct memo memos[GG_KERNELS_MAX];
-
-uint64_t gg_redzone_suspect_launch(uint64_t entry)
-{
-	int slot = GG_SUSPECT_SLOT(entry);
-	uint64_t launch = GG_SUSPECT_LAUNCH(entry), last;
-
-	if (slot < 0 || slot >= GG_KERNELS_MAX)
-		return launch;
-	last = atomic_load(&memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
-	if ((atomic_load(&memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
-		return last;
-	/* A kernel node of a graph whose later replays changed nothing. */
-	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
-	return last > launch ? last : launch;
-}
-
 /* A band not checked when it should have been: counted with why, never
  * passed for clean. */
 static void unchecked(enum gg_report_unchecked why)
@@ -561,7 +528,8 @@ static void fill_again(const struct gg_zone *z)
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
  * 0 when clean, -1 when it could not be read (counted unchecked, never clean). */
-static int check(struct gg_zone *z, void *stream, const char *by, bool refill, struct gg_violation *v)
+int gg_redzone_check_zone(struct gg_zone *z, void *stream, const char *by, bool refill,
+			   struct gg_violation *v)
 {
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	struct gg_band_check c;
@@ -580,7 +548,7 @@ static int check(struct gg_zone *z, void *stream, const char *by, bool refill, s
 	return 1;
 }
 
-static void halt_if_asked(uint64_t before)
+void gg_redzone_halt_if_asked(uint64_t before)
 {
 	if (redzone_state.halt && gg_findings_total() != before) {
 		gg_report_halting();
@@ -593,7 +561,7 @@ void gg_redzone_found(const struct gg_violation *v)
 	uint64_t before = gg_findings_total();
 
 	gg_findings_record(v);
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 }
 
 uint64_t gg_redzone_pad(void)
@@ -656,7 +624,7 @@ static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
 	memset(z.suspects, 0, sizeof(z.suspects));
 	if (gg_registry_insert(&z))
 		goto undo;
-	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+	gg_suspects_stale();
 	if (gg_quarantine_hold(&e)) {
 		(void)gg_registry_remove(z.ptr, NULL);
 		goto undo;
@@ -712,10 +680,10 @@ void gg_redzone_freeing(uint64_t ptr, void *stream, bool async, struct gg_redzon
 		 * waits for it; one being captured into a graph cannot be waited for. */
 		if (async && (gg_device_capturing(stream, &capturing) || capturing))
 			unchecked(GG_UNCHECKED_capturing);
-		else if (check(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
+		else if (gg_redzone_check_zone(&t->zone, async ? stream : NULL, "free", false, &v) > 0)
 			t->violated = true, gg_findings_record(&v);
 	}
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 	if (redzone_state.quarantine)
 		quarantine(stream, async, t);
 }
@@ -813,14 +781,14 @@ bool gg_redzone_readable(uint16_t slot, void **ctx, void **stream)
 	return true;
 }
 
+void *gg_redzone_stream_of(uint16_t slot)
+{
+	return atomic_load(&redzone_state.ctx[slot].stream);
+}
+
 uint64_t gg_redzone_zones_of(int slot)
 {
 	return atomic_load(&redzone_state.ctx[slot].zones);
-}
-
-void gg_redzone_suspects_cleared(void)
-{
-	atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
 }
 
 void gg_redzone_checked(uint64_t n)
@@ -842,11 +810,11 @@ static bool scan_zone(void *arg, struct gg_zone *z)
 	}
 	if (z->flags & GG_ZONE_QUARANTINED) /* its fill is checked when it leaves */
 		return false;
-	int r = check(z, atomic_load(&s->stream), sc->by, true, &sc->v);
+	int r = gg_redzone_check_zone(z, atomic_load(&s->stream), sc->by, true, &sc->v);
 
 	if (r >= 0) { /* seen clean, or reported with its suspects */
 		memset(z->suspects, 0, sizeof(z->suspects));
-		atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
+		gg_suspects_stale();
 	}
 	sc->found = r > 0;
 	return false;
@@ -865,7 +833,7 @@ static void scan_after(void *arg)
 }
 
 /* A scan of every live band (of one context when @sc->only_ctx >= 0). */
-static void scan_live(struct gg_scan *sc)
+void gg_redzone_scan_live(struct gg_scan *sc)
 {
 	uint64_t before = gg_findings_total();
 
@@ -879,7 +847,7 @@ static void scan_live(struct gg_scan *sc)
 		gg_scan_unbatched();
 		gg_registry_foreach(scan_zone, scan_after, sc);
 	}
-	halt_if_asked(before);
+	gg_redzone_halt_if_asked(before);
 }
 
 void gg_redzone_scan(const char *why)
@@ -890,22 +858,22 @@ void gg_redzone_scan(const char *why)
 
 	/* A boundary and exit release the quarantine, its fills checked. */
 	(void)gg_quarantine_release(-1, sc.by, false);
-	scan_live(&sc);
+	gg_redzone_scan_live(&sc);
 }
 
 void gg_redzone_context_ending(void *ctx)
 {
-	struct gg_scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx) };
+	struct gg_scan sc = { .by = "teardown", .only_ctx = gg_redzone_find_ctx(ctx) };
 
 	if (sc.only_ctx >= 0) {
 		(void)gg_quarantine_release(sc.only_ctx, "teardown", false);
-		scan_live(&sc);
+		gg_redzone_scan_live(&sc);
 	}
 }
 
 void gg_redzone_context_ended(void *ctx)
 {
-	struct gg_scan sc = { .by = "teardown", .only_ctx = find_ctx(ctx), .forget = true };
+	struct gg_scan sc = { .by = "teardown", .only_ctx = gg_redzone_find_ctx(ctx), .forget = true };
 
 	/* Its modules went with it: their functions' handles may come back. */
 	gg_kernels_unloaded(NULL);
@@ -935,7 +903,7 @@ void *gg_redzone_device_ending(int dev)
 	void *primary = NULL;
 
 	/* Only the primary context dies: contexts made with cuCtxCreate live on. */
-	if (!redzone_state.pad || gg_device_primary(dev, &primary) || find_ctx(primary) < 0)
+	if (!redzone_state.pad || gg_device_primary(dev, &primary) || gg_redzone_find_ctx(primary) < 0)
 		return NULL;
 	gg_redzone_context_ending(primary);
 	return primary;
@@ -951,91 +919,6 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 	gg_redzone_context_ended(primary); /* its kernels' handles too */
 }
 
-/* ---- launches: suspects, and checked launches (README, "Red zones": Which kernel did it) ---- */
-
-#define LAUNCH_PTRS 32 /* addresses followed per launch */
-#define EXTRA_PAIRS 16 /* extra's (key, value) pairs read at most */
-
-/* The buffer of a launch's @extra (cuda.h: CU_LAUNCH_PARAM_END 0,
- * CU_LAUNCH_PARAM_BUFFER_POINTER 1, CU_LAUNCH_PARAM_BUFFER_SIZE 2). The
- * driver took the launch, so the list is well formed. */
-static const uint8_t *extra_buffer(void **extra, size_t *size)
-{
-	const uint8_t *buf = NULL;
-
-	*size = 0;
-	for (int i = 0; extra && i < EXTRA_PAIRS && extra[2 * i]; i++) {
-		uintptr_t key = (uintptr_t)extra[2 * i];
-
-		if (key == 1)
-			buf = extra[2 * i + 1];
-		else if (key == 2 && extra[2 * i + 1])
-			*size = *(const size_t *)extra[2 * i + 1];
-	}
-	return *size ? buf : NULL;
-}
-
-/* The device addresses launch @l was given: its pointer-sized parameters by
- * @layout; without a layout, every 8-aligned word of extra's buffer. -1:
- * they cannot be known (kernelParams, and no layout). */
-/* Pointer-sized parameter @i of @layout, read from kernelParams (0: none). */
-static inline uint64_t param_word(void **params, const struct gg_kernel_layout *layout, unsigned i)
-{
-	const void *p = params[layout->param[i]];
-	uint64_t v = 0;
-
-	if (p)
-		memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static int launch_pointers(const struct gg_redzone_launch *l, const struct gg_kernel_layout *layout,
-			   uint64_t *out, int16_t *which)
-{
-	bool known = layout && layout->known;
-	const uint8_t *buf;
-	size_t size;
-	uint64_t v;
-	int n = 0;
-
-	if (l->params) {
-		if (!known)
-			return -1;
-		for (unsigned i = 0; i < layout->nptr; i++)
-			if ((v = param_word(l->params, layout, i)))
-				which[n] = (int16_t)layout->param[i], out[n++] = v;
-		return n;
-	}
-	if (!(buf = extra_buffer(l->extra, &size)))
-		return known ? 0 : -1;
-	if (known) {
-		for (unsigned i = 0; i < layout->nptr; i++)
-			if (layout->offset[i] + sizeof(v) <= size &&
-			    (memcpy(&v, buf + layout->offset[i], sizeof(v)), v))
-				which[n] = (int16_t)layout->param[i], out[n++] = v;
-		return n;
-	}
-	/* No layout: the word's place in the buffer stands for the parameter. */
-	for (size_t off = 0; off + sizeof(v) <= size && n < LAUNCH_PTRS; off += sizeof(v))
-		if ((memcpy(&v, buf + off, sizeof(v)), v))
-			which[n] = (int16_t)(off / sizeof(v)), out[n++] = v;
-	return n;
-}
-
-/* The zone holding @ptr (the one it starts, else the allocation the driver
- * says holds it), held for reading: flagged so its free waits (README, "Red zones": no
- * band is read after its memory died). */
-static int zone_holding(uint64_t ptr, struct gg_zone *z)
-{
-	uint64_t base;
-	size_t size;
-
-	if (!gg_registry_hold(ptr, z))
-		return 0;
-	if (gg_device_range(ptr, &base, &size) || gg_registry_hold(base, z))
-		return -ENOENT;
-	return 0;
-}
 
 /* A checked launch's reads, like a batched scan's: one at a time, and a free
  * of a zone flagged SCANNING waits until it is done. */
@@ -1052,114 +935,6 @@ void gg_redzone_reading(bool on)
 		pthread_mutex_unlock(&redzone_state.scan_lock);
 }
 
-/* The zone directly below @z (the driver's allocation that ends where @z
- * starts: its band reaches @z, adjacency.c), held as zone_holding() holds
- * one. 0 or -ENOENT. */
-static int zone_below(const struct gg_zone *z, struct gg_zone *below)
-{
-	uint64_t base;
-	size_t size;
-
-	if (gg_device_range(z->ptr - 1, &base, &size) || base + size != z->ptr)
-		return -ENOENT;
-	return gg_registry_hold(base, below);
-}
-
-/* With the launch's reads under way: check the band of the zone directly
- * below @z, a zone the launch was given, unless it was checked already as
- * one given (@done, @ndone), while @z's suspects still name the launch: a
- * write below @z's start is an underflow of @z, found at the launch that
- * made it. One given later is checked again, as given (its suspects are
- * then cleared). */
-static void check_below(const struct gg_zone *z, struct gg_launch_check *lc, const uint64_t *done,
-			unsigned ndone)
-{
-	struct gg_violation v;
-	struct gg_zone below;
-	unsigned k;
-	int r;
-
-	if (zone_below(z, &below))
-		return;
-	for (k = 0; k < ndone && done[k] != below.ptr; k++)
-		;
-	if (k < ndone) {
-		(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING);
-		return;
-	}
-	r = check(&below, atomic_load(&redzone_state.ctx[below.ctx].stream), "launch", true, &v);
-	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
-				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
-	if (r > 0) {
-		by_launch(&v, lc);
-		gg_findings_record(&v);
-	}
-}
-
-/* Wait for launch @l and check the bands of the zones it was given (every
- * zone of its context when they cannot be known). Its violations are
- * reported now, before the launch returns to the application. */
-static void check_launch(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs, int n)
-{
-	uint64_t before = gg_findings_total(), done[LAUNCH_PTRS];
-	struct gg_launch_check lc = { .slot = slot, .launch = l->index };
-	bool capturing = false;
-	unsigned ndone = 0;
-	void *ctx;
-	int dev;
-
-	if (gg_device_current(&ctx, &dev))
-		return;
-	/* Captured into a graph, it did not run; its stream cannot be waited for. */
-	if (gg_device_capturing(l->stream, &capturing) || capturing)
-		return;
-	if (gg_device_stream_wait(l->stream)) {
-		unchecked(GG_UNCHECKED_unreadable);
-		return;
-	}
-	atomic_fetch_add_explicit(&redzone_state.count.launches_checked, 1, memory_order_relaxed);
-	if (n < 0) {
-		struct gg_scan sc = { .by = "launch", .lc = &lc, .only_ctx = find_ctx(ctx) };
-
-		if (sc.only_ctx >= 0)
-			scan_live(&sc);
-		return;
-	}
-	gg_redzone_reading(true);
-	for (int i = 0; i < n; i++) {
-		struct gg_violation v;
-		struct gg_zone z;
-		unsigned k;
-		int r;
-
-		if (zone_holding(ptrs[i], &z))
-			continue;
-		for (k = 0; k < ndone && done[k] != z.ptr; k++)
-			;
-		if (k < ndone || (z.flags & GG_ZONE_QUARANTINED)) {
-			/* Given twice: checked once; quarantined: a dangling launch. */
-			(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING);
-			continue;
-		}
-		done[ndone++] = z.ptr;
-		r = check(&z, atomic_load(&redzone_state.ctx[z.ctx].stream), "launch", true, &v);
-		check_below(&z, &lc, done, ndone);
-		/* The copy's fill was seen done: so is the registry's zone. */
-		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
-					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
-		if (r >= 0) {
-			(void)gg_registry_clear_suspects(z.ptr, l->index);
-			atomic_fetch_add_explicit(&redzone_state.generation, 1, memory_order_release);
-		}
-		if (r > 0) {
-			by_launch(&v, &lc);
-			gg_findings_record(&v);
-		}
-	}
-	gg_redzone_reading(false);
-	halt_if_asked(before);
-}
-
 /* The allocations a thread's launches pointed into the middle of, as the
  * driver said, until a free may have changed them. */
 #define RANGES 8
@@ -1170,7 +945,7 @@ static __thread unsigned ranges_next __attribute__((tls_model("initial-exec")));
 
 /* The zone base @ptr points into, when it is not a zone's own address: from
  * the thread's cache, else the driver (in the launch's context, current). */
-static uint64_t interior_base(uint64_t ptr)
+uint64_t gg_redzone_interior_base(uint64_t ptr)
 {
 	uint64_t frees = atomic_load_explicit(&redzone_state.frees, memory_order_relaxed), base;
 	size_t size;
@@ -1207,7 +982,7 @@ int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
 		return 0;
 	/* Anywhere in the driver's allocation: past the user's bytes is padding,
 	 * a pitched allocation's spare rows after its band included. */
-	if (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
+	if (!(base = gg_redzone_interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
 		return -ENOENT;
 	return 0;
 }
@@ -1217,244 +992,7 @@ void gg_redzone_finding(void)
 	uint64_t before;
 
 	before = gg_findings_api_overrun();
-	halt_if_asked(before);
-}
-
-/* Launch @index of kernel @slot given @ptrs: the newest suspect of each
- * zone they point into (its start, or inside it). Returns which of @ptrs
- * point into a quarantined allocation (bit i: @ptrs[i]), found by the same
- * lookup. */
-static uint64_t give(int slot, const uint64_t *ptrs, int n, uint64_t index)
-{
-	uint64_t dangling = 0;
-
-	for (int i = 0; i < n; i++) {
-		uint64_t base;
-		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
-
-		if (r < 0 && (base = interior_base(ptrs[i])) && base != ptrs[i])
-			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
-		if (r > 0)
-			dangling |= UINT64_C(1) << i;
-	}
-	return dangling;
-}
-
-/* With @m held: launch @index of kernel @slot was given @ptrs, other than
- * the memo's. The zones of the memo's addresses learn their latest launch,
- * those of @ptrs get this one, and the memo becomes @ptrs. Lets @m go. */
-static uint64_t remember(struct memo *m, int slot, const uint64_t *ptrs, int n, uint64_t index,
-			 uint64_t generation)
-{
-	uint64_t dangling;
-
-	uint64_t first = atomic_load(&m->first), last = atomic_load(&m->last);
-
-	for (unsigned i = 0; m->n && last != first && i < m->n; i++) {
-		uint64_t base;
-
-		/* An address into the middle of a zone: its entry is the base's. */
-		if (gg_registry_renew_suspect(m->ptr[i], GG_SUSPECT(slot, first),
-					      GG_SUSPECT(slot, last)) &&
-		    (base = interior_base(m->ptr[i])) && base != m->ptr[i])
-			(void)gg_registry_renew_suspect(base, GG_SUSPECT(slot, first),
-							GG_SUSPECT(slot, last));
-	}
-	dangling = give(slot, ptrs, n, index);
-	m->n = n <= MEMO_PTRS ? (uint8_t)n : 0;
-	memcpy(m->ptr, ptrs, (size_t)m->n * 8);
-	/* Read before the zones were written; a dangling launch's stands for
-	 * no generation, so the next launch is looked at (and reported) again. */
-	m->generation = dangling ? UINT64_MAX : generation;
-	atomic_store(&m->first, index);
-	atomic_store(&m->last, index);
-	atomic_flag_clear_explicit(&m->busy, memory_order_release);
-	return dangling;
-}
-
-static uint64_t generation_now(uint64_t epoch)
-{
-	/* A band given, a list cleared, or a module unloaded (a kernel's slot,
-	 * and so its memo, may now stand for another handle). */
-	return atomic_load_explicit(&redzone_state.generation, memory_order_acquire) + (epoch << 40);
-}
-
-/* The kernel of the thread's last launch (its layout known), while no module
- * was unloaded. */
-static __thread struct {
-	const void *fn;
-	uint64_t epoch;
-	int slot;
-	const struct gg_kernel_layout *layout;
-} last_kernel __attribute__((tls_model("initial-exec")));
-
-/* The quarantined zone @ptr points into (its start, or inside it). */
-static int quarantined_zone(uint64_t ptr, struct gg_zone *z)
-{
-	uint64_t base;
-
-	if (gg_registry_find(ptr, z) &&
-	    (!(base = interior_base(ptr)) || base == ptr || gg_registry_find(base, z)))
-		return -ENOENT;
-	return z->flags & GG_ZONE_QUARANTINED ? 0 : -ENOENT;
-}
-
-/* Launch @l of kernel @slot was given @ptrs (parameter @which[i] each); the
- * bits of @dangling name those into quarantined allocations: a dangling
- * launch each, with the kernel, the launch, the parameter and the free. */
-static void report_dangling(const struct gg_redzone_launch *l, int slot, const uint64_t *ptrs,
-			    const int16_t *which, int n, uint64_t dangling)
-{
-	struct gg_launch_check lc = { .slot = slot, .launch = l->index };
-
-	for (int i = 0; i < n; i++) {
-		struct gg_quarantine_entry e = { .api = "?" };
-		struct gg_zone z;
-
-		if (!(dangling >> i & 1) || quarantined_zone(ptrs[i], &z))
-			continue;
-		(void)gg_quarantine_find(z.ptr, &e);
-		struct gg_violation v = {
-			.kind = GG_VIOLATION_DANGLING_LAUNCH, .index = z.index, .user = z.user,
-			.pad = redzone_state.pad, .ptr = z.ptr, .site = z.site, .detected_by = "launch",
-			.api = e.api, .address = ptrs[i], .free_stack = e.free_stack, .param = which[i],
-			.node = l->node,
-		};
-		by_launch(&v, &lc);
-		gg_redzone_found(&v); /* GPUGUARD_HALT_ON_ERROR stops here */
-	}
-}
-
-/* The launch counter's epoch now (a module unloaded moves it). */
-static inline uint64_t epoch_now(void)
-{
-	static const atomic_uint_fast64_t *epoch_counter;
-
-	if (GG_UNLIKELY(!epoch_counter)) /* the same pointer whoever stores it */
-		epoch_counter = gg_kernels_epoch_counter();
-	return atomic_load_explicit(epoch_counter, memory_order_acquire);
-}
-
-static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch);
-
-/* A launch while anything is quarantined, its memo no help: every address. */
-static __attribute__((noinline)) void dangling_check(const struct gg_redzone_launch *l)
-{
-	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
-	int16_t which[LAUNCH_PTRS];
-	struct gg_zone z;
-	int slot, n;
-
-	slot = gg_kernels_slot(l->fn);
-	layout = gg_kernels_layout(slot);
-	if ((n = launch_pointers(l, layout, ptrs, which)) <= 0)
-		return;
-	for (int i = 0; i < n; i++)
-		if (!quarantined_zone(ptrs[i], &z))
-			dangling |= UINT64_C(1) << i;
-	if (dangling)
-		report_dangling(l, slot, ptrs, which, n, dangling);
-}
-
-bool gg_redzone_launching(const struct gg_redzone_launch *l)
-{
-	if (!redzone_state.pad)
-		return false;
-	/* Given what its last launch was given, and nothing quarantined since:
-	 * that launch was seen clean (a dangling one leaves no memo), and the
-	 * memo now stands for this one, which gg_redzone_launched() need not
-	 * look at again (one comparison a launch, not two: BENCHMARKS.md). */
-	if (memo_settles(l, epoch_now()))
-		return true;
-	dangling_check(l);
-	return false;
-}
-
-/* Every launch the fast path below does not settle. */
-static __attribute__((noinline)) void launched(const struct gg_redzone_launch *l, uint64_t epoch)
-{
-	const struct gg_kernel_layout *layout;
-	uint64_t ptrs[LAUNCH_PTRS], dangling = 0;
-	int16_t which[LAUNCH_PTRS];
-	struct memo *m;
-	int slot, n;
-
-	slot = gg_kernels_slot(l->fn);
-	layout = gg_kernels_layout(slot);
-	if (layout && layout->known && slot >= 0)
-		last_kernel.fn = l->fn, last_kernel.epoch = epoch, last_kernel.slot = slot,
-		last_kernel.layout = layout;
-	m = slot >= 0 ? &memos[slot] : NULL;
-	n = launch_pointers(l, layout, ptrs, which);
-	if (n < 0)
-		atomic_fetch_add_explicit(&redzone_state.count.launches_unfollowed, 1, memory_order_relaxed);
-	if (m && n > 0) {
-		if (atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire))
-			dangling = give(slot, ptrs, n, l->index); /* another launch holds the memo */
-		else
-			dangling = remember(m, slot, ptrs, n, l->index, generation_now(epoch));
-	}
-	/* A launch no hook saw before it was forwarded (a graph's kernel node):
-	 * its dangling pointers are reported here, as it is noted. */
-	if (dangling && !l->dangling_checked)
-		report_dangling(l, slot, ptrs, which, n, dangling);
-	if (redzone_state.check_launches && !l->unforwarded)
-		check_launch(l, slot, ptrs, n);
-}
-
-void gg_redzone_launch_check(const struct gg_redzone_launch *l)
-{
-	uint64_t ptrs[LAUNCH_PTRS];
-	int16_t which[LAUNCH_PTRS];
-	int slot;
-
-	if (!redzone_state.pad || !redzone_state.check_launches)
-		return;
-	slot = gg_kernels_slot(l->fn);
-	check_launch(l, slot, ptrs, launch_pointers(l, gg_kernels_layout(slot), ptrs, which));
-}
-
-/* The common case: the thread's last kernel again, kernelParams, the same
- * addresses as that kernel's last launch and nothing changed since: its memo
- * stands for this launch (noted), compared as the parameters are read. */
-static inline bool memo_settles(const struct gg_redzone_launch *l, uint64_t epoch)
-{
-	if (GG_LIKELY(l->fn == last_kernel.fn && l->fn && epoch == last_kernel.epoch && l->params &&
-		      !redzone_state.check_launches)) {
-		const struct gg_kernel_layout *layout = last_kernel.layout;
-		struct memo *m = &memos[last_kernel.slot];
-
-		if (!atomic_flag_test_and_set_explicit(&m->busy, memory_order_acquire)) {
-			uint64_t diff = m->generation ^ generation_now(epoch), v;
-			unsigned n = 0;
-
-			for (unsigned i = 0; i < layout->nptr; i++)
-				if ((v = param_word(l->params, layout, i)))
-					diff |= m->ptr[n++ & (MEMO_PTRS - 1)] ^ v;
-			if (GG_LIKELY(!(diff | (n ^ m->n)) || !n)) {
-				/* The same as before (or given no address): nothing to note. */
-				if (n)
-					atomic_store_explicit(&m->last, l->index, memory_order_relaxed);
-				atomic_flag_clear_explicit(&m->busy, memory_order_release);
-				return true;
-			}
-			atomic_flag_clear_explicit(&m->busy, memory_order_release);
-		}
-	}
-	return false;
-}
-
-void gg_redzone_launched(const struct gg_redzone_launch *l)
-{
-	uint64_t epoch;
-
-	if (!redzone_state.pad) /* no band to name a kernel for */
-		return;
-	epoch = epoch_now();
-	if (memo_settles(l, epoch))
-		return;
-	launched(l, epoch);
+	gg_redzone_halt_if_asked(before);
 }
 
 void gg_redzone_stats(struct gg_report_redzone *out)
@@ -1490,8 +1028,8 @@ void gg_redzone_stats(struct gg_report_redzone *out)
 		out->live_bytes -= q.held_user < out->live_bytes ? q.held_user : out->live_bytes;
 	}
 	gg_scan_figures(&out->batched, &out->scan_calls);
-	out->launches_checked = atomic_load(&redzone_state.count.launches_checked);
-	out->launches_unfollowed = atomic_load(&redzone_state.count.launches_unfollowed);
+	out->launches_checked = gg_checked_count();
+	out->launches_unfollowed = gg_suspects_unfollowed();
 	out->coverage.allocations = atomic_load(&redzone_state.count.allocations);
 	out->coverage.guarded = atomic_load(&redzone_state.count.guarded);
 	out->coverage.guarded_bytes = atomic_load(&redzone_state.count.guarded_bytes);
@@ -1545,10 +1083,9 @@ void gg_redzone_atfork_child(void)
 	 * parent's; it numbers its own allocations from 0. The context slots
 	 * stay: they describe contexts, not findings. */
 	GG_ZERO_COUNTERS(&redzone_state.count);
-	atomic_fetch_add(&redzone_state.generation, 1); /* the memos name the parent's zones */
-	for (unsigned i = 0; i < GG_KERNELS_MAX; i++)
-		atomic_flag_clear(&memos[i].busy);
+	gg_suspects_atfork_child(); /* the memos name the parent's zones */
 	gg_scan_atfork_child();
+	gg_checked_atfork_child();
 	for (unsigned i = 0; i < atomic_load(&redzone_state.nctx); i++)
 		atomic_store(&redzone_state.ctx[i].zones, 0);
 	redzone_state.npending = 0;

@@ -20,6 +20,7 @@
 #include "redzone/adjacency.h"
 #include "redzone/band.h"
 #include "redzone/registry.h"
+#include "redzone/suspects.h"
 #include "redzone/zones.h"
 
 static struct {
@@ -119,7 +120,7 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 		sus = (uint32_t)b->nsuspects;
 		memcpy(b->suspects[b->nsuspects++], z->suspects, sizeof(z->suspects));
 		memset(z->suspects, 0, sizeof(z->suspects));
-		gg_redzone_suspects_cleared();
+		gg_suspects_stale();
 	}
 	z->flags |= GG_ZONE_SCANNING;
 	if (!b->n)

@@ -30,6 +30,31 @@ struct gg_scan {
 	struct gg_violation v;
 };
 
+#define GG_LAUNCH_PTRS 32 /* addresses followed per launch */
+
+/* The start of the allocation @ptr points into the middle of, as the
+ * driver says (a per-thread cache of its answers), or 0. */
+uint64_t gg_redzone_interior_base(uint64_t ptr);
+
+/* The live slot of context @ctx, or -1 (lock-free). */
+int gg_redzone_find_ctx(void *ctx);
+
+/* The private stream of context slot @slot (NULL: none yet). */
+void *gg_redzone_stream_of(uint16_t slot);
+
+/* Check the band of @z, read through @stream: 1 and *@v set on a violation
+ * (the band filled again when @refill), 0 when clean, -1 when it could not
+ * be read (counted unchecked, never clean). */
+int gg_redzone_check_zone(struct gg_zone *z, void *stream, const char *by, bool refill,
+			  struct gg_violation *v);
+
+/* A scan of every live band (of one context when @sc->only_ctx >= 0). */
+void gg_redzone_scan_live(struct gg_scan *sc);
+
+/* GPUGUARD_HALT_ON_ERROR: stop when violations were found since @before
+ * (gg_findings_total()). */
+void gg_redzone_halt_if_asked(uint64_t before);
+
 /* Whether the zones of context slot @slot can be read: the context lives
  * and has its private stream (*@ctx, *@stream, when not NULL). */
 bool gg_redzone_readable(uint16_t slot, void **ctx, void **stream);
@@ -48,9 +73,6 @@ uint64_t gg_redzone_band_length(uint64_t user, uint8_t flags);
 /* Fill @length bytes of band at @band, of a zone of context slot @slot,
  * with @expected again, so the next scan reports only new writes. */
 void gg_redzone_refill(uint16_t slot, uint64_t band, uint8_t expected, uint64_t length);
-
-/* A zone's suspect list was cleared: the kernels' memos are stale. */
-void gg_redzone_suspects_cleared(void);
 
 /* @n bands were checked. */
 void gg_redzone_checked(uint64_t n);
