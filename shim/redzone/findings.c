@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 
 #include "base/gg.h"
+#include "base/kept.h"
 #include "callsite/callsite.h"
 #include "callsite/depot.h"
 #include "handles/kernels.h"
@@ -157,29 +158,27 @@ void gg_findings_record(const struct gg_violation *found)
 	gg_report_violation(&r);
 }
 
-void gg_findings_foreach(void (*fn)(void *ctx, const struct gg_report_violation *v),
-			  void *ctx)
+struct walk {
+	void (*fn)(void *ctx, const struct gg_report_violation *v);
+	void *ctx;
+};
+
+static void walked(void *arg, const void *element)
 {
-	struct gg_violation batch[16];
+	const struct walk *w = arg;
+	struct gg_report_violation r;
+	struct report_stacks st;
 
-	/* In small copies, so @fn (which may call dladdr) runs with no lock held. */
-	for (unsigned i = 0;;) {
-		unsigned n = 0;
+	report_of(element, &r, &st);
+	w->fn(w->ctx, &r);
+}
 
-		pthread_mutex_lock(&findings_state.lock);
-		while (n < GG_ARRAY_SIZE(batch) && i < findings_state.n)
-			batch[n++] = findings_state.kept[i++];
-		pthread_mutex_unlock(&findings_state.lock);
-		if (!n)
-			return;
-		for (unsigned k = 0; k < n; k++) {
-			struct gg_report_violation r;
-			struct report_stacks st;
+_Static_assert(sizeof(struct gg_violation) <= GG_KEPT_COPY, "a kept violation is copied out whole");
 
-			report_of(&batch[k], &r, &st);
-			fn(ctx, &r);
-		}
-	}
+void gg_findings_foreach(void (*fn)(void *ctx, const struct gg_report_violation *v), void *ctx)
+{
+	gg_kept_walk(&findings_state.lock, findings_state.kept, &findings_state.n,
+		     sizeof(findings_state.kept[0]), walked, &(struct walk){ fn, ctx });
 }
 
 uint64_t gg_findings_total(void)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/gg.h"
+#include "base/kept.h"
 #include "callsite/callsite.h"
 #include "callsite/depot.h"
 #include "redzone/redzone.h"
@@ -88,28 +89,27 @@ bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t call
 	return false;
 }
 
+struct walk {
+	void (*fn)(void *ctx, const struct gg_report_api_overrun *o);
+	void *ctx;
+};
+
+static void walked(void *arg, const void *element)
+{
+	const struct walk *w = arg;
+	struct gg_report_api_overrun o;
+	struct gg_report_stack stack;
+
+	report_of(element, &o, &stack);
+	w->fn(w->ctx, &o);
+}
+
+_Static_assert(sizeof(struct finding) <= GG_KEPT_COPY, "a kept finding is copied out whole");
+
 void gg_ranges_foreach(void (*fn)(void *ctx, const struct gg_report_api_overrun *o), void *ctx)
 {
-	struct finding batch[16];
-
-	/* In small copies, so @fn (which may call dladdr) runs with no lock held. */
-	for (unsigned i = 0;;) {
-		unsigned n = 0;
-
-		pthread_mutex_lock(&ranges_state.lock);
-		while (n < GG_ARRAY_SIZE(batch) && i < ranges_state.nkept)
-			batch[n++] = ranges_state.kept[i++];
-		pthread_mutex_unlock(&ranges_state.lock);
-		if (!n)
-			return;
-		for (unsigned k = 0; k < n; k++) {
-			struct gg_report_api_overrun o;
-			struct gg_report_stack stack;
-
-			report_of(&batch[k], &o, &stack);
-			fn(ctx, &o);
-		}
-	}
+	gg_kept_walk(&ranges_state.lock, ranges_state.kept, &ranges_state.nkept,
+		     sizeof(ranges_state.kept[0]), walked, &(struct walk){ fn, ctx });
 }
 
 void gg_ranges_atfork_prepare(void)
