@@ -1724,7 +1724,8 @@ Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
 	gg_app_run_free(&a);
 }
 
-/* ---- CUDA graphs: a replay is a launch of each kernel node (README, "CUDA graphs") ---- */
+/* ---- CUDA graphs: a replay is a launch of each kernel node
+ * (docs/how-it-works.md, "CUDA graphs") ---- */
 
 #define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
 #define GRAPH_SCENARIO "GG_SCENARIO_GRAPH=1", "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=sync:2"

@@ -482,7 +482,7 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *confi
 
 /* CUDA graphs (driver/graphs.c): an executable graph's kernel nodes are
  * read from the driver when it is made or updated, and each replay is a
- * launch of each of them (README, "CUDA graphs"): indices and launch:N before it is
+ * launch of each of them (docs/how-it-works.md, "CUDA graphs"): indices and launch:N before it is
  * forwarded, suspects (unless nothing changed since its last replay) before
  * too, so a dangling launch is said before the graph runs; its check after. */
 
