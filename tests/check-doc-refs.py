@@ -6,7 +6,7 @@ README "Heading"  or  (docs/<page>.md, "Heading"),  where Heading is the
 exact text of a Markdown heading of that file or of a paragraph's bold lead
 ("**Underflow.**" is "Underflow"); a heading may run across comment lines.
 This checks every such reference under shim/, tools/, tests/, scripts/ and
-python/ (and the top meson.build), and every relative link of README.md,
+python/ (and meson.build, pyproject.toml), and every relative link of README.md,
 BENCHMARKS.md and docs/*.md: the file it names is in the repository, and so
 is the heading an anchor (#red-zones) names; no link leaves the repository.
 
@@ -24,7 +24,7 @@ import re
 import sys
 
 SOURCE_DIRS = ("shim", "tools", "tests", "scripts", "python")
-SOURCE_FILES = ("meson.build",)
+SOURCE_FILES = ("meson.build", "pyproject.toml")
 SELF = os.path.join("tests", "check-doc-refs.py")
 
 # The document a reference names: README, README.md, BENCHMARKS(.md), docs/x.md.

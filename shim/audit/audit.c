@@ -455,7 +455,7 @@ static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t s
 		gg_report_late_miss(false, seal, module, function, rc_name, &site);
 }
 
-/* ---- loads (README: a failed load) ---- */
+/* ---- loads (docs/how-it-works.md, "A failed load") ---- */
 
 /* @img (NULL: unread) against the device: 1 runs here, 0 cannot, -1 unknown;
  * *cc gets the device's compute capability. */

@@ -161,7 +161,7 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 
 #if !defined(__x86_64__)
 /* No assembly entry for this architecture: forwarding makes the shim the
- * caller, so RTLD_NEXT and RTLD_DEFAULT lookups may differ (README, limits). */
+ * caller, so RTLD_NEXT and RTLD_DEFAULT lookups may differ (docs/limits.md, "Limits"). */
 GG_EXPORT void *dlsym(void *handle, const char *name)
 {
 	struct gg_dlsym_plan plan = gg_dlsym_route(handle, name, __builtin_return_address(0));
