@@ -99,7 +99,8 @@ def documents(root):
 
 
 def read(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # Byte for byte: --fix writes back exactly what it read, but the name.
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
         return f.read()
 
 
@@ -164,7 +165,7 @@ def check_refs(root, fix):
             broken.append('%s:%d: %s, "%s": %s' % (rel, line, m.group("doc"), head, why))
         if out:
             out.append(text[last:])
-            with open(path, "w", encoding="utf-8") as f:
+            with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
                 f.write("".join(out))
     return broken, fixed
 
