@@ -10,13 +10,13 @@ projects that comments cite on purpose (the toolkit's headers, glibc's
 sources) are listed in FOREIGN; a name in capitals (shim/FOLDER/FILE.c,
 OUT.map) is a placeholder.
 
-A reference to a section, (README, "Heading"), (docs/PAGE.md, "Heading") or
-(docs/gpuguard.1, "SECTION"), must name a heading of that file as it is (or a
-paragraph's bold lead, **CUDA graphs.**), and (tests/test-x.c, Test(suite,
-name)) a test that file has.
+A reference to a man page section, (docs/gpuguard.1, "SECTION"), must name
+a .SH/.SS section of it, and (tests/test-x.c, Test(suite, name)) a test
+that file has. References to the Markdown pages' headings are
+tests/check-doc-refs.py's, which also moves them when a section moves.
 
     check-comment-names.py ROOT         check ROOT; exit 1 naming each stale name
-    check-comment-names.py --self-test  the check fails on a stale file, heading and test
+    check-comment-names.py --self-test  the check fails on a stale file, section and test
 """
 import os
 import re
@@ -42,8 +42,8 @@ C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 HASH_COMMENT = re.compile(r"#[^\n!]*")
 DOCSTRING = re.compile(r'"""(.*?)"""', re.S)
 NAME = re.compile(r"(?<![\w./@<-])((?:[\w.-]+/)*[\w-]+\.(?:%s))(?![\w/])" % "|".join(EXTS))
-# (README, "Heading"), (docs/gpuguard.1, "SECTION"), (tests/test-x.c, Test(suite, name))
-SECTION = re.compile(r'\((README|docs/[\w.-]+),\s+"([^"]+)"')
+# (docs/gpuguard.1, "SECTION"), (tests/test-x.c, Test(suite, name))
+SECTION = re.compile(r'\((docs/[\w.-]+\.1),\s+"([^"]+)"')
 TEST = re.compile(r"\((tests/[\w.-]+\.c),\s+Test\((\w+),\s*(\w+)\)")
 
 
@@ -80,13 +80,10 @@ def comments(rel, text):
 
 
 def headings(text):
-    """The headings of a Markdown page (and its paragraphs' bold leads), or the
-    .SH/.SS sections of a man page."""
+    """The .SH/.SS sections of a man page."""
     if text is None:
         return set()
-    return ({h.strip() for h in re.findall(r"^#+ +(.+)$", text, re.M)} |
-            {h.strip() for h in re.findall(r"^\*\*([^*]+?)\.?\*\*", text, re.M)} |
-            {h.strip().strip('"') for h in re.findall(r"^\.S[HS] +(.+)$", text, re.M)})
+    return {h.strip().strip('"') for h in re.findall(r"^\.S[HS] +(.+)$", text, re.M)}
 
 
 def tests_of(text):
@@ -127,7 +124,7 @@ def check(root):
             flat = re.sub(r"\s*\n\s*(?:\*(?!/)|#)?\s*", " ", comment)
             for m in SECTION.finditer(flat):
                 names += 1
-                page = "README.md" if m.group(1) == "README" else m.group(1)
+                page = m.group(1)
                 if m.group(2) not in cached(page, headings):
                     problems.append(f'{rel}:{line}: ({m.group(1)}, "{m.group(2)}"): '
                                     f"no such heading in {page}")
@@ -140,8 +137,8 @@ def check(root):
 
 
 def self_test():
-    """A copy of the tree with a comment naming a file, a heading and a test
-    that are not there must fail, naming each."""
+    """A copy of the tree with a comment naming a file, a man page section and
+    a test that are not there must fail, naming each."""
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,14 +146,13 @@ def self_test():
             os.makedirs(os.path.join(tmp, os.path.dirname(rel)), exist_ok=True)
             shutil.copy(os.path.join(root, rel), os.path.join(tmp, rel))
         with open(os.path.join(tmp, "shim", "stale.c"), "w", encoding="utf-8") as f:
-            f.write('/* Interned by sites.c, read in redzone/bands.c (README, "Red zones")\n'
-                    ' * (README, "Red\n * zonez") (docs/gpuguard.1, "FILES")\n'
-                    ' * (tests/test-docs.c, Test(docs, no_such_test)). */\n')
+            f.write('/* Interned by sites.c, read in redzone/bands.c (docs/gpuguard.1, "FILES")\n'
+                    ' * (docs/gpuguard.1, "NO\n * SUCH") (tests/test-docs.c, Test(docs, no_such_test)). */\n')
         return checklib.caught(
-            "check-comment-names", "a stale file, heading and test",
+            "check-comment-names", "a stale file, man page section and test",
             checklib.run(__file__, tmp),
             ["shim/stale.c:1: sites.c: no such file", "shim/stale.c:1: redzone/bands.c: no such file",
-             '(README, "Red zonez"): no such heading', "has no Test(docs, no_such_test)"],
+             '(docs/gpuguard.1, "NO SUCH"): no such heading', "has no Test(docs, no_such_test)"],
             checklib.run(__file__, root))
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The shim's floors: each folder of shim/ may include only the headers of its
 own folder and of the floors below it, and its objects may name only symbols
-of those floors (README.md, "How it is built").
+of those floors (docs/hacking.md, "How it is built").
 
     check-floors.py SHIM_DIR [OBJECT...]
         check the includes of the tree and, given the build's objects (or

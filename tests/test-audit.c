@@ -1,5 +1,5 @@
-/* Kernel-lookup audit and seal gate (README, "The kernel-lookup audit and
- * the gate"), and the launch:N and sync:N boundaries (README, "Boundaries,
+/* Kernel-lookup audit and seal gate (docs/how-it-works.md, "The kernel-lookup audit and
+ * the gate"), and the launch:N and sync:N boundaries (docs/how-it-works.md, "Boundaries,
  * signals, exit"). Integration tests run app-audit under the shim. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -595,7 +595,7 @@ Test(audit, a_lookup_after_its_module_was_reloaded_at_the_same_handle_is_the_new
 	rmdir(dir);
 }
 
-/* An allocation's site follows the same rules (README, "Call sites"): where the
+/* An allocation's site follows the same rules (docs/python.md, "Call sites"): where the
  * hook's caller is a frame to skip, the stack is unwound past it. */
 Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)
 {
@@ -1227,7 +1227,7 @@ Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 
 		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
 		/* Counted launches: on the runtime's routes the launch hooks
-		 * are handed out only when something counts them (README, "What
+		 * are handed out only when something counts them (docs/how-it-works.md, "What
 		 * the shim does"). */
 		gg_app_run(&a, app, (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
 						      "GPUGUARD_BOUNDARY=launch:1000000", NULL },

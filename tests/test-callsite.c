@@ -1,4 +1,4 @@
-/* Call sites through a CUDA runtime linked into the program (README, "Call
+/* Call sites through a CUDA runtime linked into the program (docs/python.md, "Call
  * sites"): nvcc links libcudart_static.a by default, so the runtime's frames
  * are the executable's and GPUGUARD_SKIP_OBJECTS cannot skip them. app-static-rt
  * is such a program, built on a stand-in of the runtime named as the real one

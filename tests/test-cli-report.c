@@ -2030,7 +2030,7 @@ Test(symbolize, usage_errors_and_an_unreadable_input_exit_2)
 	free_result(&r);
 }
 
-/* ---- launch errors: README, "The kernel-lookup audit and the gate" ---- */
+/* ---- launch errors: docs/how-it-works.md, "The kernel-lookup audit and the gate" ---- */
 
 Test(report, shows_each_kernel_whose_launches_were_refused)
 {

@@ -889,7 +889,7 @@ Test(cli, bisect_ended_by_sigterm_stops_its_run_and_leaves_no_temporary_director
 
 /* ---- gpuguard report at scale ---- */
 
-/* README, "The gpuguard command": report's time is linear in the findings. 200
+/* (docs/ci.md, "Report formats"): report's time is linear in the findings. 200
  * 000 violations, each an entry of its own, and 20 000 missing kernels at two
  * call sites each: grouped by a search through the entries so far, as it was,
  * this took minutes, past this program's time limit (tests/meson.build);

@@ -1,8 +1,8 @@
-/* Third-party driver clients, run with and without the shim (README, "Quick
- * start").
+/* Third-party driver clients, run with and without the shim (docs/install.md,
+ * "Building and installing").
  *
  * Debian's python3-numba (numba.cuda 0.56) reaches the driver through ctypes:
- * dlopen("libcuda.so.1") and dlsym() of each cu* name, the dlsym route (README,
+ * dlopen("libcuda.so.1") and dlsym() of each cu* name, the dlsym route (docs/how-it-works.md,
  * "What the shim does"). tests/clients/numba_client.py drives it (detect,
  * copies, a module of the fake's kernels, launches, an 8-byte overrun, frees)
  * and the two runs must print and return the same, while the shim reports the

@@ -1,9 +1,10 @@
-/* What users read: README.md, gpuguard(1), the summary's JSON Schema and the
- * command's --help. Their examples run as written (a directory an example
+/* What users read: README.md and the pages of docs/ it links, gpuguard(1),
+ * the summary's JSON Schema and the command's --help. Their examples run as written (a directory an example
  * writes into is made first), and they point at nothing a user cannot see
  * (the project's contract is not in the repository). */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,32 @@
 #define README GG_SOURCE_ROOT "/README.md"
 #define MANPAGE GG_SOURCE_ROOT "/docs/gpuguard.1"
 #define SCHEMA GG_SOURCE_ROOT "/docs/summary.schema.json"
+#define DOC_PAGES GG_SOURCE_ROOT "/docs/*.md"
+
+/* README.md and every docs/ page, one after the other, each ended by a blank
+ * line (what the README says in five minutes, and what its links lead to).
+ * Free with free(). */
+static char *user_docs(void)
+{
+	char *all = gg_read_file(README);
+	size_t len = all ? strlen(all) : 0;
+	glob_t g;
+
+	cr_assert_not_null(all, "%s", README);
+	cr_assert_eq(glob(DOC_PAGES, 0, NULL, &g), 0, "no %s", DOC_PAGES);
+	cr_assert_geq(g.gl_pathc, 5, "the docs/ pages were not found");
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char *page = gg_read_file(g.gl_pathv[i]);
+
+		cr_assert_not_null(page, "%s", g.gl_pathv[i]);
+		all = realloc(all, len + strlen(page) + 3);
+		cr_assert_not_null(all);
+		len += (size_t)sprintf(all + len, "\n\n%s", page);
+		free(page);
+	}
+	globfree(&g);
+	return all;
+}
 
 /* The options and variables whose value is a file the run writes. */
 static const char *const writers[] = { "--json", "--log", "--metrics", "--junit", "--sarif",
@@ -141,14 +168,15 @@ static void check_examples(const char *text, bool man, struct example_check *tot
 
 Test(docs, the_readme_examples_make_the_directories_they_write_into)
 {
-	char *text = gg_read_file(README);
+	char *text = user_docs();
 	struct example_check c;
 
 	cr_assert_not_null(text);
 	check_examples(text, false, &c);
 	/* The CI jobs (2), the Python program, at least. */
 	cr_assert_geq(c.outputs, 3, "the README's examples were not found");
-	cr_assert_str_eq(c.bad, "", "README.md writes into a directory it never made:\n%s", c.bad);
+	cr_assert_str_eq(c.bad, "", "README.md or docs/ writes into a directory it never made:\n%s",
+			 c.bad);
 	free(text);
 }
 
@@ -216,6 +244,7 @@ static void assert_no_contract(const char *what, const char *text)
 Test(docs, user_facing_text_names_no_file_outside_the_repository)
 {
 	const char *files[] = { README, MANPAGE, SCHEMA };
+	glob_t pages;
 	const char *helps[][3] = { { "--help" }, { "report", "--help" }, { "scan", "--help" },
 				   { "symbolize", "--help" }, { "bisect", "--help" },
 				   { "prune-metrics", "--help" } };
@@ -227,6 +256,15 @@ Test(docs, user_facing_text_names_no_file_outside_the_repository)
 		assert_no_contract(files[i], text);
 		free(text);
 	}
+	cr_assert_eq(glob(DOC_PAGES, 0, NULL, &pages), 0, "no %s", DOC_PAGES);
+	for (size_t i = 0; i < pages.gl_pathc; i++) {
+		char *text = gg_read_file(pages.gl_pathv[i]);
+
+		cr_assert_not_null(text, "%s", pages.gl_pathv[i]);
+		assert_no_contract(pages.gl_pathv[i], text);
+		free(text);
+	}
+	globfree(&pages);
 	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
 		struct gg_run r;
 		char what[64];
@@ -241,13 +279,13 @@ Test(docs, user_facing_text_names_no_file_outside_the_repository)
 	}
 }
 
-/* Every file of the repository the README names (`docs/...`, `scripts/...`,
- * `BENCHMARKS.md`) is there. */
+/* Every file of the repository the README and its docs/ pages name
+ * (`docs/...`, `scripts/...`, `BENCHMARKS.md`) is there. */
 Test(docs, the_files_the_readme_names_are_in_the_repository)
 {
 	static const char *const roots[] = { "docs/", "scripts/", "shim/", "tests/", "tools/",
 					     "examples/", "bench/", "gpucheck/" };
-	char *text = gg_read_file(README);
+	char *text = user_docs();
 	unsigned named = 0;
 	char missing[1024] = "";
 
@@ -275,7 +313,8 @@ Test(docs, the_files_the_readme_names_are_in_the_repository)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s", tok);
 	}
 	cr_assert_geq(named, 10, "the README's file names were not found");
-	cr_assert_str_eq(missing, "", "README.md names files the repository lacks:%s", missing);
+	cr_assert_str_eq(missing, "", "README.md or docs/ names files the repository lacks:%s",
+			 missing);
 	free(text);
 }
 
@@ -433,12 +472,12 @@ Test(docs, each_usage_line_is_the_same_in_help_man_page_and_readme)
 }
 
 /* Every option --help offers, the command's and each subcommand's, is in
- * gpuguard(1) and in the README. */
+ * gpuguard(1) and in the README or the docs/ pages it links. */
 Test(docs, every_option_of_the_help_is_in_the_man_page_and_the_readme)
 {
 	static const char *const subs[] = { NULL, "scan", "report", "symbolize", "bisect",
 					    "prune-metrics" };
-	char *man = gg_read_file(MANPAGE), *readme = gg_read_file(README);
+	char *man = gg_read_file(MANPAGE), *readme = user_docs();
 	char missing[2048] = "";
 
 	cr_assert(man && readme);
@@ -464,7 +503,7 @@ Test(docs, every_option_of_the_help_is_in_the_man_page_and_the_readme)
 				snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 					 " %s%s%s (not in%s%s)", subs[i] ? subs[i] : "",
 					 subs[i] ? " " : "", f, in_man ? "" : " gpuguard(1)",
-					 in_readme ? "" : " README.md");
+					 in_readme ? "" : " README.md or docs/");
 		}
 		free(help);
 	}

@@ -1,4 +1,4 @@
-/* The exit path, exit codes and the report files (README, "Boundaries, signals,
+/* The exit path, exit codes and the report files (docs/how-it-works.md, "Boundaries, signals,
  * exit"; gpuguard(1), FILES). */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -150,7 +150,7 @@ Test(exit, an_allowed_gate_failure_is_an_error_at_exit)
 	gg_run_free(&r);
 }
 
-/* README, "Boundaries, signals, exit": the JSON's errors, the metrics, the exit
+/* docs/how-it-works.md, "Boundaries, signals, exit": the JSON's errors, the metrics, the exit
  * status under GPUGUARD_EXITCODE and gpuguard report's verdict come from one
  * definition, and an error that changes the status is named by an ERROR line
  * even at verbosity 0. Each kind of error, and a clean run, in all four places.
@@ -599,8 +599,8 @@ Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
 
 /* ---- every variable ---- */
 
-/* README, "Settings": a misspelt variable must not silently turn a check off;
- * these WARNs change what is checked, so even verbosity 0 prints them. */
+/* (docs/how-it-works.md, "Reading the settings"): a misspelt variable must
+ * not silently turn a check off; these WARNs change what is checked, so even verbosity 0 prints them. */
 Test(exit, an_unknown_variable_is_named_with_the_nearest_known_one_at_verbosity_zero)
 {
 	struct gg_run r;
@@ -676,7 +676,7 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 	files_free(&f);
 }
 
-/* ---- output files never harm (README, "Settings") ---- */
+/* ---- output files never harm (docs/how-it-works.md, "Reading the settings") ---- */
 
 /* A character device node @name in a fresh directory @dir, major:minor as
  * /dev/null (1:3) or /dev/full (1:7): the host's own device nodes are never

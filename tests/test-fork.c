@@ -1,4 +1,4 @@
-/* A forked child is a process of its own (README, "Boundaries, signals, exit"):
+/* A forked child is a process of its own (docs/how-it-works.md, "Boundaries, signals, exit"):
  * none of its parent's findings, counters or zones; its own allocation numbers;
  * nothing written unless it calls the driver itself; _exit reports like exit.
  */

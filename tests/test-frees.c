@@ -1,4 +1,4 @@
-/* Frees of what is no allocation (README, "Stacks, frees and leaks":
+/* Frees of what is no allocation (docs/how-it-works.md, "Stacks, frees and leaks":
  * double_free, invalid_free) and allocations still live at exit (Leaks).
  * Through app-redzone, the scenario every route runs, and the fake driver,
  * which answers a double or interior free as the driver does
@@ -21,7 +21,7 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 	free(got);
 }
 
-/* What the app printed, with and without the shim: the same (README, "What the
+/* What the app printed, with and without the shim: the same (docs/how-it-works.md, "What the
  * shim does"). */
 static void assert_same_output(const char *app, const char *const *env, const char *const *argv,
 			       const char *shimmed)
@@ -101,7 +101,7 @@ Test(frees, a_second_stream_ordered_free_is_a_double_free)
  * the new allocation: the driver takes it, and so does gpuguard (it cannot
  * tell it from the new allocation's own free). The new allocation's own
  * free is then the second, and its double free names the stale free first
- * (README.md, "Frees"). */
+ * (docs/how-it-works.md, "Frees"). */
 Test(frees, a_double_free_after_the_address_was_handed_out_again_is_the_new_allocations)
 {
 	static const char *const steps[] = { "alloc:100", "free:0", "alloc:100", "same:0:1",

@@ -1,4 +1,4 @@
-/* Interposition on all three routes (README, "What the shim does"), through the
+/* Interposition on all three routes (docs/how-it-works.md, "What the shim does"), through the
  * fake driver. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -14,7 +14,7 @@
 #define APP(name) GG_APPS "/" name
 
 /* Verbose, with boundaries that give the launch and synchronize hooks work:
- * without them those are not handed out (README, "What the shim does"; below).
+ * without them those are not handed out (docs/how-it-works.md, "What the shim does"; below).
  */
 static const char *const trace_env[] = { "GPUGUARD_VERBOSITY=2",
 					 "GPUGUARD_BOUNDARY=launch:1000000,sync:1000000", NULL };
@@ -232,7 +232,7 @@ Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
 	gg_run_free(&without);
 }
 
-/* A hook is handed out only where it has work (README, "What the shim does"):
+/* A hook is handed out only where it has work (docs/how-it-works.md, "What the shim does"):
  * the answer for the driver's own function costs nothing. */
 static void assert_answers(const char *const *env, const char *const *want)
 {
@@ -314,7 +314,7 @@ Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 		 "libprobe-local-dep.so:cuDriverGetVersionFake\n"),
 		"exe start RTLD_DEFAULT cudnnCreate -> libprobe-dep.so:cudnnCreate\n",
 		/* A library after the shim asking for the next definition gets the
-		 * driver's own (README, limits). */
+		 * driver's own (docs/limits.md, "Limits"). */
 		"local lib local-driver RTLD_NEXT cuMemAlloc_v2 -> libcuda.so.1:cuMemAlloc_v2\n",
 		/* No driver in the executable's scope: the shim's exports must not show. */
 		"exe start RTLD_DEFAULT cuMemAlloc_v2 -> null\n",
@@ -334,7 +334,7 @@ Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
 	gg_run_free(&without);
 }
 
-/* README, "Limits", on dlsym: every handle kind x the driver not loaded, loaded
+/* docs/limits.md, "Limits", on dlsym: every handle kind x the driver not loaded, loaded
  * RTLD_LOCAL, loaded RTLD_GLOBAL x a hooked name, an unhooked driver name and
  * names nobody defines. NULL or not, the object, and the dlerror() text left
  * behind are the same with and without the shim. */
@@ -449,7 +449,7 @@ Test(hooks, log_goes_to_the_file_named_with_pid)
 }
 
 /* A log named as the program's own stdout would mix gpuguard's lines into it
- * (README, "What the shim does": never there): they go to stderr, with why.
+ * (docs/how-it-works.md, "What the shim does": never there): they go to stderr, with why.
  * /dev/null, where nothing lands, is still a log. (/proc/self/fd/1, not
  * /dev/stdout: a machine without that link would get a file of that name
  * created.) */
@@ -478,7 +478,7 @@ Test(hooks, a_log_that_is_the_programs_stdout_goes_to_stderr)
 }
 
 /* A cuGetProcAddress answer for a hooked name that is no driver export: the
- * calls through it are not seen, which is counted and said once (README, "Red
+ * calls through it are not seen, which is counted and said once (docs/how-it-works.md, "Red
  * zones": procaddr_unmatched). */
 Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_once)
 {

@@ -1,4 +1,4 @@
-/* README, "What the shim does": the application sees exactly what it would
+/* docs/how-it-works.md, "What the shim does": the application sees exactly what it would
  * without the shim. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -79,7 +79,7 @@ Test(invariants, non_cuda_processes_show_no_difference)
 				false);
 	assert_same_run(0, env, (const char *[]){ "/usr/bin/python3", "-c", "pass", NULL }, true);
 	/* Only looking up a launch entry point in the driver is no hooked call
-	 * either: the answer depends on the configuration (README, "What the
+	 * either: the answer depends on the configuration (docs/how-it-works.md, "What the
 	 * shim does"), which is read without setting the shim up. */
 	if (access("/usr/bin/python3", X_OK) == 0)
 		assert_same_run(GG_RUN_FAKE, env,

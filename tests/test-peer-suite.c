@@ -1,4 +1,4 @@
-/* numba-cuda's own driver tests as a client (README, "Python programs"): the
+/* numba-cuda's own driver tests as a client (docs/python.md, "Python programs"): the
  * same outcome, test by test, with and without the shim. A test binary of its
  * own: it runs for a minute or two, in parallel with the rest of the suite. */
 #include <criterion/criterion.h>

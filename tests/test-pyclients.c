@@ -1,9 +1,9 @@
-/* NVIDIA's Python driver clients, run with and without the shim (README,
+/* NVIDIA's Python driver clients, run with and without the shim (docs/python.md,
  * "Python programs").
  *
  * cuda-bindings and numba-cuda take every driver entry point from
  * cuGetProcAddress_v2: the shim sees them only through the pointers it swaps
- * there (README, "What the shim does"). tests/clients/ drives each through one
+ * there (docs/how-it-works.md, "What the shim does"). tests/clients/ drives each through one
  * program (three runs: without the shim, with 64-byte red zones, with
  * GPUGUARD_DISABLE=1, which must print and return the same). They run in
  * BUILDDIR/pyenv, a virtual environment of Debian's python3 holding the pins of
@@ -122,7 +122,7 @@ static void expect_bindings_summary(const char *json)
 	expect_json(json, "j['unresolved'][0]['site']['object'].rsplit('/', 1)[-1].split('.')[0]", "cydriver");
 	expect_json(json, "(j['allocations']['padded'], j['allocations']['live'])", "(1, 0)");
 	/* The overrun, and the required kernel still unresolved at exit
-	 * (README, "Boundaries, signals, exit"). */
+	 * (docs/how-it-works.md, "Boundaries, signals, exit"). */
 	expect_json(json, "j['errors']", "2");
 }
 
@@ -224,7 +224,7 @@ Test(pyclients, numba_cuda_prints_and_returns_the_same_and_its_overrun_is_report
 /* numba-cuda gives each device array a driver allocation of its own, and
  * queues its free when Python collects it: the band is checked when the
  * queue is flushed, or at once with NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0
- * (README, "Python programs"). The script says on stderr when it dropped the
+ * (docs/python.md, "Python programs"). The script says on stderr when it dropped the
  * array and when it flushed the queue; gpuguard's ERROR falls between them,
  * or before both. */
 Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_flushed,
@@ -279,7 +279,7 @@ Test(pyclients, a_cuda_runtime_program_fails_to_start_the_same_with_the_shim)
 			   "%s", plain.out);
 	cr_assert_eq(gg_run_exit(&shim), gg_run_exit(&plain));
 	cr_assert_str_eq(shim.out, plain.out);
-	/* Nothing recorded, nothing said: not even the exit line (README,
+	/* Nothing recorded, nothing said: not even the exit line (docs/how-it-works.md,
 	 * "Boundaries, signals, exit"). */
 	cr_assert_str_eq(shim.err, plain.err);
 	gg_run_free(&plain);

@@ -1,4 +1,4 @@
-/* The quarantine (README, "Quarantine"): freed guarded
+/* The quarantine (docs/how-it-works.md, "Quarantine"): freed guarded
  * allocations held back from the driver and checked when they leave
  * (write_after_free), launches given them (dangling_launch), and a second
  * free of one (double_free). Through app-redzone and the fake driver, whose

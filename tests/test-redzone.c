@@ -1,4 +1,4 @@
-/* Red zones (README, "Red zones"), through app-redzone and the fake driver. */
+/* Red zones (docs/how-it-works.md, "Red zones"), through app-redzone and the fake driver. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
@@ -485,7 +485,7 @@ Test(redzone, a_reset_spares_the_zones_of_created_contexts)
 	gg_app_run_free(&a);
 }
 
-/* ---- frees the driver refuses (README, "Red zones") ---- */
+/* ---- frees the driver refuses (docs/how-it-works.md, "Red zones") ---- */
 
 Test(redzone, a_free_refused_for_want_of_a_context_keeps_the_zone_watched)
 {
@@ -531,7 +531,7 @@ Test(redzone, a_violation_seen_at_a_refused_free_is_reported_once)
 	gg_app_run_free(&a);
 }
 
-/* ---- legacy teardown entry points (README, "What the shim does") ---- */
+/* ---- legacy teardown entry points (docs/how-it-works.md, "What the shim does") ---- */
 
 Test(redzone, legacy_ctx_destroy_checks_its_bands)
 {
@@ -851,7 +851,7 @@ Test(redzone, registry_keeps_every_probe_chain_after_removals)
 	cr_assert_eq(live, N - (N + 2) / 3);
 }
 
-/* ---- other allocators, and coverage (README, "Red zones") ---- */
+/* ---- other allocators, and coverage (docs/how-it-works.md, "Red zones") ---- */
 
 /* Each allocator's band: filled, reported past its end, hidden from the
  * address range, checked at free. */
@@ -1206,7 +1206,7 @@ Test(redzone, an_allocation_captured_into_a_graph_is_unguarded_capturing)
 	gg_app_run_free(&a);
 }
 
-/* ---- checked launches and suspects (README, "Red zones") ---- */
+/* ---- checked launches and suspects (docs/how-it-works.md, "Red zones") ---- */
 
 #define CHECKED "GPUGUARD_REDZONE=64", "GPUGUARD_CHECK_LAUNCHES=1"
 
@@ -1724,7 +1724,8 @@ Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
 	gg_app_run_free(&a);
 }
 
-/* ---- CUDA graphs: a replay is a launch of each kernel node (README, "CUDA graphs") ---- */
+/* ---- CUDA graphs: a replay is a launch of each kernel node
+ * (docs/how-it-works.md, "CUDA graphs") ---- */
 
 #define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
 #define GRAPH_SCENARIO "GG_SCENARIO_GRAPH=1", "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=sync:2"

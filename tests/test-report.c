@@ -1,4 +1,4 @@
-/* The log's paths and lines (README, "What the shim does"). */
+/* The log's paths and lines (docs/how-it-works.md, "What the shim does"). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -95,7 +95,7 @@ Test(report, verbosity_two_traces_with_names_escaped)
 				  "-> CUDA_ERROR_NOT_FOUND\n"), NULL, "%s", log);
 }
 
-/* ---- the log's descriptor and SIGPIPE (README, "Settings") ---- */
+/* ---- the log's descriptor and SIGPIPE (docs/how-it-works.md, "Reading the settings") ---- */
 
 /* Set up the log as the shim's set-up does, with GPUGUARD_LOG @log ("" =
  * stderr). */

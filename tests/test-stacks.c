@@ -1,4 +1,4 @@
-/* Allocation and free stacks (README, "Stacks, frees and leaks"): up to
+/* Allocation and free stacks (docs/how-it-works.md, "Stacks, frees and leaks"): up to
  * GPUGUARD_STACK_DEPTH frames from the call site outward, each distinct stack
  * kept once (the stack depot, callsite/depot.c), in the log, the JSON, gpuguard
  * report and gpuguard symbolize. Through app-redzone and the fake driver. */

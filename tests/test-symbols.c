@@ -1,4 +1,4 @@
-/* Symbol hygiene (README, "What the shim does"): the shim adds nothing else to
+/* Symbol hygiene (docs/how-it-works.md, "What the shim does"): the shim adds nothing else to
  * the process. */
 #include <criterion/criterion.h>
 #include <stdio.h>

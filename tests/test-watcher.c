@@ -1,4 +1,4 @@
-/* Signal and after:S boundaries run by the watcher (README, "Boundaries,
+/* Signal and after:S boundaries run by the watcher (docs/how-it-works.md, "Boundaries,
  * signals, exit"), and fork. */
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -268,7 +268,7 @@ static bool value_taken(const struct gg_option *o, const char *flag, const char 
 }
 
 /* The switches that make frameworks allocate each tensor from the driver, so
- * each gets a band of its own (README, "Frameworks and caching allocators"). */
+ * each gets a band of its own (docs/python.md, "Frameworks and caching allocators"). */
 static const char *const per_tensor_env[][2] = {
 	{ "PYTORCH_NO_CUDA_MEMORY_CACHING", "1" },
 	{ "XLA_PYTHON_CLIENT_ALLOCATOR", "platform" },

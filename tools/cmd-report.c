@@ -968,7 +968,7 @@ void gg_view_free_groups(struct view *vw)
 
 /* ---- coverage ------------------------------------------------------------ */
 
-/* What a process's red zones guarded (README, "Red zones": Coverage); from
+/* What a process's red zones guarded (docs/how-it-works.md, "Red zones": Coverage); from
  * allocations.calls and .padded when the summary predates the member. */
 struct coverage {
 	bool member; /* the summary has a "coverage" member */
@@ -1145,7 +1145,7 @@ static void print_coverage(const struct view *vw, unsigned indent)
 
 /* Each process's refused launches, a kernel a line: "launch errors: K (module
  * M): 2 refused, last CUDA_ERROR_..."
- * (README, "The kernel-lookup audit and the gate"). */
+ * (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 static void print_launch_errors(const struct view *vw, unsigned indent)
 {
 	struct sb b = { 0 };
@@ -1325,7 +1325,7 @@ static void print_stack(struct sb *b, const char *title, const struct gg_json *s
 	}
 }
 
-/* A double or invalid free (README, "Stacks, frees and leaks"). */
+/* A double or invalid free (docs/how-it-works.md, "Stacks, frees and leaks"). */
 static void print_free_violation(struct sb *b, const struct gg_json *r)
 {
 	bool twice = !strcmp(gg_view_violation_kind(r), GG_REPORT_DOUBLE_FREE);
@@ -1360,7 +1360,7 @@ static void print_free_violation(struct sb *b, const struct gg_json *r)
 	print_stack(b, twice ? "second free stack" : "free stack", free_stack);
 }
 
-/* A write after free or a dangling launch (README, "Quarantine"). */
+/* A write after free or a dangling launch (docs/how-it-works.md, "Quarantine"). */
 static void print_quarantine_violation(struct sb *b, const struct gg_json *r)
 {
 	bool launch = !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
@@ -1613,7 +1613,7 @@ static void print_violations(const struct view *vw, bool several)
 /* A leaked stack, the most bytes first: the first ten entries. */
 #define LEAKS_SHOWN 10
 
-/* What leaked (README, "Stacks, frees and leaks"): said only of summaries
+/* What leaked (docs/how-it-works.md, "Stacks, frees and leaks"): said only of summaries
  * written at exit. */
 static void print_leaks(const struct view *vw, bool several)
 {

@@ -319,7 +319,7 @@ static uint64_t fnv_site(uint64_t h, const struct gg_json *site)
 
 /* A module's name without what changes between runs: a handle the shim
  * never saw loaded is "module@0xHANDLE"
- * (README, "The kernel-lookup audit and the gate"). */
+ * (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 static uint64_t fnv_module(uint64_t h, const struct gg_json *module)
 {
 	if (!strncmp(gg_json_string(module, ""), "module@0x", strlen("module@0x")))

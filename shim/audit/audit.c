@@ -1,4 +1,4 @@
-/* Kernel-lookup audit and seal gate (README, "The kernel-lookup audit and the
+/* Kernel-lookup audit and seal gate (docs/how-it-works.md, "The kernel-lookup audit and the
  * gate").
  *
  * Every looked-up (module, function) pair is kept, keyed by the module's
@@ -455,7 +455,7 @@ static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t s
 		gg_report_late_miss(false, seal, module, function, rc_name, &site);
 }
 
-/* ---- loads (README: a failed load) ---- */
+/* ---- loads (docs/how-it-works.md, "A failed load") ---- */
 
 /* @img (NULL: unread) against the device: 1 runs here, 0 cannot, -1 unknown;
  * *cc gets the device's compute capability. */
@@ -938,7 +938,7 @@ static void free_pair(struct pair *p)
 	free(p);
 }
 
-/* A forked child is a process of its own (README, "Boundaries, signals, exit";
+/* A forked child is a process of its own (docs/how-it-works.md, "Boundaries, signals, exit";
  * test-fork.c): none of its parent's lookups, counts or seals. The modules'
  * names stay: they name what the child's own lookups find. */
 void gg_audit_atfork_child(void)

@@ -1,4 +1,4 @@
-/* Kernel-lookup audit and seal gate (README, "The kernel-lookup audit and the
+/* Kernel-lookup audit and seal gate (docs/how-it-works.md, "The kernel-lookup audit and the
  * gate"). */
 #ifndef GG_SHIM_AUDIT_AUDIT_H
 #define GG_SHIM_AUDIT_AUDIT_H
@@ -22,7 +22,7 @@ void gg_audit_configure(const struct gg_config *cfg);
 /* A load of a module or library from the file @path, or from @image in memory,
  * as the driver answered it (@rc 0: @handle is it). Named either way and listed
  * (JSON "modules"); a failure is a failed lookup of MODULE::* with its call
- * site, and after a seal a late miss (README, "The kernel-lookup audit and the
+ * site, and after a seal a late miss (docs/how-it-works.md, "The kernel-lookup audit and the
  * gate": a failed load). */
 void gg_audit_load_file(enum gg_audit_kind kind, const char *path, int rc, const char *rc_name,
 			const void *handle);
@@ -37,7 +37,7 @@ void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
 		     const char *name, int rc, const char *rc_name, const void *found);
 
-/* Lazy loading (README, "The kernel-lookup audit and the gate"):
+/* Lazy loading (docs/how-it-works.md, "The kernel-lookup audit and the gate"):
  * cuKernelGetFunction of @kernel, cuLibraryGetModule of @library, as the driver
  * answered (@rc 0: @function, @module is it). The function is named as its
  * kernel, the module as its library; a failure is a failed lookup of that
@@ -91,7 +91,7 @@ void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_ro
 /* Unresolved required pairs right now: an error at exit. */
 uint64_t gg_audit_unresolved_now(void);
 
-/* The audit's errors (README, "Boundaries, signals, exit"): gate failures and
+/* The audit's errors (docs/how-it-works.md, "Boundaries, signals, exit"): gate failures and
  * late misses under GPUGUARD_ALLOW_UNRESOLVED once a seal ran; before any seal,
  * the required pairs unresolved, which are errors when the process exits so.
  * One definition for the JSON, the metrics and the exit status. */

@@ -1,4 +1,4 @@
-/* Image preflight (README, "The kernel-lookup audit and the gate"; tests in
+/* Image preflight (docs/how-it-works.md, "The kernel-lookup audit and the gate"; tests in
  * test-image.c): the architectures a module image carries, read from its
  * headers alone, so that code this GPU cannot run is named when the
  * module is loaded, not when its first kernel is asked for.

@@ -1,4 +1,4 @@
-/* Image preflight (README, "The kernel-lookup audit and the gate"): which
+/* Image preflight (docs/how-it-works.md, "The kernel-lookup audit and the gate"): which
  * architectures a CUDA module image carries, and whether any of it can run on
  * the current device, read from the image's headers alone, before the driver is
  * asked to load it. */

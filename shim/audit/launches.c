@@ -1,4 +1,4 @@
-/* Launches (README, "The kernel-lookup audit and the gate": refused launches):
+/* Launches (docs/how-it-works.md, "The kernel-lookup audit and the gate": refused launches):
  * which kernel a launched handle is, the launches the driver refused, counted
  * per kernel, and the kernels in flight when a synchronize reports a sticky
  * error (the context is lost, no band can be read any more: they are the answer

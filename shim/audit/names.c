@@ -1,4 +1,4 @@
-/* Module and library names (README, "The kernel-lookup audit and the gate"):
+/* Module and library names (docs/how-it-works.md, "The kernel-lookup audit and the gate"):
  * the file's basename, OBJECT+0xOFFSET for an image inside a mapped object,
  * image:HASH otherwise. */
 #include <dlfcn.h>

@@ -48,7 +48,7 @@ void gg_boundary_configure(const struct gg_config *cfg)
 void gg_boundary_run(const char *why)
 {
 	pthread_mutex_lock(&boundary_state.lock);
-	/* Red-zone scan first (README, "Boundaries, signals, exit"), then the
+	/* Red-zone scan first (docs/how-it-works.md, "Boundaries, signals, exit"), then the
 	 * gate and seal, then the reports. */
 	gg_redzone_scan(why);
 	gg_audit_seal(why);

@@ -1,4 +1,4 @@
-/* Boundaries (README, "Boundaries, signals, exit"): a red-zone scan, the gate
+/* Boundaries (docs/how-it-works.md, "Boundaries, signals, exit"): a red-zone scan, the gate
  * and seal, then the reports. */
 #ifndef GG_SHIM_BOUNDARY_BOUNDARY_H
 #define GG_SHIM_BOUNDARY_BOUNDARY_H

@@ -1,4 +1,4 @@
-/* SIGTERM and SIGINT left at their default disposition (README, "Boundaries,
+/* SIGTERM and SIGINT left at their default disposition (docs/how-it-works.md, "Boundaries,
  * signals, exit"): a server stopped by systemctl, docker or Kubernetes gets
  * SIGTERM, and would end with no exit scan and no final reports. gpuguard's
  * handler does only async-signal-safe work: it writes the signal's number into

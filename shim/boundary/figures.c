@@ -19,7 +19,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	gg_depot_stats(&f->stacks, &f->stack_bytes);
 	/* Every violation is an error (a double or invalid free too), every
 	 * audit error, and with GPUGUARD_LEAK_CHECK each stack that leaked
-	 * (README, "Boundaries, signals, exit"). */
+	 * (docs/how-it-works.md, "Boundaries, signals, exit"). */
 	f->errors = f->audit_errors + f->redzone.violations +
 		    (f->leaks.known && f->leaks.check ? f->leaks.stacks : 0);
 	f->rows = gg_audit_foreach_unresolved;

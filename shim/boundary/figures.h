@@ -1,6 +1,6 @@
 /* The modules' figures gathered into the report's struct, for the exit line,
  * the JSON summary, the metrics and the exit status: one place that says
- * what an error is (README, "Boundaries, signals, exit"). */
+ * what an error is (docs/how-it-works.md, "Boundaries, signals, exit"). */
 #ifndef GG_SHIM_BOUNDARY_FIGURES_H
 #define GG_SHIM_BOUNDARY_FIGURES_H
 

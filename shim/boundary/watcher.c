@@ -1,4 +1,4 @@
-/* The watcher (README, "Boundaries, signals, exit"): a thread that runs the
+/* The watcher (docs/how-it-works.md, "Boundaries, signals, exit"): a thread that runs the
  * boundaries a signal or an after:S event asks for. The signal handler only
  * writes a byte to a pipe (async-signal-safe, no lock, no allocation); the
  * watcher drains the pipe and runs one boundary for however many signals

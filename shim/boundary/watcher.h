@@ -1,4 +1,4 @@
-/* The watcher thread for signal and after:S boundaries (README, "Boundaries,
+/* The watcher thread for signal and after:S boundaries (docs/how-it-works.md, "Boundaries,
  * signals, exit"). */
 #ifndef GG_SHIM_BOUNDARY_WATCHER_H
 #define GG_SHIM_BOUNDARY_WATCHER_H

@@ -1,6 +1,6 @@
 /* Call sites: the first frame outside the shim, the driver and the other
  * GPUGUARD_SKIP_OBJECTS, and outside the CUDA runtime linked statically into
- * the executable (GPUGUARD_SKIP_SYMBOLS), found by unwinding (README, "Call
+ * the executable (GPUGUARD_SKIP_SYMBOLS), found by unwinding (docs/python.md, "Call
  * sites"). libunwind is loaded privately on first use; glibc's backtrace() is
  * the fallback; in a child forked while other threads ran, GCC's unwinder or
  * none (callsite/gccunwind.h). */

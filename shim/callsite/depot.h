@@ -1,4 +1,4 @@
-/* The stack depot (README, "Stacks, frees and leaks"): the stack of every
+/* The stack depot (docs/how-it-works.md, "Stacks, frees and leaks"): the stack of every
  * allocation and free, up to GPUGUARD_STACK_DEPTH frames from its call site
  * outward, each distinct stack stored once under a 32-bit id, so a million
  * allocations made at ten places hold ten stacks. Lock-free to read; a new

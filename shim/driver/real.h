@@ -60,7 +60,7 @@ const char *gg_real_object_name(const void *addr);
  * export of the driver object that holds @gpa (cuGetProcAddress's own address),
  * else -1. A second driver object (a stub beside the real one) gets -1: its
  * pointers pass through. An answer for a name the shim hooks that is no export
- * of any driver object is counted (README, "Red zones": procaddr_unmatched),
+ * of any driver object is counted (docs/how-it-works.md, "Red zones": procaddr_unmatched),
  * and warned about once: calls through it are not seen. */
 int gg_real_export_id(void *gpa, const char *symbol, void *fn);
 

@@ -1,5 +1,5 @@
-/* The executable graphs the shim follows (README, "CUDA graphs": a replay of a CUDA graph
- * is a launch of each of its kernel nodes). Each CUgraphExec gets a record
+/* The executable graphs the shim follows (docs/how-it-works.md, "CUDA graphs": a
+ * replay of a CUDA graph is a launch of each of its kernel nodes). Each CUgraphExec gets a record
  * when it is instantiated: its kernel nodes, each read once from the driver
  * (cuGraphGetNodes, cuGraphKernelNodeGetParams, child graphs walked), their
  * pointer-sized parameters copied. An update (cuGraphExecUpdate,

@@ -1,4 +1,4 @@
-/* dlsym interposition (README, "What the shim does").
+/* dlsym interposition (docs/how-it-works.md, "What the shim does").
  *
  * glibc resolves RTLD_NEXT and RTLD_DEFAULT relative to the object that
  * called dlsym, found from dlsym's return address. A wrapper that forwards
@@ -161,7 +161,7 @@ struct gg_dlsym_plan gg_dlsym_route(void *handle, const char *name, void *caller
 
 #if !defined(__x86_64__)
 /* No assembly entry for this architecture: forwarding makes the shim the
- * caller, so RTLD_NEXT and RTLD_DEFAULT lookups may differ (README, limits). */
+ * caller, so RTLD_NEXT and RTLD_DEFAULT lookups may differ (docs/limits.md, "Limits"). */
 GG_EXPORT void *dlsym(void *handle, const char *name)
 {
 	struct gg_dlsym_plan plan = gg_dlsym_route(handle, name, __builtin_return_address(0));

@@ -1,6 +1,6 @@
 /* _exit() and _Exit() end a process with no exit handler: a forked worker
  * (Python's multiprocessing, os._exit) would take its findings with it. They
- * report like exit() (README, "Boundaries, signals, exit"), as
+ * report like exit() (docs/how-it-works.md, "Boundaries, signals, exit"), as
  * AddressSanitizer's interceptor does. */
 #include <stdlib.h>
 #include <unistd.h>

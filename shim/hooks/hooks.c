@@ -126,7 +126,7 @@ GG_WORK CUresult gg_hooks_work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary l
 
 /* Lazy loading: a library's kernel or module is materialised in the current
  * context here, where an image with no code for this GPU fails
- * (README, "The kernel-lookup audit and the gate"). */
+ * (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 
 GG_WORK CUresult gg_hooks_work_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
@@ -285,7 +285,7 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, s
 		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
 }
 
-/* Virtual memory: counted, never guarded (README, "Red zones": Coverage). */
+/* Virtual memory: counted, never guarded (docs/how-it-works.md, "Red zones": Coverage). */
 
 GG_WORK CUresult gg_hooks_work_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 			     const CUmemAllocationProp *prop, unsigned long long flags)
@@ -483,7 +483,7 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *confi
 
 /* CUDA graphs (handles/graphs.c): an executable graph's kernel nodes are
  * read from the driver when it is made or updated, and each replay is a
- * launch of each of them (README, "CUDA graphs"): indices and launch:N before it is
+ * launch of each of them (docs/how-it-works.md, "CUDA graphs"): indices and launch:N before it is
  * forwarded, suspects (unless nothing changed since its last replay) before
  * too, so a dangling launch is said before the graph runs; its check after. */
 

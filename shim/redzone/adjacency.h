@@ -1,4 +1,4 @@
-/* Underflow (README "Underflow"): a band reaches up to the next allocation.
+/* Underflow (docs/how-it-works.md "Underflow"): a band reaches up to the next allocation.
  *
  * Every address the driver's allocation routines return is aligned to at
  * least 256 bytes, so the bytes from an allocation's end up to the next

@@ -1,4 +1,4 @@
-/* Caching allocators (README, "Frameworks and caching allocators"): PyTorch,
+/* Caching allocators (docs/python.md, "Frameworks and caching allocators"): PyTorch,
  * JAX/XLA, CuPy and RAPIDS RMM ask the driver for large segments and cut
  * tensors out of them, so a band guards a segment, not a tensor. When one is
  * loaded and its per-allocation switch is off, one WARN says so and names the

@@ -1,4 +1,4 @@
-/* Caching allocators loaded in the process (README,
+/* Caching allocators loaded in the process (docs/python.md,
  * "Frameworks and caching allocators"). */
 #ifndef GG_SHIM_REDZONE_CACHING_H
 #define GG_SHIM_REDZONE_CACHING_H

@@ -1,4 +1,4 @@
-/* Checked launches (GPUGUARD_CHECK_LAUNCHES; README, "Red zones": Which
+/* Checked launches (GPUGUARD_CHECK_LAUNCHES; docs/how-it-works.md, "Red zones": Which
  * kernel did it): after a launch is forwarded the shim waits for it on its
  * stream, then checks the bands of the zones it was given (and of the zone
  * directly below each, for an underflow), or every zone of its context when
@@ -23,7 +23,7 @@ static struct {
 } checked_state;
 
 /* The zone holding @ptr (the one it starts, else the allocation the driver
- * says holds it), held for reading: flagged so its free waits (README, "Red zones": no
+ * says holds it), held for reading: flagged so its free waits (docs/how-it-works.md, "Red zones": no
  * band is read after its memory died). */
 static int zone_holding(uint64_t ptr, struct gg_zone *z)
 {

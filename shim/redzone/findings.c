@@ -1,4 +1,4 @@
-/* Red-zone findings (README, "Red zones"; KFENCE's report.c is the model):
+/* Red-zone findings (docs/how-it-works.md, "Red zones"; KFENCE's report.c is the model):
  * every violation the red zones find, however found (a scan, a free, a
  * checked launch, the quarantine, an API range), is counted by kind, kept
  * (the first MAX_VIOLATIONS) for the report files, and reported, named

@@ -15,7 +15,7 @@
  * shim cannot tell it from the new allocation's own free, and takes it as
  * that. The new allocation's later free is then the second, and is
  * reported as its double free, the stale free named as its first free
- * (README.md, "Frees"). */
+ * (docs/how-it-works.md, "Frees"). */
 #include "redzone/frees.h"
 
 #include <sched.h>

@@ -1,4 +1,4 @@
-/* Frees of what is no allocation (README, "Stacks, frees and leaks"): a free of
+/* Frees of what is no allocation (docs/how-it-works.md, "Stacks, frees and leaks"): a free of
  * a zone freed before (double_free) and of a pointer inside a zone
  * (invalid_free). The shim remembers the zones the application freed last, with
  * their allocation and free stacks, in a bounded memory. */

@@ -1,4 +1,4 @@
-/* Leaks (README, "Stacks, frees and leaks"): the allocations still live at
+/* Leaks (docs/how-it-works.md, "Stacks, frees and leaks"): the allocations still live at
  * exit, counted by allocation stack. An allocation whose context was destroyed
  * (cuCtxDestroy, the primary context's last release or a reset) was freed with
  * it: its zone is gone by then, and it is no leak. */

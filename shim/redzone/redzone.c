@@ -1,4 +1,4 @@
-/* Red zones (README, "Red zones").
+/* Red zones (docs/how-it-works.md, "Red zones").
  *
  * An allocation of N bytes with index >= MIN_IDX is asked of the driver as
  * N + P bytes; the band [ptr+N, ptr+N+P) is filled before the call returns:
@@ -85,7 +85,7 @@ static struct {
 		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
 		atomic_uint_fast64_t scans, checked, unchecked; /* violations: findings.c */
 		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
-		/* What was guarded and what was not (README, "Red zones": coverage). */
+		/* What was guarded and what was not (docs/how-it-works.md, "Red zones": coverage). */
 		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
 		atomic_uint_fast64_t unguarded[GG_REASON_COUNT];
 	} count;
@@ -722,7 +722,7 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 		return;
 	}
 	/* The driver refused: the allocation lives on, and so does its zone, as it
-	 * was (README, "Stacks, frees and leaks"), its band filled again when the check above reported it. */
+	 * was (docs/how-it-works.md, "Stacks, frees and leaks"), its band filled again when the check above reported it. */
 	if (t->violated)
 		fill_again(&t->zone);
 	if (gg_registry_insert(&t->zone) != 0) {
@@ -1079,7 +1079,7 @@ void gg_redzone_atfork_child(void)
 	gg_ranges_atfork_child();
 	gg_quarantine_atfork_child();
 	redzone_state.batch_active = false; /* the scanning thread did not come along */
-	/* A process of its own (README, "Boundaries, signals, exit"): no zone, count or violation of its
+	/* A process of its own (docs/how-it-works.md, "Boundaries, signals, exit"): no zone, count or violation of its
 	 * parent's; it numbers its own allocations from 0. The context slots
 	 * stay: they describe contexts, not findings. */
 	GG_ZERO_COUNTERS(&redzone_state.count);

@@ -1,4 +1,4 @@
-/* Red zones (README, "Red zones"): every device allocation gets a trailing
+/* Red zones (docs/how-it-works.md, "Red zones"): every device allocation gets a trailing
  * guard band filled with a known byte; scans at boundaries, at free, at context
  * teardown and at exit report any byte that changed. */
 #ifndef GG_SHIM_REDZONE_REDZONE_H
@@ -39,7 +39,7 @@ void gg_redzone_fallback(struct gg_redzone_ticket *t);
  * held (its fills checked), so the request is worth asking again. */
 bool gg_redzone_out_of_memory(void);
 
-/* Virtual memory (never guarded: README, "Red zones"): a physical
+/* Virtual memory (never guarded: docs/how-it-works.md, "Red zones"): a physical
  * allocation of @created bytes was made, or @mapped bytes were mapped (0:
  * none). */
 void gg_redzone_vmm(size_t created, size_t mapped);
@@ -110,7 +110,7 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset);
 void gg_redzone_stats(struct gg_report_redzone *out);
 
 /* A launch as the hooks saw it, after the driver took it
- * (README, "Red zones": Which kernel did it): its kernel, its parameters in
+ * (docs/how-it-works.md, "Red zones": Which kernel did it): its kernel, its parameters in
  * either form, the stream it runs on (the per-thread stream already named as
  * such), and its index. */
 struct gg_redzone_launch {

@@ -499,7 +499,7 @@ void gg_registry_atfork_parent(void)
 }
 
 /* Empty: the parent's zones are the parent's to check
- * (README, "Boundaries, signals, exit"). The
+ * (docs/how-it-works.md, "Boundaries, signals, exit"). The
  * arrays stay, so the child's inserts still need no allocation. */
 void gg_registry_atfork_child(void)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GG_SUSPECTS 4 /* kernels a zone remembers (README, "Red zones") */
+#define GG_SUSPECTS 4 /* kernels a zone remembers (docs/how-it-works.md, "Red zones") */
 
 /* A suspect: a kernel's slot (handles/kernels.h) + 1 in the top 16 bits, the
  * launch's index in the rest; 0 is none. */

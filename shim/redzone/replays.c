@@ -1,5 +1,5 @@
-/* Replays of CUDA graphs (README, "CUDA graphs"): each kernel node of an executable graph
- * is a launch, routed through the launches' own functions (redzone.c
+/* Replays of CUDA graphs (docs/how-it-works.md, "CUDA graphs"): each kernel node
+ * of an executable graph is a launch, routed through the launches' own functions (redzone.c
  * gg_redzone_launched: suspects, and with a quarantine dangling launches)
  * with an index of its own.
  *

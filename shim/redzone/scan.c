@@ -1,4 +1,4 @@
-/* Batched scans (README, "Red zones"): a full scan reads every band of a
+/* Batched scans (docs/how-it-works.md, "Red zones"): a full scan reads every band of a
  * context with one batched copy (when the driver has cuMemcpyBatchAsync), a
  * constant number of driver calls however many zones there are, and asks
  * whether runs of bands are intact at once. Its zones are flagged SCANNING

@@ -1,4 +1,4 @@
-/* Suspects (README, "Red zones": Which kernel did it): every launch's
+/* Suspects (docs/how-it-works.md, "Red zones": Which kernel did it): every launch's
  * parameters are read (laid out as the driver says, or extra's buffer), and
  * each zone a pointer among them falls in names the launch as its newest
  * suspect, cheaply enough to stay on in production: a memo per kernel

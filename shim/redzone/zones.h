@@ -11,7 +11,7 @@
 #include "redzone/registry.h"
 #include "report/report.h"
 
-/* A checked launch (README, "Red zones": Which kernel did it): what a violation it finds names. */
+/* A checked launch (docs/how-it-works.md, "Red zones": Which kernel did it): what a violation it finds names. */
 struct gg_launch_check {
 	int slot;         /* the kernel's */
 	uint64_t launch;

@@ -1,4 +1,4 @@
-/* The report files (README, "Report formats"): the JSON summary (schema 1) and
+/* The report files (docs/ci.md, "Report formats"): the JSON summary (schema 1) and
  * the Prometheus text file, each rewritten atomically (a temporary file in the
  * same directory, then rename(2)). Formatted through a stack buffer and written
  * with write(2); nothing is allocated.
@@ -192,7 +192,7 @@ static void kernel_member(struct jw *w, const struct gg_report_violation *v)
 	jw_puts(w, " }");
 }
 
-/* A free's finding (README, "Stacks, frees and leaks"): no band figures; the
+/* A free's finding (docs/how-it-works.md, "Stacks, frees and leaks"): no band figures; the
  * pointer freed, and the free stacks. */
 static void free_violation_row(struct jw *w, const struct gg_report_violation *v)
 {
@@ -233,7 +233,7 @@ static void suspects_list(struct jw *w, const struct gg_report_violation *v)
 	jw_puts(w, v->nsuspects ? " ]" : "]");
 }
 
-/* The quarantine's findings (README, "Quarantine"): a write after free, with
+/* The quarantine's findings (docs/how-it-works.md, "Quarantine"): a write after free, with
  * its figures (offsets into the allocation) and suspects; a dangling launch,
  * with its kernel and parameter. Both name the free (api, free_stack). */
 static void quarantine_row(struct jw *w, const struct gg_report_violation *v)

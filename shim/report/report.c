@@ -1,4 +1,4 @@
-/* The human log (README, "What the shim does"). One descriptor, one write(2)
+/* The human log (docs/how-it-works.md, "What the shim does"). One descriptor, one write(2)
  * per line. */
 #include "report/report.h"
 
@@ -538,7 +538,7 @@ static void unresolved_at_exit_row(void *ctx, const struct gg_report_row *r)
 		return;
 	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, site, sizeof(site));
 	/* MODULE::* is the module itself: its load failed
-	 * (README, "The kernel-lookup audit and the gate"). */
+	 * (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 	if (!strcmp(r->function, "*"))
 		gg_report_error("required module never loaded: %s (%llu failed %s, %s) at %s",
 				printable(r->module, m, sizeof(m)), (unsigned long long)r->pair_failed,
@@ -754,7 +754,7 @@ static const char *first_frame_text(const struct gg_report_stack *st, char *out,
 }
 
 /* A free of what is no allocation's start
- * (README, "Stacks, frees and leaks"). */
+ * (docs/how-it-works.md, "Stacks, frees and leaks"). */
 static void free_violation(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], at[320], first[320];
@@ -796,7 +796,7 @@ static const char *band_text(const struct gg_report_violation *v, char *out, siz
 }
 
 /* A write below the start of the allocation directly above a band
- * (README, "Red zones": Underflow): the upper one named first, then the band it
+ * (docs/how-it-works.md, "Red zones": Underflow): the upper one named first, then the band it
  * reached. */
 static void underflow_violation(const struct gg_report_violation *v, const char *culprit)
 {
@@ -820,7 +820,7 @@ static void underflow_violation(const struct gg_report_violation *v, const char 
 }
 
 /* A quarantined allocation written after its free, found when it left the
- * quarantine (README, "Quarantine"). */
+ * quarantine (docs/how-it-works.md, "Quarantine"). */
 static void write_after_free(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], at[320], where[64], culprit[SITE_TEXT_MAX + 512];
@@ -849,7 +849,7 @@ static void write_after_free(const struct gg_report_violation *v)
 }
 
 /* A launch given a pointer into a quarantined allocation, reported before it
- * is forwarded (README, "Quarantine"). */
+ * is forwarded (docs/how-it-works.md, "Quarantine"). */
 static void dangling_launch(const struct gg_report_violation *v)
 {
 	char site[SITE_TEXT_MAX], launched[SITE_TEXT_MAX], at[320], inside[64] = "", node[48] = "";
@@ -993,7 +993,7 @@ void gg_report_leaks(const struct gg_report_figures *f)
 }
 
 /* "; 9 guarded, 1 not (min_idx 1)" when red zones were asked for and an
- * allocation went without (README, "Red zones": Coverage); "" otherwise. */
+ * allocation went without (docs/how-it-works.md, "Red zones": Coverage); "" otherwise. */
 static void unguarded_text(const struct gg_report_coverage *c, char *out, size_t cap)
 {
 	uint64_t not_guarded = c->allocations - c->guarded;
@@ -1024,7 +1024,7 @@ void gg_report_exit_summary(const struct gg_report_figures *f)
 	char why[256];
 
 	/* Only when anything was recorded
-	 * (README, "Boundaries, signals, exit"): a CUDA runtime that never
+	 * (docs/how-it-works.md, "Boundaries, signals, exit"): a CUDA runtime that never
 	 * started leaves no line behind. */
 	if (!a->calls && !a->seals && !a->loads_failed && !z->calls && !z->violations && !f->errors)
 		return;

@@ -130,7 +130,7 @@ struct gg_report_api_overrun {
 	const struct gg_report_stack *stack; /* the allocation's stack; NULL: none kept */
 };
 
-/* The audit's figures (README, "The kernel-lookup audit and the gate"). */
+/* The audit's figures (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 struct gg_report_audit {
 	uint64_t pairs;               /* distinct (module, function) pairs looked up */
 	uint64_t resolved;            /* pairs with at least one successful lookup */
@@ -144,7 +144,7 @@ struct gg_report_audit {
 	bool sealed;
 };
 
-/* Why an allocation got no band (README, "Red zones": coverage), in the JSON's
+/* Why an allocation got no band (docs/how-it-works.md, "Red zones": coverage), in the JSON's
  * and the metrics' words. */
 #define GG_REPORT_REASONS(X)                                                           \
 	X(off)           /* GPUGUARD_REDZONE is 0 */                                   \
@@ -170,7 +170,7 @@ const char *gg_report_reason_name(enum gg_report_reason r);
 
 #define GG_REPORT_CACHING_MAX 4
 
-/* What was guarded and what was not (README, "Red zones"; the JSON's
+/* What was guarded and what was not (docs/how-it-works.md, "Red zones"; the JSON's
  * "coverage"). */
 /* Why a node of a CUDA graph is not followed when the graph is replayed
  * (handles/graphs.c; JSON "coverage"."graph_nodes_unfollowed"). */
@@ -220,7 +220,7 @@ enum gg_report_unchecked {
 /* The name of @u ("check_on_free_off"). */
 const char *gg_report_unchecked_name(enum gg_report_unchecked u);
 
-/* The red zones' figures (README, "Red zones"). */
+/* The red zones' figures (docs/how-it-works.md, "Red zones"). */
 struct gg_report_redzone {
 	uint64_t calls;  /* allocation calls, failed ones included */
 	uint64_t failed;
@@ -263,7 +263,7 @@ struct gg_report_module {
 	unsigned cc;                 /* the device's compute capability then */
 };
 
-/* A kernel whose launches the driver refused (README, "The kernel-lookup audit
+/* A kernel whose launches the driver refused (docs/how-it-works.md, "The kernel-lookup audit
  * and the gate": refused launches). */
 struct gg_report_launch_error {
 	struct gg_report_kernel kernel;
@@ -280,7 +280,7 @@ typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx,
 					 void *ctx);
 typedef void gg_report_modules_fn(void (*emit)(void *ctx, const struct gg_report_module *m),
 				  void *ctx);
-/* Allocations live at exit, by allocation stack (README, "Stacks, frees and
+/* Allocations live at exit, by allocation stack (docs/how-it-works.md, "Stacks, frees and
  * leaks"). */
 struct gg_report_leak {
 	uint64_t count, bytes;
@@ -381,7 +381,7 @@ void gg_report_bad_value(const char *var, const char *value, const char *why,
 			 const char *accepts);
 void gg_report_unknown_variable(const char *var, const char *nearest);
 
-/* Audit (README, "The kernel-lookup audit and the gate"). */
+/* Audit (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 void gg_report_expected_unreadable(const char *path, const char *reason);
 void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report_audit *a,
 			  gg_report_rows_fn *rows, gg_report_modules_fn *modules);
@@ -389,11 +389,11 @@ void gg_report_gate(uint64_t seal, uint64_t required, bool allowed);
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
 			 const char *result, const struct gg_report_site *where);
 
-/* Launches (README, "The kernel-lookup audit and the gate"): the first refusal
+/* Launches (docs/how-it-works.md, "The kernel-lookup audit and the gate"): the first refusal
  * of a kernel's launch (WARN), and a sticky error at a synchronize (ERROR) with
  * the @n kernels launched since the last good synchronize (@launched of them in
  * all), newest first. */
-/* Image preflight (README, "The kernel-lookup audit and the gate"): nothing in
+/* Image preflight (docs/how-it-works.md, "The kernel-lookup audit and the gate"): nothing in
  * @module's image (@archs) runs on a device of compute capability @cc (WARN).
  */
 void gg_report_cannot_run(const char *module, const char *archs, unsigned cc);
@@ -403,7 +403,7 @@ void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
 void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
 			    const uint64_t *launch, unsigned n, uint64_t launched);
 
-/* Red zones (README, "Red zones"): a changed band (ERROR), and the @n frames of
+/* Red zones (docs/how-it-works.md, "Red zones"): a changed band (ERROR), and the @n frames of
  * the allocation GPUGUARD_REDZONE_TRACE_IDX names (INFO). */
 void gg_report_violation(const struct gg_report_violation *v);
 /* A copy or set refused for reaching a band (ERROR). */
@@ -414,7 +414,7 @@ void gg_report_halting(void);
 void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *frames, int n);
 
 /* At exit: with GPUGUARD_LEAK_CHECK, an ERROR for each of the ten stacks
- * that leaked the most bytes (README, "Stacks, frees and leaks"). */
+ * that leaked the most bytes (docs/how-it-works.md, "Stacks, frees and leaks"). */
 void gg_report_leaks(const struct gg_report_figures *f);
 
 /* A list variable with one bad item (WARN). */

@@ -108,7 +108,7 @@ static void atfork_child(void)
 	gg_labels_atfork_child();
 	gg_report_errlines_atfork_child();
 	gg_watcher_atfork_child();
-	/* A process of its own (README, "Boundaries, signals, exit"): it
+	/* A process of its own (docs/how-it-works.md, "Boundaries, signals, exit"): it
 	 * reports only once it calls a hook itself, which also gives it its log
 	 * file and its watcher thread (no thread is created inside a fork
 	 * handler). */
@@ -118,7 +118,7 @@ static void atfork_child(void)
 		atomic_store(&gg_start_mode, GG_MODE_FORKED);
 }
 
-/* Whether GPUGUARD_EXITCODE replaces the exit status @status (README,
+/* Whether GPUGUARD_EXITCODE replaces the exit status @status (docs/how-it-works.md,
  * "Boundaries, signals, exit"), from the verdict the exit report wrote, never
  * from a later gathering: a violation recorded since (another thread, a later
  * exit handler's free) must not make the status disagree with the JSON. */
@@ -200,7 +200,7 @@ static void report_config_problems(void)
 		gg_report_unknown_variable(u.name, u.nearest);
 }
 
-/* The hooks whose wrapper has nothing to do in this configuration (README,
+/* The hooks whose wrapper has nothing to do in this configuration (docs/how-it-works.md,
  * "What the shim does"; "a hook is handed out only where it has work"): the
  * launch entry points when nothing counts or checks launches, cuCtxSynchronize*
  * without sync:N. */
@@ -253,7 +253,7 @@ static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_eve
 
 /* The configuration, read once, and from it alone the idle hooks: a dlsym of a
  * driver name must not set the shim up (a process that never calls a hook
- * writes nothing: README, "What the shim does"); set-up reads the same copy. */
+ * writes nothing: docs/how-it-works.md, "What the shim does"); set-up reads the same copy. */
 static void load_config(void)
 {
 	struct gg_boundary_events ev;

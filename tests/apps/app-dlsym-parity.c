@@ -1,4 +1,4 @@
-/* dlsym parity matrix (README, "What the shim does" and Limits): every handle
+/* dlsym parity matrix (docs/how-it-works.md, "What the shim does" and Limits): every handle
  * kind x the driver's state x a hooked name, an unhooked driver name and a
  * name nobody defines. One line each: whether the answer was NULL, which
  * object it lies in (hooked names aside: with the shim they are its wrappers),

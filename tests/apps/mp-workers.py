@@ -1,4 +1,4 @@
-"""Forked Python workers (README, "Boundaries, signals, exit": a forked
+"""Forked Python workers (docs/how-it-works.md, "Boundaries, signals, exit": a forked
 child is a process of its own): a multiprocessing pool and single
 processes, started with fork, over the driver through ctypes.
 

@@ -2,7 +2,7 @@
 
 cuda.bindings.driver (cuda-bindings 13) opens libcuda.so.1 and takes every
 entry point it calls from cuGetProcAddress_v2, so under gpuguard it takes the
-cuGetProcAddress route (README, "What the shim does").  Nobody here wrote
+cuGetProcAddress route (docs/how-it-works.md, "What the shim does").  Nobody here wrote
 it; this script only drives it, with the driver API as a C program would
 use it:
 

@@ -2,7 +2,7 @@
 
 numba 0.56 (python3-numba) reaches the driver through ctypes, that is
 dlopen("libcuda.so.1") and dlsym() of every cu* name it uses, so under
-gpuguard it takes the dlsym route (README, "What the shim does").  Nobody
+gpuguard it takes the dlsym route (docs/how-it-works.md, "What the shim does").  Nobody
 here wrote its driver layer; this script only drives it:
 
     cuda.detect(), to_device + copy_to_host, device_array, a driver-level
