@@ -156,16 +156,11 @@ def self_test():
             checklib.run(__file__, root))
 
 
-def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
-        return self_test()
-    if len(sys.argv) != 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    problems, names = check(sys.argv[1])
+def check_root(root):
+    problems, names = check(root)
     return checklib.verdict("check-comment-names", problems, "stale name(s) in comments",
                             f"the {names} files, sections and tests comments name are there")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checklib.main(__doc__, self_test, check_root))

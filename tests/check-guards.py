@@ -73,16 +73,11 @@ def self_test():
             checklib.run(__file__, root))
 
 
-def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
-        return self_test()
-    if len(sys.argv) != 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    problems, count = check(sys.argv[1])
+def check_root(root):
+    problems, count = check(root)
     return checklib.verdict("check-guards", problems, "guard(s) off the scheme or shared",
-                            f"the {count} headers of {sys.argv[1]} each have their own guard")
+                            f"the {count} headers of {root} each have their own guard")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checklib.main(__doc__, self_test, check_root))

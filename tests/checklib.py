@@ -1,5 +1,6 @@
-"""What the tree's checks in tests/ (check-floors.py, check-guards.py) share:
-running themselves again for --self-test, and ending with a verdict."""
+"""What the tree's checks in tests/ (check-floors.py, check-guards.py,
+check-comment-names.py) share: the command line, running themselves again for
+--self-test, and ending with a verdict."""
 import subprocess
 import sys
 
@@ -29,3 +30,14 @@ def verdict(name, problems, failed, passed):
         print(p)
     print(f"{name}: {len(problems)} {failed}" if problems else f"{name}: {passed}")
     return 1 if problems else 0
+
+
+def main(doc, self_test, check_root):
+    """The command line of a check of one tree: 'ROOT' runs @check_root(ROOT),
+    '--self-test' @self_test(); anything else prints @doc. The exit status."""
+    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
+        return self_test()
+    if len(sys.argv) != 2:
+        print(doc.strip(), file=sys.stderr)
+        return 2
+    return check_root(sys.argv[1])
