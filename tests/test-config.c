@@ -128,6 +128,53 @@ Test(config, defaults_when_nothing_is_set)
 	cr_assert_str_eq(c.log, "");
 }
 
+/* config.def declares each default once; what a load with nothing set gives
+ * must be that default parsed, field for field: a default the parser refused
+ * would leave its field zeroed without a word. An option without a default
+ * is unset, and says so in its "was set" flag. */
+Test(config, each_field_holds_its_declared_default_when_nothing_is_set)
+{
+	static unsigned char unset[sizeof(struct gg_config)], given[sizeof(struct gg_config)];
+	struct gg_config_problem problems[GG_CONFIG_MAX_OPTIONS];
+	size_t n;
+	const struct gg_option *opts = gg_config_options(&n);
+
+	cr_assert_gt(n, 20);
+	for (size_t i = 0; i < n; i++) {
+		const struct gg_option *o = &opts[i];
+		const char *why = NULL;
+
+		unsetenv(o->name);
+		if (!o->def) {
+			cr_expect_neq(o->set_off, 0, "%s: no default, so a was-set flag", o->name);
+			continue;
+		}
+		cr_expect_eq(gg_config_check(o, o->def, &why), 0, "%s: default \"%s\" refused (%s)",
+			     o->name, o->def, why ? why : "");
+	}
+	memcpy(unset, gg_config_read(), sizeof(unset));
+	for (size_t i = 0; i < n; i++) {
+		const struct gg_option *o = &opts[i];
+
+		if (!o->def) {
+			cr_expect(!*(const bool *)(unset + o->set_off), "%s: unset", o->name);
+			continue;
+		}
+		setenv(o->name, o->def, 1);
+		memcpy(given, gg_config_read(), sizeof(given));
+		unsetenv(o->name);
+		cr_expect_eq(gg_config_problems(problems, GG_CONFIG_MAX_OPTIONS), 0, "%s", o->name);
+		cr_expect(!memcmp(unset, given, GG_CONFIG_STRINGS_START),
+			  "%s: the loaded default is not \"%s\"", o->name, o->def);
+		/* The strings, each to its end (the first may begin a few bytes
+		 * before GG_CONFIG_STRINGS_START, in the struct's tail padding). */
+		for (size_t j = 0; j < n; j++)
+			if (opts[j].off + _Alignof(struct gg_config) > GG_CONFIG_STRINGS_START)
+				cr_expect_str_eq((const char *)unset + opts[j].off,
+						 (const char *)given + opts[j].off, "%s", o->name);
+	}
+}
+
 Test(config, values_are_read_from_the_environment)
 {
 	struct gg_config c;

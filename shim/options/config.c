@@ -28,90 +28,44 @@ enum opt_kind { OPT_BOOL, OPT_U64, OPT_VERBOSITY, OPT_PATH, OPT_STR, OPT_EXITCOD
 
 extern char **environ;
 
-/* In the order of --help and gpuguard(1), ENVIRONMENT. */
+/* config.def's entries, in its order (that of --help and the docs). STORE
+ * gives the field's offset and its "was set" flag's. */
+#define GG_FIELD(type, field) F(field), 0
+#define GG_FIELD_SET(type, field, set) F(field), F(set)
+#define GG_RANGE_SET(type, lo, hi, set) F(lo), F(set)
+#define GG_STRING(field, cap) F(field), 0
+#define GG_OPTION(name, store, kind, def, flag, alias, metavar, sets, accepts, help, ...) \
+	{ name, flag, alias, metavar, sets, def, accepts, help, kind, store },
 static const struct gg_option opts[] = {
-	{ "GPUGUARD_REDZONE", "--redzone", NULL, "N", NULL, "0",
-	  "a number of bytes, at most 1 GiB",
-	  "guard-band bytes per allocation; 64 unless set, 0 turns them off",
-	  OPT_REDZONE, F(redzone), 0 },
-	{ "GPUGUARD_REDZONE_FILL", "--fill", NULL, "BYTE", NULL, "0xEE",
-	  "a byte value from 0 to 255 (0x00 to 0xff)", "the band's byte, default 0xEE",
-	  OPT_BYTE, F(fill), 0 },
-	{ "GPUGUARD_REDZONE_MIN_IDX", "--min-idx", NULL, "N", NULL, "0", A_NUMBER,
-	  "pad allocations from index N on", OPT_U64, F(redzone_min_idx), 0 },
-	{ "GPUGUARD_REDZONE_TRACE_IDX", "--trace-idx", NULL, "N", NULL, NULL, A_NUMBER,
-	  "log the stack of allocation N", OPT_U64_SET, F(trace_idx), F(trace_idx_set) },
-	{ "GPUGUARD_REDZONE_POISON", "--poison", NULL, "LO:HI", NULL, NULL,
-	  "LO:HI, two numbers with LO <= HI", "fill bands LO..HI-1 only, zero the others",
-	  OPT_RANGE, F(poison_lo), F(poison_set) },
-	{ "GPUGUARD_CHECK_ON_FREE", "--no-check-on-free", NULL, NULL, "0", "1", A_BOOL,
-	  "do not check a band when it is freed", OPT_BOOL, F(check_on_free), 0 },
-	{ "GPUGUARD_CHECK_LAUNCHES", "--check-launches", NULL, NULL, "1", "0", A_BOOL,
-	  "wait for each launch and check the bands it was given (names the kernel)",
-	  OPT_BOOL, F(check_launches), 0 },
-	{ "GPUGUARD_STACK_DEPTH", "--stack-depth", NULL, "N", NULL, "8", "a number from 1 to 64",
-	  "frames kept for each allocation and free (1: the call site alone)", OPT_DEPTH,
-	  F(stack_depth), 0 },
-	{ "GPUGUARD_LEAK_CHECK", "--leak-check", NULL, NULL, "1", "0", A_BOOL,
-	  "allocations still live at exit are errors", OPT_BOOL, F(leak_check), 0 },
-	{ "GPUGUARD_QUARANTINE", "--quarantine", NULL, "SIZE", NULL, "0", GG_CONFIG_SIZE_ACCEPTS,
-	  "bytes of freed allocations held back and checked for writes after free (256M)",
-	  OPT_SIZE, F(quarantine), 0 },
-	{ "GPUGUARD_FREE_FILL", "--free-fill", NULL, "BYTE", NULL, "0xDD",
-	  "a byte value from 0 to 255 (0x00 to 0xff)", "the byte quarantined allocations hold",
-	  OPT_BYTE, F(free_fill), 0 },
-	{ "GPUGUARD_HALT_ON_ERROR", "--halt-on-error", NULL, NULL, "1", "0", A_BOOL,
-	  "abort at the first red-zone violation", OPT_BOOL, F(halt_on_error), 0 },
-	{ "GPUGUARD_BOUNDARY", "--boundary", NULL, "LIST", NULL, "", GG_CONFIG_BOUNDARY_ACCEPTS,
-	  "launch:N, sync:N, after:SECONDS, comma-separated", OPT_BOUNDARY, F(boundary), 0 },
-	{ "GPUGUARD_SIGNAL", "--signal", NULL, "SIG", NULL, "none",
-	  GG_CONFIG_SIGNALS ", or none", "USR1, USR2 or a number: each delivery runs a boundary",
-	  OPT_SIGNAL, F(signal), 0 },
-	{ "GPUGUARD_EXPECTED_ABSENT", "--expected-absent", NULL, "FILE", NULL, "", A_FILE,
-	  "module::function globs that are never fatal", OPT_PATH, F(expected_absent), 0 },
-	{ "GPUGUARD_ALLOW_UNRESOLVED", "--allow-unresolved",
-	  "--dangerously-allow-unresolved-kernel-lookups", NULL, "1", "0", A_BOOL,
-	  "warn instead of abort at the gate", OPT_BOOL, F(allow_unresolved), 0 },
-	{ "GPUGUARD_SKIP_OBJECTS", "--skip-objects", NULL, "LIST", NULL,
-	  "libcuda.so*,libcudart.so*,libgpuguard.so*", A_TEXT,
-	  "objects skipped when finding a call site", OPT_STR, F(skip_objects), 0 },
-	{ "GPUGUARD_SKIP_SYMBOLS", "--skip-symbols", NULL, "LIST", NULL, GG_SKIP_SYMBOLS_DEFAULT,
-	  A_TEXT, "the program's functions skipped likewise (the CUDA runtime linked into it)",
-	  OPT_STR, F(skip_symbols), 0 },
-	{ "GPUGUARD_LOG", "--log", NULL, "FILE", NULL, "", A_LOG, "log file, %p = pid, - = stderr",
-	  OPT_LOG, F(log), 0 },
-	{ "GPUGUARD_SUMMARY_JSON", "--json", NULL, "FILE", NULL, "", A_FILE,
-	  "JSON summary, %p = pid", OPT_OUTPUT, F(summary_json), 0 },
-	{ "GPUGUARD_METRICS", "--metrics", NULL, "FILE", NULL, "", A_FILE,
-	  "Prometheus text file, %p = pid", OPT_OUTPUT, F(metrics), 0 },
-	{ "GPUGUARD_EXITCODE", "--exitcode", NULL, "N", NULL, NULL,
-	  "an exit status from 0 to 255", "exit status when an error was found",
-	  OPT_EXITCODE, F(exitcode), F(exitcode_set) },
-	{ "GPUGUARD_VERBOSITY", "--verbosity", NULL, "N", NULL, "1", "0, 1 or 2", "0, 1 or 2",
-	  OPT_VERBOSITY, F(verbosity), 0 },
-	{ "GPUGUARD_DISABLE", "--disable", NULL, NULL, "1", "0", A_BOOL,
-	  "preload, but pass every call straight through", OPT_BOOL, F(disable), 0 },
+#include "options/config.def"
 };
+#undef GG_OPTION
 
+/* load_into() zeroes the struct up to GG_CONFIG_STRINGS_START, never the
+ * rest of its 19 k: every scalar field must end there, which holds while
+ * config.h puts the strings last (the bytes zeroed after the scalars are the
+ * first string's, which load_into() gives a value anyway). */
+#undef GG_FIELD
+#undef GG_FIELD_SET
+#undef GG_RANGE_SET
+#undef GG_STRING
+#define SCALAR(field)                                                                       \
+	_Static_assert(F(field) + sizeof(((struct gg_config *)0)->field) <=                 \
+			       GG_CONFIG_STRINGS_START,                                      \
+		       #field " must come before the strings (config.h)");
+#define GG_FIELD(type, field) SCALAR(field)
+#define GG_FIELD_SET(type, field, set) SCALAR(field) SCALAR(set)
+#define GG_RANGE_SET(type, lo, hi, set) SCALAR(lo) SCALAR(hi) SCALAR(set)
+#define GG_STRING(field, cap)
+#define GG_OPTION(name, store, ...) store
+#include "options/config.def"
+#undef GG_OPTION
+#undef GG_FIELD
+#undef GG_FIELD_SET
+#undef GG_RANGE_SET
+#undef GG_STRING
+#undef SCALAR
 #undef F
-
-/* load_into() zeroes only what comes before the first string: the strings
- * are the struct's tail, one after the other, and nothing else is there. */
-#define STRING_AFTER(field, prev)                                                          \
-	_Static_assert(offsetof(struct gg_config, field) ==                                 \
-			       offsetof(struct gg_config, prev) +                            \
-				       sizeof(((struct gg_config *)0)->prev),                \
-		       #field " must follow " #prev " (config.h: the strings last)")
-STRING_AFTER(summary_json, log);
-STRING_AFTER(metrics, summary_json);
-STRING_AFTER(expected_absent, metrics);
-STRING_AFTER(skip_objects, expected_absent);
-STRING_AFTER(skip_symbols, skip_objects);
-STRING_AFTER(boundary, skip_symbols);
-_Static_assert(sizeof(struct gg_config) - (offsetof(struct gg_config, boundary) + GG_CONFIG_STR_MAX) <
-		       _Alignof(struct gg_config),
-	       "the strings are the last fields (config.h)");
-#undef STRING_AFTER
 
 /* Problems seen by gg_config_load(), handed to start-up once the log is open. */
 struct bad_value {
@@ -679,7 +633,7 @@ static void load_into(struct gg_config *cfg)
 {
 	const char *value[GG_ARRAY_SIZE(opts)] = { NULL };
 
-	memset(cfg, 0, offsetof(struct gg_config, log));
+	memset(cfg, 0, GG_CONFIG_STRINGS_START);
 	config_state.nbad = 0;
 	read_environ(value);
 	for (size_t i = 0; i < GG_ARRAY_SIZE(opts); i++) {

@@ -1,6 +1,7 @@
-/* The options table (SPEC §2): every GPUGUARD_* variable, its default, its
- * parser, what it accepts, its gpuguard command-line flag and one line of
- * help, declared once, for the shim and the command alike. Pure: the parsers
+/* The options table: every GPUGUARD_* variable, its default, its parser,
+ * what it accepts, its gpuguard command-line flag and one line of help,
+ * declared once in config.def, for the shim, the command and the docs
+ * (README, "Settings"; tests/test-config.c pins the parsers). Pure: the parsers
  * say what was wrong and print nothing; start-up reports it. */
 #ifndef GG_SHIM_OPTIONS_CONFIG_H
 #define GG_SHIM_OPTIONS_CONFIG_H
@@ -27,38 +28,49 @@
 	"cuda[A-Z]*,_Z[0-9]cuda[A-Z]*,_Z[0-9][0-9]cuda[A-Z]*,*__cuda*,*__nv_*,"             \
 	"*__device_stub_*,libcudart_static_*,_ZN6cudart*"
 
-/* The strings last: a load zeroes the fields before them and gives each
- * string its value or default, never touching the rest of the 19 k
- * (config.c, "scalars"). */
+/* The fields come from config.def, the scalars first in its order, then the
+ * strings: a load zeroes the fields before them and gives each string its
+ * value or default, never touching the rest of the 19 k (config.c,
+ * load_into). Units and ranges are config.def's ACCEPTS. */
 struct gg_config {
-	bool disable;
-	int verbosity;                      /* 0, 1 or 2 */
-	bool exitcode_set;
-	int exitcode;
-	bool halt_on_error;
-	bool allow_unresolved;
-	int signal;                         /* 0 = none */
-	uint64_t redzone;                   /* bytes, a multiple of 16 */
-	uint64_t redzone_min_idx;
-	bool trace_idx_set;
-	uint64_t trace_idx;
-	uint8_t fill;
-	bool poison_set;
-	uint64_t poison_lo, poison_hi;      /* [lo, hi) */
-	bool check_on_free;
-	bool check_launches;
-	unsigned stack_depth;               /* frames kept per allocation and free, 1..64 */
-	bool leak_check;
-	uint64_t quarantine;                /* bytes of freed allocations held back; 0: none */
-	uint8_t free_fill;                  /* the byte quarantined allocations are filled with */
-	char log[PATH_MAX];                 /* "" = stderr; the first string */
-	char summary_json[PATH_MAX];        /* "" = none */
-	char metrics[PATH_MAX];             /* "" = none */
-	char expected_absent[PATH_MAX];     /* "" = none */
-	char skip_objects[GG_CONFIG_STR_MAX];
-	char skip_symbols[GG_CONFIG_STR_MAX];
-	char boundary[GG_CONFIG_STR_MAX];   /* raw list; parsed by the boundary code */
+#define GG_FIELD(type, field) type field;
+#define GG_FIELD_SET(type, field, set) bool set; type field;
+#define GG_RANGE_SET(type, lo, hi, set) bool set; type lo, hi; /* [lo, hi) */
+#define GG_STRING(field, cap)
+#define GG_OPTION(name, store, ...) store
+#include "options/config.def"
+#undef GG_STRING
+#undef GG_FIELD
+#undef GG_FIELD_SET
+#undef GG_RANGE_SET
+#define GG_FIELD(type, field)
+#define GG_FIELD_SET(type, field, set)
+#define GG_RANGE_SET(type, lo, hi, set)
+#define GG_STRING(field, cap) char field[cap]; /* "" = none (GPUGUARD_LOG: stderr) */
+#include "options/config.def"
+#undef GG_OPTION
+#undef GG_STRING
+#undef GG_FIELD
+#undef GG_FIELD_SET
+#undef GG_RANGE_SET
 };
+
+/* The strings' bytes, the struct's tail (config.c asserts it). */
+enum {
+#define GG_FIELD(type, field)
+#define GG_FIELD_SET(type, field, set)
+#define GG_RANGE_SET(type, lo, hi, set)
+#define GG_STRING(field, cap) +(cap)
+#define GG_OPTION(name, store, ...) store
+	GG_CONFIG_STRINGS_SIZE = 0
+#include "options/config.def"
+#undef GG_OPTION
+#undef GG_STRING
+#undef GG_FIELD
+#undef GG_FIELD_SET
+#undef GG_RANGE_SET
+};
+#define GG_CONFIG_STRINGS_START (sizeof(struct gg_config) - (size_t)GG_CONFIG_STRINGS_SIZE)
 
 /* One variable of the table. */
 struct gg_option {
