@@ -566,6 +566,19 @@ GG_WORK CUresult gg_hooks_work_cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGr
 				    : (void)0));
 }
 
+/* The generic form (CUDA 12.2): only a kernel node's parameters are a launch's
+ * (CUDA_KERNEL_NODE_PARAMS_v3 is the _v2 layout). */
+GG_WORK CUresult gg_hooks_work_cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+							CUgraphNodeParams *nodeParams)
+{
+	_Static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS_v3) == sizeof(CUDA_KERNEL_NODE_PARAMS_v2),
+		       "the v3 kernel node parameters are v2's");
+	FORWARD(cuGraphExecNodeSetParams, (hGraphExec, hNode, nodeParams),
+		(rc == CUDA_SUCCESS && nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_KERNEL
+			 ? gg_graphs_node_set(hGraphExec, hNode, &nodeParams->kernel, true)
+			 : (void)0));
+}
+
 /* Forgotten before the driver can hand the same handle to another thread. */
 GG_WORK CUresult gg_hooks_work_cuGraphExecDestroy(CUgraphExec hGraphExec)
 {

@@ -86,6 +86,59 @@ static int dangling_replay(const struct app_driver *d, const char *route, CUmodu
 	return 0;
 }
 
+/* GG_SCENARIO_NODE_PARAMS: the generic node functions (CUDA 12.2). A graph
+ * of one kernel node added with cuGraphAddNode, gg_fill of a 100-byte E;
+ * replayed; the node set in the executable graph (cuGraphExecNodeSetParams)
+ * to gg_overrun of E by 4, replayed; the graph's node set
+ * (cuGraphNodeSetParams) to gg_overrun of a 200-byte F by 2, instantiated
+ * again, replayed; E and F freed. */
+static int generic_nodes(const struct app_driver *d, const char *route, CUmodule mod)
+{
+	CUfunction over, fillk;
+	CUdeviceptr E, F;
+	CUstream s;
+	CUgraph g;
+	CUgraphExec x1, x2;
+	CUgraphNode m;
+	uint64_t ne = 100, nf = 200, four = 4, two = 2;
+	unsigned char one = 1;
+	void *pe_fill[] = { &E, &one, &ne }, *pe_over[] = { &E, &ne, &four };
+	void *pf_over[] = { &F, &nf, &two };
+	CUgraphNodeParams p = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
+
+	CHECK(d->ModuleGetFunction(&over, mod, "gg_overrun"));
+	CHECK(d->ModuleGetFunction(&fillk, mod, "gg_fill"));
+	CHECK(d->MemAlloc(&E, ne));
+	CHECK(d->MemAlloc(&F, nf));
+	CHECK(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CHECK(d->GraphCreate(&g, 0));
+	p.kernel = (CUDA_KERNEL_NODE_PARAMS_v3){ .func = fillk, .gridDimX = 1, .gridDimY = 1,
+						 .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
+						 .blockDimZ = 1, .kernelParams = pe_fill };
+	CHECK(d->GraphAddNode(&m, g, NULL, NULL, 0, &p));
+	CHECK(d->GraphInstantiate(&x1, g, 0));
+	CHECK(d->GraphLaunch(x1, s));
+	CHECK(d->StreamSynchronize(s));
+	p.kernel.func = over;
+	p.kernel.kernelParams = pe_over;
+	CHECK(d->GraphExecNodeSetParams(x1, m, &p));
+	CHECK(d->GraphLaunch(x1, s));
+	CHECK(d->StreamSynchronize(s));
+	p.kernel.kernelParams = pf_over;
+	CHECK(d->GraphNodeSetParams(m, &p));
+	CHECK(d->GraphInstantiate(&x2, g, 0));
+	CHECK(d->GraphLaunch(x2, s));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->MemFree(E));
+	CHECK(d->MemFree(F));
+	CHECK(d->GraphExecDestroy(x2));
+	CHECK(d->GraphExecDestroy(x1));
+	CHECK(d->GraphDestroy(g));
+	CHECK(d->StreamDestroy(s));
+	printf("generic nodes: added, set in the executable graph and in the graph\n");
+	return 0;
+}
+
 int app_scenario(const struct app_driver *d, const char *route, const char *ptx_path)
 {
 	CUdevice dev;
@@ -259,6 +312,9 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 		CHECK(d->StreamDestroy(s));
 		printf("built graph: replayed 3 times, set and updated\n");
 	}
+
+	if (getenv("GG_SCENARIO_NODE_PARAMS") && generic_nodes(d, route, mod))
+		return 2;
 
 	CHECK(d->ModuleUnload(mod));
 	CHECK(d->PrimaryCtxRelease(dev));
