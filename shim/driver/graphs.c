@@ -13,6 +13,7 @@
 #include "report/report.h"
 
 struct gg_graph gg_graphs_table[GG_GRAPHS_MAX];
+__thread struct gg_graph *gg_graphs_last __attribute__((tls_model("initial-exec")));
 
 static struct {
 	pthread_mutex_t lock;  /* leaf: guards records' contents while they change */

@@ -78,6 +78,22 @@ static inline struct gg_graph *gg_graphs_find(const void *exec)
 	return NULL;
 }
 
+/* The record of the graph this thread replayed last: a replay loop replays
+ * the same one, found again without the hash's probe. A record's @exec says
+ * whether it still stands for @exec (a destroy, a reuse or a fork change it). */
+extern __thread struct gg_graph *gg_graphs_last __attribute__((tls_model("initial-exec")));
+static inline struct gg_graph *gg_graphs_find_replayed(const void *exec)
+{
+	struct gg_graph *g = gg_graphs_last;
+
+	if (__builtin_expect(g && atomic_load_explicit(&g->exec, memory_order_acquire) ==
+					  (uintptr_t)exec, 1))
+		return g;
+	if ((g = gg_graphs_find(exec)))
+		gg_graphs_last = g;
+	return g;
+}
+
 /* Nodes not followed, by reason (GG_GRAPH_UNFOLLOWED_*, report/report.h);
  * replays of graphs with such nodes. */
 void gg_graphs_unfollowed(uint64_t *by_reason, uint64_t *replays);

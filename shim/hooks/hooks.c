@@ -604,6 +604,10 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, CAPTURE_TO_GRAPH_PARAMS, CAPTURE
 END_CAPTURE(cuStreamEndCapture, false)
 END_CAPTURE(cuStreamEndCapture_ptsz, true)
 
+/* A replay: its launches' indices, the zones given them unless its memo
+ * holds (before it is forwarded); after, the ring of launches in flight gets
+ * one entry for the whole replay (inline: an unchanged replay's cost,
+ * BENCHMARKS.md "Graph replays"), a refusal is each kernel's, a check. */
 #define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                        \
 	ENTER_OR_PASS(name, (exec, stream_));                                             \
 	void *stream = STREAM_OF(stream_, ptsz_);                                         \
@@ -611,18 +615,21 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
 		gg_hooks_leave(); /* its nodes are captured into another graph */         \
 		return real_(exec, stream_);                                              \
 	}                                                                                 \
-	struct gg_graph *g = gg_graphs_find(exec);                                        \
+	struct gg_graph *g = gg_graphs_find_replayed(exec);                               \
+	unsigned nodes = g ? g->nkernels : 0;                                             \
 	uint64_t first = 0;                                                               \
-	if (GG_LIKELY(g && g->nkernels)) {                                                \
-		first = gg_boundary_on_launches(g->nkernels);                             \
+	if (GG_LIKELY(nodes)) {                                                           \
+		first = gg_boundary_on_launches(nodes);                                   \
 		if (!gg_redzone_replay_unchanged(g, first))                               \
 			gg_redzone_replaying(g, first, stream);                           \
 	}                                                                                 \
 	CUresult rc = real_(exec, stream_);                                               \
-	if (GG_LIKELY(first)) {                                                           \
-		gg_audit_replayed(g, first, (int)rc, rc ? gg_real_result_name(rc) : NULL); \
-		if (GG_UNLIKELY(gg_redzone_replay_hot.checking) && rc == CUDA_SUCCESS)    \
+	if (GG_LIKELY(first && rc == CUDA_SUCCESS)) {                                     \
+		gg_audit_replay_taken(g, nodes, first);                                   \
+		if (GG_UNLIKELY(gg_redzone_replay_hot.checking))                          \
 			gg_redzone_replayed(g, first, stream);                            \
+	} else if (first) {                                                               \
+		gg_audit_replayed(g, first, (int)rc, gg_real_result_name(rc));            \
 	}                                                                                 \
 	if (GG_UNLIKELY(!g || g->unfollowed))                                             \
 		gg_graphs_replayed_unfollowed(g);                                         \
