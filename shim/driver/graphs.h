@@ -45,7 +45,13 @@ struct gg_graph {
 	uint64_t memo_generation;
 	atomic_uint_fast64_t first; /* the replay whose launches the zones were given */
 	atomic_uint_fast64_t last;  /* the latest replay with the same parameters */
+	/* The replay key (redzone/replays.h) at which a replay of it has nothing
+	 * to do but take its indices, say it is the memo's latest and take its
+	 * ring entry; GG_GRAPH_CHANGED when not known to be so. Lock-free: set by
+	 * a replay, reset by each change of its nodes (after @version). */
+	atomic_uint_fast64_t unchanged_at;
 };
+#define GG_GRAPH_CHANGED UINT64_MAX /* no key is it */
 
 /* @exec was instantiated from @graph (or updated from it: @graph's nodes
  * replace the record's); @device: for device launch. */

@@ -606,8 +606,15 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
 
 /* A replay: its launches' indices, the zones given them unless its memo
  * holds (before it is forwarded); after, the ring of launches in flight gets
- * one entry for the whole replay (inline: an unchanged replay's cost,
- * BENCHMARKS.md "Graph replays"), a refusal is each kernel's, a check. */
+ * one entry for the whole replay, a refusal is each kernel's, a check.
+ * An unchanged replay (the graph this thread replayed last, its memo
+ * holding, nothing to check: redzone/replays.h) takes a path of its own,
+ * inline, with no call but the driver's (its cost, BENCHMARKS.md "Graph
+ * replays"): one load and compare says it is one, one atomic add takes its
+ * indices, one mask test says no launch:N event is among them (when one is,
+ * its boundary may have changed the zones: the memo is looked at again),
+ * one store says it is the memo's latest, and a store per field writes its
+ * ring entry. */
 #define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                        \
 	ENTER_OR_PASS(name, (exec, stream_));                                             \
 	void *stream = STREAM_OF(stream_, ptsz_);                                         \
@@ -618,12 +625,27 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
 	struct gg_graph *g = gg_graphs_find_replayed(exec);                               \
 	unsigned nodes = g ? g->nkernels : 0;                                             \
 	uint64_t first = 0;                                                               \
+	CUresult rc;                                                                      \
+	if (GG_LIKELY(g && gg_redzone_replay_unchanged(g))) {                            \
+		first = gg_boundary_on_launches(nodes);                                   \
+		if (GG_UNLIKELY(gg_boundary_launch_counter.mask) &&                       \
+		    !gg_redzone_replay_unchanged(g))                                      \
+			gg_redzone_replaying(g, first, stream);                           \
+		else                                                                      \
+			gg_redzone_replay_latest(g, first);                               \
+		rc = real_(exec, stream_);                                                \
+		if (GG_LIKELY(rc == CUDA_SUCCESS))                                        \
+			gg_audit_replay_taken(g, nodes, first);                           \
+		else                                                                      \
+			gg_audit_replayed(g, first, (int)rc, gg_real_result_name(rc));    \
+		gg_hooks_leave();                                                         \
+		return rc;                                                                \
+	}                                                                                 \
 	if (GG_LIKELY(nodes)) {                                                           \
 		first = gg_boundary_on_launches(nodes);                                   \
-		if (!gg_redzone_replay_unchanged(g, first))                               \
-			gg_redzone_replaying(g, first, stream);                           \
+		gg_redzone_replaying(g, first, stream);                                   \
 	}                                                                                 \
-	CUresult rc = real_(exec, stream_);                                               \
+	rc = real_(exec, stream_);                                                        \
 	if (GG_LIKELY(first && rc == CUDA_SUCCESS)) {                                     \
 		gg_audit_replay_taken(g, nodes, first);                                   \
 		if (GG_UNLIKELY(gg_redzone_replay_hot.checking))                          \
