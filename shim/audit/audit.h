@@ -91,6 +91,25 @@ static inline void gg_audit_replay_taken(const struct gg_graph *g, unsigned node
 	atomic_store_explicit(&l->index, last, memory_order_release);
 }
 
+/* The same, before the replay is forwarded (an unchanged replay's path:
+ * nothing but the entry is then kept across the driver's call): its entry,
+ * to be withdrawn by gg_audit_replay_refused if the driver refuses it. Its
+ * indices were taken before it was forwarded too, so a synchronize meanwhile
+ * counts them either way. */
+static inline struct gg_audit_launch *gg_audit_replay_taking(const struct gg_graph *g,
+							     unsigned nodes, uint64_t first)
+{
+	struct gg_audit_launch *l = &gg_audit_ring[(first + nodes - 1) % GG_AUDIT_RING];
+
+	gg_audit_replay_taken(g, nodes, first);
+	return l;
+}
+/* The driver refused replay @first of @g, whose entry is @l: withdrawn
+ * (unless a launch 64 later took its place), each of its kernels' launches
+ * refused. */
+void gg_audit_replay_refused(struct gg_audit_launch *l, const struct gg_graph *g, uint64_t first,
+			     int rc, const char *rc_name);
+
 /* A synchronize (@api) answered @rc, @launches launches into the process: a
  * good one marks the launches so far done; a sticky error is an ERROR naming
  * the kernels launched since the last good one, once (the context is lost). */

@@ -120,6 +120,17 @@ void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const c
 		gg_audit_replay_taken(g, g->nkernels, first);
 }
 
+void gg_audit_replay_refused(struct gg_audit_launch *l, const struct gg_graph *g, uint64_t first,
+			     int rc, const char *rc_name)
+{
+	uint64_t last = first + l->nodes - 1;
+
+	/* A writer meanwhile (a launch 64 later) makes the compare fail: its
+	 * entry is kept. @l->nodes is this replay's unless so, and then unused. */
+	atomic_compare_exchange_strong(&l->index, &last, 0);
+	gg_audit_replayed(g, first, rc, rc_name);
+}
+
 /* Errors after which the context can do nothing more (cuda.h: "the process
  * must be terminated and relaunched"). */
 static bool sticky(int rc)

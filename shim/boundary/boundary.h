@@ -37,19 +37,29 @@ static inline uint64_t gg_boundary_on_launch(void)
 	return n;
 }
 
-/* The @n (> 0) launches of a graph's replay are about to be forwarded: the
- * first's index (the others follow it); each launch:N among them fires. */
-static inline uint64_t gg_boundary_on_launches(uint64_t n)
+/* Launches @first .. @first + @n - 1 were taken: each launch:N among them
+ * fires. Only the launches whose number has an event's bit (N % 64) are
+ * looked at, whatever the replay's number of launches. */
+static inline void gg_boundary_launches_fire(uint64_t first, uint64_t n)
 {
-	uint64_t first = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n,
-						   memory_order_relaxed) + 1;
-
-	/* Only the launches whose number has an event's bit (N % 64) are looked
-	 * at, whatever the replay's number of launches. */
 	for (uint64_t m = gg_boundary_launch_counter.mask; __builtin_expect(m != 0, 0); m &= m - 1)
 		for (uint64_t i = first + (((uint64_t)__builtin_ctzll(m) - first) & 63); i < first + n;
 		     i += 64)
 			gg_boundary_launch_event(i);
+}
+
+/* The @n (> 0) launches of a graph's replay are about to be forwarded: the
+ * first's index (the others follow it); each launch:N among them fires.
+ * _take only takes the indices, for a caller that tests @mask itself. */
+static inline uint64_t gg_boundary_launches_take(uint64_t n)
+{
+	return atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n, memory_order_relaxed) + 1;
+}
+static inline uint64_t gg_boundary_on_launches(uint64_t n)
+{
+	uint64_t first = gg_boundary_launches_take(n);
+
+	gg_boundary_launches_fire(first, n);
 	return first;
 }
 

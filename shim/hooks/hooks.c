@@ -607,14 +607,56 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
 /* A replay: its launches' indices, the zones given them unless its memo
  * holds (before it is forwarded); after, the ring of launches in flight gets
  * one entry for the whole replay, a refusal is each kernel's, a check.
- * An unchanged replay (the graph this thread replayed last, its memo
- * holding, nothing to check: redzone/replays.h) takes a path of its own,
- * inline, with no call but the driver's (its cost, BENCHMARKS.md "Graph
- * replays"): one load and compare says it is one, one atomic add takes its
- * indices, one mask test says no launch:N event is among them (when one is,
- * its boundary may have changed the zones: the memo is looked at again),
- * one store says it is the memo's latest, and a store per field writes its
- * ring entry. */
+ *
+ * An unchanged replay (redzone/replays.h: its memo holds, all its nodes are
+ * followed, nothing is checked after it) of the graph this thread replayed
+ * last takes a path of its own, inline, with no call but the driver's (its
+ * cost, BENCHMARKS.md "Graph replays"): one load and compare says it is one,
+ * one atomic add takes its indices, one mask test says no launch:N event is
+ * among them, one store says it is the memo's latest, and a store per field
+ * writes its ring entry. Any other replay goes to replay_changed, out of
+ * line, so the fast path keeps few registers across the driver's call. */
+typedef CUresult (*replay_fn)(CUgraphExec, CUstream);
+
+/* A launch:N event may be among replay @first's launches: fired, its
+ * boundary may have changed the zones, so the memo is looked at again. */
+static __attribute__((noinline)) void replay_events(struct gg_graph *g, uint64_t first,
+						    void *stream)
+{
+	gg_boundary_launches_fire(first, g->nkernels);
+	if (gg_redzone_replay_unchanged(g))
+		gg_redzone_replay_latest(g, first);
+	else
+		gg_redzone_replaying(g, first, stream);
+}
+
+/* Any replay but an unchanged one: @g its record, NULL if none; it leaves. */
+static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraphExec exec,
+							 CUstream stream_, void *stream,
+							 struct gg_graph *g)
+{
+	unsigned nodes = g ? g->nkernels : 0;
+	uint64_t first = 0;
+	CUresult rc;
+
+	if (GG_LIKELY(nodes)) {
+		first = gg_boundary_on_launches(nodes);
+		gg_redzone_replaying(g, first, stream);
+	}
+	rc = real(exec, stream_);
+	if (GG_LIKELY(first && rc == CUDA_SUCCESS)) {
+		gg_audit_replay_taken(g, nodes, first);
+		if (GG_UNLIKELY(gg_redzone_replay_hot.checking))
+			gg_redzone_replayed(g, first, stream);
+	} else if (first) {
+		gg_audit_replayed(g, first, (int)rc, gg_real_result_name(rc));
+	}
+	if (GG_UNLIKELY(!g || g->unfollowed))
+		gg_graphs_replayed_unfollowed(g);
+	gg_hooks_leave();
+	return rc;
+}
+
 #define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                        \
 	ENTER_OR_PASS(name, (exec, stream_));                                             \
 	void *stream = STREAM_OF(stream_, ptsz_);                                         \
@@ -623,38 +665,18 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
 		return real_(exec, stream_);                                              \
 	}                                                                                 \
 	struct gg_graph *g = gg_graphs_find_replayed(exec);                               \
-	unsigned nodes = g ? g->nkernels : 0;                                             \
-	uint64_t first = 0;                                                               \
-	CUresult rc;                                                                      \
-	if (GG_LIKELY(g && gg_redzone_replay_unchanged(g))) {                            \
-		first = gg_boundary_on_launches(nodes);                                   \
-		if (GG_UNLIKELY(gg_boundary_launch_counter.mask) &&                       \
-		    !gg_redzone_replay_unchanged(g))                                      \
-			gg_redzone_replaying(g, first, stream);                           \
-		else                                                                      \
-			gg_redzone_replay_latest(g, first);                               \
-		rc = real_(exec, stream_);                                                \
-		if (GG_LIKELY(rc == CUDA_SUCCESS))                                        \
-			gg_audit_replay_taken(g, nodes, first);                           \
-		else                                                                      \
-			gg_audit_replayed(g, first, (int)rc, gg_real_result_name(rc));    \
-		gg_hooks_leave();                                                         \
-		return rc;                                                                \
-	}                                                                                 \
-	if (GG_LIKELY(nodes)) {                                                           \
-		first = gg_boundary_on_launches(nodes);                                   \
-		gg_redzone_replaying(g, first, stream);                                   \
-	}                                                                                 \
-	rc = real_(exec, stream_);                                                        \
-	if (GG_LIKELY(first && rc == CUDA_SUCCESS)) {                                     \
-		gg_audit_replay_taken(g, nodes, first);                                   \
-		if (GG_UNLIKELY(gg_redzone_replay_hot.checking))                          \
-			gg_redzone_replayed(g, first, stream);                            \
-	} else if (first) {                                                               \
-		gg_audit_replayed(g, first, (int)rc, gg_real_result_name(rc));            \
-	}                                                                                 \
-	if (GG_UNLIKELY(!g || g->unfollowed))                                             \
-		gg_graphs_replayed_unfollowed(g);                                         \
+	if (GG_UNLIKELY(!g || !gg_redzone_replay_unchanged(g)))                          \
+		return replay_changed(real_, exec, stream_, stream, g);                   \
+	unsigned nodes = g->nkernels;                                                     \
+	uint64_t first = gg_boundary_launches_take(nodes);                                \
+	if (GG_UNLIKELY(gg_boundary_launch_counter.mask))                                 \
+		replay_events(g, first, stream);                                          \
+	else                                                                              \
+		gg_redzone_replay_latest(g, first);                                       \
+	struct gg_audit_launch *entry = gg_audit_replay_taking(g, nodes, first);          \
+	CUresult rc = real_(exec, stream_);                                               \
+	if (GG_UNLIKELY(rc != CUDA_SUCCESS))                                              \
+		gg_audit_replay_refused(entry, g, first, (int)rc, gg_real_result_name(rc)); \
 	gg_hooks_leave();                                                                 \
 	return rc
 
