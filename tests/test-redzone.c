@@ -1910,6 +1910,26 @@ Test(graphs, a_refused_replay_is_a_launch_error_of_its_kernels)
 	gg_app_run_free(&a);
 }
 
+/* An unchanged replay takes its ring entry before it is forwarded: refused,
+ * the entry is withdrawn, so the sticky error of a replay after it does not
+ * name it among the kernels in flight, and the refusal is still its kernel's. */
+Test(graphs, a_refused_unchanged_replay_is_not_named_in_flight)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "deadreplay",
+				 "graph:0:1048576", "replay:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "dead replay: 400");
+	cr_expect_eq(gg_count_lines(a.r.err, "newest first: gg_overrun (module kernels.ptx, "
+					     "launch #3)"), 1, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "launch #3), "), 0, "%s", a.r.err); /* #3 alone */
+	assert_json(&a, "[(e['name'], e['count'], e['result']) for e in j['launch_errors']]",
+		    "[('gg_overrun', 1, 'CUDA_ERROR_INVALID_HANDLE')]");
+	gg_app_run_free(&a);
+}
+
 /* Instantiated for device launch: the host's replays are followed, what the
  * device launches is not, and that is counted and said once. */
 Test(graphs, what_is_not_followed_is_counted_and_warned_about_once)
