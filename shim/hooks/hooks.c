@@ -613,18 +613,18 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
  * last takes a path of its own, inline, with no call but the driver's (its
  * cost, BENCHMARKS.md "Graph replays"): one load and compare says it is one,
  * one atomic add takes its indices, one mask test says no launch:N event is
- * among them, one store says it is the memo's latest, and a store per field
- * writes its ring entry. Any other replay goes to replay_changed, out of
+ * set at all (where one is, the mask turned to the replay's first launch
+ * says whether one is among its launches), one store says it is the memo's
+ * latest, and a store per field writes its ring entry. Any other replay goes to replay_changed, out of
  * line, so the fast path keeps few registers across the driver's call. */
 typedef CUresult (*replay_fn)(CUgraphExec, CUstream);
 
-/* A launch:N event may be among replay @first's launches: fired, its
- * boundary may have changed the zones, so the memo is looked at again. */
+/* A launch:N event may be among replay @first's launches: where one fired,
+ * its boundary may have changed the zones, so the memo is looked at again. */
 static __attribute__((noinline)) void replay_events(struct gg_graph *g, uint64_t first,
 						    void *stream)
 {
-	gg_boundary_launches_fire(first, g->nkernels);
-	if (gg_redzone_replay_unchanged(g))
+	if (!gg_boundary_launches_fire(first, g->nkernels) || gg_redzone_replay_unchanged(g))
 		gg_redzone_replay_latest(g, first);
 	else
 		gg_redzone_replaying(g, first, stream);
@@ -669,7 +669,8 @@ static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraph
 		return replay_changed(real_, exec, stream_, stream, g);                   \
 	unsigned nodes = g->nkernels;                                                     \
 	uint64_t first = gg_boundary_launches_take(nodes);                                \
-	if (GG_UNLIKELY(gg_boundary_launch_counter.mask))                                 \
+	if (GG_UNLIKELY(gg_boundary_launch_counter.mask) &&                               \
+	    gg_boundary_launches_any(first, nodes))                                       \
 		replay_events(g, first, stream);                                          \
 	else                                                                              \
 		gg_redzone_replay_latest(g, first);                                       \
