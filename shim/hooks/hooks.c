@@ -615,8 +615,11 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
  * one atomic add takes its indices, one mask test says no launch:N event is
  * set at all (where one is, the mask turned to the replay's first launch
  * says whether one is among its launches), one store says it is the memo's
- * latest, and a store per field writes its ring entry. Any other replay goes to replay_changed, out of
- * line, so the fast path keeps few registers across the driver's call. */
+ * latest, and a store per field writes its ring entry, before the call, so
+ * that little is kept across it (withdrawn on a refusal). Any other replay
+ * goes to replay_changed, out of line. Threads replaying one graph at once:
+ * each takes indices of its own and a ring slot of its own; the memo's
+ * latest is a relaxed store (redzone/replays.h says why that suffices). */
 typedef CUresult (*replay_fn)(CUgraphExec, CUstream);
 
 /* A launch:N event may be among replay @first's launches: where one fired,
