@@ -389,3 +389,62 @@ Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded)
 	assert_json(&a, "[v['kind'] for v in j['violations']]", "['dangling_launch']");
 	gg_app_run_free(&a);
 }
+
+/* The same on every route (tests/apps/scenario.c, GG_SCENARIO_DANGLING): a
+ * captured graph given buffer D, replayed (#1), D freed, replayed again
+ * (#2): a dangling launch naming gg_fill, its graph node and D's free. */
+#define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
+
+Test(quarantine, a_dangling_replay_is_found_on_every_route)
+{
+	static const char *const apps[] = ROUTES;
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app,
+			   (const char *[]){ Q_ENV("1M"), "GG_SCENARIO_DANGLING=1",
+					     "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		cr_expect(strstr(a.r.out, "dangling replay: CUDA_SUCCESS\n"), "%s", a.r.out);
+		assert_json(&a, "[(v['kind'], v['kernel']['name'], v['kernel']['launch'], v['api'], "
+				"'node' in v) for v in j['violations'] if v['kind'] == 'dangling_launch']",
+			    "[('dangling_launch', 'gg_fill', 2, 'cuMemFree_v2', True)]");
+		assert_json(&a, "[len(v['free_stack']) > 1 for v in j['violations'] "
+				"if v['kind'] == 'dangling_launch']", "[True]");
+		cr_expect_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_fill (module kernels.ptx, "
+						     "launch #2, graph node 0x"), 1, "%s: %s", apps[i], a.r.err);
+		gg_app_run_free(&a);
+	}
+}
+
+/* With GPUGUARD_HALT_ON_ERROR=1, on every route: the dangling replay is
+ * reported and the process stops before the graph is forwarded (the driver
+ * saw one graph launch, the first replay). */
+Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded_on_every_route)
+{
+	static const char *const apps[] = ROUTES;
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app,
+			   (const char *[]){ Q_ENV("1M"), "GG_SCENARIO_DANGLING=halt",
+					     "GPUGUARD_HALT_ON_ERROR=1", "GPUGUARD_ALLOW_UNRESOLVED=1",
+					     NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s: %s", apps[i], a.r.err);
+		cr_expect(strstr(a.r.out, "graph launches forwarded at abort: 1\n"), "%s: %s", apps[i],
+			  a.r.out);
+		cr_expect(!strstr(a.r.out, "dangling replay:"), "%s: %s", apps[i], a.r.out);
+		assert_json(&a, "[v['kernel']['name'] for v in j['violations'] "
+				"if v['kind'] == 'dangling_launch']", "['gg_fill']");
+		cr_expect_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_fill"), 1, "%s", a.r.err);
+		gg_app_run_free(&a);
+	}
+}

@@ -1787,6 +1787,43 @@ Test(graphs, a_checked_replay_names_the_node_that_overran_on_every_route)
 	}
 }
 
+/* The generic node functions (tests/apps/scenario.c, GG_SCENARIO_NODE_PARAMS)
+ * on every route: a node added with cuGraphAddNode (#2), set in the
+ * executable graph with cuGraphExecNodeSetParams to overrun E by 4 (#3), set
+ * in the graph with cuGraphNodeSetParams to overrun F by 2 and instantiated
+ * again (#4): each overrun names the replay that did it, unchecked and
+ * checked. */
+Test(graphs, the_generic_node_functions_are_followed_on_every_route)
+{
+	static const char *const apps[] = ROUTES;
+
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		char app[256];
+		struct gg_app_run a;
+
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
+		gg_app_run(&a, app,
+			   (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_NODE_PARAMS=1",
+					     "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		assert_out(&a, "generic nodes: added, set in the executable graph and in the graph");
+		assert_json(&a, "[(v['user_bytes'], v['changed'], v['detected_by']) for v in " OVERRUNS "]",
+			    "[(100, 4, 'free'), (200, 2, 'free')]");
+		assert_json(&a, SUSPECTS, "[[('gg_overrun', 3), ('gg_fill', 2)], [('gg_overrun', 4)]]");
+		assert_json(&a, "j['coverage']['graph_nodes_unfollowed']", "{}");
+		gg_app_run_free(&a);
+		gg_app_run(&a, app,
+			   (const char *[]){ CHECKED, "GG_SCENARIO_NODE_PARAMS=1",
+					     "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
+			   (const char *[]){ GG_PTX, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		assert_json(&a, "[(d, k, l, c) for (i, d, k, m, l, c) in " BY_KERNEL "]",
+			    "[('launch', 'gg_overrun', 3, 4), ('launch', 'gg_overrun', 4, 2)]");
+		gg_app_run_free(&a);
+	}
+}
+
 /* A scan saw the band clean after two replays (the memo of the graph then
  * stood for them): the replays after it are suspects again. */
 Test(graphs, a_replay_after_a_clean_scan_is_a_suspect_again)
@@ -1869,6 +1906,26 @@ Test(graphs, a_refused_replay_is_a_launch_error_of_its_kernels)
 	       (const char *[]){ "alloc:100", "graph:0:0", "deadreplay", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, "dead replay: 400");
+	assert_json(&a, "[(e['name'], e['count'], e['result']) for e in j['launch_errors']]",
+		    "[('gg_overrun', 1, 'CUDA_ERROR_INVALID_HANDLE')]");
+	gg_app_run_free(&a);
+}
+
+/* An unchanged replay takes its ring entry before it is forwarded: refused,
+ * the entry is withdrawn, so the sticky error of a replay after it does not
+ * name it among the kernels in flight, and the refusal is still its kernel's. */
+Test(graphs, a_refused_unchanged_replay_is_not_named_in_flight)
+{
+	struct gg_app_run a;
+
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "deadreplay",
+				 "graph:0:1048576", "replay:1", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_out(&a, "dead replay: 400");
+	cr_expect_eq(gg_count_lines(a.r.err, "newest first: gg_overrun (module kernels.ptx, "
+					     "launch #3)"), 1, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "launch #3), "), 0, "%s", a.r.err); /* #3 alone */
 	assert_json(&a, "[(e['name'], e['count'], e['result']) for e in j['launch_errors']]",
 		    "[('gg_overrun', 1, 'CUDA_ERROR_INVALID_HANDLE')]");
 	gg_app_run_free(&a);

@@ -3,6 +3,7 @@
 #ifndef GG_SHIM_AUDIT_AUDIT_H
 #define GG_SHIM_AUDIT_AUDIT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,51 @@ void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *r
  * + 1, ...: as many launches, each refused when the driver refused it. */
 struct gg_graph;
 void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const char *rc_name);
+
+/* The ring of the latest launches of the process, in flight when a sticky
+ * error names them: written inline by a replay the driver took (its cost,
+ * BENCHMARKS.md "Graph replays"), as by gg_audit_launched; the rest of the
+ * module's state is launches.c's. Lock-free: readers check @index twice. */
+#define GG_AUDIT_RING 64
+struct gg_audit_launch {
+	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
+	const void *handle;
+	/* A graph's replay: one entry, at its last launch, stands for its
+	 * @nodes launches; @handle is its record. 0: one launch. */
+	unsigned nodes;
+};
+extern struct gg_audit_launch gg_audit_ring[GG_AUDIT_RING];
+
+/* Replay @first of @g (its @nodes kernel nodes, > 0) was taken by the driver. */
+static inline void gg_audit_replay_taken(const struct gg_graph *g, unsigned nodes, uint64_t first)
+{
+	uint64_t last = first + nodes - 1;
+	struct gg_audit_launch *l = &gg_audit_ring[last % GG_AUDIT_RING];
+
+	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
+	l->handle = g;
+	l->nodes = nodes;
+	atomic_store_explicit(&l->index, last, memory_order_release);
+}
+
+/* The same, before the replay is forwarded (an unchanged replay's path:
+ * nothing but the entry is then kept across the driver's call): its entry,
+ * to be withdrawn by gg_audit_replay_refused if the driver refuses it. Its
+ * indices were taken before it was forwarded too, so a synchronize meanwhile
+ * counts them either way. */
+static inline struct gg_audit_launch *gg_audit_replay_taking(const struct gg_graph *g,
+							     unsigned nodes, uint64_t first)
+{
+	struct gg_audit_launch *l = &gg_audit_ring[(first + nodes - 1) % GG_AUDIT_RING];
+
+	gg_audit_replay_taken(g, nodes, first);
+	return l;
+}
+/* The driver refused replay @first of @g, whose entry is @l: withdrawn
+ * (unless a launch 64 later took its place), each of its kernels' launches
+ * refused. */
+void gg_audit_replay_refused(struct gg_audit_launch *l, const struct gg_graph *g, uint64_t first,
+			     int rc, const char *rc_name);
 
 /* A synchronize (@api) answered @rc, @launches launches into the process: a
  * good one marks the launches so far done; a sticky error is an ERROR naming

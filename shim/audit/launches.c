@@ -21,17 +21,11 @@
 #include "handles/kernels.h"
 #include "report/report.h"
 
-#define RING 64           /* the latest launches of the process */
+#define RING GG_AUDIT_RING /* the latest launches of the process */
 #define IN_FLIGHT 8       /* kernels an ERROR names */
 #define LAUNCH_ERRORS 256 /* kernels with a refused launch */
 
-struct launch {
-	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
-	const void *handle;
-	/* A graph's replay (handles/graphs.h): one entry, at its last launch,
-	 * stands for its @nodes launches; @handle is its record. 0: one launch. */
-	unsigned nodes;
-};
+struct gg_audit_launch gg_audit_ring[GG_AUDIT_RING]; /* lock-free (audit/audit.h) */
 
 /* Keyed by the kernel's names (module, function: the kernels table's
  * copies, never freed), so a module reloaded in a new context, whose handles
@@ -44,8 +38,6 @@ struct launch_error {
 };
 
 static struct {
-	struct launch ring[RING];        /* lock-free: readers check the index twice */
-
 	pthread_mutex_t lock;            /* leaf: guards everything below */
 	uint64_t synced;                 /* launches counted at the last good synchronize */
 	bool reported;                   /* a sticky error was said: the context is lost */
@@ -58,7 +50,7 @@ static void refused(const void *handle, uint64_t index, const char *rc_name);
 
 void gg_audit_launched(const void *handle, uint64_t index, int rc, const char *rc_name)
 {
-	struct launch *l = &launches_state.ring[index % RING];
+	struct gg_audit_launch *l = &gg_audit_ring[index % RING];
 
 	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
 	l->handle = handle;
@@ -122,17 +114,21 @@ static __attribute__((noinline)) void replay_refused(const struct gg_graph *g, u
 
 void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const char *rc_name)
 {
-	uint64_t last = first + g->nkernels - 1;
-	struct launch *l = &launches_state.ring[last % RING];
-
-	if (GG_UNLIKELY(rc)) {
+	if (GG_UNLIKELY(rc))
 		replay_refused(g, first, rc_name);
-		return;
-	}
-	atomic_store_explicit(&l->index, 0, memory_order_relaxed);
-	l->handle = g;
-	l->nodes = g->nkernels;
-	atomic_store_explicit(&l->index, last, memory_order_release);
+	else
+		gg_audit_replay_taken(g, g->nkernels, first);
+}
+
+void gg_audit_replay_refused(struct gg_audit_launch *l, const struct gg_graph *g, uint64_t first,
+			     int rc, const char *rc_name)
+{
+	uint64_t last = first + l->nodes - 1;
+
+	/* A writer meanwhile (a launch 64 later) makes the compare fail: its
+	 * entry is kept. @l->nodes is this replay's unless so, and then unused. */
+	atomic_compare_exchange_strong(&l->index, &last, 0);
+	gg_audit_replayed(g, first, rc, rc_name);
 }
 
 /* Errors after which the context can do nothing more (cuda.h: "the process
@@ -165,7 +161,7 @@ void gg_audit_synchronized(const char *api, uint64_t launches, int rc, const cha
 		return;
 	/* Newest first: the ring's launches since the last good synchronize. */
 	for (uint64_t i = launches; i > since && i + RING > launches && n < IN_FLIGHT; i--) {
-		struct launch *l = &launches_state.ring[i % RING];
+		struct gg_audit_launch *l = &gg_audit_ring[i % RING];
 		uint64_t at = atomic_load_explicit(&l->index, memory_order_acquire);
 		const void *handle = l->handle;
 		unsigned nodes = l->nodes;
@@ -229,7 +225,7 @@ void gg_audit_launches_atfork_child(void)
 {
 	pthread_mutex_init(&launches_state.lock, NULL);
 	for (unsigned i = 0; i < RING; i++)
-		atomic_store(&launches_state.ring[i].index, 0);
+		atomic_store(&gg_audit_ring[i].index, 0);
 	launches_state.synced = 0;
 	launches_state.reported = false;
 	launches_state.nerrors = 0;

@@ -74,7 +74,7 @@ uint64_t gg_boundary_label(const char *label)
 	return found;
 }
 
-static void fire(const uint64_t *events, unsigned n, uint64_t count, const char *kind)
+static bool fire(const uint64_t *events, unsigned n, uint64_t count, const char *kind)
 {
 	for (unsigned i = 0; i < n; i++) {
 		if (events[i] == count) {
@@ -82,14 +82,15 @@ static void fire(const uint64_t *events, unsigned n, uint64_t count, const char 
 
 			snprintf(why, sizeof(why), "%s:%llu", kind, (unsigned long long)count);
 			gg_boundary_run(why);
-			return; /* the same N listed twice is one boundary */
+			return true; /* the same N listed twice is one boundary */
 		}
 	}
+	return false;
 }
 
-void gg_boundary_launch_event(uint64_t n)
+bool gg_boundary_launch_event(uint64_t n)
 {
-	fire(boundary_state.ev.launch, boundary_state.ev.nlaunch, n, "launch");
+	return fire(boundary_state.ev.launch, boundary_state.ev.nlaunch, n, "launch");
 }
 
 void gg_boundary_on_sync(void)
@@ -97,7 +98,7 @@ void gg_boundary_on_sync(void)
 	uint64_t n = atomic_fetch_add_explicit(&boundary_state.syncs, 1, memory_order_relaxed) + 1;
 
 	if (boundary_state.ev.nsync)
-		fire(boundary_state.ev.sync, boundary_state.ev.nsync, n, "sync");
+		(void)fire(boundary_state.ev.sync, boundary_state.ev.nsync, n, "sync");
 }
 
 const struct gg_boundary_events *gg_boundary_events(void)

@@ -4,6 +4,7 @@
 #define GG_SHIM_BOUNDARY_BOUNDARY_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,8 +24,8 @@ struct gg_boundary_launch_counter {
 };
 extern struct gg_boundary_launch_counter gg_boundary_launch_counter;
 
-/* Launch @n may be a launch:N event: fire it when it is. */
-void gg_boundary_launch_event(uint64_t n);
+/* Launch @n may be a launch:N event: fire it when it is (then true). */
+bool gg_boundary_launch_event(uint64_t n);
 
 /* A kernel launch is about to be forwarded: its index, 1, 2, ... */
 static inline uint64_t gg_boundary_on_launch(void)
@@ -33,23 +34,47 @@ static inline uint64_t gg_boundary_on_launch(void)
 					       memory_order_relaxed) + 1;
 
 	if (__builtin_expect(gg_boundary_launch_counter.mask >> (n & 63) & 1, 0))
-		gg_boundary_launch_event(n);
+		(void)gg_boundary_launch_event(n);
 	return n;
 }
 
-/* The @n (> 0) launches of a graph's replay are about to be forwarded: the
- * first's index (the others follow it); each launch:N among them fires. */
-static inline uint64_t gg_boundary_on_launches(uint64_t n)
+/* Launches @first .. @first + @n - 1 were taken: each launch:N among them
+ * fires. Only the launches whose number has an event's bit (N % 64) are
+ * looked at, whatever the replay's number of launches. Whether one fired. */
+static inline bool gg_boundary_launches_fire(uint64_t first, uint64_t n)
 {
-	uint64_t first = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n,
-						   memory_order_relaxed) + 1;
+	bool any = false;
 
-	/* Only the launches whose number has an event's bit (N % 64) are looked
-	 * at, whatever the replay's number of launches. */
 	for (uint64_t m = gg_boundary_launch_counter.mask; __builtin_expect(m != 0, 0); m &= m - 1)
 		for (uint64_t i = first + (((uint64_t)__builtin_ctzll(m) - first) & 63); i < first + n;
 		     i += 64)
-			gg_boundary_launch_event(i);
+			any |= gg_boundary_launch_event(i);
+	return any;
+}
+
+/* Whether an event's bit (N % 64) is among launches @first .. @first + @n
+ * - 1: the mask turned so that bit j stands for launch @first + j. */
+static inline bool gg_boundary_launches_any(uint64_t first, uint64_t n)
+{
+	uint64_t m = gg_boundary_launch_counter.mask;
+	unsigned s = (unsigned)first & 63;
+
+	m = m >> s | m << ((64 - s) & 63);
+	return n >= 64 || (m & ((UINT64_C(1) << n) - 1));
+}
+
+/* The @n (> 0) launches of a graph's replay are about to be forwarded: the
+ * first's index (the others follow it); each launch:N among them fires.
+ * _take only takes the indices, for a caller that tests @mask itself. */
+static inline uint64_t gg_boundary_launches_take(uint64_t n)
+{
+	return atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n, memory_order_relaxed) + 1;
+}
+static inline uint64_t gg_boundary_on_launches(uint64_t n)
+{
+	uint64_t first = gg_boundary_launches_take(n);
+
+	(void)gg_boundary_launches_fire(first, n);
 	return first;
 }
 

@@ -13,6 +13,7 @@
 #include "report/report.h"
 
 struct gg_graph gg_graphs_table[GG_GRAPHS_MAX];
+__thread struct gg_graph *gg_graphs_last __attribute__((tls_model("initial-exec")));
 
 static struct {
 	pthread_mutex_t lock;  /* leaf: guards records' contents while they change */
@@ -180,6 +181,7 @@ static struct gg_graph *claim(const void *exec)
 	free_slot->unfollowed = 0;
 	atomic_store(&free_slot->first, 0);
 	atomic_store(&free_slot->last, 0);
+	atomic_store(&free_slot->unchanged_at, GG_GRAPH_CHANGED);
 	atomic_store_explicit(&free_slot->exec, (uintptr_t)exec, memory_order_release);
 	return free_slot;
 }
@@ -215,7 +217,8 @@ void gg_graphs_instantiated(const void *exec, const void *graph, bool device)
 		unfollowed(g, GG_GRAPH_UNFOLLOWED_device_launch, 1);
 	g->k = w.k;
 	g->nkernels = w.n;
-	atomic_fetch_add_explicit(&g->version, 1, memory_order_release);
+	atomic_fetch_add_explicit(&g->version, 1, memory_order_seq_cst);
+	atomic_store(&g->unchanged_at, GG_GRAPH_CHANGED); /* after: redzone/replays.c */
 	pthread_mutex_unlock(&graphs_state.lock);
 }
 
@@ -241,8 +244,10 @@ void gg_graphs_node_set(const void *exec, const void *node, const void *params, 
 		}
 		free(w.k);
 	}
-	if (g)
-		atomic_fetch_add_explicit(&g->version, 1, memory_order_release);
+	if (g) {
+		atomic_fetch_add_explicit(&g->version, 1, memory_order_seq_cst);
+		atomic_store(&g->unchanged_at, GG_GRAPH_CHANGED); /* after: redzone/replays.c */
+	}
 	pthread_mutex_unlock(&graphs_state.lock);
 	/* A node the record does not know (one the shim never saw): its kernel
 	 * runs with parameters the shim has not read. */

@@ -45,7 +45,13 @@ struct gg_graph {
 	uint64_t memo_generation;
 	atomic_uint_fast64_t first; /* the replay whose launches the zones were given */
 	atomic_uint_fast64_t last;  /* the latest replay with the same parameters */
+	/* The replay key (redzone/replays.h) at which a replay of it has nothing
+	 * to do but take its indices, say it is the memo's latest and take its
+	 * ring entry; GG_GRAPH_CHANGED when not known to be so. Lock-free: set by
+	 * a replay, reset by each change of its nodes (after @version). */
+	atomic_uint_fast64_t unchanged_at;
 };
+#define GG_GRAPH_CHANGED UINT64_MAX /* no key is it */
 
 /* @exec was instantiated from @graph (or updated from it: @graph's nodes
  * replace the record's); @device: for device launch. */
@@ -76,6 +82,22 @@ static inline struct gg_graph *gg_graphs_find(const void *exec)
 			return NULL;
 	}
 	return NULL;
+}
+
+/* The record of the graph this thread replayed last: a replay loop replays
+ * the same one, found again without the hash's probe. A record's @exec says
+ * whether it still stands for @exec (a destroy, a reuse or a fork change it). */
+extern __thread struct gg_graph *gg_graphs_last __attribute__((tls_model("initial-exec")));
+static inline struct gg_graph *gg_graphs_find_replayed(const void *exec)
+{
+	struct gg_graph *g = gg_graphs_last;
+
+	if (__builtin_expect(g && atomic_load_explicit(&g->exec, memory_order_acquire) ==
+					  (uintptr_t)exec, 1))
+		return g;
+	if ((g = gg_graphs_find(exec)))
+		gg_graphs_last = g;
+	return g;
 }
 
 /* Nodes not followed, by reason (GG_GRAPH_UNFOLLOWED_*, report/report.h);

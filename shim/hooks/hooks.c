@@ -492,23 +492,18 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *confi
 		(rc == CUDA_SUCCESS && (exec_ptr) ? gg_graphs_instantiated(*(exec_ptr), graph, device) \
 						  : (void)0))
 
-GG_WORK CUresult gg_hooks_work_cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
-						  CUgraphNode *phErrorNode, char *logBuffer,
-						  size_t bufferSize)
-{
-	FORWARD_INSTANTIATE(cuGraphInstantiate,
-			    (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), phGraphExec,
-			    hGraph, false);
-}
-
-GG_WORK CUresult gg_hooks_work_cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
-						     CUgraphNode *phErrorNode, char *logBuffer,
-						     size_t bufferSize)
-{
-	FORWARD_INSTANTIATE(cuGraphInstantiate_v2,
-			    (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), phGraphExec,
-			    hGraph, false);
-}
+/* The CUDA 10 form and its _v2, the same arguments. */
+#define INSTANTIATE_LOGGED(name)                                                          \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec *phGraphExec, CUgraph hGraph,    \
+					     CUgraphNode *phErrorNode, char *logBuffer,   \
+					     size_t bufferSize)                           \
+	{                                                                                 \
+		FORWARD_INSTANTIATE(name, (phGraphExec, hGraph, phErrorNode, logBuffer,   \
+					   bufferSize),                                   \
+				    phGraphExec, hGraph, false);                          \
+	}
+INSTANTIATE_LOGGED(cuGraphInstantiate)
+INSTANTIATE_LOGGED(cuGraphInstantiate_v2)
 
 GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
 							   unsigned long long flags)
@@ -517,23 +512,19 @@ GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithFlags(CUgraphExec *phGraphE
 			    hGraph, flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH);
 }
 
-GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
-							    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
-{
-	FORWARD_INSTANTIATE(cuGraphInstantiateWithParams, (phGraphExec, hGraph, instantiateParams),
-			    phGraphExec, hGraph,
-			    instantiateParams &&
-				    (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
-}
-
-GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
-								 CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
-{
-	FORWARD_INSTANTIATE(cuGraphInstantiateWithParams_ptsz,
-			    (phGraphExec, hGraph, instantiateParams), phGraphExec, hGraph,
-			    instantiateParams &&
-				    (instantiateParams->flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
-}
+/* Each with parameters twice: the entry point and its per-thread-stream form. */
+#define INSTANTIATE_WITH_PARAMS(name)                                                     \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec *phGraphExec, CUgraph hGraph,    \
+					     CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) \
+	{                                                                                 \
+		FORWARD_INSTANTIATE(name, (phGraphExec, hGraph, instantiateParams),       \
+				    phGraphExec, hGraph,                                  \
+				    instantiateParams &&                                  \
+					    (instantiateParams->flags &                   \
+					     CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));  \
+	}
+INSTANTIATE_WITH_PARAMS(cuGraphInstantiateWithParams)
+INSTANTIATE_WITH_PARAMS(cuGraphInstantiateWithParams_ptsz)
 
 /* An update that succeeded gave the executable graph @hGraph's parameters. */
 GG_WORK CUresult gg_hooks_work_cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
@@ -551,20 +542,30 @@ GG_WORK CUresult gg_hooks_work_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgr
 		(rc == CUDA_SUCCESS ? gg_graphs_instantiated(hGraphExec, hGraph, false) : (void)0));
 }
 
-GG_WORK CUresult gg_hooks_work_cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-							      const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
-{
-	FORWARD(cuGraphExecKernelNodeSetParams, (hGraphExec, hNode, nodeParams),
-		(rc == CUDA_SUCCESS ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, false)
-				    : (void)0));
-}
+/* The CUDA 10 parameters (v1) and CUDA 12's (v2, with kern and ctx). */
+#define EXEC_KERNEL_NODE_SET(name, params_type, v2)                                       \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec hGraphExec, CUgraphNode hNode,   \
+					     const params_type *nodeParams)               \
+	{                                                                                 \
+		FORWARD(name, (hGraphExec, hNode, nodeParams),                            \
+			(rc == CUDA_SUCCESS                                               \
+				 ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, v2)  \
+				 : (void)0));                                             \
+	}
+EXEC_KERNEL_NODE_SET(cuGraphExecKernelNodeSetParams, CUDA_KERNEL_NODE_PARAMS_v1, false)
+EXEC_KERNEL_NODE_SET(cuGraphExecKernelNodeSetParams_v2, CUDA_KERNEL_NODE_PARAMS_v2, true)
 
-GG_WORK CUresult gg_hooks_work_cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
-								 const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+/* The generic form (CUDA 12.2): only a kernel node's parameters are a launch's
+ * (CUDA_KERNEL_NODE_PARAMS_v3 is the _v2 layout). */
+GG_WORK CUresult gg_hooks_work_cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+							CUgraphNodeParams *nodeParams)
 {
-	FORWARD(cuGraphExecKernelNodeSetParams_v2, (hGraphExec, hNode, nodeParams),
-		(rc == CUDA_SUCCESS ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, true)
-				    : (void)0));
+	_Static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS_v3) == sizeof(CUDA_KERNEL_NODE_PARAMS_v2),
+		       "the v3 kernel node parameters are v2's");
+	FORWARD(cuGraphExecNodeSetParams, (hGraphExec, hNode, nodeParams),
+		(rc == CUDA_SUCCESS && nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_KERNEL
+			 ? gg_graphs_node_set(hGraphExec, hNode, &nodeParams->kernel, true)
+			 : (void)0));
 }
 
 /* Forgotten before the driver can hand the same handle to another thread. */
@@ -573,60 +574,91 @@ GG_WORK CUresult gg_hooks_work_cuGraphExecDestroy(CUgraphExec hGraphExec)
 	FORWARD_AFTER_DOING(cuGraphExecDestroy, (hGraphExec), gg_graphs_destroyed(hGraphExec));
 }
 
-#define FORWARD_BEGIN_CAPTURE(name, args)                                                 \
-	FORWARD(name, args, (rc == CUDA_SUCCESS ? gg_graphs_capture_begun() : (void)0))
+/* Each begin of capture: the entry point, its _v2 and ToGraph forms, and
+ * each one's per-thread-stream form. */
+#define BEGIN_CAPTURE(name, params, args)                                                 \
+	GG_WORK CUresult gg_hooks_work_##name params                                      \
+	{                                                                                 \
+		FORWARD(name, args, (rc == CUDA_SUCCESS ? gg_graphs_capture_begun() : (void)0)); \
+	}
+#define CAPTURE_TO_GRAPH_PARAMS                                                           \
+	(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,                \
+	 const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+#define CAPTURE_TO_GRAPH_ARGS (hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
+BEGIN_CAPTURE(cuStreamBeginCapture, (CUstream hStream), (hStream))
+BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
+BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode),
+	      (hStream, mode))
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, CAPTURE_TO_GRAPH_PARAMS, CAPTURE_TO_GRAPH_ARGS)
+BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, CAPTURE_TO_GRAPH_PARAMS, CAPTURE_TO_GRAPH_ARGS)
 
-GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture(CUstream hStream)
+/* The end of a capture, and its per-thread-stream form (@ptsz_). */
+#define END_CAPTURE(name, ptsz_)                                                          \
+	GG_WORK CUresult gg_hooks_work_##name(CUstream hStream, CUgraph *phGraph)          \
+	{                                                                                 \
+		bool was = false;                                                         \
+		FORWARD_WITH(name, (hStream, phGraph), (hStream, phGraph),                \
+			     was = gg_graphs_stream_in_capture(STREAM_OF(hStream, ptsz_)), \
+			     gg_graphs_capture_ended(STREAM_OF(hStream, ptsz_), was));    \
+	}
+END_CAPTURE(cuStreamEndCapture, false)
+END_CAPTURE(cuStreamEndCapture_ptsz, true)
+
+/* A replay: its launches' indices, the zones given them unless its memo
+ * holds (before it is forwarded); after, the ring of launches in flight gets
+ * one entry for the whole replay, a refusal is each kernel's, a check.
+ *
+ * An unchanged replay (redzone/replays.h: its memo holds, all its nodes are
+ * followed, nothing is checked after it) of the graph this thread replayed
+ * last takes a path of its own, inline, with no call but the driver's (its
+ * cost, BENCHMARKS.md "Graph replays"): one load and compare says it is one,
+ * one atomic add takes its indices, one mask test says no launch:N event is
+ * set at all (where one is, the mask turned to the replay's first launch
+ * says whether one is among its launches), one store says it is the memo's
+ * latest, and a store per field writes its ring entry, before the call, so
+ * that little is kept across it (withdrawn on a refusal). Any other replay
+ * goes to replay_changed, out of line. Threads replaying one graph at once:
+ * each takes indices of its own and a ring slot of its own; the memo's
+ * latest is a relaxed store (redzone/replays.h says why that suffices). */
+typedef CUresult (*replay_fn)(CUgraphExec, CUstream);
+
+/* A launch:N event may be among replay @first's launches: where one fired,
+ * its boundary may have changed the zones, so the memo is looked at again. */
+static __attribute__((noinline)) void replay_events(struct gg_graph *g, uint64_t first,
+						    void *stream)
 {
-	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture, (hStream));
+	if (!gg_boundary_launches_fire(first, g->nkernels) || gg_redzone_replay_unchanged(g))
+		gg_redzone_replay_latest(g, first);
+	else
+		gg_redzone_replaying(g, first, stream);
 }
 
-GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture_ptsz(CUstream hStream)
+/* Any replay but an unchanged one: @g its record, NULL if none; it leaves. */
+static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraphExec exec,
+							 CUstream stream_, void *stream,
+							 struct gg_graph *g)
 {
-	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, (hStream));
-}
+	unsigned nodes = g ? g->nkernels : 0;
+	uint64_t first = 0;
+	CUresult rc;
 
-GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
-{
-	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture_v2, (hStream, mode));
-}
-
-GG_WORK CUresult gg_hooks_work_cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
-{
-	FORWARD_BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, (hStream, mode));
-}
-
-GG_WORK CUresult gg_hooks_work_cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
-							   const CUgraphNode *dependencies,
-							   const CUgraphEdgeData *dependencyData,
-							   size_t numDependencies, CUstreamCaptureMode mode)
-{
-	FORWARD_BEGIN_CAPTURE(cuStreamBeginCaptureToGraph,
-			      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
-}
-
-GG_WORK CUresult gg_hooks_work_cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
-								const CUgraphNode *dependencies,
-								const CUgraphEdgeData *dependencyData,
-								size_t numDependencies, CUstreamCaptureMode mode)
-{
-	FORWARD_BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz,
-			      (hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
-}
-
-#define FORWARD_END_CAPTURE(name, stream_, ptsz_, args)                                   \
-	bool was = false;                                                                 \
-	FORWARD_WITH(name, args, args, was = gg_graphs_stream_in_capture(STREAM_OF(stream_, ptsz_)), \
-		     gg_graphs_capture_ended(STREAM_OF(stream_, ptsz_), was))
-
-GG_WORK CUresult gg_hooks_work_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
-{
-	FORWARD_END_CAPTURE(cuStreamEndCapture, hStream, false, (hStream, phGraph));
-}
-
-GG_WORK CUresult gg_hooks_work_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
-{
-	FORWARD_END_CAPTURE(cuStreamEndCapture_ptsz, hStream, true, (hStream, phGraph));
+	if (GG_LIKELY(nodes)) {
+		first = gg_boundary_on_launches(nodes);
+		gg_redzone_replaying(g, first, stream);
+	}
+	rc = real(exec, stream_);
+	if (GG_LIKELY(first && rc == CUDA_SUCCESS)) {
+		gg_audit_replay_taken(g, nodes, first);
+		if (GG_UNLIKELY(gg_redzone_replay_hot.checking))
+			gg_redzone_replayed(g, first, stream);
+	} else if (first) {
+		gg_audit_replayed(g, first, (int)rc, gg_real_result_name(rc));
+	}
+	if (GG_UNLIKELY(!g || g->unfollowed))
+		gg_graphs_replayed_unfollowed(g);
+	gg_hooks_leave();
+	return rc;
 }
 
 #define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                        \
@@ -636,33 +668,30 @@ GG_WORK CUresult gg_hooks_work_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph
 		gg_hooks_leave(); /* its nodes are captured into another graph */         \
 		return real_(exec, stream_);                                              \
 	}                                                                                 \
-	struct gg_graph *g = gg_graphs_find(exec);                                        \
-	uint64_t first = 0;                                                               \
-	if (GG_LIKELY(g && g->nkernels)) {                                                \
-		first = gg_boundary_on_launches(g->nkernels);                             \
-		if (!gg_redzone_replay_unchanged(g, first))                               \
-			gg_redzone_replaying(g, first, stream);                           \
-	}                                                                                 \
+	struct gg_graph *g = gg_graphs_find_replayed(exec);                               \
+	if (GG_UNLIKELY(!g || !gg_redzone_replay_unchanged(g)))                          \
+		return replay_changed(real_, exec, stream_, stream, g);                   \
+	unsigned nodes = g->nkernels;                                                     \
+	uint64_t first = gg_boundary_launches_take(nodes);                                \
+	if (GG_UNLIKELY(gg_boundary_launch_counter.mask) &&                               \
+	    gg_boundary_launches_any(first, nodes))                                       \
+		replay_events(g, first, stream);                                          \
+	else                                                                              \
+		gg_redzone_replay_latest(g, first);                                       \
+	struct gg_audit_launch *entry = gg_audit_replay_taking(g, nodes, first);          \
 	CUresult rc = real_(exec, stream_);                                               \
-	if (GG_LIKELY(first)) {                                                           \
-		gg_audit_replayed(g, first, (int)rc, rc ? gg_real_result_name(rc) : NULL); \
-		if (GG_UNLIKELY(gg_redzone_replay_hot.checking) && rc == CUDA_SUCCESS)    \
-			gg_redzone_replayed(g, first, stream);                            \
-	}                                                                                 \
-	if (GG_UNLIKELY(!g || g->unfollowed))                                             \
-		gg_graphs_replayed_unfollowed(g);                                         \
+	if (GG_UNLIKELY(rc != CUDA_SUCCESS))                                              \
+		gg_audit_replay_refused(entry, g, first, (int)rc, gg_real_result_name(rc)); \
 	gg_hooks_leave();                                                                 \
 	return rc
 
-GG_WORK CUresult gg_hooks_work_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
-{
-	FORWARD_REPLAY(cuGraphLaunch, hGraphExec, hStream, false);
-}
-
-GG_WORK CUresult gg_hooks_work_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
-{
-	FORWARD_REPLAY(cuGraphLaunch_ptsz, hGraphExec, hStream, true);
-}
+#define GRAPH_LAUNCH(name, ptsz_)                                                         \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec hGraphExec, CUstream hStream)    \
+	{                                                                                 \
+		FORWARD_REPLAY(name, hGraphExec, hStream, ptsz_);                         \
+	}
+GRAPH_LAUNCH(cuGraphLaunch, false)
+GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
 
 /* A synchronize: the sync:N boundary, and, for the audit, either the
  * context's launches done or a sticky error naming them. */

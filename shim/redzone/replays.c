@@ -54,36 +54,55 @@ static void give_all(struct gg_graph *g, uint64_t first, void *stream)
 			.index = first + k, .unforwarded = true, .node = g->k[k].node });
 }
 
-struct gg_redzone_replay_hot gg_redzone_replay_hot; /* redzone.c sets it */
+static const atomic_uint_fast64_t zero;
+struct gg_redzone_replay_hot gg_redzone_replay_hot = { /* redzone.c sets it */
+	.generation = &zero, .epoch = &zero };
+
+/* @g's memo holds, as of @key, or nothing is to be given: say so at
+ * @g->unchanged_at (replays.h), where a replay with nothing else to do
+ * reads it, unless it is checked or has nodes not followed. Its version is
+ * read again after the store (both sequentially consistent, as the change's
+ * increment and reset in handles/graphs.c): a change of its nodes made since
+ * @version was read resets it after this store, or is seen here. cuda.h
+ * asks the application to serialise a replay with a change of the same
+ * graph anyway; this keeps the shim's memo right even when it does not. */
+static void publish(struct gg_graph *g, unsigned version, uint64_t key)
+{
+	if (gg_redzone_replay_hot.checking || g->unfollowed || !g->nkernels)
+		return;
+	atomic_store(&g->unchanged_at, key);
+	if (atomic_load(&g->version) != version)
+		atomic_store(&g->unchanged_at, GG_GRAPH_CHANGED);
+}
 
 void gg_redzone_replaying(struct gg_graph *g, uint64_t first, void *stream)
 {
-	unsigned version;
-	uint64_t generation;
+	unsigned version = atomic_load(&g->version);
+	uint64_t key = gg_redzone_replay_key();
 
-	if (!gg_redzone_replay_hot.following)
+	if (!gg_redzone_replay_hot.following) {
+		publish(g, version, key); /* nothing to give: only indices and the ring */
 		return;
-	version = atomic_load_explicit(&g->version, memory_order_acquire);
-	generation = gg_redzone_replay_generation();
+	}
 	if (atomic_flag_test_and_set_explicit(&g->busy, memory_order_acquire)) {
 		give_all(g, first, stream); /* another replay of it holds the memo */
 		return;
 	}
-	if (GG_LIKELY(g->memo_version == version && g->memo_generation == generation &&
+	if (GG_LIKELY(g->memo_version == version && g->memo_generation == key &&
 		      atomic_load_explicit(&g->first, memory_order_relaxed))) {
 		atomic_store_explicit(&g->last, first, memory_order_release);
-		atomic_flag_clear_explicit(&g->busy, memory_order_release);
-		return;
+	} else {
+		/* The version changed: the entries of the old memo keep their meaning. */
+		if (g->memo_version != version)
+			retire(g, g->memo_nkernels);
+		give_all(g, first, stream);
+		g->memo_version = version;
+		g->memo_generation = key; /* read before the zones were written */
+		g->memo_nkernels = g->nkernels;
+		atomic_store(&g->last, first);
+		atomic_store(&g->first, first);
 	}
-	/* The version changed: the entries of the old memo keep their meaning. */
-	if (g->memo_version != version)
-		retire(g, g->memo_nkernels);
-	give_all(g, first, stream);
-	g->memo_version = version;
-	g->memo_generation = generation; /* read before the zones were written */
-	g->memo_nkernels = g->nkernels;
-	atomic_store(&g->last, first);
-	atomic_store(&g->first, first);
+	publish(g, version, key); /* under @busy: after @first, with the key it holds at */
 	atomic_flag_clear_explicit(&g->busy, memory_order_release);
 }
 

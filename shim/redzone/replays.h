@@ -12,7 +12,7 @@
 #include "handles/graphs.h"
 
 /* Set when the red zones are configured, read-only after (the counters they
- * point to change). */
+ * point to change); before, both point to a zero. */
 struct gg_redzone_replay_hot {
 	bool following; /* red zones on: launches name their suspects */
 	bool checking;  /* and GPUGUARD_CHECK_LAUNCHES: replays are checked */
@@ -21,34 +21,37 @@ struct gg_redzone_replay_hot {
 };
 extern struct gg_redzone_replay_hot gg_redzone_replay_hot;
 
-/* What a memo was made at: the red zones' generation and the kernels' epoch
- * (a module unloaded: a slot may stand for another handle). */
-static inline uint64_t gg_redzone_replay_generation(void)
+/* The replay key: the red zones' generation and the kernels' epoch (a
+ * module unloaded: a slot may stand for another handle), what a memo was
+ * made at. Never GG_GRAPH_CHANGED (the epoch stays below 2^24). */
+static inline uint64_t gg_redzone_replay_key(void)
 {
 	return atomic_load_explicit(gg_redzone_replay_hot.generation, memory_order_acquire) +
 	       (atomic_load_explicit(gg_redzone_replay_hot.epoch, memory_order_acquire) << 40);
 }
 
-/* Whether replay @first of @g has nothing to give (red zones off, or its
- * memo holds: then it is the memo's latest). */
-static inline bool gg_redzone_replay_unchanged(struct gg_graph *g, uint64_t first)
+/* Whether a replay of @g now has nothing to do but its indices, its memo's
+ * latest and its ring entry: no check after it, all its nodes followed, and
+ * with red zones its memo holds (its version and the key are those the memo
+ * was made at). One load and one compare: gg_redzone_replaying sets
+ * @g->unchanged_at to the key only when all that is so, and each change of
+ * its nodes resets it (handles/graphs.c). The acquire pairs with that
+ * store's release: the memo's @first is then visible. */
+static inline bool gg_redzone_replay_unchanged(struct gg_graph *g)
 {
-	uint64_t generation;
-	unsigned version;
-	bool holds;
+	return atomic_load_explicit(&g->unchanged_at, memory_order_acquire) ==
+	       gg_redzone_replay_key();
+}
 
-	if (!gg_redzone_replay_hot.following)
-		return true;
-	generation = gg_redzone_replay_generation();
-	version = atomic_load_explicit(&g->version, memory_order_acquire);
-	if (atomic_flag_test_and_set_explicit(&g->busy, memory_order_acquire))
-		return false; /* another replay of it holds the memo */
-	holds = g->memo_version == version && g->memo_generation == generation &&
-		atomic_load_explicit(&g->first, memory_order_relaxed);
-	if (GG_LIKELY(holds))
-		atomic_store_explicit(&g->last, first, memory_order_release);
-	atomic_flag_clear_explicit(&g->busy, memory_order_release);
-	return holds;
+/* Replay @first of @g, found unchanged: the memo's latest. A relaxed store
+ * (no flag taken): a replay that remakes the memo concurrently stores
+ * @first and @last after it read a key this replay did not match, or this
+ * replay is ordered before that change; either way @last is a replay of the
+ * same kernels with the same parameters, and gg_redzone_replay_index maps
+ * only a @last above @first. */
+static inline void gg_redzone_replay_latest(struct gg_graph *g, uint64_t first)
+{
+	atomic_store_explicit(&g->last, first, memory_order_relaxed);
 }
 
 #endif

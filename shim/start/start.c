@@ -229,7 +229,8 @@ static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_eve
 		GG_ID_cuGraphInstantiateWithFlags, GG_ID_cuGraphInstantiateWithParams,
 		GG_ID_cuGraphInstantiateWithParams_ptsz, GG_ID_cuGraphExecUpdate,
 		GG_ID_cuGraphExecUpdate_v2, GG_ID_cuGraphExecKernelNodeSetParams,
-		GG_ID_cuGraphExecKernelNodeSetParams_v2, GG_ID_cuGraphExecDestroy,
+		GG_ID_cuGraphExecKernelNodeSetParams_v2, GG_ID_cuGraphExecNodeSetParams,
+		GG_ID_cuGraphExecDestroy,
 		GG_ID_cuGraphLaunch, GG_ID_cuGraphLaunch_ptsz,
 		/* A launch captured into a graph is none until it is replayed. */
 		GG_ID_cuStreamBeginCapture, GG_ID_cuStreamBeginCapture_ptsz,

@@ -1,7 +1,8 @@
 /* Route 3: the CUDA runtime's way. Only cuGetProcAddress comes from dlsym;
  * it is asked for itself at 12000 (the 5-argument form), and that one for
  * every other function by base name at 12000 (every function of the table
- * has the signature it had in CUDA 12). --ptsz asks for the per-thread default stream
+ * has the signature it had in CUDA 12; the generic graph node functions at
+ * 12030, driver-table.h). --ptsz asks for the per-thread default stream
  * variants, as code built with --default-stream per-thread does. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 #define APP_FN(field, export, pfn, base)                                          \
-	if (gpa5(base, (void **)&d.field, 12000, flags, &status) != CUDA_SUCCESS || !d.field) { \
+	if (gpa5(base, (void **)&d.field, app_fn_version(base), flags, &status) != CUDA_SUCCESS || !d.field) { \
 		fprintf(stderr, "procaddr: %s missing (status %d)\n", base, (int)status);     \
 		return 3;                                                                  \
 	}

@@ -61,7 +61,25 @@
 	APP_FN(GraphLaunch, cuGraphLaunch, PFN_cuGraphLaunch_v10000, "cuGraphLaunch")      \
 	APP_FN(GraphExecDestroy, cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000,               \
 	       "cuGraphExecDestroy")                                                      \
-	APP_FN(GraphDestroy, cuGraphDestroy, PFN_cuGraphDestroy_v10000, "cuGraphDestroy")
+	APP_FN(GraphDestroy, cuGraphDestroy, PFN_cuGraphDestroy_v10000, "cuGraphDestroy")      \
+	APP_FN(GraphAddNode, cuGraphAddNode_v2, PFN_cuGraphAddNode_v12030, "cuGraphAddNode")      \
+	APP_FN(GraphNodeSetParams, cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020,         \
+	       "cuGraphNodeSetParams")                                                    \
+	APP_FN(GraphExecNodeSetParams, cuGraphExecNodeSetParams,                                  \
+	       PFN_cuGraphExecNodeSetParams_v12020, "cuGraphExecNodeSetParams")
+
+/* The CUDA version cuGetProcAddress is asked for @base at: 12000 (every
+ * function's CUDA 12 form), the generic graph node functions at 12030. */
+static inline int app_fn_version(const char *base)
+{
+	static const char *const newer[] = { "cuGraphAddNode", "cuGraphNodeSetParams",
+					     "cuGraphExecNodeSetParams" };
+
+	for (unsigned i = 0; i < sizeof(newer) / sizeof(newer[0]); i++)
+		if (!__builtin_strcmp(base, newer[i]))
+			return 12030;
+	return 12000;
+}
 
 struct app_driver {
 #define APP_FN(field, export, pfn, base) pfn field;

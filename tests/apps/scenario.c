@@ -1,9 +1,12 @@
 /* The scenario every route runs. Its stdout is compared with and without the
  * shim, so it prints only what the application itself would know. */
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver-table.h"
 
@@ -25,6 +28,117 @@ static const char *name_of(const struct app_driver *d, CUresult rc)
 		}                                                                         \
 	} while (0)
 
+/* GG_SCENARIO_DANGLING=halt: at an abort, the driver's count of graph
+ * launches (the fake driver's fakecuda_calls, looked up beforehand), written
+ * with write(2). */
+static unsigned long (*driver_calls)(const char *);
+
+static void on_abort_count(int sig)
+{
+	char line[64];
+	unsigned long n = driver_calls ? driver_calls("cuGraphLaunch") +
+						 driver_calls("cuGraphLaunch_ptsz")
+				       : 999;
+	int len = snprintf(line, sizeof(line), "graph launches forwarded at abort: %lu\n", n);
+
+	(void)sig;
+	if (write(1, line, (size_t)len) < 0)
+		return;
+}
+
+/* GG_SCENARIO_DANGLING: a graph captured with gg_fill of a 100-byte buffer D,
+ * replayed once, D freed, the graph replayed again (with a quarantine, a
+ * dangling launch); with "halt", the count of graph launches the driver saw
+ * is written if the process aborts before the second replay returns. */
+static int dangling_replay(const struct app_driver *d, const char *route, CUmodule mod)
+{
+	CUfunction fillk;
+	CUdeviceptr D;
+	CUstream s;
+	CUgraph g;
+	CUgraphExec x;
+	uint64_t nd = 100;
+	unsigned char two = 2;
+	void *pd[] = { &D, &two, &nd };
+
+	CHECK(d->ModuleGetFunction(&fillk, mod, "gg_fill"));
+	CHECK(d->MemAlloc(&D, nd));
+	CHECK(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CHECK(d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	CHECK(d->LaunchKernel(fillk, 1, 1, 1, 128, 1, 1, 0, s, pd, NULL));
+	CHECK(d->StreamEndCapture(s, &g));
+	CHECK(d->GraphInstantiate(&x, g, 0));
+	CHECK(d->GraphLaunch(x, s));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->MemFree(D));
+	if (!strcmp(getenv("GG_SCENARIO_DANGLING"), "halt")) {
+		void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+
+		driver_calls = h ? (unsigned long (*)(const char *))dlsym(h, "fakecuda_calls") : NULL;
+		signal(SIGABRT, on_abort_count);
+		fflush(stdout);
+	}
+	printf("dangling replay: %s\n", name_of(d, d->GraphLaunch(x, s)));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->GraphExecDestroy(x));
+	CHECK(d->GraphDestroy(g));
+	CHECK(d->StreamDestroy(s));
+	return 0;
+}
+
+/* GG_SCENARIO_NODE_PARAMS: the generic node functions (CUDA 12.2). A graph
+ * of one kernel node added with cuGraphAddNode, gg_fill of a 100-byte E;
+ * replayed; the node set in the executable graph (cuGraphExecNodeSetParams)
+ * to gg_overrun of E by 4, replayed; the graph's node set
+ * (cuGraphNodeSetParams) to gg_overrun of a 200-byte F by 2, instantiated
+ * again, replayed; E and F freed. */
+static int generic_nodes(const struct app_driver *d, const char *route, CUmodule mod)
+{
+	CUfunction over, fillk;
+	CUdeviceptr E, F;
+	CUstream s;
+	CUgraph g;
+	CUgraphExec x1, x2;
+	CUgraphNode m;
+	uint64_t ne = 100, nf = 200, four = 4, two = 2;
+	unsigned char one = 1;
+	void *pe_fill[] = { &E, &one, &ne }, *pe_over[] = { &E, &ne, &four };
+	void *pf_over[] = { &F, &nf, &two };
+	CUgraphNodeParams p = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
+
+	CHECK(d->ModuleGetFunction(&over, mod, "gg_overrun"));
+	CHECK(d->ModuleGetFunction(&fillk, mod, "gg_fill"));
+	CHECK(d->MemAlloc(&E, ne));
+	CHECK(d->MemAlloc(&F, nf));
+	CHECK(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CHECK(d->GraphCreate(&g, 0));
+	p.kernel = (CUDA_KERNEL_NODE_PARAMS_v3){ .func = fillk, .gridDimX = 1, .gridDimY = 1,
+						 .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
+						 .blockDimZ = 1, .kernelParams = pe_fill };
+	CHECK(d->GraphAddNode(&m, g, NULL, NULL, 0, &p));
+	CHECK(d->GraphInstantiate(&x1, g, 0));
+	CHECK(d->GraphLaunch(x1, s));
+	CHECK(d->StreamSynchronize(s));
+	p.kernel.func = over;
+	p.kernel.kernelParams = pe_over;
+	CHECK(d->GraphExecNodeSetParams(x1, m, &p));
+	CHECK(d->GraphLaunch(x1, s));
+	CHECK(d->StreamSynchronize(s));
+	p.kernel.kernelParams = pf_over;
+	CHECK(d->GraphNodeSetParams(m, &p));
+	CHECK(d->GraphInstantiate(&x2, g, 0));
+	CHECK(d->GraphLaunch(x2, s));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->MemFree(E));
+	CHECK(d->MemFree(F));
+	CHECK(d->GraphExecDestroy(x2));
+	CHECK(d->GraphExecDestroy(x1));
+	CHECK(d->GraphDestroy(g));
+	CHECK(d->StreamDestroy(s));
+	printf("generic nodes: added, set in the executable graph and in the graph\n");
+	return 0;
+}
+
 int app_scenario(const struct app_driver *d, const char *route, const char *ptx_path)
 {
 	CUdevice dev;
@@ -44,6 +158,9 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 	CHECK(d->PrimaryCtxRetain(&ctx, dev));
 	CHECK(d->CtxSetCurrent(ctx));
 	CHECK(d->ModuleLoad(&mod, ptx_path));
+	/* First, so that the base scenario's second free (an error) comes after. */
+	if (getenv("GG_SCENARIO_DANGLING") && dangling_replay(d, route, mod))
+		return 2;
 
 	rc = d->ModuleGetFunction(&fill, mod, "gg_fill");
 	printf("lookup gg_fill: %s\n", name_of(d, rc));
@@ -195,6 +312,9 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 		CHECK(d->StreamDestroy(s));
 		printf("built graph: replayed 3 times, set and updated\n");
 	}
+
+	if (getenv("GG_SCENARIO_NODE_PARAMS") && generic_nodes(d, route, mod))
+		return 2;
 
 	CHECK(d->ModuleUnload(mod));
 	CHECK(d->PrimaryCtxRelease(dev));

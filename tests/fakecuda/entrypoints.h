@@ -290,6 +290,10 @@
     X(cuGraphExecKernelNodeSetParams_v2, cuGraphExecKernelNodeSetParams, 12000, 0)\
     X(cuGraphExecUpdate, cuGraphExecUpdate, 10020, 0)                         \
     X(cuGraphExecUpdate_v2, cuGraphExecUpdate, 12000, 0)                      \
+    X(cuGraphAddNode, cuGraphAddNode, 12020, 0)                               \
+    X(cuGraphAddNode_v2, cuGraphAddNode, 12030, 0)                            \
+    X(cuGraphNodeSetParams, cuGraphNodeSetParams, 12020, 0)                   \
+    X(cuGraphExecNodeSetParams, cuGraphExecNodeSetParams, 12020, 0)           \
     /* events */                                                              \
     X(cuEventCreate, cuEventCreate, 2000, 0)                                  \
     X(cuEventRecord, cuEventRecord, 2000, 0)                                  \

@@ -1558,6 +1558,86 @@ FC_EXPORT(cuGraphExecKernelNodeSetParams_v2,
 }
 
 /*
+ * The generic forms (CUDA 12.2): a tagged CUgraphNodeParams. The fake builds
+ * kernel nodes only: any other type is CUDA_ERROR_NOT_SUPPORTED (in each of
+ * their \return lists), as is edge data other than the default. Unused bytes
+ * (reserved0, the union past the kernel member, reserved2) must be zero:
+ * CUDA_ERROR_INVALID_VALUE otherwise, as for a NULL nodeParams.
+ */
+static CUresult generic_kernel(const CUgraphNodeParams *p, CUDA_KERNEL_NODE_PARAMS_v2 *out)
+{
+    static const CUgraphNodeParams zero;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (memcmp(p->reserved0, zero.reserved0, sizeof p->reserved0) || p->reserved2 ||
+        memcmp((const char *)&p->kernel + sizeof p->kernel, (const char *)&zero.kernel + sizeof p->kernel,
+               sizeof p->reserved1 - sizeof p->kernel))
+        return CUDA_ERROR_INVALID_VALUE;
+    _Static_assert(sizeof p->kernel == sizeof *out, "CUDA_KERNEL_NODE_PARAMS_v3 is v2's layout");
+    memcpy(out, &p->kernel, sizeof *out);
+    return CUDA_SUCCESS;
+}
+
+static bool edges_default(const CUgraphEdgeData *e, size_t n)
+{
+    static const CUgraphEdgeData zero;
+    for (size_t i = 0; e && i < n; i++)
+        if (memcmp(&e[i], &zero, sizeof zero))
+            return false;
+    return true;
+}
+
+static CUresult add_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                         size_t ndeps, const CUgraphNodeParams *p)
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 k;
+    if (!atomic_load(&fc_st.initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = generic_kernel(p, &k);
+    if (rc == CUDA_SUCCESS && !edges_default(edges, ndeps))
+        rc = CUDA_ERROR_NOT_SUPPORTED;
+    return rc == CUDA_SUCCESS ? add_kernel_node(out, hg, deps, ndeps, &k) : rc;
+}
+
+FC_EXPORT(cuGraphAddNode,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+           CUgraphNodeParams *nodeParams),
+          (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
+{
+    return add_node(phGraphNode, hGraph, dependencies, NULL, numDependencies, nodeParams);
+}
+
+FC_EXPORT(cuGraphAddNode_v2,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams),
+          (phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams))
+{
+    return add_node(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+}
+
+/* "The node type specified by nodeParams->type must match the type of hNode". */
+FC_EXPORT(cuGraphNodeSetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParams), (hNode, nodeParams))
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 k;
+    if (!atomic_load(&fc_st.initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = generic_kernel(nodeParams, &k);
+    return rc == CUDA_SUCCESS ? kernel_node_set(hNode, &k) : rc;
+}
+
+FC_EXPORT(cuGraphExecNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams),
+          (hGraphExec, hNode, nodeParams))
+{
+    CUDA_KERNEL_NODE_PARAMS_v2 k;
+    if (!atomic_load(&fc_st.initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult rc = generic_kernel(nodeParams, &k);
+    return rc == CUDA_SUCCESS ? exec_kernel_node_set(hGraphExec, hNode, &k) : rc;
+}
+
+/*
  * Replace x's nodes' parameters by hg's, when hg has the same nodes in the
  * same order (the fake pairs them so), each of the same type with as many
  * dependencies.  Memory nodes cannot be updated.  The result, and the node

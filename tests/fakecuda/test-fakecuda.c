@@ -4996,6 +4996,56 @@ Test(fakecuda, exec_kernel_node_set_params_changes_only_the_executable_graph)
     OK(cuGraphDestroy(g));
 }
 
+/* The generic forms (CUDA 12.2): kernel nodes added and set through a tagged
+ * CUgraphNodeParams, whose unused bytes must be zero; the fake builds no
+ * other node type (CUDA_ERROR_NOT_SUPPORTED, in their lists). */
+Test(fakecuda, generic_node_functions_add_and_set_kernel_nodes)
+{
+    CUgraph g;
+    CUgraphNode n, bad;
+    CUstream s;
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUdeviceptr p = zeroed(64), q = zeroed(64);
+    unsigned char v = 4, w = 6;
+    uint64_t len = 64;
+    void *pp[] = {&p, &v, &len}, *qp[] = {&q, &w, &len};
+    CUgraphNodeParams np = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
+    CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, pp);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuGraphCreate(&g, 0));
+    memcpy(&np.kernel, &kp, sizeof kp);
+    OK(cuGraphAddNode_v2(&n, g, NULL, NULL, 0, &np));
+    OK(cuGraphAddNode(&bad, g, &n, 1, &np)); /* the CUDA 12.2 form, without edge data */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddNode_v2(&bad, g, NULL, NULL, 0, NULL));
+    np.reserved2 = 1;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddNode_v2(&bad, g, NULL, NULL, 0, &np));
+    np.reserved2 = 0;
+    np.type = CU_GRAPH_NODE_TYPE_EMPTY;
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuGraphAddNode_v2(&bad, g, NULL, NULL, 0, &np));
+    np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    CUgraphExec x = instantiate(g, 0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(p), 4);
+    /* Set in the executable graph: its launches change, the node does not. */
+    np.kernel.kernelParams = qp;
+    OK(cuGraphExecNodeSetParams(x, n, &np));
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(q), 6);
+    OK(cuGraphKernelNodeGetParams_v2(n, &kp));
+    cr_assert_eq(*(CUdeviceptr *)kp.kernelParams[0], p);
+    /* Set in the graph: the node changes. */
+    OK(cuGraphNodeSetParams(n, &np));
+    OK(cuGraphKernelNodeGetParams_v2(n, &kp));
+    cr_assert_eq(*(CUdeviceptr *)kp.kernelParams[0], q);
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphNodeSetParams(n, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphExecNodeSetParams(x, NULL, &np));
+    OK(cuGraphExecDestroy(x));
+    OK(cuGraphDestroy(g));
+}
+
 Test(fakecuda, exec_update_takes_the_parameters_of_a_graph_of_the_same_shape)
 {
     CUgraph g, same, bigger, copy;
