@@ -67,8 +67,8 @@ void gg_audit_replayed(const struct gg_graph *g, uint64_t first, int rc, const c
 
 /* The ring of the latest launches of the process, in flight when a sticky
  * error names them: written inline by a replay the driver took (its cost,
- * BENCHMARKS.md "Graph replays"), as by gg_audit_launched; the rest of the
- * module's state is launches.c's. Lock-free: readers check @index twice. */
+ * BENCHMARKS.md "Graph replays (issue 27)"), as by gg_audit_launched; the
+ * rest of the module's state is launches.c's. Lock-free: readers check @index twice. */
 #define GG_AUDIT_RING 64
 struct gg_audit_launch {
 	atomic_uint_fast64_t index; /* 0: empty; set last (release) */
