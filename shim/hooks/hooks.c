@@ -612,11 +612,11 @@ END_CAPTURE(cuStreamEndCapture_ptsz, true)
  * An unchanged replay (redzone/replays.h: its memo holds, all its nodes are
  * followed, nothing is checked after it) of the graph this thread replayed
  * last takes a path of its own, inline, with no call but the driver's (its
- * cost, BENCHMARKS.md "Graph replays (issue 27)"): one load and compare says it is one,
- * one atomic add takes its indices, one mask test says no launch:N event is
- * set at all (where one is, the mask turned to the replay's first launch
- * says whether one is among its launches), one store says it is the memo's
- * latest, and a store per field writes its ring entry, before the call, so
+ * cost, BENCHMARKS.md "Graph replays (issue 27)"): one load and compare
+ * says it is one, one atomic add takes its indices, one mask test says no
+ * launch:N event is set at all (where one is, the mask turned to the
+ * replay's first launch says whether one is among its launches), one store
+ * says it is the memo's latest, and a store per field writes its ring entry, before the call, so
  * that little is kept across it (withdrawn on a refusal). Any other replay
  * goes to replay_changed, out of line. Threads replaying one graph at once:
  * each takes indices of its own and a ring slot of its own; the memo's
