@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,30 +20,22 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "harness.h"
 #include "json.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static char dir[256]; /* the temporary directory of a test */
+static char dir[256]; /* the temporary directory of a test (harness.c's fixture) */
 
 static void make_dir(void)
 {
-	snprintf(dir, sizeof(dir), "%s/gg-cli-report-XXXXXX", P_tmpdir);
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	gg_test_dir(dir, sizeof(dir));
 }
 
 static void remove_dir(void)
 {
 	if (dir[0])
-		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+		gg_test_dir_remove(dir);
 }
 
 /* DIR/NAME, in a static buffer of its own (eight in turn). */
