@@ -378,7 +378,8 @@ void gg_test_dir_remove(const char *dir)
 	remove_tree(dir);
 	for (int i = 0; i < test_dirs.n; i++) {
 		if (!strcmp(test_dirs.dirs[i], dir)) {
-			memmove(test_dirs.dirs[i], test_dirs.dirs[--test_dirs.n], sizeof(test_dirs.dirs[0]));
+			memmove(test_dirs.dirs[i], test_dirs.dirs[--test_dirs.n],
+				sizeof(test_dirs.dirs[0]));
 			break;
 		}
 	}

@@ -423,7 +423,7 @@ STEP step_sync(const struct args *args)
 
 /* The steps, one row each: name, shape (what follows "name:", in the header's
  * notation; NULL for a step that takes nothing), function. */
-#define STEPS(X) \
+#define STEPS(X)                                       \
 	X("file", "PATH", step_file)                   \
 	X("data", "PATH", step_data)                   \
 	X("static", NULL, step_static)                 \
@@ -448,7 +448,7 @@ STEP step_sync(const struct args *args)
 	X("launch", NULL, step_launch)                 \
 	X("launches", "N", step_launches)              \
 	X("unwinder", NULL, step_unwinder)             \
-	X("sync", NULL, step_sync)                    
+	X("sync", NULL, step_sync)
 
 static const struct step {
 	const char *name;

@@ -1486,7 +1486,7 @@ STEP step_cd(const struct args *args)
 
 /* The steps, one row each: name, shape (what follows "name:", in the header's
  * notation; NULL for a step that takes nothing), function. */
-#define STEPS(X) \
+#define STEPS(X)                               \
 	X("alloc", "N", step_alloc)            \
 	X("async", "N", step_alloc)            \
 	X("managed", "N", step_managed)        \
