@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +325,66 @@ void gg_tmpdir(char *dir, size_t cap)
 	cr_assert_not_null(mkdtemp(dir));
 }
 
+/* The directories gg_test_dir made in this process, removed at its exit. */
+static struct {
+	pid_t owner; /* the process that made them: its children's exit keeps them */
+	int n;
+	char dirs[64][64];
+} test_dirs;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path); /* what cannot be removed is left: the rest still goes */
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void remove_test_dirs(void)
+{
+	if (getpid() != test_dirs.owner)
+		return;
+	for (int i = 0; i < test_dirs.n; i++)
+		remove_tree(test_dirs.dirs[i]);
+	test_dirs.n = 0;
+}
+
+void gg_test_dir(char *dir, size_t cap)
+{
+	static bool registered;
+
+	if (test_dirs.owner != getpid()) { /* a child's own test dirs start afresh */
+		test_dirs.owner = getpid();
+		test_dirs.n = 0;
+	}
+	if (!registered) {
+		cr_assert_eq(atexit(remove_test_dirs), 0);
+		registered = true;
+	}
+	cr_assert_lt(test_dirs.n, (int)(sizeof(test_dirs.dirs) / sizeof(test_dirs.dirs[0])),
+		     "more test directories than the fixture holds");
+	gg_tmpdir(dir, cap);
+	snprintf(test_dirs.dirs[test_dirs.n++], sizeof(test_dirs.dirs[0]), "%s", dir);
+}
+
+void gg_test_dir_remove(const char *dir)
+{
+	remove_tree(dir);
+	for (int i = 0; i < test_dirs.n; i++) {
+		if (!strcmp(test_dirs.dirs[i], dir)) {
+			memmove(test_dirs.dirs[i], test_dirs.dirs[--test_dirs.n],
+				sizeof(test_dirs.dirs[0]));
+			break;
+		}
+	}
+}
+
 int gg_dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -345,7 +407,7 @@ void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
 	size_t n = 1, k = 0;
 	unsigned flags = GG_RUN_SHIM | GG_RUN_FAKE;
 
-	gg_tmpdir(a->dir, sizeof(a->dir));
+	gg_test_dir(a->dir, sizeof(a->dir));
 	snprintf(a->json, sizeof(a->json), "%s/summary.json", a->dir);
 	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", a->json);
 	envp[k++] = json_env;
@@ -364,10 +426,7 @@ void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
 
 void gg_app_run_free(struct gg_app_run *a)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a->dir);
-	cr_assert_eq(system(cmd), 0);
+	gg_test_dir_remove(a->dir);
 	gg_run_free(&a->r);
 }
 

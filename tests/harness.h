@@ -88,8 +88,18 @@ void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
 /* Free the run and remove its directory. */
 void gg_app_run_free(struct gg_app_run *a);
 
-/* A fresh temporary directory, and a path inside it. */
+/* A fresh temporary directory, and a path inside it; the caller removes it
+ * (gg_test_dir removes its own). */
 void gg_tmpdir(char *dir, size_t cap);
+
+/* The tests' temporary-directory fixture: a fresh directory under /tmp in
+ * @dir, removed with all it holds when the test's process ends, whether the
+ * test passed or an assertion failed (Criterion ends a failed test through
+ * exit, which runs the removal); only a crashed test leaves it behind. A
+ * process the test forked removes nothing. */
+void gg_test_dir(char *dir, size_t cap);
+/* Removes @dir, made by gg_test_dir, now rather than at the end. */
+void gg_test_dir_remove(const char *dir);
 
 /* How many entries @dir holds, "." and ".." aside. */
 int gg_dir_entries(const char *dir);

@@ -69,7 +69,7 @@ Test(audit, lookups_on_every_route_are_recorded_with_their_call_site)
 		char dir[64], path[128], env[160];
 		struct gg_run r;
 
-		gg_tmpdir(dir, sizeof(dir));
+		gg_test_dir(dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/s.json", dir);
 		snprintf(env, sizeof(env), "GPUGUARD_SUMMARY_JSON=%s", path);
 		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ env, NULL },
@@ -87,8 +87,7 @@ Test(audit, lookups_on_every_route_are_recorded_with_their_call_site)
 		cr_assert_str_eq(totals, "(2, 1, 2, 1)", "%s", apps[i]);
 		free(totals);
 		gg_run_free(&r);
-		snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-		cr_assert_eq(system(path), 0);
+		gg_test_dir_remove(dir);
 	}
 }
 
@@ -673,7 +672,7 @@ static void run_with_expected(struct gg_app_run *a, const char *text, const char
 	const char *envp[8];
 	size_t k = 0;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	struct gg_app_run tmp;
 
 	strcpy(tmp.dir, dir);
@@ -684,8 +683,6 @@ static void run_with_expected(struct gg_app_run *a, const char *text, const char
 		envp[k++] = *env;
 	envp[k] = NULL;
 	run_audit(a, envp, steps);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	cr_assert_eq(system(path), 0);
 }
 
 Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
@@ -780,7 +777,7 @@ Test(audit, an_expected_absent_list_that_is_a_fifo_is_refused_without_blocking, 
 	char dir[64], fifo[96], env[160], want[256];
 	struct gg_app_run a;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(fifo, sizeof(fifo), "%s/list", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(env, sizeof(env), "GPUGUARD_EXPECTED_ABSENT=%s", fifo);
@@ -791,8 +788,6 @@ Test(audit, an_expected_absent_list_that_is_a_fifo_is_refused_without_blocking, 
 	cr_assert_eq(gg_count_lines(a.r.err, want), 1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
 	gg_app_run_free(&a);
-	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
-	cr_assert_eq(system(want), 0);
 }
 
 Test(audit, an_expected_absent_list_on_a_device_is_refused_unread)
@@ -1295,7 +1290,7 @@ Test(audit, failed_loads_are_counted_in_the_metrics)
 	struct gg_app_run a;
 	char env[192], *prom, path[160];
 
-	gg_tmpdir(path, sizeof(path));
+	gg_test_dir(path, sizeof(path));
 	strcat(path, "/m.prom");
 	snprintf(env, sizeof(env), "GPUGUARD_METRICS=%s", path);
 	run_audit(&a, (const char *[]){ env, NULL },

@@ -93,10 +93,10 @@ Test(static_runtime, the_runtimes_names_are_GPUGUARD_SKIP_SYMBOLS)
 
 Test(static_runtime, gpuguard_skip_symbols_sets_the_variable)
 {
-	char dir[64], json[128], cmd[160];
+	char dir[64], json[128];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	gg_run(&r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
 	       (const char *[]){ GG_CLI, "--redzone", "64", "--skip-symbols", "cuda[A-Z]*", "--json",
@@ -111,8 +111,6 @@ Test(static_runtime, gpuguard_skip_symbols_sets_the_variable)
 	cr_expect(strstr(r.err, "--skip-symbols"), "%s", r.err);
 	cr_expect_str_eq(r.out, "");
 	gg_run_free(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* ---- a stripped program: the site says so and keeps its outer frames ---- */
@@ -129,7 +127,7 @@ static void run_stripped(struct stripped *s)
 {
 	char cmd[512], log_env[192];
 
-	gg_tmpdir(s->dir, sizeof(s->dir));
+	gg_test_dir(s->dir, sizeof(s->dir));
 	snprintf(s->exe, sizeof(s->exe), "%s/app-static-rt", s->dir);
 	snprintf(s->log, sizeof(s->log), "%s/gpuguard.log", s->dir);
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", GG_STATIC_RT_STRIPPED, s->exe);
@@ -142,11 +140,7 @@ static void run_stripped(struct stripped *s)
 
 static void stripped_free(struct stripped *s)
 {
-	char cmd[128];
-
 	gg_app_run_free(&s->a);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* gpuguard symbolize FILE with @dir as -d (NULL: none); its stdout in @r. */
@@ -427,7 +421,7 @@ Test(elf, a_truncated_or_damaged_file_is_an_error_never_a_crash)
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
 	cr_assert_not_null(bad);
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/damaged", dir);
 	/* Cut anywhere: in the header, the sections, the section headers. */
 	for (size_t cut = 0; cut < len; cut += cut < 128 ? 7 : len / 61 + 1) {
@@ -461,6 +455,4 @@ Test(elf, a_truncated_or_damaged_file_is_an_error_never_a_crash)
 	}
 	free(good);
 	free(bad);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	cr_assert_eq(system(path), 0);
 }

@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,30 +20,22 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "harness.h"
 #include "json.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static char dir[256]; /* the temporary directory of a test */
+static char dir[256]; /* the temporary directory of a test (harness.c's fixture) */
 
 static void make_dir(void)
 {
-	snprintf(dir, sizeof(dir), "%s/gg-cli-report-XXXXXX", P_tmpdir);
-	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	gg_test_dir(dir, sizeof(dir));
 }
 
 static void remove_dir(void)
 {
 	if (dir[0])
-		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+		gg_test_dir_remove(dir);
 }
 
 /* DIR/NAME, in a static buffer of its own (eight in turn). */
@@ -2330,6 +2321,46 @@ Test(symbolize, copies_empty_truncated_and_malformed_input_and_says_so)
 	remove_dir();
 }
 
+/* A summary of findings, and the parts the report, its JUnit and its SARIF
+ * must each hold (NULL-ended lists); the report exits 1 and says nothing on
+ * stderr. */
+struct every_format {
+	const char *file;
+	int pid;
+	const char *violations;
+	int errors;
+	const char *out[4], *junit[3], *sarif[3];
+};
+
+static void expect_parts(const char *text, const char *const *parts, const char *what)
+{
+	for (; *parts; parts++)
+		cr_expect(strstr(text, *parts), "%s lacks\n%s\nin\n%s", what, *parts, text);
+}
+
+static void expect_every_format(const struct every_format *row)
+{
+	const char *a;
+	struct result r;
+	char *junit, *sarif;
+
+	make_dir();
+	a = summary(row->file, row->pid, "", row->violations, row->errors);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
+		in_tmp("s.sarif"), a);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	expect_parts(r.out, row->out, "the report");
+	junit = junit_of(in_tmp("j.xml"));
+	expect_parts(junit, row->junit, "the JUnit");
+	sarif = sarif_of(in_tmp("s.sarif"));
+	expect_parts(sarif, row->sarif, "the SARIF");
+	free(junit);
+	free(sarif);
+	free_result(&r);
+	remove_dir();
+}
+
 /* A copy or set refused for reaching a band (kind "api_overrun"): the
  * report, JUnit and SARIF name the call, its range and the allocation, and
  * SARIF locates it at the call. */
@@ -2344,38 +2375,27 @@ Test(symbolize, copies_empty_truncated_and_malformed_input_and_says_so)
 
 Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_format)
 {
-	const char *a;
-	struct result r;
-	char *junit, *sarif;
+	static const struct every_format row = {
+		"api.json", 4720, API_OVERRUN ", " VIOLATION(7), 2,
+		.out = { "red zone violations: 2\n"
+			 "  allocation #3 (100 bytes): cuMemcpyHtoD_v2 dst of 116 bytes at "
+			 "0x7f0000000000 runs 16 bytes past\n"
+			 "      its end (api_overrun)\n"
+			 "      refused with CUDA_ERROR_INVALID_VALUE, called at upload+0x12 "
+			 "(app+0x1400)\n"
+			 "      allocated at load_weights+0x56 (app+0x1300)\n"
+			 "  allocation #7 (1000 bytes, 64-byte band)" },
+		.junit = { "app (pid 4720): api-overrun redzone-violation\n",
+			   "  copy or set past the end: cuMemcpyHtoD_v2 dst of 116 bytes at "
+			   "0x7f0000000000 reaches past allocation #3 (100 bytes), refused with "
+			   "CUDA_ERROR_INVALID_VALUE\n"
+			   "    called at upload+0x12 (app+0x1400)\n"
+			   "    allocated at load_weights+0x56 (app+0x1300)\n" },
+		.sarif = { "api-overrun file:///path/app - - app+0x1400 ",
+			   "redzone-violation file:///path/app - - app+0x1300 " },
+	};
 
-	make_dir();
-	a = summary("api.json", 4720, "", API_OVERRUN ", " VIOLATION(7), 2);
-	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
-		in_tmp("s.sarif"), a);
-	cr_assert_eq(r.status, 1, "%s", r.err);
-	cr_expect_str_eq(r.err, "");
-	cr_expect(strstr(r.out, "red zone violations: 2\n"
-				"  allocation #3 (100 bytes): cuMemcpyHtoD_v2 dst of 116 bytes at "
-				"0x7f0000000000 runs 16 bytes past\n"
-				"      its end (api_overrun)\n"
-				"      refused with CUDA_ERROR_INVALID_VALUE, called at upload+0x12 "
-				"(app+0x1400)\n"
-				"      allocated at load_weights+0x56 (app+0x1300)\n"
-				"  allocation #7 (1000 bytes, 64-byte band)"), "%s", r.out);
-	junit = junit_of(in_tmp("j.xml"));
-	cr_expect(strstr(junit, "app (pid 4720): api-overrun redzone-violation\n"), "%s", junit);
-	cr_expect(strstr(junit, "  copy or set past the end: cuMemcpyHtoD_v2 dst of 116 bytes at "
-				"0x7f0000000000 reaches past allocation #3 (100 bytes), refused with "
-				"CUDA_ERROR_INVALID_VALUE\n"
-				"    called at upload+0x12 (app+0x1400)\n"
-				"    allocated at load_weights+0x56 (app+0x1300)\n"), "%s", junit);
-	sarif = sarif_of(in_tmp("s.sarif"));
-	cr_expect(strstr(sarif, "api-overrun file:///path/app - - app+0x1400 "), "%s", sarif);
-	cr_expect(strstr(sarif, "redzone-violation file:///path/app - - app+0x1300 "), "%s", sarif);
-	free(junit);
-	free(sarif);
-	free_result(&r);
-	remove_dir();
+	expect_every_format(&row);
 }
 
 /* A write below an allocation's start (kind "underflow"), found in the band
@@ -2406,46 +2426,35 @@ Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_form
 
 Test(report, names_the_allocation_written_below_its_start_in_every_format)
 {
-	const char *a;
-	struct result r;
-	char *junit, *sarif;
+	static const struct every_format row = {
+		"under.json", 4721, UNDERFLOW ", " OVERRUN_TO_THE_TOP, 2,
+		.out = { "red zone violations: 2\n"
+			 "  allocation #1 (200 bytes): underflow, 4 bytes changed\n"
+			 "      1..4 bytes below its start, first 0x55 (expected 0xee), detected by "
+			 "free\n"
+			 "      allocated at load_bias+0x10 (app+0x1500)\n"
+			 "      found in the band of allocation #0 (200 bytes, 64-byte band + 248 bytes "
+			 "to the next 256-byte\n"
+			 "          boundary) directly below, allocated at load_weights+0x56 "
+			 "(app+0x1300)\n"
+			 "      suspects: shift_left (launch #3)\n",
+			 "  allocation #4 (200 bytes, 64-byte band + 248 bytes to the next "
+			 "256-byte boundary): 312 bytes\n",
+			 "      its band's top is directly below allocation #5 (100 bytes), "
+			 "allocated at\n"
+			 "          load_bias+0x10 (app+0x1500)\n" },
+		.junit = { "app (pid 4721): underflow redzone-violation\n",
+			   "  underflow: 4 bytes before the start of allocation #1 (200 bytes) "
+			   "changed, detected by free\n"
+			   "    allocated at load_bias+0x10 (app+0x1500)\n"
+			   "    found in the band of allocation #0 (200 bytes) directly below, "
+			   "allocated at load_weights+0x56 (app+0x1300)\n"
+			   "    suspects: shift_left (app+0x2040, launch 3)\n" },
+		.sarif = { "underflow file:///path/app - - app+0x1500 ",
+			   "redzone-violation file:///path/app - - app+0x1300 " },
+	};
 
-	make_dir();
-	a = summary("under.json", 4721, "", UNDERFLOW ", " OVERRUN_TO_THE_TOP, 2);
-	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
-		in_tmp("s.sarif"), a);
-	cr_assert_eq(r.status, 1, "%s", r.err);
-	cr_expect_str_eq(r.err, "");
-	cr_expect(strstr(r.out, "red zone violations: 2\n"
-				"  allocation #1 (200 bytes): underflow, 4 bytes changed\n"
-				"      1..4 bytes below its start, first 0x55 (expected 0xee), detected by "
-				"free\n"
-				"      allocated at load_bias+0x10 (app+0x1500)\n"
-				"      found in the band of allocation #0 (200 bytes, 64-byte band + 248 bytes "
-				"to the next 256-byte\n"
-				"          boundary) directly below, allocated at load_weights+0x56 "
-				"(app+0x1300)\n"
-				"      suspects: shift_left (launch #3)\n"), "%s", r.out);
-	cr_expect(strstr(r.out, "  allocation #4 (200 bytes, 64-byte band + 248 bytes to the next "
-				"256-byte boundary): 312 bytes\n"), "%s", r.out);
-	cr_expect(strstr(r.out, "      its band's top is directly below allocation #5 (100 bytes), "
-				"allocated at\n"
-				"          load_bias+0x10 (app+0x1500)\n"), "%s", r.out);
-	junit = junit_of(in_tmp("j.xml"));
-	cr_expect(strstr(junit, "app (pid 4721): underflow redzone-violation\n"), "%s", junit);
-	cr_expect(strstr(junit, "  underflow: 4 bytes before the start of allocation #1 (200 bytes) "
-				"changed, detected by free\n"
-				"    allocated at load_bias+0x10 (app+0x1500)\n"
-				"    found in the band of allocation #0 (200 bytes) directly below, allocated "
-				"at load_weights+0x56 (app+0x1300)\n"
-				"    suspects: shift_left (app+0x2040, launch 3)\n"), "%s", junit);
-	sarif = sarif_of(in_tmp("s.sarif"));
-	cr_expect(strstr(sarif, "underflow file:///path/app - - app+0x1500 "), "%s", sarif);
-	cr_expect(strstr(sarif, "redzone-violation file:///path/app - - app+0x1300 "), "%s", sarif);
-	free(junit);
-	free(sarif);
-	free_result(&r);
-	remove_dir();
+	expect_every_format(&row);
 }
 
 Test(report, refuses_an_underflow_without_the_allocation_written_below)

@@ -35,7 +35,7 @@ Test(cli, runs_the_program_under_the_shim_with_options_mapped)
 	char dir[64], json[128], json_opt[160];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	snprintf(json_opt, sizeof(json_opt), "--json=%s", json);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone", "48", "--fill", "0x5a", json_opt,
@@ -50,8 +50,6 @@ Test(cli, runs_the_program_under_the_shim_with_options_mapped)
 	cr_assert_str_eq(v, "(48, 90, 1, ['scan'])");
 	free(v);
 	gg_run_free(&r);
-	snprintf(json, sizeof(json), "rm -rf %s", dir);
-	cr_assert_eq(system(json), 0);
 }
 
 Test(cli, passes_the_programs_exit_status_through)
@@ -142,7 +140,7 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 	char dir[64], opt[160], want[512];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(opt, sizeof(opt), "--json=%s/out/gpuguard.%%p.json", dir);
 	cli(&r, NULL, (const char *[]){ GG_CLI, opt, "--", "/bin/sh", "-c", "echo ran", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
@@ -176,8 +174,6 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_str_eq(r.out, "ran\n");
 	gg_run_free(&r);
-	snprintf(opt, sizeof(opt), "rm -rf '%s'", dir);
-	cr_assert_eq(system(opt), 0);
 }
 
 /* What would block the program or be harmed is refused before it runs: a
@@ -187,7 +183,7 @@ Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on)
 	char dir[64], fifo[96], big[96], want[512], cmd[256];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	for (int i = 0; i < 3; i++) {
@@ -236,8 +232,6 @@ Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on)
 		cr_assert_str_eq(r.err, want);
 		gg_run_free(&r);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* ---- gpuguard scan ---- */
@@ -248,7 +242,7 @@ Test(cli, scan_sends_the_configured_signal_and_the_process_scans)
 	struct gg_spawn s;
 	struct gg_run r, scan;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
@@ -272,8 +266,6 @@ Test(cli, scan_sends_the_configured_signal_and_the_process_scans)
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	gg_run_free(&r);
 	gg_run_free(&scan);
-	snprintf(json, sizeof(json), "rm -rf %s", dir);
-	cr_assert_eq(system(json), 0);
 }
 
 Test(cli, scan_refuses_what_it_cannot_do)
@@ -320,7 +312,7 @@ Test(cli, scan_refuses_a_process_without_the_shim)
 
 	/* A program run from a checkout named libgpuguard, and GPUGUARD_SIGNAL
 	 * exported in its shell, but no shim: its own handler must not run. */
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(sh, sizeof(sh), "%s/libgpuguard/sh", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(cmd, sizeof(cmd), "mkdir '%s/libgpuguard' && cp /bin/sh '%s'", dir, sh);
@@ -342,8 +334,6 @@ Test(cli, scan_refuses_a_process_without_the_shim)
 	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
 	cr_assert_str_eq(target.out, "ready\ndone\n", "the program was signalled");
 	gg_run_free(&target);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* app-redzone under the shim with GPUGUARD_SIGNAL=@signal (and @also, a
@@ -369,7 +359,7 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	struct gg_spawn s;
 	struct gg_run r, target;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
 
 	/* It listens to USR2: USR1 would kill it. */
@@ -398,8 +388,6 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
 	cr_assert_eq(gg_count_lines(target.err, "WARN: GPUGUARD_SIGNAL=\"11\""), 1, "%s", target.err);
 	gg_run_free(&target);
-	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
-	cr_assert_eq(system(want), 0);
 }
 
 Test(cli, run_refuses_a_signal_the_shim_would_refuse)
@@ -475,13 +463,13 @@ Test(cli, run_names_every_bad_boundary_item)
 
 Test(cli, scan_refuses_before_the_handler_is_installed)
 {
-	char dir[64], go[128], pid[32], cmd[128];
+	char dir[64], go[128], pid[32];
 	struct gg_spawn s;
 	struct gg_run r, target;
 
 	/* A wrapper script under the shim: it never makes a CUDA call, so the
 	 * shim never takes USR2, and USR2 would kill it. */
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
 	gg_spawn(&s, GG_RUN_SHIM, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
 		 (const char *[]){ "/bin/sh", "-c",
@@ -507,8 +495,6 @@ Test(cli, scan_refuses_before_the_handler_is_installed)
 	cr_assert_eq(gg_run_exit(&target), 0, "the script was signalled: %s", target.err);
 	cr_assert_str_eq(target.out, "ready\ndone\n");
 	gg_run_free(&target);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* The program's own handler count, as app-redzone's "handled" step printed it. */
@@ -532,7 +518,7 @@ Test(cli, scan_sends_nothing_to_a_handler_of_the_programs_own)
 	struct gg_spawn s;
 	struct gg_run r, target;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(early, sizeof(early), "%s/early", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_early, sizeof(env_early), "GG_TEST_EARLY_WAIT=%s", early);
@@ -564,8 +550,6 @@ Test(cli, scan_sends_nothing_to_a_handler_of_the_programs_own)
 	cr_assert_eq(gg_count_lines(target.err, "WARN: the program handles SIGUSR1 (signal 10) "
 						"itself"), 1, "%s", target.err);
 	gg_run_free(&target);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* The same for a handler the program installs after the shim's: once the
@@ -576,7 +560,7 @@ Test(cli, scan_sends_nothing_once_the_program_replaced_the_shims_handler)
 	struct gg_spawn s;
 	struct gg_run r, target;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(log, sizeof(log), "%s/log", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", log);
@@ -604,8 +588,6 @@ Test(cli, scan_sends_nothing_once_the_program_replaced_the_shims_handler)
 	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
 	cr_assert_eq(handled(target.out), 0, "the program's handler was signalled");
 	gg_run_free(&target);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 Test(cli, scan_wait_reports_what_the_boundary_found)
@@ -614,7 +596,7 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
 	struct gg_spawn s;
 	struct gg_run r, scan;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.%%p.json", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
@@ -640,8 +622,6 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
 	gg_spawn_finish(&s, &r);
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	gg_run_free(&r);
-	snprintf(want, sizeof(want), "rm -rf %s", dir);
-	cr_assert_eq(system(want), 0);
 }
 
 /* GPUGUARD_DISABLE=2 is no switch the shim knows: it WARNs and stays on,
@@ -650,11 +630,11 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
  * at once may not leave time to.) */
 Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
 {
-	char dir[64], go[128], pid[32], cmd[96], env_json[128];
+	char dir[64], go[128], pid[32], env_json[128];
 	struct gg_spawn s;
 	struct gg_run r, scan;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s/s.json", dir);
 	spawn_listening(&s, "USR2", (const char *[]){ "GPUGUARD_DISABLE=2", env_json, NULL }, go,
@@ -669,8 +649,6 @@ Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
 	gg_run_free(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 Test(cli, scan_wait_right_after_starting_the_program_waits_for_its_handler)
@@ -682,7 +660,7 @@ Test(cli, scan_wait_right_after_starting_the_program_waits_for_its_handler)
 	/* The man page's "gpuguard --signal USR2 ... -- ./server & gpuguard scan
 	 * --wait $!": the pid is gpuguard's until it execs the program, whose
 	 * shim takes the signal at its first CUDA call. */
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "--json=%s/s.%%p.json", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(step, sizeof(step), "wait:%s", go);
@@ -700,8 +678,6 @@ Test(cli, scan_wait_right_after_starting_the_program_waits_for_its_handler)
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
 	gg_run_free(&r);
-	snprintf(want, sizeof(want), "rm -rf %s", dir);
-	cr_assert_eq(system(want), 0);
 }
 
 Test(cli, scan_says_when_the_process_is_another_users)
@@ -819,7 +795,7 @@ Test(cli, bisect_stops_a_run_that_outlives_its_timeout_and_its_process_group)
 	char dir[64], tmpdir[96], pidfile[96], script[512];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s.pid", dir);
 	snprintf(script, sizeof(script), "sleep 100000 & echo $! > %s; wait", pidfile);
@@ -868,7 +844,7 @@ Test(cli, bisect_ended_by_sigterm_stops_its_run_and_leaves_no_temporary_director
 	struct gg_spawn s;
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s.pid", dir);
 	snprintf(script, sizeof(script), "echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 100000",
@@ -901,7 +877,7 @@ Test(cli, report_reads_200000_violations_in_linear_time)
 	struct gg_run r;
 	FILE *f;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/big.json", dir);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
@@ -951,7 +927,7 @@ Test(cli, install_puts_the_library_command_and_man_page_where_they_belong, .time
 	char dir[64], cmd[512];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(cmd, sizeof(cmd), "meson install -C '%s' --no-rebuild --destdir '%s' >/dev/null 2>&1",
 		 GG_BUILD_ROOT, dir);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
@@ -968,8 +944,6 @@ Test(cli, install_puts_the_library_command_and_man_page_where_they_belong, .time
 	/* Nothing of the tests: no fake driver. */
 	snprintf(cmd, sizeof(cmd), "find '%s' -name 'libcuda*' | grep -q .", dir);
 	cr_assert_neq(system(cmd), 0, "the fake driver was installed");
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* --per-tensor sets the frameworks' switches, says so at verbosity 1, not at 0. */
@@ -1000,14 +974,6 @@ Test(cli, per_tensor_sets_the_frameworks_switches_and_says_so)
 
 /* ---- a sanitizer runner: what it checks, where its files go ---- */
 
-static void remove_tree(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
 /* "gpuguard -- PROGRAM" checks as compute-sanitizer does, unasked: 64-byte
  * red zones; --redzone 0 and an environment's GPUGUARD_REDZONE say otherwise,
  * and a bare LD_PRELOAD keeps the shim's default, none. */
@@ -1024,7 +990,7 @@ Test(cli, red_zones_are_on_by_default_under_the_command)
 	char dir[64], json[128], json_opt[160], env_json[160];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	snprintf(json_opt, sizeof(json_opt), "--json=%s", json);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1061,7 +1027,6 @@ Test(cli, red_zones_are_on_by_default_under_the_command)
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--help", NULL });
 	cr_expect(strstr(r.out, "red zones of 64 bytes"), "%s", r.out);
 	gg_run_free(&r);
-	remove_tree(dir);
 }
 
 /* The files a run writes, given relative, are where they were given, even when
@@ -1073,7 +1038,7 @@ Test(cli, relative_report_paths_are_where_they_were_given)
 	struct gg_run r;
 	char *text;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(cmd, sizeof(cmd), "cd '%s' && exec '%s' --json s.json --metrics m.prom --log l.log "
 		 "-- sh -c 'cd /proc && exec %s alloc:64 free:0'", dir, GG_CLI, RZ);
 	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
@@ -1091,7 +1056,6 @@ Test(cli, relative_report_paths_are_where_they_were_given)
 	cr_expect_eq(gg_count_lines(text, "INFO: exit: "), 1, "%s", text);
 	free(text);
 	gg_run_free(&r);
-	remove_tree(dir);
 }
 
 /* The bare library makes them absolute at its set-up, against the directory
@@ -1101,7 +1065,7 @@ Test(cli, the_shim_keeps_relative_report_paths_in_the_directory_of_its_set_up)
 	char dir[64], cmd[512], path[160];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(cmd, sizeof(cmd), "cd '%s' && exec %s alloc:64 cd:/proc free:0", dir, RZ);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
 	       (const char *[]){ "GPUGUARD_SUMMARY_JSON=s.%p.json", "GPUGUARD_METRICS=m.prom",
@@ -1115,7 +1079,6 @@ Test(cli, the_shim_keeps_relative_report_paths_in_the_directory_of_its_set_up)
 	snprintf(cmd, sizeof(cmd), "ls '%s'/s.*.json", dir);
 	cr_expect_eq(system(cmd), 0, "no summary in %s", dir);
 	gg_run_free(&r);
-	remove_tree(dir);
 }
 
 /* With 2>&1, /dev/stderr is stdout's file too, and where the default log
@@ -1145,7 +1108,7 @@ Test(cli, log_dash_is_stderr)
 	char dir[64], cmd[512], dash[96];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(dash, sizeof(dash), "%s/-", dir);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && exec '%s' --log - -- %s alloc:64", dir, GG_CLI, RZ);
 	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
@@ -1171,7 +1134,6 @@ Test(cli, log_dash_is_stderr)
 	cr_expect(strstr(r.err, "gpuguard: --json: \"-\" is not a valid value: \"-\" would be the "
 				"program's stdout"), "%s", r.err);
 	gg_run_free(&r);
-	remove_tree(dir);
 }
 
 static double epoch_of(const char *json, const char *member)
@@ -1202,7 +1164,7 @@ Test(cli, the_summary_says_which_version_wrote_it_and_when)
 	snprintf(want, sizeof(want), "('%.*s', None, 'Z')", (int)strcspn(r.out + 9, "\n"), r.out + 9);
 	gg_run_free(&r);
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
@@ -1229,5 +1191,4 @@ Test(cli, the_summary_says_which_version_wrote_it_and_when)
 	cr_expect_leq(started, ended, "%f %f", started, ended);
 	cr_expect_geq(started, (double)before.tv_sec - 1, "%f %ld", started, (long)before.tv_sec);
 	cr_expect_leq(ended, (double)after.tv_sec + 1, "%f %ld", ended, (long)after.tv_sec);
-	remove_tree(dir);
 }

@@ -67,7 +67,7 @@ Test(clients, numba_prints_and_returns_the_same_and_its_overrun_is_reported, .ti
 	char dir[64], json[128], json_env[160], *rest;
 
 	require_numba();
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s", json);
 

@@ -27,7 +27,7 @@ struct files {
 
 static void files_init(struct files *f)
 {
-	gg_tmpdir(f->dir, sizeof(f->dir));
+	gg_test_dir(f->dir, sizeof(f->dir));
 	snprintf(f->json, sizeof(f->json), "%s/summary.json", f->dir);
 	snprintf(f->metrics, sizeof(f->metrics), "%s/gpuguard.prom", f->dir);
 	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s", f->json);
@@ -36,10 +36,7 @@ static void files_init(struct files *f)
 
 static void files_free(struct files *f)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	cr_assert_eq(system(cmd), 0);
+	gg_test_dir_remove(f->dir);
 }
 
 static int run_rz(struct gg_run *r, const char *const *env, const char *const *steps)
@@ -564,7 +561,7 @@ Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
 	struct gg_run r;
 	ssize_t n;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(step, sizeof(step), "wait:%s", go);
 	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s/out/gpuguard.log", dir);
@@ -593,8 +590,6 @@ Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
 	gg_spawn_finish(&s, &r);
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	gg_run_free(&r);
-	snprintf(want, sizeof(want), "rm -rf '%s'", dir);
-	cr_assert_eq(system(want), 0);
 }
 
 /* ---- every variable ---- */
@@ -684,7 +679,7 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 static void device_node(char *dir, size_t dir_cap, char *node, size_t node_cap, const char *name,
 			unsigned minor)
 {
-	gg_tmpdir(dir, dir_cap);
+	gg_test_dir(dir, dir_cap);
 	snprintf(node, node_cap, "%s/%s", dir, name);
 	if (mknod(node, S_IFCHR | 0666, makedev(1, minor))) {
 		rmdir(dir);
@@ -700,14 +695,6 @@ static void assert_device(const char *node, unsigned minor)
 	cr_assert(S_ISCHR(st.st_mode), "%s is no longer a character device (mode %o)", node,
 		  st.st_mode);
 	cr_assert_eq(st.st_rdev, makedev(1, minor));
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 Test(exit, a_summary_into_a_character_device_is_written_in_place_never_replaced)
@@ -726,7 +713,6 @@ Test(exit, a_summary_into_a_character_device_is_written_in_place_never_replaced)
 	assert_device(node, 3);
 	cr_assert_eq(gg_dir_entries(dir), 1, "a temporary file was left behind");
 	gg_run_free(&r);
-	remove_dir(dir);
 }
 
 Test(exit, a_summary_into_a_fifo_is_refused_and_the_fifo_kept, .timeout = 60)
@@ -735,7 +721,7 @@ Test(exit, a_summary_into_a_fifo_is_refused_and_the_fifo_kept, .timeout = 60)
 	struct gg_run r;
 	struct stat st;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", fifo);
@@ -752,7 +738,6 @@ Test(exit, a_summary_into_a_fifo_is_refused_and_the_fifo_kept, .timeout = 60)
 	cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
 	cr_assert_eq(gg_dir_entries(dir), 1, "a temporary file was left behind");
 	gg_run_free(&r);
-	remove_dir(dir);
 }
 
 Test(exit, a_log_fifo_with_no_reader_never_blocks_the_program, .timeout = 60)
@@ -760,7 +745,7 @@ Test(exit, a_log_fifo_with_no_reader_never_blocks_the_program, .timeout = 60)
 	char dir[64], fifo[96], env_log[160], want[256];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", fifo);
@@ -772,7 +757,6 @@ Test(exit, a_log_fifo_with_no_reader_never_blocks_the_program, .timeout = 60)
 	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "INFO: exit:"), 1, "%s", r.err);
 	gg_run_free(&r);
-	remove_dir(dir);
 }
 
 /* Another user plants links at the temporary names (PATH.tmp.PID.N; the
@@ -830,7 +814,6 @@ Test(exit, a_full_device_is_named_enospc)
 	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
 	assert_device(node, 7);
 	gg_run_free(&r);
-	remove_dir(dir);
 }
 
 /* A file system of 64 KiB, filled up: the new summary cannot be written. */
@@ -971,7 +954,7 @@ Test(exit, a_program_that_opens_its_data_file_at_fd_2_finds_no_gpuguard_line_in_
 	char dir[64], data[96], step[128], *text;
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(data, sizeof(data), "%s/data", dir);
 	snprintf(step, sizeof(step), "open2:%s", data);
 	/* fd 2 was stderr at set-up: the log stays there. */
@@ -987,5 +970,4 @@ Test(exit, a_program_that_opens_its_data_file_at_fd_2_finds_no_gpuguard_line_in_
 	cr_assert_neq(strstr(r.out, "opened 2\n"), NULL, "%s", r.out);
 	cr_assert_str_eq(text = gg_read_file(data), "data\n");
 	gg_run_free(&r);
-	remove_dir(dir);
 }

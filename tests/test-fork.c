@@ -36,7 +36,7 @@ static void run_forked_with(struct forked *f, int how, const char *prog, const c
 	char pattern[128], json[128], metrics[128];
 	size_t n = 0;
 
-	gg_tmpdir(f->dir, sizeof(f->dir));
+	gg_test_dir(f->dir, sizeof(f->dir));
 	snprintf(json, sizeof(json), "%s/s.%%p.json", f->dir);
 	snprintf(metrics, sizeof(metrics), "%s/m.%%p.prom", f->dir);
 	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
@@ -84,13 +84,9 @@ static void run_forked(struct forked *f, const char *prog, const char *const *ar
 
 static void forked_free(struct forked *f)
 {
-	char cmd[96];
-
 	globfree(&f->files);
 	globfree(&f->metrics);
 	gg_run_free(&f->r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 /* Over every summary: @expr of each (bound to j), in pid order. */

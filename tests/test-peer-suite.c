@@ -20,7 +20,7 @@ Test(pyclients, numba_cuda_driver_tests_have_the_same_outcomes_with_the_shim, .t
 	char dir[64], out_plain[128], out_shim[128], json_env[160], *passed;
 
 	require_pyenv();
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(out_plain, sizeof(out_plain), "%s/plain.json", dir);
 	snprintf(out_shim, sizeof(out_shim), "%s/shim.json", dir);
 	run_mode(&plain, PLAIN, NULL, NULL,

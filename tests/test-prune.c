@@ -102,7 +102,7 @@ Test(prune, the_file_of_an_exited_process_goes_and_a_running_ones_stays)
 	struct gg_spawn s;
 	struct gg_run r, p;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(metrics, sizeof(metrics), "%s/gpuguard.%%p.prom", dir);
 	snprintf(env_metrics, sizeof(env_metrics), "GPUGUARD_METRICS=%s", metrics);
 	snprintf(go, sizeof(go), "%s/go", dir);
@@ -155,8 +155,6 @@ Test(prune, the_file_of_an_exited_process_goes_and_a_running_ones_stays)
 	cr_assert_eq(prune(&p, (const char *[]){ "--older-than=1h", dir, NULL }), 0, "%s", p.err);
 	cr_assert_eq(access(live, F_OK), -1, "%s", p.out);
 	gg_run_free(&p);
-	snprintf(step, sizeof(step), "rm -rf '%s'", dir);
-	cr_assert_eq(system(step), 0);
 }
 
 /* A pid that runs is another process when its start time (the process
@@ -169,7 +167,7 @@ Test(prune, a_pid_reused_by_another_process_or_boot_is_told_from_the_writer)
 	int pid = (int)getpid();
 	struct gg_run p;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(text, sizeof(text), "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
 		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n", pid, start, boot, pid);
 	put(dir, "same.prom", text, 7200);
@@ -202,8 +200,6 @@ Test(prune, a_pid_reused_by_another_process_or_boot_is_told_from_the_writer)
 	cr_assert_neq(strstr(p.out, "4 files removed, 2 of running processes kept"), NULL, "%s",
 		      p.out);
 	gg_run_free(&p);
-	snprintf(text, sizeof(text), "rm -rf '%s'", dir);
-	cr_assert_eq(system(text), 0);
 	free(boot);
 }
 
@@ -216,7 +212,7 @@ Test(prune, a_dry_run_removes_nothing_and_other_files_are_left_alone)
 	struct gg_run p;
 	int gone = gone_pid();
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(text, sizeof(text), "# gpuguard-process pid=%d starttime=1\n"
 		 "gpuguard_errors{exe=\"a\",pid=\"%d\"} 0\n", gone, gone);
 	put(dir, "gone.prom", text, 7200);
@@ -242,8 +238,6 @@ Test(prune, a_dry_run_removes_nothing_and_other_files_are_left_alone)
 	cr_assert(there(dir, "gone.json") && there(dir, "other-exporter.prom") &&
 		  there(dir, "link.prom"), "%s", p.out);
 	gg_run_free(&p);
-	snprintf(text, sizeof(text), "rm -rf '%s'", dir);
-	cr_assert_eq(system(text), 0);
 }
 
 /* A missing or bad --older-than, or two directories, is a usage error (2)
@@ -265,7 +259,7 @@ Test(prune, bad_arguments_are_usage_errors_and_remove_nothing)
 	char dir[64], text[128];
 	int gone = gone_pid();
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(text, sizeof(text), "gpuguard_errors{exe=\"a\",pid=\"%d\"} 0\n", gone);
 	put(dir, "gone.prom", text, 7200);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -281,6 +275,4 @@ Test(prune, bad_arguments_are_usage_errors_and_remove_nothing)
 		gg_run_free(&p);
 	}
 	cr_assert(there(dir, "gone.prom"));
-	snprintf(text, sizeof(text), "rm -rf '%s'", dir);
-	cr_assert_eq(system(text), 0);
 }

@@ -43,7 +43,7 @@ static void run_three(struct three_runs *t, const char *const *extra, const char
 	struct gg_run *plain = &t->r[PLAIN];
 	char *rest;
 
-	gg_tmpdir(t->dir, sizeof(t->dir));
+	gg_test_dir(t->dir, sizeof(t->dir));
 	snprintf(t->json, sizeof(t->json), "%s/summary.json", t->dir);
 	for (int m = PLAIN; m <= DISABLED; m++)
 		run_mode(&t->r[m], (enum mode)m, t->json, extra, argv);
@@ -162,7 +162,7 @@ Test(pyclients, cuda_bindings_with_per_thread_default_streams, .timeout = 300)
 	three_runs_free(&t);
 
 	/* It really took the per-thread forms (the fake counts its entry points). */
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/calls.txt", dir);
 	snprintf(env_calls, sizeof(env_calls), "FAKECUDA_CALLS_FILE=%s", path);
 	run_mode(&calls, PLAIN, NULL, (const char *[]){ per_thread[0], env_calls, NULL }, BINDINGS_ARGV);
@@ -186,7 +186,7 @@ Test(pyclients, skip_objects_moves_a_python_programs_call_site_to_the_interprete
 	char dir[64], json[128];
 
 	require_pyenv();
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	run_mode(&r, REDZONE, json,
 		 (const char *[]){ "GPUGUARD_SKIP_OBJECTS=libcuda.so*,libcudart.so*,libgpuguard.so*,*.cpython-*.so",
@@ -239,7 +239,7 @@ Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_f
 		char dir[64], json[128];
 		struct gg_run r;
 
-		gg_tmpdir(dir, sizeof(dir));
+		gg_test_dir(dir, sizeof(dir));
 		snprintf(json, sizeof(json), "%s/summary.json", dir);
 		run_mode(&r, REDZONE, json, extra,
 			 (const char *[]){ PYTHON, CLIENTS "numba_cuda_frees.py", GG_PTX, NULL });

@@ -13,14 +13,6 @@
 #define DEMO GG_SOURCE_ROOT "/scripts/demo"
 #define TEST GG_SOURCE_ROOT "/scripts/test"
 
-static void remove_tree(const char *dir)
-{
-	char cmd[160];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
 Test(scripts, demo_help_prints_its_usage_and_runs_nothing)
 {
 	struct gg_run r;
@@ -49,7 +41,7 @@ Test(scripts, demo_shows_why_the_build_could_not_be_set_up)
 	char dir[64], build[96], env_build[128];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(build, sizeof(build), "%s/build", dir);
 	snprintf(env_build, sizeof(env_build), "GG_BUILD_DIR=%s", build);
 	gg_run(&r, 0, (const char *[]){ env_build, "CFLAGS=-include /nonexistent/gg-broken.h", NULL },
@@ -57,7 +49,6 @@ Test(scripts, demo_shows_why_the_build_could_not_be_set_up)
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
 	cr_assert_neq(strstr(r.err, "scripts/demo: 'meson setup "), NULL, "%s", r.err);
 	cr_assert_neq(strstr(r.err, "can not compile programs"), NULL, "meson's own error: %s", r.err);
-	remove_tree(dir);
 	gg_run_free(&r);
 }
 
@@ -66,7 +57,7 @@ Test(scripts, test_shows_why_meson_setup_failed)
 	char dir[64], build[96], env_build[128];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(build, sizeof(build), "%s/build", dir);
 	snprintf(env_build, sizeof(env_build), "GG_BUILD_DIR=%s", build);
 	gg_run(&r, 0, (const char *[]){ env_build, NULL },
@@ -75,7 +66,6 @@ Test(scripts, test_shows_why_meson_setup_failed)
 	cr_assert_neq(strstr(r.err, "scripts/test: 'meson setup "), NULL, "%s", r.err);
 	cr_assert_neq(strstr(r.err, "Unknown options: \"bogus\""), NULL, "meson's own error: %s",
 		      r.err);
-	remove_tree(dir);
 	gg_run_free(&r);
 }
 
@@ -119,7 +109,7 @@ Test(scripts, demo_builds_what_it_runs_and_shows_what_it_says)
 	cr_assert_not_null(fgets(real_ninja, sizeof(real_ninja), p));
 	pclose(p);
 	real_ninja[strcspn(real_ninja, "\n")] = '\0';
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(wrapper, sizeof(wrapper), "%s/ninja", dir);
 	snprintf(args_path, sizeof(args_path), "%s/ninja-args", dir);
 	snprintf(script, sizeof(script), "#!/bin/sh\nprintf '%%s\\n' \"$*\" >>'%s'\nexec '%s' \"$@\"\n",
@@ -155,7 +145,6 @@ Test(scripts, demo_builds_what_it_runs_and_shows_what_it_says)
 	free(all);
 	free(args);
 	gg_run_free(&r);
-	remove_tree(dir);
 }
 
 /* libunwind's header is the library's, not the tests': the demo's packages
@@ -167,7 +156,7 @@ Test(scripts, the_packages_of_any_build_include_libunwind)
 	char dir[64], fake[128], cmd[512];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(fake, sizeof(fake), "%s/pkg-config", dir);
 	write_script(fake, "#!/bin/sh\ncase \"$*\" in *libunwind*) exit 1 ;; esac\n"
 			   "exec /usr/bin/pkg-config \"$@\"\n");
@@ -180,7 +169,6 @@ Test(scripts, the_packages_of_any_build_include_libunwind)
 	cr_expect(strstr(r.err, "error: missing Debian packages; as root run: apt-get install "
 				"libunwind-dev"), "%s", r.err);
 	gg_run_free(&r);
-	remove_tree(dir);
 }
 
 /* A build without libunwind's header stops at meson setup and names the
@@ -190,7 +178,7 @@ Test(scripts, a_build_without_libunwind_names_the_package)
 	char dir[64], build[96], cmd[512];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(build, sizeof(build), "%s/build", dir);
 	snprintf(cmd, sizeof(cmd), "PKG_CONFIG_LIBDIR='%s' PKG_CONFIG_PATH= exec meson setup '%s' '%s' "
 		 "-Dtests=disabled", dir, build, GG_SOURCE_ROOT);
@@ -198,5 +186,4 @@ Test(scripts, a_build_without_libunwind_names_the_package)
 	cr_expect_neq(gg_run_exit(&r), 0, "%s", r.out);
 	cr_expect(strstr(r.out, "install libunwind-dev"), "%s%s", r.out, r.err);
 	gg_run_free(&r);
-	remove_tree(dir);
 }

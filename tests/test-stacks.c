@@ -107,7 +107,7 @@ Test(stacks, the_command_sets_the_depth_and_refuses_a_bad_one)
 	struct gg_run r;
 	char *v;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	gg_run(&r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
 	       (const char *[]){ GG_CLI, "--redzone", "64", "--stack-depth", "3", "--json", json, "--", RZ,

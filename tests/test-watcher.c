@@ -13,21 +13,13 @@
 
 #define RZ GG_APPS "/app-redzone"
 
-static void cleanup(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
 Test(watcher, signal_scans_while_the_application_runs)
 {
 	char dir[64], json[128], go[128], env_json[160], step_wait[160];
 	struct gg_spawn s;
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
@@ -57,7 +49,6 @@ Test(watcher, signal_scans_while_the_application_runs)
 	cr_assert_eq(gg_count_lines(r.err, "violation (scan)"), 1, "reported once, then re-filled: %s",
 		     r.err);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 Test(watcher, a_storm_of_signals_during_allocations_loses_nothing)
@@ -65,7 +56,7 @@ Test(watcher, a_storm_of_signals_during_allocations_loses_nothing)
 	char dir[64], json[128], env_json[160];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
@@ -81,7 +72,6 @@ Test(watcher, a_storm_of_signals_during_allocations_loses_nothing)
 	cr_assert_str_eq(v, "(3200, 3200, 0, [], True, True)");
 	free(v);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 Test(watcher, after_runs_a_boundary_on_time)
@@ -89,7 +79,7 @@ Test(watcher, after_runs_a_boundary_on_time)
 	char dir[64], json[128], env_json[160], step_wait[160];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	snprintf(step_wait, sizeof(step_wait), "wait:%s", json);
@@ -102,7 +92,6 @@ Test(watcher, after_runs_a_boundary_on_time)
 	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (after:0.2)"), 1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "violation (scan)"), 1, "%s", r.err);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 /* "tasks N" as the app printed it. */
@@ -156,7 +145,7 @@ Test(watcher, a_process_ended_by_sigterm_or_sigint_gets_its_exit_scan_and_dies_o
 		struct gg_run r, plain;
 		char *v;
 
-		gg_tmpdir(dir, sizeof(dir));
+		gg_test_dir(dir, sizeof(dir));
 		snprintf(json, sizeof(json), "%s/summary.json", dir);
 		snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 		snprintf(raise_step, sizeof(raise_step), "raise:%d", sigs[i]);
@@ -176,7 +165,7 @@ Test(watcher, a_process_ended_by_sigterm_or_sigint_gets_its_exit_scan_and_dies_o
 		cr_assert_eq(gg_count_lines(r.err, "ERROR: red zone violation (exit)"), 1, "%s", r.err);
 		gg_run_free(&plain);
 		gg_run_free(&r);
-		cleanup(dir);
+		gg_test_dir_remove(dir);
 	}
 }
 
@@ -190,7 +179,7 @@ Test(watcher, a_forked_child_ended_by_sigterm_writes_its_own_summary)
 	struct dirent *e;
 	unsigned n = 0;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(pattern, sizeof(pattern), "%s/s.%%p.json", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", pattern);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
@@ -207,7 +196,6 @@ Test(watcher, a_forked_child_ended_by_sigterm_writes_its_own_summary)
 	closedir(d);
 	cr_assert_eq(n, 2, "%s", r.err);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 /* A program that handles SIGTERM itself keeps its handler, installed before
@@ -218,7 +206,7 @@ Test(watcher, a_programs_own_sigterm_handler_is_kept)
 	struct gg_run r;
 	char *v;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
@@ -241,7 +229,6 @@ Test(watcher, a_programs_own_sigterm_handler_is_kept)
 	cr_assert_neq(strstr(r.out, "app handler ran 2\n"), NULL, "%s", r.out);
 	cr_assert(gg_wait_file(json, 1), "reported at its exit");
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 Test(watcher, a_replaced_handler_is_reported_once)
@@ -249,7 +236,7 @@ Test(watcher, a_replaced_handler_is_reported_once)
 	char dir[64], json[128], env_json[160], step_wait[160];
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	snprintf(step_wait, sizeof(step_wait), "wait:%s", json);
@@ -264,7 +251,6 @@ Test(watcher, a_replaced_handler_is_reported_once)
 	cr_assert_neq(strstr(r.out, "app handler ran 1\n"), NULL, "%s", r.out);
 	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 /* @text in the file @path within @seconds. */
@@ -291,7 +277,7 @@ Test(watcher, a_handler_installed_after_the_shims_is_noticed_and_kept)
 	struct gg_spawn s;
 	struct gg_run r;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(log, sizeof(log), "%s/log", dir);
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", log);
@@ -317,7 +303,6 @@ Test(watcher, a_handler_installed_after_the_shims_is_noticed_and_kept)
 	cr_assert_eq(gg_count_lines(text, "(signal)"), 0, "%s", text);
 	free(text);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 /* Issue "never harm the host" 13: a SIGUSR1 handler the program installed
@@ -391,7 +376,7 @@ Test(watcher, a_forked_child_reports_as_itself_with_its_own_watcher)
 	char line[256];
 	int files = 0, child_files = 0;
 
-	gg_tmpdir(dir, sizeof(dir));
+	gg_test_dir(dir, sizeof(dir));
 	snprintf(pattern, sizeof(pattern), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", dir);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
 	       (const char *[]){ pattern, "GPUGUARD_REDZONE=16", "GPUGUARD_SIGNAL=USR1",
@@ -423,7 +408,6 @@ Test(watcher, a_forked_child_reports_as_itself_with_its_own_watcher)
 	cr_assert_eq(child_files, 1, "the child's boundary ran in the child");
 	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
 	gg_run_free(&r);
-	cleanup(dir);
 }
 
 /* Issue 11, defect 5: a process forked while its watcher thread was still
@@ -451,7 +435,7 @@ Test(watcher, a_process_forked_as_its_watcher_starts_runs_its_own_boundaries)
 		char dir[64], pattern[160];
 		struct gg_run r;
 
-		gg_tmpdir(dir, sizeof(dir));
+		gg_test_dir(dir, sizeof(dir));
 		snprintf(pattern, sizeof(pattern), "GPUGUARD_SUMMARY_JSON=%s/s.%%p.json", dir);
 		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
 		       (const char *[]){ pattern, "GPUGUARD_SIGNAL=USR1", "GG_TEST_PTX=" GG_PTX, NULL },
@@ -460,6 +444,6 @@ Test(watcher, a_process_forked_as_its_watcher_starts_runs_its_own_boundaries)
 		cr_assert_neq(strstr(r.out, want[i]), NULL, "%s\nstderr:\n%s", r.out, r.err);
 		cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 0, "%s", r.err);
 		gg_run_free(&r);
-		cleanup(dir);
+		gg_test_dir_remove(dir);
 	}
 }
