@@ -1715,7 +1715,7 @@ Test(report, refuses_a_coverage_member_of_the_wrong_shape)
 
 /* A call in this file whose return address is symbolized: the address is
  * that of the instruction after the call, on the next line, so only the
- * symbolization of offset - 1 names CALL_LINE. */
+ * symbolization of offset - 1 names call_line. */
 static void *return_address;
 static volatile int after_the_call;
 
@@ -1725,10 +1725,11 @@ __attribute__((noinline)) static void callee(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-enum { CALL_LINE = __LINE__ + 3 };
+static int call_line; /* the line of callee()'s call, set by the call's own statement */
+
 __attribute__((noinline)) static void caller(void)
 {
-	callee();
+	callee(), call_line = __LINE__;
 	after_the_call++;
 }
 
@@ -1788,7 +1789,7 @@ static void expect_call_line(const char *p, const char *all)
 	p = strstr(p, file);
 	cr_assert_not_null(p, "no %s in: %s", file, all);
 	line = strtol(p + strlen(file), NULL, 10);
-	cr_expect_eq(line, CALL_LINE, "line %ld, expected %d: %s", line, CALL_LINE, all);
+	cr_expect_eq(line, call_line, "line %ld, expected %d: %s", line, call_line, all);
 }
 
 Test(symbolize, adds_file_and_line_to_each_location_of_a_log)
