@@ -43,7 +43,7 @@
 	do {                                                                        \
 		CUresult rc_ = (call);                                              \
 		if (rc_ != CUDA_SUCCESS) {                                          \
-			fprintf(stderr, "bench: %s failed: %d\n", #call, (int)rc_);  \
+			fprintf(stderr, "bench: %s failed: %d\n", #call, (int)rc_); \
 			exit(2);                                                    \
 		}                                                                   \
 	} while (0)

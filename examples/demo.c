@@ -11,15 +11,15 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
-#define CHECK(call)                                                                \
-	do {                                                                       \
-		CUresult rc_ = (call);                                             \
-		if (rc_ != CUDA_SUCCESS) {                                         \
-			const char *name_ = "?";                                   \
-			cuGetErrorName(rc_, &name_);                               \
-			fprintf(stderr, "demo: %s failed: %s\n", #call, name_);    \
-			exit(1);                                                   \
-		}                                                                  \
+#define CHECK(call)                                                             \
+	do {                                                                    \
+		CUresult rc_ = (call);                                          \
+		if (rc_ != CUDA_SUCCESS) {                                      \
+			const char *name_ = "?";                                \
+			cuGetErrorName(rc_, &name_);                            \
+			fprintf(stderr, "demo: %s failed: %s\n", #call, name_); \
+			exit(1);                                                \
+		}                                                               \
 	} while (0)
 
 static CUmodule mod;
@@ -44,11 +44,11 @@ __attribute__((noinline)) CUdeviceptr upload_tensor(size_t bytes, unsigned char 
 }
 
 /* The barrier keeps each a frame of its own (no tail call), as in a real program. */
-#define FRAME(call)                                    \
-	({                                             \
-		CUdeviceptr p_ = (call);               \
-		__asm__ volatile("" ::: "memory");     \
-		p_;                                    \
+#define FRAME(call)                                \
+	({                                         \
+		CUdeviceptr p_ = (call);           \
+		__asm__ volatile("" ::: "memory"); \
+		p_;                                \
 	})
 
 __attribute__((noinline)) CUdeviceptr load_weights(size_t bytes)

@@ -23,14 +23,14 @@ static inline const char *gc_err(CUresult rc)
 	return s;
 }
 
-#define GC_CHECK(call)                                                                    \
-	do {                                                                              \
-		CUresult rc_ = (call);                                                    \
-		if (rc_ != CUDA_SUCCESS) {                                                \
-			fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
-				#call, gc_err(rc_), (int)rc_);                            \
-			exit(2);                                                          \
-		}                                                                         \
+#define GC_CHECK(call)                                                                            \
+	do {                                                                                      \
+		CUresult rc_ = (call);                                                            \
+		if (rc_ != CUDA_SUCCESS) {                                                        \
+			fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
+				gc_err(rc_), (int)rc_);                                           \
+			exit(2);                                                                  \
+		}                                                                                 \
 	} while (0)
 
 static inline uint64_t gc_now_ns(void)

@@ -35,7 +35,8 @@ int main(int argc, char **argv)
 	root = gg_json_parse_file(argv[1], &err);
 	if (!root) {
 		if (err.line)
-			fprintf(stderr, "gc-json: %s:%u:%u: %s\n", argv[1], err.line, err.column, err.message);
+			fprintf(stderr, "gc-json: %s:%u:%u: %s\n", argv[1], err.line, err.column,
+				err.message);
 		else
 			fprintf(stderr, "gc-json: %s: %s\n", argv[1], err.message);
 		return 2;
@@ -43,8 +44,9 @@ int main(int argc, char **argv)
 	path = strdup(argv[2]);
 	v = root;
 	for (tok = strtok_r(path, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save))
-		v = gg_json_is(v, GG_JSON_ARRAY) && is_index(tok) ? gg_json_at(v, strtoul(tok, NULL, 10))
-								     : gg_json_get(v, tok);
+		v = gg_json_is(v, GG_JSON_ARRAY) && is_index(tok)
+			    ? gg_json_at(v, strtoul(tok, NULL, 10))
+			    : gg_json_get(v, tok);
 	if (!v) {
 		status = 1;
 	} else {

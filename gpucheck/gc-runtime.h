@@ -8,14 +8,14 @@
 
 #include <cuda_runtime.h>
 
-#define GC_CHECK(program, call)                                                          \
-	do {                                                                             \
-		cudaError_t e_ = (call);                                                 \
-		if (e_ != cudaSuccess) {                                                 \
-			std::fprintf(stderr, "%s: %s failed: %s\n", program, #call,      \
-				     cudaGetErrorName(e_));                              \
-			std::exit(2);                                                    \
-		}                                                                        \
+#define GC_CHECK(program, call)                                                     \
+	do {                                                                        \
+		cudaError_t e_ = (call);                                            \
+		if (e_ != cudaSuccess) {                                            \
+			std::fprintf(stderr, "%s: %s failed: %s\n", program, #call, \
+				     cudaGetErrorName(e_));                         \
+			std::exit(2);                                               \
+		}                                                                   \
 	} while (0)
 
 // @value into p[0..n): a kernel's write, past the end when @n says so.

@@ -18,8 +18,8 @@ extern char **environ;
 
 static bool inherited(const char *kv)
 {
-	static const char *const drop[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "GPUGUARD_",
-					    "FAKECUDA_", "ASAN_OPTIONS=" };
+	static const char *const drop[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "GPUGUARD_", "FAKECUDA_",
+					    "ASAN_OPTIONS=" };
 
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		if (!strncmp(kv, drop[i], strlen(drop[i])))
@@ -308,8 +308,8 @@ char *gg_summary_invalid(const char *path)
 	char *why = NULL;
 
 	gg_run(&r, 0, NULL,
-	       (const char *[]){ "/usr/bin/python3", "-c", json_script, path, "''",
-				 GG_SUMMARY_SCHEMA, NULL });
+	       (const char *[]){ "/usr/bin/python3", "-c", json_script, path, "''", GG_SUMMARY_SCHEMA,
+				 NULL });
 	if (gg_run_exit(&r) == 3)
 		why = strdup(r.err);
 	else
@@ -398,8 +398,7 @@ int gg_dir_entries(const char *dir)
 	return n;
 }
 
-void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
-		const char *const *steps)
+void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env, const char *const *steps)
 {
 	const char *argv[32] = { app };
 	const char *envp[24];

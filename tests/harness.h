@@ -12,10 +12,10 @@ enum {
 };
 
 struct gg_run {
-	int status;   /* as from waitpid() */
-	char *out;    /* stdout, NUL-terminated */
+	int status; /* as from waitpid() */
+	char *out;  /* stdout, NUL-terminated */
 	size_t out_len;
-	char *err;    /* stderr, NUL-terminated */
+	char *err; /* stderr, NUL-terminated */
 	size_t err_len;
 };
 

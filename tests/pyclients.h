@@ -17,10 +17,14 @@
  * (with it, the harness puts the runtime first itself). */
 #define SANITIZER_PRELOAD "LD_PRELOAD=" GG_PRELOAD_PREFIX
 
-enum mode { PLAIN, REDZONE, DISABLED };
-static const char *const mode_name[] __attribute__((unused)) = {
-	"without the shim", "with GPUGUARD_REDZONE=64", "with GPUGUARD_DISABLE=1"
+enum mode {
+	PLAIN,
+	REDZONE,
+	DISABLED
 };
+static const char *const mode_name[]
+	__attribute__((unused)) = { "without the shim", "with GPUGUARD_REDZONE=64",
+				    "with GPUGUARD_DISABLE=1" };
 
 /* The environment's interpreter, with the clients importable: a missing
  * environment fails the test (it is never skipped) and says how to make it. */
@@ -33,17 +37,19 @@ static inline void require_pyenv(void)
 			    "tests/clients/requirements.txt there",
 		     GG_BUILD_ROOT);
 	gg_run(&r, 0, NULL,
-	       (const char *[]){ PYTHON, "-c", "import cuda.bindings.driver, numba_cuda, pytest", NULL });
-	cr_assert_eq(gg_run_exit(&r), 0, PYTHON " cannot import the clients (rerun scripts/pyenv %s): %s",
-		     GG_BUILD_ROOT, r.err);
+	       (const char *[]){ PYTHON, "-c", "import cuda.bindings.driver, numba_cuda, pytest",
+				 NULL });
+	cr_assert_eq(gg_run_exit(&r), 0,
+		     PYTHON " cannot import the clients (rerun scripts/pyenv %s): %s", GG_BUILD_ROOT,
+		     r.err);
 	gg_run_free(&r);
 }
 
 /* A run of @argv on the fake driver in @mode, with @extra (may be NULL) in
  * its environment; with red zones, its JSON summary goes to @json (unless
  * NULL). */
-static inline void run_mode(struct gg_run *r, enum mode mode, const char *json, const char *const *extra,
-		     const char *const *argv)
+static inline void run_mode(struct gg_run *r, enum mode mode, const char *json,
+			    const char *const *extra, const char *const *argv)
 {
 	const char *env[16];
 	char json_env[256];

@@ -62,8 +62,7 @@ static char *only_row(struct gg_app_run *a, const char *field)
 
 Test(audit, lookups_on_every_route_are_recorded_with_their_call_site)
 {
-	static const char *const apps[] = { APP("app-direct"), APP("app-dlsym"),
-					    APP("app-procaddr") };
+	static const char *const apps[] = { APP("app-direct"), APP("app-dlsym"), APP("app-procaddr") };
 
 	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
 		char dir[64], path[128], env[160];
@@ -75,11 +74,14 @@ Test(audit, lookups_on_every_route_are_recorded_with_their_call_site)
 		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ env, NULL },
 		       (const char *[]){ apps[i], GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", apps[i], r.err);
-		char *row = gg_json(path, "[(u['module'], u['function'], u['count'], u['result'], "
-					  "u['site']['symbol'].split('+')[0]) for u in j['unresolved']]");
+		char *row = gg_json(path,
+				    "[(u['module'], u['function'], u['count'], u['result'], "
+				    "u['site']['symbol'].split('+')[0]) for u in j['unresolved']]");
 
-		cr_assert_str_eq(row, "[('kernels.ptx', 'no_such_kernel', 1, 'CUDA_ERROR_NOT_FOUND', "
-				      "'app_scenario')]", "%s", apps[i]);
+		cr_assert_str_eq(row,
+				 "[('kernels.ptx', 'no_such_kernel', 1, 'CUDA_ERROR_NOT_FOUND', "
+				 "'app_scenario')]",
+				 "%s", apps[i]);
 		free(row);
 		char *totals = gg_json(path, "(j['lookups']['total'], j['lookups']['resolved'], "
 					     "j['lookups']['calls'], j['lookups']['failed_calls'])");
@@ -98,13 +100,16 @@ Test(audit, call_sites_are_kept_apart_and_counted)
 	run_audit(&a, NULL,
 		  (const char *[]){ PTX_FILE, "get:nope", "get:nope", "get2:nope", "get:other", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "sorted((u['function'], u['site']['symbol'].split('+')[0], u['count']) "
-			"for u in j['unresolved'])",
+	assert_json(&a,
+		    "sorted((u['function'], u['site']['symbol'].split('+')[0], u['count']) "
+		    "for u in j['unresolved'])",
 		    "[('nope', 'lookup_a', 2), ('nope', 'lookup_b', 1), ('other', 'lookup_a', 1)]");
 	/* Address, object and offset agree with each other. */
-	assert_json(&a, "all(u['site']['object'].endswith('/app-audit') and "
-			"int(u['site']['address'], 16) > int(u['site']['offset'], 16) > 0 "
-			"for u in j['unresolved'])", "True");
+	assert_json(&a,
+		    "all(u['site']['object'].endswith('/app-audit') and "
+		    "int(u['site']['address'], 16) > int(u['site']['offset'], 16) > 0 "
+		    "for u in j['unresolved'])",
+		    "True");
 	assert_json(&a, "j['lookups']['unresolved_required']", "2");
 	gg_app_run_free(&a);
 }
@@ -297,11 +302,14 @@ static void put64(unsigned char *p, uint64_t v)
 
 /* A 64-bit ELF header: section headers at @shoff (@shnum of 64 bytes),
  * program headers at @phoff (@phnum of @phentsize bytes). */
-static void elf_header(unsigned char *p, uint64_t shoff, unsigned shnum, uint64_t phoff,
-		       unsigned phnum, unsigned phentsize)
+static void elf_header(unsigned char *p, uint64_t shoff, unsigned shnum, uint64_t phoff, unsigned phnum,
+		       unsigned phentsize)
 {
 	memset(p, 0, 64);
-	memcpy(p, "\x7f" "ELF", 4);
+	memcpy(p,
+	       "\x7f"
+	       "ELF",
+	       4);
 	p[4] = 2;
 	p[5] = 1;
 	put64(p + 0x20, phoff);
@@ -408,7 +416,10 @@ Test(audit, an_image_whose_headers_claim_more_than_is_mapped_is_named_without_a_
 	guarded_free(&g);
 	/* A header cut short by the page: what there is. */
 	p = guarded_at(&g, 10, 10);
-	memcpy(p, "\x7f" "ELF\x02", 5);
+	memcpy(p,
+	       "\x7f"
+	       "ELF\x02",
+	       5);
 	expect_name(p, p, 0, "an ELF header of 10 bytes");
 	guarded_free(&g);
 }
@@ -454,13 +465,19 @@ Test(audit, images_are_named_the_same_where_process_vm_readv_is_refused)
  * (CUDA_ERROR_INVALID_IMAGE) rather than fault on it. */
 Test(audit, images_whose_headers_claim_more_than_is_there_load_the_same_with_the_shim)
 {
-	static const char *const taken[] = { "cubin", "fatbin-elf", "wrapper", "fatbin-ptx", "ptx",
-					     "cubin-phoff-1gib-none", "cubin-phoff-max-none",
+	static const char *const taken[] = { "cubin",
+					     "fatbin-elf",
+					     "wrapper",
+					     "fatbin-ptx",
+					     "ptx",
+					     "cubin-phoff-1gib-none",
+					     "cubin-phoff-max-none",
 					     "cubin-phentsize-max-none" };
-	static const char *const refused[] = { "cubin-phoff-1gib", "cubin-shoff-1gib",
+	static const char *const refused[] = { "cubin-phoff-1gib",      "cubin-shoff-1gib",
 					       "cubin-shoff-1gib-none", "cubin-shnum-max",
-					       "fatbin-ptx-1gib", "wrapper-1gib", "fatbin-size-2tib",
-					       "fatbin-header-max", "fatbin-entry-past-end" };
+					       "fatbin-ptx-1gib",       "wrapper-1gib",
+					       "fatbin-size-2tib",      "fatbin-header-max",
+					       "fatbin-entry-past-end" };
 	static const char *const calls[] = { "cuModuleLoadData", "cuModuleLoadDataEx",
 					     "cuLibraryLoadData", "cuModuleLoadFatBinary" };
 	struct gg_run plain;
@@ -504,13 +521,12 @@ Test(audit, libunwind_is_loaded_privately_on_the_first_miss)
 #ifndef GG_TEST_LIBUNWIND
 	cr_skip_test("built with -Dlibunwind=disabled: glibc's backtrace() unwinds");
 #endif
-	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "get:gg_fill", "unwinder", "get:nope",
-					      "unwinder", NULL });
+	run_audit(
+		&a, NULL,
+		(const char *[]){ PTX_FILE, "get:gg_fill", "unwinder", "get:nope", "unwinder", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	cr_assert_neq(strstr(a.r.out, "get gg_fill: 0\nlibunwind mapped: no\n"), NULL, "%s",
-		      a.r.out);
-	cr_assert_neq(strstr(a.r.out, "get nope: 500\nlibunwind mapped: yes\n"), NULL, "%s",
-		      a.r.out);
+	cr_assert_neq(strstr(a.r.out, "get gg_fill: 0\nlibunwind mapped: no\n"), NULL, "%s", a.r.out);
+	cr_assert_neq(strstr(a.r.out, "get nope: 500\nlibunwind mapped: yes\n"), NULL, "%s", a.r.out);
 	/* ...and nothing of it joins the process's scope: _Unwind_* stay the process's own. */
 	cr_assert_eq(gg_count_lines(a.r.out, "-> libunwind"), 0, "%s", a.r.out);
 	cr_assert_eq(gg_count_lines(a.r.out, "_ULx86_64_init_local -> null"), 2, "%s", a.r.out);
@@ -559,8 +575,9 @@ static void write_one_kernel_ptx(const char *path)
 	FILE *f = fopen(path, "w");
 
 	cr_assert_not_null(f);
-	fprintf(f, ".version 8.0\n.target sm_90\n.address_size 64\n\n"
-		   ".visible .entry gg_fill(.param .u64 p, .param .u8 v, .param .u64 n)\n{\n\tret;\n}\n");
+	fprintf(f,
+		".version 8.0\n.target sm_90\n.address_size 64\n\n"
+		".visible .entry gg_fill(.param .u64 p, .param .u8 v, .param .u64 n)\n{\n\tret;\n}\n");
 	fclose(f);
 }
 
@@ -598,9 +615,8 @@ Test(audit, a_lookup_after_its_module_was_reloaded_at_the_same_handle_is_the_new
  * hook's caller is a frame to skip, the stack is unwound past it. */
 Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)
 {
-	static const char *const site =
-		"(j['violations'][0]['site']['symbol'].split('+')[0], "
-		"j['violations'][0]['site']['object'].split('/')[-1])";
+	static const char *const site = "(j['violations'][0]['site']['symbol'].split('+')[0], "
+					"j['violations'][0]['site']['object'].split('/')[-1])";
 	struct gg_app_run a;
 
 	run_audit(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
@@ -609,8 +625,10 @@ Test(audit, skip_objects_move_an_allocations_site_out_of_a_library)
 	assert_json(&a, site, "('helper_alloc', 'libhelper.so')");
 	gg_app_run_free(&a);
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_SKIP_OBJECTS=libhelper.so*", NULL },
-		  (const char *[]){ PTX_FILE, "helper-overrun", NULL });
+	run_audit(
+		&a,
+		(const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_SKIP_OBJECTS=libhelper.so*", NULL },
+		(const char *[]){ PTX_FILE, "helper-overrun", NULL });
 	assert_json(&a, site, "('main', 'app-audit')");
 	gg_app_run_free(&a);
 }
@@ -627,10 +645,13 @@ Test(audit, gate_with_a_required_miss_aborts_after_the_log_and_the_reports)
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(strstr(a.r.out, "launched"), NULL, "the launch was not forwarded");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernel missing; "
-					      "aborting"), 1, "%s", a.r.err);
+					     "aborting"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED  kernels.ptx::nope  1x"), 1, "%s", a.r.err);
-	assert_json(&a, "(j['sealed'], j['seals'], j['lookups']['unresolved_required'], "
-			"j['lookups']['unresolved'])", "(True, 1, 1, 1)");
+	assert_json(&a,
+		    "(j['sealed'], j['seals'], j['lookups']['unresolved_required'], "
+		    "j['lookups']['unresolved'])",
+		    "(True, 1, 1, 1)");
 	gg_app_run_free(&a);
 }
 
@@ -638,13 +659,14 @@ Test(audit, gate_warns_and_goes_on_when_allowed)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
-					 NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
 		  (const char *[]){ PTX_FILE, "get:nope", "get:other", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert_neq(strstr(a.r.out, "launched\ndone\n"), NULL, "%s", a.r.out);
 	cr_assert_eq(gg_count_lines(a.r.err, "WARN: seal 1: 2 required kernels missing; "
-					      "going on"), 1, "%s", a.r.err);
+					     "going on"),
+		     1, "%s", a.r.err);
 	/* Errors all the same: each named at exit, at every verbosity. */
 	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: required kernel never resolved: "), 2, "%s",
 		     a.r.err);
@@ -689,16 +711,17 @@ Test(audit, expected_absent_patterns_pass_the_gate_and_others_do_not)
 {
 	struct gg_app_run a;
 
-	run_with_expected(&a, "# optional kernels\n\n   \n*::nope\n  kernels.ptx::maybe_*  \n",
-			  launch1,
+	run_with_expected(&a, "# optional kernels\n\n   \n*::nope\n  kernels.ptx::maybe_*  \n", launch1,
 			  (const char *[]){ PTX_FILE, "get:nope", "get:maybe_fast", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "expected  kernels.ptx::nope"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "expected  kernels.ptx::maybe_fast"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
-	assert_json(&a, "(j['lookups']['unresolved_expected'], j['lookups']['unresolved'], "
-			"[u['expected_absent'] for u in j['unresolved']])", "(2, 0, [True, True])");
+	assert_json(&a,
+		    "(j['lookups']['unresolved_expected'], j['lookups']['unresolved'], "
+		    "[u['expected_absent'] for u in j['unresolved']])",
+		    "(2, 0, [True, True])");
 	gg_app_run_free(&a);
 
 	/* A name the patterns do not match is still required. */
@@ -718,16 +741,18 @@ Test(audit, an_expected_absent_function_without_a_module_is_expected_in_any_modu
 {
 	struct gg_app_run a;
 
-	run_with_expected(&a, "nope\nkernels.ptx:maybe_fast\nkernels.ptx::\n",
-			  (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_VERBOSITY=0", NULL },
-			  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
+	run_with_expected(
+		&a, "nope\nkernels.ptx:maybe_fast\nkernels.ptx::\n",
+		(const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_VERBOSITY=0", NULL },
+		(const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['lookups']['unresolved_expected'], j['lookups']['unresolved'])", "(1, 0)");
 	cr_expect_eq(gg_count_lines(a.r.err, "/expected-absent\": \"kernels.ptx:maybe_fast\" is not "
-					      "valid (line 2: a kernel's name has no ':'"), 1, "%s",
-		     a.r.err);
+					     "valid (line 2: a kernel's name has no ':'"),
+		     1, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "/expected-absent\": \"kernels.ptx::\" is not valid "
-					      "(line 3: no function after '::'"), 1, "%s", a.r.err);
+					     "(line 3: no function after '::'"),
+		     1, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "] WARN: GPUGUARD_EXPECTED_ABSENT="), 2, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
@@ -760,11 +785,12 @@ Test(audit, unreadable_expected_absent_file_is_an_error_and_expects_nothing)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/nonexistent/gg-absent",
-					 "GPUGUARD_BOUNDARY=launch:1", NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/nonexistent/gg-absent",
+				    "GPUGUARD_BOUNDARY=launch:1", NULL },
 		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "
-					      "\"/nonexistent/gg-absent\": No such file or directory"),
+					     "\"/nonexistent/gg-absent\": No such file or directory"),
 		     1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
 	gg_app_run_free(&a);
@@ -783,8 +809,10 @@ Test(audit, an_expected_absent_list_that_is_a_fifo_is_refused_without_blocking, 
 	snprintf(env, sizeof(env), "GPUGUARD_EXPECTED_ABSENT=%s", fifo);
 	run_audit(&a, (const char *[]){ env, "GPUGUARD_BOUNDARY=launch:1", NULL },
 		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read \"%s\": it is a "
-		 "FIFO, not a regular file; no lookup is expected absent", fifo);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read \"%s\": it is a "
+		 "FIFO, not a regular file; no lookup is expected absent",
+		 fifo);
 	cr_assert_eq(gg_count_lines(a.r.err, want), 1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
 	gg_app_run_free(&a);
@@ -794,12 +822,13 @@ Test(audit, an_expected_absent_list_on_a_device_is_refused_unread)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/dev/zero",
-					 "GPUGUARD_BOUNDARY=launch:1", NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_EXPECTED_ABSENT=/dev/zero", "GPUGUARD_BOUNDARY=launch:1",
+				    NULL },
 		  (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "
-					      "\"/dev/zero\": it is a character device, not a "
-					      "regular file; no lookup is expected absent"),
+					     "\"/dev/zero\": it is a character device, not a "
+					     "regular file; no lookup is expected absent"),
 		     1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
 	gg_app_run_free(&a);
@@ -815,11 +844,11 @@ Test(audit, an_expected_absent_list_over_1_mib_is_refused_not_cut)
 	memset(text + n, '#', sizeof(text) - n - 1); /* one long comment line */
 	text[sizeof(text) - 1] = '\0';
 	run_with_expected(&a, text, launch1, (const char *[]){ PTX_FILE, "get:nope", "launch", NULL });
-	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "),
-		     1, "%s", a.r.err);
-	cr_assert_eq(gg_count_lines(a.r.err, "it is larger than 1048576 bytes (1 MiB), the most a list "
-					      "may hold; no lookup is expected absent"), 1, "%s",
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: GPUGUARD_EXPECTED_ABSENT: cannot read "), 1, "%s",
 		     a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "it is larger than 1048576 bytes (1 MiB), the most a list "
+					     "may hold; no lookup is expected absent"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "nothing is expected absent: %s", a.r.err);
 	gg_app_run_free(&a);
 
@@ -842,8 +871,8 @@ Test(audit, late_miss_is_counted_then_aborts)
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(strstr(a.r.out, "get nope"), NULL, "the lookup never returned: %s", a.r.out);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: kernels.ptx::nope "
-					      "(CUDA_ERROR_NOT_FOUND) at lookup_a+0x"), 1, "%s",
-		     a.r.err);
+					     "(CUDA_ERROR_NOT_FOUND) at lookup_a+0x"),
+		     1, "%s", a.r.err);
 	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(1, 1)");
 	gg_app_run_free(&a);
 }
@@ -852,13 +881,13 @@ Test(audit, late_misses_warn_once_per_seal_and_add_to_the_gate_count)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
-					 NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
 		  (const char *[]){ PTX_FILE, "get:before", "launch", "get:a", "get:b", "get:a",
 				    "get2:c", "get:d", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 1: kernels.ptx::a "), 1,
-		     "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 1: kernels.ptx::a "), 1, "%s",
+		     a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 1, "%s", a.r.err);
 	/* The gate counted 1; five late misses follow. */
 	assert_json(&a, "(j['lookups']['late_misses'], j['lookups']['unresolved'])", "(5, 6)");
@@ -869,15 +898,16 @@ Test(audit, each_seal_rearms_the_warning)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1,launch:2",
-					 "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=launch:1,launch:2",
+				    "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
 		  (const char *[]){ PTX_FILE, "launch", "get:x", "get:y", "launch", "get:z", "get:x",
 				    NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 1: kernels.ptx::x "), 1,
-		     "%s", a.r.err);
-	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 2: kernels.ptx::z "), 1,
-		     "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 1: kernels.ptx::x "), 1, "%s",
+		     a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: late miss after seal 2: kernels.ptx::z "), 1, "%s",
+		     a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "late miss"), 2, "%s", a.r.err);
 	/* Seal 2 counted x and y (2); z and x came after it. */
 	assert_json(&a, "(j['seals'], j['lookups']['late_misses'], j['lookups']['unresolved'])",
@@ -915,8 +945,8 @@ Test(audit, launch_boundary_fires_before_the_nth_launch_only)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:2", "GPUGUARD_ALLOW_UNRESOLVED=1",
-					 NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=launch:2", "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
 		  (const char *[]){ PTX_FILE, "launch", "get:nope", "launch", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (launch:2)"), 1, "%s", a.r.err);
@@ -976,17 +1006,34 @@ Test(audit, boundary_lists_parse_and_bad_items_are_dropped)
  * milliseconds), whatever the locale's decimal point. */
 Test(audit, after_takes_only_plain_seconds)
 {
-	static const char *const bad[] = { "after:nan", "after:inf", "after:-1", "after:+1",
-					   "after:1e3", "after:1e999", "after: 1", "after:1 ",
-					   "after:", "after:.", "after:1.2.3", "after:1000000001",
-					   "after:99999999999999999999", "after:0x3B9ACA01",
-					   "after:0x", "after:NAN", "after:Infinity" };
+	static const char *const bad[] = { "after:nan",
+					   "after:inf",
+					   "after:-1",
+					   "after:+1",
+					   "after:1e3",
+					   "after:1e999",
+					   "after: 1",
+					   "after:1 ",
+					   "after:",
+					   "after:.",
+					   "after:1.2.3",
+					   "after:1000000001",
+					   "after:99999999999999999999",
+					   "after:0x3B9ACA01",
+					   "after:0x",
+					   "after:NAN",
+					   "after:Infinity" };
 	static const struct {
 		const char *text;
 		double s;
-	} good[] = { { "after:0", 0 }, { "after:0.5", 0.5 }, { "after:.25", 0.25 },
-		     { "after:12.", 12 }, { "after:1000000000", 1e9 }, { "after:0x10", 16 },
-		     { "after:0.000000001", 1e-9 }, { "after:1.0000000001", 1 } };
+	} good[] = { { "after:0", 0 },
+		     { "after:0.5", 0.5 },
+		     { "after:.25", 0.25 },
+		     { "after:12.", 12 },
+		     { "after:1000000000", 1e9 },
+		     { "after:0x10", 16 },
+		     { "after:0.000000001", 1e-9 },
+		     { "after:1.0000000001", 1 } };
 	struct gg_boundary_events ev;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1007,14 +1054,17 @@ Test(audit, every_bad_boundary_item_is_named)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:0,after:nan,sync:1,after:-2",
-					"GPUGUARD_VERBOSITY=0", NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=launch:0,after:nan,sync:1,after:-2",
+				    "GPUGUARD_VERBOSITY=0", NULL },
 		  (const char *[]){ PTX_FILE, "sync", NULL });
 	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_BOUNDARY=\"launch:0,after:nan,sync:1,"
-					      "after:-2\": \"launch:0\" is not valid (N must be a "
-					      "number, 1 or more; expected"), 1, "%s", a.r.err);
+					     "after:-2\": \"launch:0\" is not valid (N must be a "
+					     "number, 1 or more; expected"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "\"after:nan\" is not valid (SECONDS must be a "
-					      "number from 0 to 1000000000"), 1, "%s", a.r.err);
+					     "number from 0 to 1000000000"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "\"after:-2\" is not valid"), 1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "WARN: "), 3, "%s", a.r.err);
 	assert_json(&a, "j['seals']", "1");
@@ -1028,7 +1078,8 @@ Test(audit, bad_boundary_item_is_named_once)
 	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:0,sync:1", NULL },
 		  (const char *[]){ PTX_FILE, "sync", NULL });
 	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_BOUNDARY=\"launch:0,sync:1\": "
-					      "\"launch:0\" is not valid"), 1, "%s", a.r.err);
+					     "\"launch:0\" is not valid"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "seal 1 (sync:1)"), 1, "the good item stays");
 	gg_app_run_free(&a);
 }
@@ -1039,11 +1090,13 @@ Test(audit, lookups_from_16_threads_lose_no_count)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, NULL, (const char *[]){ PTX_FILE, "threads:16:500:nope", "threads:16:100:gg_fill",
-					      NULL });
+	run_audit(&a, NULL,
+		  (const char *[]){ PTX_FILE, "threads:16:500:nope", "threads:16:100:gg_fill", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "(j['unresolved'][0]['count'], j['lookups']['calls'], "
-			"j['lookups']['failed_calls'])", "(8000, 9600, 8000)");
+	assert_json(&a,
+		    "(j['unresolved'][0]['count'], j['lookups']['calls'], "
+		    "j['lookups']['failed_calls'])",
+		    "(8000, 9600, 8000)");
 	gg_app_run_free(&a);
 }
 
@@ -1052,13 +1105,14 @@ Test(audit, seal_table_fits_a_100_column_terminal)
 	struct gg_app_run a;
 	const char *line;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1",
-					 NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=launch:1", "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
 		  (const char *[]){ PTX_FILE, "get:flash_attention_fwd_kernel_bf16", "helper:nope",
 				    "static", "get:nope", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "INFO: seal 1 (launch:1): 4 kernels: 1 resolved, "
-					      "3 missing (0 expected absent)"), 1, "%s", a.r.err);
+					     "3 missing (0 expected absent)"),
+		     1, "%s", a.r.err);
 	for (line = a.r.err; *line;) {
 		size_t len = strcspn(line, "\n");
 
@@ -1105,8 +1159,7 @@ Test(audit, process_without_a_miss_prints_no_table)
 	cr_assert_eq(gg_count_lines(a.r.err, "REQUIRED"), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "] ERROR: "), 0, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "] WARN: "), 0, "%s", a.r.err);
-	assert_json(&a, "(j['sealed'], j['unresolved'], j['lookups']['unresolved'])",
-		    "(True, [], 0)");
+	assert_json(&a, "(j['sealed'], j['unresolved'], j['lookups']['unresolved'])", "(True, [], 0)");
 	gg_app_run_free(&a);
 }
 
@@ -1124,8 +1177,8 @@ Test(launches, a_refused_launch_is_counted_per_kernel_and_warned_about_once)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect(strstr(a.r.out, "badlaunch: 1\nbadlaunch: 1\n"), "%s", a.r.out);
 	cr_expect_eq(gg_count_lines(a.r.err, "WARN: launch #2 of gg_fill (module kernels.ptx) "
-					     "refused: CUDA_ERROR_INVALID_VALUE; later refusals"), 1,
-		     "%s", a.r.err);
+					     "refused: CUDA_ERROR_INVALID_VALUE; later refusals"),
+		     1, "%s", a.r.err);
 	cr_expect(!strstr(a.r.err, "launch #3 of"), "%s", a.r.err);
 	assert_json(&a, "j['launch_errors']",
 		    "[{'name': 'gg_fill', 'module': 'kernels.ptx', 'count': 2, "
@@ -1176,7 +1229,8 @@ Test(launches, a_sticky_error_names_the_kernels_launched_since_the_last_good_syn
 	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS: the "
 					     "context is lost; kernels launched since the last good "
 					     "synchronize (1 in all), newest first: gg_overrun (module "
-					     "kernels.ptx, launch #2)"), 1, "%s", a.r.err);
+					     "kernels.ptx, launch #2)"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1192,7 +1246,8 @@ Test(launches, a_launch_failure_at_synchronize_names_only_the_launches_since_the
 	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: cuCtxSynchronize: CUDA_ERROR_LAUNCH_FAILED: the "
 					     "context is lost; kernels launched since the last good "
 					     "synchronize (1 in all), newest first: gg_fill (module "
-					     "kernels.ptx, launch #2)"), 1, "%s", a.r.err);
+					     "kernels.ptx, launch #2)"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1224,8 +1279,9 @@ Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 		/* Counted launches: on the runtime's routes the launch hooks
 		 * are handed out only when something counts them (docs/how-it-works.md, "What
 		 * the shim does"). */
-		gg_app_run(&a, app, (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
-						      "GPUGUARD_BOUNDARY=launch:1000000", NULL },
+		gg_app_run(&a, app,
+			   (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
+					     "GPUGUARD_BOUNDARY=launch:1000000", NULL },
 			   (const char *[]){ GG_PTX, NULL });
 		assert_json(&a, "[(e['name'], e['module'], e['count']) for e in j['launch_errors']]",
 			    "[('gg_fill', 'kernels.ptx', 1)]");
@@ -1250,10 +1306,12 @@ Test(audit, a_failed_load_is_a_required_row_at_the_gate)
 	cr_expect_eq(gg_count_lines(a.r.err, "REQUIRED  missing.ptx::*  1x"), 1, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: seal 1: 1 required kernel missing; aborting"), 1,
 		     "%s", a.r.err);
-	assert_json(&a, "[(m['name'], m['loaded'], m.get('result')) for m in j['modules']]",
-		    "[('kernels.ptx', True, None), ('missing.ptx', False, 'CUDA_ERROR_FILE_NOT_FOUND')]");
-	assert_json(&a, "(j['unresolved'][0]['module'], j['unresolved'][0]['function'], "
-			"j['unresolved'][0]['result'])",
+	assert_json(
+		&a, "[(m['name'], m['loaded'], m.get('result')) for m in j['modules']]",
+		"[('kernels.ptx', True, None), ('missing.ptx', False, 'CUDA_ERROR_FILE_NOT_FOUND')]");
+	assert_json(&a,
+		    "(j['unresolved'][0]['module'], j['unresolved'][0]['function'], "
+		    "j['unresolved'][0]['result'])",
 		    "('missing.ptx', '*', 'CUDA_ERROR_FILE_NOT_FOUND')");
 	site = json(&a, "j['modules'][1]['site']['symbol'].split('+')[0]");
 	cr_expect_str_eq(site, "main");
@@ -1280,8 +1338,8 @@ Test(audit, a_load_failing_after_the_seal_is_a_late_miss)
 
 	run_audit(&a, launch1, (const char *[]){ PTX_FILE, "launch", "tryfile:" MISSING_PTX, NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
-	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: missing.ptx::* "), 1,
-		     "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: missing.ptx::* "), 1, "%s",
+		     a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1297,8 +1355,8 @@ Test(audit, failed_loads_are_counted_in_the_metrics)
 		  (const char *[]){ PTX_FILE, "tryfile:" MISSING_PTX, "trylib:" MISSING_PTX, NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	prom = gg_read_metrics(path);
-	cr_expect(strstr(prom, "\ngpuguard_module_loads_failed_total{exe=\"app-audit\",pid=\""),
-		  "%s", prom);
+	cr_expect(strstr(prom, "\ngpuguard_module_loads_failed_total{exe=\"app-audit\",pid=\""), "%s",
+		  prom);
 	cr_expect(strstr(prom, "\"} 2\n# HELP gpuguard_errors"), "%s", prom);
 	free(prom);
 	assert_json(&a, "[(m['name'], m['library'], m['loaded']) for m in j['modules']]",
@@ -1315,7 +1373,8 @@ Test(audit, a_launch_failing_for_want_of_code_for_this_gpu_is_a_late_miss)
 {
 	struct gg_app_run a;
 
-	run_audit(&a, (const char *[]){ "GPUGUARD_BOUNDARY=sync:1", "FAKECUDA_FAIL_LAUNCH=1:209", NULL },
+	run_audit(&a,
+		  (const char *[]){ "GPUGUARD_BOUNDARY=sync:1", "FAKECUDA_FAIL_LAUNCH=1:209", NULL },
 		  (const char *[]){ PTX_FILE, "sync", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: late miss after seal 1: kernels.ptx::gg_fill "), 1,
@@ -1361,8 +1420,10 @@ Test(audit, an_enumerated_kernel_that_fails_lazily_is_recorded_by_its_driver_nam
 		  (const char *[]){ "trylib:" GG_ARCH80_FATBIN, "enumfunc", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect(strstr(a.r.out, "enumerated gg_fill: function 209\n"), "%s", a.r.out);
-	assert_json(&a, "sorted(set((r['module'], r['function'], r['result']) for r in j['unresolved']))[:1]",
-		    "[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	assert_json(
+		&a,
+		"sorted(set((r['module'], r['function'], r['result']) for r in j['unresolved']))[:1]",
+		"[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
 	assert_json(&a, "j['errors'] >= 1", "True");
 	cr_expect(strstr(a.r.err, "ERROR: required kernel never resolved: arch80.fatbin::gg_fill"),
 		  "%s", a.r.err);
@@ -1380,8 +1441,10 @@ Test(audit, an_enumerated_kernel_launched_unnamed_that_fails_lazily_is_recorded_
 		  (const char *[]){ "trylib:" GG_ARCH80_FATBIN, "enumlaunch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect(strstr(a.r.out, "enumerated launch 0: 209\n"), "%s", a.r.out);
-	assert_json(&a, "sorted(set((r['module'], r['function'], r['result']) for r in j['unresolved']))[:1]",
-		    "[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
+	assert_json(
+		&a,
+		"sorted(set((r['module'], r['function'], r['result']) for r in j['unresolved']))[:1]",
+		"[('arch80.fatbin', 'gg_fill', 'CUDA_ERROR_NO_BINARY_FOR_GPU')]");
 	assert_json(&a, "[(e['name'], e['module']) for e in j['launch_errors']][:1]",
 		    "[('gg_fill', 'arch80.fatbin')]");
 	cr_expect(strstr(a.r.err, "ERROR: required kernel never resolved: arch80.fatbin::gg_fill"),
@@ -1398,7 +1461,8 @@ Test(audit, a_lazily_loaded_kernel_with_no_code_for_this_gpu_fails_where_it_is_u
 	char *sym;
 
 	run_audit(&a, (const char *[]){ "CUDA_MODULE_LOADING=LAZY", "GPUGUARD_BOUNDARY=sync:1", NULL },
-		  (const char *[]){ PTX_FILE, "trylib:" GG_ARCH80_FATBIN, "kfunc:gg_fill", "sync", NULL });
+		  (const char *[]){ PTX_FILE, "trylib:" GG_ARCH80_FATBIN, "kfunc:gg_fill", "sync",
+				    NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_expect(strstr(a.r.out, ": 0\nkernel gg_fill: 0, function: 209\n"), "%s", a.r.out);
 	cr_expect_eq(gg_count_lines(a.r.err, "REQUIRED  arch80.fatbin::gg_fill  1x"), 1, "%s", a.r.err);
@@ -1414,8 +1478,9 @@ Test(audit, a_lazily_loaded_kernel_with_no_code_for_this_gpu_fails_where_it_is_u
 
 /* ---- image preflight ---- */
 
-#define CANNOT_RUN "WARN: module arch80.fatbin carries sm_80; the device is sm_90: nothing in it " \
-		   "can run here"
+#define CANNOT_RUN                                                                      \
+	"WARN: module arch80.fatbin carries sm_80; the device is sm_90: nothing in it " \
+	"can run here"
 
 /* Lazily loaded, the driver takes it: the preflight says so at the load, and
  * the seal table lists it, before any kernel of it is used. */
@@ -1428,12 +1493,14 @@ Test(audit, an_image_with_no_code_for_this_gpu_is_flagged_at_load_though_the_dri
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect(strstr(a.r.out, "arch80.fatbin: 0\n"), "%s", a.r.out);
 	cr_expect_eq(gg_count_lines(a.r.err, CANNOT_RUN), 1, "%s", a.r.err);
-	cr_expect_eq(gg_count_lines(a.r.err, "INFO:   cannot run here (no code for this GPU):"), 1, "%s",
-		     a.r.err);
-	cr_expect_eq(gg_count_lines(a.r.err, "INFO:     arch80.fatbin (sm_80; device sm_90), loaded at main+"),
+	cr_expect_eq(gg_count_lines(a.r.err, "INFO:   cannot run here (no code for this GPU):"), 1,
+		     "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err,
+				    "INFO:     arch80.fatbin (sm_80; device sm_90), loaded at main+"),
 		     1, "%s", a.r.err);
 	assert_json(&a, "[(m['name'], m['archs'], m['runs_here'], m['loaded']) for m in j['modules']]",
-		    "[('kernels.ptx', ['compute_90'], True, True), ('arch80.fatbin', ['sm_80'], False, True)]");
+		    "[('kernels.ptx', ['compute_90'], True, True), ('arch80.fatbin', ['sm_80'], False, "
+		    "True)]");
 	gg_app_run_free(&a);
 }
 

@@ -51,8 +51,9 @@ Test(static_runtime, allocation_sites_are_the_applications_functions)
 
 	run_static_rt(&a, STATIC_RT, (const char *[]){ "GPUGUARD_REDZONE=64", NULL });
 	/* Not cudaMalloc, nor the runtime's code under it: each its own caller. */
-	assert_json(a.json, "[(v['index'], v['site']['symbol'].split('+')[0], "
-			    "'in_static_runtime' in v['site']) for v in j['violations']]",
+	assert_json(a.json,
+		    "[(v['index'], v['site']['symbol'].split('+')[0], "
+		    "'in_static_runtime' in v['site']) for v in j['violations']]",
 		    "[(0, 'app_alloc_a', False), (1, 'app_alloc_b', False)]", a.r.err);
 	cr_expect(strstr(a.r.err, "allocated at app_alloc_a+0x"), "%s", a.r.err);
 	cr_expect(strstr(a.r.err, "allocated at app_alloc_b+0x"), "%s", a.r.err);
@@ -68,10 +69,12 @@ Test(static_runtime, lookup_sites_are_the_applications_functions)
 	/* The lookup is the runtime's lazy loading at the launch, under
 	 * cudaLaunchKernel, the kernel's launch stub and its host function
 	 * (nvcc's, named as the kernel): the site is who launched it. */
-	assert_json(a.json, "sorted((u['function'], u['site']['symbol'].split('+')[0], u['count'], "
-			    "'in_static_runtime' in u['site']) for u in j['unresolved'])",
+	assert_json(a.json,
+		    "sorted((u['function'], u['site']['symbol'].split('+')[0], u['count'], "
+		    "'in_static_runtime' in u['site']) for u in j['unresolved'])",
 		    "[('no_such_kernel', 'app_launch_a', 1, False), "
-		    "('no_such_kernel', 'app_launch_b', 1, False)]", a.r.err);
+		    "('no_such_kernel', 'app_launch_b', 1, False)]",
+		    a.r.err);
 	/* The patterns a run used are in its summary, for gpuguard symbolize. */
 	assert_json(a.json, "j['config']['skip_symbols']", GG_SKIP_SYMBOLS_DEFAULT, a.r.err);
 	gg_app_run_free(&a);
@@ -83,10 +86,12 @@ Test(static_runtime, the_runtimes_names_are_GPUGUARD_SKIP_SYMBOLS)
 
 	/* Without the internal names, every allocation's site is the runtime's
 	 * own code under cudaMalloc: one site for both, with no name. */
-	run_static_rt(&a, STATIC_RT,
-		      (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_SKIP_SYMBOLS=cuda[A-Z]*", NULL });
-	assert_json(a.json, "len(set(v['site']['address'] for v in j['violations'])), "
-			    "[v['site']['symbol'] for v in j['violations']], j['config']['skip_symbols']",
+	run_static_rt(
+		&a, STATIC_RT,
+		(const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_SKIP_SYMBOLS=cuda[A-Z]*", NULL });
+	assert_json(a.json,
+		    "len(set(v['site']['address'] for v in j['violations'])), "
+		    "[v['site']['symbol'] for v in j['violations']], j['config']['skip_symbols']",
 		    "(1, [None, None], 'cuda[A-Z]*')", a.r.err);
 	gg_app_run_free(&a);
 }
@@ -179,21 +184,25 @@ Test(static_runtime, a_stripped_program_says_its_sites_are_inside_the_runtime)
 
 	run_stripped(&s);
 	/* Every site is marked and comes with the frames outward of it. */
-	assert_json(s.a.json, "all(x['site'].get('in_static_runtime') is True and "
-			      "4 <= len(x['site']['frames']) <= 8 and "
-			      "all(set(f) == {'address', 'object', 'offset', 'symbol'} "
-			      "for f in x['site']['frames']) "
-			      "for x in j['violations'] + j['unresolved'])", "True", s.a.r.err);
+	assert_json(s.a.json,
+		    "all(x['site'].get('in_static_runtime') is True and "
+		    "4 <= len(x['site']['frames']) <= 8 and "
+		    "all(set(f) == {'address', 'object', 'offset', 'symbol'} "
+		    "for f in x['site']['frames']) "
+		    "for x in j['violations'] + j['unresolved'])",
+		    "True", s.a.r.err);
 	/* The two allocations share the runtime's frame; their callers differ. */
-	assert_json(s.a.json, "len(j['violations']), len(set(v['site']['address'] for v in "
-			      "j['violations'])), len(set(str(v['site']['frames']) for v in "
-			      "j['violations']))", "(2, 1, 2)", s.a.r.err);
+	assert_json(s.a.json,
+		    "len(j['violations']), len(set(v['site']['address'] for v in "
+		    "j['violations'])), len(set(str(v['site']['frames']) for v in "
+		    "j['violations']))",
+		    "(2, 1, 2)", s.a.r.err);
 	/* ...and so do the two lookups: two sites, not one counted twice. */
 	assert_json(s.a.json, "[u['count'] for u in j['unresolved']]", "[1, 1]", s.a.r.err);
 	log = gg_read_file(s.log);
 	cr_assert_not_null(log);
-	cr_expect_eq(gg_count_lines(log, "[inside the statically linked CUDA runtime; called from "),
-		     4, "%s", log);
+	cr_expect_eq(gg_count_lines(log, "[inside the statically linked CUDA runtime; called from "), 4,
+		     "%s", log);
 	cr_expect_eq(gg_count_lines(log, "ERROR: red zone violation"), 2, "%s", log);
 	free(log);
 	stripped_free(&s);
@@ -211,24 +220,28 @@ Test(static_runtime, symbolize_names_the_application_frame_from_an_unstripped_co
 	snprintf(path, sizeof(path), "%s/symbolized.json", s.dir);
 	write_out(path, r.out);
 	gg_run_free(&r);
-	assert_json(path, "[v['site']['application']['symbol'].split('+')[0] for v in "
-			  "j['violations']] + sorted(u['site']['application']['symbol'].split('+')[0] "
-			  "for u in j['unresolved'])",
+	assert_json(path,
+		    "[v['site']['application']['symbol'].split('+')[0] for v in "
+		    "j['violations']] + sorted(u['site']['application']['symbol'].split('+')[0] "
+		    "for u in j['unresolved'])",
 		    "['app_alloc_a', 'app_alloc_b', 'app_launch_a', 'app_launch_b']", s.a.r.err);
 	/* The application's frame is one of the site's frames, whole. */
-	assert_json(path, "all(any(f['offset'] == x['site']['application']['offset'] and "
-			  "f['address'] == x['site']['application']['address'] for f in "
-			  "x['site']['frames']) and x['site']['application']['object'] == "
-			  "x['site']['object'] for x in j['violations'] + j['unresolved'])",
+	assert_json(path,
+		    "all(any(f['offset'] == x['site']['application']['offset'] and "
+		    "f['address'] == x['site']['application']['address'] for f in "
+		    "x['site']['frames']) and x['site']['application']['object'] == "
+		    "x['site']['object'] for x in j['violations'] + j['unresolved'])",
 		    "True", s.a.r.err);
 	/* gpuguard report shows it (its lines wrapped at 100 columns). */
 	gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, "report", path, NULL });
 	squeeze(r.out);
 	cr_expect(strstr(r.out, "allocated at app-static-rt+0x"), "%s", r.out);
 	cr_expect(strstr(r.out, "[inside the statically linked CUDA runtime; application frame: "
-				"app_alloc_a+0x"), "%s", r.out);
+				"app_alloc_a+0x"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "[inside the statically linked CUDA runtime; application frame: "
-				"app_launch_b+0x"), "%s", r.out);
+				"app_launch_b+0x"),
+		  "%s", r.out);
 	gg_run_free(&r);
 
 	/* The log: after each list, named; a second run changes nothing more. */
@@ -272,22 +285,33 @@ Test(static_runtime, symbolize_without_an_unstripped_copy_says_why)
 Test(runtime_syms, the_default_patterns_are_the_runtimes_names_not_the_programs)
 {
 	static const char *const runtime[] = {
-		"cudaMalloc", "cudaLaunchKernel", "cudaGetDriverEntryPointByVersion",
-		"_Z10cudaMallocIhE9cudaErrorPPT_m",                   /* cuda_runtime.h template */
-		"__cudaLaunchKernel", "__cudaPushCallConfiguration", "__cudaRegisterFatBinary",
-		"_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv",
+		"cudaMalloc",
+		"cudaLaunchKernel",
+		"cudaGetDriverEntryPointByVersion",
+		"_Z10cudaMallocIhE9cudaErrorPPT_m", /* cuda_runtime.h template */
+		"__cudaLaunchKernel",
+		"__cudaPushCallConfiguration",
+		"__cudaRegisterFatBinary",
+		"_ZL24__sti____cudaRegisterAllv",
+		"_ZL26__cudaUnregisterBinaryUtilv",
 		"_ZL25__cudaLaunchKernel_helperP9CUkern_st4dim3S1_PPvmP11CUstream_st",
-		"_ZL31__nv_cudaEntityRegisterCallbackPPv",            /* nvcc's registration */
+		"_ZL31__nv_cudaEntityRegisterCallbackPPv", /* nvcc's registration */
 		"_ZL32__nv_init_managed_rt_with_modulePPv",
-		"_Z33__device_stub__Z11write_bytesPhyhPhyh",          /* nvcc's launch stubs */
+		"_Z33__device_stub__Z11write_bytesPhyhPhyh", /* nvcc's launch stubs */
 		"_Z33__device_stub__Z11write_bytesPhyhPhyh.cold",
 		"_ZN2nsL25__wrapper__device_stub_tkIfEEvRPT_",
 		"libcudart_static_0053c1d33059ebe986009dc8a76c61eb6412a2c3", /* CUDA 13 */
-		"_ZN6cudart12globalStateC1Ev",                        /* before it */
+		"_ZN6cudart12globalStateC1Ev",                               /* before it */
 	};
 	static const char *const program[] = {
-		"main", "app_alloc_a", "_Z11write_bytesPhyh", "_Z3fooP9cudaError",
-		"_ZN3app10cudaHelperEv", "cuda_helper", "mycudaMalloc", "cudart_helper",
+		"main",
+		"app_alloc_a",
+		"_Z11write_bytesPhyh",
+		"_Z3fooP9cudaError",
+		"_ZN3app10cudaHelperEv",
+		"cuda_helper",
+		"mycudaMalloc",
+		"cudart_helper",
 	};
 	struct gg_globs g;
 
@@ -403,8 +427,8 @@ static void read_everything(const char *path)
 		return;
 	}
 	err = gg_runtime_ranges(&e, &g, &r);
-	cr_expect(err == 0 || err == -ENOENT || err == -ENOEXEC || err == -EFBIG ||
-			  err == -ENOMEM, "%d", err);
+	cr_expect(err == 0 || err == -ENOENT || err == -ENOEXEC || err == -EFBIG || err == -ENOMEM,
+		  "%d", err);
 	if (!err)
 		gg_ranges_free(&r);
 	err = gg_runtime_linked(&e);
@@ -442,7 +466,7 @@ Test(elf, a_truncated_or_damaged_file_is_an_error_never_a_crash)
 
 			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
 			at = k % 2 || eh->e_shoff >= len ? seed % sizeof(Elf64_Ehdr)
-							: eh->e_shoff + seed % (len - eh->e_shoff);
+							 : eh->e_shoff + seed % (len - eh->e_shoff);
 			bad[at] = (char)(seed >> 32);
 			/* Or a whole word of ones: the largest offsets and sizes. */
 			if ((seed & 0x100) && at - at % 8 + 8 <= len)

@@ -49,8 +49,8 @@ static const char *in_tmp(const char *name)
 	return p;
 }
 
-__attribute__((format(printf, 2, 3))) static const char *write_file(const char *name,
-								    const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static const char *write_file(const char *name, const char *fmt,
+								    ...)
 {
 	const char *path = in_tmp(name);
 	FILE *f = fopen(path, "w");
@@ -153,8 +153,7 @@ static struct gg_json *parse(const char *text)
 	struct gg_json_error err;
 	struct gg_json *v = gg_json_parse(text, strlen(text), &err);
 
-	cr_assert_not_null(v, "%s: line %u, column %u: %s", text, err.line, err.column,
-			   err.message);
+	cr_assert_not_null(v, "%s: line %u, column %u: %s", text, err.line, err.column, err.message);
 	return v;
 }
 
@@ -301,8 +300,7 @@ Test(json, refuses_malformed_documents_naming_line_column_and_problem)
 
 		cr_assert_null(v, "accepted: %s", docs[i].text);
 		cr_expect_eq(err.line, docs[i].line, "%s: line %u", docs[i].text, err.line);
-		cr_expect_eq(err.column, docs[i].column, "%s: column %u", docs[i].text,
-			     err.column);
+		cr_expect_eq(err.column, docs[i].column, "%s: column %u", docs[i].text, err.column);
 		cr_expect(strstr(err.message, docs[i].message), "%s: \"%s\", expected \"%s\"",
 			  docs[i].text, err.message, docs[i].message);
 	}
@@ -370,8 +368,8 @@ static bool python(const char *script, const char *const *args, char **out)
 	cr_assert_not_null(*out);
 	fread(*out, 1, 65535, p); /* the first errors are enough */
 	status = pclose(p);
-	cr_assert(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3),
-		  "%s", *out);
+	cr_assert(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3), "%s",
+		  *out);
 	return WEXITSTATUS(status) == 0;
 }
 
@@ -379,13 +377,12 @@ static bool python(const char *script, const char *const *args, char **out)
  * NULL when it validates. Free with free(). */
 static char *schema_errors(const char *path)
 {
-	static const char script[] =
-		"import json, sys, jsonschema\n"
-		"schema = json.load(open(sys.argv[2]))\n"
-		"v = jsonschema.Draft202012Validator(schema)\n"
-		"errors = list(v.iter_errors(json.load(open(sys.argv[1]))))\n"
-		"for e in errors: print('%s: %s' % (e.json_path, e.message))\n"
-		"sys.exit(3 if errors else 0)\n";
+	static const char script[] = "import json, sys, jsonschema\n"
+				     "schema = json.load(open(sys.argv[2]))\n"
+				     "v = jsonschema.Draft202012Validator(schema)\n"
+				     "errors = list(v.iter_errors(json.load(open(sys.argv[1]))))\n"
+				     "for e in errors: print('%s: %s' % (e.json_path, e.message))\n"
+				     "sys.exit(3 if errors else 0)\n";
 	char *out;
 
 	if (python(script, (const char *[]){ path, GG_SOURCE_ROOT "/docs/summary.schema.json", NULL },
@@ -411,7 +408,8 @@ static const char *summary_full(const char *name, int pid, const char *exe, int 
 				const char *unresolved, const char *violations, const char *extra,
 				int errors)
 {
-	return write_file(name,
+	return write_file(
+		name,
 		"{ \"schema\": 1, \"pid\": %d, \"exe\": \"%s\", \"sealed\": true, "
 		"\"seals\": 1,\n"
 		"  \"config\": { \"redzone\": %d, \"fill\": 238, \"allow_unresolved\": false, "
@@ -425,7 +423,8 @@ static const char *summary_full(const char *name, int pid, const char *exe, int 
 		"  \"unresolved\": [%s],\n"
 		"  \"allocations\": { \"calls\": 10, \"failed\": 0, \"padded\": 9,\n"
 		"      \"unpadded_fallbacks\": 0, \"live\": 2, \"live_bytes\": 2048 },\n"
-		"  \"redzones\": { \"scans\": 2, \"checked\": 18, \"unchecked\": 0, \"registry_bytes\": 4096,\n"
+		"  \"redzones\": { \"scans\": 2, \"checked\": 18, \"unchecked\": 0, "
+		"\"registry_bytes\": 4096,\n"
 		"      \"scan_driver_calls\": 2, \"batched\": true },\n"
 		"  \"violations\": [%s],\n"
 		"  %s\"errors\": %d }\n",
@@ -438,8 +437,8 @@ static const char *summary_unchecked(const char *name, int pid, const char *unre
 	return summary_full(name, pid, "/path/app", 64, unresolved, violations, "", errors);
 }
 
-static const char *summary(const char *name, int pid, const char *unresolved,
-			   const char *violations, int errors)
+static const char *summary(const char *name, int pid, const char *unresolved, const char *violations,
+			   int errors)
 {
 	const char *path = summary_unchecked(name, pid, unresolved, violations, errors);
 
@@ -447,26 +446,26 @@ static const char *summary(const char *name, int pid, const char *unresolved,
 	return path;
 }
 
-#define MISSING_KERNEL                                                                        \
-	"{ \"module\": \"app+0x2040\", \"function\": \"missing_kernel\",\n"                    \
+#define MISSING_KERNEL                                                                            \
+	"{ \"module\": \"app+0x2040\", \"function\": \"missing_kernel\",\n"                       \
 	"      \"expected_absent\": false, \"count\": 1, \"result\": \"CUDA_ERROR_NOT_FOUND\",\n" \
-	"      \"site\": { \"address\": \"0x55d0c0de1234\", \"object\": \"/path/app\",\n"        \
+	"      \"site\": { \"address\": \"0x55d0c0de1234\", \"object\": \"/path/app\",\n"         \
 	"                \"offset\": \"0x1234\", \"symbol\": \"main+0x56\" } }"
-#define MISSING_KERNEL_ELSEWHERE                                                              \
-	"{ \"module\": \"app+0x2040\", \"function\": \"missing_kernel\",\n"                    \
+#define MISSING_KERNEL_ELSEWHERE                                                                  \
+	"{ \"module\": \"app+0x2040\", \"function\": \"missing_kernel\",\n"                       \
 	"      \"expected_absent\": false, \"count\": 2, \"result\": \"CUDA_ERROR_NOT_FOUND\",\n" \
-	"      \"site\": { \"address\": \"0x55d0c0de1260\", \"object\": \"/path/app\",\n"        \
+	"      \"site\": { \"address\": \"0x55d0c0de1260\", \"object\": \"/path/app\",\n"         \
 	"                \"offset\": \"0x1260\", \"symbol\": \"main+0x80\" } }"
-#define OPTIONAL_KERNEL                                                                       \
-	"{ \"module\": \"app+0x2040\", \"function\": \"fast_path_sm100\",\n"                   \
-	"      \"expected_absent\": true, \"count\": 3, \"result\": \"CUDA_ERROR_NOT_FOUND\",\n"  \
+#define OPTIONAL_KERNEL                                                                          \
+	"{ \"module\": \"app+0x2040\", \"function\": \"fast_path_sm100\",\n"                     \
+	"      \"expected_absent\": true, \"count\": 3, \"result\": \"CUDA_ERROR_NOT_FOUND\",\n" \
 	"      \"site\": { \"address\": \"0x55d0c0de1258\", \"object\": \"/path/app\",\n"        \
 	"                \"offset\": \"0x1258\", \"symbol\": null } }"
-#define VIOLATION(index)                                                                      \
-	"{ \"index\": " #index ", \"user_bytes\": 1000, \"pad_bytes\": 64,\n"                   \
-	"      \"first\": 0, \"last\": 7, \"changed\": 8, \"first_value\": 65, "                 \
-	"\"expected\": 238,\n"                                                                 \
-	"      \"detected_by\": \"scan\", \"site\": { \"address\": \"0x55d0c0de1300\", "          \
+#define VIOLATION(index)                                                                 \
+	"{ \"index\": " #index ", \"user_bytes\": 1000, \"pad_bytes\": 64,\n"            \
+	"      \"first\": 0, \"last\": 7, \"changed\": 8, \"first_value\": 65, "         \
+	"\"expected\": 238,\n"                                                           \
+	"      \"detected_by\": \"scan\", \"site\": { \"address\": \"0x55d0c0de1300\", " \
 	"\"object\": \"/path/app\", \"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" } }"
 
 /* Three processes of a job: 4711 misses a kernel (from two call sites) and
@@ -476,8 +475,8 @@ static void job_files(const char **a, const char **b, const char **clean)
 {
 	make_dir();
 	*a = summary("run.4711.json", 4711,
-		     MISSING_KERNEL ", " OPTIONAL_KERNEL ", " MISSING_KERNEL_ELSEWHERE,
-		     VIOLATION(7), 2);
+		     MISSING_KERNEL ", " OPTIONAL_KERNEL ", " MISSING_KERNEL_ELSEWHERE, VIOLATION(7),
+		     2);
 	*b = summary("run.4712.json", 4712, MISSING_KERNEL, VIOLATION(9), 1);
 	*clean = summary("run.4713.json", 4713, "", "", 0);
 }
@@ -491,25 +490,27 @@ Test(report, summarizes_one_file_with_its_lookups_and_violations)
 	r = RUN(gg_cmd_report, NULL, "report", a);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_assert_str_eq(r.err, "");
-	cr_expect(strstr(r.out, "process 4711: /path/app, sealed (1 seal), 2 errors\n"), "%s",
-		  r.out);
+	cr_expect(strstr(r.out, "process 4711: /path/app, sealed (1 seal), 2 errors\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "  lookups: 12 kernels, 10 resolved, 1 required unresolved, "
-				"1 expected absent, 0 late misses\n"), "%s", r.out);
+				"1 expected absent, 0 late misses\n"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "  allocations: 10 calls, 0 failed, 9 padded, 0 unpadded "
-				"fallbacks, 2 live (2048 bytes)\n"), "%s", r.out);
-	cr_expect(strstr(r.out, "  red zones: 2 scans, 18 bands checked, 0 unchecked\n"), "%s",
-		  r.out);
+				"fallbacks, 2 live (2048 bytes)\n"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "  red zones: 2 scans, 18 bands checked, 0 unchecked\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "unresolved kernel lookups: 2 (1 required, 1 expected absent)\n"
 				"  REQUIRED  app+0x2040::missing_kernel  3x\n"
 				"            1x CUDA_ERROR_NOT_FOUND at main+0x56 (app+0x1234)\n"
 				"            2x CUDA_ERROR_NOT_FOUND at main+0x80 (app+0x1260)\n"
 				"  expected  app+0x2040::fast_path_sm100  3x\n"
-				"            3x CUDA_ERROR_NOT_FOUND at app+0x1258\n"), "%s", r.out);
+				"            3x CUDA_ERROR_NOT_FOUND at app+0x1258\n"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "red zone violations: 1\n"
 				"  allocation #7 (1000 bytes, 64-byte band): 8 bytes changed\n"
 				"      at offsets 0..7 past the end, first 0x41 (expected 0xee), "
 				"detected by scan\n"
-				"      allocated at load_weights+0x56 (app+0x1300)\n"), "%s", r.out);
+				"      allocated at load_weights+0x56 (app+0x1300)\n"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "\nerrors: 2\n"), "%s", r.out);
 	/* One process: no pid lists. */
 	cr_expect_null(strstr(r.out, "pid"), "%s", r.out);
@@ -523,7 +524,8 @@ Test(report, says_one_of_a_kind_in_the_singular)
 	struct result r;
 
 	make_dir();
-	one = write_file("one.json",
+	one = write_file(
+		"one.json",
 		"{ \"schema\": 1, \"pid\": 4711, \"exe\": \"/path/app\", \"sealed\": true, "
 		"\"seals\": 1,\n"
 		"  \"config\": { \"redzone\": 64, \"fill\": 238, \"allow_unresolved\": false, "
@@ -537,7 +539,8 @@ Test(report, says_one_of_a_kind_in_the_singular)
 		"  \"unresolved\": [],\n"
 		"  \"allocations\": { \"calls\": 1, \"failed\": 0, \"padded\": 1,\n"
 		"      \"unpadded_fallbacks\": 1, \"live\": 1, \"live_bytes\": 1 },\n"
-		"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0, \"registry_bytes\": 64,\n"
+		"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0, \"registry_bytes\": "
+		"64,\n"
 		"      \"scan_driver_calls\": 1, \"batched\": false },\n"
 		"  \"violations\": [ { \"index\": 0, \"user_bytes\": 1, \"pad_bytes\": 16,\n"
 		"      \"first\": 3, \"last\": 3, \"changed\": 1, \"first_value\": 65, "
@@ -549,13 +552,16 @@ Test(report, says_one_of_a_kind_in_the_singular)
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "process 4711: /path/app, sealed (1 seal), 1 error\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "  lookups: 1 kernel, 1 resolved, 0 required unresolved, "
-				"0 expected absent, 1 late miss\n"), "%s", r.out);
+				"0 expected absent, 1 late miss\n"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "  allocations: 1 call, 0 failed, 1 padded, 1 unpadded "
-				"fallback, 1 live (1 byte)\n"), "%s", r.out);
+				"fallback, 1 live (1 byte)\n"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "  red zones: 1 scan, 1 band checked, 0 unchecked\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "  allocation #0 (1 byte, 16-byte band): 1 byte changed\n"
 				"      at offset 3 past the end, first 0x41 (expected 0xee), "
-				"detected by free\n"), "%s", r.out);
+				"detected by free\n"),
+		  "%s", r.out);
 	free_result(&r);
 	remove_dir();
 }
@@ -593,16 +599,18 @@ Test(report, merges_the_same_missing_kernel_across_processes)
 		  "%s", r.out);
 	/* Seen in one process only: its pid is named. */
 	cr_expect(strstr(r.out, "  expected  app+0x2040::fast_path_sm100  3x in 1 process: "
-				"4711\n"), "%s", r.out);
-	cr_expect(strstr(r.out, "unresolved kernel lookups: 2 (1 required, 1 expected absent)\n"),
+				"4711\n"),
 		  "%s", r.out);
+	cr_expect(strstr(r.out, "unresolved kernel lookups: 2 (1 required, 1 expected absent)\n"), "%s",
+		  r.out);
 	/* Totals over the three. */
 	cr_expect(strstr(r.out, "totals:\n  lookups: 36 kernels, 30 resolved, 3 required "
-				"unresolved, 3 expected absent, 0 late misses\n"), "%s", r.out);
+				"unresolved, 3 expected absent, 0 late misses\n"),
+		  "%s", r.out);
 	cr_expect(strstr(r.out, "  allocations: 30 calls, 0 failed, 27 padded, 0 unpadded "
-				"fallbacks, 6 live (6144 bytes)\n"), "%s", r.out);
-	cr_expect(strstr(r.out, "\nerrors: 3 in 2 of 3 processes (4711: 2, 4712: 1)\n"), "%s",
-		  r.out);
+				"fallbacks, 6 live (6144 bytes)\n"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "\nerrors: 3 in 2 of 3 processes (4711: 2, 4712: 1)\n"), "%s", r.out);
 	free_result(&r);
 	remove_dir();
 }
@@ -617,9 +625,9 @@ Test(report, lists_each_violation_with_its_pid_and_processes_by_pid)
 	r = RUN(gg_cmd_report, NULL, "report", b, clean, a);
 	cr_assert_eq(r.status, 1);
 	cr_expect(strstr(r.out, "red zone violations: 2\n"
-				"  pid 4711: allocation #7 (1000 bytes, 64-byte band)"), "%s", r.out);
-	cr_expect(strstr(r.out, "  pid 4712: allocation #9 (1000 bytes, 64-byte band)"), "%s",
-		  r.out);
+				"  pid 4711: allocation #7 (1000 bytes, 64-byte band)"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "  pid 4712: allocation #9 (1000 bytes, 64-byte band)"), "%s", r.out);
 	p1 = strstr(r.out, "  process 4711: /path/app, sealed (1 seal), 2 errors [");
 	p2 = strstr(r.out, "  process 4712: /path/app, sealed (1 seal), 1 error [");
 	p3 = strstr(r.out, "  process 4713: /path/app, sealed (1 seal), 0 errors [");
@@ -642,7 +650,8 @@ Test(report, groups_the_same_violation_of_several_processes)
 	cr_assert_eq(r.status, 1);
 	/* Grouped for reading, counted once each. */
 	cr_expect(strstr(r.out, "red zone violations: 2, in 1 entry (alike ones grouped)\n"
-				"  pids 10, 11: allocation #7 "), "%s", r.out);
+				"  pids 10, 11: allocation #7 "),
+		  "%s", r.out);
 	free_result(&r);
 	remove_dir();
 }
@@ -664,7 +673,8 @@ Test(report, names_the_file_line_and_column_of_a_malformed_file)
 	snprintf(want, sizeof(want), "gpuguard report: %s\n", a);
 	cr_expect_eq(strncmp(r.out, want, strlen(want)), 0, "%s", r.out);
 	cr_expect(strstr(r.out, "\nskipped: 1 file that could not be read (named on standard "
-				"error)\n"), "%s", r.out);
+				"error)\n"),
+		  "%s", r.out);
 	free_result(&r);
 	remove_dir();
 }
@@ -682,8 +692,10 @@ Test(report, names_the_line_and_column_where_a_truncated_file_ends)
 					  "  \"lookups\": { \"total\": 1");
 	r = RUN(gg_cmd_report, NULL, "report", cut);
 	cr_assert_eq(r.status, 2);
-	snprintf(want, sizeof(want), "gpuguard: report: %s: line 2, column 26: unexpected end of "
-		 "input (expected ',' or '}')\n", cut);
+	snprintf(want, sizeof(want),
+		 "gpuguard: report: %s: line 2, column 26: unexpected end of "
+		 "input (expected ',' or '}')\n",
+		 cut);
 	cr_expect_str_eq(r.err, want);
 	cr_expect_str_eq(r.out, "");
 	free_result(&r);
@@ -795,7 +807,8 @@ Test(report, refuses_a_summary_missing_a_member_it_reads)
 	struct {
 		const char *from, *until, *message;
 	} missing[] = {
-		{ "  \"lookups\"", "},\n", "line 1, column 1: no \"lookups\" member (expected an object)" },
+		{ "  \"lookups\"", "},\n",
+		  "line 1, column 1: no \"lookups\" member (expected an object)" },
 		{ "\"total\": 12, ", NULL,
 		  "no \"lookups.total\" member (expected a non-negative integer)" },
 		{ "\"late_misses\": 0, ", NULL,
@@ -809,7 +822,8 @@ Test(report, refuses_a_summary_missing_a_member_it_reads)
 		  "no \"redzones.scans\" member (expected a non-negative integer)" },
 		{ "  \"violations\": [", "],\n", "no \"violations\" member (expected an array)" },
 		{ "\"pid\": 1, ", NULL, "no \"pid\" member (expected a non-negative integer)" },
-		{ ",\n  \"errors\": 2", NULL, "no \"errors\" member (expected a non-negative integer)" },
+		{ ",\n  \"errors\": 2", NULL,
+		  "no \"errors\" member (expected a non-negative integer)" },
 	};
 
 	make_dir();
@@ -827,13 +841,13 @@ Test(report, reads_a_counter_of_2_to_the_64_minus_1_exactly)
 	struct result r;
 
 	make_dir();
-	path = broken_summary("\"user_bytes\": 1000", NULL,
-			      "\"user_bytes\": 18446744073709551615");
+	path = broken_summary("\"user_bytes\": 1000", NULL, "\"user_bytes\": 18446744073709551615");
 	assert_valid(path);
 	r = RUN(gg_cmd_report, NULL, "report", path);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "  allocation #7 (18446744073709551615 bytes, 64-byte band): "
-				"8 bytes changed\n"), "%s", r.out);
+				"8 bytes changed\n"),
+		  "%s", r.out);
 	free_result(&r);
 	remove_dir();
 }
@@ -845,8 +859,7 @@ Test(report, names_an_unreadable_file)
 	make_dir();
 	r = RUN(gg_cmd_report, NULL, "report", in_tmp("absent.json"));
 	cr_assert_eq(r.status, 2);
-	cr_expect(strstr(r.err, "absent.json: cannot read: No such file or directory\n"), "%s",
-		  r.err);
+	cr_expect(strstr(r.err, "absent.json: cannot read: No such file or directory\n"), "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }
@@ -864,9 +877,11 @@ Test(report, usage_errors_exit_2_and_help_exits_0)
 	free_result(&r);
 	r = RUN(gg_cmd_report, NULL, "report", "--help");
 	cr_expect_eq(r.status, 0);
-	cr_expect(!strncmp(r.out, "usage: gpuguard report [--junit FILE] [--sarif FILE] "
-				  "[--require-coverage] FILE.json...\n", 87), "%s",
-		  r.out);
+	cr_expect(!strncmp(r.out,
+			   "usage: gpuguard report [--junit FILE] [--sarif FILE] "
+			   "[--require-coverage] FILE.json...\n",
+			   87),
+		  "%s", r.out);
 	free_result(&r);
 }
 
@@ -891,7 +906,8 @@ Test(report, escapes_control_characters_of_names)
 	summary("e.json", 5,
 		"{ \"module\": \"m\\u001b[2J\", \"function\": \"f\\n\\u009b\", \"count\": 1, "
 		"\"expected_absent\": false, \"result\": \"R\", \"site\": { \"address\": \"0x1\", "
-		"\"object\": \"\", \"offset\": \"0x1\", \"symbol\": null } }", "", 1);
+		"\"object\": \"\", \"offset\": \"0x1\", \"symbol\": null } }",
+		"", 1);
 	r = RUN(gg_cmd_report, NULL, "report", in_tmp("e.json"));
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "  REQUIRED  m\\x1b[2J::f\\x0a\\u009b  1x\n"), "%s", r.out);
@@ -924,7 +940,8 @@ Test(report, lines_fit_100_columns_with_many_processes)
 		free((char *)args[i + 1]);
 	}
 	cr_expect(strstr(r.out, "  REQUIRED  app+0x2040::missing_kernel  40x in 40 processes: "
-				"100000, 100001,"), "%s", r.out);
+				"100000, 100001,"),
+		  "%s", r.out);
 	free_result(&r);
 	remove_dir();
 }
@@ -937,7 +954,8 @@ Test(report, shows_the_line_symbolize_added_to_a_site)
 	summary("l.json", 6,
 		"{ \"module\": \"m\", \"function\": \"f\", \"count\": 2, \"expected_absent\": false, "
 		"\"result\": \"R\", \"site\": { \"address\": \"0x1234\", \"object\": \"/x/lib.so\", "
-		"\"offset\": \"0x34\", \"symbol\": \"g+0x4\", \"line\": \"/src/g.c:12\" } }", "", 1);
+		"\"offset\": \"0x34\", \"symbol\": \"g+0x4\", \"line\": \"/src/g.c:12\" } }",
+		"", 1);
 	r = RUN(gg_cmd_report, NULL, "report", in_tmp("l.json"));
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.out, "            2x R at g+0x4 (lib.so+0x34) at /src/g.c:12\n"), "%s",
@@ -1073,7 +1091,8 @@ Test(report, junit_has_one_testcase_per_process_and_a_failure_per_finding)
 	/* The human report is still written. */
 	cr_expect(strstr(r.out, "gpuguard report: 3 processes\n"), "%s", r.out);
 	junit = junit_of(in_tmp("junit.xml"));
-	cr_expect_str_eq(junit,
+	cr_expect_str_eq(
+		junit,
 		"app (pid 4711): unresolved-kernel redzone-violation\n"
 		"app (pid 4712): unresolved-kernel redzone-violation\n"
 		"app (pid 4713): \n"
@@ -1100,7 +1119,7 @@ Test(report, junit_gives_a_clean_process_a_testcase_without_failure)
 	char *junit;
 
 	job_files(&a, &b, &clean);
-	r = RUN(gg_cmd_report, NULL, "report", "--junit=" , clean);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit=", clean);
 	cr_expect_eq(r.status, 2, "an empty --junit= is refused");
 	cr_expect_str_eq(r.err, "gpuguard: report: --junit needs a FILE\n");
 	free_result(&r);
@@ -1108,8 +1127,10 @@ Test(report, junit_gives_a_clean_process_a_testcase_without_failure)
 	cr_expect_eq(r.status, 2);
 	cr_expect_str_eq(r.err, "gpuguard: report: --junit needs a FILE\n");
 	free_result(&r);
-	r = RUN(gg_cmd_report, NULL, "report", "--junit=" "/dev/null", "--junit", in_tmp("j.xml"),
-		clean);
+	r = RUN(gg_cmd_report, NULL, "report",
+		"--junit="
+		"/dev/null",
+		"--junit", in_tmp("j.xml"), clean);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	junit = junit_of(in_tmp("j.xml"));
 	cr_expect_str_eq(junit, "app (pid 4713): \n");
@@ -1134,8 +1155,9 @@ Test(report, junit_names_a_testcase_by_its_program_with_the_pid_as_a_property)
 	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), clean);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	junit = file_text(in_tmp("j.xml"));
-	cr_expect(strstr(junit, "    <testcase name=\"app\" classname=\"gpuguard\">\n"
-				"      <properties><property name=\"pid\" value=\"4713\"/></properties>\n"),
+	cr_expect(strstr(junit,
+			 "    <testcase name=\"app\" classname=\"gpuguard\">\n"
+			 "      <properties><property name=\"pid\" value=\"4713\"/></properties>\n"),
 		  "%s", junit);
 	cr_expect_null(strstr(junit, "4713)"), "%s", junit);
 	free(junit);
@@ -1162,15 +1184,14 @@ Test(report, junit_escapes_names_and_replaces_what_xml_forbids)
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	junit = junit_of(in_tmp("j.xml"));
 	cr_expect_str_eq(junit,
-		"a<b>&\"c\\x01\\x00d (pid 5): unresolved-kernel\n"
-		"  required kernel m]]>\\x02::f&amp;\\x1f\\x7f\xef\xbf\xbd never resolved "
-		"(1 failed lookup)\n"
-		"    1x R< at s\\x09+0x1 (o'\"<+0x1)\n");
+			 "a<b>&\"c\\x01\\x00d (pid 5): unresolved-kernel\n"
+			 "  required kernel m]]>\\x02::f&amp;\\x1f\\x7f\xef\xbf\xbd never resolved "
+			 "(1 failed lookup)\n"
+			 "    1x R< at s\\x09+0x1 (o'\"<+0x1)\n");
 	free(junit);
 	junit = file_text(in_tmp("j.xml"));
 	for (const char *p = junit; *p; p++)
-		cr_expect((unsigned char)*p >= 0x20 || *p == '\n', "byte 0x%02x at %td", *p,
-			  p - junit);
+		cr_expect((unsigned char)*p >= 0x20 || *p == '\n', "byte 0x%02x at %td", *p, p - junit);
 	free(junit);
 	free_result(&r);
 	remove_dir();
@@ -1188,13 +1209,15 @@ Test(report, sarif_has_a_result_per_finding_at_its_host_call_site)
 		       "{ \"module\": \"lib.so+0x40\", \"function\": \"k\", \"count\": 2, "
 		       "\"expected_absent\": false, \"result\": \"R\", \"site\": { \"address\": "
 		       "\"0x7f0000001234\", \"object\": \"/x/lib.so\", \"offset\": \"0x34\", "
-		       "\"symbol\": \"g+0x4\", \"line\": \"/src/g.c:12\" } }", "", 1);
+		       "\"symbol\": \"g+0x4\", \"line\": \"/src/g.c:12\" } }",
+		       "", 1);
 	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("s.sarif"), a, b, clean, line);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	sarif = sarif_of(in_tmp("s.sarif"));
 	/* 4711 and 4712: a required kernel and a violation each; none for the
 	 * expected-absent one, nor for the clean 4713. */
-	cr_expect_eq(count_of(sarif, "\nunresolved-kernel ") + !strncmp(sarif, "unresolved-kernel ", 18),
+	cr_expect_eq(count_of(sarif, "\nunresolved-kernel ") +
+			     !strncmp(sarif, "unresolved-kernel ", 18),
 		     3, "%s", sarif);
 	cr_expect_eq(count_of(sarif, "redzone-violation "), 2, "%s", sarif);
 	cr_expect(strstr(sarif, "unresolved-kernel file:///path/app - - app+0x1234 "), "%s", sarif);
@@ -1204,10 +1227,13 @@ Test(report, sarif_has_a_result_per_finding_at_its_host_call_site)
 	free(sarif);
 	sarif = file_text(in_tmp("s.sarif"));
 	cr_expect(strstr(sarif, "\"logicalLocations\": [ { \"name\": \"load_weights\", \"kind\": "
-				"\"function\" } ]"), "%s", sarif);
-	cr_expect(strstr(sarif, "\"text\": \"red-zone violation: 8 bytes past the end of "
-				"allocation #9 (1000 bytes) changed, detected by scan in app (pid 4712).\\n"
-				"allocated at load_weights+0x56 (app+0x1300)\" }"), "%s", sarif);
+				"\"function\" } ]"),
+		  "%s", sarif);
+	cr_expect(strstr(sarif,
+			 "\"text\": \"red-zone violation: 8 bytes past the end of "
+			 "allocation #9 (1000 bytes) changed, detected by scan in app (pid 4712).\\n"
+			 "allocated at load_weights+0x56 (app+0x1300)\" }"),
+		  "%s", sarif);
 	free(sarif);
 	free_result(&r);
 	remove_dir();
@@ -1237,8 +1263,7 @@ Test(report, sarif_makes_paths_below_the_working_directory_relative)
 	r = RUN(gg_cmd_report, NULL, "report", "--sarif", in_tmp("s.sarif"), in_tmp("s.json"));
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	sarif = sarif_of(in_tmp("s.sarif"));
-	cr_expect(strstr(sarif, "redzone-violation b/app%20s %SRCROOT% - app s+0xf80 "), "%s",
-		  sarif);
+	cr_expect(strstr(sarif, "redzone-violation b/app%20s %SRCROOT% - app s+0xf80 "), "%s", sarif);
 	free(sarif);
 	free_result(&r);
 	remove_dir();
@@ -1356,7 +1381,8 @@ static void run_app(const char *json_name, const char *const *opts, const char *
 static void expect_kernel_and_suspects(const char *text)
 {
 	cr_expect(strstr(text, "found after kernel gg_overrun_second (kernels.ptx, launch 1), "
-			       "launched at main+"), "%s", text);
+			       "launched at main+"),
+		  "%s", text);
 	cr_expect_eq(count_of(text, "suspects: gg_overrun_second (kernels.ptx, launch 1)"), 2, "%s",
 		     text);
 }
@@ -1376,7 +1402,8 @@ Test(report, names_the_kernel_that_wrote_past_a_band_and_the_suspects)
 	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
 	cr_expect(strstr(r.out, "detected by launch"), "%s", r.out);
 	cr_expect(strstr(r.out, "      written by gg_overrun_second (module kernels.ptx, launch #1 at\n"
-				"          main+"), "%s", r.out);
+				"          main+"),
+		  "%s", r.out);
 	cr_expect(!strstr(r.out, "suspects:"), "%s", r.out);
 	free_result(&r);
 	r = RUN(gg_cmd_report, NULL, "report", in_tmp("suspects.json"));
@@ -1407,12 +1434,14 @@ Test(report, lists_the_modules_that_cannot_run_on_their_gpu)
 	struct result r;
 
 	make_dir();
-	run_app_env("lazy.json", GG_APPS "/app-audit", (const char *[]){ "CUDA_MODULE_LOADING=LAZY", NULL },
+	run_app_env("lazy.json", GG_APPS "/app-audit",
+		    (const char *[]){ "CUDA_MODULE_LOADING=LAZY", NULL },
 		    (const char *[]){ "--verbosity", "0", NULL },
 		    (const char *[]){ "file:" GG_PTX, "trylib:" GG_ARCH80_FATBIN, NULL });
 	r = RUN(gg_cmd_report, NULL, "report", in_tmp("lazy.json"));
 	cr_expect(strstr(r.out, "  cannot run here: arch80.fatbin (sm_80; loaded, its kernels fail at "
-				"first use)\n"), "%s", r.out);
+				"first use)\n"),
+		  "%s", r.out);
 	cr_expect_eq(count_of(r.out, "cannot run here"), 1, "%s", r.out);
 	free_result(&r);
 	remove_dir();
@@ -1458,8 +1487,8 @@ Test(report, sarif_fingerprints_of_a_program_run_twice_are_the_same)
 
 /* Members of "coverage" as the shim writes them (gpuguard(1), FILES). */
 #define COVERAGE(guarded, unguarded)                                                          \
-	"\"coverage\": { \"allocations\": 10, \"guarded\": " #guarded ", \"guarded_bytes\": "     \
-	"9000, \"unguarded\": { " unguarded " }, \"unguarded_bytes\": 16, \"vmm_bytes\": 0, "    \
+	"\"coverage\": { \"allocations\": 10, \"guarded\": " #guarded ", \"guarded_bytes\": " \
+	"9000, \"unguarded\": { " unguarded " }, \"unguarded_bytes\": 16, \"vmm_bytes\": 0, " \
 	"\"procaddr_unmatched\": 0, \"caching_allocators\": [] },\n  "
 
 Test(report, require_coverage_fails_a_run_that_guarded_nothing)
@@ -1471,8 +1500,7 @@ Test(report, require_coverage_fails_a_run_that_guarded_nothing)
 	make_dir();
 	blind = summary_full("blind.json", 4711, "/path/app", 64, "", "",
 			     COVERAGE(0, "\"min_idx\": 9, \"zero_size\": 1"), 0);
-	seeing = summary_full("seeing.json", 4712, "/path/app", 64, "", "",
-			      COVERAGE(10, ""), 0);
+	seeing = summary_full("seeing.json", 4712, "/path/app", 64, "", "", COVERAGE(10, ""), 0);
 	assert_valid(blind);
 	/* Without the option, nothing failed. */
 	r = RUN(gg_cmd_report, NULL, "report", blind);
@@ -1486,10 +1514,10 @@ Test(report, require_coverage_fails_a_run_that_guarded_nothing)
 				"zero_size 1)\n");
 	junit = junit_of(in_tmp("j.xml"));
 	cr_expect_str_eq(junit,
-		"app (pid 4711): no-coverage\n"
-		"app (pid 4712): \n"
-		"  pid 4711 (/path/app): red zones were on and none of its 10 allocations was "
-		"guarded (min_idx 9, zero_size 1)\n");
+			 "app (pid 4711): no-coverage\n"
+			 "app (pid 4712): \n"
+			 "  pid 4711 (/path/app): red zones were on and none of its 10 allocations was "
+			 "guarded (min_idx 9, zero_size 1)\n");
 	sarif = sarif_of(in_tmp("s.sarif"));
 	cr_expect_str_eq(sarif, "not successful\n--require-coverage: pid 4711 (/path/app): red "
 				"zones were on and none of its 10 allocations was guarded (min_idx 9, "
@@ -1513,7 +1541,8 @@ Test(report, require_coverage_reads_padded_allocations_without_a_coverage_member
 	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", path);
 	cr_expect_eq(r.status, 1, "%s", r.err);
 	cr_expect(strstr(r.err, "gpuguard: report: --require-coverage: pid 1 (/path/app): red "
-				"zones were on and none of its 10 allocations was guarded\n"), "%s", r.err);
+				"zones were on and none of its 10 allocations was guarded\n"),
+		  "%s", r.err);
 	free_result(&r);
 	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", summary("ok.json", 2, "", "", 0));
 	cr_expect_eq(r.status, 0, "%s", r.err);
@@ -1532,8 +1561,8 @@ Test(report, require_coverage_passes_a_run_that_guarded_something)
 			      COVERAGE(1, "\"min_idx\": 9"), 0);
 	/* Red zones off: nothing to guard, nothing missed. */
 	off = summary_full("off.json", 4712, "/path/app", 0, "", "", COVERAGE(0, "\"off\": 10"), 0);
-	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", "--junit", in_tmp("j.xml"),
-		partly, off);
+	r = RUN(gg_cmd_report, NULL, "report", "--require-coverage", "--junit", in_tmp("j.xml"), partly,
+		off);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect_str_eq(r.err, "");
 	free_result(&r);
@@ -1577,16 +1606,19 @@ Test(report, require_coverage_fails_when_no_summary_was_read)
 		"--sarif", in_tmp("s.sarif"), in_tmp("out/*.json"));
 	cr_expect_eq(r.status, 2, "%s", r.err);
 	cr_expect_str_eq(r.out, "");
-	cr_expect(strstr(r.err, "out/*.json: cannot read: No such file or directory\n"
-				"gpuguard: report: --require-coverage: no summary was read (1 file given, "
-				"none could be read)\n"), "%s", r.err);
+	cr_expect(strstr(r.err,
+			 "out/*.json: cannot read: No such file or directory\n"
+			 "gpuguard: report: --require-coverage: no summary was read (1 file given, "
+			 "none could be read)\n"),
+		  "%s", r.err);
 	junit = junit_of(in_tmp("j.xml"));
 	cr_expect(strstr(junit, "out/*.json: unreadable-summary\ncoverage: no-coverage\n"), "%s",
 		  junit);
 	sarif = sarif_of(in_tmp("s.sarif"));
 	cr_expect(strstr(sarif, "not successful\n"), "%s", sarif);
 	cr_expect(strstr(sarif, "--require-coverage: no summary was read (1 file given, none "
-				"could be read)\n"), "%s", sarif);
+				"could be read)\n"),
+		  "%s", sarif);
 	free(junit);
 	free(sarif);
 	free_result(&r);
@@ -1612,19 +1644,23 @@ Test(report, junit_and_sarif_are_written_for_the_readable_files_when_one_is_skip
 
 	job_files(&a, &b, &clean);
 	bad = write_file("bad.json", "{ \"schema\": 1,\n");
-	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
-		in_tmp("s.sarif"), bad, a);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif", in_tmp("s.sarif"),
+		bad, a);
 	cr_assert_eq(r.status, 2, "%s", r.err);
 	cr_expect(strstr(r.out, "\nskipped: 1 file that could not be read"), "%s", r.out);
 	junit = junit_of(in_tmp("j.xml"));
-	snprintf(want, sizeof(want), "app (pid 4711): unresolved-kernel redzone-violation\n"
-		 "%s: unreadable-summary\n", bad);
+	snprintf(want, sizeof(want),
+		 "app (pid 4711): unresolved-kernel redzone-violation\n"
+		 "%s: unreadable-summary\n",
+		 bad);
 	cr_expect_eq(strncmp(junit, want, strlen(want)), 0, "%s", junit);
 	cr_expect(strstr(junit, "  line 2, column 1: unexpected end of input"), "%s", junit);
 	sarif = sarif_of(in_tmp("s.sarif"));
 	cr_expect_eq(count_of(sarif, "file:///path/app"), 2, "%s", sarif);
-	snprintf(want, sizeof(want), "not successful\n%s: line 2, column 1: unexpected end of "
-		 "input", bad);
+	snprintf(want, sizeof(want),
+		 "not successful\n%s: line 2, column 1: unexpected end of "
+		 "input",
+		 bad);
 	cr_expect(strstr(sarif, want), "%s", sarif);
 	free(junit);
 	free(sarif);
@@ -1656,21 +1692,24 @@ Test(report, says_what_coverage_guarded_and_why_not)
 	a = summary_full("a.json", 10, "/path/app", 64, "", "", COVERAGE(9, "\"min_idx\": 1"), 0);
 	r = RUN(gg_cmd_report, NULL, "report", a);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(strstr(r.out, "\n  coverage: 9 of 10 allocations guarded; 1 not (min_idx 1)\n"),
-		  "%s", r.out);
+	cr_expect(strstr(r.out, "\n  coverage: 9 of 10 allocations guarded; 1 not (min_idx 1)\n"), "%s",
+		  r.out);
 	free_result(&r);
 	b = summary_full("b.json", 11, "/path/app", 64, "", "",
 			 "\"coverage\": { \"allocations\": 4, \"guarded\": 0, \"guarded_bytes\": 0, "
 			 "\"unguarded\": { \"capturing\": 3, \"min_idx\": 1 }, \"unguarded_bytes\": "
 			 "400, \"vmm_bytes\": 0, \"procaddr_unmatched\": 2, "
-			 "\"caching_allocators\": [ \"pytorch\" ] },\n  ", 0);
+			 "\"caching_allocators\": [ \"pytorch\" ] },\n  ",
+			 0);
 	assert_valid(b);
 	r = RUN(gg_cmd_report, NULL, "report", a, b);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(strstr(r.out, "\n  coverage: 9 of 14 allocations guarded; 5 not (min_idx 2, "
-				"capturing 3); 2 cuGetProcAddress answers\n      matched no driver "
-				"function (calls through them are not seen); caching allocator: pytorch "
-				"(the\n      bands guard its segments, not each tensor)\n"), "%s", r.out);
+	cr_expect(strstr(r.out,
+			 "\n  coverage: 9 of 14 allocations guarded; 5 not (min_idx 2, "
+			 "capturing 3); 2 cuGetProcAddress answers\n      matched no driver "
+			 "function (calls through them are not seen); caching allocator: pytorch "
+			 "(the\n      bands guard its segments, not each tensor)\n"),
+		  "%s", r.out);
 	free_result(&r);
 	/* An older summary: no line. */
 	r = RUN(gg_cmd_report, NULL, "report", summary("c.json", 12, "", "", 0));
@@ -1688,10 +1727,12 @@ Test(report, refuses_a_coverage_member_of_the_wrong_shape)
 		{ "\"coverage\": { \"allocations\": 1, \"guarded\": \"1\" },\n  ",
 		  "\"coverage.guarded\" is a string, expected a non-negative integer" },
 		{ "\"coverage\": { \"allocations\": 1, \"guarded\": 1, \"unguarded\": { \"off\": -1 } "
-		  "},\n  ", "\"coverage.unguarded.off\" is the number -1, expected a non-negative "
+		  "},\n  ",
+		  "\"coverage.unguarded.off\" is the number -1, expected a non-negative "
 		  "integer" },
 		{ "\"coverage\": { \"allocations\": 1, \"guarded\": 1, \"caching_allocators\": [ 1 ] "
-		  "},\n  ", "\"coverage.caching_allocators[0]\" is a number, expected a string" },
+		  "},\n  ",
+		  "\"coverage.caching_allocators[0]\" is a number, expected a string" },
 	};
 
 	struct result r;
@@ -1706,7 +1747,8 @@ Test(report, refuses_a_coverage_member_of_the_wrong_shape)
 			     "\"coverage\": { \"guarded\": 1 },\n  ", 0));
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "no \"coverage.allocations\" member (expected a non-negative "
-				"integer)\n"), "%s", r.err);
+				"integer)\n"),
+		  "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }
@@ -1991,7 +2033,8 @@ Test(symbolize, copies_the_input_unchanged_without_a_symbolizer)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect_str_eq(r.out, want);
 	cr_expect(strstr(r.err, "gpuguard: symbolize: neither llvm-symbolizer nor addr2line is "
-				"on PATH"), "%s", r.err);
+				"on PATH"),
+		  "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }
@@ -2012,8 +2055,7 @@ Test(symbolize, usage_errors_and_an_unreadable_input_exit_2)
 	free_result(&r);
 	r = RUN(gg_cmd_symbolize, NULL, "symbolize", "/no/such/file.log");
 	cr_expect_eq(r.status, 2);
-	cr_expect(strstr(r.err, "gpuguard: symbolize: /no/such/file.log: cannot read: "),
-		  "%s", r.err);
+	cr_expect(strstr(r.err, "gpuguard: symbolize: /no/such/file.log: cannot read: "), "%s", r.err);
 	cr_expect_str_eq(r.out, "");
 	free_result(&r);
 	r = RUN(gg_cmd_symbolize, NULL, "symbolize", "--help");
@@ -2032,12 +2074,14 @@ Test(report, shows_each_kernel_whose_launches_were_refused)
 	make_dir();
 	a = summary_full("a.json", 4711, "/path/app", 64, "", "",
 			 "\"launch_errors\": [ { \"name\": \"gemm\\u0007\", \"module\": \"k.cubin\", "
-			 "\"count\": 3, \"result\": \"CUDA_ERROR_NO_BINARY_FOR_GPU\" } ],\n  ", 0);
+			 "\"count\": 3, \"result\": \"CUDA_ERROR_NO_BINARY_FOR_GPU\" } ],\n  ",
+			 0);
 	assert_valid(a);
 	r = RUN(gg_cmd_report, NULL, "report", a);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\n  launch errors: gemm\\x07 (module k.cubin): 3 refused launches, "
-				"last CUDA_ERROR_NO_BINARY_FOR_GPU\n"), "%s", r.out);
+				"last CUDA_ERROR_NO_BINARY_FOR_GPU\n"),
+		  "%s", r.out);
 	free_result(&r);
 	/* None refused: no such line. */
 	r = RUN(gg_cmd_report, NULL, "report", summary("b.json", 12, "", "", 0));
@@ -2046,9 +2090,11 @@ Test(report, shows_each_kernel_whose_launches_were_refused)
 	/* A malformed item is refused, named. */
 	expect_refused(summary_full("c.json", 1, "/path/app", 64, "", "",
 				    "\"launch_errors\": [ { \"name\": \"k\", \"module\": \"m\", "
-				    "\"count\": -1, \"result\": \"X\" } ],\n  ", 0),
-		       "launch_errors", "\"launch_errors[0].count\" is the number -1, expected a "
-				       "non-negative integer");
+				    "\"count\": -1, \"result\": \"X\" } ],\n  ",
+				    0),
+		       "launch_errors",
+		       "\"launch_errors[0].count\" is the number -1, expected a "
+		       "non-negative integer");
 	remove_dir();
 }
 
@@ -2075,8 +2121,10 @@ Test(report, refuses_to_write_junit_or_sarif_over_a_summary_or_an_input)
 	r = RUN(gg_cmd_report, NULL, "report", "--junit", a, b, clean);
 	cr_expect_eq(r.status, 2);
 	cr_expect_str_eq(r.out, "");
-	snprintf(want, sizeof(want), "gpuguard: report: --junit %s: holds a gpuguard summary; it is "
-		 "not overwritten (--junit takes the file to write, as in --junit junit.xml)\n", a);
+	snprintf(want, sizeof(want),
+		 "gpuguard: report: --junit %s: holds a gpuguard summary; it is "
+		 "not overwritten (--junit takes the file to write, as in --junit junit.xml)\n",
+		 a);
 	cr_expect_str_eq(r.err, want);
 	free_result(&r);
 
@@ -2084,14 +2132,16 @@ Test(report, refuses_to_write_junit_or_sarif_over_a_summary_or_an_input)
 	 * when it does not exist. */
 	r = RUN(gg_cmd_report, NULL, "report", "--sarif", b, a, b);
 	cr_expect_eq(r.status, 2);
-	snprintf(want, sizeof(want), "gpuguard: report: --sarif %s: is one of the summaries to read, "
+	snprintf(want, sizeof(want),
+		 "gpuguard: report: --sarif %s: is one of the summaries to read, "
 		 "an input; it is not overwritten (--sarif takes the file to write, as in --sarif "
-		 "gpuguard.sarif)\n", b);
+		 "gpuguard.sarif)\n",
+		 b);
 	cr_expect_str_eq(r.err, want);
 	free_result(&r);
 	link = in_tmp("link.json");
 	cr_assert_eq(symlink(a, link), 0);
-	r = RUN(gg_cmd_report, NULL, "report", "--junit=" , "--junit", link, a);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit=", "--junit", link, a);
 	cr_expect_eq(r.status, 2, "an empty --junit= is refused first");
 	free_result(&r);
 	r = RUN(gg_cmd_report, NULL, "report", "--junit", link, a);
@@ -2108,7 +2158,8 @@ Test(report, refuses_to_write_junit_or_sarif_over_a_summary_or_an_input)
 	text = write_file("notes.txt", "not a summary\n");
 	r = RUN(gg_cmd_report, text, "report", "--junit", text, "-");
 	cr_expect_eq(r.status, 2);
-	snprintf(want, sizeof(want), "gpuguard: report: --junit %s: is standard input, an input; it "
+	snprintf(want, sizeof(want),
+		 "gpuguard: report: --junit %s: is standard input, an input; it "
 		 "is not overwritten (--junit takes the file to write, as in --junit junit.xml)\n",
 		 text);
 	cr_expect_str_eq(r.err, want);
@@ -2118,8 +2169,10 @@ Test(report, refuses_to_write_junit_or_sarif_over_a_summary_or_an_input)
 	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("ci.out"), "--sarif",
 		in_tmp("./ci.out"), clean);
 	cr_expect_eq(r.status, 2);
-	snprintf(want, sizeof(want), "gpuguard: report: --junit %s: --sarif names the same file; "
-		 "give each a file of its own\n", in_tmp("ci.out"));
+	snprintf(want, sizeof(want),
+		 "gpuguard: report: --junit %s: --sarif names the same file; "
+		 "give each a file of its own\n",
+		 in_tmp("ci.out"));
 	cr_expect_str_eq(r.err, want);
 	free_result(&r);
 
@@ -2170,9 +2223,13 @@ static void write_bytes(const char *path, const char *text, size_t len)
 
 static size_t bad_inputs(struct bad_input *in)
 {
-	enum { DEEP = 100000, RANDOM = 4096 };
+	enum {
+		DEEP = 100000,
+		RANDOM = 4096
+	};
 	char *whole = file_text(summary_unchecked("whole.json", 1, MISSING_KERNEL, VIOLATION(7), 2));
-	char *deep_array = malloc(DEEP + 1), *deep_object = malloc(DEEP + 1), *noise = malloc(RANDOM + 1);
+	char *deep_array = malloc(DEEP + 1), *deep_object = malloc(DEEP + 1),
+	     *noise = malloc(RANDOM + 1);
 	char *digits = malloc(1000 + 64);
 	uint32_t seed = 12345;
 	size_t n = 0;
@@ -2204,7 +2261,8 @@ static size_t bad_inputs(struct bad_input *in)
 				      strdup("{ \"schema\": 1e999999, \"pid\": 1e999999 }\n"), 0 };
 	in[n++] = (struct bad_input){ "huge-integer.json", digits, 0 };
 	in[n++] = (struct bad_input){ "invalid-utf8.json",
-				      strdup("{ \"schema\": 1, \"exe\": \"/bin/\xff\xfe\x80\" }\n"), 0 };
+				      strdup("{ \"schema\": 1, \"exe\": \"/bin/\xff\xfe\x80\" }\n"),
+				      0 };
 	for (size_t i = 0; i < n; i++) {
 		cr_assert_not_null(in[i].text);
 		if (!in[i].len)
@@ -2225,7 +2283,8 @@ Test(report, names_empty_truncated_and_malformed_files_and_exits_2)
 		"line 1, column 513: nesting deeper than 512 levels\n",
 		"line 1, column 2561: nesting deeper than 512 levels\n",
 		"line 1, column 13: schema 1e999999 is not supported (this gpuguard reads schema 1)\n",
-		("line 1, column 23: \"pid\" is the number 9999999999999999999999999999999999999999..., "
+		("line 1, column 23: \"pid\" is the number "
+		 "9999999999999999999999999999999999999999..., "
 		 "expected a non-negative integer\n"),
 		"line 1, column 29: invalid UTF-8 byte 0xff in string\n",
 	};
@@ -2287,12 +2346,16 @@ Test(symbolize, copies_empty_truncated_and_malformed_input_and_says_so)
 		cr_expect_eq(r.status, 0, "%s: %s", in[i].name, r.err);
 		cr_expect_str_eq(r.out, in[i].text, "%s", in[i].name);
 		if (!in[i].len)
-			snprintf(want, sizeof(want), "gpuguard: symbolize: %s is empty: nothing to "
-				 "symbolize\n", path);
+			snprintf(want, sizeof(want),
+				 "gpuguard: symbolize: %s is empty: nothing to "
+				 "symbolize\n",
+				 path);
 		else
-			snprintf(want, sizeof(want), "gpuguard: symbolize: %s: no code location in it "
+			snprintf(want, sizeof(want),
+				 "gpuguard: symbolize: %s: no code location in it "
 				 "(OBJECT+0xOFFSET in a log, a \"site\" with \"object\" and \"offset\" "
-				 "in a JSON summary); copied as it is\n", path);
+				 "in a JSON summary); copied as it is\n",
+				 path);
 		cr_expect(strstr(r.err, want), "%s\n%s", want, r.err);
 		cr_expect_null(strstr(r.err, "runtime error"), "%s", r.err);
 		free_result(&r);
@@ -2301,11 +2364,13 @@ Test(symbolize, copies_empty_truncated_and_malformed_input_and_says_so)
 	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in_tmp("truncated.json"));
 	cr_expect(strstr(r.err, "truncated.json: line "), "%s", r.err);
 	cr_expect(strstr(r.err, "unexpected end of input (expected a string key); read as a log "
-				"instead\n"), "%s", r.err);
+				"instead\n"),
+		  "%s", r.err);
 	free_result(&r);
 	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in_tmp("deep-object.json"));
 	cr_expect(strstr(r.err, "line 1, column 2561: nesting deeper than 512 levels; read as a log "
-				"instead\n"), "%s", r.err);
+				"instead\n"),
+		  "%s", r.err);
 	free_result(&r);
 	r = RUN(gg_cmd_symbolize, NULL, "symbolize", "/dev/null");
 	cr_expect_eq(r.status, 0);
@@ -2347,8 +2412,8 @@ static void expect_every_format(const struct every_format *row)
 
 	make_dir();
 	a = summary(row->file, row->pid, "", row->violations, row->errors);
-	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif",
-		in_tmp("s.sarif"), a);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in_tmp("j.xml"), "--sarif", in_tmp("s.sarif"),
+		a);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_expect_str_eq(r.err, "");
 	expect_parts(r.out, row->out, "the report");
@@ -2366,18 +2431,21 @@ static void expect_every_format(const struct every_format *row)
  * report, JUnit and SARIF name the call, its range and the allocation, and
  * SARIF locates it at the call. */
 #define API_OVERRUN                                                                            \
-	"{ \"kind\": \"api_overrun\", \"api\": \"cuMemcpyHtoD_v2\", \"side\": \"dst\", "          \
-	"\"address\": \"0x7f0000000000\", \"bytes\": 116, \"index\": 3, \"user_bytes\": 100, "    \
-	"\"ptr\": \"0x7f0000000000\", \"result\": \"CUDA_ERROR_INVALID_VALUE\",\n"               \
-	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "           \
-	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                          \
-	"      \"call_site\": { \"address\": \"0x55d0c0de1400\", \"object\": \"/path/app\", "      \
+	"{ \"kind\": \"api_overrun\", \"api\": \"cuMemcpyHtoD_v2\", \"side\": \"dst\", "       \
+	"\"address\": \"0x7f0000000000\", \"bytes\": 116, \"index\": 3, \"user_bytes\": 100, " \
+	"\"ptr\": \"0x7f0000000000\", \"result\": \"CUDA_ERROR_INVALID_VALUE\",\n"             \
+	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "       \
+	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                       \
+	"      \"call_site\": { \"address\": \"0x55d0c0de1400\", \"object\": \"/path/app\", "  \
 	"\"offset\": \"0x1400\", \"symbol\": \"upload+0x12\" } }"
 
 Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_format)
 {
 	static const struct every_format row = {
-		"api.json", 4720, API_OVERRUN ", " VIOLATION(7), 2,
+		"api.json",
+		4720,
+		API_OVERRUN ", " VIOLATION(7),
+		2,
 		.out = { "red zone violations: 2\n"
 			 "  allocation #3 (100 bytes): cuMemcpyHtoD_v2 dst of 116 bytes at "
 			 "0x7f0000000000 runs 16 bytes past\n"
@@ -2403,24 +2471,24 @@ Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_form
  * of the allocation below: the report, JUnit and SARIF name the allocation
  * written below (located where it was made) and the band that caught it;
  * an overrun up to a band's top names the allocation above it. */
-#define UNDERFLOW                                                                              \
+#define UNDERFLOW                                                                                 \
 	"{ \"kind\": \"underflow\", \"index\": 0, \"user_bytes\": 200, \"pad_bytes\": 64, "       \
-	"\"first\": 308, \"last\": 311, \"changed\": 4, \"first_value\": 85, \"expected\": 238, "   \
+	"\"first\": 308, \"last\": 311, \"changed\": 4, \"first_value\": 85, \"expected\": 238, " \
 	"\"detected_by\": \"free\", \"slack_bytes\": 248,\n"                                      \
-	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "           \
+	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "          \
 	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                          \
-	"      \"upper\": { \"index\": 1, \"user_bytes\": 200, \"address\": \"0x7f0000000200\", "   \
+	"      \"upper\": { \"index\": 1, \"user_bytes\": 200, \"address\": \"0x7f0000000200\", " \
 	"\"site\": { \"address\": \"0x55d0c0de1500\", \"object\": \"/path/app\", "                \
 	"\"offset\": \"0x1500\", \"symbol\": \"load_bias+0x10\" } },\n"                           \
-	"      \"suspects\": [ { \"name\": \"shift_left\", \"module\": \"app+0x2040\", "            \
+	"      \"suspects\": [ { \"name\": \"shift_left\", \"module\": \"app+0x2040\", "          \
 	"\"launch\": 3 } ] }"
-#define OVERRUN_TO_THE_TOP                                                                     \
+#define OVERRUN_TO_THE_TOP                                                                        \
 	"{ \"kind\": \"overrun\", \"index\": 4, \"user_bytes\": 200, \"pad_bytes\": 64, "         \
-	"\"first\": 0, \"last\": 311, \"changed\": 312, \"first_value\": 65, \"expected\": 238, "  \
+	"\"first\": 0, \"last\": 311, \"changed\": 312, \"first_value\": 65, \"expected\": 238, " \
 	"\"detected_by\": \"scan\", \"slack_bytes\": 248,\n"                                      \
-	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "           \
+	"      \"site\": { \"address\": \"0x55d0c0de1300\", \"object\": \"/path/app\", "          \
 	"\"offset\": \"0x1300\", \"symbol\": \"load_weights+0x56\" },\n"                          \
-	"      \"upper\": { \"index\": 5, \"user_bytes\": 100, \"address\": \"0x7f0000000600\", "   \
+	"      \"upper\": { \"index\": 5, \"user_bytes\": 100, \"address\": \"0x7f0000000600\", " \
 	"\"site\": { \"address\": \"0x55d0c0de1500\", \"object\": \"/path/app\", "                \
 	"\"offset\": \"0x1500\", \"symbol\": \"load_bias+0x10\" } },\n"                           \
 	"      \"suspects\": [] }"
@@ -2428,13 +2496,17 @@ Test(report, names_the_call_range_and_allocation_of_a_refused_copy_in_every_form
 Test(report, names_the_allocation_written_below_its_start_in_every_format)
 {
 	static const struct every_format row = {
-		"under.json", 4721, UNDERFLOW ", " OVERRUN_TO_THE_TOP, 2,
+		"under.json",
+		4721,
+		UNDERFLOW ", " OVERRUN_TO_THE_TOP,
+		2,
 		.out = { "red zone violations: 2\n"
 			 "  allocation #1 (200 bytes): underflow, 4 bytes changed\n"
 			 "      1..4 bytes below its start, first 0x55 (expected 0xee), detected by "
 			 "free\n"
 			 "      allocated at load_bias+0x10 (app+0x1500)\n"
-			 "      found in the band of allocation #0 (200 bytes, 64-byte band + 248 bytes "
+			 "      found in the band of allocation #0 (200 bytes, 64-byte band + 248 "
+			 "bytes "
 			 "to the next 256-byte\n"
 			 "          boundary) directly below, allocated at load_weights+0x56 "
 			 "(app+0x1300)\n"
@@ -2468,11 +2540,11 @@ Test(report, refuses_an_underflow_without_the_allocation_written_below)
 			      "{ \"kind\": \"underflow\", \"index\": 0, \"user_bytes\": 4, "
 			      "\"pad_bytes\": 16, \"first\": 0, \"last\": 0, \"changed\": 1, "
 			      "\"first_value\": 1, \"expected\": 238, \"detected_by\": \"free\", "
-			      "\"site\": null }", 1);
+			      "\"site\": null }",
+			      1);
 	r = RUN(gg_cmd_report, NULL, "report", a);
 	cr_assert_eq(r.status, 2, "%s", r.err);
-	cr_expect(strstr(r.err, "no \"violations[0].upper\" member (expected an object)"), "%s",
-		  r.err);
+	cr_expect(strstr(r.err, "no \"violations[0].upper\" member (expected an object)"), "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }
@@ -2483,14 +2555,16 @@ Test(report, refuses_an_api_overrun_missing_a_member_it_reads)
 	const char *a;
 
 	make_dir();
-	a = summary_unchecked("bad.json", 1,
-			      "", "{ \"kind\": \"api_overrun\", \"api\": \"cuMemsetD8_v2\", "
-				  "\"side\": \"dst\", \"address\": \"0x10\", \"index\": 0, "
-				  "\"user_bytes\": 4, \"result\": \"R\", \"site\": null }", 1);
+	a = summary_unchecked("bad.json", 1, "",
+			      "{ \"kind\": \"api_overrun\", \"api\": \"cuMemsetD8_v2\", "
+			      "\"side\": \"dst\", \"address\": \"0x10\", \"index\": 0, "
+			      "\"user_bytes\": 4, \"result\": \"R\", \"site\": null }",
+			      1);
 	r = RUN(gg_cmd_report, NULL, "report", a);
 	cr_assert_eq(r.status, 2, "%s", r.err);
 	cr_expect(strstr(r.err, "no \"violations[0].bytes\" member (expected a non-negative "
-				"integer)"), "%s", r.err);
+				"integer)"),
+		  "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }

@@ -38,9 +38,10 @@ Test(cli, runs_the_program_under_the_shim_with_options_mapped)
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	snprintf(json_opt, sizeof(json_opt), "--json=%s", json);
-	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone", "48", "--fill", "0x5a", json_opt,
-					"--boundary", "sync:2", "--verbosity", "2", "--", RZ,
-					"alloc:64", "band:0:48", "poke:0:1", "sync", NULL });
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "--redzone", "48", "--fill", "0x5a", json_opt, "--boundary",
+			      "sync:2", "--verbosity", "2", "--", RZ, "alloc:64", "band:0:48",
+			      "poke:0:1", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_neq(strstr(r.out, "band 0: 5a 5a"), NULL, "%s", r.out);
 	cr_assert_eq(gg_count_lines(r.err, "red zone of 48 bytes"), 1, "%s", r.err);
@@ -59,8 +60,9 @@ Test(cli, passes_the_programs_exit_status_through)
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--", "/bin/sh", "-c", "exit 7", NULL });
 	cr_assert_eq(gg_run_exit(&r), 7, "%s", r.err);
 	gg_run_free(&r);
-	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzone=16", "--exitcode", "42", "--", RZ,
-					"alloc:64", "overrun:0:1", NULL });
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "--redzone=16", "--exitcode", "42", "--", RZ, "alloc:64",
+			      "overrun:0:1", NULL });
 	cr_assert_eq(gg_run_exit(&r), 42, "%s", r.err);
 	gg_run_free(&r);
 }
@@ -113,7 +115,8 @@ Test(cli, a_missing_program_is_an_error)
 	gg_run_free(&r);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--", "/nonexistent/program", NULL });
 	cr_assert_eq(gg_run_exit(&r), 127);
-	cr_assert_str_eq(r.err, "gpuguard: cannot run /nonexistent/program: No such file or directory\n");
+	cr_assert_str_eq(r.err,
+			 "gpuguard: cannot run /nonexistent/program: No such file or directory\n");
 	gg_run_free(&r);
 }
 
@@ -145,16 +148,21 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 	cli(&r, NULL, (const char *[]){ GG_CLI, opt, "--", "/bin/sh", "-c", "echo ran", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
 	cr_assert_str_eq(r.out, "", "the program ran");
-	snprintf(want, sizeof(want), "gpuguard: --json: cannot write \"%s/out/gpuguard.%%p.json\": "
-		 "the directory \"%s/out\" does not exist (create it first)\n", dir, dir);
+	snprintf(want, sizeof(want),
+		 "gpuguard: --json: cannot write \"%s/out/gpuguard.%%p.json\": "
+		 "the directory \"%s/out\" does not exist (create it first)\n",
+		 dir, dir);
 	cr_assert_str_eq(r.err, want);
 	gg_run_free(&r);
 
 	snprintf(opt, sizeof(opt), "%s", dir);
-	cli(&r, NULL, (const char *[]){ GG_CLI, "--log", opt, "--", "/bin/sh", "-c", "echo ran", NULL });
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "--log", opt, "--", "/bin/sh", "-c", "echo ran", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
-	snprintf(want, sizeof(want), "gpuguard: --log: \"%s\" is a directory; expected a file name; "
-		 "%%p becomes the pid, or - for stderr\n", dir);
+	snprintf(want, sizeof(want),
+		 "gpuguard: --log: \"%s\" is a directory; expected a file name; "
+		 "%%p becomes the pid, or - for stderr\n",
+		 dir);
 	cr_assert_str_eq(r.err, want);
 	gg_run_free(&r);
 
@@ -163,8 +171,10 @@ Test(cli, run_refuses_a_report_file_it_could_not_write_before_running_the_progra
 	snprintf(opt, sizeof(opt), "%s/file/m.prom", dir);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--metrics", opt, "--", "/bin/true", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
-	snprintf(want, sizeof(want), "gpuguard: --metrics: cannot write \"%s/file/m.prom\": the "
-		 "directory \"%s/file\": Not a directory\n", dir, dir);
+	snprintf(want, sizeof(want),
+		 "gpuguard: --metrics: cannot write \"%s/file/m.prom\": the "
+		 "directory \"%s/file\": Not a directory\n",
+		 dir, dir);
 	cr_assert_str_eq(r.err, want);
 	gg_run_free(&r);
 
@@ -189,20 +199,23 @@ Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on)
 	for (int i = 0; i < 3; i++) {
 		const char *flag = (const char *[]){ "--log", "--json", "--metrics" }[i];
 
-		cli(&r, NULL, (const char *[]){ GG_CLI, flag, fifo, "--", "/bin/sh", "-c", "echo ran",
-						NULL });
+		cli(&r, NULL,
+		    (const char *[]){ GG_CLI, flag, fifo, "--", "/bin/sh", "-c", "echo ran", NULL });
 		cr_assert_eq(gg_run_exit(&r), 2, "%s: %s", flag, r.err);
 		cr_assert_str_eq(r.out, "", "the program ran");
-		snprintf(want, sizeof(want), "gpuguard: %s: cannot write \"%s\": it is a FIFO, %s; "
-			 "expected a regular file or a character device such as /dev/null\n", flag,
-			 fifo, i ? "which could block the program (a regular file or a character "
-				   "device such as /dev/null is written)"
-				 : "and opening one with no reader would block");
+		snprintf(want, sizeof(want),
+			 "gpuguard: %s: cannot write \"%s\": it is a FIFO, %s; "
+			 "expected a regular file or a character device such as /dev/null\n",
+			 flag, fifo,
+			 i ? "which could block the program (a regular file or a character "
+			     "device such as /dev/null is written)"
+			   : "and opening one with no reader would block");
 		cr_assert_str_eq(r.err, want);
 		gg_run_free(&r);
 	}
 	/* The log may be the pipe stderr is (/dev/stderr in a CI job). */
-	snprintf(cmd, sizeof(cmd), "'%s' --log /dev/stderr -- /bin/sh -c 'echo ran' 2>&1 | cat", GG_CLI);
+	snprintf(cmd, sizeof(cmd), "'%s' --log /dev/stderr -- /bin/sh -c 'echo ran' 2>&1 | cat",
+		 GG_CLI);
 	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_str_eq(r.out, "ran\n");
@@ -222,11 +235,13 @@ Test(cli, run_refuses_a_fifo_or_a_list_the_shim_would_block_on)
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		const char *path = lists[i].path ? lists[i].path : i == 1 ? fifo : big;
 
-		cli(&r, NULL, (const char *[]){ GG_CLI, "--expected-absent", path, "--", "/bin/sh",
-						"-c", "echo ran", NULL });
+		cli(&r, NULL,
+		    (const char *[]){ GG_CLI, "--expected-absent", path, "--", "/bin/sh", "-c",
+				      "echo ran", NULL });
 		cr_assert_eq(gg_run_exit(&r), 2, "%s: %s", path, r.err);
 		cr_assert_str_eq(r.out, "", "the program ran");
-		snprintf(want, sizeof(want), "gpuguard: --expected-absent: cannot read \"%s\": %s "
+		snprintf(want, sizeof(want),
+			 "gpuguard: --expected-absent: cannot read \"%s\": %s "
 			 "(expected a readable regular file of at most 1 MiB, one pattern a line)\n",
 			 path, lists[i].why);
 		cr_assert_str_eq(r.err, want);
@@ -282,9 +297,10 @@ Test(cli, scan_refuses_what_it_cannot_do)
 	/* What the shim refuses is no signal to send either. */
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "11", "1", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);
-	cr_assert_str_eq(r.err, "gpuguard: scan: --signal: \"11\" is not a signal gpuguard listens "
-				"to (SIGSEGV reports a crash, it is no boundary; expected " GG_CONFIG_SIGNALS
-				")\n");
+	cr_assert_str_eq(r.err,
+			 "gpuguard: scan: --signal: \"11\" is not a signal gpuguard listens "
+			 "to (SIGSEGV reports a crash, it is no boundary; expected " GG_CONFIG_SIGNALS
+			 ")\n");
 	gg_run_free(&r);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--wait", "--timeout", "0", "1", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2);
@@ -323,9 +339,11 @@ Test(cli, scan_refuses_a_process_without_the_shim)
 	snprintf(pid, sizeof(pid), "%d", s.pid);
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s%s", r.out, r.err);
-	snprintf(cmd, sizeof(cmd), "gpuguard: scan: process %s has no libgpuguard.so loaded (it was "
+	snprintf(cmd, sizeof(cmd),
+		 "gpuguard: scan: process %s has no libgpuguard.so loaded (it was "
 		 "not started under gpuguard or with LD_PRELOAD): a signal would reach the program "
-		 "itself; nothing sent\n", pid);
+		 "itself; nothing sent\n",
+		 pid);
 	cr_assert_str_eq(r.err, cmd);
 	cr_assert_str_eq(r.out, "");
 	gg_run_free(&r);
@@ -348,7 +366,8 @@ static void spawn_listening(struct gg_spawn *s, const char *signal, const char *
 		env[3 + i] = also[i];
 	snprintf(env_signal, sizeof(env_signal), "GPUGUARD_SIGNAL=%s", signal);
 	snprintf(step, sizeof(step), "wait:%s", go);
-	gg_spawn(s, GG_RUN_SHIM | GG_RUN_FAKE, env, (const char *[]){ RZ, "alloc:64", "sync", step, NULL });
+	gg_spawn(s, GG_RUN_SHIM | GG_RUN_FAKE, env,
+		 (const char *[]){ RZ, "alloc:64", "sync", step, NULL });
 	cr_assert(gg_spawn_wait_output(s, "synced\n", 30));
 	snprintf(pid, cap, "%d", s->pid);
 }
@@ -366,8 +385,10 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	spawn_listening(&s, "USR2", NULL, go, pid, sizeof(pid));
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--signal", "USR1", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
-	snprintf(want, sizeof(want), "gpuguard: scan: process %s listens to SIGUSR2 "
-		 "(GPUGUARD_SIGNAL=USR2), not to USR1; nothing sent\n", pid);
+	snprintf(want, sizeof(want),
+		 "gpuguard: scan: process %s listens to SIGUSR2 "
+		 "(GPUGUARD_SIGNAL=USR2), not to USR1; nothing sent\n",
+		 pid);
 	cr_assert_str_eq(r.err, want);
 	gg_run_free(&r);
 	touch(go);
@@ -420,11 +441,13 @@ Test(cli, run_refuses_the_signals_the_c_library_keeps)
 	char want[512];
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		cli(&r, NULL, (const char *[]){ GG_CLI, "--signal", refused[i][0], "--", "/bin/true",
-						NULL });
+		cli(&r, NULL,
+		    (const char *[]){ GG_CLI, "--signal", refused[i][0], "--", "/bin/true", NULL });
 		cr_expect_eq(gg_run_exit(&r), 2, "%s: %s", refused[i][0], r.err);
-		snprintf(want, sizeof(want), "gpuguard: --signal: \"%s\" is not a valid value: %s "
-			 "(expected " GG_CONFIG_SIGNALS ", or none)\n", refused[i][0], refused[i][1]);
+		snprintf(want, sizeof(want),
+			 "gpuguard: --signal: \"%s\" is not a valid value: %s "
+			 "(expected " GG_CONFIG_SIGNALS ", or none)\n",
+			 refused[i][0], refused[i][1]);
 		cr_expect_str_eq(r.err, want);
 		gg_run_free(&r);
 	}
@@ -448,8 +471,9 @@ Test(cli, run_names_every_bad_boundary_item)
 {
 	struct gg_run r;
 
-	cli(&r, NULL, (const char *[]){ GG_CLI, "--boundary", "launch:0,after:nan,sync:1,after:1e999",
-					"--", "/bin/true", NULL });
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "--boundary", "launch:0,after:nan,sync:1,after:1e999", "--",
+			      "/bin/true", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
 	cr_assert_str_eq(r.err, "gpuguard: --boundary: \"launch:0,after:nan,sync:1,after:1e999\" is "
 				"not a valid value: \"launch:0\": N must be a number, 1 or more; "
@@ -480,15 +504,15 @@ Test(cli, scan_refuses_before_the_handler_is_installed)
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
 	cr_assert_neq(strstr(r.err, "has libgpuguard.so loaded but no handler for SIGUSR2 yet: the "
-				    "shim installs it at the process's first CUDA call"), NULL,
-		      "%s", r.err);
+				    "shim installs it at the process's first CUDA call"),
+		      NULL, "%s", r.err);
 	cr_assert_str_eq(r.out, "");
 	gg_run_free(&r);
 	/* --wait waits for a handler that never comes, and gives up. */
 	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--wait", "--timeout", "0.3", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
-	cr_assert_neq(strstr(r.err, "gpuguard: scan: gave up after 0.3 s, nothing sent: process"),
-		      NULL, "%s", r.err);
+	cr_assert_neq(strstr(r.err, "gpuguard: scan: gave up after 0.3 s, nothing sent: process"), NULL,
+		      "%s", r.err);
 	gg_run_free(&r);
 	touch(go);
 	gg_spawn_finish(&s, &target);
@@ -548,7 +572,8 @@ Test(cli, scan_sends_nothing_to_a_handler_of_the_programs_own)
 	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
 	cr_assert_eq(handled(target.out), 0, "the program's handler was signalled");
 	cr_assert_eq(gg_count_lines(target.err, "WARN: the program handles SIGUSR1 (signal 10) "
-						"itself"), 1, "%s", target.err);
+						"itself"),
+		     1, "%s", target.err);
 	gg_run_free(&target);
 }
 
@@ -637,8 +662,8 @@ Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s/s.json", dir);
-	spawn_listening(&s, "USR2", (const char *[]){ "GPUGUARD_DISABLE=2", env_json, NULL }, go,
-			pid, sizeof(pid));
+	spawn_listening(&s, "USR2", (const char *[]){ "GPUGUARD_DISABLE=2", env_json, NULL }, go, pid,
+			sizeof(pid));
 	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", "--wait", pid, NULL });
 	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
 	cr_assert_neq(strstr(scan.out, "sent SIGUSR2"), NULL, "%s", scan.out);
@@ -691,11 +716,14 @@ Test(cli, scan_says_when_the_process_is_another_users)
 	gg_spawn(&s, 0, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
 		 (const char *[]){ "/bin/sleep", "30", NULL });
 	snprintf(pid, sizeof(pid), "%d", s.pid);
-	cli(&r, NULL, (const char *[]){ "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-					"--clear-groups", GG_CLI, "scan", pid, NULL });
+	cli(&r, NULL,
+	    (const char *[]){ "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			      GG_CLI, "scan", pid, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
-	snprintf(want, sizeof(want), "gpuguard: scan: cannot read /proc/%s/environ: Permission "
-		 "denied (the process belongs to another user", pid);
+	snprintf(want, sizeof(want),
+		 "gpuguard: scan: cannot read /proc/%s/environ: Permission "
+		 "denied (the process belongs to another user",
+		 pid);
 	cr_assert_eq(strncmp(r.err, want, strlen(want)), 0, "%s", r.err);
 	gg_run_free(&r);
 	cr_assert_eq(kill(s.pid, 0), 0, "the sleeper must still be alive");
@@ -711,13 +739,14 @@ Test(cli, bisect_names_the_allocation_read_past_and_where_it_was_made)
 	struct gg_run r;
 
 	/* Twelve buffers; the program sums 3 bytes past the end of buffer 7 only. */
-	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--", RZ, "alloc:64", "alloc:64", "alloc:64",
-					"alloc:64", "alloc:64", "alloc:64", "alloc:64", "alloc:32",
-					"alloc:64", "alloc:64", "alloc:64", "alloc:64", "copy:7:0",
-					"sum:7:3", "sum:2:0", NULL });
+	cli(&r, NULL, (const char *[]){ GG_CLI,     "bisect",   "--",       RZ,         "alloc:64",
+					"alloc:64", "alloc:64", "alloc:64", "alloc:64", "alloc:64",
+					"alloc:64", "alloc:32", "alloc:64", "alloc:64", "alloc:64",
+					"alloc:64", "copy:7:0", "sum:7:3",  "sum:2:0",  NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s\n%s", r.out, r.err);
 	cr_assert_neq(strstr(r.out, "bisect: allocation #7 is read past its end"), NULL, "%s", r.out);
-	cr_assert_neq(strstr(r.out, "bisect: allocation #7 (32 bytes) was made at:"), NULL, "%s", r.out);
+	cr_assert_neq(strstr(r.out, "bisect: allocation #7 (32 bytes) was made at:"), NULL, "%s",
+		      r.out);
 	cr_assert_neq(strstr(r.out, "bisect:   #0 redzone_alloc+0x"), NULL, "%s", r.out);
 	cr_assert_neq(strstr(r.out, "bisect:   #1 main+0x"), NULL, "%s", r.out);
 	gg_run_free(&r);
@@ -727,8 +756,8 @@ Test(cli, bisect_says_when_no_band_matters)
 {
 	struct gg_run r;
 
-	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--", RZ, "alloc:64", "copy:0:0", "sum:0:0",
-					NULL });
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "bisect", "--", RZ, "alloc:64", "copy:0:0", "sum:0:0", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s\n%s", r.out, r.err);
 	cr_assert_neq(strstr(r.out, "the output depends on no guard band"), NULL, "%s", r.out);
 	gg_run_free(&r);
@@ -740,8 +769,8 @@ Test(cli, bisect_needs_a_deterministic_program)
 
 	cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", "--", "/bin/sh", "-c", "echo $$", NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.out);
-	cr_assert_neq(strstr(r.err, "two identical runs of /bin/sh gave different output"), NULL,
-		      "%s", r.err);
+	cr_assert_neq(strstr(r.err, "two identical runs of /bin/sh gave different output"), NULL, "%s",
+		      r.err);
 	gg_run_free(&r);
 }
 
@@ -825,8 +854,8 @@ Test(cli, bisect_refuses_a_timeout_that_is_no_number_of_seconds)
 		cli(&r, NULL, (const char *[]){ GG_CLI, "bisect", opt, "--", RZ, NULL });
 		cr_expect_eq(gg_run_exit(&r), 2, "%s", *v);
 		cr_expect(strstr(r.err, "bisect: --timeout: \"") &&
-			  strstr(r.err, "expected seconds, more than 0 and at most 86400"), "%s",
-			  r.err);
+				  strstr(r.err, "expected seconds, more than 0 and at most 86400"),
+			  "%s", r.err);
 		cr_expect_str_eq(r.out, "");
 		gg_run_free(&r);
 	}
@@ -872,7 +901,10 @@ Test(cli, bisect_ended_by_sigterm_stops_its_run_and_leaves_no_temporary_director
  * grouped by hash, a few seconds. */
 Test(cli, report_reads_200000_violations_in_linear_time)
 {
-	enum { VIOLATIONS = 200000, KERNELS = 20000 };
+	enum {
+		VIOLATIONS = 200000,
+		KERNELS = 20000
+	};
 	char dir[64], path[128], line[128];
 	struct gg_run r;
 	FILE *f;
@@ -881,19 +913,26 @@ Test(cli, report_reads_200000_violations_in_linear_time)
 	snprintf(path, sizeof(path), "%s/big.json", dir);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
-	fprintf(f, "{ \"schema\": 1, \"pid\": 4711, \"exe\": \"/path/app\",\n"
+	fprintf(f,
+		"{ \"schema\": 1, \"pid\": 4711, \"exe\": \"/path/app\",\n"
 		"  \"lookups\": { \"total\": %d, \"resolved\": 0, \"unresolved_required\": %d, "
 		"\"unresolved_expected\": 0, \"late_misses\": 0, \"unresolved\": %d },\n"
-		"  \"unresolved\": [\n", KERNELS, KERNELS, KERNELS);
+		"  \"unresolved\": [\n",
+		KERNELS, KERNELS, KERNELS);
 	for (int k = 0; k < 2 * KERNELS; k++)
-		fprintf(f, "%s{ \"module\": \"app+0x2040\", \"function\": \"kernel_%d\", "
-			"\"expected_absent\": false, \"count\": 1, \"result\": \"CUDA_ERROR_NOT_FOUND\", "
+		fprintf(f,
+			"%s{ \"module\": \"app+0x2040\", \"function\": \"kernel_%d\", "
+			"\"expected_absent\": false, \"count\": 1, \"result\": "
+			"\"CUDA_ERROR_NOT_FOUND\", "
 			"\"site\": { \"address\": \"0x%x\", \"object\": \"/path/app\", \"offset\": "
-			"\"0x%x\" } }\n", k ? "," : "", k / 2, 0x100000 + k, k);
-	fprintf(f, "  ],\n  \"allocations\": { \"calls\": %d, \"failed\": 0, \"padded\": %d, "
+			"\"0x%x\" } }\n",
+			k ? "," : "", k / 2, 0x100000 + k, k);
+	fprintf(f,
+		"  ],\n  \"allocations\": { \"calls\": %d, \"failed\": 0, \"padded\": %d, "
 		"\"unpadded_fallbacks\": 0, \"live\": 0, \"live_bytes\": 0 },\n"
 		"  \"redzones\": { \"scans\": 1, \"checked\": %d, \"unchecked\": 0 },\n"
-		"  \"violations\": [\n", VIOLATIONS, VIOLATIONS, VIOLATIONS);
+		"  \"violations\": [\n",
+		VIOLATIONS, VIOLATIONS, VIOLATIONS);
 	for (int i = 0; i < VIOLATIONS; i++)
 		fprintf(f, "%s{\"index\":%d}\n", i ? "," : "", i);
 	fprintf(f, "  ],\n  \"errors\": %d }\n", VIOLATIONS + KERNELS);
@@ -903,11 +942,14 @@ Test(cli, report_reads_200000_violations_in_linear_time)
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
 	cr_expect_str_eq(r.err, "");
 	cr_expect(strstr(r.out, "\nunresolved kernel lookups: 20000 (20000 required, 0 expected "
-				"absent)\n"), "%.2000s", r.out);
+				"absent)\n"),
+		  "%.2000s", r.out);
 	cr_expect_eq(gg_count_lines(r.out, "  REQUIRED  app+0x2040::kernel_"), KERNELS);
 	cr_expect_eq(gg_count_lines(r.out, "x CUDA_ERROR_NOT_FOUND at app+0x"), 2 * KERNELS);
-	snprintf(line, sizeof(line), "\n  REQUIRED  app+0x2040::kernel_%d  2x\n"
-		 "            1x CUDA_ERROR_NOT_FOUND at app+0x%x\n", KERNELS - 1, 2 * KERNELS - 2);
+	snprintf(line, sizeof(line),
+		 "\n  REQUIRED  app+0x2040::kernel_%d  2x\n"
+		 "            1x CUDA_ERROR_NOT_FOUND at app+0x%x\n",
+		 KERNELS - 1, 2 * KERNELS - 2);
 	cr_expect(strstr(r.out, line), "%s", line);
 	cr_expect(strstr(r.out, "\nred zone violations: 200000\n"), "%.2000s", r.out);
 	cr_expect_eq(gg_count_lines(r.out, "  allocation #"), VIOLATIONS);
@@ -956,11 +998,11 @@ Test(cli, per_tensor_sets_the_frameworks_switches_and_says_so)
 	cr_expect(strstr(r.out, "\nPYTORCH_NO_CUDA_MEMORY_CACHING=1\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "\nXLA_PYTHON_CLIENT_ALLOCATOR=platform\n"), "%s", r.out);
 	cr_expect(strstr(r.out, "\nXLA_PYTHON_CLIENT_PREALLOCATE=false\n"), "%s", r.out);
-	cr_expect_eq(gg_count_lines(r.err, "gpuguard: --per-tensor: PYTORCH_NO_CUDA_MEMORY_CACHING=1 "), 1,
-		     "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "gpuguard: --per-tensor: PYTORCH_NO_CUDA_MEMORY_CACHING=1 "),
+		     1, "%s", r.err);
 	gg_run_free(&r);
-	cli(&r, NULL, (const char *[]){ GG_CLI, "--verbosity", "0", "--per-tensor", "--", "/usr/bin/env",
-					NULL });
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "--verbosity", "0", "--per-tensor", "--", "/usr/bin/env", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\nPYTORCH_NO_CUDA_MEMORY_CACHING=1\n"), "%s", r.out);
 	cr_expect_str_eq(r.err, "");
@@ -1039,8 +1081,10 @@ Test(cli, relative_report_paths_are_where_they_were_given)
 	char *text;
 
 	gg_test_dir(dir, sizeof(dir));
-	snprintf(cmd, sizeof(cmd), "cd '%s' && exec '%s' --json s.json --metrics m.prom --log l.log "
-		 "-- sh -c 'cd /proc && exec %s alloc:64 free:0'", dir, GG_CLI, RZ);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && exec '%s' --json s.json --metrics m.prom --log l.log "
+		 "-- sh -c 'cd /proc && exec %s alloc:64 free:0'",
+		 dir, GG_CLI, RZ);
 	cli(&r, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_expect_str_eq(r.err, "");
@@ -1132,7 +1176,8 @@ Test(cli, log_dash_is_stderr)
 	cli(&r, NULL, (const char *[]){ GG_CLI, "--json", "-", "--", "/bin/true", NULL });
 	cr_expect_eq(gg_run_exit(&r), 2, "%s", r.err);
 	cr_expect(strstr(r.err, "gpuguard: --json: \"-\" is not a valid value: \"-\" would be the "
-				"program's stdout"), "%s", r.err);
+				"program's stdout"),
+		  "%s", r.err);
 	gg_run_free(&r);
 }
 
@@ -1141,8 +1186,10 @@ static double epoch_of(const char *json, const char *member)
 	char expr[160], *v;
 	double t;
 
-	snprintf(expr, sizeof(expr), "__import__('datetime').datetime.strptime(j['%s'], "
-		 "'%%Y-%%m-%%dT%%H:%%M:%%S.%%f%%z').timestamp()", member);
+	snprintf(expr, sizeof(expr),
+		 "__import__('datetime').datetime.strptime(j['%s'], "
+		 "'%%Y-%%m-%%dT%%H:%%M:%%S.%%f%%z').timestamp()",
+		 member);
 	v = gg_json(json, expr);
 	t = atof(v);
 	free(v);
@@ -1170,9 +1217,10 @@ Test(cli, the_summary_says_which_version_wrote_it_and_when)
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	snprintf(step, sizeof(step), "wait:%s", go);
 	clock_gettime(CLOCK_REALTIME, &before);
-	gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
-		 (const char *[]){ env_json, "GPUGUARD_BOUNDARY=launch:1", "GG_TEST_PTX=" GG_PTX, NULL },
-		 (const char *[]){ RZ, "alloc:64", "launch", step, NULL });
+	gg_spawn(
+		&s, GG_RUN_SHIM | GG_RUN_FAKE,
+		(const char *[]){ env_json, "GPUGUARD_BOUNDARY=launch:1", "GG_TEST_PTX=" GG_PTX, NULL },
+		(const char *[]){ RZ, "alloc:64", "launch", step, NULL });
 	cr_assert(gg_wait_file(json, 30), "the boundary wrote no summary");
 	v = gg_json(json, "(j['version'], j['ended'], j['started'][-1])");
 	cr_expect_str_eq(v, want, "while it runs");

@@ -85,7 +85,8 @@ Test(clients, numba_prints_and_returns_the_same_and_its_overrun_is_reported, .ti
 	/* With it: the same stdout, byte for byte, and the same status. */
 	run_client(&shim, GG_RUN_SHIM, json_env);
 	cr_assert_eq(gg_run_exit(&shim), gg_run_exit(&plain), "stderr:\n%s", shim.err);
-	cr_assert_eq(shim.out_len, plain.out_len, "with the shim:\n%s\nwithout:\n%s", shim.out, plain.out);
+	cr_assert_eq(shim.out_len, plain.out_len, "with the shim:\n%s\nwithout:\n%s", shim.out,
+		     plain.out);
 	cr_assert_eq(memcmp(shim.out, plain.out, plain.out_len), 0, "with the shim:\n%s\nwithout:\n%s",
 		     shim.out, plain.out);
 
@@ -93,17 +94,20 @@ Test(clients, numba_prints_and_returns_the_same_and_its_overrun_is_reported, .ti
 	 * apart from gpuguard's lines, stderr is what numba wrote without it. */
 	cr_expect_eq(gg_count_errors(shim.err), 1, "%s", shim.err);
 	cr_expect_eq(gg_count_lines(shim.err, "] WARN: "), 0, "%s", shim.err);
-	cr_expect_eq(gg_count_lines(shim.err, "ERROR: red zone violation (free): allocation #1 of 1000 bytes"), 1,
-		     "%s", shim.err);
-	cr_expect_eq(gg_count_lines(shim.err, "8 bytes changed at offsets 0..7 past the end, first 0x41"), 1, "%s",
-		     shim.err);
+	cr_expect_eq(gg_count_lines(shim.err,
+				    "ERROR: red zone violation (free): allocation #1 of 1000 bytes"),
+		     1, "%s", shim.err);
+	cr_expect_eq(
+		gg_count_lines(shim.err, "8 bytes changed at offsets 0..7 past the end, first 0x41"), 1,
+		"%s", shim.err);
 	rest = gg_without_gpuguard_lines(shim.err);
 	cr_expect_str_eq(rest, plain.err);
 	free(rest);
 
 	expect_json(json, "len(j['violations'])", "1");
-	expect_json(json, "[(v['user_bytes'], v['first'], v['last'], v['changed'], v['first_value']) "
-			  "for v in j['violations']]",
+	expect_json(json,
+		    "[(v['user_bytes'], v['first'], v['last'], v['changed'], v['first_value']) "
+		    "for v in j['violations']]",
 		    "[(1000, 0, 7, 8, 65)]");
 	expect_json(json, "j['errors']", "1");
 	/* Both arrays were padded and freed; the three kernels were looked up. */

@@ -246,8 +246,8 @@ Test(config, bad_values_keep_the_default)
 Test(config, the_first_definition_counts_and_a_bare_name_is_no_value)
 {
 	extern char **environ;
-	char *env[] = { "PATH=/bin", "GPUGUARD_REDZONE=32", "GPUGUARD_REDZONE=64",
-			"GPUGUARD_VERBOSITY", "GPUGUARD_REDZNE=16", NULL };
+	char *env[] = { "PATH=/bin",          "GPUGUARD_REDZONE=32", "GPUGUARD_REDZONE=64",
+			"GPUGUARD_VERBOSITY", "GPUGUARD_REDZNE=16",  NULL };
 	struct gg_config_problem p[8];
 	struct gg_config_unknown u = { .next = NULL };
 	struct gg_config c;
@@ -318,7 +318,8 @@ Test(config, the_shim_warns_for_every_unknown_variable_at_every_verbosity)
 	       (const char *[]){ GG_APPS "/app-redzone", "alloc:64", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_expect_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZNE is not a gpuguard variable; it is "
-					   "ignored (did you mean GPUGUARD_REDZONE?"), 1, "%s", r.err);
+					   "ignored (did you mean GPUGUARD_REDZONE?"),
+		     1, "%s", r.err);
 	cr_expect_eq(gg_count_lines(r.err, "is not a gpuguard variable"), 17, "%s", r.err);
 	gg_run_free(&r);
 }
@@ -358,9 +359,34 @@ Test(config, disable_is_read_on_its_own)
 
 /* Values of every shape the table's parsers meet, good and bad. */
 static const char *const candidates[] = {
-	"0", "1", "2", "16", "255", "256", "0x10", "0xEE", "-1", "abc", "yes", "off", "USR2",
-	"SIGUSR1", "9", "11", "64", "none", "1:2", "2:1", "0x10:0x20", "launch:3", "sync:0",
-	"launch:3,foo", "after:0.5,sync:2", "1073741824", "1073741825", "18446744073709551616",
+	"0",
+	"1",
+	"2",
+	"16",
+	"255",
+	"256",
+	"0x10",
+	"0xEE",
+	"-1",
+	"abc",
+	"yes",
+	"off",
+	"USR2",
+	"SIGUSR1",
+	"9",
+	"11",
+	"64",
+	"none",
+	"1:2",
+	"2:1",
+	"0x10:0x20",
+	"launch:3",
+	"sync:0",
+	"launch:3,foo",
+	"after:0.5,sync:2",
+	"1073741824",
+	"1073741825",
+	"18446744073709551616",
 };
 
 /* Whether the shim, reading @value for @o, says it is not valid: a WARN for
@@ -406,8 +432,10 @@ static void command_agrees(const struct gg_option *o, const char *value)
 	} else if (!strcmp(o->name, "GPUGUARD_EXPECTED_ABSENT") && gg_run_exit(&r) == 2) {
 		/* A value the parser takes, but no list the shim could read (none of
 		 * the candidates is a file): refused too, saying so. */
-		snprintf(want, sizeof(want), "gpuguard: %s: cannot read \"%s\": No such file or "
-			 "directory", o->flag, value);
+		snprintf(want, sizeof(want),
+			 "gpuguard: %s: cannot read \"%s\": No such file or "
+			 "directory",
+			 o->flag, value);
 		cr_expect(strstr(r.err, want), "%s %s: %s", o->flag, value, r.err);
 		cr_expect_str_eq(r.out, "");
 	} else {
@@ -446,12 +474,15 @@ Test(config, the_command_refuses_every_value_the_shim_rejects, .timeout = 300)
 			/* A switch sets its value, and takes none. */
 			char with[96];
 
-			gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, o->flag, "--", "/usr/bin/env", NULL });
+			gg_run(&r, 0, NULL,
+			       (const char *[]){ GG_CLI, o->flag, "--", "/usr/bin/env", NULL });
 			snprintf(with, sizeof(with), "%s=%s\n", o->name, o->sets);
-			cr_expect(gg_run_exit(&r) == 0 && strstr(r.out, with), "%s: %s", o->flag, r.err);
+			cr_expect(gg_run_exit(&r) == 0 && strstr(r.out, with), "%s: %s", o->flag,
+				  r.err);
 			gg_run_free(&r);
 			snprintf(with, sizeof(with), "%s=1", o->flag);
-			gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, with, "--", "/usr/bin/env", NULL });
+			gg_run(&r, 0, NULL,
+			       (const char *[]){ GG_CLI, with, "--", "/usr/bin/env", NULL });
 			cr_expect_eq(gg_run_exit(&r), 2, "%s", with);
 			gg_run_free(&r);
 			cr_expect(shim_rejects(o, "maybe") && !shim_rejects(o, o->sets), "%s", o->name);
@@ -570,8 +601,8 @@ Test(config, the_man_page_documents_the_table)
 			*next = '\0';
 		cr_expect(strstr(entry, "Default"), "%s: no default said:%s", opts[i].name, entry);
 		if (opts[i].def && *opts[i].def)
-			cr_expect(strstr(entry, opts[i].def), "%s: default %s not said:%s", opts[i].name,
-				  opts[i].def, entry);
+			cr_expect(strstr(entry, opts[i].def), "%s: default %s not said:%s",
+				  opts[i].name, opts[i].def, entry);
 		if (next)
 			*next = '\n';
 		cr_expect(strstr(options, opts[i].flag), "OPTIONS lacks %s", opts[i].flag);
@@ -581,8 +612,8 @@ Test(config, the_man_page_documents_the_table)
 		char name[64];
 
 		sscanf(s + 4, "%63s", name);
-		cr_expect(!strcmp(name, "GPUGUARD_*") || gg_config_option(name), "ENVIRONMENT documents %s, which the table lacks",
-			  name);
+		cr_expect(!strcmp(name, "GPUGUARD_*") || gg_config_option(name),
+			  "ENVIRONMENT documents %s, which the table lacks", name);
 	}
 	free(env);
 	free(options);

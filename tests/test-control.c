@@ -30,7 +30,8 @@ Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_bo
 
 	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 		   (const char *[]){ "label:clean", "alloc:100", "overrun:0:8", "label:dirty",
-				     "label:again", "alloc:64", "poke:1:4", "poke:1:2", "label:twice", NULL });
+				     "label:again", "alloc:64", "poke:1:4", "poke:1:2", "label:twice",
+				     NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	expect_out(&a.r, "label clean: 0\n");
 	expect_out(&a.r, "label dirty: 1\n");
@@ -38,38 +39,46 @@ Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_bo
 	expect_out(&a.r, "label twice: 1\n");
 	/* Only the labels that found something, each with the ERROR lines the
 	 * log received since the one before, word for word. */
-	expect_json(a.json, "[(l['label'], l['boundary'], l['errors'], l['lines_dropped']) for l in j['labels']]",
-		    "[('dirty', 2, 1, 0), ('twice', 4, 1, 0)]");
-	expect_json(a.json, "[sum('red zone violation (scan): allocation #%d ' % i in x for x in l['lines']) "
-			    "for i, l in enumerate(j['labels'])]",
+	expect_json(
+		a.json,
+		"[(l['label'], l['boundary'], l['errors'], l['lines_dropped']) for l in j['labels']]",
+		"[('dirty', 2, 1, 0), ('twice', 4, 1, 0)]");
+	expect_json(a.json,
+		    "[sum('red zone violation (scan): allocation #%d ' % i in x for x in l['lines']) "
+		    "for i, l in enumerate(j['labels'])]",
 		    "[1, 1]");
-	expect_json(a.json, "all(any(x.endswith('ERROR:   allocation stack:') for x in l['lines']) and "
-			    "all(x.startswith('gpuguard[') and ' ERROR: ' in x for x in l['lines']) "
-			    "for l in j['labels'])",
+	expect_json(a.json,
+		    "all(any(x.endswith('ERROR:   allocation stack:') for x in l['lines']) and "
+		    "all(x.startswith('gpuguard[') and ' ERROR: ' in x for x in l['lines']) "
+		    "for l in j['labels'])",
 		    "True");
 	cr_expect_eq(gg_count_lines(a.r.err, "] ERROR: red zone violation (scan)"), 2, "%s", a.r.err);
 	/* gpuguard report groups them by label (a pytest test's node id). */
 	gg_run(&report, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
 	cr_expect_eq(gg_run_exit(&report), 1, "%s%s", report.out, report.err);
-	cr_expect_not_null(strstr(report.out, "\nfindings by test: 2 tests\n  dirty: 1 error\n"
-					      "      red zone violation (scan): allocation #0 of 100 bytes"),
+	cr_expect_not_null(strstr(report.out,
+				  "\nfindings by test: 2 tests\n  dirty: 1 error\n"
+				  "      red zone violation (scan): allocation #0 of 100 bytes"),
 			   "%s", report.out);
 	cr_expect_not_null(strstr(report.out, "\n  twice: 1 error\n      red zone violation (scan): "
-					      "allocation #1 of 64 bytes"), "%s", report.out);
+					      "allocation #1 of 64 bytes"),
+			   "%s", report.out);
 	gg_run_free(&report);
 	for (int i = 0; i < 2; i++) {
 		char expr[64], *lines;
 
 		snprintf(expr, sizeof(expr), "'\\n'.join(j['labels'][%d]['lines'])", i);
 		lines = gg_json(a.json, expr);
-		cr_expect_not_null(strstr(a.r.err, lines), "label %d's lines are not the log's:\n%s\nlog:\n%s",
-				   i, lines, a.r.err);
+		cr_expect_not_null(strstr(a.r.err, lines),
+				   "label %d's lines are not the log's:\n%s\nlog:\n%s", i, lines,
+				   a.r.err);
 		free(lines);
 	}
 	gg_app_run_free(&a);
 }
 
-Test(control, boundary_is_minus_one_before_set_up_when_disabled_in_a_callback_and_absent_without_the_shim)
+Test(control,
+     boundary_is_minus_one_before_set_up_when_disabled_in_a_callback_and_absent_without_the_shim)
 {
 	struct gg_app_run a;
 	struct gg_run plain;

@@ -44,9 +44,9 @@ static char *user_docs(void)
 }
 
 /* The options and variables whose value is a file the run writes. */
-static const char *const writers[] = { "--json", "--log", "--metrics", "--junit", "--sarif",
-				       "GPUGUARD_SUMMARY_JSON", "GPUGUARD_LOG",
-				       "GPUGUARD_METRICS" };
+static const char *const writers[] = { "--json",       "--log",           "--metrics",
+				       "--junit",      "--sarif",         "GPUGUARD_SUMMARY_JSON",
+				       "GPUGUARD_LOG", "GPUGUARD_METRICS" };
 
 /* The file @tok names when it is a writer's "--opt=FILE" or "VAR=FILE". */
 static const char *joined_value(const char *tok)
@@ -69,9 +69,9 @@ static bool is_writer(const char *tok)
 }
 
 struct example_check {
-	unsigned outputs;       /* files written into a relative directory */
-	char bad[2048];         /* "line: directory" of each one never made */
-	char made[16][128];     /* mkdir's operands in the example so far */
+	unsigned outputs;   /* files written into a relative directory */
+	char bad[2048];     /* "line: directory" of each one never made */
+	char made[16][128]; /* mkdir's operands in the example so far */
 	unsigned nmade;
 };
 
@@ -159,8 +159,8 @@ static void check_examples(const char *text, bool man, struct example_check *tot
 			check_line(&c, line);
 			total->outputs += c.outputs;
 			c.outputs = 0;
-			snprintf(total->bad + strlen(total->bad), sizeof(total->bad) - strlen(total->bad),
-				 "%s", c.bad);
+			snprintf(total->bad + strlen(total->bad),
+				 sizeof(total->bad) - strlen(total->bad), "%s", c.bad);
 		}
 		p += len + (eol != NULL);
 	}
@@ -227,8 +227,8 @@ static const char *names_the_contract(const char *text)
 						(p[-1] >= 'a' && p[-1] <= 'z'));
 		char after = p[4];
 
-		if (!word_before && !(after == '_' || (after >= 'A' && after <= 'Z') ||
-				      (after >= 'a' && after <= 'z')))
+		if (!word_before &&
+		    !(after == '_' || (after >= 'A' && after <= 'Z') || (after >= 'a' && after <= 'z')))
 			return p;
 	}
 	return strstr(text, "§");
@@ -245,9 +245,9 @@ Test(docs, user_facing_text_names_no_file_outside_the_repository)
 {
 	const char *files[] = { README, MANPAGE, SCHEMA };
 	glob_t pages;
-	const char *helps[][3] = { { "--help" }, { "report", "--help" }, { "scan", "--help" },
-				   { "symbolize", "--help" }, { "bisect", "--help" },
-				   { "prune-metrics", "--help" } };
+	const char *helps[][3] = { { "--help" },           { "report", "--help" },
+				   { "scan", "--help" },   { "symbolize", "--help" },
+				   { "bisect", "--help" }, { "prune-metrics", "--help" } };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char *text = gg_read_file(files[i]);
@@ -269,9 +269,9 @@ Test(docs, user_facing_text_names_no_file_outside_the_repository)
 		struct gg_run r;
 		char what[64];
 
-		gg_run(&r, 0, NULL,
-		       (const char *[]){ GG_CLI, helps[i][0], helps[i][1], NULL });
-		snprintf(what, sizeof(what), "gpuguard %s %s", helps[i][0], helps[i][1] ? helps[i][1] : "");
+		gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, helps[i][0], helps[i][1], NULL });
+		snprintf(what, sizeof(what), "gpuguard %s %s", helps[i][0],
+			 helps[i][1] ? helps[i][1] : "");
 		cr_assert_gt(r.out_len + r.err_len, 0, "%s printed nothing", what);
 		assert_no_contract(what, r.out);
 		assert_no_contract(what, r.err);
@@ -283,8 +283,8 @@ Test(docs, user_facing_text_names_no_file_outside_the_repository)
  * (`docs/...`, `scripts/...`, `BENCHMARKS.md`) is there. */
 Test(docs, the_files_the_readme_names_are_in_the_repository)
 {
-	static const char *const roots[] = { "docs/", "scripts/", "shim/", "tests/", "tools/",
-					     "examples/", "bench/", "gpucheck/" };
+	static const char *const roots[] = { "docs/",  "scripts/",  "shim/",  "tests/",
+					     "tools/", "examples/", "bench/", "gpucheck/" };
 	char *text = user_docs();
 	unsigned named = 0;
 	char missing[1024] = "";
@@ -310,7 +310,8 @@ Test(docs, the_files_the_readme_names_are_in_the_repository)
 		named++;
 		snprintf(path, sizeof(path), "%s/%s", GG_SOURCE_ROOT, tok);
 		if (stat(path, &st))
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s", tok);
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s",
+				 tok);
 	}
 	cr_assert_geq(named, 10, "the README's file names were not found");
 	cr_assert_str_eq(missing, "", "README.md or docs/ names files the repository lacks:%s",
@@ -394,8 +395,7 @@ static char *help_of(const char *sub)
  * "gpuguard [OPTIONS] -- PROGRAM" the run's (""). */
 static const char *subcommand_of(const char *after_gpuguard)
 {
-	static const char *const subs[] = { "scan", "report", "symbolize", "bisect",
-					    "prune-metrics" };
+	static const char *const subs[] = { "scan", "report", "symbolize", "bisect", "prune-metrics" };
 
 	while (*after_gpuguard == ' ')
 		after_gpuguard++;
@@ -411,8 +411,9 @@ static const char *subcommand_of(const char *after_gpuguard)
  * the README's list name the same options. */
 Test(docs, each_usage_line_is_the_same_in_help_man_page_and_readme)
 {
-	static const char *const subs[] = { "", "scan", "report", "symbolize", "bisect",
-					    "prune-metrics" };
+	static const char *const subs[] = {
+		"", "scan", "report", "symbolize", "bisect", "prune-metrics"
+	};
 	char *top = help_of(NULL), *man = gg_read_file(MANPAGE), *readme = gg_read_file(README);
 	char *syn, *end, *block;
 
@@ -475,8 +476,8 @@ Test(docs, each_usage_line_is_the_same_in_help_man_page_and_readme)
  * gpuguard(1) and in the README or the docs/ pages it links. */
 Test(docs, every_option_of_the_help_is_in_the_man_page_and_the_readme)
 {
-	static const char *const subs[] = { NULL, "scan", "report", "symbolize", "bisect",
-					    "prune-metrics" };
+	static const char *const subs[] = { NULL,        "scan",   "report",
+					    "symbolize", "bisect", "prune-metrics" };
 	char *man = gg_read_file(MANPAGE), *readme = user_docs();
 	char missing[2048] = "";
 
@@ -495,7 +496,8 @@ Test(docs, every_option_of_the_help_is_in_the_man_page_and_the_readme)
 			in_man = false;
 			in_readme = false;
 			for (const char *p = man; (p = strstr(p, word)); p++)
-				in_man |= !(isalnum((unsigned char)p[strlen(word)]) || p[strlen(word)] == '-');
+				in_man |= !(isalnum((unsigned char)p[strlen(word)]) ||
+					    p[strlen(word)] == '-');
 			for (const char *p = readme; (p = strstr(p, word)); p++)
 				in_readme |= !(isalnum((unsigned char)p[strlen(word)]) ||
 					       p[strlen(word)] == '-');

@@ -140,8 +140,9 @@ Test(exit, an_allowed_gate_failure_is_an_error_at_exit)
 {
 	struct gg_run r;
 
-	cr_assert_eq(run_audit(&r, (const char *[]){ "GPUGUARD_EXITCODE=9", "GPUGUARD_ALLOW_UNRESOLVED=1",
-						     "GPUGUARD_BOUNDARY=launch:1", NULL },
+	cr_assert_eq(run_audit(&r,
+			       (const char *[]){ "GPUGUARD_EXITCODE=9", "GPUGUARD_ALLOW_UNRESOLVED=1",
+						 "GPUGUARD_BOUNDARY=launch:1", NULL },
 			       (const char *[]){ "file:" GG_PTX, "get:nope", "launch", NULL }),
 		     9, "%s", r.err);
 	gg_run_free(&r);
@@ -158,28 +159,62 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		const char *what, *prog, *env[3], *steps[4], *error_line;
 		unsigned errors;
 	} kinds[] = {
-		{ "a violation", RZ, { "GPUGUARD_REDZONE=64" }, { "alloc:100", "overrun:0:8" },
-		  "ERROR: red zone violation (exit): allocation #0", 1 },
-		{ "a gate failure under allow", AUDIT,
+		{ "a violation",
+		  RZ,
+		  { "GPUGUARD_REDZONE=64" },
+		  { "alloc:100", "overrun:0:8" },
+		  "ERROR: red zone violation (exit): allocation #0",
+		  1 },
+		{ "a gate failure under allow",
+		  AUDIT,
 		  { "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=launch:1" },
-		  { ("file:" GG_PTX), "get:nope", "launch" }, NULL, 1 },
-		{ "a late miss under allow", AUDIT,
+		  { ("file:" GG_PTX), "get:nope", "launch" },
+		  NULL,
+		  1 },
+		{ "a late miss under allow",
+		  AUDIT,
 		  { "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=launch:1" },
-		  { ("file:" GG_PTX), "launch", "get:nope" }, NULL, 1 },
-		{ "a required kernel unresolved at exit", AUDIT, { NULL },
+		  { ("file:" GG_PTX), "launch", "get:nope" },
+		  NULL,
+		  1 },
+		{ "a required kernel unresolved at exit",
+		  AUDIT,
+		  { NULL },
 		  { ("file:" GG_PTX), "get:nope" },
 		  "ERROR: required kernel never resolved: kernels.ptx::nope (1 failed lookup, "
-		  "CUDA_ERROR_NOT_FOUND) at lookup_a+0x", 1 },
-		{ "a double free", RZ, { "GPUGUARD_REDZONE=64" }, { "alloc:100", "free:0", "free:0" },
-		  "ERROR: double free: cuMemFree_v2(0x", 1 },
-		{ "an invalid free", RZ, { "GPUGUARD_REDZONE=64" }, { "alloc:100", "ifree:0:8" },
-		  "ERROR: invalid free: cuMemFree_v2(0x", 1 },
-		{ "a leak under leak check", RZ, { "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1" },
-		  { "alloc:100" }, "ERROR: leak: 1 allocation (100 bytes) still live at exit", 1 },
-		{ "a leak without leak check", RZ, { "GPUGUARD_REDZONE=64" }, { "alloc:100" }, NULL, 0 },
-		{ "a failed module load", AUDIT, { NULL }, { "tryfile:/nonexistent/k.ptx" },
+		  "CUDA_ERROR_NOT_FOUND) at lookup_a+0x",
+		  1 },
+		{ "a double free",
+		  RZ,
+		  { "GPUGUARD_REDZONE=64" },
+		  { "alloc:100", "free:0", "free:0" },
+		  "ERROR: double free: cuMemFree_v2(0x",
+		  1 },
+		{ "an invalid free",
+		  RZ,
+		  { "GPUGUARD_REDZONE=64" },
+		  { "alloc:100", "ifree:0:8" },
+		  "ERROR: invalid free: cuMemFree_v2(0x",
+		  1 },
+		{ "a leak under leak check",
+		  RZ,
+		  { "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1" },
+		  { "alloc:100" },
+		  "ERROR: leak: 1 allocation (100 bytes) still live at exit",
+		  1 },
+		{ "a leak without leak check",
+		  RZ,
+		  { "GPUGUARD_REDZONE=64" },
+		  { "alloc:100" },
+		  NULL,
+		  0 },
+		{ "a failed module load",
+		  AUDIT,
+		  { NULL },
+		  { "tryfile:/nonexistent/k.ptx" },
 		  "ERROR: required module never loaded: k.ptx (1 failed load, "
-		  "CUDA_ERROR_FILE_NOT_FOUND) at ", 1 },
+		  "CUDA_ERROR_FILE_NOT_FOUND) at ",
+		  1 },
 		{ "a clean run", AUDIT, { NULL }, { ("file:" GG_PTX), "get:gg_fill" }, NULL, 0 },
 	};
 
@@ -190,8 +225,10 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		bool code = t % 2 == 0;
 		struct files f;
 		struct gg_run r, rep;
-		const char *env[8] = { ("GG_TEST_PTX=" GG_PTX), code ? "GPUGUARD_EXITCODE=86" : "GG_NONE=1",
-				       "GPUGUARD_VERBOSITY=0" }, *argv[8];
+		const char *env[8] = { ("GG_TEST_PTX=" GG_PTX),
+				       code ? "GPUGUARD_EXITCODE=86" : "GG_NONE=1",
+				       "GPUGUARD_VERBOSITY=0" },
+			   *argv[8];
 		size_t k = 3, n = 1;
 		char *v, *prom, want[64];
 
@@ -207,7 +244,8 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 			argv[n++] = kinds[i].steps[j];
 		argv[n] = NULL;
 		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env, argv);
-		cr_assert_eq(gg_run_exit(&r), kinds[i].errors && code ? 86 : 0, "%s: %s", kinds[i].what, r.err);
+		cr_assert_eq(gg_run_exit(&r), kinds[i].errors && code ? 86 : 0, "%s: %s", kinds[i].what,
+			     r.err);
 		v = gg_json(f.json, "j['errors']");
 		snprintf(want, sizeof(want), "%u", kinds[i].errors);
 		cr_assert_str_eq(v, want, "%s", kinds[i].what);
@@ -217,20 +255,22 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), want), NULL, "%s: %s",
 			      kinds[i].what, prom);
 		/* An audit error is what the unresolved gauge counts, sealed or not. */
-		snprintf(want, sizeof(want), "} %u\n", !strcmp(kinds[i].prog, AUDIT) ? kinds[i].errors : 0);
+		snprintf(want, sizeof(want), "} %u\n",
+			 !strcmp(kinds[i].prog, AUDIT) ? kinds[i].errors : 0);
 		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_kernel_lookups_unresolved{"), want), NULL,
 			      "%s: %s", kinds[i].what, prom);
 		/* The late miss alone is counted as one (what its alert rule reads). */
 		snprintf(want, sizeof(want), "} %d\n", strstr(kinds[i].what, "late miss") != NULL);
-		cr_assert_neq(strstr(strstr(prom, "\ngpuguard_kernel_lookups_late_misses_total{"), want),
-			      NULL, "%s: %s", kinds[i].what, prom);
+		cr_assert_neq(
+			strstr(strstr(prom, "\ngpuguard_kernel_lookups_late_misses_total{"), want),
+			NULL, "%s: %s", kinds[i].what, prom);
 		free(prom);
 		gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", f.json, NULL });
 		cr_assert_eq(gg_run_exit(&rep), kinds[i].errors ? 1 : 0, "%s: %s", kinds[i].what,
 			     rep.out);
 		/* One ERROR line each; the lines of its stacks are indented under it. */
-		cr_assert_eq(gg_count_errors(r.err), kinds[i].errors ? 1 : 0, "%s, named once at verbosity 0: %s",
-			     kinds[i].what, r.err);
+		cr_assert_eq(gg_count_errors(r.err), kinds[i].errors ? 1 : 0,
+			     "%s, named once at verbosity 0: %s", kinds[i].what, r.err);
 		if (kinds[i].error_line)
 			cr_assert_eq(gg_count_lines(r.err, kinds[i].error_line), 1, "%s", r.err);
 		gg_run_free(&rep);
@@ -251,8 +291,9 @@ Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_r
 	int status;
 
 	files_init(&f);
-	status = run_rz(&r, (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
-					      "GPUGUARD_EXITCODE=42", "GG_TEST_LATE_OVERRUN=1", NULL },
+	status = run_rz(&r,
+			(const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
+					  "GPUGUARD_EXITCODE=42", "GG_TEST_LATE_OVERRUN=1", NULL },
 			(const char *[]){ "alloc:64", NULL });
 	cr_assert_neq(strstr(r.err, "app: late free"), NULL, "the late overrun ran: %s", r.err);
 	v = gg_json(f.json, "j['errors']");
@@ -272,8 +313,9 @@ Test(exit, verbosity_zero_still_records_and_sets_the_exit_code)
 	struct gg_run r;
 
 	files_init(&f);
-	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, "GPUGUARD_REDZONE=16",
-						  "GPUGUARD_EXITCODE=5", "GPUGUARD_VERBOSITY=0", NULL },
+	cr_assert_eq(run_rz(&r,
+			    (const char *[]){ f.env_json, "GPUGUARD_REDZONE=16", "GPUGUARD_EXITCODE=5",
+					      "GPUGUARD_VERBOSITY=0", NULL },
 			    (const char *[]){ "alloc:64", "overrun:0:1", NULL }),
 		     5, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "INFO"), 0, "%s", r.err);
@@ -293,9 +335,11 @@ Test(exit, the_exit_line_sums_up_at_verbosity_one)
 	       (const char *[]){ "alloc:64", "alloc:32", "overrun:1:1", NULL });
 	/* One of a kind is said in the singular, to the end of the line. */
 	cr_assert_neq(strstr(r.err, "INFO: exit: 1 kernel, 0 missing, 0 late; 2 allocations, "
-				    "2 padded; 1 violation\n"), NULL, "%s", r.err);
+				    "2 padded; 1 violation\n"),
+		      NULL, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "16-byte band: 1 byte changed at offset 0 past the end, "
-					   "first 0x"), 1, "%s", r.err);
+					   "first 0x"),
+		     1, "%s", r.err);
 	gg_run_free(&r);
 }
 
@@ -327,7 +371,8 @@ static char *assert_prometheus(const char *path, const char *exe)
 		"helped, typed, seen, values = set(), {}, set(), {}\n"
 		"lines = open(sys.argv[1]).read().split('\\n')\n"
 		"assert lines.pop() == '', 'no newline at the end'\n"
-		"first = re.fullmatch(r'# gpuguard-process pid=([0-9]+) starttime=[0-9]+ boot_id=[-0-9a-f]+',\n"
+		"first = re.fullmatch(r'# gpuguard-process pid=([0-9]+) starttime=[0-9]+ "
+		"boot_id=[-0-9a-f]+',\n"
 		"  lines[0])\n"
 		"assert first, 'first line: ' + lines[0]\n"
 		"for line in lines[1:]:\n"
@@ -335,7 +380,9 @@ static char *assert_prometheus(const char *path, const char *exe)
 		"  if m: helped.add(m[1]); continue\n"
 		"  m = re.fullmatch(r'# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)', line)\n"
 		"  if m: typed[m[1]] = m[2]; continue\n"
-		"  m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{exe=\"([^\"]*)\",pid=\"([0-9]+)\"(?:,(reason|kind)=\"([a-z_]+)\")?\\} ([0-9.e+-]+)', line)\n"
+		"  m = "
+		"re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\\{exe=\"([^\"]*)\",pid=\"([0-9]+)\"(?:,("
+		"reason|kind)=\"([a-z_]+)\")?\\} ([0-9.e+-]+)', line)\n"
 		"  assert m, 'bad line: ' + line\n"
 		"  assert m[2] == sys.argv[2] and m[3] == first[1], line\n"
 		"  assert m[1] in helped and m[1] in typed, 'no HELP/TYPE before ' + m[1]\n"
@@ -394,14 +441,16 @@ Test(exit, the_schema_rejects_a_summary_missing_a_member_or_with_a_negative_coun
 		{ "del j['lookups']['total']", "'total' is a required property" },
 		{ "del j['violations'][0]['site']", "'site' is a required property" },
 		{ "del j['config']['redzone']", "'redzone' is a required property" },
-		{ "j['allocations']['live'] = -1", "$.allocations.live: -1 is less than the minimum of 0" },
+		{ "j['allocations']['live'] = -1",
+		  "$.allocations.live: -1 is less than the minimum of 0" },
 		{ "j['errors'] = -2", "$.errors: -2 is less than the minimum of 0" },
 		{ "j['violations'][0]['pad_bytes'] = 1.5", "1.5 is not of type 'integer'" },
 		{ "j['schema'] = 2", "$.schema: 1 was expected" },
 		{ "j['lookups']['bogus'] = 0", "Additional properties are not allowed ('bogus'" },
 		{ "j['violations'][0]['site']['offset'] = 12",
 		  "$.violations[0].site.offset: 12 is not of type 'string'" },
-		{ "j['violations'][0]['site']['frames'] = []", "'in_static_runtime' is a dependency of 'frames'" },
+		{ "j['violations'][0]['site']['frames'] = []",
+		  "'in_static_runtime' is a dependency of 'frames'" },
 	};
 	struct files f;
 	struct gg_run r;
@@ -434,9 +483,11 @@ Test(exit, json_and_metrics_are_written_at_exit_and_follow_their_formats)
 	struct gg_run r;
 
 	files_init(&f);
-	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
-						  "GPUGUARD_BOUNDARY=sync:1", NULL },
-			    (const char *[]){ "alloc:64", "alloc:32", "overrun:0:2", "sync", "free:1", NULL }),
+	cr_assert_eq(run_rz(&r,
+			    (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
+					      "GPUGUARD_BOUNDARY=sync:1", NULL },
+			    (const char *[]){ "alloc:64", "alloc:32", "overrun:0:2", "sync", "free:1",
+					      NULL }),
 		     0, "%s", r.err);
 	assert_schema(f.json);
 	char *prom = assert_prometheus(f.metrics, "app-redzone");
@@ -495,8 +546,9 @@ Test(exit, the_exe_label_is_the_program_name_escaped_for_the_text_format)
 	       (const char *[]){ prog, "alloc:64", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	prom = gg_read_metrics(f.metrics);
-	cr_assert_neq(strstr(prom, "\ngpuguard_allocations_total{exe=\"my \\\"app\\\\\\\\v2\\nnew?\",pid=\""),
-		      NULL, "%s", prom);
+	cr_assert_neq(
+		strstr(prom, "\ngpuguard_allocations_total{exe=\"my \\\"app\\\\\\\\v2\\nnew?\",pid=\""),
+		NULL, "%s", prom);
 	free(prom);
 	gg_run_free(&r);
 	files_free(&f);
@@ -508,8 +560,9 @@ Test(exit, an_abort_leaves_complete_json_and_metrics)
 	struct gg_run r;
 
 	files_init(&f);
-	cr_assert_eq(run_audit(&r, (const char *[]){ f.env_json, f.env_metrics,
-						     "GPUGUARD_BOUNDARY=launch:1", NULL },
+	cr_assert_eq(run_audit(&r,
+			       (const char *[]){ f.env_json, f.env_metrics,
+						 "GPUGUARD_BOUNDARY=launch:1", NULL },
 			       (const char *[]){ "file:" GG_PTX, "get:nope", "launch", NULL }),
 		     -SIGABRT, "%s", r.err);
 	assert_schema(f.json);
@@ -517,8 +570,7 @@ Test(exit, an_abort_leaves_complete_json_and_metrics)
 
 	/* Written after the gate counted, before the abort. */
 	cr_assert_neq(strstr(prom, "gpuguard_kernel_lookups_unresolved=1 "), NULL, "%s", prom);
-	cr_assert_neq(strstr(prom, "gpuguard_kernel_lookups_unresolved_required=1 "), NULL, "%s",
-		      prom);
+	cr_assert_neq(strstr(prom, "gpuguard_kernel_lookups_unresolved_required=1 "), NULL, "%s", prom);
 	cr_assert_neq(strstr(prom, "gpuguard_seals_total=1"), NULL, "%s", prom);
 	free(prom);
 	gg_run_free(&r);
@@ -526,8 +578,9 @@ Test(exit, an_abort_leaves_complete_json_and_metrics)
 
 	/* The red-zone abort too. */
 	files_init(&f);
-	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
-						  "GPUGUARD_HALT_ON_ERROR=1", NULL },
+	cr_assert_eq(run_rz(&r,
+			    (const char *[]){ f.env_json, f.env_metrics, "GPUGUARD_REDZONE=16",
+					      "GPUGUARD_HALT_ON_ERROR=1", NULL },
 			    (const char *[]){ "alloc:64", "overrun:0:1", "free:0", NULL }),
 		     -SIGABRT, "%s", r.err);
 	assert_schema(f.json);
@@ -542,13 +595,14 @@ Test(exit, a_file_that_cannot_be_written_is_an_error_not_a_crash)
 {
 	struct gg_run r;
 
-	cr_assert_eq(run_rz(&r, (const char *[]){ "GPUGUARD_SUMMARY_JSON=/nonexistent/dir/s.json",
-						  "GPUGUARD_METRICS=/nonexistent/dir/m.prom", NULL },
+	cr_assert_eq(run_rz(&r,
+			    (const char *[]){ "GPUGUARD_SUMMARY_JSON=/nonexistent/dir/s.json",
+					      "GPUGUARD_METRICS=/nonexistent/dir/m.prom", NULL },
 			    (const char *[]){ "alloc:64", NULL }),
 		     0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot write GPUGUARD_SUMMARY_JSON "
-					   "\"/nonexistent/dir/s.json\": No such file or directory"), 1,
-		     "%s", r.err);
+					   "\"/nonexistent/dir/s.json\": No such file or directory"),
+		     1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot write GPUGUARD_METRICS"), 1, "%s", r.err);
 	gg_run_free(&r);
 }
@@ -576,15 +630,21 @@ Test(exit, a_report_path_that_cannot_be_written_is_named_when_the_shim_starts)
 	n = pread(s.err_fd, err, sizeof(err) - 1, 0);
 	cr_assert_geq(n, 0);
 	err[n] = '\0';
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_LOG=\"%s/out/gpuguard.log\": the directory "
-		 "\"%s/out\" does not exist; logging to stderr", dir, dir);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_LOG=\"%s/out/gpuguard.log\": the directory "
+		 "\"%s/out\" does not exist; logging to stderr",
+		 dir, dir);
 	cr_assert_eq(gg_count_lines(err, want), 1, "%s", err);
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_SUMMARY_JSON=\"%s/out/s.%%p.json\": the "
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_SUMMARY_JSON=\"%s/out/s.%%p.json\": the "
 		 "directory \"%s/out\" does not exist; the JSON summary cannot be written there "
-		 "until that changes", dir, dir);
+		 "until that changes",
+		 dir, dir);
 	cr_assert_eq(gg_count_lines(err, want), 1, "%s", err);
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_METRICS=\"%s\": \"%s\" is a directory; the "
-		 "metrics cannot be written there until that changes", dir, dir);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_METRICS=\"%s\": \"%s\" is a directory; the "
+		 "metrics cannot be written there until that changes",
+		 dir, dir);
 	cr_assert_eq(gg_count_lines(err, want), 1, "%s", err);
 	touch_file(go);
 	gg_spawn_finish(&s, &r);
@@ -606,10 +666,11 @@ Test(exit, an_unknown_variable_is_named_with_the_nearest_known_one_at_verbosity_
 	       (const char *[]){ RZ, "alloc:64", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZNE is not a gpuguard variable; it is "
-					   "ignored (did you mean GPUGUARD_REDZONE?"), 1, "%s", r.err);
+					   "ignored (did you mean GPUGUARD_REDZONE?"),
+		     1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_NOTHING_LIKE_IT is not a gpuguard "
-					   "variable; it is ignored (the variables are listed"), 1,
-		     "%s", r.err);
+					   "variable; it is ignored (the variables are listed"),
+		     1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZONE_FILL=\"0x100\" is not valid"), 1,
 		     "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 3, "nothing else at verbosity 0: %s", r.err);
@@ -619,12 +680,20 @@ Test(exit, an_unknown_variable_is_named_with_the_nearest_known_one_at_verbosity_
 Test(exit, every_variable_with_a_bad_value_is_named_once_and_defaults)
 {
 	static const char *const bad[] = {
-		"GPUGUARD_DISABLE=perhaps", "GPUGUARD_VERBOSITY=loud", "GPUGUARD_EXITCODE=300",
-		"GPUGUARD_HALT_ON_ERROR=2", "GPUGUARD_ALLOW_UNRESOLVED=yes please",
-		"GPUGUARD_SIGNAL=USR9", "GPUGUARD_REDZONE=-64", "GPUGUARD_REDZONE_MIN_IDX=one",
-		"GPUGUARD_REDZONE_TRACE_IDX=0x", "GPUGUARD_REDZONE_FILL=0x100",
-		"GPUGUARD_REDZONE_POISON=9:2", "GPUGUARD_CHECK_ON_FREE=maybe",
-		"GPUGUARD_BOUNDARY=launch:x", NULL,
+		"GPUGUARD_DISABLE=perhaps",
+		"GPUGUARD_VERBOSITY=loud",
+		"GPUGUARD_EXITCODE=300",
+		"GPUGUARD_HALT_ON_ERROR=2",
+		"GPUGUARD_ALLOW_UNRESOLVED=yes please",
+		"GPUGUARD_SIGNAL=USR9",
+		"GPUGUARD_REDZONE=-64",
+		"GPUGUARD_REDZONE_MIN_IDX=one",
+		"GPUGUARD_REDZONE_TRACE_IDX=0x",
+		"GPUGUARD_REDZONE_FILL=0x100",
+		"GPUGUARD_REDZONE_POISON=9:2",
+		"GPUGUARD_CHECK_ON_FREE=maybe",
+		"GPUGUARD_BOUNDARY=launch:x",
+		NULL,
 	};
 	const char *env[32] = { "GG_TEST_PTX=" GG_PTX };
 	struct gg_run r;
@@ -660,7 +729,8 @@ Test(exit, report_files_are_readable_by_all_whatever_the_umask)
 	files_init(&f);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
 	       (const char *[]){ f.env_json, f.env_metrics, "GG_TEST_PTX=" GG_PTX, NULL },
-	       (const char *[]){ "/bin/sh", "-c", "umask 077; exec \"$0\" \"$@\"", RZ, "alloc:64", NULL });
+	       (const char *[]){ "/bin/sh", "-c", "umask 077; exec \"$0\" \"$@\"", RZ, "alloc:64",
+				 NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(stat(f.metrics, &st), 0);
 	free(gg_read_metrics(f.metrics));
@@ -705,8 +775,8 @@ Test(exit, a_summary_into_a_character_device_is_written_in_place_never_replaced)
 	device_node(dir, sizeof(dir), node, sizeof(node), "null", 3);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", node);
 	snprintf(env_metrics, sizeof(env_metrics), "GPUGUARD_METRICS=%s", node);
-	cr_assert_eq(run_rz(&r, (const char *[]){ env_json, env_metrics, "GPUGUARD_BOUNDARY=sync:1",
-						  NULL },
+	cr_assert_eq(run_rz(&r,
+			    (const char *[]){ env_json, env_metrics, "GPUGUARD_BOUNDARY=sync:1", NULL },
 			    (const char *[]){ "alloc:64", "sync", NULL }),
 		     0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "] ERROR: "), 0, "%s", r.err);
@@ -725,11 +795,14 @@ Test(exit, a_summary_into_a_fifo_is_refused_and_the_fifo_kept, .timeout = 60)
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", fifo);
-	cr_assert_eq(run_rz(&r, (const char *[]){ env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
-		     0, "%s", r.err);
+	cr_assert_eq(
+		run_rz(&r, (const char *[]){ env_json, NULL }, (const char *[]){ "alloc:64", NULL }), 0,
+		"%s", r.err);
 	/* Said at set-up, and again when it was to be written. */
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_SUMMARY_JSON=\"%s\": it is a FIFO, which could "
-		 "block the program", fifo);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_SUMMARY_JSON=\"%s\": it is a FIFO, which could "
+		 "block the program",
+		 fifo);
 	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
 	snprintf(want, sizeof(want), "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": it is a FIFO",
 		 fifo);
@@ -749,11 +822,14 @@ Test(exit, a_log_fifo_with_no_reader_never_blocks_the_program, .timeout = 60)
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", fifo);
-	cr_assert_eq(run_rz(&r, (const char *[]){ env_log, NULL }, (const char *[]){ "alloc:64", NULL }),
-		     0, "%s", r.err);
+	cr_assert_eq(
+		run_rz(&r, (const char *[]){ env_log, NULL }, (const char *[]){ "alloc:64", NULL }), 0,
+		"%s", r.err);
 	cr_assert_neq(strstr(r.out, "done\n"), NULL, "%s", r.out);
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_LOG=\"%s\": it is a FIFO, and opening one with no "
-		 "reader would block; logging to stderr", fifo);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_LOG=\"%s\": it is a FIFO, and opening one with no "
+		 "reader would block; logging to stderr",
+		 fifo);
 	cr_assert_eq(gg_count_lines(r.err, want), 1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "INFO: exit:"), 1, "%s", r.err);
 	gg_run_free(&r);
@@ -807,10 +883,13 @@ Test(exit, a_full_device_is_named_enospc)
 
 	device_node(dir, sizeof(dir), node, sizeof(node), "full", 7);
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", node);
-	cr_assert_eq(run_rz(&r, (const char *[]){ env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
-		     0, "%s", r.err);
-	snprintf(want, sizeof(want), "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": No space left "
-		 "on device (ENOSPC)\n", node);
+	cr_assert_eq(
+		run_rz(&r, (const char *[]){ env_json, NULL }, (const char *[]){ "alloc:64", NULL }), 0,
+		"%s", r.err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": No space left "
+		 "on device (ENOSPC)\n",
+		 node);
 	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
 	assert_device(node, 7);
 	gg_run_free(&r);
@@ -829,8 +908,9 @@ Test(exit, a_full_disk_is_named_enospc_and_the_previous_summary_is_kept)
 		cr_skip_test("no mount namespace of its own: %s (needs root)", strerror(errno));
 	files_init(&f);
 	cr_assert_eq(mount("gg-tmpfs", f.dir, "tmpfs", 0, "size=64k"), 0, "%s", strerror(errno));
-	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
-		     0, "%s", r.err);
+	cr_assert_eq(
+		run_rz(&r, (const char *[]){ f.env_json, NULL }, (const char *[]){ "alloc:64", NULL }),
+		0, "%s", r.err);
 	assert_schema(f.json);
 	before = strdup(gg_read_file(f.json));
 	gg_run_free(&r);
@@ -843,8 +923,10 @@ Test(exit, a_full_disk_is_named_enospc_and_the_previous_summary_is_kept)
 	cr_assert_eq(run_rz(&r, (const char *[]){ f.env_json, NULL },
 			    (const char *[]){ "alloc:64", "alloc:128", NULL }),
 		     0, "%s", r.err);
-	snprintf(want, sizeof(want), "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": No space left "
-		 "on device (ENOSPC); the previous file is kept\n", f.json);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": No space left "
+		 "on device (ENOSPC); the previous file is kept\n",
+		 f.json);
 	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
 	after = gg_read_file(f.json);
 	cr_assert_str_eq(after, before, "the previous summary was not kept whole");
@@ -916,8 +998,8 @@ Test(exit, the_shims_log_never_kills_the_program_with_sigpipe)
 
 	cr_assert_eq(pipe(p), 0);
 	close(p[0]);
-	cr_assert_eq(run_with((const char *[]){ RZ, "alloc:64", "print:100", NULL }, NULL, o, p[1]),
-		     0, "%s", scratch_text(o, out, sizeof(out)));
+	cr_assert_eq(run_with((const char *[]){ RZ, "alloc:64", "print:100", NULL }, NULL, o, p[1]), 0,
+		     "%s", scratch_text(o, out, sizeof(out)));
 	cr_assert_neq(strstr(scratch_text(o, out, sizeof(out)), "buffered line 99\n"), NULL,
 		      "stdout lost: %s", out);
 	close(p[1]);
@@ -938,11 +1020,14 @@ Test(exit, a_summary_into_the_programs_terminal_stdout_is_refused)
 	cr_assert_not_null(tty = ptsname(master));
 	cr_assert_geq(slave = open(tty, O_RDWR | O_NOCTTY), 0);
 	cr_assert_eq(run_with((const char *[]){ RZ, "alloc:64", NULL },
-			      (const char *[]){ "GPUGUARD_SUMMARY_JSON=/proc/self/fd/1", NULL }, slave, e),
+			      (const char *[]){ "GPUGUARD_SUMMARY_JSON=/proc/self/fd/1", NULL }, slave,
+			      e),
 		     0, "%s", scratch_text(e, err, sizeof(err)));
-	cr_assert_eq(gg_count_lines(scratch_text(e, err, sizeof(err)),
-				    "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"/proc/self/fd/1\": it is "
-				    "the program's stdout, where gpuguard never writes"), 1, "%s", err);
+	cr_assert_eq(
+		gg_count_lines(scratch_text(e, err, sizeof(err)),
+			       "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"/proc/self/fd/1\": it is "
+			       "the program's stdout, where gpuguard never writes"),
+		1, "%s", err);
 	close(slave);
 	close(master);
 	close(e);

@@ -24,7 +24,10 @@ struct forked {
 	glob_t metrics; /* the metrics files written, likewise */
 };
 
-enum { BY_PRELOAD, BY_COMMAND };
+enum {
+	BY_PRELOAD,
+	BY_COMMAND
+};
 
 /* @prog run with the shim preloaded by the harness (BY_PRELOAD), or by the
  * gpuguard command with the same settings as its options (BY_COMMAND); @more
@@ -42,8 +45,8 @@ static void run_forked_with(struct forked *f, int how, const char *prog, const c
 	snprintf(f->env_json, sizeof(f->env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	snprintf(f->env_metrics, sizeof(f->env_metrics), "GPUGUARD_METRICS=%s", metrics);
 	if (how == BY_COMMAND) {
-		const char *opts[] = { GG_CLI, "--redzone", "64", "--exitcode", "86", "--json", json,
-				       "--metrics", metrics, "--" };
+		const char *opts[] = { GG_CLI,   "--redzone", "64",        "--exitcode", "86",
+				       "--json", json,        "--metrics", metrics,      "--" };
 
 		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 			argv[n++] = opts[i];
@@ -106,8 +109,8 @@ static char *each_summary(struct forked *f, const char *expr)
 
 static void assert_out(const struct gg_run *r, const char *line)
 {
-	cr_assert_neq(strstr(r->out, line), NULL, "missing \"%s\" in:\n%s\nstderr:\n%s", line,
-		      r->out, r->err);
+	cr_assert_neq(strstr(r->out, line), NULL, "missing \"%s\" in:\n%s\nstderr:\n%s", line, r->out,
+		      r->err);
 }
 
 /* Violations of a summary as (index, changed). */
@@ -142,15 +145,16 @@ Test(fork, a_clean_worker_exits_0_and_counts_only_its_own_work)
 		struct forked f;
 		char *v;
 
-		run_forked(&f, RZ, (const char *[]){ "alloc:100", "alloc:100", "overrun:0:4", modes[i],
-						     NULL });
+		run_forked(&f, RZ,
+			   (const char *[]){ "alloc:100", "alloc:100", "overrun:0:4", modes[i], NULL });
 		assert_out(&f.r, i ? "child clean-_exit exited 0\n" : "child clean exited 0\n");
 		cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
 		cr_assert_eq(f.files.gl_pathc, 2, "%s", f.r.err);
 		/* The parent's two allocations and one violation; the child's one. */
 		v = each_summary(&f, "(j['allocations']['calls'], " VIOLS ", j['errors'])");
 		cr_assert(!strcmp(v, "(2, [(0, 4)], 1);(1, [], 0);") ||
-			  !strcmp(v, "(1, [], 0);(2, [(0, 4)], 1);"), "%s", v);
+				  !strcmp(v, "(1, [], 0);(2, [(0, 4)], 1);"),
+			  "%s", v);
 		free(v);
 		forked_free(&f);
 	}
@@ -173,7 +177,8 @@ Test(fork, a_worker_that_overruns_reports_its_own_violation_in_its_own_summary_a
 		/* The child's first allocation is its own #0, not the parent's #2. */
 		v = each_summary(&f, "(j['allocations']['calls'], " VIOLS ", j['errors'])");
 		cr_assert(!strcmp(v, "(2, [], 0);(1, [(0, 8)], 1);") ||
-			  !strcmp(v, "(1, [(0, 8)], 1);(2, [], 0);"), "%s", v);
+				  !strcmp(v, "(1, [(0, 8)], 1);(2, [], 0);"),
+			  "%s", v);
 		free(v);
 		forked_free(&f);
 	}
@@ -243,8 +248,8 @@ Test(fork, a_python_multiprocessing_pool_started_with_fork)
 	/* The parent, the pool's workers that took a task (one may take all four,
 	 * and one that calls no driver function writes nothing), the two single
 	 * workers: 1 + 4 + 1 + 1 allocations, 2 violations in all. */
-	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s",
-		  f.files.gl_pathc, f.r.err);
+	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s", f.files.gl_pathc,
+		  f.r.err);
 	v = each_summary(&f, "(len(j['violations']), j['allocations']['calls'])");
 	{
 		unsigned viol = 0, calls = 0, a, b;
@@ -272,8 +277,8 @@ Test(fork, a_python_multiprocessing_pool_under_the_command_is_reported_once_per_
 		      (const char *[]){ GG_SOURCE_ROOT "/tests/apps/mp-workers.py", GG_PTX, NULL });
 	assert_out(&f.r, "pool: [0, 1, 4, 9]\nclean worker exited 0\noverrunning worker exited 86\n");
 	cr_assert_eq(gg_run_exit(&f.r), 86, "%s", f.r.err);
-	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s",
-		  f.files.gl_pathc, f.r.err);
+	cr_assert(f.files.gl_pathc == 4 || f.files.gl_pathc == 5, "%zu files: %s", f.files.gl_pathc,
+		  f.r.err);
 	v = each_summary(&f, "len(j['violations'])");
 	{
 		unsigned viol = 0, with = 0, a;
@@ -288,7 +293,8 @@ Test(fork, a_python_multiprocessing_pool_under_the_command_is_reported_once_per_
 	gg_run(&rep, 0, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
 	cr_assert_eq(gg_run_exit(&rep), 1, "%s", rep.err);
 	cr_assert(strstr(rep.out, "red zone violations: 2\n") ||
-		  strstr(rep.out, "red zone violations: 2, in "), "%s", rep.out);
+			  strstr(rep.out, "red zone violations: 2, in "),
+		  "%s", rep.out);
 	gg_run_free(&rep);
 	forked_free(&f);
 }
@@ -388,7 +394,8 @@ Test(fork, such_a_child_finds_its_call_sites_with_gccs_unwinder)
 					  "forks:1:trace", "release", NULL },
 			(const char *[]){ "GPUGUARD_REDZONE_TRACE_IDX=0", NULL });
 	/* The miss is an error of the child's own: its status is GPUGUARD_EXITCODE's 86. */
-	assert_out(&f.r, "forks: 0 exited 0, 0 hung, 1 otherwise\nforks: 1 exited 0, 0 hung, 0 otherwise\n");
+	assert_out(&f.r,
+		   "forks: 0 exited 0, 0 hung, 1 otherwise\nforks: 1 exited 0, 0 hung, 0 otherwise\n");
 	cr_assert_neq(strstr(f.r.err, "child 0 ended with status 0x5600"), NULL, "%s", f.r.err);
 	cr_assert_eq(gg_run_exit(&f.r), 1, "%s", f.r.err);
 	cr_assert_eq(f.files.gl_pathc, 3, "%s", f.r.err);
@@ -424,8 +431,9 @@ Test(fork, without_gccs_unwinder_such_a_child_leaves_its_sites_unknown_and_says_
 	free(v);
 	cr_assert_eq(gg_count_lines(f.r.err, "call sites in this process are not unwound"), gcc ? 0 : 1,
 		     "%s", f.r.err);
-	cr_assert_eq(gg_count_lines(f.r.err, "caching allocators loaded in this process are not looked for"),
-		     1, "%s", f.r.err);
+	cr_assert_eq(
+		gg_count_lines(f.r.err, "caching allocators loaded in this process are not looked for"),
+		1, "%s", f.r.err);
 	forked_free(&f);
 }
 
@@ -442,7 +450,8 @@ Test(fork, children_of_a_threaded_process_that_call_the_driver_and_exit_never_ha
 	};
 	const char *const outs[] = { "forks: 300 exited 0, 0 hung, 0 otherwise\n",
 				     "forks: 60 exited 0, 0 hung, 0 otherwise\n" };
-	const size_t files[] = { 301, 60 }; /* the children's, and the parent's that called the driver */
+	const size_t files[] = { 301,
+				 60 }; /* the children's, and the parent's that called the driver */
 
 	for (size_t i = 0; i < GG_ARRAY_SIZE_T(runs); i++) {
 		struct forked f;
@@ -453,7 +462,8 @@ Test(fork, children_of_a_threaded_process_that_call_the_driver_and_exit_never_ha
 		cr_assert_str_eq(f.r.out, outs[i], "%s", f.r.err);
 		cr_assert_eq(gg_run_exit(&f.r), 0, "%s", f.r.err);
 		/* Every child wrote its own summary, as at an exit(). */
-		cr_assert_eq(f.files.gl_pathc, files[i], "%zu summaries: %s", f.files.gl_pathc, f.r.err);
+		cr_assert_eq(f.files.gl_pathc, files[i], "%zu summaries: %s", f.files.gl_pathc,
+			     f.r.err);
 		forked_free(&f);
 		if (i == 0) /* the smaller run says as much without the shim */
 			continue;

@@ -16,8 +16,8 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 {
 	char *got = gg_json(a->json, expr);
 
-	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got,
-			 want, a->r.out, a->r.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want,
+			 a->r.out, a->r.err);
 	free(got);
 }
 
@@ -42,8 +42,8 @@ static const char *const rz_env[] = { "GG_TEST_PTX=" GG_PTX, NULL };
 
 /* A violation's kind, index, size and call, and the function of the first
  * frame of each of its stacks. */
-#define FREES                                                                                \
-	"[(v['kind'], v['index'], v['user_bytes'], v['api'], v['detected_by'], "              \
+#define FREES                                                                                    \
+	"[(v['kind'], v['index'], v['user_bytes'], v['api'], v['detected_by'], "                 \
 	"[(k, (v[k][0]['symbol'] or '?').split('+')[0]) for k in ('stack', 'first_free_stack', " \
 	"'free_stack') if k in v]) for v in j['violations']]"
 
@@ -67,14 +67,17 @@ Test(frees, a_second_free_is_a_double_free_on_every_route)
 			    "'app_scenario'), ('first_free_stack', 'app_scenario'), ('free_stack', "
 			    "'app_scenario')])]");
 		/* The two frees are two lines of the scenario. */
-		assert_json(&a, "[v['first_free_stack'][0]['offset'] != v['free_stack'][0]['offset'] "
-				"for v in j['violations']]", "[True]");
+		assert_json(&a,
+			    "[v['first_free_stack'][0]['offset'] != v['free_stack'][0]['offset'] "
+			    "for v in j['violations']]",
+			    "[True]");
 		/* The double free, and the kernel the scenario never finds. */
 		assert_json(&a, "(j['errors'], j['allocations']['live'])", "(2, 0)");
 		cr_assert_eq(gg_count_lines(a.r.err, "ERROR: double free: cuMemFree_v2(0x"), 1, "%s",
 			     a.r.err);
 		cr_assert_eq(gg_count_lines(a.r.err, "allocation #0 of 1000 bytes was freed already; "
-						     "allocated at app_scenario+0x"), 1, "%s", a.r.err);
+						     "allocated at app_scenario+0x"),
+			     1, "%s", a.r.err);
 		/* The driver's answer, as without the shim. */
 		cr_assert(strstr(a.r.out, "second free: CUDA_ERROR_INVALID_VALUE\n"), "%s", a.r.out);
 		assert_same_output(app, rz_env, (const char *[]){ GG_PTX, NULL }, a.r.out);
@@ -105,15 +108,17 @@ Test(frees, a_second_stream_ordered_free_is_a_double_free)
 Test(frees, a_double_free_after_the_address_was_handed_out_again_is_the_new_allocations)
 {
 	static const char *const steps[] = { "alloc:100", "free:0", "alloc:100", "same:0:1",
-					     "free:0", "free:1", NULL };
+					     "free:0",    "free:1", NULL };
 	struct gg_app_run a;
 
 	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, steps);
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert(strstr(a.r.out, "free 0: 0\nalloc 100: 0 buffer 1\nbuffers 0 and 1: same address\n"
-				  "free 0: 0\nfree 1: 1\n"), "%s", a.r.out);
-	assert_json(&a, "[(v['kind'], v['index'], [k for k in v if k.endswith('stack')]) "
-			"for v in j['violations']]",
+				  "free 0: 0\nfree 1: 1\n"),
+		  "%s", a.r.out);
+	assert_json(&a,
+		    "[(v['kind'], v['index'], [k for k in v if k.endswith('stack')]) "
+		    "for v in j['violations']]",
 		    "[('double_free', 1, ['stack', 'first_free_stack', 'free_stack'])]");
 	assert_json(&a, "(j['errors'], j['allocations']['live'])", "(1, 0)");
 	assert_same_output(RZ, rz_env, steps, a.r.out);
@@ -161,31 +166,34 @@ Test(frees, good_frees_report_nothing)
  * zone stays, its band still watched. */
 Test(frees, an_interior_free_is_an_invalid_free_and_the_zone_stays)
 {
-	static const char *const steps[] = { "alloc:100", "ifree:0:16", "ifree:0:100",
-					     "overrun:0:8", "free:0", NULL };
+	static const char *const steps[] = { "alloc:100",   "ifree:0:16", "ifree:0:100",
+					     "overrun:0:8", "free:0",     NULL };
 	struct gg_app_run a;
 
 	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, steps);
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_assert(strstr(a.r.out, "free 0+16: 1\nfree 0+100: 1\n"), "%s", a.r.out);
 	cr_assert(strstr(a.r.out, "free 0: 0\n"), "%s", a.r.out);
-	assert_json(&a, "[(v['kind'], v['index'], v.get('offset'), v['detected_by']) "
-			"for v in j['violations']]",
+	assert_json(&a,
+		    "[(v['kind'], v['index'], v.get('offset'), v['detected_by']) "
+		    "for v in j['violations']]",
 		    "[('invalid_free', 0, 16, 'free'), ('invalid_free', 0, 100, 'free'), "
 		    "('overrun', 0, None, 'free')]");
-	assert_json(&a, "[(int(v['address'], 16) - int(v['site']['address'], 16) != 0, "
-			"(v['free_stack'][0]['symbol'] or '?').split('+')[0]) "
-			"for v in j['violations'] if v['kind'] == 'invalid_free']",
+	assert_json(&a,
+		    "[(int(v['address'], 16) - int(v['site']['address'], 16) != 0, "
+		    "(v['free_stack'][0]['symbol'] or '?').split('+')[0]) "
+		    "for v in j['violations'] if v['kind'] == 'invalid_free']",
 		    "[(True, 'main'), (True, 'main')]");
 	assert_json(&a, "(j['errors'], j['allocations']['live'])", "(3, 0)");
-	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: invalid free: cuMemFree_v2(0x"), 2, "%s",
-		     a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: invalid free: cuMemFree_v2(0x"), 2, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, " + 16, inside allocation #0 of 100 bytes, not its "
-					     "start; allocated at redzone_alloc+0x"), 1, "%s", a.r.err);
+					     "start; allocated at redzone_alloc+0x"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, " + 100, in the red zone of allocation #0 of 100 "
-					     "bytes"), 1, "%s", a.r.err);
-	assert_same_output(RZ, rz_env, (const char *[]){ "alloc:100", "ifree:0:16", "ifree:0:100",
-							 "free:0", NULL },
+					     "bytes"),
+		     1, "%s", a.r.err);
+	assert_same_output(RZ, rz_env,
+			   (const char *[]){ "alloc:100", "ifree:0:16", "ifree:0:100", "free:0", NULL },
 			   "alloc 100: 0 buffer 0\nfree 0+16: 1\nfree 0+100: 1\nfree 0: 0\ndone\n");
 	gg_app_run_free(&a);
 }
@@ -195,8 +203,8 @@ Test(frees, without_red_zones_no_free_is_judged)
 {
 	struct gg_app_run a;
 
-	gg_app_run(&a, RZ, NULL, (const char *[]){ "alloc:100", "ifree:0:16", "free:0", "free:0",
-						   NULL });
+	gg_app_run(&a, RZ, NULL,
+		   (const char *[]){ "alloc:100", "ifree:0:16", "free:0", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['violations'], j['errors'])", "([], 0)");
 	gg_app_run_free(&a);
@@ -205,7 +213,7 @@ Test(frees, without_red_zones_no_free_is_judged)
 /* ---- leaks ---- */
 
 /* (count, bytes, the function of the stack's second frame), as listed. */
-#define LEAKS                                                                      \
+#define LEAKS                                                                        \
 	"[(l['count'], l['bytes'], (l['stack'][1]['symbol'] or '?').split('+')[0]) " \
 	"for l in j['leaks']]"
 
@@ -222,8 +230,10 @@ Test(leaks, are_listed_by_stack_the_most_bytes_first_and_are_no_errors)
 		    "[(2, 110, 'redzone_deep'), (1, 100, 'main'), (2, 32, 'redzone_place_0')]");
 	assert_json(&a, "(len(j['leaks']), sum(l['count'] for l in j['leaks']), j['errors'])",
 		    "(12, 23, 0)");
-	cr_assert_eq(gg_count_lines(a.r.err, "INFO: leaks at exit: 23 allocations (530 bytes) still live, "
-					     "from 12 stacks"), 1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err,
+				    "INFO: leaks at exit: 23 allocations (530 bytes) still live, "
+				    "from 12 stacks"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR"), 0, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
@@ -233,22 +243,25 @@ Test(leaks, with_leak_check_each_stack_is_an_error)
 	struct gg_app_run a;
 	struct gg_run r;
 
-	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1",
-					     "GPUGUARD_EXITCODE=86", "GPUGUARD_VERBOSITY=0", NULL },
+	gg_app_run(&a, RZ,
+		   (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1",
+				     "GPUGUARD_EXITCODE=86", "GPUGUARD_VERBOSITY=0", NULL },
 		   (const char *[]){ "alloc:100", "deep:3:50", "deep:3:60", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 86, "%s", a.r.err);
 	assert_json(&a, "(" LEAKS ", j['errors'], j['config']['leak_check'])",
 		    "([(2, 110, 'redzone_deep'), (1, 100, 'main')], 2, True)");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: leak: 2 allocations (110 bytes) still live at "
-					     "exit, allocated at redzone_alloc+0x"), 1, "%s", a.r.err);
+					     "exit, allocated at redzone_alloc+0x"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: leak: 1 allocation (100 bytes) still live at "
-					     "exit, allocated at redzone_alloc+0x"), 1, "%s", a.r.err);
+					     "exit, allocated at redzone_alloc+0x"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR:     #1 redzone_deep+0x"), 1, "%s", a.r.err);
 	/* gpuguard report agrees, and names the leaks. */
 	gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.out);
-	cr_assert(strstr(r.out, "leaks: 3 allocations (210 bytes) live at exit, from 2 stacks\n"),
-		  "%s", r.out);
+	cr_assert(strstr(r.out, "leaks: 3 allocations (210 bytes) live at exit, from 2 stacks\n"), "%s",
+		  r.out);
 	cr_assert(strstr(r.out, "errors: 2\n"), "%s", r.out);
 	gg_run_free(&r);
 	gg_app_run_free(&a);
@@ -264,7 +277,8 @@ Test(leaks, ten_stacks_are_named_and_the_others_counted)
 	assert_json(&a, "(len(j['leaks']), j['errors'])", "(11, 11)");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: leak: "), 11, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: leak: 1 more stack (the JSON summary's "
-					     "\"leaks\" lists them all)"), 1, "%s", a.r.err);
+					     "\"leaks\" lists them all)"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -272,18 +286,17 @@ Test(leaks, ten_stacks_are_named_and_the_others_counted)
 Test(leaks, allocations_freed_with_their_context_are_no_leaks)
 {
 	static const char *const runs[][6] = {
-		{ "ctx", "alloc:100", "destroy", NULL },
-		{ "ctx", "alloc:100", "old-destroy", NULL },
-		{ "alloc:100", "reset", NULL },
-		{ "alloc:100", "old-reset", NULL },
+		{ "ctx", "alloc:100", "destroy", NULL }, { "ctx", "alloc:100", "old-destroy", NULL },
+		{ "alloc:100", "reset", NULL },          { "alloc:100", "old-reset", NULL },
 		{ "alloc:100", "free:0", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct gg_app_run a;
 
-		gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1",
-						     NULL }, runs[i]);
+		gg_app_run(&a, RZ,
+			   (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_LEAK_CHECK=1", NULL },
+			   runs[i]);
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 		assert_json(&a, "(j['leaks'], j['errors'])", "([], 0)");
 		cr_assert_eq(gg_count_lines(a.r.err, "leak"), 0, "%s", a.r.err);
@@ -329,16 +342,16 @@ Test(frees, findings_are_junit_failures_and_sarif_results_with_stacks)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	snprintf(sarif, sizeof(sarif), "%s/out.sarif", a.dir);
 	snprintf(junit, sizeof(junit), "%s/out.xml", a.dir);
-	gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, "report", "--sarif", sarif, "--junit", junit,
-					      a.json, NULL });
+	gg_run(&r, 0, NULL,
+	       (const char *[]){ GG_CLI, "report", "--sarif", sarif, "--junit", junit, a.json, NULL });
 	cr_assert_eq(gg_run_exit(&r), 1, "%s%s", r.out, r.err);
 	cr_assert(strstr(r.out, "double free, cuMemFree_v2(0x"), "%s", r.out);
 	cr_assert(strstr(r.out, "invalid free, cuMemFree_v2(0x"), "%s", r.out);
 	cr_assert(strstr(r.out, "first free stack:"), "%s", r.out);
 	gg_run_free(&r);
-	gg_run(&r, 0, NULL, (const char *[]){ "/usr/bin/python3", "-c", check, sarif,
-					      GG_SOURCE_ROOT "/tests/data/sarif-schema-2.1.0.json",
-					      NULL });
+	gg_run(&r, 0, NULL,
+	       (const char *[]){ "/usr/bin/python3", "-c", check, sarif,
+				 GG_SOURCE_ROOT "/tests/data/sarif-schema-2.1.0.json", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_str_eq(r.out,
 			 "[('double-free', ['allocation stack', 'first free stack', 'second free "
@@ -348,10 +361,12 @@ Test(frees, findings_are_junit_failures_and_sarif_results_with_stacks)
 	xml = gg_read_file(junit);
 	cr_assert_not_null(xml);
 	cr_assert(strstr(xml, "<failure type=\"double-free\" message=\"double free of allocation #0 "
-			      "(100 bytes): cuMemFree_v2(0x"), "%s", xml);
+			      "(100 bytes): cuMemFree_v2(0x"),
+		  "%s", xml);
 	cr_assert(strstr(xml, "<failure type=\"invalid-free\""), "%s", xml);
 	cr_assert(strstr(xml, "<failure type=\"leak\" message=\"leak: 1 allocation (50 bytes) still "
-			      "live at exit\""), "%s", xml);
+			      "live at exit\""),
+		  "%s", xml);
 	free(xml);
 	gg_app_run_free(&a);
 }

@@ -28,10 +28,10 @@ static void assert_scenario_intercepted(const struct gg_run *r, const char *allo
 	cr_assert_eq(gg_run_exit(r), 0, "stderr: %s", r->err);
 	cr_assert_eq(gg_count_lines(r->err, "\"gg_fill\") -> CUDA_SUCCESS"), 1, "%s", r->err);
 	cr_assert_eq(gg_count_lines(r->err, "cuModuleGetFunction(module 0x"), 2, "%s", r->err);
-	cr_assert_eq(gg_count_lines(r->err, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1,
-		     "%s", r->err);
-	cr_assert_eq(gg_count_lines(r->err, "cuMemAlloc_v2(1000 bytes) #0 -> CUDA_SUCCESS 0x"), 1,
-		     "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1, "%s",
+		     r->err);
+	cr_assert_eq(gg_count_lines(r->err, "cuMemAlloc_v2(1000 bytes) #0 -> CUDA_SUCCESS 0x"), 1, "%s",
+		     r->err);
 	cr_assert_eq(gg_count_lines(r->err, "cuMemFree_v2(0x"), 2, "%s", r->err);
 	cr_assert_eq(gg_count_lines(r->err, ") -> CUDA_ERROR_INVALID_VALUE"), 1,
 		     "the second free fails: %s", r->err);
@@ -44,9 +44,10 @@ static void assert_scenario_intercepted(const struct gg_run *r, const char *allo
 	/* Besides the INFO lines, the one ERROR that names the kernel still
 	 * missing at exit (every error is named, at every verbosity). */
 	cr_assert_eq(gg_count_lines(r->err, "ERROR: required kernel never resolved: "
-					    "kernels.ptx::no_such_kernel"), 1, "%s", r->err);
-	cr_assert_eq(gg_count_lines(r->err, "gpuguard["), gg_count_lines(r->err, "INFO: ") + 1,
-		     "%s", r->err);
+					    "kernels.ptx::no_such_kernel"),
+		     1, "%s", r->err);
+	cr_assert_eq(gg_count_lines(r->err, "gpuguard["), gg_count_lines(r->err, "INFO: ") + 1, "%s",
+		     r->err);
 }
 
 Test(hooks, direct_link_route_is_intercepted)
@@ -109,9 +110,10 @@ Test(hooks, every_route_intercepts_where_a_librarys_kernel_is_materialised)
 		cr_expect(strstr(r.out, "its function: CUDA_SUCCESS\nlibrary module: CUDA_SUCCESS\n"),
 			  "%s: %s", apps[i], r.out);
 		cr_expect(strstr(r.err, ", \"gg_fill\") -> CUDA_SUCCESS") &&
-			  strstr(r.err, "INFO: cuKernelGetFunction(module 0x"), "%s: %s", apps[i], r.err);
-		cr_expect(strstr(r.err, "cuKernelGetFunction 1, cuLibraryGetModule 1"), "%s: %s", apps[i],
-			  r.err);
+				  strstr(r.err, "INFO: cuKernelGetFunction(module 0x"),
+			  "%s: %s", apps[i], r.err);
+		cr_expect(strstr(r.err, "cuKernelGetFunction 1, cuLibraryGetModule 1"), "%s: %s",
+			  apps[i], r.err);
 		gg_run_free(&r);
 	}
 }
@@ -139,11 +141,11 @@ static void assert_same_calls_but_queries(const char *without, const char *with,
 			other = strstr(pass ? without : with, key);
 			b = other ? strtoul(other + strlen(key), NULL, 10) : 0;
 			if (query)
-				cr_expect(pass ? a >= b : b >= a, "%s: %s %lu with, %lu without", app, name,
-					  pass ? a : b, pass ? b : a);
+				cr_expect(pass ? a >= b : b >= a, "%s: %s %lu with, %lu without", app,
+					  name, pass ? a : b, pass ? b : a);
 			else
-				cr_expect_eq(a, b, "%s: %s %lu vs %lu (with the shim: %s)", app, name, a, b,
-					     pass ? "first" : "second");
+				cr_expect_eq(a, b, "%s: %s %lu vs %lu (with the shim: %s)", app, name,
+					     a, b, pass ? "first" : "second");
 			if (!strchr(line, '\n'))
 				break;
 		}
@@ -212,7 +214,8 @@ Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
 		/* Asked for itself, at both versions, before cuInit. */
 		"4-arg cuGetProcAddress@11030: rc 0 -> libgpuguard.so:cuGetProcAddress\n",
 		"4-arg cuGetProcAddress@12000: rc 0 -> libgpuguard.so:cuGetProcAddress_v2\n",
-		"cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> libgpuguard.so:cuGetProcAddress_v2\n",
+		"cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> "
+		"libgpuguard.so:cuGetProcAddress_v2\n",
 		/* An old version gets the old, unhooked export, never the _v2 wrapper. */
 		"cuMemAlloc@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc\n",
 		"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
@@ -238,8 +241,7 @@ static void assert_answers(const char *const *env, const char *const *want)
 {
 	struct gg_run r;
 
-	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env,
-	       (const char *[]){ APP("app-procaddr-traps"), NULL });
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, env, (const char *[]){ APP("app-procaddr-traps"), NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	for (; *want; want++)
 		cr_expect(strstr(r.out, *want), "missing: %s\nin:\n%s", *want, r.out);
@@ -249,45 +251,69 @@ static void assert_answers(const char *const *env, const char *const *want)
 Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_work)
 {
 	/* Nothing counts launches or synchronizes: the driver's own. */
-	assert_answers(NULL, (const char *[]){
-		"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
-		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
-		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize_v2\n",
-		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
-		"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD_v2\n",
-		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libcuda.so.1:cuMemsetD8Async_ptsz\n",
-		/* Graphs: what a replay launches is followed only where launches are. */
-		"cuGraphLaunch@12000/2: rc 0 status 0 -> libcuda.so.1:cuGraphLaunch_ptsz\n",
-		"cuGraphInstantiateWithFlags@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphInstantiateWithFlags\n",
-		"cuGraphExecUpdate@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphExecUpdate_v2\n",
-		"cuStreamBeginCapture@12000/0: rc 0 status 0 -> libcuda.so.1:cuStreamBeginCapture_v2\n", NULL });
+	assert_answers(
+		NULL,
+		(const char *[]){
+			"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
+			"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
+			"cuCtxSynchronize@13000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize_v2\n",
+			"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
+			"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD_v2\n",
+			"cuMemsetD8Async@12000/2: rc 0 status 0 -> libcuda.so.1:cuMemsetD8Async_ptsz\n",
+			/* Graphs: what a replay launches is followed only where launches are. */
+			"cuGraphLaunch@12000/2: rc 0 status 0 -> libcuda.so.1:cuGraphLaunch_ptsz\n",
+			"cuGraphInstantiateWithFlags@12000/0: rc 0 status 0 -> "
+			"libcuda.so.1:cuGraphInstantiateWithFlags\n",
+			"cuGraphExecUpdate@12000/0: rc 0 status 0 -> "
+			"libcuda.so.1:cuGraphExecUpdate_v2\n",
+			"cuStreamBeginCapture@12000/0: rc 0 status 0 -> "
+			"libcuda.so.1:cuStreamBeginCapture_v2\n",
+			NULL });
 	/* Red zones name their suspects at each launch, and check copies and sets. */
-	assert_answers((const char *[]){ "GPUGUARD_REDZONE=64", NULL }, (const char *[]){
-		"cuLaunchKernel@12000/2: rc 0 status 0 -> libgpuguard.so:cuLaunchKernel_ptsz\n",
-		"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
-		"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libgpuguard.so:cuMemcpyHtoD_v2\n",
-		"cuMemsetD8Async@12000/2: rc 0 status 0 -> libgpuguard.so:cuMemsetD8Async_ptsz\n",
-		"cuMemcpyBatchAsync@13000/0: rc 0 status 0 -> libgpuguard.so:cuMemcpyBatchAsync_v2\n",
-		/* The 32-bit legacy form is not hooked: the driver's own. */
-		"cuMemcpyHtoD@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD\n",
-		"cuGraphLaunch@12000/2: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch_ptsz\n",
-		"cuGraphInstantiateWithFlags@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphInstantiateWithFlags\n",
-		"cuGraphInstantiate@11000/0: rc 0 status 0 -> libgpuguard.so:cuGraphInstantiate_v2\n",
-		"cuGraphExecUpdate@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphExecUpdate_v2\n",
-		"cuGraphExecKernelNodeSetParams@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphExecKernelNodeSetParams_v2\n",
-		"cuStreamBeginCapture@12000/2: rc 0 status 0 -> libgpuguard.so:cuStreamBeginCapture_v2_ptsz\n",
-		"cuStreamEndCapture@12000/0: rc 0 status 0 -> libgpuguard.so:cuStreamEndCapture\n", NULL });
-	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=sync:3", NULL }, (const char *[]){
-		"cuCtxSynchronize@13000/0: rc 0 status 0 -> libgpuguard.so:cuCtxSynchronize_v2\n",
-		"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
-		"cuGraphLaunch@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphLaunch\n", NULL });
-	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=launch:3", NULL }, (const char *[]){
-		"cuGraphLaunch@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch\n", NULL });
+	assert_answers(
+		(const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		(const char *[]){
+			"cuLaunchKernel@12000/2: rc 0 status 0 -> libgpuguard.so:cuLaunchKernel_ptsz\n",
+			"cuCtxSynchronize@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxSynchronize\n",
+			"cuMemcpyHtoD@12000/0: rc 0 status 0 -> libgpuguard.so:cuMemcpyHtoD_v2\n",
+			"cuMemsetD8Async@12000/2: rc 0 status 0 -> "
+			"libgpuguard.so:cuMemsetD8Async_ptsz\n",
+			"cuMemcpyBatchAsync@13000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuMemcpyBatchAsync_v2\n",
+			/* The 32-bit legacy form is not hooked: the driver's own. */
+			"cuMemcpyHtoD@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemcpyHtoD\n",
+			"cuGraphLaunch@12000/2: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch_ptsz\n",
+			"cuGraphInstantiateWithFlags@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuGraphInstantiateWithFlags\n",
+			"cuGraphInstantiate@11000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuGraphInstantiate_v2\n",
+			"cuGraphExecUpdate@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuGraphExecUpdate_v2\n",
+			"cuGraphExecKernelNodeSetParams@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuGraphExecKernelNodeSetParams_v2\n",
+			"cuStreamBeginCapture@12000/2: rc 0 status 0 -> "
+			"libgpuguard.so:cuStreamBeginCapture_v2_ptsz\n",
+			"cuStreamEndCapture@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuStreamEndCapture\n",
+			NULL });
+	assert_answers(
+		(const char *[]){ "GPUGUARD_BOUNDARY=sync:3", NULL },
+		(const char *[]){
+			"cuCtxSynchronize@13000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuCtxSynchronize_v2\n",
+			"cuLaunchKernel@12000/2: rc 0 status 0 -> libcuda.so.1:cuLaunchKernel_ptsz\n",
+			"cuGraphLaunch@12000/0: rc 0 status 0 -> libcuda.so.1:cuGraphLaunch\n", NULL });
+	assert_answers((const char *[]){ "GPUGUARD_BOUNDARY=launch:3", NULL },
+		       (const char *[]){
+			       "cuGraphLaunch@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch\n",
+			       NULL });
 	/* Disabled: every answer is the driver's own. */
-	assert_answers((const char *[]){ "GPUGUARD_DISABLE=1", NULL }, (const char *[]){
-		"cuMemAlloc@3020/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc_v2\n",
-		"cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> libcuda.so.1:cuGetProcAddress_v2\n",
-		NULL });
+	assert_answers(
+		(const char *[]){ "GPUGUARD_DISABLE=1", NULL },
+		(const char *[]){ "cuMemAlloc@3020/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc_v2\n",
+				  "cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> "
+				  "libcuda.so.1:cuGetProcAddress_v2\n",
+				  NULL });
 }
 
 Test(hooks, dlsym_resolves_relative_to_the_caller_as_without_shim)
@@ -352,9 +378,11 @@ Test(hooks, dlsym_answers_and_dlerror_are_the_same_as_without_the_shim)
 		cr_assert_eq(gg_run_exit(&with), 0, "%s", with.err);
 		cr_assert_geq(gg_count_lines(without.out, "dlerror: "), 24, "%s", without.out);
 		/* A failed lookup always leaves an error naming the symbol. */
-		cr_assert_eq(gg_count_lines(without.out, ": NULL; dlerror: none"), 0, "%s", without.out);
+		cr_assert_eq(gg_count_lines(without.out, ": NULL; dlerror: none"), 0, "%s",
+			     without.out);
 		cr_assert_str_eq(with.out, without.out, "driver %s", states[i]);
-		cr_assert_str_eq(with.err, "", "a process that found no driver function writes nothing");
+		cr_assert_str_eq(with.err, "",
+				 "a process that found no driver function writes nothing");
 		gg_run_free(&with);
 		gg_run_free(&without);
 	}
@@ -364,13 +392,12 @@ Test(hooks, dlsym_answers_and_dlerror_are_the_same_as_without_the_shim)
  * AttributeError from the message, and crashed on NULL. */
 Test(hooks, python_ctypes_asks_for_a_driver_function_that_is_not_there)
 {
-	const char *const argv[] = {
-		"/usr/bin/python3", "-c",
-		"import ctypes\n"
-		"print(hasattr(ctypes.CDLL(None), 'cuLaunchKernel'))\n"
-		"try:\n    ctypes.CDLL(None).cuMemAlloc_v2\n"
-		"except AttributeError as e:\n    print(e)\n",
-		NULL };
+	const char *const argv[] = { "/usr/bin/python3", "-c",
+				     "import ctypes\n"
+				     "print(hasattr(ctypes.CDLL(None), 'cuLaunchKernel'))\n"
+				     "try:\n    ctypes.CDLL(None).cuMemAlloc_v2\n"
+				     "except AttributeError as e:\n    print(e)\n",
+				     NULL };
 	struct gg_run with, without;
 
 	gg_run(&with, GG_RUN_SHIM, NULL, argv);
@@ -403,8 +430,8 @@ Test(hooks, bad_configuration_value_is_named_once)
 	       (const char *[]){ "GPUGUARD_REDZONE=lots", "GPUGUARD_VERBOSITY=1", NULL },
 	       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
-	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZONE=\"lots\" is not valid"), 1,
-		     "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "WARN: GPUGUARD_REDZONE=\"lots\" is not valid"), 1, "%s",
+		     r.err);
 	cr_assert_eq(gg_count_lines(r.err, "] WARN: "), 1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "gpuguard["), 3,
 		     "the WARN, the ERROR naming the missing kernel and the exit line: %s", r.err);
@@ -442,8 +469,7 @@ Test(hooks, log_goes_to_the_file_named_with_pid)
 	closedir(d);
 	rmdir(dir);
 	cr_assert_not_null(log, "no log file written");
-	cr_assert_eq(gg_count_lines(log, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1, "%s",
-		     log);
+	cr_assert_eq(gg_count_lines(log, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1, "%s", log);
 	free(log);
 	gg_run_free(&r);
 }
@@ -460,12 +486,14 @@ Test(hooks, a_log_that_is_the_programs_stdout_goes_to_stderr)
 
 	gg_run(&plain, GG_RUN_FAKE, NULL, (const char *[]){ APP("app-direct"), GG_PTX, NULL });
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE, (const char *[]){ logs[i], "GPUGUARD_VERBOSITY=2", NULL },
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ logs[i], "GPUGUARD_VERBOSITY=2", NULL },
 		       (const char *[]){ APP("app-direct"), GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 		cr_assert_str_eq(r.out, plain.out, "%s: stdout changed", logs[i]);
 		cr_assert_eq(gg_count_lines(r.err, "it is the program's stdout, where gpuguard never "
-						   "writes; logging to stderr"), 1, "%s", r.err);
+						   "writes; logging to stderr"),
+			     1, "%s", r.err);
 		cr_assert_eq(gg_count_lines(r.err, "\"no_such_kernel\") -> CUDA_ERROR_NOT_FOUND"), 1,
 			     "%s", r.err);
 		gg_run_free(&r);
@@ -497,7 +525,8 @@ Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_on
 	cr_expect_eq(gg_count_lines(r.err, "WARN: cuGetProcAddress(\"cuMemAlloc\") returned 0x"), 1,
 		     "%s", r.err);
 	cr_expect(strstr(r.err, "which is no function the driver exports: calls through it are "
-				"not seen"), "%s", r.err);
+				"not seen"),
+		  "%s", r.err);
 	v = gg_json(json, "j['coverage']['procaddr_unmatched'] >= 1");
 	cr_expect_str_eq(v, "True");
 	free(v);
@@ -522,13 +551,13 @@ Test(hooks, an_unexported_cuGetProcAddress_answer_is_counted_and_warned_about_on
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 static int probed = -1;
 static long probed_first;
-#define GG_HOOK(name, pfn, params, args)                                \
-	static CUresult probe_##name params                             \
-	{                                                               \
-		__asm__ volatile("" ::: "memory");                      \
-		probed = GG_ID_##name;                                  \
-		note_first args;                                        \
-		return (CUresult)(1000 + GG_ID_##name);                 \
+#define GG_HOOK(name, pfn, params, args)                \
+	static CUresult probe_##name params             \
+	{                                               \
+		__asm__ volatile("" ::: "memory");      \
+		probed = GG_ID_##name;                  \
+		note_first args;                        \
+		return (CUresult)(1000 + GG_ID_##name); \
 	}
 #define first_of(first, ...) (first)
 #define note_first(...) __VA_OPT__(probed_first = (long)(uintptr_t)first_of(__VA_ARGS__, 0))

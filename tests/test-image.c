@@ -329,7 +329,10 @@ Test(image, the_wrapper_nvcc_embeds_in_an_object_is_followed_to_its_fatbin)
 Test(image, a_wrapper_whose_pointer_leads_to_an_unmapped_page_is_efault)
 {
 	struct guarded g = guarded_new(16);
-	struct { uint32_t magic, version; const void *data, *other; } w = { 0x466243B1u, 1, g.guard, NULL };
+	struct {
+		uint32_t magic, version;
+		const void *data, *other;
+	} w = { 0x466243B1u, 1, g.guard, NULL };
 	struct gg_image_info info;
 
 	cr_expect_eq(gg_image_read(&w, sizeof(w), &info), -EFAULT);
@@ -369,7 +372,8 @@ Test(image, a_length_field_pointing_past_the_image_end_is_einval_not_a_read)
 
 	v = cubin.size - 64 * 3; /* e_shoff: the section table runs past the end */
 	memcpy(cubin.data + 0x28, &v, sizeof(v));
-	cr_expect_eq(gg_image_read(guarded_put(&g, cubin.data, cubin.size), cubin.size, &info), -EINVAL);
+	cr_expect_eq(gg_image_read(guarded_put(&g, cubin.data, cubin.size), cubin.size, &info),
+		     -EINVAL);
 
 	guarded_free(&g);
 	free(fat.data);
@@ -431,10 +435,14 @@ Test(image, a_short_ptx_string_before_an_unmapped_page_is_read_up_to_its_nul)
 	cr_assert_eq(gg_image_read(guarded_put(&g, options, sizeof(options)), SIZE_MAX, &info), 0);
 	cr_expect_str_eq(text_of(&info), "compute_100a");
 	cr_expect_eq(gg_image_read(guarded_put(&g, "", 1), SIZE_MAX, &info), -EINVAL);
-	cr_expect_eq(gg_image_read(guarded_put(&g, "/* .version 9.0 .target sm_80", 30), SIZE_MAX, &info), -EINVAL);
+	cr_expect_eq(
+		gg_image_read(guarded_put(&g, "/* .version 9.0 .target sm_80", 30), SIZE_MAX, &info),
+		-EINVAL);
 	cr_expect_eq(gg_image_read(guarded_put(&g, "hello", 6), SIZE_MAX, &info), -EINVAL);
-	cr_expect_eq(gg_image_read(guarded_put(&g, ".version 9.0\n.target sm_9", 25), SIZE_MAX, &info), -EFAULT);
-	cr_expect_eq(gg_image_read(guarded_put(&g, ".version 9.0\n.target sm_9", 25), 25, &info), -EINVAL);
+	cr_expect_eq(gg_image_read(guarded_put(&g, ".version 9.0\n.target sm_9", 25), SIZE_MAX, &info),
+		     -EFAULT);
+	cr_expect_eq(gg_image_read(guarded_put(&g, ".version 9.0\n.target sm_9", 25), 25, &info),
+		     -EINVAL);
 	cr_expect_eq(gg_image_read(NULL, 100, &info), -EINVAL);
 	guarded_free(&g);
 }
@@ -546,8 +554,10 @@ Test(image, a_fatbin_of_lto_ir_only_holds_nothing_the_driver_runs)
 
 Test(image, archs_text_is_cut_after_the_last_arch_that_fits_with_an_ellipsis)
 {
-	struct gg_image_info info = { .kind = GG_IMAGE_FATBIN, .narchs = 3,
-				      .archs = { { 80, false, false, false }, { 90, false, true, false },
+	struct gg_image_info info = { .kind = GG_IMAGE_FATBIN,
+				      .narchs = 3,
+				      .archs = { { 80, false, false, false },
+						 { 90, false, true, false },
 						 { 90, true, false, false } } };
 	char buf[32];
 
@@ -588,9 +598,9 @@ Test(image, size_max_reads_are_eperm_where_process_vm_readv_is_refused)
 
 /* The fuzzed images: every one of them, cut short and with bits flipped. */
 static const char *const fuzzed[] = {
-	"sm80.fatbin", "sm90.fatbin", "compute80.fatbin", "compute120.fatbin", "multi.fatbin",
-	"specific.fatbin", "compressed.fatbin", "sm80.cubin", "sm90.cubin", "sm90a.cubin",
-	"sm100a.cubin", "compute86.ptx",
+	"sm80.fatbin",  "sm90.fatbin",     "compute80.fatbin",  "compute120.fatbin",
+	"multi.fatbin", "specific.fatbin", "compressed.fatbin", "sm80.cubin",
+	"sm90.cubin",   "sm90a.cubin",     "sm100a.cubin",      "compute86.ptx",
 };
 
 static bool same_info(const struct gg_image_info *a, const struct gg_image_info *b)
@@ -599,20 +609,22 @@ static bool same_info(const struct gg_image_info *a, const struct gg_image_info 
 		return false;
 	for (unsigned i = 0; i < a->narchs; i++)
 		if (a->archs[i].sm != b->archs[i].sm || a->archs[i].ptx != b->archs[i].ptx ||
-		    a->archs[i].specific != b->archs[i].specific || a->archs[i].family != b->archs[i].family)
+		    a->archs[i].specific != b->archs[i].specific ||
+		    a->archs[i].family != b->archs[i].family)
 			return false;
 	return true;
 }
 
 /* 0, -EINVAL or -EFAULT, and no archs left by a failure. Memory of a known
  * size cannot fault: a length that does not fit is -EINVAL there. */
-static void expect_clean(int rc, const struct gg_image_info *info, const char *name, const char *how, size_t at,
-			 bool size_known)
+static void expect_clean(int rc, const struct gg_image_info *info, const char *name, const char *how,
+			 size_t at, bool size_known)
 {
-	cr_assert(rc == 0 || rc == -EINVAL || (rc == -EFAULT && !size_known), "%s %s %zu: %d", name, how, at, rc);
+	cr_assert(rc == 0 || rc == -EINVAL || (rc == -EFAULT && !size_known), "%s %s %zu: %d", name,
+		  how, at, rc);
 	if (rc)
-		cr_assert(info->kind == GG_IMAGE_UNKNOWN && info->narchs == 0, "%s %s %zu: a failed read left archs",
-			  name, how, at);
+		cr_assert(info->kind == GG_IMAGE_UNKNOWN && info->narchs == 0,
+			  "%s %s %zu: a failed read left archs", name, how, at);
 	cr_assert_leq(info->narchs, GG_IMAGE_ARCHS);
 }
 
@@ -632,11 +644,12 @@ Test(image, every_truncation_of_each_image_reads_as_the_whole_or_fails_cleanly)
 			int rc = gg_image_read(guarded_put(&g, b.data, len), len, &info);
 
 			expect_clean(rc, &info, fuzzed[k], "cut at", len, true);
-			cr_assert(rc != 0 || same_info(&info, &whole), "%s cut at %zu misread", fuzzed[k], len);
+			cr_assert(rc != 0 || same_info(&info, &whole), "%s cut at %zu misread",
+				  fuzzed[k], len);
 			rc = gg_image_read(guarded_put(&g, b.data, len), SIZE_MAX, &info);
 			expect_clean(rc, &info, fuzzed[k], "cut (SIZE_MAX) at", len, false);
-			cr_assert(rc != 0 || same_info(&info, &whole), "%s cut at %zu misread (SIZE_MAX)",
-				  fuzzed[k], len);
+			cr_assert(rc != 0 || same_info(&info, &whole),
+				  "%s cut at %zu misread (SIZE_MAX)", fuzzed[k], len);
 		}
 		guarded_free(&g);
 		free(b.data);
@@ -677,7 +690,8 @@ Test(image, thousands_of_bit_flips_in_each_image_never_crash_a_read)
 			rc = gg_image_read(guarded_put(&g, copy, b.size), b.size, &info);
 			expect_clean(rc, &info, fuzzed[k], "flip round", (size_t)round, true);
 			rc = gg_image_read(guarded_put(&g, copy, b.size), SIZE_MAX, &info);
-			expect_clean(rc, &info, fuzzed[k], "flip round (SIZE_MAX)", (size_t)round, false);
+			expect_clean(rc, &info, fuzzed[k], "flip round (SIZE_MAX)", (size_t)round,
+				     false);
 		}
 		free(copy);
 		guarded_free(&g);

@@ -34,8 +34,8 @@ Test(invariants, bad_calls_keep_their_result_codes_and_outputs)
 {
 	struct gg_run r;
 
-	assert_same_run(GG_RUN_FAKE, trace_env,
-			(const char *[]){ APP("app-bad-calls"), GG_PTX, NULL }, false);
+	assert_same_run(GG_RUN_FAKE, trace_env, (const char *[]){ APP("app-bad-calls"), GG_PTX, NULL },
+			false);
 	/* The matrix really ran, and the shim really saw it. */
 	gg_run(&r, GG_RUN_FAKE | GG_RUN_SHIM, trace_env,
 	       (const char *[]){ APP("app-bad-calls"), GG_PTX, NULL });
@@ -64,19 +64,21 @@ Test(invariants, non_cuda_processes_show_no_difference)
 	 * file created: none must appear. */
 	static const char *const env[] = { "GPUGUARD_VERBOSITY=2", "GPUGUARD_REDZONE=lots",
 					   "GPUGUARD_LOG=/tmp/gg-never-written.%p.log",
-					   "GPUGUARD_SUMMARY_JSON=/tmp/gg-never-written.%p.json", NULL };
+					   "GPUGUARD_SUMMARY_JSON=/tmp/gg-never-written.%p.json",
+					   NULL };
 
 	cr_assert_eq(system("rm -f /tmp/gg-never-written.*"), 0);
 	assert_same_run(0, env, (const char *[]){ "/bin/true", NULL }, true);
-	assert_same_run(0, env, (const char *[]){ "/bin/sh", "-c", "echo out; echo err >&2; exit 3",
-						    NULL },
+	assert_same_run(0, env,
+			(const char *[]){ "/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL },
 			true);
 	if (access("/usr/bin/python3", X_OK) == 0)
-		assert_same_run(0, env,
-				(const char *[]){ "/usr/bin/python3", "-c",
-						  "import ctypes; print(ctypes.CDLL(None).dlsym is not None)",
-						  NULL },
-				false);
+		assert_same_run(
+			0, env,
+			(const char *[]){ "/usr/bin/python3", "-c",
+					  "import ctypes; print(ctypes.CDLL(None).dlsym is not None)",
+					  NULL },
+			false);
 	assert_same_run(0, env, (const char *[]){ "/usr/bin/python3", "-c", "pass", NULL }, true);
 	/* Only looking up a launch entry point in the driver is no hooked call
 	 * either: the answer depends on the configuration (docs/how-it-works.md, "What the
@@ -86,7 +88,8 @@ Test(invariants, non_cuda_processes_show_no_difference)
 				(const char *[]){ "/usr/bin/python3", "-c",
 						  "import ctypes; d = ctypes.CDLL('libcuda.so.1'); "
 						  "print(d.cuLaunchKernel is not None, "
-						  "d.cuCtxSynchronize is not None)", NULL },
+						  "d.cuCtxSynchronize is not None)",
+						  NULL },
 				false);
 	cr_assert_neq(system("ls /tmp/gg-never-written.* >/dev/null 2>&1"), 0, "a file was written");
 }
@@ -97,12 +100,13 @@ Test(invariants, cudart_without_a_driver_gets_the_same_error)
 
 	if (!GG_CUDART_APP[0])
 		cr_skip_test("the toolkit has no libcudart.so");
-	if (system("{ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q 'libcuda\\.so\\.1 '") == 0)
+	if (system("{ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q 'libcuda\\.so\\.1 '") ==
+	    0)
 		cr_skip_test("a real driver is installed here");
 	assert_same_run(0, trace_env, (const char *[]){ GG_CUDART_APP, NULL }, true);
 	gg_run(&r, GG_RUN_SHIM, trace_env, (const char *[]){ GG_CUDART_APP, NULL });
-	cr_assert_neq(strstr(r.out, "cudaGetDeviceCount: 35 (cudaErrorInsufficientDriver)"), NULL,
-		      "%s", r.out);
+	cr_assert_neq(strstr(r.out, "cudaGetDeviceCount: 35 (cudaErrorInsufficientDriver)"), NULL, "%s",
+		      r.out);
 	gg_run_free(&r);
 }
 
@@ -126,8 +130,7 @@ Test(invariants, disabled_shim_passes_through_and_writes_nothing)
 	struct gg_run r;
 
 	assert_same_run(GG_RUN_FAKE, env, (const char *[]){ APP("app-direct"), GG_PTX, NULL }, true);
-	gg_run(&r, GG_RUN_FAKE | GG_RUN_SHIM, env,
-	       (const char *[]){ APP("app-procaddr-traps"), NULL });
+	gg_run(&r, GG_RUN_FAKE | GG_RUN_SHIM, env, (const char *[]){ APP("app-procaddr-traps"), NULL });
 	cr_assert_eq(gg_run_exit(&r), 0);
 	cr_assert_eq(strstr(r.out, "libgpuguard.so"), NULL, "a wrapper was handed out: %s", r.out);
 	gg_run_free(&r);

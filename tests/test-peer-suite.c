@@ -24,8 +24,8 @@ Test(pyclients, numba_cuda_driver_tests_have_the_same_outcomes_with_the_shim, .t
 	snprintf(out_plain, sizeof(out_plain), "%s/plain.json", dir);
 	snprintf(out_shim, sizeof(out_shim), "%s/shim.json", dir);
 	run_mode(&plain, PLAIN, NULL, NULL,
-		 (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "run", out_plain, "--timeout", "120",
-				   "--total", "600", NULL });
+		 (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "run", out_plain, "--timeout",
+				   "120", "--total", "600", NULL });
 	cr_assert_eq(gg_run_exit(&plain), 0, "stdout:\n%s\nstderr:\n%s", plain.out, plain.err);
 	snprintf(json_env, sizeof(json_env), "GPUGUARD_SUMMARY_JSON=%s/gg.%%p.json", dir);
 	run_mode(&shim, REDZONE, NULL, (const char *[]){ json_env, NULL },
@@ -35,18 +35,21 @@ Test(pyclients, numba_cuda_driver_tests_have_the_same_outcomes_with_the_shim, .t
 	/* The shim was there: the tests' allocations were padded (one summary
 	 * per pytest process that used the driver). */
 	gg_run(&seen, 0, NULL,
-	       (const char *[]){ "/usr/bin/python3", "-c",
-				 "import glob, json, jsonschema, sys\n"
-				 "s = [json.load(open(f)) for f in glob.glob(sys.argv[1] + '/gg.*.json')]\n"
-				 "v = jsonschema.Draft202012Validator(json.load(open(sys.argv[2])))\n"
-				 "for j in s: v.validate(j)\n"
-				 "print(sum(j['allocations']['padded'] for j in s), 'allocations padded,',\n"
-				 "      sum(j['errors'] for j in s), 'errors found, in', len(s), 'processes')\n",
-				 dir, GG_SUMMARY_SCHEMA, NULL });
+	       (const char *[]){
+		       "/usr/bin/python3", "-c",
+		       "import glob, json, jsonschema, sys\n"
+		       "s = [json.load(open(f)) for f in glob.glob(sys.argv[1] + '/gg.*.json')]\n"
+		       "v = jsonschema.Draft202012Validator(json.load(open(sys.argv[2])))\n"
+		       "for j in s: v.validate(j)\n"
+		       "print(sum(j['allocations']['padded'] for j in s), 'allocations padded,',\n"
+		       "      sum(j['errors'] for j in s), 'errors found, in', len(s), 'processes')\n",
+		       dir, GG_SUMMARY_SCHEMA, NULL });
 	cr_assert_eq(gg_run_exit(&seen), 0, "%s", seen.err);
 	fprintf(stderr, "with the shim: %s", seen.out);
 	cr_expect_gt(strtoul(seen.out, NULL, 10), 100, "%s", seen.out);
-	gg_run(&cmp, 0, NULL, (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "compare", out_plain, out_shim, NULL });
+	gg_run(&cmp, 0, NULL,
+	       (const char *[]){ PYTHON, CLIENTS "peer_suite.py", "compare", out_plain, out_shim,
+				 NULL });
 	/* The comparison goes to the test log, whatever the verdict. */
 	fprintf(stderr, "%s", cmp.out);
 	cr_assert_eq(gg_run_exit(&cmp), 0, "%s\n%s", cmp.out, cmp.err);
@@ -64,4 +67,3 @@ Test(pyclients, numba_cuda_driver_tests_have_the_same_outcomes_with_the_shim, .t
 	cr_expect_eq(system(json_env), 0);
 	cr_expect_eq(remove(dir), 0);
 }
-

@@ -136,7 +136,8 @@ Test(prune, the_file_of_an_exited_process_goes_and_a_running_ones_stays)
 	cr_assert_eq(prune(&p, (const char *[]){ dir, "--older-than", "1h", NULL }), 0, "%s", p.err);
 	cr_assert_neq(strstr(p.out, "its process is gone\n"), NULL, "%s", p.out);
 	cr_assert_neq(strstr(p.out, "prune-metrics: 1 file removed, 1 of running processes kept, "
-				    "0 newer than 1h kept\n"), NULL, "%s", p.out);
+				    "0 newer than 1h kept\n"),
+		      NULL, "%s", p.out);
 	cr_assert_eq(access(done, F_OK), -1, "the ended process's file is still there");
 	cr_assert_eq(access(live, F_OK), 0, "the running process's file was removed");
 	gg_run_free(&p);
@@ -149,7 +150,8 @@ Test(prune, the_file_of_an_exited_process_goes_and_a_running_ones_stays)
 	cr_assert_eq(prune(&p, (const char *[]){ "--older-than", "1h", dir, NULL }), 0, "%s", p.err);
 	cr_assert_eq(access(live, F_OK), 0, "a file newer than the duration was removed");
 	cr_assert_neq(strstr(p.out, "0 files removed, 0 of running processes kept, 1 newer than 1h "
-				    "kept\n"), NULL, "%s", p.out);
+				    "kept\n"),
+		      NULL, "%s", p.out);
 	gg_run_free(&p);
 	age(live, 7200);
 	cr_assert_eq(prune(&p, (const char *[]){ "--older-than=1h", dir, NULL }), 0, "%s", p.err);
@@ -168,15 +170,20 @@ Test(prune, a_pid_reused_by_another_process_or_boot_is_told_from_the_writer)
 	struct gg_run p;
 
 	gg_test_dir(dir, sizeof(dir));
-	snprintf(text, sizeof(text), "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
-		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n", pid, start, boot, pid);
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
+		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n",
+		 pid, start, boot, pid);
 	put(dir, "same.prom", text, 7200);
-	snprintf(text, sizeof(text), "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
-		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n", pid, start + 1, boot, pid);
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
+		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n",
+		 pid, start + 1, boot, pid);
 	put(dir, "later-start.prom", text, 7200);
-	snprintf(text, sizeof(text), "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
-		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n", pid, start,
-		 "00000000-0000-0000-0000-000000000000", pid);
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=%llu boot_id=%s\n"
+		 "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n",
+		 pid, start, "00000000-0000-0000-0000-000000000000", pid);
 	put(dir, "other-boot.prom", text, 7200);
 	/* Files from before the process line: the program's name decides. */
 	snprintf(text, sizeof(text), "gpuguard_errors{exe=\"test-prune\",pid=\"%d\"} 0\n", pid);
@@ -197,8 +204,7 @@ Test(prune, a_pid_reused_by_another_process_or_boot_is_told_from_the_writer)
 	cr_assert_eq(gg_count_lines(p.out, "written before the last boot"), 1, "%s", p.out);
 	cr_assert_eq(gg_count_lines(p.out, "its pid is another program now"), 1, "%s", p.out);
 	cr_assert_eq(gg_count_lines(p.out, "its process is gone"), 1, "%s", p.out);
-	cr_assert_neq(strstr(p.out, "4 files removed, 2 of running processes kept"), NULL, "%s",
-		      p.out);
+	cr_assert_neq(strstr(p.out, "4 files removed, 2 of running processes kept"), NULL, "%s", p.out);
 	gg_run_free(&p);
 	free(boot);
 }
@@ -213,12 +219,16 @@ Test(prune, a_dry_run_removes_nothing_and_other_files_are_left_alone)
 	int gone = gone_pid();
 
 	gg_test_dir(dir, sizeof(dir));
-	snprintf(text, sizeof(text), "# gpuguard-process pid=%d starttime=1\n"
-		 "gpuguard_errors{exe=\"a\",pid=\"%d\"} 0\n", gone, gone);
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=1\n"
+		 "gpuguard_errors{exe=\"a\",pid=\"%d\"} 0\n",
+		 gone, gone);
 	put(dir, "gone.prom", text, 7200);
 	put(dir, "gone.json", text, 7200);
-	snprintf(text, sizeof(text), "# HELP node_thing x\n# TYPE node_thing gauge\n"
-		 "node_thing{pid=\"%d\"} 1\n", gone);
+	snprintf(text, sizeof(text),
+		 "# HELP node_thing x\n# TYPE node_thing gauge\n"
+		 "node_thing{pid=\"%d\"} 1\n",
+		 gone);
 	put(dir, "other-exporter.prom", text, 7200);
 	snprintf(target, sizeof(target), "%s/gone.json", dir);
 	snprintf(link, sizeof(link), "%s/link.prom", dir);
@@ -236,7 +246,8 @@ Test(prune, a_dry_run_removes_nothing_and_other_files_are_left_alone)
 	cr_assert_eq(gg_count_lines(p.out, ": pid "), 1, "%s", p.out);
 	cr_assert(!there(dir, "gone.prom"), "%s", p.out);
 	cr_assert(there(dir, "gone.json") && there(dir, "other-exporter.prom") &&
-		  there(dir, "link.prom"), "%s", p.out);
+			  there(dir, "link.prom"),
+		  "%s", p.out);
 	gg_run_free(&p);
 }
 

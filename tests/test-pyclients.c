@@ -54,7 +54,8 @@ static void run_three(struct three_runs *t, const char *const *extra, const char
 
 		cr_assert_eq(gg_run_exit(r), gg_run_exit(plain), "%s %s: stderr:\n%s", argv[1],
 			     mode_name[m], r->err);
-		cr_assert(r->out_len == plain->out_len && memcmp(r->out, plain->out, plain->out_len) == 0,
+		cr_assert(r->out_len == plain->out_len &&
+				  memcmp(r->out, plain->out, plain->out_len) == 0,
 			  "%s: stdout %s:\n%s\nwithout the shim:\n%s", argv[1], mode_name[m], r->out,
 			  plain->out);
 	}
@@ -63,11 +64,13 @@ static void run_three(struct three_runs *t, const char *const *extra, const char
 
 	/* The overrun, and the kernel the client looks up in vain when it does
 	 * (named at exit). */
-	cr_expect_eq(gg_count_errors(t->r[REDZONE].err) -
-			     gg_count_lines(t->r[REDZONE].err, "] ERROR: required kernel never resolved: "),
-		     1, "%s", t->r[REDZONE].err);
+	cr_expect_eq(
+		gg_count_errors(t->r[REDZONE].err) -
+			gg_count_lines(t->r[REDZONE].err, "] ERROR: required kernel never resolved: "),
+		1, "%s", t->r[REDZONE].err);
 	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "] WARN: "), 0, "%s", t->r[REDZONE].err);
-	cr_expect_eq(gg_count_lines(t->r[REDZONE].err, "8 bytes changed at offsets 0..7 past the end, first 0x41"),
+	cr_expect_eq(gg_count_lines(t->r[REDZONE].err,
+				    "8 bytes changed at offsets 0..7 past the end, first 0x41"),
 		     1, "%s", t->r[REDZONE].err);
 	rest = gg_without_gpuguard_lines(t->r[REDZONE].err);
 	cr_expect_str_eq(rest, plain->err);
@@ -89,19 +92,28 @@ static void expect_the_overrun(const char *json, const char *index)
 
 	expect_json(json, "len(j['violations'])", "1");
 	snprintf(want, sizeof(want), "[(%s, 1000, 0, 7, 8, 65, 'free')]", index);
-	expect_json(json, "[(v['index'], v['user_bytes'], v['first'], v['last'], v['changed'], "
-			  "v['first_value'], v['detected_by']) for v in j['violations']]",
+	expect_json(json,
+		    "[(v['index'], v['user_bytes'], v['first'], v['last'], v['changed'], "
+		    "v['first_value'], v['detected_by']) for v in j['violations']]",
 		    want);
 }
 
-#define BINDINGS_ARGV (const char *[]){ PYTHON, CLIENTS "cuda_bindings_client.py", GG_PTX, NULL }
+#define BINDINGS_ARGV                                                   \
+	(const char *[])                                                \
+	{                                                               \
+		PYTHON, CLIENTS "cuda_bindings_client.py", GG_PTX, NULL \
+	}
 
 /* What the client does, in its own words; the same in every run. */
 static void expect_bindings_output(const char *out)
 {
 	static const char *const lines[] = {
-		"devices: 1\n", "name: gpuguard fake device\n", "primary context current: True\n",
-		"gg_no_such_kernel: CUDA_ERROR_NOT_FOUND\n", "filled: True\n", "overrun ran: True\n",
+		"devices: 1\n",
+		"name: gpuguard fake device\n",
+		"primary context current: True\n",
+		"gg_no_such_kernel: CUDA_ERROR_NOT_FOUND\n",
+		"filled: True\n",
+		"overrun ran: True\n",
 		"failures: 0\ndone\n",
 	};
 
@@ -115,11 +127,16 @@ static void expect_bindings_output(const char *out)
 static void expect_bindings_summary(const char *json)
 {
 	expect_the_overrun(json, "0");
-	expect_json(json, "(j['lookups']['total'], j['lookups']['resolved'], j['lookups']['unresolved_required'])",
+	expect_json(json,
+		    "(j['lookups']['total'], j['lookups']['resolved'], "
+		    "j['lookups']['unresolved_required'])",
 		    "(3, 2, 1)");
-	expect_json(json, "[(u['function'], u['result'], u['count'], u['module'][:6]) for u in j['unresolved']]",
-		    "[('gg_no_such_kernel', 'CUDA_ERROR_NOT_FOUND', 1, 'image:')]");
-	expect_json(json, "j['unresolved'][0]['site']['object'].rsplit('/', 1)[-1].split('.')[0]", "cydriver");
+	expect_json(
+		json,
+		"[(u['function'], u['result'], u['count'], u['module'][:6]) for u in j['unresolved']]",
+		"[('gg_no_such_kernel', 'CUDA_ERROR_NOT_FOUND', 1, 'image:')]");
+	expect_json(json, "j['unresolved'][0]['site']['object'].rsplit('/', 1)[-1].split('.')[0]",
+		    "cydriver");
 	expect_json(json, "(j['allocations']['padded'], j['allocations']['live'])", "(1, 0)");
 	/* The overrun, and the required kernel still unresolved at exit
 	 * (docs/how-it-works.md, "Boundaries, signals, exit"). */
@@ -157,7 +174,8 @@ Test(pyclients, cuda_bindings_with_per_thread_default_streams, .timeout = 300)
 	intercepted = strstr(t.r[REDZONE].err, "INFO: intercepted ");
 	cr_assert_not_null(intercepted, "%s", t.r[REDZONE].err);
 	ptsz = strstr(intercepted, " cuLaunchKernel_ptsz ");
-	cr_expect(ptsz && strtoul(ptsz + strlen(" cuLaunchKernel_ptsz "), NULL, 10) == 2, "%s", intercepted);
+	cr_expect(ptsz && strtoul(ptsz + strlen(" cuLaunchKernel_ptsz "), NULL, 10) == 2, "%s",
+		  intercepted);
 	cr_expect_null(strstr(intercepted, " cuLaunchKernel "), "%s", intercepted);
 	three_runs_free(&t);
 
@@ -165,7 +183,8 @@ Test(pyclients, cuda_bindings_with_per_thread_default_streams, .timeout = 300)
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/calls.txt", dir);
 	snprintf(env_calls, sizeof(env_calls), "FAKECUDA_CALLS_FILE=%s", path);
-	run_mode(&calls, PLAIN, NULL, (const char *[]){ per_thread[0], env_calls, NULL }, BINDINGS_ARGV);
+	run_mode(&calls, PLAIN, NULL, (const char *[]){ per_thread[0], env_calls, NULL },
+		 BINDINGS_ARGV);
 	cr_assert_eq(gg_run_exit(&calls), 0, "%s", calls.err);
 	text = gg_read_file(path);
 	cr_assert_not_null(text);
@@ -189,12 +208,15 @@ Test(pyclients, skip_objects_moves_a_python_programs_call_site_to_the_interprete
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/summary.json", dir);
 	run_mode(&r, REDZONE, json,
-		 (const char *[]){ "GPUGUARD_SKIP_OBJECTS=libcuda.so*,libcudart.so*,libgpuguard.so*,*.cpython-*.so",
+		 (const char *[]){ "GPUGUARD_SKIP_OBJECTS=libcuda.so*,libcudart.so*,libgpuguard.so*,*."
+				   "cpython-*.so",
 				   NULL },
 		 BINDINGS_ARGV);
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	expect_json(json, "[u['function'] for u in j['unresolved']]", "['gg_no_such_kernel']");
-	expect_json(json, "j['unresolved'][0]['site']['object'].rsplit('/', 1)[-1].startswith(('python3', 'libpython3'))",
+	expect_json(json,
+		    "j['unresolved'][0]['site']['object'].rsplit('/', 1)[-1].startswith(('python3', "
+		    "'libpython3'))",
 		    "True");
 	expect_json(json, "j['unresolved'][0]['site']['symbol'] is not None", "True");
 	gg_run_free(&r);
@@ -211,7 +233,8 @@ Test(pyclients, numba_cuda_prints_and_returns_the_same_and_its_overrun_is_report
 	require_pyenv();
 	run_three(&t, NULL, (const char *[]){ PYTHON, CLIENTS "numba_cuda_client.py", GG_PTX, NULL });
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		cr_assert_not_null(strstr(t.r[PLAIN].out, lines[i]), "no '%s' in:\n%s", lines[i], t.r[PLAIN].out);
+		cr_assert_not_null(strstr(t.r[PLAIN].out, lines[i]), "no '%s' in:\n%s", lines[i],
+				   t.r[PLAIN].out);
 	/* dst is the second allocation (to_device made the first); the module's
 	 * three kernels come from cuLibraryGetKernel, all found. */
 	expect_the_overrun(t.json, "1");
@@ -227,8 +250,7 @@ Test(pyclients, numba_cuda_prints_and_returns_the_same_and_its_overrun_is_report
  * (docs/python.md, "Python programs"). The script says on stderr when it dropped the
  * array and when it flushed the queue; gpuguard's ERROR falls between them,
  * or before both. */
-Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_flushed,
-     .timeout = 300)
+Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_flushed, .timeout = 300)
 {
 	static const char *const counts[] = { NULL, "NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=0" };
 
@@ -244,13 +266,15 @@ Test(pyclients, numba_cuda_frees_in_batches_so_a_band_is_checked_when_they_are_f
 		run_mode(&r, REDZONE, json, extra,
 			 (const char *[]){ PYTHON, CLIENTS "numba_cuda_frees.py", GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
-		dropped = strstr(r.err, i ? "dropped; 0 frees pending\n" : "dropped; 1 frees pending\n");
+		dropped = strstr(r.err,
+				 i ? "dropped; 0 frees pending\n" : "dropped; 1 frees pending\n");
 		flushed = strstr(r.err, "flushed\n");
 		error = strstr(r.err, "] ERROR: ");
 		cr_assert(dropped && flushed && error, "%s", r.err);
 		cr_assert_eq(gg_count_errors(r.err), 1, "%s", r.err);
 		if (i == 0)
-			cr_assert(dropped < error && error < flushed, "checked at the flush:\n%s", r.err);
+			cr_assert(dropped < error && error < flushed, "checked at the flush:\n%s",
+				  r.err);
 		else
 			cr_assert(error < dropped, "checked at once:\n%s", r.err);
 		/* Two arrays, two allocations, each with its band; found at its free. */
@@ -275,8 +299,9 @@ Test(pyclients, a_cuda_runtime_program_fails_to_start_the_same_with_the_shim)
 	cr_assert(GG_CUDART_APP[0], "the toolkit has no libcudart.so to build app-cudart with");
 	run_mode(&plain, PLAIN, NULL, NULL, (const char *[]){ GG_CUDART_APP, NULL });
 	run_mode(&shim, REDZONE, NULL, NULL, (const char *[]){ GG_CUDART_APP, NULL });
-	cr_assert_not_null(strstr(plain.out, "cudaGetDeviceCount: 801 (cudaErrorNotSupported) count -1\n"),
-			   "%s", plain.out);
+	cr_assert_not_null(
+		strstr(plain.out, "cudaGetDeviceCount: 801 (cudaErrorNotSupported) count -1\n"), "%s",
+		plain.out);
 	cr_assert_eq(gg_run_exit(&shim), gg_run_exit(&plain));
 	cr_assert_str_eq(shim.out, plain.out);
 	/* Nothing recorded, nothing said: not even the exit line (docs/how-it-works.md,

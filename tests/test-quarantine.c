@@ -19,8 +19,8 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 {
 	char *got = gg_json(a->json, expr);
 
-	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got,
-			 want, a->r.out, a->r.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want,
+			 a->r.out, a->r.err);
 	free(got);
 }
 
@@ -57,34 +57,37 @@ Test(quarantine, a_kernel_writing_a_freed_buffer_is_found_at_release_with_both_s
 	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1500"), NULL },
 		   (const char *[]){ "alloc:1000", "alloc:1000", "free:0", "fill:0", "free:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "[(v['kind'], v['index'], v['user_bytes'], v['first'], v['last'], "
-			"v['changed'], v['first_value'], v['expected'], v['api'], v['detected_by'], "
-			"[s['name'] for s in v['suspects']]) for v in j['violations'] "
-			"if v['kind'] == 'write_after_free']",
+	assert_json(&a,
+		    "[(v['kind'], v['index'], v['user_bytes'], v['first'], v['last'], "
+		    "v['changed'], v['first_value'], v['expected'], v['api'], v['detected_by'], "
+		    "[s['name'] for s in v['suspects']]) for v in j['violations'] "
+		    "if v['kind'] == 'write_after_free']",
 		    "[('write_after_free', 0, 1000, 0, 999, 1000, 1, 221, 'cuMemFree_v2', "
 		    "'quarantine', ['gg_fill'])]");
 	/* Found when it left, before buffer 1's free returned. */
 	assert_json(&a, "(" FRAME0(1, "stack") ", " FRAME0(1, "free_stack") ")",
 		    "('redzone_alloc', 'main')");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: write after free (quarantine): allocation #0 "
-					     "of 1000 bytes at 0x"), 1, "%s", a.r.err);
+					     "of 1000 bytes at 0x"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "suspects, newest first: gg_fill (module "
-					     "kernels.ptx, launch #1)"), 1, "%s", a.r.err);
+					     "kernels.ptx, launch #1)"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR:   free stack:"), 2, "%s", a.r.err);
 	/* The launch was a dangling one too; both are errors. */
 	assert_json(&a, "(j['errors'], [v['kind'] for v in j['violations']])",
 		    "(2, ['dangling_launch', 'write_after_free'])");
-	assert_json(&a, "(j['redzones']['quarantine']['entered'], "
-			"j['redzones']['quarantine']['released'], j['allocations']['live'])",
+	assert_json(&a,
+		    "(j['redzones']['quarantine']['entered'], "
+		    "j['redzones']['quarantine']['released'], j['allocations']['live'])",
 		    "(2, 2, 0)");
 	gg_app_run_free(&a);
 }
 
 Test(quarantine, a_clean_program_reports_nothing_and_every_held_allocation_is_released)
 {
-	static const char *const steps[] = { "alloc:1000", "fill:0", "alloc:300", "free:0",
-					     "free:1", "alloc:1000", "fill:2", "free:2", "range:0:0",
-					     NULL };
+	static const char *const steps[] = { "alloc:1000", "fill:0", "alloc:300", "free:0",    "free:1",
+					     "alloc:1000", "fill:2", "free:2",    "range:0:0", NULL };
 	struct gg_app_run a;
 
 	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1M"), NULL }, steps);
@@ -106,9 +109,10 @@ Test(quarantine, a_release_reads_two_bounded_windows_and_counts_the_rest_uncheck
 	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("4M"), NULL },
 		   (const char *[]){ "alloc:1048576", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "(j['redzones']['quarantine']['checked_bytes'], "
-			"j['redzones']['quarantine']['unchecked_bytes'], "
-			"j['redzones']['unchecked_reasons']['quarantine_middle'], j['errors'])",
+	assert_json(&a,
+		    "(j['redzones']['quarantine']['checked_bytes'], "
+		    "j['redzones']['quarantine']['unchecked_bytes'], "
+		    "j['redzones']['unchecked_reasons']['quarantine_middle'], j['errors'])",
 		    "(131072, 917504, 1, 0)");
 	gg_app_run_free(&a);
 }
@@ -125,9 +129,10 @@ Test(quarantine, a_launch_given_a_freed_pointer_is_reported_before_it_runs)
 		   (const char *[]){ "alloc:1000", "alloc:100", "free:0", "two:1:0:0", "twoi:1:0:0",
 				     "twox:1:0:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "[(v['kind'], v['index'], v['parameter'], v['offset'], v['kernel']['name'], "
-			"v['kernel']['launch'], v['api'], v['detected_by']) for v in j['violations'] "
-			"if v['kind'] == 'dangling_launch']",
+	assert_json(&a,
+		    "[(v['kind'], v['index'], v['parameter'], v['offset'], v['kernel']['name'], "
+		    "v['kernel']['launch'], v['api'], v['detected_by']) for v in j['violations'] "
+		    "if v['kind'] == 'dangling_launch']",
 		    "[('dangling_launch', 0, 2, 0, 'gg_overrun_second', 1, 'cuMemFree_v2', 'launch'), "
 		    "('dangling_launch', 0, 2, 16, 'gg_overrun_second', 2, 'cuMemFree_v2', 'launch'), "
 		    "('dangling_launch', 0, 2, 0, 'gg_overrun_second', 3, 'cuMemFree_v2', 'launch')]");
@@ -135,7 +140,8 @@ Test(quarantine, a_launch_given_a_freed_pointer_is_reported_before_it_runs)
 		    "('redzone_alloc', 'main')");
 	/* Each ERROR before its launch returned to the application. */
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_overrun_second (module "
-					     "kernels.ptx, launch #"), 3, "%s", a.r.err);
+					     "kernels.ptx, launch #"),
+		     3, "%s", a.r.err);
 	cr_assert_lt(strstr(a.r.err, "ERROR: dangling launch"), strstr(a.r.err, "app: two returned"),
 		     "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "parameter 2 is 0x"), 3, "%s", a.r.err);
@@ -155,8 +161,8 @@ Test(quarantine, with_halt_on_error_a_dangling_kernel_is_never_forwarded)
 	cr_assert(strstr(a.r.out, "launches forwarded at abort: 1\n"), "%s", a.r.out);
 	cr_assert_eq(strstr(a.r.out, "filled 0"), NULL, "%s", a.r.out);
 	assert_json(&a, "[v['kind'] for v in j['violations']]", "['dangling_launch']");
-	cr_assert_gt(strstr(a.r.err, "ERROR: halting"), strstr(a.r.err, "ERROR: dangling launch"),
-		     "%s", a.r.err);
+	cr_assert_gt(strstr(a.r.err, "ERROR: halting"), strstr(a.r.err, "ERROR: dangling launch"), "%s",
+		     a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -178,21 +184,23 @@ Test(quarantine, a_launch_of_live_buffers_is_no_dangling_launch)
 
 Test(quarantine, a_second_free_of_a_held_allocation_is_a_double_free_and_is_not_forwarded)
 {
-	static const char *const steps[] = { "alloc:1000", "free:0", "free:0", "range:0:0",
-					     "attr:0:0", NULL };
+	static const char *const steps[] = { "alloc:1000", "free:0",   "free:0",
+					     "range:0:0",  "attr:0:0", NULL };
 	struct gg_app_run a;
 
 	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1M"), NULL }, steps);
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "[(v['kind'], v['index'], v['api'], v['detected_by']) for v in j['violations']]",
+	assert_json(&a,
+		    "[(v['kind'], v['index'], v['api'], v['detected_by']) for v in j['violations']]",
 		    "[('double_free', 0, 'cuMemFree_v2', 'free')]");
 	assert_json(&a, "(" FRAME0(0, "first_free_stack") ", " FRAME0(0, "free_stack") ")",
 		    "('main', 'main')");
 	/* Freed once, by gpuguard, when it left: no release was refused. */
-	assert_json(&a, "(j['errors'], j['redzones']['quarantine']['released'], "
-			"j['redzones']['unchecked'])", "(1, 1, 0)");
-	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: double free: cuMemFree_v2(0x"), 1, "%s",
-		     a.r.err);
+	assert_json(&a,
+		    "(j['errors'], j['redzones']['quarantine']['released'], "
+		    "j['redzones']['unchecked'])",
+		    "(1, 1, 0)");
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: double free: cuMemFree_v2(0x"), 1, "%s", a.r.err);
 	/* The driver's answers for a pointer freed before, as without the shim. */
 	cr_assert(strstr(a.r.out, "free 0: 0\nfree 0: 1\n"), "%s", a.r.out);
 	assert_same_output(steps, a.r.out);
@@ -203,8 +211,8 @@ Test(quarantine, a_second_free_of_a_held_allocation_is_a_double_free_and_is_not_
 
 Test(quarantine, out_of_memory_with_a_full_quarantine_releases_it_and_succeeds)
 {
-	static const char *const steps[] = { "limit:4096", "alloc:2000", "free:0", "alloc:2000",
-					     "free:1", NULL };
+	static const char *const steps[] = { "limit:4096", "alloc:2000", "free:0",
+					     "alloc:2000", "free:1",     NULL };
 	struct gg_app_run a;
 
 	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1M"), NULL }, steps);
@@ -212,9 +220,11 @@ Test(quarantine, out_of_memory_with_a_full_quarantine_releases_it_and_succeeds)
 	cr_assert(strstr(a.r.out, "alloc 2000: 0 buffer 1\n"), "%s", a.r.out);
 	assert_same_output(steps, a.r.out);
 	/* Released for the request, which then got its band as well. */
-	assert_json(&a, "(j['redzones']['quarantine']['oom_releases'], "
-			"j['allocations']['unpadded_fallbacks'], j['allocations']['padded'], "
-			"j['errors'])", "(1, 0, 2, 0)");
+	assert_json(&a,
+		    "(j['redzones']['quarantine']['oom_releases'], "
+		    "j['allocations']['unpadded_fallbacks'], j['allocations']['padded'], "
+		    "j['errors'])",
+		    "(1, 0, 2, 0)");
 	gg_app_run_free(&a);
 }
 
@@ -222,8 +232,8 @@ Test(quarantine, out_of_memory_with_a_full_quarantine_releases_it_and_succeeds)
 
 Test(quarantine, stream_ordered_frees_on_two_streams_keep_their_order)
 {
-	static const char *const steps[] = { "salloc:1000:0", "salloc:2000:1", "sfill:0:0",
-					     "sfree:0:0", "sfill:1:1", "sfree:1:1", "ssync", NULL };
+	static const char *const steps[] = { "salloc:1000:0", "salloc:2000:1", "sfill:0:0", "sfree:0:0",
+					     "sfill:1:1",     "sfree:1:1",     "ssync",     NULL };
 	const char *sizes[] = { "GPUGUARD_QUARANTINE=1M", "GPUGUARD_QUARANTINE=1",
 				"GPUGUARD_QUARANTINE=1M" };
 
@@ -236,14 +246,16 @@ Test(quarantine, stream_ordered_frees_on_two_streams_keep_their_order)
 		struct gg_app_run a;
 		char want[64];
 
-		gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", sizes[i],
-						     i == 2 ? "GPUGUARD_CHECK_ON_FREE=0" : NULL, NULL },
+		gg_app_run(&a, RZ,
+			   (const char *[]){ "GPUGUARD_REDZONE=64", sizes[i],
+					     i == 2 ? "GPUGUARD_CHECK_ON_FREE=0" : NULL, NULL },
 			   steps);
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 		snprintf(want, sizeof(want), "(0, [], 2, 2, 3000, %d)", i == 2 ? 2 : 0);
-		assert_json(&a, "(j['errors'], j['violations'], j['redzones']['quarantine']['entered'], "
-				"j['redzones']['quarantine']['released'], "
-				"j['redzones']['quarantine']['checked_bytes'], j['redzones']['unchecked'])",
+		assert_json(&a,
+			    "(j['errors'], j['violations'], j['redzones']['quarantine']['entered'], "
+			    "j['redzones']['quarantine']['released'], "
+			    "j['redzones']['quarantine']['checked_bytes'], j['redzones']['unchecked'])",
 			    want);
 		assert_same_output(steps, a.r.out);
 		gg_app_run_free(&a);
@@ -267,9 +279,9 @@ Test(quarantine, a_kernel_queued_after_a_stream_ordered_free_is_found)
 
 Test(quarantine, a_quarantine_of_0_is_exactly_no_quarantine)
 {
-	static const char *const steps[] = { "alloc:1000", "alloc:100", "fill:0", "free:0",
-					     "free:0", "overrun:1:4", "salloc:500:0", "sfree:2:0",
-					     "ssync", NULL };
+	static const char *const steps[] = { "alloc:1000", "alloc:100",   "fill:0",       "free:0",
+					     "free:0",     "overrun:1:4", "salloc:500:0", "sfree:2:0",
+					     "ssync",      NULL };
 	/* Everything but what moves with the process (its pid, times, and the
 	 * addresses its mappings got). */
 	static const char expr[] =
@@ -303,8 +315,8 @@ Test(quarantine, without_red_zones_is_warned_about_and_holds_nothing)
 
 	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_QUARANTINE=1M", NULL },
 		   (const char *[]){ "alloc:1000", "free:0", "free:0", NULL });
-	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_QUARANTINE without GPUGUARD_REDZONE"),
-		     1, "%s", a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_QUARANTINE without GPUGUARD_REDZONE"), 1,
+		     "%s", a.r.err);
 	cr_assert(strstr(a.r.out, "free 0: 0\nfree 0: 1\n"), "%s", a.r.out);
 	assert_json(&a, "('quarantine' in j['redzones'], j['config']['quarantine'])",
 		    "(False, 1048576)");
@@ -319,10 +331,18 @@ Test(quarantine, sizes_take_units_of_1024)
 		const char *text;
 		uint64_t value;
 	} good[] = {
-		{ "0", 0 }, { "4096", 4096 }, { "0x1b", 27 }, { "64K", 64 << 10 }, { "64kB", 64 << 10 },
-		{ "256M", 256 << 20 }, { "1GiB", 1ull << 30 }, { "2t", 2ull << 40 },
+		{ "0", 0 },
+		{ "4096", 4096 },
+		{ "0x1b", 27 },
+		{ "64K", 64 << 10 },
+		{ "64kB", 64 << 10 },
+		{ "256M", 256 << 20 },
+		{ "1GiB", 1ull << 30 },
+		{ "2t", 2ull << 40 },
 	};
-	static const char *const bad[] = { "", "M", "12B", "1.5G", "-1", "256 M", "99999999999T", "1P" };
+	static const char *const bad[] = {
+		"", "M", "12B", "1.5G", "-1", "256 M", "99999999999T", "1P"
+	};
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -342,7 +362,8 @@ Test(quarantine, the_command_passes_a_size_with_a_unit)
 				 "free:0", NULL });
 	cr_assert_eq(gg_count_lines(r.err, "ERROR: double free"), 1, "%s", r.err);
 	gg_run_free(&r);
-	gg_run(&r, GG_RUN_FAKE, NULL, (const char *[]){ GG_CLI, "--quarantine", "256Q", "--", RZ, NULL });
+	gg_run(&r, GG_RUN_FAKE, NULL,
+	       (const char *[]){ GG_CLI, "--quarantine", "256Q", "--", RZ, NULL });
 	cr_assert_neq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert(strstr(r.err, "K, M, G or T"), "%s", r.err);
 	gg_run_free(&r);
@@ -356,21 +377,25 @@ Test(quarantine, a_graph_replayed_after_its_buffer_was_freed_is_a_dangling_launc
 {
 	struct gg_app_run a;
 
-	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1M"), NULL },
-		   (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "free:0", "replay:1", NULL });
+	gg_app_run(
+		&a, RZ, (const char *[]){ Q_ENV("1M"), NULL },
+		(const char *[]){ "alloc:100", "graph:0:0", "replay:1", "free:0", "replay:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "[(v['kind'], v['index'], v['parameter'], v['kernel']['name'], "
-			"v['kernel']['launch'], v['api'], 'node' in v) for v in j['violations'] "
-			"if v['kind'] == 'dangling_launch']",
+	assert_json(&a,
+		    "[(v['kind'], v['index'], v['parameter'], v['kernel']['name'], "
+		    "v['kernel']['launch'], v['api'], 'node' in v) for v in j['violations'] "
+		    "if v['kind'] == 'dangling_launch']",
 		    "[('dangling_launch', 0, 0, 'gg_overrun', 2, 'cuMemFree_v2', True)]");
 	assert_json(&a, FRAME0(0, "free_stack"), "main");
 	/* The replay ran: what it wrote is found when the block leaves, its
 	 * suspect the replay's node. */
-	assert_json(&a, "[(v['kind'], v['detected_by'], [(s['name'], s['launch']) for s in "
-			"v['suspects']]) for v in j['violations'][1:]]",
+	assert_json(&a,
+		    "[(v['kind'], v['detected_by'], [(s['name'], s['launch']) for s in "
+		    "v['suspects']]) for v in j['violations'][1:]]",
 		    "[('write_after_free', 'exit', [('gg_overrun', 2)])]");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_overrun (module kernels.ptx, "
-					     "launch #2, graph node 0x"), 1, "%s", a.r.err);
+					     "launch #2, graph node 0x"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -393,7 +418,10 @@ Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded)
 /* The same on every route (tests/apps/scenario.c, GG_SCENARIO_DANGLING): a
  * captured graph given buffer D, replayed (#1), D freed, replayed again
  * (#2): a dangling launch naming gg_fill, its graph node and D's free. */
-#define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
+#define ROUTES                                            \
+	{                                                 \
+		"app-direct", "app-dlsym", "app-procaddr" \
+	}
 
 Test(quarantine, a_dangling_replay_is_found_on_every_route)
 {
@@ -410,13 +438,18 @@ Test(quarantine, a_dangling_replay_is_found_on_every_route)
 			   (const char *[]){ GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
 		cr_expect(strstr(a.r.out, "dangling replay: CUDA_SUCCESS\n"), "%s", a.r.out);
-		assert_json(&a, "[(v['kind'], v['kernel']['name'], v['kernel']['launch'], v['api'], "
-				"'node' in v) for v in j['violations'] if v['kind'] == 'dangling_launch']",
+		assert_json(&a,
+			    "[(v['kind'], v['kernel']['name'], v['kernel']['launch'], v['api'], "
+			    "'node' in v) for v in j['violations'] if v['kind'] == 'dangling_launch']",
 			    "[('dangling_launch', 'gg_fill', 2, 'cuMemFree_v2', True)]");
-		assert_json(&a, "[len(v['free_stack']) > 1 for v in j['violations'] "
-				"if v['kind'] == 'dangling_launch']", "[True]");
-		cr_expect_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_fill (module kernels.ptx, "
-						     "launch #2, graph node 0x"), 1, "%s: %s", apps[i], a.r.err);
+		assert_json(&a,
+			    "[len(v['free_stack']) > 1 for v in j['violations'] "
+			    "if v['kind'] == 'dangling_launch']",
+			    "[True]");
+		cr_expect_eq(gg_count_lines(a.r.err,
+					    "ERROR: dangling launch: gg_fill (module kernels.ptx, "
+					    "launch #2, graph node 0x"),
+			     1, "%s: %s", apps[i], a.r.err);
 		gg_app_run_free(&a);
 	}
 }
@@ -442,9 +475,12 @@ Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded_on_ever
 		cr_expect(strstr(a.r.out, "graph launches forwarded at abort: 1\n"), "%s: %s", apps[i],
 			  a.r.out);
 		cr_expect(!strstr(a.r.out, "dangling replay:"), "%s: %s", apps[i], a.r.out);
-		assert_json(&a, "[v['kernel']['name'] for v in j['violations'] "
-				"if v['kind'] == 'dangling_launch']", "['gg_fill']");
-		cr_expect_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_fill"), 1, "%s", a.r.err);
+		assert_json(&a,
+			    "[v['kernel']['name'] for v in j['violations'] "
+			    "if v['kind'] == 'dangling_launch']",
+			    "['gg_fill']");
+		cr_expect_eq(gg_count_lines(a.r.err, "ERROR: dangling launch: gg_fill"), 1, "%s",
+			     a.r.err);
 		gg_app_run_free(&a);
 	}
 }

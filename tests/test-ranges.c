@@ -145,8 +145,8 @@ static void assert_json(struct runs *r, const char *expr, const char *want)
 {
 	char *got = gg_json(r->json, expr);
 
-	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got,
-			 want, r->with.out, r->with.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want,
+			 r->with.out, r->with.err);
 	free(got);
 }
 
@@ -180,9 +180,10 @@ Test(ranges, every_copy_and_set_past_the_end_is_refused_as_without_the_shim_on_e
 		/* Refused, reported once each, and the band untouched: nothing at its free. */
 		snprintf(want, sizeof(want), "(%d, %d, {'api_overrun'}, {(0, 100)}, %d)", members(),
 			 members(), members());
-		assert_json(&r, "(len(j['violations']), len({(v['api'], v['side']) for v in "
-				"j['violations']}), {v.get('kind') for v in j['violations']}, "
-				"{(v['index'], v['user_bytes']) for v in j['violations']}, j['errors'])",
+		assert_json(&r,
+			    "(len(j['violations']), len({(v['api'], v['side']) for v in "
+			    "j['violations']}), {v.get('kind') for v in j['violations']}, "
+			    "{(v['index'], v['user_bytes']) for v in j['violations']}, j['errors'])",
 			    want);
 		cr_assert_eq(gg_count_lines(r.with.err, "ERROR: api_overrun: "), (size_t)members(),
 			     "%s", r.with.err);
@@ -222,8 +223,9 @@ Test(ranges, a_range_inside_the_allocation_from_an_interior_pointer_is_allowed)
 	arg(&r, "to:cuMemcpyHtoD_v2:0:51:50");
 	run(&r, NULL);
 	assert_results(&r, ": CUDA_SUCCESS", 3);
-	assert_json(&r, "[(v['api'], int(v['address'], 16) - int(v['ptr'], 16), v['bytes']) "
-			"for v in j['violations']]",
+	assert_json(&r,
+		    "[(v['api'], int(v['address'], 16) - int(v['ptr'], 16), v['bytes']) "
+		    "for v in j['violations']]",
 		    "[('cuMemcpyHtoD_v2', 50, 51)]");
 	done(&r);
 }
@@ -246,10 +248,12 @@ Test(ranges, a_set_starting_one_byte_before_an_allocation_is_refused_in_the_band
 	arg(&r, "free:0");
 	run(&r, NULL);
 	assert_results(&r, "to 1: CUDA_ERROR_INVALID_VALUE", 2);
-	assert_json(&r, "[(v['api'], v['index'], v['user_bytes'], v['bytes']) for v in j['violations']]",
+	assert_json(&r,
+		    "[(v['api'], v['index'], v['user_bytes'], v['bytes']) for v in j['violations']]",
 		    "[('cuMemsetD8_v2', 0, 448, 1), ('cuMemsetD8Async', 0, 448, 1)]");
 	cr_assert_eq(gg_count_lines(r.with.err, "1 byte: starts 63 bytes past the end of allocation "
-						"#0 (448 bytes at 0x"), 2, "%s", r.with.err);
+						"#0 (448 bytes at 0x"),
+		     2, "%s", r.with.err);
 	done(&r);
 }
 
@@ -294,7 +298,8 @@ Test(ranges, a_copy_past_pitch_times_height_of_a_pitched_allocation_is_refused)
 	run(&r, NULL);
 	assert_results(&r, "pitch 64 x 4: buffer 0, pitch 512", 1);
 	assert_results(&r, ": CUDA_SUCCESS", 1 + 1 /* the free */);
-	assert_json(&r, "[(v['api'], v['index'], v['user_bytes'], v['bytes']) for v in j['violations']]",
+	assert_json(&r,
+		    "[(v['api'], v['index'], v['user_bytes'], v['bytes']) for v in j['violations']]",
 		    "[('cuMemcpy2D_v2', 0, 2048, 2112), ('cuMemsetD2D32Async', 0, 2048, 2112), "
 		    "('cuMemcpyHtoDAsync_v2', 0, 2048, 2049), ('cuMemsetD8_v2', 0, 2048, 1)]");
 	done(&r);
@@ -311,21 +316,26 @@ Test(ranges, an_api_overrun_names_the_call_the_range_the_allocation_and_the_call
 	arg(&r, "to:cuMemcpyHtoD_v2:0:116");
 	run(&r, (const char *[]){ "GPUGUARD_EXITCODE=86", NULL });
 	cr_assert_eq(gg_run_exit(&r.with), 86, "%s", r.with.err);
-	assert_json(&r, "[(v['kind'], v['api'], v['side'], v['address'] == v['ptr'], v['bytes'], "
-			"v['index'], v['user_bytes'], v['result'], v['call_site']['symbol'].split('+')[0], "
-			"v['site']['object'].endswith('app-ranges')) for v in j['violations']]",
+	assert_json(&r,
+		    "[(v['kind'], v['api'], v['side'], v['address'] == v['ptr'], v['bytes'], "
+		    "v['index'], v['user_bytes'], v['result'], v['call_site']['symbol'].split('+')[0], "
+		    "v['site']['object'].endswith('app-ranges')) for v in j['violations']]",
 		    "[('api_overrun', 'cuMemcpyHtoD_v2', 'dst', True, 116, 0, 100, "
 		    "'CUDA_ERROR_INVALID_VALUE', 'ranges_linear', True)]");
 	assert_json(&r, "j['errors']", "1");
 	/* The allocation's stack, as the band's findings carry it: the call site first. */
-	assert_json(&r, "[(len(v['stack']) > 1, v['stack'][0]['address'] == v['site']['address']) "
-			"for v in j['violations']]", "[(True, True)]");
-	cr_assert_eq(gg_count_lines(r.with.err, "ERROR: api_overrun: cuMemcpyHtoD_v2 dst 0x"), 1,
-		     "%s", r.with.err);
+	assert_json(&r,
+		    "[(len(v['stack']) > 1, v['stack'][0]['address'] == v['site']['address']) "
+		    "for v in j['violations']]",
+		    "[(True, True)]");
+	cr_assert_eq(gg_count_lines(r.with.err, "ERROR: api_overrun: cuMemcpyHtoD_v2 dst 0x"), 1, "%s",
+		     r.with.err);
 	cr_assert_eq(gg_count_lines(r.with.err, ", 116 bytes: runs 16 bytes past the end of "
-						"allocation #0 (100 bytes at 0x"), 1, "%s", r.with.err);
-	cr_assert_eq(gg_count_lines(r.with.err, "refused with CUDA_ERROR_INVALID_VALUE, the driver's "
-						"answer without the red zone; called at ranges_linear+0x"),
+						"allocation #0 (100 bytes at 0x"),
+		     1, "%s", r.with.err);
+	cr_assert_eq(gg_count_lines(r.with.err,
+				    "refused with CUDA_ERROR_INVALID_VALUE, the driver's "
+				    "answer without the red zone; called at ranges_linear+0x"),
 		     1, "%s", r.with.err);
 	cr_assert_eq(gg_count_lines(r.with.err, "1 allocation, 1 padded; 1 violation"), 1, "%s",
 		     r.with.err);
@@ -376,7 +386,8 @@ Test(ranges, copies_are_handed_out_only_while_red_zones_are_on)
 				argv[2 + k] = steps[k];
 			}
 			gg_run(&g, GG_RUN_SHIM | GG_RUN_FAKE,
-			       (const char *[]){ on ? "GPUGUARD_REDZONE=64" : "GPUGUARD_REDZONE=0", NULL },
+			       (const char *[]){ on ? "GPUGUARD_REDZONE=64" : "GPUGUARD_REDZONE=0",
+						 NULL },
 			       argv);
 			cr_assert_eq(gg_run_exit(&g), 0, "%s", g.err);
 			for (int k = 0; k < 4; k++) {

@@ -17,7 +17,6 @@
 
 #define RZ GG_APPS "/app-redzone"
 
-
 static void run_rz(struct gg_app_run *a, const char *const *env, const char *const *steps)
 {
 	gg_app_run(a, RZ, env, steps);
@@ -27,7 +26,8 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 {
 	char *got = gg_json(a->json, expr);
 
-	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want, a->r.out, a->r.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want,
+			 a->r.out, a->r.err);
 	free(got);
 }
 
@@ -57,14 +57,14 @@ static const char *band_line(int k, unsigned value, int n)
 }
 
 /* Violations as (index, user, pad, first, last, changed, first_value, detected_by). */
-#define VIOLATIONS                                                                           \
+#define VIOLATIONS                                                                             \
 	"[(v['index'], v['user_bytes'], v['pad_bytes'], v['first'], v['last'], v['changed'], " \
 	"v['first_value'], v['detected_by']) for v in j['violations']]"
 
 /* Coverage as (allocations, guarded, guarded_bytes, unguarded, unguarded_bytes). */
-#define COVERAGE                                                                             \
-	"(j['coverage']['allocations'], j['coverage']['guarded'], "                          \
-	"j['coverage']['guarded_bytes'], j['coverage']['unguarded'], "                       \
+#define COVERAGE                                                       \
+	"(j['coverage']['allocations'], j['coverage']['guarded'], "    \
+	"j['coverage']['guarded_bytes'], j['coverage']['unguarded'], " \
 	"j['coverage']['unguarded_bytes'])"
 
 /* ---- the band ---- */
@@ -117,11 +117,14 @@ Test(redzone, zero_bytes_and_no_redzone_are_not_padded)
 	run_rz(&a, NULL, (const char *[]){ "alloc:64", NULL });
 	assert_json(&a, "(j['allocations']['calls'], j['allocations']['padded'])", "(1, 0)");
 	gg_app_run_free(&a);
-	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, (const char *[]){ "alloc:0", NULL });
+	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+	       (const char *[]){ "alloc:0", NULL });
 	/* The driver refuses 0 bytes, padded or not. */
 	assert_out(&a, "alloc 0: 1 buffer 0\n");
-	assert_json(&a, "(j['allocations']['calls'], j['allocations']['failed'], "
-			"j['allocations']['padded'])", "(1, 1, 0)");
+	assert_json(&a,
+		    "(j['allocations']['calls'], j['allocations']['failed'], "
+		    "j['allocations']['padded'])",
+		    "(1, 1, 0)");
 	gg_app_run_free(&a);
 }
 
@@ -138,10 +141,12 @@ Test(redzone, kernel_overrun_is_reported_at_free_with_exact_fields)
 	assert_json(&a, "j['violations'][0]['site']['symbol'].split('+')[0]", "redzone_alloc");
 	assert_json(&a, "(j['allocations']['live'], j['errors'])", "(0, 1)");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: red zone violation (free): allocation #1 of 200 "
-					      "bytes at 0x"), 1, "%s", a.r.err);
+					     "bytes at 0x"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "64-byte band: 8 bytes changed at offsets 0..7 past the "
-					      "end, first 0x41 (expected 0xee); allocated at "
-					      "redzone_alloc+0x"), 1, "%s", a.r.err);
+					     "end, first 0x41 (expected 0xee); allocated at "
+					     "redzone_alloc+0x"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -187,9 +192,9 @@ Test(redzone, a_scan_reports_in_allocation_order_allocations_thousands_of_indexe
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1", NULL },
-	       (const char *[]){ "alloc:100", "many:3000:16", "alloc:100", "many:3000:16",
-				 "alloc:100", "many:3000:16", "alloc:100", "poke:3:1", "poke:1:1",
-				 "poke:0:1", "poke:2:1", "sync", NULL });
+	       (const char *[]){ "alloc:100", "many:3000:16", "alloc:100", "many:3000:16", "alloc:100",
+				 "many:3000:16", "alloc:100", "poke:3:1", "poke:1:1", "poke:0:1",
+				 "poke:2:1", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "[(v['index'], v['detected_by']) for v in j['violations']]",
 		    "[(0, 'scan'), (3001, 'scan'), (6002, 'scan'), (9003, 'scan')]");
@@ -216,12 +221,14 @@ Test(redzone, a_scan_refills_so_the_next_reports_only_new_writes)
 {
 	struct gg_app_run a;
 
-	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1,sync:2,sync:3",
-				     NULL },
+	run_rz(&a,
+	       (const char *[]){ "GPUGUARD_REDZONE=32", "GPUGUARD_BOUNDARY=sync:1,sync:2,sync:3",
+				 NULL },
 	       (const char *[]){ "alloc:100", "poke:0:5", "sync", "sync", "poke:0:2", "sync",
 				 "band:0:32", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, VIOLATIONS, "[(0, 100, 32, 0, 4, 5, 66, 'scan'), (0, 100, 32, 0, 1, 2, 66, 'scan')]");
+	assert_json(&a, VIOLATIONS,
+		    "[(0, 100, 32, 0, 4, 5, 66, 'scan'), (0, 100, 32, 0, 1, 2, 66, 'scan')]");
 	/* The last scan re-filled what the second copy wrote. */
 	assert_out(&a, band_line(0, 0xee, 32));
 	gg_app_run_free(&a);
@@ -271,19 +278,23 @@ Test(redzone, a_band_freed_unchecked_is_counted_unchecked_with_its_reason)
 	       (const char *[]){ "alloc:64", "alloc:64", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	/* The live one is checked at exit, the freed one never. */
-	assert_json(&a, "(j['redzones']['checked'], j['redzones']['unchecked'], "
-		    "j['redzones']['unchecked_reasons'])",
-		    "(1, 1, {'check_on_free_off': 1, 'capturing': 0, 'unreadable': 0, 'no_memory': 0})");
+	assert_json(
+		&a,
+		"(j['redzones']['checked'], j['redzones']['unchecked'], "
+		"j['redzones']['unchecked_reasons'])",
+		"(1, 1, {'check_on_free_off': 1, 'capturing': 0, 'unreadable': 0, 'no_memory': 0})");
 	gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
-	cr_assert_neq(strstr(rep.out, "1 band checked, 1 unchecked (1 check_on_free_off)"), NULL,
-		      "%s", rep.out);
+	cr_assert_neq(strstr(rep.out, "1 band checked, 1 unchecked (1 check_on_free_off)"), NULL, "%s",
+		      rep.out);
 	gg_run_free(&rep);
 	gg_app_run_free(&a);
 	/* Checked at free: nothing unchecked, and no reason in the report. */
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "alloc:64", "alloc:64", "free:0", NULL });
-	assert_json(&a, "(j['redzones']['checked'], j['redzones']['unchecked'], "
-		    "sum(j['redzones']['unchecked_reasons'].values()))", "(2, 0, 0)");
+	assert_json(&a,
+		    "(j['redzones']['checked'], j['redzones']['unchecked'], "
+		    "sum(j['redzones']['unchecked_reasons'].values()))",
+		    "(2, 0, 0)");
 	gg_run(&rep, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
 	cr_assert_neq(strstr(rep.out, "2 bands checked, 0 unchecked\n"), NULL, "%s", rep.out);
 	gg_run_free(&rep);
@@ -328,11 +339,13 @@ Test(redzone, halt_on_error_aborts_at_the_first_violation)
 	assert_json(&a, "len(j['violations'])", "1");
 	/* The stop is said, after the violation, at every verbosity. */
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: halting at the first error "
-					     "(GPUGUARD_HALT_ON_ERROR=1)"), 1, "%s", a.r.err);
+					     "(GPUGUARD_HALT_ON_ERROR=1)"),
+		     1, "%s", a.r.err);
 	cr_assert_gt(strstr(a.r.err, "ERROR: halting"), strstr(a.r.err, "red zone violation"));
 	gg_app_run_free(&a);
-	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_HALT_ON_ERROR=1",
-				     "GPUGUARD_VERBOSITY=0", NULL },
+	run_rz(&a,
+	       (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_HALT_ON_ERROR=1",
+				 "GPUGUARD_VERBOSITY=0", NULL },
 	       (const char *[]){ "alloc:64", "overrun:0:2", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: halting at the first error"), 1, "%s", a.r.err);
@@ -362,8 +375,9 @@ Test(redzone, poison_fills_the_range_and_zeroes_the_rest_without_false_reports)
 {
 	struct gg_app_run a;
 
-	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_POISON=1:3",
-				     "GPUGUARD_REDZONE_FILL=0x77", "GPUGUARD_BOUNDARY=sync:1", NULL },
+	run_rz(&a,
+	       (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_REDZONE_POISON=1:3",
+				 "GPUGUARD_REDZONE_FILL=0x77", "GPUGUARD_BOUNDARY=sync:1", NULL },
 	       (const char *[]){ "alloc:32", "alloc:32", "alloc:32", "alloc:32", "sync", "band:0:16",
 				 "band:1:16", "band:2:16", "band:3:16", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
@@ -402,8 +416,9 @@ Test(redzone, out_of_memory_on_the_padded_request_is_retried_unpadded)
 	assert_out(&a, "alloc 1000: 0 buffer 0\n");
 	assert_out(&a, "alloc 1: 2 buffer 1\n"); /* the limit is the application's own */
 	assert_out(&a, "range 0+0: 0 base buffer size 1000\n");
-	assert_json(&a, "(j['allocations']['calls'], j['allocations']['failed'], "
-			"j['allocations']['padded'], j['allocations']['unpadded_fallbacks'])",
+	assert_json(&a,
+		    "(j['allocations']['calls'], j['allocations']['failed'], "
+		    "j['allocations']['padded'], j['allocations']['unpadded_fallbacks'])",
 		    "(2, 1, 0, 2)");
 	/* One allocation made, unguarded for that reason (the failed one is none). */
 	assert_json(&a, COVERAGE, "(1, 0, 0, {'oom_fallback': 1}, 1000)");
@@ -429,8 +444,9 @@ Test(redzone, address_range_and_pointer_attributes_report_the_user_size)
 
 Test(redzone, padding_changes_no_output_of_a_clean_program)
 {
-	static const char *const steps[] = { RZ, "alloc:100", "range:0:10", "attr:0:10", "async:64",
-					     "copy:0:0", "sum:0:0", "free:1", "free:0", NULL };
+	static const char *const steps[] = { RZ,         "alloc:100", "range:0:10", "attr:0:10",
+					     "async:64", "copy:0:0",  "sum:0:0",    "free:1",
+					     "free:0",   NULL };
 	struct gg_run with, without;
 
 	gg_run(&with, GG_RUN_SHIM | GG_RUN_FAKE,
@@ -454,8 +470,10 @@ Test(redzone, context_reset_checks_live_bands_before_their_memory_dies)
 	assert_out(&a, "reset: 0\n");
 	assert_json(&a, VIOLATIONS, "[(1, 64, 32, 0, 2, 3, 65, 'teardown')]");
 	/* Forgotten once the memory died: nothing left for the exit scan. */
-	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'], "
-			"j['redzones']['unchecked'])", "(0, 2, 0)");
+	assert_json(&a,
+		    "(j['allocations']['live'], j['redzones']['checked'], "
+		    "j['redzones']['unchecked'])",
+		    "(0, 2, 0)");
 	gg_app_run_free(&a);
 }
 
@@ -480,8 +498,10 @@ Test(redzone, a_reset_spares_the_zones_of_created_contexts)
 	       (const char *[]){ "ctx", "alloc:100", "reset", "range:0:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, "range 0+0: 0 base buffer size 100\n");
-	assert_json(&a, "(j['allocations']['live'], j['redzones']['checked'], "
-			"j['redzones']['unchecked'])", "(1, 1, 0)");
+	assert_json(&a,
+		    "(j['allocations']['live'], j['redzones']['checked'], "
+		    "j['redzones']['unchecked'])",
+		    "(1, 1, 0)");
 	gg_app_run_free(&a);
 }
 
@@ -616,8 +636,9 @@ Test(redzone, a_stream_ordered_fill_is_never_read_before_it_is_done)
 	/* The application never synchronises the allocation's stream before the
 	 * boundary: a scan through the shim's own stream would read the band
 	 * before the fill queued on the application's stream has run. */
-	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=launch:1",
-				     "GPUGUARD_HALT_ON_ERROR=1", NULL },
+	run_rz(&a,
+	       (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=launch:1",
+				 "GPUGUARD_HALT_ON_ERROR=1", NULL },
 	       (const char *[]){ "async:100", "launch", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, "(j['violations'], j['redzones']['checked'] + j['redzones']['unchecked'])",
@@ -683,8 +704,10 @@ Test(redzone, threads_allocating_and_freeing_lose_no_count)
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
 	       (const char *[]){ "threads:16:300:64", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "(j['allocations']['calls'], j['allocations']['padded'], "
-			"j['allocations']['live'], j['violations'])", "(4800, 4800, 0, [])");
+	assert_json(&a,
+		    "(j['allocations']['calls'], j['allocations']['padded'], "
+		    "j['allocations']['live'], j['violations'])",
+		    "(4800, 4800, 0, [])");
 	gg_app_run_free(&a);
 }
 
@@ -725,8 +748,9 @@ static void assert_band(const uint8_t *band, size_t n, uint8_t expected, const c
 
 	gg_band_compare(&got, band, n, 7, expected);
 	cr_assert(got.changed == want.changed && got.first == want.first && got.last == want.last &&
-		  got.first_value == want.first_value,
-		  "%s: %zu bytes of %#x: changed %llu first %llu last %llu value %#x, want %llu %llu %llu %#x",
+			  got.first_value == want.first_value,
+		  "%s: %zu bytes of %#x: changed %llu first %llu last %llu value %#x, want %llu %llu "
+		  "%llu %#x",
 		  what, n, expected, (unsigned long long)got.changed, (unsigned long long)got.first,
 		  (unsigned long long)got.last, got.first_value, (unsigned long long)want.changed,
 		  (unsigned long long)want.first, (unsigned long long)want.last, want.first_value);
@@ -774,7 +798,10 @@ Test(band, a_changed_byte_is_found_at_every_place_of_every_length_and_alignment)
  * report, at the pieces' offsets. */
 Test(band, pieces_add_up_to_the_whole_band)
 {
-	enum { N = 10000, PIECE = 4096 };
+	enum {
+		N = 10000,
+		PIECE = 4096
+	};
 	uint8_t *band = malloc(N);
 	struct gg_band_check whole = { 0 }, pieces = { 0 };
 
@@ -813,8 +840,10 @@ Test(redzone, registry_insert_find_remove)
 /* A zone keeps its size and index whole: past 4 GiB and past 2^32. */
 Test(redzone, registry_keeps_sizes_past_4_gib_and_indexes_past_2_to_the_32)
 {
-	struct gg_zone z = { .ptr = 0x7000000100, .user = (UINT64_C(5) << 30) + 3,
-			     .index = (UINT64_C(1) << 32) + 7 }, out;
+	struct gg_zone z = { .ptr = 0x7000000100,
+			     .user = (UINT64_C(5) << 30) + 3,
+			     .index = (UINT64_C(1) << 32) + 7 },
+		       out;
 	uint64_t live, bytes;
 
 	cr_assert_eq(gg_registry_insert(&z), 0);
@@ -828,7 +857,9 @@ Test(redzone, registry_keeps_sizes_past_4_gib_and_indexes_past_2_to_the_32)
 
 Test(redzone, registry_keeps_every_probe_chain_after_removals)
 {
-	enum { N = 20000 };
+	enum {
+		N = 20000
+	};
 	struct gg_zone z = { .user = 1 }, out;
 	uint64_t live, bytes;
 
@@ -1034,7 +1065,8 @@ Test(redzone, a_size_the_band_would_overflow_is_unguarded_for_that_reason)
 /* ---- caching allocators: the bands guard their segments ---- */
 
 #define C10 "load:" GG_APPS "/libc10_cuda.so"
-#define PYTORCH_WARN "WARN: PyTorch's caching allocator is loaded and PYTORCH_NO_CUDA_MEMORY_CACHING is not 1"
+#define PYTORCH_WARN \
+	"WARN: PyTorch's caching allocator is loaded and PYTORCH_NO_CUDA_MEMORY_CACHING is not 1"
 
 Test(redzone, a_loaded_pytorch_allocator_is_warned_about_once)
 {
@@ -1046,7 +1078,8 @@ Test(redzone, a_loaded_pytorch_allocator_is_warned_about_once)
 	assert_out(&a, "load: ok\n");
 	cr_expect_eq(gg_count_lines(a.r.err, PYTORCH_WARN), 1, "%s", a.r.err);
 	cr_expect(strstr(a.r.err, "(set PYTORCH_NO_CUDA_MEMORY_CACHING=1, or run under gpuguard "
-				  "--per-tensor)"), "%s", a.r.err);
+				  "--per-tensor)"),
+		  "%s", a.r.err);
 	assert_json(&a, "j['coverage']['caching_allocators']", "['pytorch']");
 	gg_app_run_free(&a);
 }
@@ -1060,7 +1093,8 @@ Test(redzone, no_caching_warning_when_it_does_not_apply)
 		/* no red zones asked for */
 		{ (const char *[]){ NULL }, (const char *[]){ C10, "alloc:10", NULL } },
 		/* not loaded */
-		{ (const char *[]){ "GPUGUARD_REDZONE=16", NULL }, (const char *[]){ "alloc:10", NULL } },
+		{ (const char *[]){ "GPUGUARD_REDZONE=16", NULL },
+		  (const char *[]){ "alloc:10", NULL } },
 	};
 
 	for (size_t i = 0; i < GG_ARRAY_SIZE(cases); i++) {
@@ -1083,8 +1117,9 @@ Test(redzone, a_loaded_rmm_pool_is_warned_about_with_what_to_do)
 	       (const char *[]){ "load:" GG_APPS "/librmm.so", "alloc:10", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "WARN: RAPIDS RMM's caching allocator is loaded: the red "
-					   "zones guard its segments, not its arrays; its pool is "
-					   "chosen only from the program"), 1, "%s", a.r.err);
+					     "zones guard its segments, not its arrays; its pool is "
+					     "chosen only from the program"),
+		     1, "%s", a.r.err);
 	assert_json(&a, "j['coverage']['caching_allocators']", "['rmm']");
 	gg_app_run_free(&a);
 }
@@ -1108,7 +1143,6 @@ Test(redzone, managed_allocation_gets_a_band)
 {
 	allocator_is_guarded("managed:100", "managed 100: 0 buffer 0\n", 100);
 }
-
 
 /* A driver without the functions the bands need: no band, reason "driver",
  * and one WARN naming what it lacks. Here no driver is loaded at all. */
@@ -1143,7 +1177,8 @@ Test(redzone, a_driver_without_what_bands_need_is_named_once)
 	cr_expect_eq(gg_count_lines(err, "WARN: GPUGUARD_REDZONE=64, but the driver has no cu"), 1,
 		     "%s", err);
 	cr_expect(strstr(err, ": no allocation gets a red zone (counted as unguarded, reason "
-			      "\"driver\")"), "%s", err);
+			      "\"driver\")"),
+		  "%s", err);
 }
 
 /* More live contexts than the shim keeps slots for (1024): the allocation of
@@ -1214,8 +1249,8 @@ Test(redzone, an_allocation_captured_into_a_graph_is_unguarded_capturing)
  * twice: test-frees.c). */
 #define OVERRUNS "[v for v in j['violations'] if v['kind'] == 'overrun']"
 /* Violations as (index, detected_by, kernel name, module, launch, changed). */
-#define BY_KERNEL                                                                             \
-	"[(v['index'], v['detected_by'], v['kernel']['name'], v['kernel']['module'], "        \
+#define BY_KERNEL                                                                      \
+	"[(v['index'], v['detected_by'], v['kernel']['name'], v['kernel']['module'], " \
 	"v['kernel']['launch'], v['changed']) for v in " OVERRUNS "]"
 /* Each violation's suspects as [(name, launch)], newest first. */
 #define SUSPECTS "[[(s['name'], s['launch']) for s in v['suspects']] for v in " OVERRUNS "]"
@@ -1244,7 +1279,8 @@ static void checked_two_buffers(const char *step)
 	cr_expect_eq(gg_count_lines(a.r.err, "ERROR: red zone violation"), 1, "%s", a.r.err);
 	cr_expect(strstr(a.r.err, "allocation #1 of 200 bytes"), "%s", a.r.err);
 	cr_expect(strstr(a.r.err, "; written by gg_overrun_second (module kernels.ptx, launch #1) "
-				  "launched at main+"), "%s", a.r.err);
+				  "launched at main+"),
+		  "%s", a.r.err);
 	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun_second', 'kernels.ptx', 1, 8)]");
 	assert_json(&a, "[v['kernel']['site']['symbol'].split('+')[0] for v in j['violations']]",
 		    "['main']");
@@ -1289,14 +1325,16 @@ Test(checked_launch, clean_launches_report_nothing)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ CHECKED, NULL },
-	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "twox:0:1:0", "fill:1",
-				 "sync", "free:1", "free:0", NULL });
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "twox:0:1:0", "fill:1", "sync",
+				 "free:1", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect(!strstr(a.r.err, "ERROR"), "%s", a.r.err);
 	cr_expect(!strstr(a.r.err, "WARN"), "%s", a.r.err);
 	assert_json(&a, "j['violations']", "[]");
-	assert_json(&a, "(j['redzones']['launches_checked'], j['redzones']['launches_unfollowed'], "
-		    "j['config']['check_launches'])", "(3, 0, True)");
+	assert_json(&a,
+		    "(j['redzones']['launches_checked'], j['redzones']['launches_unfollowed'], "
+		    "j['config']['check_launches'])",
+		    "(3, 0, True)");
 	gg_app_run_free(&a);
 }
 
@@ -1309,8 +1347,8 @@ Test(checked_launch, halt_on_error_stops_at_the_launch_that_overran)
 	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "two:0:1:8", "two:0:1:0",
 				 NULL });
 	cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s", a.r.err);
-	cr_expect(strstr(a.r.err, "written by gg_overrun_second (module kernels.ptx, launch #2)"),
-		  "%s", a.r.err);
+	cr_expect(strstr(a.r.err, "written by gg_overrun_second (module kernels.ptx, launch #2)"), "%s",
+		  a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "app: two returned"), 1, "%s", a.r.err);
 	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun_second', 'kernels.ptx', 2, 8)]");
 	gg_app_run_free(&a);
@@ -1324,8 +1362,8 @@ Test(checked_launch, without_red_zones_is_warned_about)
 	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "sync", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_CHECK_LAUNCHES=1 without "
-					     "GPUGUARD_REDZONE: there is no band to check"), 1,
-		     "%s", a.r.err);
+					     "GPUGUARD_REDZONE: there is no band to check"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1360,11 +1398,13 @@ Test(suspects, name_the_kernel_on_every_route_with_both_parameter_forms)
 		struct gg_app_run a;
 
 		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app, (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_OVERRUN=1", NULL },
+		gg_app_run(&a, app,
+			   (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_OVERRUN=1", NULL },
 			   (const char *[]){ GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
-		assert_json(&a, "[(v['index'], v['user_bytes'], v['pad_bytes'], v['first'], v['last'], "
-				"v['changed'], v['first_value'], v['detected_by']) for v in " OVERRUNS "]",
+		assert_json(&a,
+			    "[(v['index'], v['user_bytes'], v['pad_bytes'], v['first'], v['last'], "
+			    "v['changed'], v['first_value'], v['detected_by']) for v in " OVERRUNS "]",
 			    "[(3, 200, 64, 0, 7, 8, 65, 'free')]");
 		assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 3)]]");
 		assert_json(&a, "['kernel' in v for v in j['violations']]", "[False, False]");
@@ -1394,8 +1434,8 @@ Test(suspects, a_kernel_launched_again_is_listed_once_at_its_latest_launch)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "fill:1", "two:0:1:0",
-				 "sync", "free:1", NULL });
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:8", "fill:1", "two:0:1:0", "sync",
+				 "free:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, SUSPECTS, "[[('gg_overrun_second', 3), ('gg_fill', 2)]]");
 	gg_app_run_free(&a);
@@ -1408,11 +1448,10 @@ Test(suspects, a_band_seen_clean_forgets_the_kernels_before)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_BOUNDARY=sync:1", NULL },
-	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "sync", "overrun:1:8",
-				 "free:1", NULL });
+	       (const char *[]){ "alloc:100", "alloc:200", "two:0:1:0", "sync", "overrun:1:8", "free:1",
+				 NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "[(v['detected_by'], v['index']) for v in j['violations']]",
-		    "[('free', 1)]");
+	assert_json(&a, "[(v['detected_by'], v['index']) for v in j['violations']]", "[('free', 1)]");
 	assert_json(&a, SUSPECTS, "[[('gg_overrun', 2)]]");
 	gg_app_run_free(&a);
 }
@@ -1459,7 +1498,8 @@ Test(suspects, none_when_no_kernel_was_given_the_allocation)
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, SUSPECTS, "[[]]");
 	cr_expect(strstr(a.r.err, "; suspects: none (no kernel was seen launched with its address "
-				  "since its band was last seen clean)"), "%s", a.r.err);
+				  "since its band was last seen clean)"),
+		  "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1498,7 +1538,8 @@ static void write_ptx(const char *path, const char *entry)
 	FILE *f = fopen(path, "w");
 
 	cr_assert_not_null(f);
-	fprintf(f, ".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry %s\n{\n\tret;\n}\n",
+	fprintf(f,
+		".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry %s\n{\n\tret;\n}\n",
 		entry);
 	fclose(f);
 }
@@ -1540,8 +1581,8 @@ Test(checked_launch, without_parameter_layouts_checks_every_zone_of_the_context)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ CHECKED, OLD_DRIVER, NULL },
-	       (const char *[]){ "alloc:100", "alloc:200", "alloc:300", "two:0:1:8", "sync",
-				 "free:1", "free:0", NULL });
+	       (const char *[]){ "alloc:100", "alloc:200", "alloc:300", "two:0:1:8", "sync", "free:1",
+				 "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_reported_before_the_launch_returned(&a);
 	assert_json(&a, BY_KERNEL, "[(1, 'launch', 'gg_overrun_second', 'kernels.ptx', 1, 8)]");
@@ -1581,8 +1622,7 @@ Test(suspects, a_pointer_into_the_middle_keeps_its_latest_launch_when_the_memo_m
 	       (const char *[]){ "alloc:100", "alloc:200", "alloc:100", "alloc:200", "twoi:0:1:0",
 				 "twoi:0:1:0", "two:2:3:0", "fill:1", "overrun:1:8", "free:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, SUSPECTS,
-		    "[[('gg_overrun', 5), ('gg_fill', 4), ('gg_overrun_second', 2)]]");
+	assert_json(&a, SUSPECTS, "[[('gg_overrun', 5), ('gg_fill', 4), ('gg_overrun_second', 2)]]");
 	gg_app_run_free(&a);
 }
 
@@ -1590,9 +1630,9 @@ Test(suspects, a_pointer_into_the_middle_keeps_its_latest_launch_when_the_memo_m
 
 /* Violations as (kind, index, user, pad, slack, first, last, changed, first_value,
  * detected_by, the upper zone's index or None). */
-#define ADJACENT                                                                              \
-	"[(v['kind'], v['index'], v['user_bytes'], v['pad_bytes'], v.get('slack_bytes'), "   \
-	"v['first'], v['last'], v['changed'], v['first_value'], v['detected_by'], "           \
+#define ADJACENT                                                                           \
+	"[(v['kind'], v['index'], v['user_bytes'], v['pad_bytes'], v.get('slack_bytes'), " \
+	"v['first'], v['last'], v['changed'], v['first_value'], v['detected_by'], "        \
 	"v['upper']['index'] if 'upper' in v else None) for v in j['violations']]"
 #define ALL_SUSPECTS "[[(s['name'], s['launch']) for s in v['suspects']] for v in j['violations']]"
 
@@ -1607,17 +1647,21 @@ Test(underflow, of_the_upper_of_two_adjacent_allocations_is_reported_at_the_lowe
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, ADJACENT, "[('underflow', 0, 200, 64, 248, 308, 311, 4, 85, 'free', 1)]");
 	assert_json(&a, ALL_SUSPECTS, "[[('gg_underrun', 1)]]");
-	assert_json(&a, "(j['errors'], j['violations'][0]['upper']['user_bytes'], "
-			"j['violations'][0]['upper']['site']['symbol'].split('+')[0])",
+	assert_json(&a,
+		    "(j['errors'], j['violations'][0]['upper']['user_bytes'], "
+		    "j['violations'][0]['upper']['site']['symbol'].split('+')[0])",
 		    "(1, 200, 'redzone_alloc')");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: underflow (free): allocation #1 of 200 bytes "
-					      "at 0x"), 1, "%s", a.r.err);
+					     "at 0x"),
+		     1, "%s", a.r.err);
 	cr_assert_eq(gg_count_lines(a.r.err, ": 4 bytes changed 1..4 bytes below its start, first "
-					      "0x55 (expected 0xee), in the 64-byte band (and 248 "
-					      "bytes up to the next 256-byte boundary) of allocation "
-					      "#0 of 200 bytes at 0x"), 1, "%s", a.r.err);
+					     "0x55 (expected 0xee), in the 64-byte band (and 248 "
+					     "bytes up to the next 256-byte boundary) of allocation "
+					     "#0 of 200 bytes at 0x"),
+		     1, "%s", a.r.err);
 	cr_expect(strstr(a.r.err, "; suspects, newest first: gg_underrun (module kernels.ptx, "
-				  "launch #1)"), "%s", a.r.err);
+				  "launch #1)"),
+		  "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1668,13 +1712,13 @@ Test(underflow, an_overrun_up_to_the_top_of_the_band_is_an_overrun_naming_the_zo
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-	       (const char *[]){ "alloc:200", "alloc:200", "fill:1", "overrun:0:312", "free:0",
-				 NULL });
+	       (const char *[]){ "alloc:200", "alloc:200", "fill:1", "overrun:0:312", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_json(&a, ADJACENT, "[('overrun', 0, 200, 64, 248, 0, 311, 312, 65, 'free', 1)]");
 	assert_json(&a, ALL_SUSPECTS, "[[('gg_overrun', 2), ('gg_fill', 1)]]");
 	cr_assert_eq(gg_count_lines(a.r.err, "; its top is directly below allocation #1 of 200 bytes "
-					      "at 0x"), 1, "%s", a.r.err);
+					     "at 0x"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1710,8 +1754,8 @@ Test(underflow, is_reported_by_the_checked_launch_that_wrote_it)
  * pieces: a request rounded up to one costs nothing more. */
 Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
 {
-	static const char *const steps[] = { "meminfo", "alloc:200", "alloc:1000", "alloc:17",
-					     "alloc:192", "meminfo", "band:0:312", NULL };
+	static const char *const steps[] = { "meminfo",   "alloc:200", "alloc:1000", "alloc:17",
+					     "alloc:192", "meminfo",   "band:0:312", NULL };
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL }, steps);
@@ -1727,7 +1771,10 @@ Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
 /* ---- CUDA graphs: a replay is a launch of each kernel node
  * (docs/how-it-works.md, "CUDA graphs") ---- */
 
-#define ROUTES { "app-direct", "app-dlsym", "app-procaddr" }
+#define ROUTES                                            \
+	{                                                 \
+		"app-direct", "app-dlsym", "app-procaddr" \
+	}
 #define GRAPH_SCENARIO "GG_SCENARIO_GRAPH=1", "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=sync:2"
 
 /* The scenario's graphs (tests/apps/scenario.c) on every route: captured
@@ -1749,14 +1796,17 @@ Test(graphs, a_replay_names_each_kernel_node_as_a_suspect_on_every_route)
 			   (const char *[]){ GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
 		assert_out(&a, "built graph: replayed 3 times, set and updated");
-		assert_json(&a, "[(v['index'], v['user_bytes'], v['changed'], v['detected_by']) for v in "
-				OVERRUNS "]",
+		assert_json(&a,
+			    "[(v['index'], v['user_bytes'], v['changed'], v['detected_by']) for v "
+			    "in " OVERRUNS "]",
 			    "[(2, 1000, 8, 'free'), (3, 100, 2, 'free'), (4, 200, 4, 'free')]");
 		assert_json(&a, SUSPECTS,
 			    "[[('gg_overrun', 4)], [('gg_fill', 9), ('gg_overrun', 7)], "
 			    "[('gg_fill', 10), ('gg_overrun', 8)]]");
-		assert_json(&a, "j['coverage']['graph_nodes_unfollowed'], "
-				"j['coverage']['graph_replays_unfollowed']", "({}, 0)");
+		assert_json(&a,
+			    "j['coverage']['graph_nodes_unfollowed'], "
+			    "j['coverage']['graph_replays_unfollowed']",
+			    "({}, 0)");
 		gg_app_run_free(&a);
 	}
 }
@@ -1808,7 +1858,8 @@ Test(graphs, the_generic_node_functions_are_followed_on_every_route)
 			   (const char *[]){ GG_PTX, NULL });
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
 		assert_out(&a, "generic nodes: added, set in the executable graph and in the graph");
-		assert_json(&a, "[(v['user_bytes'], v['changed'], v['detected_by']) for v in " OVERRUNS "]",
+		assert_json(&a,
+			    "[(v['user_bytes'], v['changed'], v['detected_by']) for v in " OVERRUNS "]",
 			    "[(100, 4, 'free'), (200, 2, 'free')]");
 		assert_json(&a, SUSPECTS, "[[('gg_overrun', 3), ('gg_fill', 2)], [('gg_overrun', 4)]]");
 		assert_json(&a, "j['coverage']['graph_nodes_unfollowed']", "{}");
@@ -1893,7 +1944,8 @@ Test(graphs, a_sticky_error_names_the_replayed_kernels)
 					     "context is lost; kernels launched since the last good "
 					     "synchronize (2 in all), newest first: gg_overrun (module "
 					     "kernels.ptx, launch #2), gg_overrun (module kernels.ptx, "
-					     "launch #1)"), 1, "%s", a.r.err);
+					     "launch #1)"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 }
 
@@ -1919,12 +1971,13 @@ Test(graphs, a_refused_unchanged_replay_is_not_named_in_flight)
 	struct gg_app_run a;
 
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-	       (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "deadreplay",
-				 "graph:0:1048576", "replay:1", NULL });
+	       (const char *[]){ "alloc:100", "graph:0:0", "replay:1", "deadreplay", "graph:0:1048576",
+				 "replay:1", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	assert_out(&a, "dead replay: 400");
 	cr_expect_eq(gg_count_lines(a.r.err, "newest first: gg_overrun (module kernels.ptx, "
-					     "launch #3)"), 1, "%s", a.r.err);
+					     "launch #3)"),
+		     1, "%s", a.r.err);
 	cr_expect_eq(gg_count_lines(a.r.err, "launch #3), "), 0, "%s", a.r.err); /* #3 alone */
 	assert_json(&a, "[(e['name'], e['count'], e['result']) for e in j['launch_errors']]",
 		    "[('gg_overrun', 1, 'CUDA_ERROR_INVALID_HANDLE')]");
@@ -1941,16 +1994,21 @@ Test(graphs, what_is_not_followed_is_counted_and_warned_about_once)
 	       (const char *[]){ "alloc:100", "graph:0:0:4", "replay:2", "graph:0:0:4", "replay:1",
 				 NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "j['coverage']['graph_nodes_unfollowed'], "
-			"j['coverage']['graph_replays_unfollowed']", "({'device_launch': 2}, 3)");
+	assert_json(&a,
+		    "j['coverage']['graph_nodes_unfollowed'], "
+		    "j['coverage']['graph_replays_unfollowed']",
+		    "({'device_launch': 2}, 3)");
 	cr_expect_eq(gg_count_lines(a.r.err, "WARN: a CUDA graph has nodes gpuguard cannot follow "
-					     "(device_launch)"), 1, "%s", a.r.err);
+					     "(device_launch)"),
+		     1, "%s", a.r.err);
 	gg_app_run_free(&a);
 	run_rz(&a, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 	       (const char *[]){ "alloc:100", "graph:0:0", "replay:2", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "j['coverage']['graph_nodes_unfollowed'], "
-			"j['coverage']['graph_replays_unfollowed']", "({}, 0)");
+	assert_json(&a,
+		    "j['coverage']['graph_nodes_unfollowed'], "
+		    "j['coverage']['graph_replays_unfollowed']",
+		    "({}, 0)");
 	cr_expect(!strstr(a.r.err, "cannot follow"), "%s", a.r.err);
 	gg_app_run_free(&a);
 }

@@ -81,8 +81,10 @@ Test(report, verbosity_one_adds_warnings_and_info)
 	char want[128];
 	const char *log = log_of("1", emit_all);
 
-	snprintf(want, sizeof(want), "gpuguard[%d] ERROR: e 1\ngpuguard[%d] WARN: w 2\n"
-		 "gpuguard[%d] INFO: i 3\n", (int)getpid(), (int)getpid(), (int)getpid());
+	snprintf(want, sizeof(want),
+		 "gpuguard[%d] ERROR: e 1\ngpuguard[%d] WARN: w 2\n"
+		 "gpuguard[%d] INFO: i 3\n",
+		 (int)getpid(), (int)getpid(), (int)getpid());
 	cr_assert_str_eq(log, want);
 }
 
@@ -92,7 +94,8 @@ Test(report, verbosity_two_traces_with_names_escaped)
 
 	cr_assert_neq(strstr(log, "INFO: t 4\n"), NULL, "%s", log);
 	cr_assert_neq(strstr(log, "INFO: cuModuleGetFunction(module 0x10, \"bad\\x22name\\x0a\") "
-				  "-> CUDA_ERROR_NOT_FOUND\n"), NULL, "%s", log);
+				  "-> CUDA_ERROR_NOT_FOUND\n"),
+		      NULL, "%s", log);
 }
 
 /* ---- the log's descriptor and SIGPIPE (docs/how-it-works.md, "Reading the settings") ---- */
@@ -265,8 +268,10 @@ Test(report, a_log_fifo_with_no_reader_is_refused_without_blocking, .timeout = 6
 	cr_assert_eq(dup2(err, 2), 2);
 	open_log_as_set_up(fifo);
 	gg_report_error("after");
-	snprintf(want, sizeof(want), "ERROR: GPUGUARD_LOG=\"%s\": it is a FIFO, and opening one with "
-		 "no reader would block; logging to stderr\n", fifo);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_LOG=\"%s\": it is a FIFO, and opening one with "
+		 "no reader would block; logging to stderr\n",
+		 fifo);
 	cr_assert_neq(strstr(contents(err), want), NULL, "%s", contents(err));
 	cr_assert_neq(strstr(contents(err), "ERROR: after\n"), NULL, "%s", contents(err));
 	unlink(fifo);

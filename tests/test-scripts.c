@@ -123,7 +123,8 @@ Test(scripts, demo_builds_what_it_runs_and_shows_what_it_says)
 	cr_assert_not_null(args, "the demo never ran ninja");
 	/* The build: targets named, not everything. */
 	cr_expect(strstr(args, "-C " GG_BUILD_ROOT " shim/libgpuguard.so tools/gpuguard examples/demo "
-			       "tests/fakecuda/libcuda.so.1 tests/fakecuda/kernels.ptx"), "%s", args);
+			       "tests/fakecuda/libcuda.so.1 tests/fakecuda/kernels.ptx"),
+		  "%s", args);
 	all = malloc(r.out_len + r.err_len + 1);
 	cr_assert_not_null(all);
 	snprintf(all, r.out_len + r.err_len + 1, "%s%s", r.out, r.err);
@@ -135,7 +136,8 @@ Test(scripts, demo_builds_what_it_runs_and_shows_what_it_says)
 	cr_expect(strstr(all, "bisect: allocation #7 is read past its end"), "%s", all);
 #ifdef GG_ARCH80_FATBIN
 	cr_expect(strstr(args, " tests/fakecuda/arch80.fatbin\n"), "%s", args);
-	cr_expect(strstr(all, "\n== 7. The same program given kernels built only for sm_80"), "%s", all);
+	cr_expect(strstr(all, "\n== 7. The same program given kernels built only for sm_80"), "%s",
+		  all);
 	cr_expect(strstr(all, "three bugs, and an image for another GPU\n"), "%s", all);
 	cr_expect(strstr(all, "- An image with no code for this GPU"), "%s", all);
 #else
@@ -167,7 +169,8 @@ Test(scripts, the_packages_of_any_build_include_libunwind)
 	gg_run(&r, 0, NULL, (const char *[]){ "/bin/bash", "-c", cmd, NULL });
 	cr_expect_eq(gg_run_exit(&r), 1, "%s", r.err);
 	cr_expect(strstr(r.err, "error: missing Debian packages; as root run: apt-get install "
-				"libunwind-dev"), "%s", r.err);
+				"libunwind-dev"),
+		  "%s", r.err);
 	gg_run_free(&r);
 }
 
@@ -180,8 +183,10 @@ Test(scripts, a_build_without_libunwind_names_the_package)
 
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(build, sizeof(build), "%s/build", dir);
-	snprintf(cmd, sizeof(cmd), "PKG_CONFIG_LIBDIR='%s' PKG_CONFIG_PATH= exec meson setup '%s' '%s' "
-		 "-Dtests=disabled", dir, build, GG_SOURCE_ROOT);
+	snprintf(cmd, sizeof(cmd),
+		 "PKG_CONFIG_LIBDIR='%s' PKG_CONFIG_PATH= exec meson setup '%s' '%s' "
+		 "-Dtests=disabled",
+		 dir, build, GG_SOURCE_ROOT);
 	gg_run(&r, 0, NULL, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
 	cr_expect_neq(gg_run_exit(&r), 0, "%s", r.out);
 	cr_expect(strstr(r.out, "install libunwind-dev"), "%s%s", r.out, r.err);

@@ -15,14 +15,13 @@ static void assert_json(struct gg_app_run *a, const char *expr, const char *want
 {
 	char *got = gg_json(a->json, expr);
 
-	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got,
-			 want, a->r.out, a->r.err);
+	cr_assert_str_eq(got, want, "%s\ngot:  %s\nwant: %s\nstdout:\n%s\nstderr:\n%s", expr, got, want,
+			 a->r.out, a->r.err);
 	free(got);
 }
 
 /* The function names of a stack's frames ("?" for a frame with no symbol). */
-#define NAMES(stack) \
-	"[(f['symbol'] or '?').split('+')[0] for f in " stack "]"
+#define NAMES(stack) "[(f['symbol'] or '?').split('+')[0] for f in " stack "]"
 
 /* ---- the depth ---- */
 
@@ -38,8 +37,10 @@ Test(stacks, an_allocation_keeps_eight_frames_by_default_the_first_its_call_site
 	assert_json(&a, NAMES("j['leaks'][0]['stack']"),
 		    "['redzone_alloc', 'redzone_deep', 'redzone_deep', 'redzone_deep', "
 		    "'redzone_deep', 'redzone_deep', 'redzone_deep', 'redzone_deep']");
-	assert_json(&a, "[(x['stack'][0] == {k: x['site'][k] for k in x['stack'][0]}) "
-			"for x in j['leaks'] + j['violations']]", "[True, True]");
+	assert_json(&a,
+		    "[(x['stack'][0] == {k: x['site'][k] for k in x['stack'][0]}) "
+		    "for x in j['leaks'] + j['violations']]",
+		    "[True, True]");
 	/* The violation's ERROR line, then its stack, at every line ERROR. */
 	assert_json(&a, NAMES("j['violations'][0]['stack']") "[:2]", "['redzone_alloc', 'main']");
 	cr_assert_eq(gg_count_lines(a.r.err, "ERROR: red zone violation (free): allocation #1 "), 1,
@@ -74,8 +75,10 @@ Test(stacks, depth_64_keeps_64_frames)
 		   (const char *[]){ "deep:80:10", "deep:80:20", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	/* Two allocations of one stack (the same step's line), seen again. */
-	assert_json(&a, "[(l['count'], len(l['stack']), " NAMES("l['stack']") "[0], "
-			"set(" NAMES("l['stack']") "[1:])) for l in j['leaks']]",
+	assert_json(&a,
+		    "[(l['count'], len(l['stack']), " NAMES(
+			    "l['stack']") "[0], "
+					  "set(" NAMES("l['stack']") "[1:])) for l in j['leaks']]",
 		    "[(2, 64, 'redzone_alloc', {'redzone_deep'})]");
 	gg_app_run_free(&a);
 }
@@ -88,9 +91,10 @@ Test(stacks, a_depth_out_of_range_is_refused_and_eight_kept)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct gg_app_run a;
 
-		gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_VERBOSITY=0",
-						     bad[i], NULL },
-			   (const char *[]){ "alloc:100", NULL });
+		gg_app_run(
+			&a, RZ,
+			(const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_VERBOSITY=0", bad[i], NULL },
+			(const char *[]){ "alloc:100", NULL });
 		cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 		cr_assert_eq(gg_count_lines(a.r.err, "WARN: GPUGUARD_STACK_DEPTH=\""), 1, "%s",
 			     a.r.err);
@@ -110,17 +114,19 @@ Test(stacks, the_command_sets_the_depth_and_refuses_a_bad_one)
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/s.json", dir);
 	gg_run(&r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL },
-	       (const char *[]){ GG_CLI, "--redzone", "64", "--stack-depth", "3", "--json", json, "--", RZ,
-				 "deep:10:8", NULL });
+	       (const char *[]){ GG_CLI, "--redzone", "64", "--stack-depth", "3", "--json", json, "--",
+				 RZ, "deep:10:8", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	v = gg_json(json, "(j['config']['stack_depth'], len(j['leaks'][0]['stack']))");
 	cr_assert_str_eq(v, "(3, 3)");
 	free(v);
 	gg_run_free(&r);
-	gg_run(&r, GG_RUN_FAKE, NULL, (const char *[]){ GG_CLI, "--stack-depth", "65", "--", RZ, NULL });
+	gg_run(&r, GG_RUN_FAKE, NULL,
+	       (const char *[]){ GG_CLI, "--stack-depth", "65", "--", RZ, NULL });
 	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
 	cr_assert(strstr(r.err, "--stack-depth") && strstr(r.err, "\"65\"") &&
-		  strstr(r.err, "from 1 to 64"), "%s", r.err);
+			  strstr(r.err, "from 1 to 64"),
+		  "%s", r.err);
 	cr_assert_str_eq(r.out, "");
 	gg_run_free(&r);
 }
@@ -160,7 +166,8 @@ Test(stacks, allocations_of_ten_places_are_ten_stacks_each_with_its_own)
 	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
 		   (const char *[]){ "sites:500:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
-	assert_json(&a, "sorted((l['count'], l['bytes'], " NAMES("l['stack']") "[1]) for l in j['leaks'])",
+	assert_json(&a,
+		    "sorted((l['count'], l['bytes'], " NAMES("l['stack']") "[1]) for l in j['leaks'])",
 		    "[(500, 8000, 'redzone_place_0'), (500, 8000, 'redzone_place_1'), "
 		    "(500, 8000, 'redzone_place_2'), (500, 8000, 'redzone_place_3'), "
 		    "(500, 8000, 'redzone_place_4'), (500, 8000, 'redzone_place_5'), "
@@ -197,9 +204,9 @@ Test(stacks, symbolize_resolves_every_frame)
 	struct gg_run r;
 	char *v;
 
-	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-		   (const char *[]){ "deep:5:10", "alloc:100", "overrun:0:8", "free:0", "free:0",
-				     NULL });
+	gg_app_run(
+		&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		(const char *[]){ "deep:5:10", "alloc:100", "overrun:0:8", "free:0", "free:0", NULL });
 	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
 	gg_run(&r, 0, NULL, (const char *[]){ GG_CLI, "symbolize", a.json, NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
@@ -218,8 +225,10 @@ Test(stacks, symbolize_resolves_every_frame)
 			 "(fr['symbol'] or '').startswith('_start')), any(fr['object'].endswith("
 			 "'/app-redzone') for fr in x[k])) for x in j['violations'] + j['leaks'] "
 			 "for k in x if k.endswith('stack')))");
-	cr_assert_str_eq(v, "[('first_free_stack', True, True), ('free_stack', True, True), "
-			    "('stack', True, True)]", "%s", v);
+	cr_assert_str_eq(v,
+			 "[('first_free_stack', True, True), ('free_stack', True, True), "
+			 "('stack', True, True)]",
+			 "%s", v);
 	free(v);
 	/* The log: each frame line of the app's gets " at FILE:LINE". */
 	snprintf(log, sizeof(log), "%s/run.log", a.dir);
@@ -236,8 +245,8 @@ Test(stacks, symbolize_resolves_every_frame)
 		end = strchr(line, '\n');
 		n = end ? (size_t)(end - line) : strlen(line);
 
-		if (memmem(line, n, "ERROR:     #", 12) && memmem(line, n, app_frame, strlen(app_frame)) &&
-		    !memmem(line, n, "_start+", 7))
+		if (memmem(line, n, "ERROR:     #", 12) &&
+		    memmem(line, n, app_frame, strlen(app_frame)) && !memmem(line, n, "_start+", 7))
 			cr_assert(memmem(line, n, " at ", 4) && memmem(line, n, "app-redzone.c:", 14),
 				  "%.*s", (int)n, line);
 	}

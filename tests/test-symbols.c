@@ -105,8 +105,8 @@ Test(symbols, hooks_have_the_hidden_version_and_dlsym_none)
 	for (size_t i = 0; i < nm.n; i++) {
 		const char *at = strchr(nm.v[i], '@');
 
-		if (!strcmp(nm.v[i], "dlsym") || !strcmp(nm.v[i], "_exit") || !strcmp(nm.v[i], "_Exit") ||
-		    !strncmp(nm.v[i], "gpuguard_", 9))
+		if (!strcmp(nm.v[i], "dlsym") || !strcmp(nm.v[i], "_exit") ||
+		    !strcmp(nm.v[i], "_Exit") || !strncmp(nm.v[i], "gpuguard_", 9))
 			continue;
 		cr_assert(at && !strcmp(at, "@GPUGUARD_HOOK"), "%s", nm.v[i]);
 	}
@@ -120,8 +120,7 @@ Test(symbols, process_owned_symbols_are_not_exported)
 	for (size_t i = 0; i < nm.n; i++) {
 		cr_assert_neq(strncmp(nm.v[i], "_Unwind_", 8), 0, "%s", nm.v[i]);
 		cr_assert_eq(strstr(nm.v[i], "backtrace"), NULL, "%s", nm.v[i]);
-		cr_assert_eq(strstr(nm.v[i], "alloc") && strncmp(nm.v[i], "cu", 2), 0, "%s",
-			     nm.v[i]);
+		cr_assert_eq(strstr(nm.v[i], "alloc") && strncmp(nm.v[i], "cu", 2), 0, "%s", nm.v[i]);
 		cr_assert(!strcmp(nm.v[i], "dlsym") || !strcmp(nm.v[i], "_exit") ||
 				  !strcmp(nm.v[i], "_Exit") || !strcmp(nm.v[i], "gpuguard_boundary") ||
 				  !strcmp(nm.v[i], "gpuguard_version") || !strncmp(nm.v[i], "cu", 2),
@@ -168,7 +167,8 @@ Test(symbols, map_generator_refuses_a_hook_named_twice)
 	snprintf(cmd, sizeof(cmd),
 		 "d=$(mktemp -d) && printf 'GG_HOOK(cuA, P, (), ())\\nGG_HOOK(cuB, P, (), ())\\n"
 		 "GG_HOOK(cuA, P, (), ())\\n' >\"$d/h.def\" && python3 '%s/shim/driver/gen-map.py' "
-		 "\"$d/h.def\" \"$d/out.map\" 2>&1; s=$?; test ! -e \"$d/out.map\"; t=$?; rm -rf \"$d\"; "
+		 "\"$d/h.def\" \"$d/out.map\" 2>&1; s=$?; test ! -e \"$d/out.map\"; t=$?; rm -rf "
+		 "\"$d\"; "
 		 "echo \"status $s absent $t\"",
 		 GG_SOURCE_ROOT);
 	p = popen(cmd, "r");

@@ -62,7 +62,7 @@ Test(text, valid_utf8_sequences_have_their_length_and_code_point)
 Test(text, invalid_utf8_is_length_zero)
 {
 	static const char *const bad[] = {
-		"\x80",             /* a continuation byte first */
+		"\x80", /* a continuation byte first */
 		"\xbf",
 		"\xc0\x80",         /* overlong NUL */
 		"\xc1\xbf",         /* overlong ASCII */
@@ -74,7 +74,7 @@ Test(text, invalid_utf8_is_length_zero)
 		"\xf5\x80\x80\x80",
 		"\xf8\x88\x80\x80\x80",
 		"\xff",
-		"\xc3\x41",         /* a lead byte, then no continuation */
+		"\xc3\x41", /* a lead byte, then no continuation */
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -99,8 +99,8 @@ Test(text, truncated_sequences_are_invalid)
 
 Test(text, utf8_put_writes_what_utf8_len_reads)
 {
-	static const uint32_t cps[] = { 0, 0x41, 0x7f, 0x80, 0x7ff, 0x800, 0xfffd, 0xffff,
-					0x10000, 0x10ffff };
+	static const uint32_t cps[] = { 0,     0x41,   0x7f,   0x80,    0x7ff,
+					0x800, 0xfffd, 0xffff, 0x10000, 0x10ffff };
 
 	for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
 		char buf[4];
@@ -126,8 +126,7 @@ Test(text, json_escape_writes_control_characters_and_del_as_u00xx)
 {
 	char out[256];
 
-	cr_assert_str_eq(esc("\x01tab\there\nnl\x1f", out),
-			 "\\u0001tab\\u0009here\\u000anl\\u001f");
+	cr_assert_str_eq(esc("\x01tab\there\nnl\x1f", out), "\\u0001tab\\u0009here\\u000anl\\u001f");
 	cr_assert_str_eq(esc("del\x7f", out), "del\\u007f");
 	cr_assert_str_eq(escaped("a\0b", 3, 256, out), "a\\u0000b", "a NUL within @n");
 }
@@ -138,7 +137,10 @@ Test(text, json_escape_writes_each_byte_that_is_not_utf8_as_u00xx)
 
 	cr_assert_str_eq(esc("\xff\xfe", out), "\\u00ff\\u00fe");
 	cr_assert_str_eq(esc("x\xc3", out), "x\\u00c3", "a sequence cut short at the end");
-	cr_assert_str_eq(esc("\xe2\x82" "A", out), "\\u00e2\\u0082A", "cut short mid-string");
+	cr_assert_str_eq(esc("\xe2\x82"
+			     "A",
+			     out),
+			 "\\u00e2\\u0082A", "cut short mid-string");
 	cr_assert_str_eq(esc("\xed\xa0\x80", out), "\\u00ed\\u00a0\\u0080", "a surrogate");
 	cr_assert_str_eq(esc("\xc0\xaf", out), "\\u00c0\\u00af", "an overlong slash");
 }
@@ -213,8 +215,8 @@ Test(text, hex_refuses_what_is_not_digits)
 
 Test(text, hex_with_0x_as_a_summary_writes_it)
 {
-	static const char *const bad[] = { "", "0", "0x", "x12", "12", "0x-5", "0x 5", "0x+5",
-					   "0x0x5", "0x12 ", "0x1g", "0y12", "0012" };
+	static const char *const bad[] = { "",     "0",     "0x",    "x12",  "12",   "0x-5", "0x 5",
+					   "0x+5", "0x0x5", "0x12 ", "0x1g", "0y12", "0012" };
 	uint64_t v = 0;
 
 	cr_assert_eq(gg_text_parse_0x("0x7f00dead", &v), 0);

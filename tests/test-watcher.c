@@ -32,7 +32,8 @@ Test(watcher, signal_scans_while_the_application_runs)
 	cr_assert_eq(kill(s.pid, SIGUSR1), 0);
 	cr_assert(gg_wait_file(json, 30), "no boundary ran");
 	/* The application is still waiting: the scan ran beside it. */
-	char *v = gg_json(json, "[(x['index'], x['changed'], x['detected_by']) for x in j['violations']]");
+	char *v = gg_json(json,
+			  "[(x['index'], x['changed'], x['detected_by']) for x in j['violations']]");
 
 	cr_assert_str_eq(v, "[(0, 4, 'scan')]");
 	free(v);
@@ -115,10 +116,10 @@ static int tasks_of(const char *const *env)
 
 Test(watcher, the_watcher_thread_exists_only_when_asked_for)
 {
-	int none = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX,
-					      NULL });
-	int with_signal = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_SIGNAL=USR1",
-						     "GG_TEST_PTX=" GG_PTX, NULL });
+	int none = tasks_of(
+		(const char *[]){ ENDS_OWNED, "GPUGUARD_REDZONE=16", "GG_TEST_PTX=" GG_PTX, NULL });
+	int with_signal = tasks_of(
+		(const char *[]){ ENDS_OWNED, "GPUGUARD_SIGNAL=USR1", "GG_TEST_PTX=" GG_PTX, NULL });
 	int with_after = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_BOUNDARY=after:60,sync:1",
 						    "GG_TEST_PTX=" GG_PTX, NULL });
 	int launch_only = tasks_of((const char *[]){ ENDS_OWNED, "GPUGUARD_BOUNDARY=launch:5",
@@ -187,8 +188,8 @@ Test(watcher, a_forked_child_ended_by_sigterm_writes_its_own_summary)
 	       (const char *[]){ RZ, "alloc:64", "fork:15", NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_neq(strstr(r.out, "child killed by signal 15\n"), NULL, "%s", r.out);
-	cr_assert_eq(gg_count_lines(r.err, "ERROR: red zone violation (exit): allocation #0 of 64"),
-		     1, "the child's own exit scan: %s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "ERROR: red zone violation (exit): allocation #0 of 64"), 1,
+		     "the child's own exit scan: %s", r.err);
 	/* Its summary and its parent's. */
 	cr_assert_not_null(d = opendir(dir));
 	while ((e = readdir(d)))
@@ -241,12 +242,14 @@ Test(watcher, a_replaced_handler_is_reported_once)
 	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	snprintf(step_wait, sizeof(step_wait), "wait:%s", json);
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
-	       (const char *[]){ env_json, "GPUGUARD_SIGNAL=USR1", "GPUGUARD_BOUNDARY=after:0.1,after:0.2",
-				 "GG_TEST_PTX=" GG_PTX, NULL },
-	       (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", "handled", NULL });
+	       (const char *[]){ env_json, "GPUGUARD_SIGNAL=USR1",
+				 "GPUGUARD_BOUNDARY=after:0.1,after:0.2", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", "handled",
+				 NULL });
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: the application replaced gpuguard's handler of "
-					   "signal 10"), 1, "%s", r.err);
+					   "signal 10"),
+		     1, "%s", r.err);
 	/* The program's handler got its signal; no boundary ran for it. */
 	cr_assert_neq(strstr(r.out, "app handler ran 1\n"), NULL, "%s", r.out);
 	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
@@ -287,8 +290,8 @@ Test(watcher, a_handler_installed_after_the_shims_is_noticed_and_kept)
 		 (const char *[]){ RZ, "alloc:64", "handler:10", step_wait, "raise:10", "handled",
 				   NULL });
 	cr_assert(gg_spawn_wait_output(&s, "handler 10\n", 30), "the app never got going");
-	cr_assert(file_says(log, "WARN: the application replaced gpuguard's handler of signal 10",
-			    30), "the replaced handler was never noticed");
+	cr_assert(file_says(log, "WARN: the application replaced gpuguard's handler of signal 10", 30),
+		  "the replaced handler was never noticed");
 	FILE *f = fopen(go, "w");
 
 	cr_assert_not_null(f);
@@ -320,7 +323,8 @@ Test(watcher, a_handler_the_program_installed_first_is_kept)
 	cr_assert_neq(strstr(r.out, "app handler ran 2\n"), NULL, "%s", r.out);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: the program handles SIGUSR1 (signal 10) itself: "
 					   "gpuguard keeps its handler, and GPUGUARD_SIGNAL runs "
-					   "no boundary"), 1, "%s", r.err);
+					   "no boundary"),
+		     1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "replaced"), 0, "%s", r.err);
 	gg_run_free(&r);
@@ -344,8 +348,8 @@ Test(watcher, a_signal_the_program_ignores_stays_ignored)
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 	cr_assert_neq(strstr(r.out, "raised 12\napp handler ran 0\n"), NULL, "%s", r.out);
 	cr_assert_eq(gg_count_lines(r.err, "WARN: the program ignores SIGUSR2 (signal 12): gpuguard "
-					   "leaves it so, and GPUGUARD_SIGNAL runs no boundary"), 1,
-		     "%s", r.err);
+					   "leaves it so, and GPUGUARD_SIGNAL runs no boundary"),
+		     1, "%s", r.err);
 	cr_assert_eq(gg_count_lines(r.err, "(signal)"), 0, "%s", r.err);
 	gg_run_free(&r);
 }
@@ -357,12 +361,13 @@ Test(watcher, a_watcher_that_cannot_start_says_why)
 	struct gg_run r;
 
 	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
-	       (const char *[]){ "GPUGUARD_SIGNAL=USR1", "GPUGUARD_VERBOSITY=0",
-				 "GG_TEST_NO_THREADS=1", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "GPUGUARD_SIGNAL=USR1", "GPUGUARD_VERBOSITY=0", "GG_TEST_NO_THREADS=1",
+				 "GG_TEST_PTX=" GG_PTX, NULL },
 	       (const char *[]){ RZ, "alloc:64", "raise:10", NULL });
 	cr_assert_eq(gg_count_lines(r.err, "ERROR: cannot start the boundary watcher thread: "
 					   "Resource temporarily unavailable; GPUGUARD_SIGNAL "
-					   "boundaries will not run"), 1, "%s", r.err);
+					   "boundaries will not run"),
+		     1, "%s", r.err);
 	/* SIGUSR1 does what it did without the shim: it ends the program. */
 	cr_assert_eq(gg_run_exit(&r), -SIGUSR1, "%s", r.err);
 	gg_run_free(&r);
@@ -425,12 +430,12 @@ Test(watcher, a_process_forked_as_its_watcher_starts_runs_its_own_boundaries)
 {
 	unsigned n = GG_PRELOAD_PREFIX[0] ? 400 : 20;
 	char race[32], want[2][96];
-	const char *const runs[][3] = { { "slowstart:300", "forkrace:3:10", NULL },
-					{ race, NULL } };
+	const char *const runs[][3] = { { "slowstart:300", "forkrace:3:10", NULL }, { race, NULL } };
 
 	snprintf(race, sizeof(race), "forkrace:%u:10", n);
 	snprintf(want[0], sizeof(want[0]), "forkrace: 3 of 3 grandchildren ran their boundary\n");
-	snprintf(want[1], sizeof(want[1]), "forkrace: %u of %u grandchildren ran their boundary\n", n, n);
+	snprintf(want[1], sizeof(want[1]), "forkrace: %u of %u grandchildren ran their boundary\n", n,
+		 n);
 	for (int i = 0; i < 2; i++) {
 		char dir[64], pattern[160];
 		struct gg_run r;

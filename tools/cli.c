@@ -42,7 +42,8 @@ static const char usage_head[] =
 	"       " GG_USAGE_PRUNE "\n"
 	"\n"
 	"Runs PROGRAM with libgpuguard.so preloaded: a kernel-lookup audit with a seal\n"
-	"gate, and red zones of " GG_CLI_REDZONE_DEFAULT " bytes after every device allocation (unless\n"
+	"gate, and red zones of " GG_CLI_REDZONE_DEFAULT
+	" bytes after every device allocation (unless\n"
 	"--redzone or GPUGUARD_REDZONE says otherwise; --redzone 0 turns them off).\n"
 	"See gpuguard(1).\n"
 	"\n"
@@ -52,7 +53,10 @@ static const char usage_head[] =
  * line of help and its variable, wrapped at 80 columns. */
 static void usage(FILE *f)
 {
-	enum { COL = 26, WIDTH = 80 };
+	enum {
+		COL = 26,
+		WIDTH = 80
+	};
 	size_t n;
 	const struct gg_option *opts = gg_config_options(&n);
 
@@ -86,7 +90,8 @@ static void usage(FILE *f)
 	fputs("  --per-tensor            PyTorch and JAX allocate each tensor from the driver,\n"
 	      "                          so each gets its own red zone (their caching off)\n"
 	      "  --shim PATH             the libgpuguard.so to preload\n"
-	      "  --help, --version\n", f);
+	      "  --help, --version\n",
+	      f);
 }
 
 /* ---- finding the library ---- */
@@ -102,8 +107,8 @@ static bool find_shim(char *out, size_t cap)
 	char self[PATH_MAX], dir[PATH_MAX], candidate[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	static const char *const relative[] = {
-		"libgpuguard.so",             /* next to the command */
-		"../shim/libgpuguard.so",     /* meson build tree: build/tools/gpuguard */
+		"libgpuguard.so",                        /* next to the command */
+		"../shim/libgpuguard.so",                /* meson build tree: build/tools/gpuguard */
 		GG_INSTALL_LIBDIR_REL "/libgpuguard.so", /* installed: bin/ -> lib/ */
 	};
 
@@ -150,8 +155,7 @@ static void env_add(struct env_list *e, const char *name, const char *value)
  * could block the program, nor a block device or socket. The program runs as
  * this very process (exec), so %p is our pid and a relative path means the
  * same directory to both. */
-static bool output_usable(const struct gg_option *o, const char *flag, const char *pattern,
-			  bool log)
+static bool output_usable(const struct gg_option *o, const char *flag, const char *pattern, bool log)
 {
 	char path[PATH_MAX], culprit[PATH_MAX], why[256];
 	int err;
@@ -166,11 +170,12 @@ static bool output_usable(const struct gg_option *o, const char *flag, const cha
 		gg_cli_error("%s: \"%s\" is a directory; expected %s", flag, culprit, o->accepts);
 	else if (err == -ENOENT)
 		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\" does not exist (create it "
-			     "first)", flag, pattern, culprit);
+			     "first)",
+			     flag, pattern, culprit);
 	else if (err == -ENXIO || err == -ENOTSUP)
 		gg_cli_error("%s: cannot write \"%s\": %s; expected a regular file or a character "
-			     "device such as /dev/null", flag, pattern,
-			     gg_report_output_why(path, err, log, why, sizeof(why)));
+			     "device such as /dev/null",
+			     flag, pattern, gg_report_output_why(path, err, log, why, sizeof(why)));
 	else if (!strcmp(culprit, path))
 		gg_cli_error("%s: cannot write \"%s\": %s", flag, pattern, strerror(-err));
 	else
@@ -235,10 +240,11 @@ static void add_bad_item(void *arg, const char *item, const char *why)
 
 	if (b->len >= sizeof(b->text) - 1)
 		return;
-	n = snprintf(b->text + b->len, sizeof(b->text) - b->len, "%s\"%s\": %s",
-		     b->len ? "; " : "", item, why);
+	n = snprintf(b->text + b->len, sizeof(b->text) - b->len, "%s\"%s\": %s", b->len ? "; " : "",
+		     item, why);
 	if (n > 0)
-		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n : sizeof(b->text) - b->len - 1;
+		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n
+							       : sizeof(b->text) - b->len - 1;
 }
 
 /* Whether the shim takes @value for @o as it is; if not, say why and what it accepts. */
@@ -257,8 +263,8 @@ static bool value_taken(const struct gg_option *o, const char *flag, const char 
 		return true;
 	if (!strcmp(o->name, "GPUGUARD_BOUNDARY") &&
 	    gg_config_parse_boundary(value, &ev, add_bad_item, &bad))
-		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value,
-			     bad.text, o->accepts);
+		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value, bad.text,
+			     o->accepts);
 	else if (why)
 		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value, why,
 			     o->accepts);
@@ -293,7 +299,8 @@ static void say_per_tensor(const struct env_list *e)
 		set |= !strncmp(e->v[i], per_tensor_env[0][0], strlen(per_tensor_env[0][0]));
 	}
 	if (set && verbosity >= 1)
-		fprintf(stderr, "gpuguard: --per-tensor: %s=%s %s=%s %s=%s: PyTorch and JAX allocate "
+		fprintf(stderr,
+			"gpuguard: --per-tensor: %s=%s %s=%s %s=%s: PyTorch and JAX allocate "
 			"each tensor from the driver, so each gets its own red zone (their caching "
 			"is off: slower, and more memory)\n",
 			per_tensor_env[0][0], per_tensor_env[0][1], per_tensor_env[1][0],
@@ -421,7 +428,8 @@ static bool shim_or_complain(char *shim, size_t cap)
 	if (shim[0] || find_shim(shim, cap))
 		return true;
 	gg_cli_error("libgpuguard.so not found next to this command, in its build tree, or in "
-		     "%s; pass --shim PATH", GG_INSTALL_LIBDIR);
+		     "%s; pass --shim PATH",
+		     GG_INSTALL_LIBDIR);
 	return false;
 }
 
@@ -464,7 +472,7 @@ int gg_cmd_run(int argc, char **argv)
  * (its process group) and the temporary directory. Written before the
  * handlers are installed or with the signals blocked; read by the handler. */
 static struct {
-	char dir[PATH_MAX]; /* "" when there is none */
+	char dir[PATH_MAX];          /* "" when there is none */
 	volatile sig_atomic_t group; /* the running program's process group, 0 when none */
 } bisect_state;
 
@@ -536,10 +544,10 @@ static void bisect_signals_mask(sigset_t *set, bool with_chld)
 }
 
 struct outcome {
-	int status;    /* as from waitpid */
-	char *out;     /* stdout */
+	int status; /* as from waitpid */
+	char *out;  /* stdout */
 	size_t len;
-	char *err;     /* stderr */
+	char *err; /* stderr */
 };
 
 static char *slurp(int fd, size_t *len)
@@ -614,8 +622,8 @@ static int wait_run(pid_t pid, double limit, int *status)
 /* Run PROGRAM under the shim with the variables of @e plus @extra, in a
  * process group of its own, for @limit seconds at most. 0, -ETIMEDOUT, or
  * another -errno when it could not be run. */
-static int run_once(char **prog, const char *shim, const struct env_list *e,
-		    const char *const *extra, double limit, struct outcome *o)
+static int run_once(char **prog, const char *shim, const struct env_list *e, const char *const *extra,
+		    double limit, struct outcome *o)
 {
 	int out = temp_fd(), err = temp_fd(), rc;
 	sigset_t block, old;
@@ -690,8 +698,8 @@ static void run_failed(int rc, const char *what, const char *prog, double limit)
 {
 	if (rc == -ETIMEDOUT)
 		gg_cli_error("bisect: %s of %s did not end within %g s: stopped it (SIGKILL to its "
-			     "process group); give --timeout SECONDS if it needs longer", what, prog,
-			     limit);
+			     "process group); give --timeout SECONDS if it needs longer",
+			     what, prog, limit);
 	else
 		gg_cli_error("bisect: cannot run %s (%s): %s", prog, what, strerror(-rc));
 }
@@ -735,9 +743,10 @@ static int poisoned_changes(char **prog, const char *shim, const struct env_list
 			snprintf(what, sizeof(what), "run %d (the band of allocation %llu filled)",
 				 *runs + 1, (unsigned long long)lo);
 		else
-			snprintf(what, sizeof(what), "run %d (the bands of allocations %llu..%llu "
-				 "filled)", *runs + 1, (unsigned long long)lo,
-				 (unsigned long long)hi - 1);
+			snprintf(what, sizeof(what),
+				 "run %d (the bands of allocations %llu..%llu "
+				 "filled)",
+				 *runs + 1, (unsigned long long)lo, (unsigned long long)hi - 1);
 		run_failed(rc, what, prog[0], limit);
 		return -1;
 	}
@@ -807,7 +816,8 @@ static int take_timeout(int *argc, char **argv, int i, double *limit)
 	*limit = strtod(value, &end);
 	if (!*value || *end || errno || !(*limit > 0) || *limit > 86400) {
 		gg_cli_error("bisect: --timeout: \"%s\" is not a valid value (expected seconds, more "
-			     "than 0 and at most 86400)", value);
+			     "than 0 and at most 86400)",
+			     value);
 		return -1;
 	}
 	memmove(argv + i, argv + i + words, (size_t)(*argc - i - words + 1) * sizeof(*argv));
@@ -817,9 +827,15 @@ static int take_timeout(int *argc, char **argv, int i, double *limit)
 
 int gg_cmd_bisect(int argc, char **argv)
 {
-	static const char *const allowed[] = { "--redzone", "--fill", "--min-idx", "--skip-objects",
-					       "--skip-symbols", "--expected-absent", "--allow-unresolved",
-					       "--dangerously-allow-unresolved-kernel-lookups", NULL };
+	static const char *const allowed[] = { "--redzone",
+					       "--fill",
+					       "--min-idx",
+					       "--skip-objects",
+					       "--skip-symbols",
+					       "--expected-absent",
+					       "--allow-unresolved",
+					       "--dangerously-allow-unresolved-kernel-lookups",
+					       NULL };
 	struct env_list e = { .n = 0 };
 	char shim[PATH_MAX] = "", json_env[PATH_MAX + 64], json_path[PATH_MAX + 16];
 	const char *tmpdir = getenv("TMPDIR");
@@ -915,15 +931,16 @@ int gg_cmd_bisect(int argc, char **argv)
 		goto out_base;
 	if (!changed) {
 		printf("bisect: the output depends on no guard band: no read past the end of an "
-		       "allocation was seen (%d runs)\n", runs);
+		       "allocation was seen (%d runs)\n",
+		       runs);
 		rc = 0;
 		goto out_base;
 	}
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if ((changed = poisoned_changes(argv + prog, shim, &e, &base, lo, mid, limit,
-						&runs)) < 0)
+		if ((changed = poisoned_changes(argv + prog, shim, &e, &base, lo, mid, limit, &runs)) <
+		    0)
 			goto out_base;
 		if (changed)
 			hi = mid;
@@ -965,8 +982,7 @@ int gg_cmd_bisect(int argc, char **argv)
 		outcome_free(&probe);
 	} else {
 		/* Found all the same; only where it was made is missing. */
-		run_failed(err, "the run that traces where the allocation was made", argv[prog],
-			   limit);
+		run_failed(err, "the run that traces where the allocation was made", argv[prog], limit);
 	}
 	rc = 1;
 out_base:
@@ -993,10 +1009,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} subcommands[] = {
-		{ "scan", gg_cmd_scan },
-		{ "report", gg_cmd_report },
-		{ "symbolize", gg_cmd_symbolize },
-		{ "bisect", gg_cmd_bisect },
+		{ "scan", gg_cmd_scan },           { "report", gg_cmd_report },
+		{ "symbolize", gg_cmd_symbolize }, { "bisect", gg_cmd_bisect },
 		{ "prune-metrics", gg_cmd_prune },
 	};
 

@@ -11,7 +11,8 @@
  * (tests/test-docs.c). */
 #define GG_USAGE_RUN "gpuguard [OPTIONS] -- PROGRAM [ARGS...]"
 #define GG_USAGE_SCAN "gpuguard scan [--wait] [--timeout SECONDS] [--signal SIG] PID"
-#define GG_USAGE_REPORT "gpuguard report [--junit FILE] [--sarif FILE] [--require-coverage] FILE.json..."
+#define GG_USAGE_REPORT \
+	"gpuguard report [--junit FILE] [--sarif FILE] [--require-coverage] FILE.json..."
 #define GG_USAGE_SYMBOLIZE "gpuguard symbolize [-d DIR]... [FILE]"
 #define GG_USAGE_BISECT \
 	"gpuguard bisect [--timeout SECONDS] [--redzone N] [--fill BYTE] -- PROGRAM [ARGS...]"

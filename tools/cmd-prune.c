@@ -142,8 +142,8 @@ static bool gpuguard_file(const char *text, struct written_by *w)
 
 	memset(w, 0, sizeof(*w));
 	if (!strncmp(text, GG_PROCESS_LINE " ", strlen(GG_PROCESS_LINE " "))) {
-		if (!line_field(text, "pid", field, sizeof(field)) || !parse_number(field, &n) ||
-		    !n || n > INT32_MAX)
+		if (!line_field(text, "pid", field, sizeof(field)) || !parse_number(field, &n) || !n ||
+		    n > INT32_MAX)
 			return false;
 		w->pid = (int)n;
 		w->has_start = line_field(text, "starttime", field, sizeof(field)) &&
@@ -207,8 +207,8 @@ struct tally {
 };
 
 /* One entry of the directory. */
-static void prune_one(int dirfd, const char *dir, const char *name, uint64_t older_than,
-		      bool dry_run, const char *boot, struct tally *t)
+static void prune_one(int dirfd, const char *dir, const char *name, uint64_t older_than, bool dry_run,
+		      const char *boot, struct tally *t)
 {
 	char text[16384];
 	struct stat st, again;
@@ -296,7 +296,8 @@ int gg_cmd_prune(int argc, char **argv)
 			duration = argv[i] + 13;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			gg_cli_error("prune-metrics: unknown option \"%s\" (see gpuguard "
-				     "prune-metrics --help)", argv[i]);
+				     "prune-metrics --help)",
+				     argv[i]);
 			return 2;
 		} else if (dir) {
 			gg_cli_error("prune-metrics: one directory only (\"%s\", then \"%s\")", dir,
@@ -307,14 +308,17 @@ int gg_cmd_prune(int argc, char **argv)
 		}
 	}
 	if (!dir || !duration) {
-		gg_cli_error("prune-metrics: %s\n%s", !dir ? "no directory given" :
-			     "--older-than DURATION is required (files younger than it are kept)",
-			     "usage: " GG_USAGE_PRUNE);
+		gg_cli_error(
+			"prune-metrics: %s\n%s",
+			!dir ? "no directory given"
+			     : "--older-than DURATION is required (files younger than it are kept)",
+			"usage: " GG_USAGE_PRUNE);
 		return 2;
 	}
 	if (!parse_duration(duration, &older_than)) {
 		gg_cli_error("prune-metrics: --older-than: \"%s\" is not a valid value (expected a "
-			     "number and a unit: 30s, 10m, 1h, 7d)", duration);
+			     "number and a unit: 30s, 10m, 1h, 7d)",
+			     duration);
 		return 2;
 	}
 	if (!(d = opendir(dir))) {

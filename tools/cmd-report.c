@@ -194,8 +194,7 @@ struct check {
 	char **why;
 };
 
-__attribute__((format(printf, 3, 4))) static void complain(struct check *ck,
-							   const struct gg_json *at,
+__attribute__((format(printf, 3, 4))) static void complain(struct check *ck, const struct gg_json *at,
 							   const char *fmt, ...)
 {
 	char msg[512];
@@ -213,7 +212,15 @@ __attribute__((format(printf, 3, 4))) static void complain(struct check *ck,
 /* The digits of a number a message shows; a longer one ends in "...". */
 #define NUMBER_SHOWN 40
 
-enum want { W_U64, W_BOOL, W_STRING, W_STRING_OR_NULL, W_OBJECT, W_OBJECT_OR_NULL, W_ARRAY };
+enum want {
+	W_U64,
+	W_BOOL,
+	W_STRING,
+	W_STRING_OR_NULL,
+	W_OBJECT,
+	W_OBJECT_OR_NULL,
+	W_ARRAY
+};
 
 static const char *const want_text[] = {
 	[W_U64] = "a non-negative integer",
@@ -228,13 +235,20 @@ static const char *const want_text[] = {
 static bool is_want(const struct gg_json *v, enum want w)
 {
 	switch (w) {
-	case W_U64: return gg_json_is_u64(v);
-	case W_BOOL: return gg_json_is(v, GG_JSON_BOOL);
-	case W_STRING: return gg_json_is(v, GG_JSON_STRING);
-	case W_STRING_OR_NULL: return gg_json_is(v, GG_JSON_STRING) || gg_json_is(v, GG_JSON_NULL);
-	case W_OBJECT: return gg_json_is(v, GG_JSON_OBJECT);
-	case W_OBJECT_OR_NULL: return gg_json_is(v, GG_JSON_OBJECT) || gg_json_is(v, GG_JSON_NULL);
-	case W_ARRAY: return gg_json_is(v, GG_JSON_ARRAY);
+	case W_U64:
+		return gg_json_is_u64(v);
+	case W_BOOL:
+		return gg_json_is(v, GG_JSON_BOOL);
+	case W_STRING:
+		return gg_json_is(v, GG_JSON_STRING);
+	case W_STRING_OR_NULL:
+		return gg_json_is(v, GG_JSON_STRING) || gg_json_is(v, GG_JSON_NULL);
+	case W_OBJECT:
+		return gg_json_is(v, GG_JSON_OBJECT);
+	case W_OBJECT_OR_NULL:
+		return gg_json_is(v, GG_JSON_OBJECT) || gg_json_is(v, GG_JSON_NULL);
+	case W_ARRAY:
+		return gg_json_is(v, GG_JSON_ARRAY);
 	}
 	return false;
 }
@@ -252,12 +266,12 @@ static void expect(struct check *ck, const struct gg_json *obj, const char *wher
 		return;
 	}
 	if (!is_want(v, w) && v->type == GG_JSON_NUMBER)
-		complain(ck, v, "\"%s%s\" is the number %.*s%s, expected %s", where, key,
-			 NUMBER_SHOWN, v->u.number.text,
-			 strlen(v->u.number.text) > NUMBER_SHOWN ? "..." : "", want_text[w]);
+		complain(ck, v, "\"%s%s\" is the number %.*s%s, expected %s", where, key, NUMBER_SHOWN,
+			 v->u.number.text, strlen(v->u.number.text) > NUMBER_SHOWN ? "..." : "",
+			 want_text[w]);
 	else if (!is_want(v, w))
-		complain(ck, v, "\"%s%s\" is a %s, expected %s", where, key,
-			 gg_json_type_name(v->type), want_text[w]);
+		complain(ck, v, "\"%s%s\" is a %s, expected %s", where, key, gg_json_type_name(v->type),
+			 want_text[w]);
 }
 
 /* The object @section of @root, required, with the counters @keys. */
@@ -348,8 +362,8 @@ static void check_api_overrun_row(struct check *ck, const struct gg_json *r, con
 
 static void check_violation_row(struct check *ck, const struct gg_json *r, const char *where)
 {
-	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
-					    "changed", "first_value", "expected", NULL };
+	static const char *const keys[] = { "index",   "user_bytes",  "pad_bytes", "first", "last",
+					    "changed", "first_value", "expected",  NULL };
 
 	const struct gg_json *kernel = gg_json_get(r, "kernel"), *suspects = gg_json_get(r, "suspects");
 	char w[128];
@@ -372,7 +386,8 @@ static void check_violation_row(struct check *ck, const struct gg_json *r, const
 	expect(ck, r, where, "first_free_stack", W_ARRAY, false);
 	expect(ck, r, where, "slack_bytes", W_U64, false);
 	/* An underflow names the allocation written below. */
-	expect(ck, r, where, "upper", W_OBJECT, !strcmp(gg_view_violation_kind(r), GG_REPORT_UNDERFLOW));
+	expect(ck, r, where, "upper", W_OBJECT,
+	       !strcmp(gg_view_violation_kind(r), GG_REPORT_UNDERFLOW));
 	/* Newer than schema 1's first writers: optional, whole when present. */
 	expect(ck, r, where, "kernel", W_OBJECT, false);
 	if (gg_json_is(kernel, GG_JSON_OBJECT)) {
@@ -502,9 +517,10 @@ static void check_labels(struct check *ck, const struct gg_json *root)
 		lines = gg_json_get(l, "lines");
 		for (size_t k = 0; k < gg_json_length(lines); k++)
 			if (!gg_json_is(gg_json_at(lines, k), GG_JSON_STRING))
-				complain(ck, gg_json_at(lines, k), "\"labels[%zu].lines[%zu]\" is a %s, "
-					 "expected a string", i, k,
-					 gg_json_type_name(gg_json_at(lines, k)->type));
+				complain(ck, gg_json_at(lines, k),
+					 "\"labels[%zu].lines[%zu]\" is a %s, "
+					 "expected a string",
+					 i, k, gg_json_type_name(gg_json_at(lines, k)->type));
 	}
 }
 
@@ -530,20 +546,23 @@ static void check_coverage(struct check *ck, const struct gg_json *root)
 	v = gg_json_get(cov, "caching_allocators");
 	for (size_t i = 0; i < gg_json_length(v); i++)
 		if (!gg_json_is(gg_json_at(v, i), GG_JSON_STRING))
-			complain(ck, gg_json_at(v, i), "\"coverage.caching_allocators[%zu]\" is a %s, "
-				 "expected a string", i, gg_json_type_name(gg_json_at(v, i)->type));
+			complain(ck, gg_json_at(v, i),
+				 "\"coverage.caching_allocators[%zu]\" is a %s, "
+				 "expected a string",
+				 i, gg_json_type_name(gg_json_at(v, i)->type));
 }
 
 /* Whether @root is a schema 1 summary this report can read; says why not
  * (in *@why too). */
 static bool check_summary(const char *file, const struct gg_json *root, char **why)
 {
-	static const char *const lookups[] = { "total", "resolved", "unresolved_required",
-					       "unresolved_expected", "late_misses", "unresolved",
-					       NULL };
-	static const char *const allocations[] = { "calls", "failed", "padded",
-						   "unpadded_fallbacks", "live", "live_bytes",
-						   NULL };
+	static const char *const lookups[] = {
+		"total",      "resolved", "unresolved_required", "unresolved_expected", "late_misses",
+		"unresolved", NULL
+	};
+	static const char *const allocations[] = {
+		"calls", "failed", "padded", "unpadded_fallbacks", "live", "live_bytes", NULL
+	};
 	static const char *const redzones[] = { "scans", "checked", "unchecked", NULL };
 	struct check ck = { file, false, why };
 	const struct gg_json *schema = gg_json_get(root, "schema");
@@ -566,8 +585,7 @@ static bool check_summary(const char *file, const struct gg_json *root, char **w
 			gg_sb_clean(&b, schema->u.number.text, n > NUMBER_SHOWN ? NUMBER_SHOWN : n);
 			if (n > NUMBER_SHOWN)
 				gg_sb_add(&b, "...", 3);
-		}
-		else
+		} else
 			gg_sb_printf(&b, "a %s", gg_json_type_name(schema->type));
 		complain(&ck, schema, "schema %s is not supported (this gpuguard reads schema 1)",
 			 b.s ? b.s : "?");
@@ -814,8 +832,8 @@ static bool violation_alike(const void *ctx, size_t item)
 
 static void add_violation(struct view *vw, const struct proc *pr, const struct gg_json *row)
 {
-	static const char *const keys[] = { "index", "user_bytes", "pad_bytes", "first", "last",
-					    "changed", "first_value", "expected", NULL };
+	static const char *const keys[] = { "index",   "user_bytes",  "pad_bytes", "first", "last",
+					    "changed", "first_value", "expected",  NULL };
 	struct sb key = { 0 };
 	struct violation_group *g;
 	uint64_t hash;
@@ -855,8 +873,7 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 		free(key.s);
 		return;
 	}
-	if (!gg_cli_grow((void **)&vw->violations, &vw->violations_cap, vw->nviolations,
-			sizeof(*g))) {
+	if (!gg_cli_grow((void **)&vw->violations, &vw->violations_cap, vw->nviolations, sizeof(*g))) {
 		free(key.s);
 		return;
 	}
@@ -896,8 +913,9 @@ static void add_leak(struct view *vw, const struct proc *pr, const struct gg_jso
 		return;
 	}
 	g = &vw->leaks[vw->nleaks++];
-	*g = (struct leak_group){ row, key.s, { 0 }, gg_view_u64(row, "count"),
-				  gg_view_u64(row, "bytes") };
+	*g = (struct leak_group){
+		row, key.s, { 0 }, gg_view_u64(row, "count"), gg_view_u64(row, "bytes")
+	};
 	pids_add(&g->pids, pr->pid);
 }
 
@@ -1008,7 +1026,7 @@ struct tally {
 		const char *name;
 		size_t len;
 		uint64_t n;
-	} *v;
+	} * v;
 	size_t len, cap;
 };
 
@@ -1024,8 +1042,7 @@ static void tally_add(struct tally *t, const char *name, size_t len, uint64_t n)
 		t->v[t->len++] = (struct tally_row){ name, len, n };
 }
 
-static void tally_coverage(struct tally *reasons, struct tally *allocators,
-			   const struct coverage *c)
+static void tally_coverage(struct tally *reasons, struct tally *allocators, const struct coverage *c)
 {
 	for (size_t i = 0; i < gg_json_length(c->unguarded); i++) {
 		const struct gg_json_member *m = &c->unguarded->u.object.members[i];
@@ -1060,8 +1077,8 @@ static void sb_coverage(struct sb *b, const struct coverage *c, const struct tal
 
 	gg_sb_printf(b, "%" PRIu64 " of %" PRIu64 " %s guarded", c->guarded, c->allocations,
 		     gg_cli_plural(c->allocations, "allocation", "allocations"));
-	if (not) {
-		gg_sb_printf(b, "; %" PRIu64 " not", not);
+	if (not ) {
+		gg_sb_printf(b, "; %" PRIu64 " not", not );
 		if (reasons->len) {
 			gg_sb_add(b, GLUE "(", 2);
 			sb_tally(b, reasons, true);
@@ -1069,13 +1086,15 @@ static void sb_coverage(struct sb *b, const struct coverage *c, const struct tal
 		}
 	}
 	if (c->procaddr_unmatched)
-		gg_sb_printf(b, "; %" PRIu64 " cuGetProcAddress %s matched no driver function (calls "
-			     "through %s are not seen)", c->procaddr_unmatched,
+		gg_sb_printf(b,
+			     "; %" PRIu64 " cuGetProcAddress %s matched no driver function (calls "
+			     "through %s are not seen)",
+			     c->procaddr_unmatched,
 			     gg_cli_plural(c->procaddr_unmatched, "answer", "answers"),
 			     gg_cli_plural(c->procaddr_unmatched, "it", "them"));
 	if (allocators->len) {
-		gg_sb_printf(b, "; caching %s: ",
-			     gg_cli_plural(allocators->len, "allocator", "allocators"));
+		gg_sb_printf(
+			b, "; caching %s: ", gg_cli_plural(allocators->len, "allocator", "allocators"));
 		sb_tally(b, allocators, false);
 		gg_sb_printf(b, " (the bands guard %s segments, not each tensor)",
 			     gg_cli_plural(allocators->len, "its", "their"));
@@ -1106,7 +1125,8 @@ static void sb_unchecked_reasons(struct sb *b, const struct view *vw)
 
 		for (size_t i = 0; i < vw->nprocs; i++)
 			sum += gg_view_u64(gg_json_get(gg_json_get(vw->procs[i].root, "redzones"),
-						       "unchecked_reasons"), reasons[r]);
+						       "unchecked_reasons"),
+					   reasons[r]);
 		if (!sum)
 			continue;
 		gg_sb_printf(b, "%s%" PRIu64 " %s", any ? ", " : " (", sum, reasons[r]);
@@ -1211,7 +1231,8 @@ static void print_counters(const struct view *vw, unsigned indent)
 	uint64_t n;
 
 	n = total(vw, "lookups", "total");
-	gg_sb_printf(&b, "lookups: %" PRIu64 " %s, %" PRIu64 " resolved, %" PRIu64
+	gg_sb_printf(&b,
+		     "lookups: %" PRIu64 " %s, %" PRIu64 " resolved, %" PRIu64
 		     " required unresolved, %" PRIu64 " expected absent, %" PRIu64 " late %s",
 		     n, gg_cli_plural(n, "kernel", "kernels"), total(vw, "lookups", "resolved"),
 		     total(vw, "lookups", "unresolved_required"),
@@ -1219,17 +1240,19 @@ static void print_counters(const struct view *vw, unsigned indent)
 		     gg_cli_plural(total(vw, "lookups", "late_misses"), "miss", "misses"));
 	emit_sb(indent, indent + 4, &b);
 	n = total(vw, "allocations", "calls");
-	gg_sb_printf(&b, "allocations: %" PRIu64 " %s, %" PRIu64 " failed, %" PRIu64 " padded, %" PRIu64
-		     " unpadded %s, %" PRIu64 " live (%" PRIu64 " %s)",
-		     n, gg_cli_plural(n, "call", "calls"), total(vw, "allocations", "failed"),
-		     total(vw, "allocations", "padded"), total(vw, "allocations", "unpadded_fallbacks"),
-		     gg_cli_plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
-		     total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"),
-		     gg_cli_plural(total(vw, "allocations", "live_bytes"), "byte", "bytes"));
+	gg_sb_printf(
+		&b,
+		"allocations: %" PRIu64 " %s, %" PRIu64 " failed, %" PRIu64 " padded, %" PRIu64
+		" unpadded %s, %" PRIu64 " live (%" PRIu64 " %s)",
+		n, gg_cli_plural(n, "call", "calls"), total(vw, "allocations", "failed"),
+		total(vw, "allocations", "padded"), total(vw, "allocations", "unpadded_fallbacks"),
+		gg_cli_plural(total(vw, "allocations", "unpadded_fallbacks"), "fallback", "fallbacks"),
+		total(vw, "allocations", "live"), total(vw, "allocations", "live_bytes"),
+		gg_cli_plural(total(vw, "allocations", "live_bytes"), "byte", "bytes"));
 	emit_sb(indent, indent + 4, &b);
 	n = total(vw, "redzones", "scans");
-	gg_sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " %s checked, %" PRIu64 " unchecked",
-		     n, gg_cli_plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
+	gg_sb_printf(&b, "red zones: %" PRIu64 " %s, %" PRIu64 " %s checked, %" PRIu64 " unchecked", n,
+		     gg_cli_plural(n, "scan", "scans"), total(vw, "redzones", "checked"),
 		     gg_cli_plural(total(vw, "redzones", "checked"), "band", "bands"),
 		     total(vw, "redzones", "unchecked"));
 	sb_unchecked_reasons(&b, vw);
@@ -1248,7 +1271,8 @@ static void print_process(const struct proc *pr, bool several)
 	gg_sb_printf(&b, "process %" PRIu64 ": ", pr->pid);
 	gg_sb_str(&b, gg_json_get(pr->root, "exe"), "(unknown program)");
 	if (gg_json_bool(gg_json_get(pr->root, "sealed"), false))
-		gg_sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals, gg_cli_plural(seals, "seal", "seals"));
+		gg_sb_printf(&b, ", sealed (%" PRIu64 " %s)", seals,
+			     gg_cli_plural(seals, "seal", "seals"));
 	else
 		gg_sb_printf(&b, ", not sealed");
 	gg_sb_printf(&b, ", %" PRIu64 " %s", pr->errors, gg_cli_plural(pr->errors, "error", "errors"));
@@ -1339,9 +1363,11 @@ static void print_free_violation(struct sb *b, const struct gg_json *r)
 	gg_sb_str(b, gg_json_get(r, "address"), "?");
 	gg_sb_add(b, ")", 1);
 	if (twice)
-		gg_sb_add(b, " of an allocation freed already", strlen(" of an allocation freed already"));
+		gg_sb_add(b, " of an allocation freed already",
+			  strlen(" of an allocation freed already"));
 	else
-		gg_sb_printf(b, " %" PRIu64 " %s inside it", offset, gg_cli_plural(offset, "byte", "bytes"));
+		gg_sb_printf(b, " %" PRIu64 " %s inside it", offset,
+			     gg_cli_plural(offset, "byte", "bytes"));
 	emit_sb(2, 6, b);
 	gg_sb_add(b, "allocated at ", strlen("allocated at "));
 	gg_sb_site(b, gg_json_get(r, "site"));
@@ -1365,20 +1391,23 @@ static void print_quarantine_violation(struct sb *b, const struct gg_json *r)
 {
 	bool launch = !strcmp(gg_view_violation_kind(r), GG_REPORT_DANGLING_LAUNCH);
 	uint64_t user = gg_view_u64(r, "user_bytes"), changed = gg_view_u64(r, "changed");
-	const struct gg_json *free_stack = gg_json_get(r, "free_stack"), *kernel = gg_json_get(r, "kernel");
+	const struct gg_json *free_stack = gg_json_get(r, "free_stack"),
+			     *kernel = gg_json_get(r, "kernel");
 	const struct gg_json *suspects = gg_json_get(r, "suspects");
 
 	gg_sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): %s", gg_view_u64(r, "index"), user,
-		  gg_cli_plural(user, "byte", "bytes"), launch ? "dangling launch" : "write after free");
+		     gg_cli_plural(user, "byte", "bytes"),
+		     launch ? "dangling launch" : "write after free");
 	if (launch) {
 		gg_sb_add(b, ", ", 2);
 		gg_sb_str(b, gg_json_get(kernel, "name"), "?");
 		gg_sb_printf(b, " (launch #%" PRIu64 ") parameter %" PRIu64 " is ",
-			  gg_view_u64(kernel, "launch"), gg_view_u64(r, "parameter"));
+			     gg_view_u64(kernel, "launch"), gg_view_u64(r, "parameter"));
 		gg_sb_str(b, gg_json_get(r, "address"), "?");
 	} else {
-		gg_sb_printf(b, ", %" PRIu64 " %s changed, first 0x%02" PRIx64 ", detected by ", changed,
-			  gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "first_value"));
+		gg_sb_printf(b, ", %" PRIu64 " %s changed, first 0x%02" PRIx64 ", detected by ",
+			     changed, gg_cli_plural(changed, "byte", "bytes"),
+			     gg_view_u64(r, "first_value"));
 		gg_sb_str(b, gg_json_get(r, "detected_by"), "?");
 	}
 	emit_sb(2, 6, b);
@@ -1480,7 +1509,7 @@ static void sb_band(struct sb *b, const struct gg_json *r)
 	gg_sb_printf(b, "%" PRIu64 "-byte band", pad);
 	if (slack && gg_view_u64(r, "last") >= pad)
 		gg_sb_printf(b, " + %" PRIu64 " %s to the next 256-byte boundary", slack,
-			  gg_cli_plural(slack, "byte", "bytes"));
+			     gg_cli_plural(slack, "byte", "bytes"));
 }
 
 /* "its band's top is directly below allocation #N (B bytes) allocated at
@@ -1492,8 +1521,10 @@ static void print_upper(struct sb *b, const struct gg_json *r)
 
 	if (!gg_json_is(u, GG_JSON_OBJECT))
 		return;
-	gg_sb_printf(b, "its band's top is directly below allocation #%" PRIu64 " (%" PRIu64 " %s), "
-		  "allocated at ", gg_view_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_printf(b,
+		     "its band's top is directly below allocation #%" PRIu64 " (%" PRIu64 " %s), "
+		     "allocated at ",
+		     gg_view_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"));
 	gg_sb_site(b, gg_json_get(u, "site"));
 	emit_sb(6, 10, b);
 }
@@ -1509,11 +1540,12 @@ static void print_underflow(struct sb *b, const struct gg_json *r)
 	uint64_t first = gg_view_u64(r, "first"), last = gg_view_u64(r, "last");
 
 	gg_sb_printf(b, "allocation #%" PRIu64 " (%" PRIu64 " %s): underflow, %" PRIu64 " %s changed",
-		  gg_view_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"), changed,
-		  gg_cli_plural(changed, "byte", "bytes"));
+		     gg_view_u64(u, "index"), user, gg_cli_plural(user, "byte", "bytes"), changed,
+		     gg_cli_plural(changed, "byte", "bytes"));
 	emit_sb(2, 6, b);
 	if (last < end && first <= last)
-		gg_sb_printf(b, "%" PRIu64 "..%" PRIu64 " bytes below its start", end - last, end - first);
+		gg_sb_printf(b, "%" PRIu64 "..%" PRIu64 " bytes below its start", end - last,
+			     end - first);
 	gg_sb_printf(b, ", first 0x%02" PRIx64, gg_view_u64(r, "first_value"));
 	if (expected)
 		gg_sb_printf(b, GLUE "(expected" GLUE "0x%02" PRIx64 ")", gg_json_u64(expected, 0));
@@ -1524,7 +1556,7 @@ static void print_underflow(struct sb *b, const struct gg_json *r)
 	gg_sb_site(b, gg_json_get(u, "site"));
 	emit_sb(6, 10, b);
 	gg_sb_printf(b, "found in the band of allocation #%" PRIu64 " (%" PRIu64 " %s, ",
-		  gg_view_u64(r, "index"), below, gg_cli_plural(below, "byte", "bytes"));
+		     gg_view_u64(r, "index"), below, gg_cli_plural(below, "byte", "bytes"));
 	sb_band(b, r);
 	gg_sb_add(b, ") directly below, allocated at ", strlen(") directly below, allocated at "));
 	gg_sb_site(b, gg_json_get(r, "site"));
@@ -1583,11 +1615,11 @@ static void print_violations(const struct view *vw, bool several)
 		uint64_t user = gg_view_u64(r, "user_bytes"), first = gg_view_u64(r, "first"),
 			 last = gg_view_u64(r, "last");
 
-		gg_sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, ", gg_view_u64(r, "index"), user,
-			  gg_cli_plural(user, "byte", "bytes"));
+		gg_sb_printf(&b, "allocation #%" PRIu64 " (%" PRIu64 " %s, ", gg_view_u64(r, "index"),
+			     user, gg_cli_plural(user, "byte", "bytes"));
 		sb_band(&b, r);
 		gg_sb_printf(&b, "): %" PRIu64 " %s changed", changed,
-			  gg_cli_plural(changed, "byte", "bytes"));
+			     gg_cli_plural(changed, "byte", "bytes"));
 		emit_sb(2, 6, &b);
 		if (first == last)
 			gg_sb_printf(&b, "at offset %" PRIu64, first);
@@ -1677,7 +1709,8 @@ static void print_tests(const struct view *vw, bool several)
 			uint64_t errors = gg_json_u64(gg_json_get(l, "errors"), 0);
 
 			gg_sb_str(&b, gg_json_get(l, "label"), "?");
-			gg_sb_printf(&b, ": %" PRIu64 " %s", errors, gg_cli_plural(errors, "error", "errors"));
+			gg_sb_printf(&b, ": %" PRIu64 " %s", errors,
+				     gg_cli_plural(errors, "error", "errors"));
 			if (several)
 				gg_sb_printf(&b, " (pid %" PRIu64 ")", vw->procs[i].pid);
 			emit_sb(2, 6, &b);
@@ -1748,8 +1781,10 @@ static bool blind(const struct proc *pr, char **why)
 			gg_sb_add(&b, ")", 1);
 		}
 	} else {
-		gg_sb_printf(&b, "no allocation was seen, while %" PRIu64 " cuGetProcAddress %s matched "
-			     "no driver function (calls through %s are not seen)", c.procaddr_unmatched,
+		gg_sb_printf(&b,
+			     "no allocation was seen, while %" PRIu64 " cuGetProcAddress %s matched "
+			     "no driver function (calls through %s are not seen)",
+			     c.procaddr_unmatched,
 			     gg_cli_plural(c.procaddr_unmatched, "answer", "answers"),
 			     gg_cli_plural(c.procaddr_unmatched, "it", "them"));
 	}
@@ -1765,8 +1800,7 @@ static bool blind(const struct proc *pr, char **why)
 
 /* Fill @v for the @nfiles files of @procs, the @nread readable ones first,
  * and name each failure. Whether coverage fell short. */
-static bool judge_coverage(struct verdict *v, const struct proc *procs, size_t nfiles,
-			   size_t nread)
+static bool judge_coverage(struct verdict *v, const struct proc *procs, size_t nfiles, size_t nread)
 {
 	bool any_on = false, any_guarded = false, short_of = false;
 
@@ -1783,12 +1817,15 @@ static bool judge_coverage(struct verdict *v, const struct proc *procs, size_t n
 		}
 	}
 	if (!nread && nfiles)
-		snprintf(v->set, sizeof(v->set), "no summary was read (%zu %s given, none could be "
-			 "read)", nfiles, gg_cli_plural(nfiles, "file", "files"));
+		snprintf(v->set, sizeof(v->set),
+			 "no summary was read (%zu %s given, none could be "
+			 "read)",
+			 nfiles, gg_cli_plural(nfiles, "file", "files"));
 	else if (!nread)
 		snprintf(v->set, sizeof(v->set), "no summary was read (no file given)");
 	else if (any_on && !any_guarded && !short_of)
-		snprintf(v->set, sizeof(v->set), "no process guarded any allocation while red "
+		snprintf(v->set, sizeof(v->set),
+			 "no process guarded any allocation while red "
 			 "zones were on");
 	if (v->set[0])
 		gg_cli_error("report: --require-coverage: %s", v->set);
@@ -1973,8 +2010,8 @@ static bool output_refused(const struct options *o, const char *flag, const char
 		const char *f = o->files[i];
 		bool stdin_file = !strcmp(f, "-");
 
-		if (stdin_file ? exists && fstat(STDIN_FILENO, &in) == 0 &&
-					 in.st_dev == out.st_dev && in.st_ino == out.st_ino
+		if (stdin_file ? exists && fstat(STDIN_FILENO, &in) == 0 && in.st_dev == out.st_dev &&
+					 in.st_ino == out.st_ino
 			       : same_file(f, path)) {
 			gg_cli_error("report: %s %s: is %s, an input; %s", flag, path,
 				     stdin_file ? "standard input" : "one of the summaries to read",
@@ -1987,8 +2024,8 @@ static bool output_refused(const struct options *o, const char *flag, const char
 		return true;
 	}
 	if (other && same_file(path, other)) {
-		gg_cli_error("report: %s %s: %s names the same file; give each a file of its own",
-			     flag, path, other_flag);
+		gg_cli_error("report: %s %s: %s names the same file; give each a file of its own", flag,
+			     path, other_flag);
 		return true;
 	}
 	return false;
@@ -2019,8 +2056,8 @@ static void print_report(struct view *vw, size_t skipped)
 	print_tests(vw, several);
 	print_errors(vw, several);
 	if (skipped)
-		printf("\nskipped: %zu %s that could not be read (named on standard error)\n",
-		       skipped, gg_cli_plural(skipped, "file", "files"));
+		printf("\nskipped: %zu %s that could not be read (named on standard error)\n", skipped,
+		       gg_cli_plural(skipped, "file", "files"));
 }
 
 int gg_cmd_report(int argc, char **argv)

@@ -204,11 +204,11 @@ enum verdict {
 
 struct target {
 	int pid;
-	const char *want;       /* --signal as given, or NULL */
-	bool wait;              /* --wait: the summary path is needed too */
-	int sig;                /* set when READY */
-	char json[PATH_MAX];    /* --wait: the summary, as this command reads it */
-	char why[1024];         /* what is missing, when not READY */
+	const char *want;    /* --signal as given, or NULL */
+	bool wait;           /* --wait: the summary path is needed too */
+	int sig;             /* set when READY */
+	char json[PATH_MAX]; /* --wait: the summary, as this command reads it */
+	char why[1024];      /* what is missing, when not READY */
 };
 
 static void because(struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -248,7 +248,8 @@ static bool summary_path(struct target *t, const char *pattern)
 	snprintf(link, sizeof(link), "/proc/%d/cwd", t->pid);
 	if ((n = readlink(link, cwd, sizeof(cwd) - 1)) > 0) {
 		cwd[n] = '\0';
-		return snprintf(t->json, sizeof(t->json), "%s/%s", cwd, expanded) < (int)sizeof(t->json);
+		return snprintf(t->json, sizeof(t->json), "%s/%s", cwd, expanded) <
+		       (int)sizeof(t->json);
 	}
 	return snprintf(t->json, sizeof(t->json), "%s/%s", link, expanded) < (int)sizeof(t->json);
 }
@@ -292,21 +293,27 @@ static enum verdict check(struct target *t)
 		goto out;
 	}
 	if (!mapped) {
-		because(t, "process %d has no libgpuguard.so loaded (it was not started under gpuguard "
-			"or with LD_PRELOAD): a signal would reach the program itself", t->pid);
+		because(t,
+			"process %d has no libgpuguard.so loaded (it was not started under gpuguard "
+			"or with LD_PRELOAD): a signal would reach the program itself",
+			t->pid);
 		goto out;
 	}
 
 	/* ...the signal it listens to, by the shim's own rules... */
 	given = env_get(env, env_len, "GPUGUARD_SIGNAL");
 	if (!given || !strcasecmp(given, "none")) {
-		because(t, "process %d was not started with GPUGUARD_SIGNAL (gpuguard --signal SIG): "
-			"its shim listens to no signal", t->pid);
+		because(t,
+			"process %d was not started with GPUGUARD_SIGNAL (gpuguard --signal SIG): "
+			"its shim listens to no signal",
+			t->pid);
 		goto out;
 	}
 	if (gg_config_parse_signal(given, &sig, NULL) || !sig) {
-		because(t, "process %d was started with GPUGUARD_SIGNAL=%.64s, which the shim refuses "
-			"(it accepts " GG_CONFIG_SIGNALS "): it listens to no signal", t->pid, given);
+		because(t,
+			"process %d was started with GPUGUARD_SIGNAL=%.64s, which the shim refuses "
+			"(it accepts " GG_CONFIG_SIGNALS "): it listens to no signal",
+			t->pid, given);
 		goto out;
 	}
 	if (t->want && (gg_config_parse_signal(t->want, &want, NULL) || want != sig)) {
@@ -320,8 +327,10 @@ static enum verdict check(struct target *t)
 	 * WARN there, and the shim stays on. */
 	if (disable && (!strcmp(disable, "1") || !strcasecmp(disable, "true") ||
 			!strcasecmp(disable, "yes") || !strcasecmp(disable, "on"))) {
-		because(t, "gpuguard is disabled in process %d (GPUGUARD_DISABLE=%.16s): it installs "
-			"no handler, and %s would reach the program itself", t->pid, disable, name);
+		because(t,
+			"gpuguard is disabled in process %d (GPUGUARD_DISABLE=%.16s): it installs "
+			"no handler, and %s would reach the program itself",
+			t->pid, disable, name);
 		goto out;
 	}
 	/* ...and the shim's handler for it, read last: the process may have
@@ -340,9 +349,11 @@ static enum verdict check(struct target *t)
 	}
 	bit = UINT64_C(1) << (sig - 1);
 	if (!listens && (caught & bit)) {
-		because(t, "process %d handles %s itself (its handler was installed before the shim's "
+		because(t,
+			"process %d handles %s itself (its handler was installed before the shim's "
 			"or after it): the shim keeps the program's handler and runs no boundary for "
-			"it, and %s would reach the program's own handler", t->pid, name, name);
+			"it, and %s would reach the program's own handler",
+			t->pid, name, name);
 		goto out;
 	}
 	if (!listens && (ignored & bit)) {
@@ -351,17 +362,22 @@ static enum verdict check(struct target *t)
 		goto out;
 	}
 	if (!listens || !(caught & bit)) {
-		because(t, "process %d has libgpuguard.so loaded but no handler for %s yet: the shim "
-			"installs it at the process's first CUDA call (a wrapper script never makes one: "
-			"scan the CUDA program's own pid; --wait waits for it)", t->pid, name);
+		because(t,
+			"process %d has libgpuguard.so loaded but no handler for %s yet: the shim "
+			"installs it at the process's first CUDA call (a wrapper script never makes "
+			"one: "
+			"scan the CUDA program's own pid; --wait waits for it)",
+			t->pid, name);
 		goto out;
 	}
 	/* --wait: where the boundary will show. */
 	if (t->wait) {
 		json = env_get(env, env_len, "GPUGUARD_SUMMARY_JSON");
 		if (!json || !*json) {
-			because(t, "--wait reads the process's JSON summary, and process %d was started "
-				"without GPUGUARD_SUMMARY_JSON (gpuguard --json FILE)", t->pid);
+			because(t,
+				"--wait reads the process's JSON summary, and process %d was started "
+				"without GPUGUARD_SUMMARY_JSON (gpuguard --json FILE)",
+				t->pid);
 			v = NEVER; /* its shim is running: its environment is final */
 			goto out;
 		}
@@ -461,8 +477,8 @@ static bool read_summary(const char *path, struct findings *f)
 	f->required = gg_json_u64(gg_json_get(lookups, "unresolved_required"), 0);
 	f->late = gg_json_u64(gg_json_get(lookups, "late_misses"), 0);
 	f->errors = gg_json_u64(gg_json_get(doc, "errors"), 0);
-	f->allow_unresolved =
-		gg_json_bool(gg_json_get(gg_json_get(doc, "config"), "allow_unresolved"), false);
+	f->allow_unresolved = gg_json_bool(gg_json_get(gg_json_get(doc, "config"), "allow_unresolved"),
+					   false);
 	gg_json_free(doc);
 	return true;
 }
@@ -475,9 +491,8 @@ static void print_findings(int pid, const struct findings *before, const struct 
 	printf("gpuguard: process %d ran its boundary (seal %" PRIu64 "): %" PRIu64 " red-zone %s "
 	       "(%" PRIu64 " new), %" PRIu64 " required %s unresolved, %" PRIu64 " late %s; %" PRIu64
 	       " %s in all\n",
-	       pid, f->seals, f->violations,
-	       gg_cli_plural(f->violations, "violation", "violations"), fresh, f->required,
-	       gg_cli_plural(f->required, "kernel", "kernels"), f->late,
+	       pid, f->seals, f->violations, gg_cli_plural(f->violations, "violation", "violations"),
+	       fresh, f->required, gg_cli_plural(f->required, "kernel", "kernels"), f->late,
 	       gg_cli_plural(f->late, "miss", "misses"), f->errors,
 	       gg_cli_plural(f->errors, "error", "errors"));
 	if (f->required && !f->allow_unresolved)
@@ -525,9 +540,10 @@ int gg_cmd_scan(int argc, char **argv)
 			int sig = 0;
 
 			if (gg_config_parse_signal(value, &sig, &why) || !sig) {
-				gg_cli_error("scan: --signal: \"%s\" is not a signal gpuguard listens to "
-					     "(%s%sexpected %s)", value, why ? why : "", why ? "; " : "",
-					     GG_CONFIG_SIGNALS);
+				gg_cli_error(
+					"scan: --signal: \"%s\" is not a signal gpuguard listens to "
+					"(%s%sexpected %s)",
+					value, why ? why : "", why ? "; " : "", GG_CONFIG_SIGNALS);
 				return 2;
 			}
 			t.want = value;
@@ -538,7 +554,8 @@ int gg_cmd_scan(int argc, char **argv)
 			timeout = strtod(value, &end);
 			if (!*value || *end || errno || !(timeout > 0) || timeout > 86400) {
 				gg_cli_error("scan: --timeout: \"%s\" is not a valid value (expected "
-					     "seconds, more than 0 and at most 86400)", value);
+					     "seconds, more than 0 and at most 86400)",
+					     value);
 				return 2;
 			}
 		} else if (a[0] == '-' || pid_arg) {
@@ -564,8 +581,7 @@ int gg_cmd_scan(int argc, char **argv)
 
 	/* Until every condition holds: at once, or (--wait) until the deadline. */
 	deadline = now_s() + timeout;
-	while ((v = check(&t)) == NOT_YET && t.wait && now_s() < deadline &&
-	       !ended(pidfd, t.pid))
+	while ((v = check(&t)) == NOT_YET && t.wait && now_s() < deadline && !ended(pidfd, t.pid))
 		pause_for(pidfd);
 	if (v != READY) {
 		if (v == NOT_YET && t.wait && !ended(pidfd, t.pid))
@@ -585,7 +601,8 @@ int gg_cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	printf("gpuguard: sent %s to process %d: it scans its red zones, runs the gate and rewrites "
-	       "its reports\n", name, t.pid);
+	       "its reports\n",
+	       name, t.pid);
 	if (!t.wait) {
 		rc = 0;
 		goto out;
@@ -611,7 +628,8 @@ int gg_cmd_scan(int argc, char **argv)
 		if (now_s() >= deadline) {
 			gg_cli_error("scan: %s showed no new boundary within %g s (still %" PRIu64
 				     " %s); the process may be stopped or its summary unwritable",
-				     t.json, timeout, before.seals, gg_cli_plural(before.seals, "seal", "seals"));
+				     t.json, timeout, before.seals,
+				     gg_cli_plural(before.seals, "seal", "seals"));
 			break;
 		}
 		pause_for(pidfd);

@@ -65,23 +65,23 @@ static const char symbolize_usage[] =
 
 /* A function of an object, for the address that lies in it. */
 struct function {
-	uint64_t vaddr;     /* the address looked up */
-	uint64_t start;     /* the function's */
+	uint64_t vaddr; /* the address looked up */
+	uint64_t start; /* the function's */
 	char *name;
 };
 
 struct object {
-	char *name;         /* as the input gives it: a basename or a path */
-	char *path;         /* the file found, or NULL */
-	uint64_t *offsets;  /* distinct, sorted once collected */
+	char *name;        /* as the input gives it: a basename or a path */
+	char *path;        /* the file found, or NULL */
+	uint64_t *offsets; /* distinct, sorted once collected */
 	size_t n, cap;
-	char **lines;       /* "FILE:LINE" for each offset, or NULL */
-	bool searched;      /* @path was looked for */
+	char **lines;  /* "FILE:LINE" for each offset, or NULL */
+	bool searched; /* @path was looked for */
 	/* Only for the objects of sites inside a stripped program's runtime: */
-	bool named;         /* the fields below are filled in */
-	int names_err;      /* 0, or why its functions cannot be named */
-	uint64_t bias;      /* offsets + this = addresses in the file (load_bias) */
-	struct gg_ranges runtime;  /* the runtime's functions */
+	bool named;                 /* the fields below are filled in */
+	int names_err;              /* 0, or why its functions cannot be named */
+	uint64_t bias;              /* offsets + this = addresses in the file (load_bias) */
+	struct gg_ranges runtime;   /* the runtime's functions */
 	struct function *functions; /* sorted by vaddr */
 	size_t nfunctions, functions_cap;
 };
@@ -89,22 +89,22 @@ struct object {
 /* A site inside a statically linked runtime with its outer frames. */
 #define CHAIN_MAX 16
 struct chain {
-	size_t object;      /* the site's */
-	size_t at;          /* where the application's frame is named */
-	size_t n;           /* the site, then the frames outward */
+	size_t object; /* the site's */
+	size_t at;     /* where the application's frame is named */
+	size_t n;      /* the site, then the frames outward */
 	uint64_t offset[CHAIN_MAX];
 	uint64_t address[CHAIN_MAX]; /* 0: not given */
 	bool here[CHAIN_MAX];        /* in the site's object: others are never its runtime */
-	int app;            /* the entry that is the application's frame, or -1 */
+	int app;                     /* the entry that is the application's frame, or -1 */
 };
 
 #define NO_CHAIN SIZE_MAX
 struct loc {
-	size_t at;          /* where the text is inserted */
-	size_t seq;         /* for ties: in the order found */
-	size_t object;      /* index in objects */
+	size_t at;     /* where the text is inserted */
+	size_t seq;    /* for ties: in the order found */
+	size_t object; /* index in objects */
 	uint64_t offset;
-	size_t chain;       /* NO_CHAIN: a line; else the chain whose frame is named here */
+	size_t chain; /* NO_CHAIN: a line; else the chain whose frame is named here */
 };
 
 struct job {
@@ -116,8 +116,8 @@ struct job {
 	size_t nlocs, locs_cap;
 	struct chain *chains;
 	size_t nchains, chains_cap;
-	struct gg_globs skip;    /* GPUGUARD_SKIP_SYMBOLS */
-	size_t found;            /* code locations seen, symbolized already or not */
+	struct gg_globs skip; /* GPUGUARD_SKIP_SYMBOLS */
+	size_t found;         /* code locations seen, symbolized already or not */
 	bool oom;
 };
 
@@ -135,7 +135,7 @@ static size_t object_of(struct job *job, const char *name, size_t name_len)
 		char *copy = strndup(name, name_len);
 
 		if (!copy || !gg_cli_grow((void **)&job->objects, &job->objects_cap, job->nobjects,
-				   sizeof(*job->objects))) {
+					  sizeof(*job->objects))) {
 			free(copy);
 			job->oom = true;
 			return SIZE_MAX;
@@ -147,15 +147,14 @@ static size_t object_of(struct job *job, const char *name, size_t name_len)
 
 /* Record a location of @name (@name_len bytes) at offset @offset: its line
  * goes at @at. */
-static void add_loc(struct job *job, const char *name, size_t name_len, uint64_t offset,
-		    size_t at)
+static void add_loc(struct job *job, const char *name, size_t name_len, uint64_t offset, size_t at)
 {
 	size_t i = object_of(job, name, name_len);
 
 	if (i == SIZE_MAX)
 		return;
 	if (!gg_cli_grow((void **)&job->objects[i].offsets, &job->objects[i].cap, job->objects[i].n,
-		  sizeof(uint64_t)) ||
+			 sizeof(uint64_t)) ||
 	    !gg_cli_grow((void **)&job->locs, &job->locs_cap, job->nlocs, sizeof(*job->locs))) {
 		job->oom = true;
 		return;
@@ -257,8 +256,7 @@ static uint64_t load_bias(const char *path)
 		return 0;
 	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
 	    memcmp(ident, ELFMAG, SELFMAG) != 0 ||
-	    ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-									: ELFDATA2MSB))
+	    ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
 		goto out;
 	if (ident[EI_CLASS] == ELFCLASS64) {
 		Elf64_Ehdr eh;
@@ -298,7 +296,10 @@ out:
 
 /* ---- running the symbolizer ---------------------------------------------- */
 
-enum tool { LLVM_SYMBOLIZER, ADDR2LINE };
+enum tool {
+	LLVM_SYMBOLIZER,
+	ADDR2LINE
+};
 
 struct tools {
 	char *path[2];
@@ -494,8 +495,8 @@ static bool locate(const struct job *job, struct object *obj)
 		obj->path = find_object(job, obj->name);
 		if (!obj->path)
 			gg_cli_error("symbolize: %s: not found (looked in %sthe current directory, "
-				     "LD_LIBRARY_PATH, PATH); left as it is", obj->name,
-				     job->ndirs ? "each -d DIR, " : "");
+				     "LD_LIBRARY_PATH, PATH); left as it is",
+				     obj->name, job->ndirs ? "each -d DIR, " : "");
 	}
 	return obj->path != NULL;
 }
@@ -523,17 +524,17 @@ static void symbolize_objects(struct job *job, const struct tools *tools)
 			rc = run_tool(ADDR2LINE, tools->path[ADDR2LINE], obj);
 		if (rc) {
 			gg_cli_error("symbolize: %s: %s failed on it; left as it is", obj->path,
-				     !tools->path[ADDR2LINE] ? tool_name[LLVM_SYMBOLIZER]
+				     !tools->path[ADDR2LINE]         ? tool_name[LLVM_SYMBOLIZER]
 				     : !tools->path[LLVM_SYMBOLIZER] ? tool_name[ADDR2LINE]
-				     : "llvm-symbolizer and addr2line");
+								     : "llvm-symbolizer and addr2line");
 			continue;
 		}
 		for (size_t k = 0; k < obj->n; k++)
 			resolved += obj->lines[k] != NULL;
 		if (!resolved)
 			gg_cli_error("symbolize: %s: no line information for %s (built without "
-				     "-g?)", obj->path,
-				     obj->n == 1 ? "its address" : "any of its addresses");
+				     "-g?)",
+				     obj->path, obj->n == 1 ? "its address" : "any of its addresses");
 	}
 }
 
@@ -620,11 +621,12 @@ static int name_functions(struct job *job, struct object *obj, size_t index)
 		for (size_t k = 0; c->object == index && k < c->n; k++) {
 			if (!c->here[k])
 				continue;
-			if (!gg_cli_grow((void **)&obj->functions, &obj->functions_cap,
-					 obj->nfunctions, sizeof(*obj->functions)))
+			if (!gg_cli_grow((void **)&obj->functions, &obj->functions_cap, obj->nfunctions,
+					 sizeof(*obj->functions)))
 				return -ENOMEM;
-			obj->functions[obj->nfunctions++] =
-				(struct function){ .vaddr = call_vaddr(obj, c->offset[k]) };
+			obj->functions[obj->nfunctions++] = (struct function){
+				.vaddr = call_vaddr(obj, c->offset[k])
+			};
 		}
 	}
 	qsort(obj->functions, obj->nfunctions, sizeof(*obj->functions), cmp_function);
@@ -662,14 +664,16 @@ static void resolve_chains(struct job *job)
 		if (!obj->named) {
 			obj->names_err = name_functions(job, obj, c->object);
 			if (obj->names_err == -ENOENT)
-				gg_cli_error("symbolize: %s: no symbol table (stripped): the application's "
-					     "frame of a site inside the statically linked CUDA runtime "
-					     "cannot be named; give an unstripped copy with -d DIR",
-					     obj->path);
+				gg_cli_error(
+					"symbolize: %s: no symbol table (stripped): the application's "
+					"frame of a site inside the statically linked CUDA runtime "
+					"cannot be named; give an unstripped copy with -d DIR",
+					obj->path);
 			else if (obj->names_err)
-				gg_cli_error("symbolize: %s: cannot read its symbol table: %s", obj->path,
-					     obj->names_err == -ENOEXEC ? "not a readable 64-bit ELF file"
-									: strerror(-obj->names_err));
+				gg_cli_error(
+					"symbolize: %s: cannot read its symbol table: %s", obj->path,
+					obj->names_err == -ENOEXEC ? "not a readable 64-bit ELF file"
+								   : strerror(-obj->names_err));
 		}
 		if (obj->names_err)
 			continue;
@@ -776,7 +780,7 @@ static bool next_location(const char *t, size_t from, size_t le, size_t ls, stru
 		/* "(OBJECT+0xOFF)" alone, or "OBJECT+0xOFF". */
 		l->obj = a;
 		l->at = a.name > ls && t[a.name - 1] == '(' && a.end < le && t[a.end] == ')' ? a.end + 1
-											 : a.end;
+											     : a.end;
 		return true;
 	}
 	return false;
@@ -820,8 +824,8 @@ static void scan_log_chain(struct job *job, const char *t, const struct location
 	c.here[c.n++] = true;
 	if (end - from >= sizeof(called_from) - 1 &&
 	    !memcmp(t + from, called_from, sizeof(called_from) - 1)) {
-		for (from += sizeof(called_from) - 1; c.n < CHAIN_MAX &&
-		     next_location(t, from, end, ls, &l); from = l.at) {
+		for (from += sizeof(called_from) - 1;
+		     c.n < CHAIN_MAX && next_location(t, from, end, ls, &l); from = l.at) {
 			const struct object *o = &job->objects[c.object];
 			size_t len = l.obj.plus - l.obj.name;
 
@@ -842,7 +846,8 @@ static void scan_log(struct job *job, const char *t, size_t len)
 		for (size_t from = ls; next_location(t, from, le, ls, &l); from = l.at) {
 			job->found++;
 			if (!done_already(t, l.at, le))
-				add_loc(job, t + l.obj.name, l.obj.plus - l.obj.name, l.obj.offset, l.at);
+				add_loc(job, t + l.obj.name, l.obj.plus - l.obj.name, l.obj.offset,
+					l.at);
 			scan_log_chain(job, t, &l, le, ls);
 		}
 		ls = le + 1;
@@ -858,8 +863,8 @@ static bool hex_string(const struct gg_json *v, uint64_t *out)
 
 /* A site's object (a path), offset and address (0 when not given); false
  * when it is no code location. */
-static bool site_location(const struct gg_json *site, const struct gg_json **object,
-			  uint64_t *offset, uint64_t *address)
+static bool site_location(const struct gg_json *site, const struct gg_json **object, uint64_t *offset,
+			  uint64_t *address)
 {
 	*address = 0;
 	if (!gg_json_is(site, GG_JSON_OBJECT))
@@ -1133,7 +1138,8 @@ int gg_cmd_symbolize(int argc, char **argv)
 	if (!job.found)
 		gg_cli_error("symbolize: %s: no code location in it (OBJECT+0xOFFSET in a log, a "
 			     "\"site\" with \"object\" and \"offset\" in a JSON summary); copied as "
-			     "it is", file);
+			     "it is",
+			     file);
 	/* The runtime's functions as the run that wrote the input knew them. */
 	{
 		const char *skip = gg_json_string(

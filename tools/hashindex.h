@@ -15,7 +15,7 @@ struct gg_hashindex {
 	struct gg_hashindex_slot {
 		uint64_t hash;
 		size_t item; /* SIZE_MAX: empty */
-	} *slots;
+	} * slots;
 	size_t cap, len; /* cap: a power of two, or 0 */
 };
 

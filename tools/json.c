@@ -36,8 +36,8 @@ static unsigned column_of(struct parser *p, size_t pos)
 	return p->col;
 }
 
-__attribute__((format(printf, 3, 4))) static void fail(struct parser *p, size_t pos,
-						       const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void fail(struct parser *p, size_t pos, const char *fmt,
+						       ...)
 {
 	va_list ap;
 
@@ -142,14 +142,26 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 		}
 		c = (unsigned char)p->s[i + 1];
 		switch (c) {
-		case '"': case '\\': case '/':
+		case '"':
+		case '\\':
+		case '/':
 			buf[n++] = (char)c;
 			break;
-		case 'b': buf[n++] = '\b'; break;
-		case 'f': buf[n++] = '\f'; break;
-		case 'n': buf[n++] = '\n'; break;
-		case 'r': buf[n++] = '\r'; break;
-		case 't': buf[n++] = '\t'; break;
+		case 'b':
+			buf[n++] = '\b';
+			break;
+		case 'f':
+			buf[n++] = '\f';
+			break;
+		case 'n':
+			buf[n++] = '\n';
+			break;
+		case 'r':
+			buf[n++] = '\r';
+			break;
+		case 't':
+			buf[n++] = '\t';
+			break;
 		case 'u': {
 			long hi = hex4(p, i + 2), lo;
 			unsigned long cp;
@@ -166,8 +178,10 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 			if (hi >= 0xd800 && hi <= 0xdbff) {
 				if (i + 12 > end || p->s[i + 6] != '\\' || p->s[i + 7] != 'u' ||
 				    (lo = hex4(p, i + 8)) < 0xdc00 || lo > 0xdfff) {
-					fail(p, i, "unpaired surrogate \\u%04lx (no low "
-						"surrogate after it)", cp);
+					fail(p, i,
+					     "unpaired surrogate \\u%04lx (no low "
+					     "surrogate after it)",
+					     cp);
 					goto bad;
 				}
 				cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)lo - 0xdc00);
@@ -437,8 +451,9 @@ static struct gg_json *parse_value(struct parser *p, unsigned depth)
 	if (c < 0)
 		fail(p, p->pos, "unexpected end of input (expected a value)");
 	else if (is_word_char(c))
-		fail(p, p->pos, "invalid literal (expected true, false, null, a number, a string, "
-				"an array or an object)");
+		fail(p, p->pos,
+		     "invalid literal (expected true, false, null, a number, a string, "
+		     "an array or an object)");
 	else if (c >= 0x20 && c < 0x7f)
 		fail(p, p->pos, "expected a value, found '%c'", c);
 	else
@@ -577,12 +592,18 @@ void gg_json_free(struct gg_json *v)
 const char *gg_json_type_name(enum gg_json_type type)
 {
 	switch (type) {
-	case GG_JSON_NULL: return "null";
-	case GG_JSON_BOOL: return "boolean";
-	case GG_JSON_NUMBER: return "number";
-	case GG_JSON_STRING: return "string";
-	case GG_JSON_ARRAY: return "array";
-	case GG_JSON_OBJECT: return "object";
+	case GG_JSON_NULL:
+		return "null";
+	case GG_JSON_BOOL:
+		return "boolean";
+	case GG_JSON_NUMBER:
+		return "number";
+	case GG_JSON_STRING:
+		return "string";
+	case GG_JSON_ARRAY:
+		return "array";
+	case GG_JSON_OBJECT:
+		return "object";
 	}
 	return "?";
 }

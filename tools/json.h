@@ -21,7 +21,7 @@ enum gg_json_type {
 struct gg_json;
 
 struct gg_json_member {
-	char *key;          /* UTF-8, NUL-terminated (may hold NULs from \u0000) */
+	char *key; /* UTF-8, NUL-terminated (may hold NULs from \u0000) */
 	size_t key_len;
 	struct gg_json *value;
 };

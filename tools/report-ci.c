@@ -131,8 +131,8 @@ static void put_uri(FILE *f, const char *scheme, const char *path, const char *t
 	fputc('"', f);
 	fputs(scheme, f);
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/!$&'()*+,;=:@", *p))
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-._~/!$&'()*+,;=:@", *p))
 			fputc(*p, f);
 		else
 			fprintf(f, "%%%02X", *p);
@@ -170,67 +170,87 @@ struct rule {
 	const char *id, *name, *short_text, *full_text;
 };
 
-enum { R_VIOLATION, R_UNRESOLVED, R_LATE, R_OTHER, R_DOUBLE_FREE, R_INVALID_FREE, R_LEAK,
-       R_API_OVERRUN, R_UNDERFLOW, R_WRITE_AFTER_FREE, R_DANGLING_LAUNCH, R_COVERAGE };
+enum {
+	R_VIOLATION,
+	R_UNRESOLVED,
+	R_LATE,
+	R_OTHER,
+	R_DOUBLE_FREE,
+	R_INVALID_FREE,
+	R_LEAK,
+	R_API_OVERRUN,
+	R_UNDERFLOW,
+	R_WRITE_AFTER_FREE,
+	R_DANGLING_LAUNCH,
+	R_COVERAGE
+};
 
 static const struct rule rules[] = {
 	[R_VIOLATION] = { "redzone-violation", "RedZoneViolation",
-		"Bytes past the end of a device allocation changed",
-		"A red-zone band, the bytes gpuguard adds after a device allocation and fills "
-		"with a known byte, changed: something wrote past the end of the allocation. "
-		"The location is where the allocation was made." },
-	[R_UNRESOLVED] = { "unresolved-kernel", "UnresolvedKernel",
-		"A required kernel was never found",
-		"Every lookup of a kernel that is not declared expected-absent failed (for "
-		"example CUDA_ERROR_NOT_FOUND, or no code for this GPU). The location is the "
-		"call site of a failed lookup." },
-	[R_LATE] = { "late-miss", "LateMiss",
-		"A kernel lookup failed after the audit was sealed",
-		"After the seal, a lookup of a kernel that is not declared expected-absent "
-		"failed. The gpuguard log names each one with its call site." },
+			  "Bytes past the end of a device allocation changed",
+			  "A red-zone band, the bytes gpuguard adds after a device allocation and "
+			  "fills "
+			  "with a known byte, changed: something wrote past the end of the allocation. "
+			  "The location is where the allocation was made." },
+	[R_UNRESOLVED] = { "unresolved-kernel", "UnresolvedKernel", "A required kernel was never found",
+			   "Every lookup of a kernel that is not declared expected-absent failed (for "
+			   "example CUDA_ERROR_NOT_FOUND, or no code for this GPU). The location is "
+			   "the "
+			   "call site of a failed lookup." },
+	[R_LATE] = { "late-miss", "LateMiss", "A kernel lookup failed after the audit was sealed",
+		     "After the seal, a lookup of a kernel that is not declared expected-absent "
+		     "failed. The gpuguard log names each one with its call site." },
 	[R_OTHER] = { "other-error", "OtherError",
-		"An error gpuguard counted that its summary does not itemize",
-		"The summary counts errors that are none of its listed findings (for example a "
-		"failed module load). The gpuguard log names each one." },
-	[R_DOUBLE_FREE] = { "double-free", "DoubleFree",
-		"A device allocation was freed twice",
-		"A free was given the address of a device allocation that had been freed "
-		"already. The location is the second free; the allocation's stack and both "
-		"frees' stacks follow." },
+		      "An error gpuguard counted that its summary does not itemize",
+		      "The summary counts errors that are none of its listed findings (for example a "
+		      "failed module load). The gpuguard log names each one." },
+	[R_DOUBLE_FREE] = { "double-free", "DoubleFree", "A device allocation was freed twice",
+			    "A free was given the address of a device allocation that had been freed "
+			    "already. The location is the second free; the allocation's stack and both "
+			    "frees' stacks follow." },
 	[R_INVALID_FREE] = { "invalid-free", "InvalidFree",
-		"A pointer inside a device allocation was freed",
-		"A free was given an address inside a device allocation, not its start. The "
-		"location is the free; the allocation's stack follows." },
-	[R_LEAK] = { "leak", "Leak",
-		"Device allocations were still live at exit",
-		"With GPUGUARD_LEAK_CHECK=1, the allocations made at one stack and never freed "
-		"(nor freed with their context) are one finding. The location is where they "
-		"were made." },
+			     "A pointer inside a device allocation was freed",
+			     "A free was given an address inside a device allocation, not its start. "
+			     "The "
+			     "location is the free; the allocation's stack follows." },
+	[R_LEAK] = { "leak", "Leak", "Device allocations were still live at exit",
+		     "With GPUGUARD_LEAK_CHECK=1, the allocations made at one stack and never freed "
+		     "(nor freed with their context) are one finding. The location is where they "
+		     "were made." },
 	[R_API_OVERRUN] = { "api-overrun", "ApiOverrun",
-		"A copy or set reached past the end of a device allocation",
-		"A driver copy or set (cuMemcpy*, cuMemset*) was given a device range that runs "
-		"past the end of an allocation, into the red zone gpuguard adds after it. gpuguard "
-		"refused it with the driver's own answer for that range, so it was never "
-		"performed. The location is the call." },
+			    "A copy or set reached past the end of a device allocation",
+			    "A driver copy or set (cuMemcpy*, cuMemset*) was given a device range that "
+			    "runs "
+			    "past the end of an allocation, into the red zone gpuguard adds after it. "
+			    "gpuguard "
+			    "refused it with the driver's own answer for that range, so it was never "
+			    "performed. The location is the call." },
 	[R_UNDERFLOW] = { "underflow", "Underflow",
-		"Bytes before the start of a device allocation changed",
-		"The red-zone band of the allocation directly below a device allocation changed "
-		"at its top, right below that allocation's start, and only kernels given that "
-		"allocation were launched since the band was last seen clean: something wrote "
-		"before its start. The location is where the allocation was made." },
+			  "Bytes before the start of a device allocation changed",
+			  "The red-zone band of the allocation directly below a device allocation "
+			  "changed "
+			  "at its top, right below that allocation's start, and only kernels given "
+			  "that "
+			  "allocation were launched since the band was last seen clean: something "
+			  "wrote "
+			  "before its start. The location is where the allocation was made." },
 	[R_WRITE_AFTER_FREE] = { "write-after-free", "WriteAfterFree",
-		"A freed device allocation was written",
-		"With GPUGUARD_QUARANTINE, a freed allocation is held back from the driver and "
-		"filled with a known byte; when it left the quarantine, that fill had changed: "
-		"something wrote to it after its free. The location is the free; the kernels "
-		"launched with it since (suspects) and both stacks follow." },
+				 "A freed device allocation was written",
+				 "With GPUGUARD_QUARANTINE, a freed allocation is held back from the "
+				 "driver and "
+				 "filled with a known byte; when it left the quarantine, that fill had "
+				 "changed: "
+				 "something wrote to it after its free. The location is the free; the "
+				 "kernels "
+				 "launched with it since (suspects) and both stacks follow." },
 	[R_DANGLING_LAUNCH] = { "dangling-launch", "DanglingLaunch",
-		"A kernel was launched with a pointer into freed memory",
-		"With GPUGUARD_QUARANTINE, a launch was given, as a parameter, a pointer into "
-		"an allocation the program had freed (and gpuguard held back). The location is "
-		"the launch; the allocation and free stacks follow." },
-	[R_COVERAGE] = { "no-coverage", "NoCoverage",
-		"Red zones were on and guarded nothing", "" },
+				"A kernel was launched with a pointer into freed memory",
+				"With GPUGUARD_QUARANTINE, a launch was given, as a parameter, a "
+				"pointer into "
+				"an allocation the program had freed (and gpuguard held back). The "
+				"location is "
+				"the launch; the allocation and free stacks follow." },
+	[R_COVERAGE] = { "no-coverage", "NoCoverage", "Red zones were on and guarded nothing", "" },
 };
 
 #define NRULES R_COVERAGE /* the rules of results; no-coverage is the invocation's */
@@ -239,8 +259,8 @@ static const struct rule rules[] = {
 
 struct finding {
 	int rule;
-	struct sb message; /* one line */
-	struct sb detail;  /* lines: the call sites and what else the summary says */
+	struct sb message;          /* one line */
+	struct sb detail;           /* lines: the call sites and what else the summary says */
 	const struct gg_json *site; /* where the host called, or NULL */
 	uint64_t fingerprint;
 	/* Its stacks (SARIF "stacks"), each with what it is. */
@@ -286,8 +306,7 @@ static uint64_t fnv_cstr(uint64_t h, const char *s)
 
 static uint64_t fnv_str(uint64_t h, const struct gg_json *v)
 {
-	return gg_json_is(v, GG_JSON_STRING) ? fnv(h, v->u.string.s, v->u.string.len)
-					      : fnv(h, "", 0);
+	return gg_json_is(v, GG_JSON_STRING) ? fnv(h, v->u.string.s, v->u.string.len) : fnv(h, "", 0);
 }
 
 /* The frame of the host program a site stands for: inside the CUDA runtime
@@ -388,8 +407,8 @@ static void leak_finding(struct finding *f, const struct leak_group *g)
 
 	f->rule = R_LEAK;
 	f->site = gg_json_get(g->row, "site");
-	gg_sb_printf(&f->message, "leak: %" PRIu64 " %s (%" PRIu64 " %s) still live at exit",
-		     g->count, gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
+	gg_sb_printf(&f->message, "leak: %" PRIu64 " %s (%" PRIu64 " %s) still live at exit", g->count,
+		     gg_cli_plural(g->count, "allocation", "allocations"), g->bytes,
 		     gg_cli_plural(g->bytes, "byte", "bytes"));
 	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
 	gg_sb_site(&f->detail, f->site);
@@ -431,16 +450,18 @@ static void underflow_finding(struct finding *f, const struct violation_group *g
 
 	f->rule = R_UNDERFLOW;
 	f->site = gg_json_get(u, "site");
-	gg_sb_printf(&f->message, "underflow: %" PRIu64 " %s before the start of allocation #%" PRIu64
-		  " (%" PRIu64 " %s) changed, detected by ", changed,
-		  gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(u, "index"), user,
-		  gg_cli_plural(user, "byte", "bytes"));
+	gg_sb_printf(&f->message,
+		     "underflow: %" PRIu64 " %s before the start of allocation #%" PRIu64 " (%" PRIu64
+		     " %s) changed, detected by ",
+		     changed, gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(u, "index"), user,
+		     gg_cli_plural(user, "byte", "bytes"));
 	gg_sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
 	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
 	gg_sb_site(&f->detail, f->site);
-	gg_sb_printf(&f->detail, "\nfound in the band of allocation #%" PRIu64 " (%" PRIu64 " %s) "
-		  "directly below, allocated at ", gg_view_u64(r, "index"), below,
-		  gg_cli_plural(below, "byte", "bytes"));
+	gg_sb_printf(&f->detail,
+		     "\nfound in the band of allocation #%" PRIu64 " (%" PRIu64 " %s) "
+		     "directly below, allocated at ",
+		     gg_view_u64(r, "index"), below, gg_cli_plural(below, "byte", "bytes"));
 	gg_sb_site(&f->detail, gg_json_get(r, "site"));
 	gg_sb_stack_tail(&f->detail, gg_json_get(r, "stack"));
 	add_stack(f, "allocation stack of the one below", gg_json_get(r, "stack"));
@@ -465,14 +486,17 @@ static void quarantine_finding(struct finding *f, const struct violation_group *
 	if (launch) {
 		gg_sb_add(&f->message, "dangling launch: ", strlen("dangling launch: "));
 		sb_kernel(&f->message, kernel);
-		gg_sb_printf(&f->message, " parameter %" PRIu64 " points into allocation #%" PRIu64
-			  " (%" PRIu64 " %s), freed already", gg_view_u64(r, "parameter"),
-			  gg_view_u64(r, "index"), user, gg_cli_plural(user, "byte", "bytes"));
+		gg_sb_printf(&f->message,
+			     " parameter %" PRIu64 " points into allocation #%" PRIu64 " (%" PRIu64
+			     " %s), freed already",
+			     gg_view_u64(r, "parameter"), gg_view_u64(r, "index"), user,
+			     gg_cli_plural(user, "byte", "bytes"));
 	} else {
-		gg_sb_printf(&f->message, "write after free: %" PRIu64 " %s of allocation #%" PRIu64
-			  " (%" PRIu64 " %s) changed after its free, detected by ", changed,
-			  gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "index"), user,
-			  gg_cli_plural(user, "byte", "bytes"));
+		gg_sb_printf(&f->message,
+			     "write after free: %" PRIu64 " %s of allocation #%" PRIu64 " (%" PRIu64
+			     " %s) changed after its free, detected by ",
+			     changed, gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "index"),
+			     user, gg_cli_plural(user, "byte", "bytes"));
 		gg_sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
 	}
 	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
@@ -510,9 +534,10 @@ static void violation_finding(struct finding *f, const struct violation_group *g
 	}
 	f->rule = R_VIOLATION;
 	f->site = gg_json_get(r, "site");
-	gg_sb_printf(&f->message, "red-zone violation: %" PRIu64 " %s past the end of allocation #%"
-		     PRIu64 " (%" PRIu64 " %s) changed, detected by ", changed,
-		     gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "index"), user,
+	gg_sb_printf(&f->message,
+		     "red-zone violation: %" PRIu64 " %s past the end of allocation #%" PRIu64
+		     " (%" PRIu64 " %s) changed, detected by ",
+		     changed, gg_cli_plural(changed, "byte", "bytes"), gg_view_u64(r, "index"), user,
 		     gg_cli_plural(user, "byte", "bytes"));
 	gg_sb_str(&f->message, gg_json_get(r, "detected_by"), "?");
 	gg_sb_add(&f->detail, "allocated at ", strlen("allocated at "));
@@ -540,9 +565,11 @@ static void api_overrun_finding(struct finding *f, const struct violation_group 
 	gg_sb_str(&f->message, gg_json_get(r, "api"), "?");
 	gg_sb_add(&f->message, " ", 1);
 	gg_sb_str(&f->message, gg_json_get(r, "side"), "?");
-	gg_sb_printf(&f->message, " of %" PRIu64 " %s at ", bytes, gg_cli_plural(bytes, "byte", "bytes"));
+	gg_sb_printf(&f->message, " of %" PRIu64 " %s at ", bytes,
+		     gg_cli_plural(bytes, "byte", "bytes"));
 	gg_sb_str(&f->message, gg_json_get(r, "address"), "?");
-	gg_sb_printf(&f->message, " reaches past allocation #%" PRIu64 " (%" PRIu64 " %s), refused with ",
+	gg_sb_printf(&f->message,
+		     " reaches past allocation #%" PRIu64 " (%" PRIu64 " %s), refused with ",
 		     gg_view_u64(r, "index"), user, gg_cli_plural(user, "byte", "bytes"));
 	gg_sb_str(&f->message, gg_json_get(r, "result"), "?");
 	gg_sb_add(&f->detail, "called at ", strlen("called at "));
@@ -558,8 +585,7 @@ static void api_overrun_finding(struct finding *f, const struct violation_group 
 			     (size_t)snprintf(size, sizeof(size), "%" PRIu64 " %" PRIu64, bytes, user));
 }
 
-static void unresolved_finding(struct finding *f, const struct proc *pr,
-			       const struct pair_group *g)
+static void unresolved_finding(struct finding *f, const struct proc *pr, const struct pair_group *g)
 {
 	f->rule = R_UNRESOLVED;
 	f->site = g->nsites ? g->sites[0].site : NULL;
@@ -776,8 +802,10 @@ static int junit_body(FILE *f, const void *arg)
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
 	fprintf(f, "<testsuites name=\"gpuguard\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
 		tests, failures, errors);
-	fprintf(f, "  <testsuite name=\"gpuguard\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-		"skipped=\"0\">\n", tests, failures, errors);
+	fprintf(f,
+		"  <testsuite name=\"gpuguard\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+		"skipped=\"0\">\n",
+		tests, failures, errors);
 	for (size_t i = 0; i < ci->nprocs && !err; i++) {
 		const struct proc *pr = &ci->procs[i];
 
@@ -786,8 +814,10 @@ static int junit_body(FILE *f, const void *arg)
 		put_xml_sb(f, &b, true);
 		fputs("\" classname=\"gpuguard\">\n", f);
 		if (pr->root)
-			fprintf(f, "      <properties><property name=\"pid\" value=\"%" PRIu64
-				"\"/></properties>\n", pr->pid);
+			fprintf(f,
+				"      <properties><property name=\"pid\" value=\"%" PRIu64
+				"\"/></properties>\n",
+				pr->pid);
 		if (!pr->root) {
 			sb_note(&b, pr->why);
 			junit_element(f, "error", "unreadable-summary", &b, NULL);
@@ -814,8 +844,7 @@ static int junit_body(FILE *f, const void *arg)
 	return err;
 }
 
-int gg_ci_junit(const char *path, const struct proc *procs, size_t nprocs,
-		const struct verdict *v)
+int gg_ci_junit(const char *path, const struct proc *procs, size_t nprocs, const struct verdict *v)
 {
 	const struct ci ci = { procs, nprocs, v };
 
@@ -856,12 +885,10 @@ static void put_artifact(const struct sarif *s, const char *path)
  * gpuguard symbolize found one, else the object and the offset in it (SARIF
  * §3.32.11 writes that "object+0xOFFSET"); the program when the site is
  * unknown. An empty location when even that is. */
-static void put_location(const struct sarif *s, const struct proc *pr,
-			 const struct gg_json *site);
+static void put_location(const struct sarif *s, const struct proc *pr, const struct gg_json *site);
 
 /* A result's "locations": @site's, none when nothing of it is known. */
-static void put_locations(const struct sarif *s, const struct proc *pr,
-			  const struct gg_json *site)
+static void put_locations(const struct sarif *s, const struct proc *pr, const struct gg_json *site)
 {
 	const struct gg_json *frame = host_frame(site);
 	const char *line = gg_json_string(gg_json_get(frame, "line"), NULL);
@@ -891,8 +918,7 @@ static void put_stack(const struct sarif *s, const struct proc *pr, const char *
 	fputs(" ] }", s->f);
 }
 
-static void put_location(const struct sarif *s, const struct proc *pr,
-			 const struct gg_json *site)
+static void put_location(const struct sarif *s, const struct proc *pr, const struct gg_json *site)
 {
 	const struct gg_json *frame = host_frame(site);
 	const char *line = gg_json_string(gg_json_get(frame, "line"), NULL);
@@ -950,9 +976,10 @@ static int sarif_result(void *ctx, const struct proc *pr, const struct finding *
 	sb_case_name(&text, pr);
 	gg_sb_add(&text, ".\n", 2);
 	gg_sb_add(&text, fd->detail.s, fd->detail.len);
-	fprintf(f, "%s    { \"ruleId\": \"%s\", \"ruleIndex\": %d, \"level\": \"error\",\n"
-		"      \"message\": { \"text\": ", s->results++ ? ",\n" : "", rules[fd->rule].id,
-		fd->rule);
+	fprintf(f,
+		"%s    { \"ruleId\": \"%s\", \"ruleIndex\": %d, \"level\": \"error\",\n"
+		"      \"message\": { \"text\": ",
+		s->results++ ? ",\n" : "", rules[fd->rule].id, fd->rule);
 	put_json_sb(f, &text);
 	fputs(" }", f);
 	put_locations(s, pr, fd->site);
@@ -964,7 +991,8 @@ static int sarif_result(void *ctx, const struct proc *pr, const struct finding *
 		}
 		fputs(" ]", f);
 	}
-	fprintf(f, ",\n      \"partialFingerprints\": { \"gpuguardFinding/v1\": \"%016" PRIx64
+	fprintf(f,
+		",\n      \"partialFingerprints\": { \"gpuguardFinding/v1\": \"%016" PRIx64
 		"\" },\n      \"properties\": { \"pid\": %" PRIu64 ", \"summary\": ",
 		fd->fingerprint, pr->pid);
 	put_json_str(f, pr->file);
@@ -978,8 +1006,7 @@ static void sarif_notification(FILE *f, bool *first, const char *what, const cha
 	struct sb b = { 0 };
 
 	gg_sb_printf(&b, "%s: %s", what, why ? why : "out of memory");
-	fprintf(f, "%s        { \"level\": \"error\", \"message\": { \"text\": ",
-		*first ? "" : ",\n");
+	fprintf(f, "%s        { \"level\": \"error\", \"message\": { \"text\": ", *first ? "" : ",\n");
 	put_json_sb(f, &b);
 	fputs(" } }", f);
 	*first = false;
@@ -1014,9 +1041,10 @@ static void sarif_invocation(FILE *f, const struct ci *ci)
 static void sarif_rules(FILE *f)
 {
 	for (int i = 0; i < NRULES; i++) {
-		fprintf(f, "%s          { \"id\": \"%s\", \"name\": \"%s\",\n"
-			"            \"shortDescription\": { \"text\": ", i ? ",\n" : "",
-			rules[i].id, rules[i].name);
+		fprintf(f,
+			"%s          { \"id\": \"%s\", \"name\": \"%s\",\n"
+			"            \"shortDescription\": { \"text\": ",
+			i ? ",\n" : "", rules[i].id, rules[i].name);
 		put_json_str(f, rules[i].short_text);
 		fputs(" },\n            \"fullDescription\": { \"text\": ", f);
 		put_json_str(f, rules[i].full_text);
@@ -1036,7 +1064,8 @@ static int sarif_body(FILE *f, const void *arg)
 	fputs("{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n"
 	      "  \"version\": \"2.1.0\",\n  \"runs\": [\n    {\n"
 	      "      \"tool\": { \"driver\": { \"name\": \"gpuguard\",\n"
-	      "        \"rules\": [\n", f);
+	      "        \"rules\": [\n",
+	      f);
 	sarif_rules(f);
 	fputs(" ] } },\n", f);
 	if (s.cwd) {
@@ -1054,8 +1083,7 @@ static int sarif_body(FILE *f, const void *arg)
 	return err;
 }
 
-int gg_ci_sarif(const char *path, const struct proc *procs, size_t nprocs,
-		const struct verdict *v)
+int gg_ci_sarif(const char *path, const struct proc *procs, size_t nprocs, const struct verdict *v)
 {
 	const struct ci ci = { procs, nprocs, v };
 

@@ -122,9 +122,9 @@ struct view {
 	/* The groups by what makes findings alike, so that grouping takes time
 	 * linear in the findings. */
 	struct gg_hashindex pair_index, violation_index;
-	struct leak_group *leaks;  /* the most bytes first */
+	struct leak_group *leaks; /* the most bytes first */
 	size_t nleaks, leaks_cap;
-	size_t leak_summaries;     /* summaries that say what leaked (written at exit) */
+	size_t leak_summaries; /* summaries that say what leaked (written at exit) */
 };
 
 /* Group the findings of procs[0..nprocs). */
@@ -146,9 +146,7 @@ struct verdict {
 
 /* Write the findings of @procs (@nprocs, in report order; those that could
  * not be read included) as JUnit XML or SARIF 2.1.0 at @path. 0 or -errno. */
-int gg_ci_junit(const char *path, const struct proc *procs, size_t nprocs,
-		const struct verdict *v);
-int gg_ci_sarif(const char *path, const struct proc *procs, size_t nprocs,
-		const struct verdict *v);
+int gg_ci_junit(const char *path, const struct proc *procs, size_t nprocs, const struct verdict *v);
+int gg_ci_sarif(const char *path, const struct proc *procs, size_t nprocs, const struct verdict *v);
 
 #endif

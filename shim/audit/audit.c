@@ -46,7 +46,7 @@ struct pair {
 	char *module;
 	char *function;
 	bool expected_absent;
-	bool cannot_run; /* found, then failed where it is used (lazy loading): unresolved */
+	bool cannot_run;        /* found, then failed where it is used (lazy loading): unresolved */
 	_Atomic uint64_t found; /* also added to without the lock (lookup_memo) */
 	uint64_t failed;
 	struct site *sites; /* newest first; printed oldest first */
@@ -56,11 +56,11 @@ struct pair {
 struct module_rec {
 	char *name;
 	bool library, loaded;
-	const char *result; /* when it failed: a static string from the hooks' table */
-	uint32_t site;      /* interned call site (callsite.c) */
+	const char *result;          /* when it failed: a static string from the hooks' table */
+	uint32_t site;               /* interned call site (callsite.c) */
 	struct gg_image_info *image; /* what its image carries; NULL: not read */
-	unsigned cc;        /* the device's compute capability at the load; 0: unknown */
-	int8_t runs_here;   /* 1, 0, or -1: unknown */
+	unsigned cc;                 /* the device's compute capability at the load; 0: unknown */
+	int8_t runs_here;            /* 1, 0, or -1: unknown */
 };
 
 #define MODULES_MAX 4096
@@ -83,7 +83,7 @@ static struct {
 	uint64_t late_misses;
 	uint64_t seals;
 	bool sealed;
-	bool warned; /* a late miss was logged since the last seal (allow mode) */
+	bool warned;                /* a late miss was logged since the last seal (allow mode) */
 	struct module_rec *modules; /* every load tried, in order; the first MODULES_MAX */
 	size_t nmodules, modules_cap;
 	uint64_t loads_failed;
@@ -263,7 +263,8 @@ static struct named *names_find(uintptr_t key)
 {
 	if (!audit_state.names_cap)
 		return NULL;
-	for (size_t j = hash_key(key) & (audit_state.names_cap - 1);; j = (j + 1) & (audit_state.names_cap - 1)) {
+	for (size_t j = hash_key(key) & (audit_state.names_cap - 1);;
+	     j = (j + 1) & (audit_state.names_cap - 1)) {
 		struct named *e = &audit_state.names[j];
 
 		if (!e->key)
@@ -383,7 +384,8 @@ static struct pair *pair_get(const char *module, const char *function)
 	}
 	p->hash = h;
 	p->expected_absent = is_expected_absent(module, function);
-	for (j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j]; j = (j + 1) & (audit_state.pairs_cap - 1))
+	for (j = h & (audit_state.pairs_cap - 1); audit_state.pairs[j];
+	     j = (j + 1) & (audit_state.pairs_cap - 1))
 		;
 	audit_state.pairs[j] = p;
 	audit_state.npairs++;
@@ -440,8 +442,8 @@ static bool failed(struct pair *p, const struct gg_callsite *cs, const struct gg
 }
 
 /* No lock held: a late miss of module::function, said, and fatal unless allowed. */
-static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t seal,
-		 bool first_warning, const char *module, const char *function, const char *rc_name)
+static void late(struct gg_callsite *cs, const struct gg_site *where, uint64_t seal, bool first_warning,
+		 const char *module, const char *function, const char *rc_name)
 {
 	struct gg_report_site site;
 
@@ -630,8 +632,7 @@ void gg_audit_kernels_enumerated(const void *const *kernels, unsigned n)
 	}
 }
 
-void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
-			      const void *function)
+void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name, const void *function)
 {
 	struct gg_report_kernel k;
 	char module[GG_AUDIT_NAME_MAX];
@@ -697,11 +698,10 @@ static __thread struct {
 	struct pair *pair;
 } lookup_memo __attribute__((tls_model("initial-exec")));
 
-static bool memo_hit(enum gg_audit_kind kind, const void *handle, const char *name,
-		     const void *found)
+static bool memo_hit(enum gg_audit_kind kind, const void *handle, const char *name, const void *found)
 {
-	if (lookup_memo.found != found || lookup_memo.handle != handle ||
-	    lookup_memo.name != name || lookup_memo.kind != kind || !found ||
+	if (lookup_memo.found != found || lookup_memo.handle != handle || lookup_memo.name != name ||
+	    lookup_memo.kind != kind || !found ||
 	    lookup_memo.epoch != atomic_load_explicit(&audit_state.epoch, memory_order_acquire) ||
 	    lookup_memo.kernels_epoch != gg_kernels_epoch())
 		return false;
@@ -711,8 +711,8 @@ static bool memo_hit(enum gg_audit_kind kind, const void *handle, const char *na
 }
 
 /* Lock held: remember @p, the pair of a resolved lookup, as of @epoch. */
-static void memo_set(enum gg_audit_kind kind, const void *handle, const char *name,
-		     const void *found, struct pair *p, uint64_t epoch, uint64_t kernels_epoch)
+static void memo_set(enum gg_audit_kind kind, const void *handle, const char *name, const void *found,
+		     struct pair *p, uint64_t epoch, uint64_t kernels_epoch)
 {
 	lookup_memo.handle = handle;
 	lookup_memo.name = name;
@@ -723,8 +723,8 @@ static void memo_set(enum gg_audit_kind kind, const void *handle, const char *na
 	lookup_memo.pair = p;
 }
 
-void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
-		     const char *name, int rc, const char *rc_name, const void *found)
+void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle, const char *name,
+		     int rc, const char *rc_name, const void *found)
 {
 	char module[GG_AUDIT_NAME_MAX];
 	const char *function = name ? name : "(null)";
@@ -753,8 +753,8 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 	if (e)
 		mod_name = e->name;
 	else
-		snprintf(module, sizeof(module), "%s@%p", kind == GG_AUDIT_MODULE ? "module" : "library",
-			 handle);
+		snprintf(module, sizeof(module), "%s@%p",
+			 kind == GG_AUDIT_MODULE ? "module" : "library", handle);
 	audit_state.calls++;
 	p = pair_get(mod_name, function);
 	if (rc == 0) {
@@ -866,7 +866,8 @@ uint64_t gg_audit_unresolved_now(void)
 	return required;
 }
 
-static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_report_row *), void *ctx)
+static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_report_row *),
+		       void *ctx)
 {
 	struct gg_report_row row = {
 		.module = p->module,
@@ -889,8 +890,11 @@ static void visit_pair(const struct pair *p, void (*fn)(void *, const struct gg_
 		const struct site *s = order[n - 1 - i];
 
 		struct gg_site at = {
-			.address = s->address, .object = s->object ? s->object : "",
-			.offset = s->offset, .symbol = s->symbol, .symbol_offset = s->symbol_offset,
+			.address = s->address,
+			.object = s->object ? s->object : "",
+			.offset = s->offset,
+			.symbol = s->symbol,
+			.symbol_offset = s->symbol_offset,
 		};
 
 		row.site_index = i;
@@ -982,15 +986,23 @@ void gg_audit_foreach_module(void (*fn)(void *ctx, const struct gg_report_module
 		copy = audit_state.modules[i];
 		pthread_mutex_unlock(&audit_state.lock);
 		struct gg_report_module m = {
-			.name = r->name, .library = r->library, .loaded = r->loaded, .result = r->result,
-			.runs_here = r->runs_here, .cc = r->cc, .has_site = r->site != 0,
+			.name = r->name,
+			.library = r->library,
+			.loaded = r->loaded,
+			.result = r->result,
+			.runs_here = r->runs_here,
+			.cc = r->cc,
+			.has_site = r->site != 0,
 		};
 
 		for (unsigned k = 0; r->image && k < r->image->narchs && k < GG_REPORT_ARCHS; k++) {
 			const struct gg_image_arch *a = &r->image->archs[k];
 
 			snprintf(m.archs[m.narchs++], sizeof(m.archs[0]), "%s_%u%s",
-				 a->ptx ? "compute" : "sm", a->sm, a->specific ? "a" : a->family ? "f" : "");
+				 a->ptx ? "compute" : "sm", a->sm,
+				 a->specific ? "a"
+				 : a->family ? "f"
+					     : "");
 		}
 
 		if (m.has_site)

@@ -13,7 +13,10 @@
 struct gg_config;
 
 /* Modules and libraries are named apart: their handles are different objects. */
-enum gg_audit_kind { GG_AUDIT_MODULE, GG_AUDIT_LIBRARY };
+enum gg_audit_kind {
+	GG_AUDIT_MODULE,
+	GG_AUDIT_LIBRARY
+};
 
 /* Set-up: the allow flag and the expected-absent file. */
 void gg_audit_configure(const struct gg_config *cfg);
@@ -35,8 +38,8 @@ void gg_audit_unloaded(enum gg_audit_kind kind, const void *handle);
 /* A kernel lookup as the driver answered it: @rc 0 means found, and @found is
  * the kernel's handle. A failed one is recorded against its call site; after
  * a seal it may abort the process. */
-void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle,
-		     const char *name, int rc, const char *rc_name, const void *found);
+void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handle, const char *name,
+		     int rc, const char *rc_name, const void *found);
 
 /* Lazy loading (docs/how-it-works.md, "The kernel-lookup audit and the gate"):
  * cuKernelGetFunction of @kernel, cuLibraryGetModule of @library, as the driver
@@ -46,8 +49,7 @@ void gg_audit_lookup(const char *api, enum gg_audit_kind kind, const void *handl
 /* cuLibraryEnumerateKernels handed out @kernels (@n), nameless: each is named
  * by the driver and kept, so a launch of one that fails lazily is named. */
 void gg_audit_kernels_enumerated(const void *const *kernels, unsigned n);
-void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name,
-			      const void *function);
+void gg_audit_kernel_function(const void *kernel, int rc, const char *rc_name, const void *function);
 void gg_audit_library_module(const void *library, int rc, const char *rc_name, const void *module);
 
 /* A launch of @handle the driver refused with @rc_name, for a kernel a lookup
@@ -96,8 +98,8 @@ static inline void gg_audit_replay_taken(const struct gg_graph *g, unsigned node
  * to be withdrawn by gg_audit_replay_refused if the driver refuses it. Its
  * indices were taken before it was forwarded too, so a synchronize meanwhile
  * counts them either way. */
-static inline struct gg_audit_launch *gg_audit_replay_taking(const struct gg_graph *g,
-							     unsigned nodes, uint64_t first)
+static inline struct gg_audit_launch *gg_audit_replay_taking(const struct gg_graph *g, unsigned nodes,
+							     uint64_t first)
 {
 	struct gg_audit_launch *l = &gg_audit_ring[(first + nodes - 1) % GG_AUDIT_RING];
 
@@ -131,8 +133,7 @@ void gg_audit_stats(struct gg_report_audit *out);
 
 /* Call @fn for every (unresolved pair, call site), required pairs first,
  * under the audit lock: @fn must not call back into the audit. */
-void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_row *row),
-				 void *ctx);
+void gg_audit_foreach_unresolved(void (*fn)(void *ctx, const struct gg_report_row *row), void *ctx);
 
 /* Unresolved required pairs right now: an error at exit. */
 uint64_t gg_audit_unresolved_now(void);

@@ -71,8 +71,8 @@
 struct src {
 	const unsigned char *mem; /* the image in memory; NULL: in the file @fd */
 	int fd;
-	bool safe; /* memory of unknown extent: copied by process_vm_readv */
-	pid_t pid; /* ours, when safe: asked once per image, not per read */
+	bool safe;     /* memory of unknown extent: copied by process_vm_readv */
+	pid_t pid;     /* ours, when safe: asked once per image, not per read */
 	uint64_t size; /* bytes that may be read from the start: the bound known so far */
 };
 
@@ -294,7 +294,9 @@ static int arch_order(const struct gg_image_arch *a, const struct gg_image_arch 
 /* Keep one arch, once, in order; one that does not fit is noted as more. */
 static void add_arch(struct gg_image_info *out, unsigned sm, bool ptx, bool specific, bool family)
 {
-	struct gg_image_arch a = { .sm = (uint16_t)sm, .ptx = ptx, .specific = specific, .family = family };
+	struct gg_image_arch a = {
+		.sm = (uint16_t)sm, .ptx = ptx, .specific = specific, .family = family
+	};
 	unsigned at = 0;
 	int cmp = 1;
 
@@ -382,7 +384,9 @@ static int read_wrapper(const struct src *s, struct gg_image_info *out)
 	if (!data)
 		return -EINVAL;
 	/* The fatbin's extent is its own header's to say: read it safely. */
-	fat = (struct src){ .mem = (const unsigned char *)data, .safe = true, .pid = getpid(),
+	fat = (struct src){ .mem = (const unsigned char *)data,
+			    .safe = true,
+			    .pid = getpid(),
 			    .size = (uint64_t)(UINTPTR_MAX - data) + 1 };
 	return read_fatbin(&fat, out);
 }
@@ -455,7 +459,8 @@ static int read_cubin(const struct src *s, struct gg_image_info *out)
 	if (rc)
 		return rc;
 	/* CUDA has written 64-bit little-endian cubins only since CUDA 12. */
-	if (h[4] != 2 /* ELFCLASS64 */ || h[5] != 1 /* ELFDATA2LSB */ || ld16(h + 18) != EM_CUDA_MACHINE)
+	if (h[4] != 2 /* ELFCLASS64 */ || h[5] != 1 /* ELFDATA2LSB */ ||
+	    ld16(h + 18) != EM_CUDA_MACHINE)
 		return -EINVAL;
 	abi = h[8];
 	flags = ld32(h + 48);
@@ -753,8 +758,7 @@ static int walk_image(struct walker *w, uintptr_t at)
 	return walk(w, at, UINT64_MAX, true);
 }
 
-int gg_image_bytes(const void *image, void (*fn)(void *ctx, const void *bytes, size_t n),
-		   void *ctx)
+int gg_image_bytes(const void *image, void (*fn)(void *ctx, const void *bytes, size_t n), void *ctx)
 {
 	int saved_errno = errno;
 	struct walker w = { .pid = getpid(), .fds = { -1, -1 }, .fn = fn, .ctx = ctx };
@@ -802,7 +806,9 @@ size_t gg_image_archs_text(const struct gg_image_info *info, char *buf, size_t c
 		const struct gg_image_arch *a = &info->archs[n];
 		int w = snprintf(all + len, sizeof(all) - len, "%s%s_%u%s", n ? ", " : "",
 				 a->ptx ? "compute" : "sm", (unsigned)a->sm,
-				 a->specific ? "a" : a->family ? "f" : "");
+				 a->specific ? "a"
+				 : a->family ? "f"
+					     : "");
 
 		if (w < 0 || (size_t)w >= sizeof(all) - len)
 			break;

@@ -11,7 +11,12 @@
 
 #define GG_IMAGE_ARCHS 32
 
-enum gg_image_kind { GG_IMAGE_UNKNOWN, GG_IMAGE_FATBIN, GG_IMAGE_CUBIN, GG_IMAGE_PTX };
+enum gg_image_kind {
+	GG_IMAGE_UNKNOWN,
+	GG_IMAGE_FATBIN,
+	GG_IMAGE_CUBIN,
+	GG_IMAGE_PTX
+};
 
 /* One piece of code: sm 80 for sm_80 (SASS) or compute_80 (ptx). specific: an
  * 'a' arch (sm_90a), which runs only on exactly its own compute capability;
@@ -60,8 +65,7 @@ int gg_image_read_file(const char *path, struct gg_image_info *out);
  * when the walk ended early, -EINVAL for a wrapper that leads to no fatbin,
  * -EPERM when nothing can be read safely. Allocates nothing; opens a pipe
  * only where process_vm_readv is refused. */
-int gg_image_bytes(const void *image, void (*fn)(void *ctx, const void *bytes, size_t n),
-		   void *ctx);
+int gg_image_bytes(const void *image, void (*fn)(void *ctx, const void *bytes, size_t n), void *ctx);
 
 /* Whether anything in @info can run on compute capability @cc (major * 10 +
  * minor): SASS of the same major at a minor not above the device's (an 'a'

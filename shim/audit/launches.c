@@ -22,8 +22,8 @@
 #include "report/report.h"
 
 #define RING GG_AUDIT_RING /* the latest launches of the process */
-#define IN_FLIGHT 8       /* kernels an ERROR names */
-#define LAUNCH_ERRORS 256 /* kernels with a refused launch */
+#define IN_FLIGHT 8        /* kernels an ERROR names */
+#define LAUNCH_ERRORS 256  /* kernels with a refused launch */
 
 struct gg_audit_launch gg_audit_ring[GG_AUDIT_RING]; /* lock-free (audit/audit.h) */
 
@@ -31,19 +31,19 @@ struct gg_audit_launch gg_audit_ring[GG_AUDIT_RING]; /* lock-free (audit/audit.h
  * copies, never freed), so a module reloaded in a new context, whose handles
  * are new, is the same kernel; by handle when it has no name. */
 struct launch_error {
-	const void *handle;         /* the first refused handle */
-	const char *name, *module;  /* NULL: unnamed, matched by @handle */
+	const void *handle;        /* the first refused handle */
+	const char *name, *module; /* NULL: unnamed, matched by @handle */
 	uint64_t count;
 	const char *result;
 };
 
 static struct {
-	pthread_mutex_t lock;            /* leaf: guards everything below */
-	uint64_t synced;                 /* launches counted at the last good synchronize */
-	bool reported;                   /* a sticky error was said: the context is lost */
+	pthread_mutex_t lock; /* leaf: guards everything below */
+	uint64_t synced;      /* launches counted at the last good synchronize */
+	bool reported;        /* a sticky error was said: the context is lost */
 	struct launch_error errors[LAUNCH_ERRORS];
 	unsigned nerrors;
-	uint64_t refused;                /* every refused launch, kept or not */
+	uint64_t refused; /* every refused launch, kept or not */
 } launches_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void refused(const void *handle, uint64_t index, const char *rc_name);
@@ -168,10 +168,11 @@ void gg_audit_synchronized(const char *api, uint64_t launches, int rc, const cha
 
 		if (at != i || atomic_load_explicit(&l->index, memory_order_acquire) != at)
 			continue; /* overwritten meanwhile, or being written */
-		if (nodes) { /* a graph's replay: its kernels, the last first */
+		if (nodes) {      /* a graph's replay: its kernels, the last first */
 			const struct gg_graph *g = handle;
 
-			for (unsigned j = nodes; j > 0 && at - (nodes - j) > since && n < IN_FLIGHT; j--) {
+			for (unsigned j = nodes; j > 0 && at - (nodes - j) > since && n < IN_FLIGHT;
+			     j--) {
 				if (j - 1 < g->nkernels)
 					gg_kernels_name_handle(g->k[j - 1].fn, &k[n]);
 				else

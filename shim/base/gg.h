@@ -13,13 +13,13 @@
 /* Store 0 into every counter of @counts, a struct of atomic_uint_fast64_t
  * members and arrays only (a module's counters that a forked child starts
  * afresh): one list, the struct's own, so a counter added there is reset too. */
-#define GG_ZERO_COUNTERS(counts)                                                          \
-	do {                                                                              \
-		_Static_assert(sizeof(*(counts)) % sizeof(atomic_uint_fast64_t) == 0,     \
-			       "only atomic_uint_fast64_t counters");                     \
-		atomic_uint_fast64_t *c_ = (atomic_uint_fast64_t *)(void *)(counts);      \
-		for (size_t i_ = 0; i_ < sizeof(*(counts)) / sizeof(*c_); i_++)           \
-			atomic_store_explicit(&c_[i_], 0, memory_order_relaxed);          \
+#define GG_ZERO_COUNTERS(counts)                                                      \
+	do {                                                                          \
+		_Static_assert(sizeof(*(counts)) % sizeof(atomic_uint_fast64_t) == 0, \
+			       "only atomic_uint_fast64_t counters");                 \
+		atomic_uint_fast64_t *c_ = (atomic_uint_fast64_t *)(void *)(counts);  \
+		for (size_t i_ = 0; i_ < sizeof(*(counts)) / sizeof(*c_); i_++)       \
+			atomic_store_explicit(&c_[i_], 0, memory_order_relaxed);      \
 	} while (0)
 
 #endif

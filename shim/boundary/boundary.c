@@ -22,8 +22,8 @@ static struct {
 	/* Written by gg_boundary_configure() during set-up; read-only after. */
 	struct gg_boundary_events ev;
 
-	atomic_uint_fast64_t syncs;    /* lock-free; launches: gg_boundary_launch_counter */
-	pthread_mutex_t lock;          /* one boundary at a time; taken before the audit lock */
+	atomic_uint_fast64_t syncs; /* lock-free; launches: gg_boundary_launch_counter */
+	pthread_mutex_t lock;       /* one boundary at a time; taken before the audit lock */
 } boundary_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct gg_boundary_launch_counter gg_boundary_launch_counter;

@@ -31,7 +31,8 @@ bool gg_boundary_launch_event(uint64_t n);
 static inline uint64_t gg_boundary_on_launch(void)
 {
 	uint64_t n = atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, 1,
-					       memory_order_relaxed) + 1;
+					       memory_order_relaxed) +
+		     1;
 
 	if (__builtin_expect(gg_boundary_launch_counter.mask >> (n & 63) & 1, 0))
 		(void)gg_boundary_launch_event(n);
@@ -68,7 +69,8 @@ static inline bool gg_boundary_launches_any(uint64_t first, uint64_t n)
  * _take only takes the indices, for a caller that tests @mask itself. */
 static inline uint64_t gg_boundary_launches_take(uint64_t n)
 {
-	return atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n, memory_order_relaxed) + 1;
+	return atomic_fetch_add_explicit(&gg_boundary_launch_counter.count, n, memory_order_relaxed) +
+	       1;
 }
 static inline uint64_t gg_boundary_on_launches(uint64_t n)
 {

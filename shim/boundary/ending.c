@@ -31,15 +31,14 @@ static const int end_signals[] = { SIGTERM, SIGINT };
 static struct {
 	/* Written by set-up (or a forked child's first hook) before the handler
 	 * can see them; the handler reads them only. */
-	bool installed[2];              /* ours was installed for end_signals[i] */
-	volatile sig_atomic_t end_w;    /* the handler writes the signal here; -1: none */
-	volatile sig_atomic_t done_r;   /* the handler waits on this one; -1: none */
-	int end_r, done_w;              /* the watcher's ends */
-	int old[4];                     /* a forked child's copies of its parent's, to close */
-	void (*work)(int sig);          /* the exit work, set once by set-up */
-	atomic_bool ending;             /* the first end signal claims it; others only wait */
-} ending_state = { .end_w = -1, .done_r = -1, .end_r = -1, .done_w = -1,
-		   .old = { -1, -1, -1, -1 } };
+	bool installed[2];            /* ours was installed for end_signals[i] */
+	volatile sig_atomic_t end_w;  /* the handler writes the signal here; -1: none */
+	volatile sig_atomic_t done_r; /* the handler waits on this one; -1: none */
+	int end_r, done_w;            /* the watcher's ends */
+	int old[4];                   /* a forked child's copies of its parent's, to close */
+	void (*work)(int sig);        /* the exit work, set once by set-up */
+	atomic_bool ending;           /* the first end signal claims it; others only wait */
+} ending_state = { .end_w = -1, .done_r = -1, .end_r = -1, .done_w = -1, .old = { -1, -1, -1, -1 } };
 
 /* Back to the default disposition, and the signal again: once this handler
  * returns and the signal is unblocked, the process dies of it. */
@@ -70,13 +69,13 @@ static void on_end_signal(int sig)
 	/* The first asks the watcher for the exit work; any later one (another
 	 * thread, the other signal) waits for the same work. */
 	if (done_r >= 0 && ending_state.end_w >= 0 &&
-	    (atomic_exchange(&ending_state.ending, true) ||
-	     write(ending_state.end_w, &b, 1) == 1)) {
+	    (atomic_exchange(&ending_state.ending, true) || write(ending_state.end_w, &b, 1) == 1)) {
 		for (;;) {
 			struct pollfd pfd = { .fd = done_r, .events = POLLIN };
 			int64_t left = deadline - now_ms();
 
-			if (left <= 0 || poll(&pfd, 1, (int)left) > 0 || (errno != EINTR && errno != EAGAIN))
+			if (left <= 0 || poll(&pfd, 1, (int)left) > 0 ||
+			    (errno != EINTR && errno != EAGAIN))
 				break;
 		}
 	}

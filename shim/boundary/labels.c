@@ -22,11 +22,11 @@ struct label {
 };
 
 static struct {
-	pthread_mutex_t lock;    /* the list; taken inside the boundary lock */
-	struct label *v;         /* under @lock */
-	size_t n, cap;           /* under @lock */
-	uint64_t boundaries;     /* labelled boundaries run; under @lock */
-	uint64_t errors_seen;    /* the process's errors at the last one; under @lock */
+	pthread_mutex_t lock; /* the list; taken inside the boundary lock */
+	struct label *v;      /* under @lock */
+	size_t n, cap;        /* under @lock */
+	uint64_t boundaries;  /* labelled boundaries run; under @lock */
+	uint64_t errors_seen; /* the process's errors at the last one; under @lock */
 } labels_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void keep(const char *label, uint64_t errors, const char *lines, uint64_t dropped)

@@ -44,7 +44,7 @@
 static struct {
 	/* Written by gg_watcher_start() (set-up, or the first hook of a forked
 	 * child), read-only after; the handler reads only @pipe_w. */
-	int signal;    /* GPUGUARD_SIGNAL, 0 = none */
+	int signal;     /* GPUGUARD_SIGNAL, 0 = none */
 	bool installed; /* the shim's handler was installed for @signal */
 	double after[16];
 	unsigned nafter;
@@ -191,7 +191,8 @@ static void *watch(void *arg)
 		       watcher_state.after[watcher_state.next_after] <= seconds_since_start()) {
 			char why[48];
 
-			snprintf(why, sizeof(why), "after:%g", watcher_state.after[watcher_state.next_after++]);
+			snprintf(why, sizeof(why), "after:%g",
+				 watcher_state.after[watcher_state.next_after++]);
 			gg_boundary_run(why);
 		}
 	}
@@ -240,10 +241,12 @@ static void keep_programs(int sig, const struct sigaction *sa)
 
 	if (sa->sa_handler == SIG_IGN)
 		gg_report_setting("the program ignores %s: gpuguard leaves it so, and GPUGUARD_SIGNAL "
-				  "runs no boundary", signal_name(sig, name, sizeof(name)));
+				  "runs no boundary",
+				  signal_name(sig, name, sizeof(name)));
 	else
 		gg_report_setting("the program handles %s itself: gpuguard keeps its handler, and "
-				  "GPUGUARD_SIGNAL runs no boundary", signal_name(sig, name, sizeof(name)));
+				  "GPUGUARD_SIGNAL runs no boundary",
+				  signal_name(sig, name, sizeof(name)));
 }
 
 /* Our handler for @sig, unless the program has its own. 0: installed;
@@ -287,11 +290,12 @@ static void cannot(const char *what, int err, const char *where)
 {
 	if (!watcher_state.signal && !watcher_state.nafter)
 		gg_report_error("cannot %s%s: %s; a process ended by SIGTERM or SIGINT gets no exit "
-				"scan or final reports", what, where, strerror(-err));
+				"scan or final reports",
+				what, where, strerror(-err));
 	else
-		gg_report_error("cannot %s%s: %s; %s boundaries will not run", what, where,
-				strerror(-err),
-				watcher_state.nafter ? "GPUGUARD_SIGNAL and after:" : "GPUGUARD_SIGNAL");
+		gg_report_error(
+			"cannot %s%s: %s; %s boundaries will not run", what, where, strerror(-err),
+			watcher_state.nafter ? "GPUGUARD_SIGNAL and after:" : "GPUGUARD_SIGNAL");
 }
 
 int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev,

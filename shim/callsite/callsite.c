@@ -43,9 +43,9 @@
 #define GG_XSTR(x) GG_STR(x)
 #endif
 
-#define SITES (1u << 16) /* interned call sites; power of two */
-#define CHAINS (1u << 12) /* interned sites inside a stripped runtime; power of two */
-#define CHAIN_ID 0x80000000u /* the ids of @chains */
+#define SITES (1u << 16)           /* interned call sites; power of two */
+#define CHAINS (1u << 12)          /* interned sites inside a stripped runtime; power of two */
+#define CHAIN_ID 0x80000000u       /* the ids of @chains */
 #define GG_CALLSITE_FIND_FRAMES 64 /* frames a call site is looked for in */
 
 /* A site inside a stripped executable's runtime, with its outer frames. */
@@ -54,12 +54,16 @@ struct chain {
 	uint32_t hash;
 	struct gg_callsite cs;
 };
-enum { CHAIN_FREE, CHAIN_BUSY, CHAIN_READY };
+enum {
+	CHAIN_FREE,
+	CHAIN_BUSY,
+	CHAIN_READY
+};
 
 /* The executable's functions that GPUGUARD_SKIP_SYMBOLS names. */
 struct runtime {
 	struct gg_ranges functions; /* symbol values, less exe_bias */
-	bool stripped; /* no symbol table, but the runtime is linked in */
+	bool stripped;              /* no symbol table, but the runtime is linked in */
 };
 
 static struct {
@@ -68,14 +72,14 @@ static struct {
 	const char *skip_objects_list, *skip_symbols_list;
 	pthread_once_t config_once;
 	struct gg_globs skip, skip_symbols;
-	void *exe_base;  /* the executable's, as dladdr() gives it */
+	void *exe_base;     /* the executable's, as dladdr() gives it */
 	uintptr_t exe_bias; /* its symbols' values + this = their addresses */
 	char exe[PATH_MAX]; /* the executable's full path; dladdr gives argv[0] */
 
-	atomic_uint_fast64_t unwinds; /* lock-free */
+	atomic_uint_fast64_t unwinds;         /* lock-free */
 	atomic_uint_fast64_t unwound_nothing; /* lock-free: no unwinder this process may use */
-	_Atomic uintptr_t sites[SITES]; /* lock-free: a slot is set once, from 0 */
-	struct chain chains[CHAINS];    /* lock-free: a slot is written once */
+	_Atomic uintptr_t sites[SITES];       /* lock-free: a slot is set once, from 0 */
+	struct chain chains[CHAINS];          /* lock-free: a slot is written once */
 
 	pthread_once_t once; /* loads libunwind */
 #ifdef GG_HAVE_LIBUNWIND_H
@@ -88,8 +92,9 @@ static struct {
 #endif
 	pthread_once_t runtime_once; /* reads the executable's symbol table */
 	struct runtime runtime;      /* written once under @runtime_once */
-} callsite_state = { .config_once = PTHREAD_ONCE_INIT, .once = PTHREAD_ONCE_INIT,
-		    .runtime_once = PTHREAD_ONCE_INIT };
+} callsite_state = { .config_once = PTHREAD_ONCE_INIT,
+		     .once = PTHREAD_ONCE_INIT,
+		     .runtime_once = PTHREAD_ONCE_INIT };
 
 /* The executable's bias and first mapped page, from the program headers
  * the kernel (or ld.so, when run as a command) put in the auxiliary vector:
@@ -155,11 +160,11 @@ static void load_unwinder(void)
 	if (!h)
 		return;
 	callsite_state.getcontext = (int (*)(unw_context_t *))sym(h, GG_XSTR(UNW_ARCH_OBJ(getcontext)));
-	callsite_state.init_local =
-		(int (*)(unw_cursor_t *, unw_context_t *))sym(h, GG_XSTR(unw_init_local));
+	callsite_state.init_local = (int (*)(unw_cursor_t *, unw_context_t *))sym(
+		h, GG_XSTR(unw_init_local));
 	callsite_state.step = (int (*)(unw_cursor_t *))sym(h, GG_XSTR(unw_step));
-	callsite_state.get_reg =
-		(int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))sym(h, GG_XSTR(unw_get_reg));
+	callsite_state.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))sym(
+		h, GG_XSTR(unw_get_reg));
 	if (!callsite_state.getcontext || !callsite_state.init_local || !callsite_state.step ||
 	    !callsite_state.get_reg)
 		callsite_state.getcontext = NULL; /* incomplete: use backtrace() */
@@ -204,7 +209,8 @@ __attribute__((noinline)) int gg_callsite_frames(uintptr_t *pcs, int max)
 		unw_cursor_t cursor;
 		unw_word_t ip;
 
-		if (callsite_state.getcontext(&uc) == 0 && callsite_state.init_local(&cursor, &uc) == 0) {
+		if (callsite_state.getcontext(&uc) == 0 &&
+		    callsite_state.init_local(&cursor, &uc) == 0) {
 			/* The first step leaves this function's own frame. */
 			while (n < max && callsite_state.step(&cursor) > 0) {
 				if (callsite_state.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip)
@@ -298,7 +304,11 @@ static void load_runtime(void)
 /* ---- finding the call site ---- */
 
 /* What a frame is, by its return address. */
-enum verdict { V_SITE = 1, V_SKIP, V_SITE_IN_RUNTIME };
+enum verdict {
+	V_SITE = 1,
+	V_SKIP,
+	V_SITE_IN_RUNTIME
+};
 
 /* The verdicts of return addresses seen, so a site seen again costs no
  * dladdr (which walks every loaded object): lock-free, one word an entry (the address above two bits of verdict; 0 is empty). An
@@ -460,8 +470,7 @@ int gg_callsite_stack(struct gg_site *frames, int max)
 bool gg_callsite_same(const struct gg_callsite *a, const struct gg_callsite *b)
 {
 	return a->pc == b->pc && a->in_static_runtime == b->in_static_runtime &&
-	       a->nouter == b->nouter &&
-	       !memcmp(a->outer, b->outer, a->nouter * sizeof(a->outer[0]));
+	       a->nouter == b->nouter && !memcmp(a->outer, b->outer, a->nouter * sizeof(a->outer[0]));
 }
 
 static uint32_t intern_address(uintptr_t address)

@@ -29,9 +29,9 @@
  * @in_static_runtime, with the frames outward of it, from which gpuguard
  * symbolize and an unstripped copy name the application's frame. */
 struct gg_callsite {
-	uintptr_t pc;            /* the site's return address; 0 when unknown */
+	uintptr_t pc; /* the site's return address; 0 when unknown */
 	bool in_static_runtime;
-	uint8_t nouter;          /* frames in @outer; 0 unless @in_static_runtime */
+	uint8_t nouter;                     /* frames in @outer; 0 unless @in_static_runtime */
 	uintptr_t outer[GG_CALLSITE_OUTER]; /* innermost first */
 };
 

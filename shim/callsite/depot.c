@@ -30,11 +30,11 @@
 #include "base/gg.h"
 #include "callsite/callsite.h"
 
-#define BUCKETS (1u << 15)  /* power of two */
-#define CHUNK_SHIFT 18      /* 256 KiB of stacks a chunk */
+#define BUCKETS (1u << 15) /* power of two */
+#define CHUNK_SHIFT 18     /* 256 KiB of stacks a chunk */
 #define CHUNK (1u << CHUNK_SHIFT)
-#define CHUNKS 512          /* 128 MiB at most; then stacks of their call site alone */
-#define UNIT_SHIFT 3        /* nodes are 8-byte aligned: an id counts 8-byte units */
+#define CHUNKS 512   /* 128 MiB at most; then stacks of their call site alone */
+#define UNIT_SHIFT 3 /* nodes are 8-byte aligned: an id counts 8-byte units */
 #define OFFSET_BITS (CHUNK_SHIFT - UNIT_SHIFT)
 
 /* A stack: its call site's interned id and its frames, innermost first. */
@@ -60,9 +60,9 @@ struct hot {
 	_Atomic uint32_t seq;
 	_Atomic uint32_t id;
 	_Atomic uintptr_t caller;
-	_Atomic uintptr_t slot0;  /* where @caller lies: the same path, the same stack */
-	_Atomic uint32_t n;       /* return addresses outward of @caller checked */
-	/* Then _Atomic uintptr_t ret[room], _Atomic uint32_t off[room]. */
+	_Atomic uintptr_t slot0; /* where @caller lies: the same path, the same stack */
+	_Atomic uint32_t n;      /* return addresses outward of @caller checked */
+				 /* Then _Atomic uintptr_t ret[room], _Atomic uint32_t off[room]. */
 };
 
 static struct {
@@ -75,14 +75,14 @@ static struct {
 	size_t used;                             /* bytes used of the last chunk; under @lock */
 	atomic_uint_fast64_t stacks, bytes;      /* lock-free counters */
 
-	pthread_once_t hot_once;                 /* maps @hot */
-	char *hot;                               /* written once under @hot_once; entries lock-free */
-	unsigned room;                           /* frames an entry holds; read-only after set-up */
-	size_t hot_size;                         /* bytes an entry takes */
+	pthread_once_t hot_once; /* maps @hot */
+	char *hot;               /* written once under @hot_once; entries lock-free */
+	unsigned room;           /* frames an entry holds; read-only after set-up */
+	size_t hot_size;         /* bytes an entry takes */
 	/* At depth 1, the stack of each interned call site (an address's id,
 	 * below 2^16), so a site seen before costs no hashing of its frame. */
-	_Atomic uint32_t by_site[1u << 16];      /* lock-free: set once, from 0 */
-	atomic_uint fills;                       /* picks the way a fill replaces */
+	_Atomic uint32_t by_site[1u << 16]; /* lock-free: set once, from 0 */
+	atomic_uint fills;                  /* picks the way a fill replaces */
 } depot_state = { .depth = 8, .lock = PTHREAD_MUTEX_INITIALIZER, .hot_once = PTHREAD_ONCE_INIT };
 
 /* The highest stack slot this thread's own unwinds have read: the hot
@@ -141,7 +141,8 @@ static void *take(size_t size, uint32_t *id)
 		depot_state.used = 0;
 		atomic_fetch_add_explicit(&depot_state.bytes, CHUNK, memory_order_relaxed);
 	}
-	chunk = atomic_load_explicit(&depot_state.chunks[depot_state.nchunks - 1], memory_order_relaxed);
+	chunk = atomic_load_explicit(&depot_state.chunks[depot_state.nchunks - 1],
+				     memory_order_relaxed);
 	*id = (uint32_t)(depot_state.nchunks << OFFSET_BITS | depot_state.used >> UNIT_SHIFT);
 	depot_state.used += size;
 	return chunk + (*id & ((1u << OFFSET_BITS) - 1)) * (1u << UNIT_SHIFT);
@@ -158,8 +159,7 @@ static uint32_t store(uint32_t site, const uintptr_t *pc, unsigned n)
 		return node->id;
 	pthread_mutex_lock(&depot_state.lock);
 	/* Another thread may have stored it meanwhile. */
-	if (!(node = find(hash, site, pc, n)) &&
-	    (node = take(sizeof(*node) + n * sizeof(*pc), &id))) {
+	if (!(node = find(hash, site, pc, n)) && (node = take(sizeof(*node) + n * sizeof(*pc), &id))) {
 		node->next = atomic_load_explicit(bucket, memory_order_relaxed);
 		node->hash = hash;
 		node->site = site;
@@ -187,7 +187,7 @@ static const struct node *node_of(uint32_t id)
 	if (!base)
 		return NULL;
 	return (const struct node *)(const void *)(base + (id & ((1u << OFFSET_BITS) - 1)) *
-						       (1u << UNIT_SHIFT));
+								  (1u << UNIT_SHIFT));
 }
 
 /* ---- the hot cache ---- */
@@ -199,8 +199,8 @@ static void map_hot(void)
 	void *p;
 
 	size = (size + 7) & ~(size_t)7;
-	p = mmap(NULL, HOT_SETS * HOT_WAYS * size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, HOT_SETS * HOT_WAYS * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return; /* no cache: every stack is unwound */
 	depot_state.room = (unsigned)room;
@@ -262,9 +262,8 @@ __attribute__((no_sanitize_address)) static uint32_t hot_find(uintptr_t caller, 
 
 /* Remember stack @id, whose walk found @pcs at @slots, the hooked call's
  * return address at @at0, and whose frames end before @end. */
-__attribute__((no_sanitize_address)) static void hot_fill(const uintptr_t *pcs,
-							 const uintptr_t *slots, int at0, int end,
-							 uint32_t id)
+__attribute__((no_sanitize_address)) static void hot_fill(const uintptr_t *pcs, const uintptr_t *slots,
+							  int at0, int end, uint32_t id)
 {
 	uintptr_t slot0 = slots[at0], caller = pcs[at0];
 	unsigned n = (unsigned)(end - at0 - 1), way;
@@ -327,7 +326,7 @@ uint32_t gg_depot_capture(uintptr_t caller, const void *frame)
 	}
 	if (walk > GG_CALLSITE_MAX_FRAMES)
 		walk = GG_CALLSITE_MAX_FRAMES;
-	/* The work function's return address lies just above its saved frame
+		/* The work function's return address lies just above its saved frame
 	 * pointer (x86-64). */
 #if defined(__x86_64__)
 	if (caller && frame && *((const uintptr_t *)frame + 1) == caller) {

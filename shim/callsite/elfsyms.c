@@ -15,10 +15,10 @@
 
 /* Larger tables than these are no file this code should trust with memory. */
 #define MAX_SECTIONS (1u << 20)
-#define MAX_NAMES (16u << 20)       /* section names */
-#define MAX_STRTAB (256u << 20)     /* symbol names */
-#define SYM_CHUNK 512               /* symbols read at a time */
-#define SCAN_CHUNK (64u << 10)      /* section bytes searched at a time */
+#define MAX_NAMES (16u << 20)   /* section names */
+#define MAX_STRTAB (256u << 20) /* symbol names */
+#define SYM_CHUNK 512           /* symbols read at a time */
+#define SCAN_CHUNK (64u << 10)  /* section bytes searched at a time */
 
 /* Exactly @len bytes at @off: 0, -ENOEXEC when the file ends first, or -errno. */
 static int read_at(int fd, void *buf, size_t len, uint64_t off)
@@ -89,8 +89,8 @@ int gg_elf_open(struct gg_elf *e, const char *path)
 	e->size = (uint64_t)st.st_size;
 	if (read_at(e->fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-									     : ELFDATA2MSB))
+	    eh.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
 		goto fail;
 	if (!eh.e_shoff) { /* no section headers: nothing to read, not an error */
 		e->names = calloc(1, 1);
@@ -150,8 +150,7 @@ const Elf64_Shdr *gg_elf_section(const struct gg_elf *e, const char *name, uint3
 	return NULL;
 }
 
-int gg_elf_functions(const struct gg_elf *e, const Elf64_Shdr *symtab, gg_elf_symbol_fn *fn,
-		     void *ctx)
+int gg_elf_functions(const struct gg_elf *e, const Elf64_Shdr *symtab, gg_elf_symbol_fn *fn, void *ctx)
 {
 	Elf64_Sym *syms = NULL;
 	char *strs = NULL;
@@ -160,8 +159,8 @@ int gg_elf_functions(const struct gg_elf *e, const Elf64_Shdr *symtab, gg_elf_sy
 	int err;
 
 	if ((symtab->sh_type != SHT_SYMTAB && symtab->sh_type != SHT_DYNSYM) ||
-	    symtab->sh_entsize != sizeof(Elf64_Sym) || !in_file(e, symtab->sh_offset, symtab->sh_size) ||
-	    symtab->sh_link >= e->nsh)
+	    symtab->sh_entsize != sizeof(Elf64_Sym) ||
+	    !in_file(e, symtab->sh_offset, symtab->sh_size) || symtab->sh_link >= e->nsh)
 		return -ENOEXEC;
 	if ((err = read_strings(e, &e->sh[symtab->sh_link], MAX_STRTAB, &strs, &strs_len)))
 		return err;
@@ -190,8 +189,7 @@ int gg_elf_functions(const struct gg_elf *e, const Elf64_Shdr *symtab, gg_elf_sy
 	return err;
 }
 
-int gg_elf_section_holds(const struct gg_elf *e, const Elf64_Shdr *s, const void *needle,
-			 size_t len)
+int gg_elf_section_holds(const struct gg_elf *e, const Elf64_Shdr *s, const void *needle, size_t len)
 {
 	uint64_t off, end;
 	size_t keep = 0;

@@ -13,10 +13,10 @@
 
 struct gg_elf {
 	int fd;
-	uint64_t size;     /* of the file */
-	Elf64_Shdr *sh;    /* every section header */
+	uint64_t size;  /* of the file */
+	Elf64_Shdr *sh; /* every section header */
 	unsigned nsh;
-	char *names;       /* the section names, NUL-terminated */
+	char *names; /* the section names, NUL-terminated */
 	size_t names_len;
 };
 
@@ -34,11 +34,9 @@ typedef int gg_elf_symbol_fn(void *ctx, const char *name, uint64_t value, uint64
 
 /* Walk the function symbols of @symtab (a SHT_SYMTAB or SHT_DYNSYM section of
  * @e). 0, what @fn returned, or -errno. */
-int gg_elf_functions(const struct gg_elf *e, const Elf64_Shdr *symtab, gg_elf_symbol_fn *fn,
-		     void *ctx);
+int gg_elf_functions(const struct gg_elf *e, const Elf64_Shdr *symtab, gg_elf_symbol_fn *fn, void *ctx);
 
 /* Whether the file bytes of section @s hold @needle: 1, 0, or -errno. */
-int gg_elf_section_holds(const struct gg_elf *e, const Elf64_Shdr *s, const void *needle,
-			 size_t len);
+int gg_elf_section_holds(const struct gg_elf *e, const Elf64_Shdr *s, const void *needle, size_t len);
 
 #endif

@@ -46,7 +46,8 @@ static bool names(const struct link_map *map, const char *name)
 	 * machines, not on all. */
 	if ((uintptr_t)strtab < map->l_addr)
 		strtab += map->l_addr;
-	for (const char *p = strtab, *end = strtab + size; p < end; p += strnlen(p, (size_t)(end - p)) + 1)
+	for (const char *p = strtab, *end = strtab + size; p < end;
+	     p += strnlen(p, (size_t)(end - p)) + 1)
 		if ((size_t)(end - p) > n && !memcmp(p, name, n + 1))
 			return true;
 	return false;

@@ -130,8 +130,8 @@ int gg_runtime_stub_keys(const char *stub, char keys[2][GG_RUNTIME_KEY_MAX])
 /* A kernel whose launch stub is skipped, by the key of its host function. */
 struct kernel_key {
 	char *key;
-	uint32_t stub;  /* which stub: its C++ and its extern "C" keys share it */
-	bool plain;     /* the extern "C" reading of the stub's name */
+	uint32_t stub; /* which stub: its C++ and its extern "C" keys share it */
+	bool plain;    /* the extern "C" reading of the stub's name */
 };
 
 struct build {
@@ -141,11 +141,11 @@ struct build {
 	struct kernel_key *keys; /* sorted by key for pass 2 */
 	size_t nkeys, keys_cap;
 	uint32_t nstubs;
-	bool *cxx_found;         /* per stub: its C++ reading names a function */
+	bool *cxx_found; /* per stub: its C++ reading names a function */
 	struct plain {
 		uint64_t value, size;
 		uint32_t stub;
-	} *plain;                /* functions the extern "C" readings name */
+	} * plain; /* functions the extern "C" readings name */
 	size_t nplain, plain_cap;
 	bool oom;
 };

@@ -87,10 +87,10 @@ static inline void *lookup(enum driver_id id)
 #undef GG_DRIVER
 
 /* Call the driver's @name: 0, -EIO when it refused, -ENOSYS when it has none. */
-#define CALL(name, args)                                                             \
-	({                                                                           \
+#define CALL(name, args)                                                              \
+	({                                                                            \
 		gg_driver_##name##_fn f_ = (gg_driver_##name##_fn)lookup(DRV_##name); \
-		f_ ? (f_ args == CUDA_SUCCESS ? 0 : -EIO) : -ENOSYS;                 \
+		f_ ? (f_ args == CUDA_SUCCESS ? 0 : -EIO) : -ENOSYS;                  \
 	})
 
 /* Functions the shim can do without (older drivers): gg_device_resolve()
@@ -160,8 +160,7 @@ static int push(void *ctx)
 	int err = ctx ? CALL(cuCtxPushCurrent_v2, ((CUcontext)ctx)) : 0;
 
 	capture_mode.mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	capture_mode.exchanged =
-		!err && !CALL(cuThreadExchangeStreamCaptureMode, (&capture_mode.mode));
+	capture_mode.exchanged = !err && !CALL(cuThreadExchangeStreamCaptureMode, (&capture_mode.mode));
 	return err;
 }
 
@@ -251,7 +250,8 @@ int gg_device_read(void *ctx, void *stream, uint64_t ptr, void *dst, size_t n)
 
 int gg_device_context_alive(void *ctx, bool *alive)
 {
-	gg_driver_cuCtxGetApiVersion_fn f = (gg_driver_cuCtxGetApiVersion_fn)lookup(DRV_cuCtxGetApiVersion);
+	gg_driver_cuCtxGetApiVersion_fn f = (gg_driver_cuCtxGetApiVersion_fn)lookup(
+		DRV_cuCtxGetApiVersion);
 	unsigned version = 0;
 	CUresult rc;
 
@@ -340,7 +340,8 @@ int gg_device_graph_kernel(const void *node, struct gg_device_kernel_node *out)
 	memset(&p, 0, sizeof(p));
 	err = CALL(cuGraphKernelNodeGetParams_v2, ((CUgraphNode)node, &p));
 	if (err == -ENOSYS)
-		err = CALL(cuGraphKernelNodeGetParams, ((CUgraphNode)node, (CUDA_KERNEL_NODE_PARAMS_v1 *)&p));
+		err = CALL(cuGraphKernelNodeGetParams,
+			   ((CUgraphNode)node, (CUDA_KERNEL_NODE_PARAMS_v1 *)&p));
 	if (err)
 		return err;
 	gg_device_kernel_node_of(&p, true, out);
@@ -444,10 +445,10 @@ int gg_device_free(void *ctx, void *stream, uint64_t ptr)
 int gg_device_read_batch(void *ctx, void *stream, const uint64_t *srcs, void *const *dsts,
 			 const size_t *sizes, size_t count)
 {
-	gg_driver_cuMemcpyBatchAsync_v2_fn v2 =
-		(gg_driver_cuMemcpyBatchAsync_v2_fn)lookup(DRV_cuMemcpyBatchAsync_v2);
-	gg_driver_cuMemcpyBatchAsync_fn v1 =
-		(gg_driver_cuMemcpyBatchAsync_fn)lookup(DRV_cuMemcpyBatchAsync);
+	gg_driver_cuMemcpyBatchAsync_v2_fn v2 = (gg_driver_cuMemcpyBatchAsync_v2_fn)lookup(
+		DRV_cuMemcpyBatchAsync_v2);
+	gg_driver_cuMemcpyBatchAsync_fn v1 = (gg_driver_cuMemcpyBatchAsync_fn)lookup(
+		DRV_cuMemcpyBatchAsync);
 	/* One attribute for every copy: ordinary stream ordering of the sources. */
 	CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
 	size_t attr_idx = 0, fail = 0;
@@ -477,23 +478,25 @@ int gg_device_param_info(const void *handle, bool kernel, size_t i, size_t *offs
 	CUresult rc;
 
 	if (kernel) {
-		gg_driver_cuKernelGetParamInfo_fn f =
-			(gg_driver_cuKernelGetParamInfo_fn)lookup(DRV_cuKernelGetParamInfo);
+		gg_driver_cuKernelGetParamInfo_fn f = (gg_driver_cuKernelGetParamInfo_fn)lookup(
+			DRV_cuKernelGetParamInfo);
 
 		if (!f)
 			return -ENOSYS;
 		rc = f((CUkernel)handle, i, offset, size);
 	} else {
-		gg_driver_cuFuncGetParamInfo_fn f =
-			(gg_driver_cuFuncGetParamInfo_fn)lookup(DRV_cuFuncGetParamInfo);
+		gg_driver_cuFuncGetParamInfo_fn f = (gg_driver_cuFuncGetParamInfo_fn)lookup(
+			DRV_cuFuncGetParamInfo);
 
 		if (!f)
 			return -ENOSYS;
 		rc = f((CUfunction)handle, i, offset, size);
 	}
 	/* cuda.h: CUDA_ERROR_INVALID_VALUE past the last parameter. */
-	return rc == CUDA_SUCCESS ? 0 : rc == CUDA_ERROR_INVALID_VALUE ? -EINVAL
-				      : rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS : -EIO;
+	return rc == CUDA_SUCCESS               ? 0
+	       : rc == CUDA_ERROR_INVALID_VALUE ? -EINVAL
+	       : rc == CUDA_ERROR_NOT_SUPPORTED ? -ENOSYS
+						: -EIO;
 }
 
 int gg_device_kernel_name(const void *handle, bool kernel, const char **name)

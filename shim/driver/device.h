@@ -63,11 +63,15 @@ bool gg_device_legacy_capturing(void);
 /* Graph queries (handles/graphs.c): a graph's nodes (@nodes NULL: *n gets
  * their count), a node's type (GG_DEVICE_NODE_*: cuda.h's CUgraphNodeType),
  * a kernel node's parameters, a child graph node's graph. */
-enum { GG_DEVICE_NODE_KERNEL = 0, GG_DEVICE_NODE_GRAPH = 4, GG_DEVICE_NODE_CONDITIONAL = 13 };
+enum {
+	GG_DEVICE_NODE_KERNEL = 0,
+	GG_DEVICE_NODE_GRAPH = 4,
+	GG_DEVICE_NODE_CONDITIONAL = 13
+};
 struct gg_device_kernel_node {
-	const void *fn;            /* the function, else the CUkernel */
-	void **params;             /* kernelParams, or NULL */
-	const uint8_t *buffer;     /* extra's CU_LAUNCH_PARAM_BUFFER_POINTER, or NULL */
+	const void *fn;        /* the function, else the CUkernel */
+	void **params;         /* kernelParams, or NULL */
+	const uint8_t *buffer; /* extra's CU_LAUNCH_PARAM_BUFFER_POINTER, or NULL */
 	size_t buffer_size;
 };
 int gg_device_graph_nodes(const void *graph, void **nodes, size_t *n);

@@ -37,16 +37,16 @@ bool gg_real_counting;
 #define SELF_SEGMENTS 8
 
 static struct {
-	pthread_once_t once;               /* finds @self */
+	pthread_once_t once; /* finds @self */
 	struct {
 		uintptr_t lo[SELF_SEGMENTS], len[SELF_SEGMENTS];
 		int n;
-	} self;                            /* written once under @once */
-	atomic_bool pinned;                /* the driver object is pinned (RTLD_NODELETE) */
-	pthread_mutex_t proc_lock;         /* serialises building @proc_addr, once */
-	_Atomic(void *) proc_base;         /* driver's load base; set (release) after @proc_addr is built */
-	void *proc_addr[GG_HOOK_COUNT];    /* hooked exports of that driver; read-only once published */
-	atomic_uint_fast64_t unmatched;    /* cuGetProcAddress answers no export (lock-free) */
+	} self;                    /* written once under @once */
+	atomic_bool pinned;        /* the driver object is pinned (RTLD_NODELETE) */
+	pthread_mutex_t proc_lock; /* serialises building @proc_addr, once */
+	_Atomic(void *) proc_base; /* driver's load base; set (release) after @proc_addr is built */
+	void *proc_addr[GG_HOOK_COUNT]; /* hooked exports of that driver; read-only once published */
+	atomic_uint_fast64_t unmatched; /* cuGetProcAddress answers no export (lock-free) */
 } real_state = { .once = PTHREAD_ONCE_INIT, .proc_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Whether @addr lies in a loadable segment of @info's object: what dladdr
@@ -86,8 +86,8 @@ extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 static void resolve_once(void)
 {
 	const char *self = (const char *)&__ehdr_start;
-	const ElfW(Ehdr) *eh;
-	const ElfW(Phdr) *ph;
+	const ElfW(Ehdr) * eh;
+	const ElfW(Phdr) * ph;
 	uintptr_t bias = 0;
 	bool found = false;
 
@@ -207,7 +207,6 @@ void *gg_real_resolve(enum gg_hook_id id)
 	return atomic_load_explicit(&gg_real_fns[id], memory_order_acquire);
 }
 
-
 /* Fill proc_addr with the hooked exports of the driver loaded at @base (file
  * @path). Called with proc_lock held, before proc_base is published; false
  * when nothing was found, so a later call tries again. */
@@ -244,8 +243,8 @@ static bool hooked_family(const char *symbol)
 	for (int i = 0; i < GG_HOOK_COUNT; i++) {
 		const char *h = hook_names[i];
 
-		if (!strncmp(h, symbol, n) && (!h[n] || !strncmp(h + n, "_v", 2) ||
-					       !strncmp(h + n, "_pt", 3)))
+		if (!strncmp(h, symbol, n) &&
+		    (!h[n] || !strncmp(h + n, "_v", 2) || !strncmp(h + n, "_pt", 3)))
 			return true;
 	}
 	return false;
@@ -256,8 +255,7 @@ static bool driver_export(void *fn)
 {
 	Dl_info info;
 
-	return dladdr(fn, &info) && info.dli_saddr == fn && info.dli_sname &&
-	       gg_real_in_driver(fn);
+	return dladdr(fn, &info) && info.dli_saddr == fn && info.dli_sname && gg_real_in_driver(fn);
 }
 
 /* An answer for a hooked name that is no driver export: counted, warned about once. */
@@ -268,7 +266,8 @@ static void unmatched(const char *symbol, void *fn)
 	if (atomic_fetch_add(&real_state.unmatched, 1) == 0)
 		gg_report_warn("cuGetProcAddress(\"%.64s\") returned %p, which is no function the "
 			       "driver exports: calls through it are not seen (counted in "
-			       "coverage.procaddr_unmatched)", symbol, fn);
+			       "coverage.procaddr_unmatched)",
+			       symbol, fn);
 }
 
 uint64_t gg_real_unmatched(void)

@@ -16,10 +16,10 @@ struct gg_graph gg_graphs_table[GG_GRAPHS_MAX];
 __thread struct gg_graph *gg_graphs_last __attribute__((tls_model("initial-exec")));
 
 static struct {
-	pthread_mutex_t lock;  /* leaf: guards records' contents while they change */
+	pthread_mutex_t lock; /* leaf: guards records' contents while they change */
 	atomic_uint_fast64_t unfollowed[GG_GRAPH_UNFOLLOWED_COUNT]; /* lock-free */
-	atomic_uint_fast64_t replays;   /* replays of graphs with nodes not followed; lock-free */
-	atomic_flag warned;             /* the WARN of nodes not followed was said */
+	atomic_uint_fast64_t replays; /* replays of graphs with nodes not followed; lock-free */
+	atomic_flag warned;           /* the WARN of nodes not followed was said */
 } graphs_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char *const reasons[] = {

@@ -19,24 +19,24 @@
 #include "handles/kernels.h"
 #include "report/report.h"
 
-#define GG_GRAPHS_MAX 1024     /* executable graphs followed at once */
-#define GG_GRAPH_KERNELS 1024  /* kernel nodes followed per graph */
+#define GG_GRAPHS_MAX 1024    /* executable graphs followed at once */
+#define GG_GRAPH_KERNELS 1024 /* kernel nodes followed per graph */
 
 /* One kernel node, as a launch of it is handed to the red zones: @params is
  * a kernelParams array whose pointer-sized parameters (by the kernel's
  * layout) point at copies of their values, in the same allocation (so the
  * entry may move); NULL when the layout is unknown. */
 struct gg_graph_kernel {
-	const void *fn;    /* the CUfunction, or the CUkernel */
-	const void *node;  /* the node of the graph instantiated (cuGraphExecKernelNodeSetParams) */
+	const void *fn;   /* the CUfunction, or the CUkernel */
+	const void *node; /* the node of the graph instantiated (cuGraphExecKernelNodeSetParams) */
 	void **params;
 };
 
 struct gg_graph {
-	atomic_uintptr_t exec;  /* the CUgraphExec; 0: free, 1: destroyed */
-	atomic_uint version;    /* changed by each change of its kernel nodes */
+	atomic_uintptr_t exec; /* the CUgraphExec; 0: free, 1: destroyed */
+	atomic_uint version;   /* changed by each change of its kernel nodes */
 	unsigned nkernels;
-	unsigned unfollowed;    /* nodes of it not followed (see the reasons' counters) */
+	unsigned unfollowed;       /* nodes of it not followed (see the reasons' counters) */
 	struct gg_graph_kernel *k; /* nkernels of them */
 	/* The red zones' replay memo (redzone/replays.c), under @busy. */
 	atomic_flag busy;
@@ -92,8 +92,8 @@ static inline struct gg_graph *gg_graphs_find_replayed(const void *exec)
 {
 	struct gg_graph *g = gg_graphs_last;
 
-	if (__builtin_expect(g && atomic_load_explicit(&g->exec, memory_order_acquire) ==
-					  (uintptr_t)exec, 1))
+	if (__builtin_expect(
+		    g && atomic_load_explicit(&g->exec, memory_order_acquire) == (uintptr_t)exec, 1))
 		return g;
 	if ((g = gg_graphs_find(exec)))
 		gg_graphs_last = g;
@@ -118,7 +118,8 @@ bool gg_graphs_stream_capturing(void *stream);
 /* Whether a launch on @stream is captured into a graph, not run. */
 static inline bool gg_graphs_captured(void *stream)
 {
-	return __builtin_expect(atomic_load_explicit(&gg_graphs_captures, memory_order_relaxed) != 0, 0) &&
+	return __builtin_expect(atomic_load_explicit(&gg_graphs_captures, memory_order_relaxed) != 0,
+				0) &&
 	       gg_graphs_stream_capturing(stream);
 }
 

@@ -16,20 +16,24 @@
 #define CLAIMING ((const void *)1) /* a slot being claimed: its names not yet written */
 #define GONE ((const void *)2)     /* a slot whose handle was unloaded: never matches */
 
-enum { LAYOUT_UNREAD, LAYOUT_READING, LAYOUT_READY };
+enum {
+	LAYOUT_UNREAD,
+	LAYOUT_READING,
+	LAYOUT_READY
+};
 
 struct kernel {
-	_Atomic(const void *) handle;  /* set last (release) */
+	_Atomic(const void *) handle; /* set last (release) */
 	/* Copies of the lookup's names, never freed (a report may name a slot
 	 * at any time, a forked child's too): @module is stored before @function. */
 	_Atomic(const char *) module;
 	_Atomic(const char *) function; /* NULL: no lookup named it (a launch added it) */
 	_Atomic(const void *) owner;    /* the module or library of its lookup */
 	_Atomic(const void *) key;      /* the caller's identity of its names (never read through) */
-	atomic_bool is_kernel;         /* a CUkernel (cuLibraryGetKernel) */
-	atomic_int layout_state;       /* LAYOUT_*: @layout is read-only once READY */
+	atomic_bool is_kernel;          /* a CUkernel (cuLibraryGetKernel) */
+	atomic_int layout_state;        /* LAYOUT_*: @layout is read-only once READY */
 	struct gg_kernel_layout layout;
-	_Atomic(char *) driver_name;   /* the driver's name, copied once */
+	_Atomic(char *) driver_name; /* the driver's name, copied once */
 };
 
 static struct {
@@ -38,8 +42,8 @@ static struct {
 	/* The slots claimed, in order, so an unload visits those, not them all:
 	 * an entry is written before @nclaimed counts it (release). */
 	uint16_t claimed[GG_KERNELS_MAX];
-	atomic_uint nclaimed;            /* entries written */
-	atomic_uint claims_next;         /* entries taken */
+	atomic_uint nclaimed;    /* entries written */
+	atomic_uint claims_next; /* entries taken */
 } kernels_state;
 
 static unsigned home_of(const void *handle)
@@ -80,8 +84,8 @@ static int find(const void *handle, bool add, bool is_kernel)
 		if (!add)
 			return -1;
 		if (!atomic_compare_exchange_strong(&k->handle, &cur, CLAIMING)) {
-			if (cur == handle || (cur == CLAIMING &&
-					      (cur = atomic_load(&k->handle)) == handle))
+			if (cur == handle ||
+			    (cur == CLAIMING && (cur = atomic_load(&k->handle)) == handle))
 				return (int)i;
 			continue;
 		}

@@ -18,9 +18,9 @@
 /* Where a kernel's pointer-sized parameters are: 8 bytes at an 8-aligned
  * offset, the only ones that can hold a device address. */
 struct gg_kernel_layout {
-	bool known;   /* the driver gave it; else nothing is known of the parameters */
-	uint8_t nptr; /* the first GG_KERNEL_PTRS of them */
-	uint8_t param[GG_KERNEL_PTRS];  /* their indices in kernelParams */
+	bool known;                    /* the driver gave it; else nothing is known of the parameters */
+	uint8_t nptr;                  /* the first GG_KERNEL_PTRS of them */
+	uint8_t param[GG_KERNEL_PTRS]; /* their indices in kernelParams */
 	uint16_t offset[GG_KERNEL_PTRS]; /* their offsets in extra's buffer */
 };
 

@@ -18,12 +18,10 @@
 #include "start/start.h"
 #include "hooks/work.h"
 
-
 #define REFUSED CUDA_ERROR_INVALID_VALUE
 
 /* Judge [@ptr, @ptr + @bytes), side @side of @api's call from @caller. */
-static bool allowed(const char *api, const char *side, uint64_t ptr, uint64_t bytes,
-		    uintptr_t caller)
+static bool allowed(const char *api, const char *side, uint64_t ptr, uint64_t bytes, uintptr_t caller)
 {
 	struct gg_range r = { .side = side, .ptr = ptr, .bytes = bytes };
 
@@ -33,16 +31,16 @@ static bool allowed(const char *api, const char *side, uint64_t ptr, uint64_t by
 /* The common shape: @ok (over api_ and caller_) judges the call's ranges;
  * the driver is asked only when it holds. The work function is jumped to
  * from the exported entry point, so its return address is the caller's. */
-#define CHECKED(name, args, ok)                                                  \
-	gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name);          \
-	if (GG_UNLIKELY(!real_))                                                 \
-		return CUDA_ERROR_NOT_SUPPORTED;                                 \
-	if (!gg_hooks_enter(GG_ID_##name))                                                \
-		return real_ args;                                               \
-	const char *api_ = #name;                                                \
-	uintptr_t caller_ = (uintptr_t)__builtin_return_address(0);              \
-	CUresult rc = (ok) ? real_ args : REFUSED;                               \
-	gg_hooks_leave();                                                                 \
+#define CHECKED(name, args, ok)                                         \
+	gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name); \
+	if (GG_UNLIKELY(!real_))                                        \
+		return CUDA_ERROR_NOT_SUPPORTED;                        \
+	if (!gg_hooks_enter(GG_ID_##name))                              \
+		return real_ args;                                      \
+	const char *api_ = #name;                                       \
+	uintptr_t caller_ = (uintptr_t)__builtin_return_address(0);     \
+	CUresult rc = (ok) ? real_ args : REFUSED;                      \
+	gg_hooks_leave();                                               \
 	return rc
 
 #define DST(ptr, n) allowed(api_, "dst", ptr, n, caller_)
@@ -85,8 +83,7 @@ static bool side_ok(const char *api, const struct side *s, uint64_t width, uint6
 	    __builtin_add_overflow(s->base, first, &start) ||
 	    __builtin_mul_overflow(depth - 1, s->layer_rows, &last) ||
 	    __builtin_add_overflow(last, height - 1, &last) ||
-	    __builtin_mul_overflow(last, s->pitch, &last) ||
-	    __builtin_add_overflow(last, width, &span))
+	    __builtin_mul_overflow(last, s->pitch, &last) || __builtin_add_overflow(last, width, &span))
 		return true;
 	return allowed(api, s->name, start, span, caller);
 }
@@ -102,13 +99,22 @@ static bool set2d_ok(const char *api, uint64_t dst, size_t pitch, size_t width, 
 	       side_ok(api, &s, bytes, height, 1, caller);
 }
 
-#define SIDE2D(p, w)                                                                   \
-	((struct side){ .name = #w, .type = (p)->w##MemoryType, .base = (p)->w##Device, \
-			.x = (p)->w##XInBytes, .y = (p)->w##Y, .pitch = (p)->w##Pitch })
-#define SIDE3D(p, w)                                                                   \
-	((struct side){ .name = #w, .type = (p)->w##MemoryType, .base = (p)->w##Device, \
-			.x = (p)->w##XInBytes, .y = (p)->w##Y, .z = (p)->w##Z,           \
-			.pitch = (p)->w##Pitch, .layer_rows = (p)->w##Height })
+#define SIDE2D(p, w)                                \
+	((struct side){ .name = #w,                 \
+			.type = (p)->w##MemoryType, \
+			.base = (p)->w##Device,     \
+			.x = (p)->w##XInBytes,      \
+			.y = (p)->w##Y,             \
+			.pitch = (p)->w##Pitch })
+#define SIDE3D(p, w)                                \
+	((struct side){ .name = #w,                 \
+			.type = (p)->w##MemoryType, \
+			.base = (p)->w##Device,     \
+			.x = (p)->w##XInBytes,      \
+			.y = (p)->w##Y,             \
+			.z = (p)->w##Z,             \
+			.pitch = (p)->w##Pitch,     \
+			.layer_rows = (p)->w##Height })
 
 static bool copy2d_ok(const char *api, const CUDA_MEMCPY2D *p, uintptr_t caller)
 {
@@ -148,7 +154,9 @@ static bool operand_ok(const char *api, const char *name, const CUmemcpy3DOperan
 				   elem, &row) ||
 	    __builtin_mul_overflow((uint64_t)e->width, elem, &width))
 		return true;
-	struct side s = { .name = name, .type = CU_MEMORYTYPE_DEVICE, .base = o->op.ptr.ptr,
+	struct side s = { .name = name,
+			  .type = CU_MEMORYTYPE_DEVICE,
+			  .base = o->op.ptr.ptr,
 			  .pitch = row,
 			  .layer_rows = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : e->height };
 
@@ -197,30 +205,30 @@ static size_t attrs_before(const size_t *attrsIdxs, size_t numAttrs, size_t n)
 
 /* Linear copies and sets: one range per side. */
 
-#define COPY(name, params, args, ok)                \
+#define COPY(name, params, args, ok)                 \
 	GG_WORK CUresult gg_hooks_work_##name params \
 	{                                            \
 		CHECKED(name, args, ok);             \
 	}
 
 #define UNIFIED_COPY(name, more_params, more_args)                                   \
-	COPY(name, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount more_params),  \
+	COPY(name, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount more_params), \
 	     (dst, src, ByteCount more_args), DST(dst, ByteCount) && SRC(src, ByteCount))
-#define PEER_COPY(name, more_params, more_args)                                         \
-	COPY(name,                                                                      \
-	     (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,        \
-	      CUcontext srcContext, size_t ByteCount more_params),                      \
-	     (dstDevice, dstContext, srcDevice, srcContext, ByteCount more_args),       \
+#define PEER_COPY(name, more_params, more_args)                                   \
+	COPY(name,                                                                \
+	     (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, \
+	      CUcontext srcContext, size_t ByteCount more_params),                \
+	     (dstDevice, dstContext, srcDevice, srcContext, ByteCount more_args), \
 	     DST(dstDevice, ByteCount) && SRC(srcDevice, ByteCount))
-#define HTOD(name, more_params, more_args)                                              \
+#define HTOD(name, more_params, more_args)                                                     \
 	COPY(name, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount more_params), \
 	     (dstDevice, srcHost, ByteCount more_args), DST(dstDevice, ByteCount))
 #define DTOH(name, more_params, more_args)                                               \
-	COPY(name, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount more_params),    \
+	COPY(name, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount more_params), \
 	     (dstHost, srcDevice, ByteCount more_args), SRC(srcDevice, ByteCount))
-#define DTOD(name, more_params, more_args)                                                    \
+#define DTOD(name, more_params, more_args)                                                       \
 	COPY(name, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount more_params), \
-	     (dstDevice, srcDevice, ByteCount more_args),                                      \
+	     (dstDevice, srcDevice, ByteCount more_args),                                        \
 	     DST(dstDevice, ByteCount) && SRC(srcDevice, ByteCount))
 #define ASYNC , CUstream hStream
 #define ASYNC_ARG , hStream
@@ -249,10 +257,10 @@ DTOD(cuMemcpyDtoDAsync_v2, ASYNC, ASYNC_ARG)
 DTOD(cuMemcpyDtoDAsync_v2_ptsz, ASYNC, ASYNC_ARG)
 
 /* Between device memory and a CUDA array: only the device side is linear. */
-#define DTOA(name)                                                                      \
+#define DTOA(name)                                                                                \
 	COPY(name, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount), \
 	     (dstArray, dstOffset, srcDevice, ByteCount), SRC(srcDevice, ByteCount))
-#define ATOD(name)                                                                      \
+#define ATOD(name)                                                                                \
 	COPY(name, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount), \
 	     (dstDevice, srcArray, srcOffset, ByteCount), DST(dstDevice, ByteCount))
 
@@ -263,13 +271,13 @@ ATOD(cuMemcpyAtoD_v2_ptds)
 
 /* 2D and 3D copies: each side's extent from its descriptor. */
 
-#define COPY2D(name, more_params, more_args)                                   \
+#define COPY2D(name, more_params, more_args)                                    \
 	COPY(name, (const CUDA_MEMCPY2D *pCopy more_params), (pCopy more_args), \
 	     copy2d_ok(api_, pCopy, caller_))
-#define COPY3D(name, more_params, more_args)                                   \
+#define COPY3D(name, more_params, more_args)                                    \
 	COPY(name, (const CUDA_MEMCPY3D *pCopy more_params), (pCopy more_args), \
 	     copy3d_ok(api_, pCopy, caller_))
-#define PEER3D(name, more_params, more_args)                                        \
+#define PEER3D(name, more_params, more_args)                                         \
 	COPY(name, (const CUDA_MEMCPY3D_PEER *pCopy more_params), (pCopy more_args), \
 	     peer3d_ok(api_, pCopy, caller_))
 
@@ -294,62 +302,61 @@ PEER3D(cuMemcpy3DPeerAsync_ptsz, ASYNC, ASYNC_ARG)
  * earlier copies stay queued: tests/fakecuda/fc_copy.c; scripts/gpu-check
  * compares it with NVIDIA's). */
 
-#define BATCH(name, fail_param, fail_arg, fail_out)                                          \
-	GG_WORK CUresult gg_hooks_work_##name(CUdeviceptr *dsts, CUdeviceptr *srcs,         \
-					      size_t *sizes, size_t count,                    \
-					      CUmemcpyAttributes *attrs, size_t *attrsIdxs,   \
-					      size_t numAttrs fail_param, CUstream hStream)  \
-	{                                                                                     \
-		gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name);               \
-		CUresult rc = REFUSED;                                                        \
-		size_t bad;                                                                   \
-                                                                                              \
-		if (GG_UNLIKELY(!real_))                                                      \
-			return CUDA_ERROR_NOT_SUPPORTED;                                      \
-		if (!gg_hooks_enter(GG_ID_##name))                                                     \
-			return real_(dsts, srcs, sizes, count, attrs, attrsIdxs,              \
-				     numAttrs fail_arg, hStream);                             \
-		bad = batch_refused(#name, dsts, srcs, sizes, count,                          \
-				    (uintptr_t)__builtin_return_address(0));                  \
-		if (bad == count)                                                             \
-			rc = real_(dsts, srcs, sizes, count, attrs, attrsIdxs,                \
-				   numAttrs fail_arg, hStream);                               \
-		else if (bad)                                                                 \
-			rc = real_(dsts, srcs, sizes, bad, attrs, attrsIdxs,                  \
-				   attrs_before(attrsIdxs, numAttrs, bad) fail_arg, hStream);  \
-		if (bad < count && (rc == CUDA_SUCCESS || !bad)) {                            \
-			rc = REFUSED;                                                         \
-			fail_out;                                                             \
-		}                                                                             \
-		gg_hooks_leave();                                                                      \
-		return rc;                                                                    \
+#define BATCH(name, fail_param, fail_arg, fail_out)                                                 \
+	GG_WORK CUresult gg_hooks_work_##name(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,  \
+					      size_t count, CUmemcpyAttributes *attrs,              \
+					      size_t *attrsIdxs, size_t numAttrs fail_param,        \
+					      CUstream hStream)                                     \
+	{                                                                                           \
+		gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name);                     \
+		CUresult rc = REFUSED;                                                              \
+		size_t bad;                                                                         \
+                                                                                                    \
+		if (GG_UNLIKELY(!real_))                                                            \
+			return CUDA_ERROR_NOT_SUPPORTED;                                            \
+		if (!gg_hooks_enter(GG_ID_##name))                                                  \
+			return real_(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs fail_arg, \
+				     hStream);                                                      \
+		bad = batch_refused(#name, dsts, srcs, sizes, count,                                \
+				    (uintptr_t)__builtin_return_address(0));                        \
+		if (bad == count)                                                                   \
+			rc = real_(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs fail_arg,   \
+				   hStream);                                                        \
+		else if (bad)                                                                       \
+			rc = real_(dsts, srcs, sizes, bad, attrs, attrsIdxs,                        \
+				   attrs_before(attrsIdxs, numAttrs, bad) fail_arg, hStream);       \
+		if (bad < count && (rc == CUDA_SUCCESS || !bad)) {                                  \
+			rc = REFUSED;                                                               \
+			fail_out;                                                                   \
+		}                                                                                   \
+		gg_hooks_leave();                                                                   \
+		return rc;                                                                          \
 	}
 
-#define BATCH3D(name, fail_param, fail_arg, fail_out)                                        \
-	GG_WORK CUresult gg_hooks_work_##name(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList  \
-					      fail_param, unsigned long long flags,           \
-					      CUstream hStream)                               \
-	{                                                                                     \
-		gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name);               \
-		CUresult rc = REFUSED;                                                        \
-		size_t bad;                                                                   \
-                                                                                              \
-		if (GG_UNLIKELY(!real_))                                                      \
-			return CUDA_ERROR_NOT_SUPPORTED;                                      \
-		if (!gg_hooks_enter(GG_ID_##name))                                                     \
-			return real_(numOps, opList fail_arg, flags, hStream);                \
-		bad = batch3d_refused(#name, opList, numOps,                                  \
-				      (uintptr_t)__builtin_return_address(0));                \
-		if (bad == numOps)                                                            \
-			rc = real_(numOps, opList fail_arg, flags, hStream);                  \
-		else if (bad)                                                                 \
-			rc = real_(bad, opList fail_arg, flags, hStream);                     \
-		if (bad < numOps && (rc == CUDA_SUCCESS || !bad)) {                           \
-			rc = REFUSED;                                                         \
-			fail_out;                                                             \
-		}                                                                             \
-		gg_hooks_leave();                                                                      \
-		return rc;                                                                    \
+#define BATCH3D(name, fail_param, fail_arg, fail_out)                                                 \
+	GG_WORK CUresult gg_hooks_work_##name(size_t numOps,                                          \
+					      CUDA_MEMCPY3D_BATCH_OP *opList fail_param,              \
+					      unsigned long long flags, CUstream hStream)             \
+	{                                                                                             \
+		gg_pfn_##name real_ = (gg_pfn_##name)gg_real_get(GG_ID_##name);                       \
+		CUresult rc = REFUSED;                                                                \
+		size_t bad;                                                                           \
+                                                                                                      \
+		if (GG_UNLIKELY(!real_))                                                              \
+			return CUDA_ERROR_NOT_SUPPORTED;                                              \
+		if (!gg_hooks_enter(GG_ID_##name))                                                    \
+			return real_(numOps, opList fail_arg, flags, hStream);                        \
+		bad = batch3d_refused(#name, opList, numOps, (uintptr_t)__builtin_return_address(0)); \
+		if (bad == numOps)                                                                    \
+			rc = real_(numOps, opList fail_arg, flags, hStream);                          \
+		else if (bad)                                                                         \
+			rc = real_(bad, opList fail_arg, flags, hStream);                             \
+		if (bad < numOps && (rc == CUDA_SUCCESS || !bad)) {                                   \
+			rc = REFUSED;                                                                 \
+			fail_out;                                                                     \
+		}                                                                                     \
+		gg_hooks_leave();                                                                     \
+		return rc;                                                                            \
 	}
 
 #define FAIL_PARAM , size_t *failIdx
@@ -368,14 +375,14 @@ BATCH3D(cuMemcpy3DBatchAsync_v2_ptsz, SYNC, SYNC_ARG, NO_FAIL_OUT)
 
 /* Sets: N elements, or Height rows of Width elements, @pitch apart. */
 
-#define SET(name, type, elem, more_params, more_args)                                   \
-	COPY(name, (CUdeviceptr dstDevice, type value, size_t N more_params),           \
+#define SET(name, type, elem, more_params, more_args)                         \
+	COPY(name, (CUdeviceptr dstDevice, type value, size_t N more_params), \
 	     (dstDevice, value, N more_args), set_ok(api_, dstDevice, N, elem, caller_))
-#define SET2D(name, type, elem, more_params, more_args)                                    \
-	COPY(name,                                                                         \
-	     (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width,            \
-	      size_t Height more_params),                                                  \
-	     (dstDevice, dstPitch, value, Width, Height more_args),                        \
+#define SET2D(name, type, elem, more_params, more_args)                         \
+	COPY(name,                                                              \
+	     (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, \
+	      size_t Height more_params),                                       \
+	     (dstDevice, dstPitch, value, Width, Height more_args),             \
 	     set2d_ok(api_, dstDevice, dstPitch, Width, Height, elem, caller_))
 
 SET(cuMemsetD8_v2, unsigned char, 1, SYNC, SYNC_ARG)

@@ -16,25 +16,24 @@
 #include "start/start.h"
 #include "hooks/work.h"
 
-
 #define REAL(name) ((gg_pfn_##name)gg_real_get(GG_ID_##name))
 
 /* Every hook starts so: resolve, and pass straight through when inactive. */
-#define ENTER_OR_PASS(name, args)                                   \
-	gg_pfn_##name real_ = REAL(name);                           \
-	if (GG_UNLIKELY(!real_))                                    \
-		return CUDA_ERROR_NOT_SUPPORTED;                    \
-	if (!gg_hooks_enter(GG_ID_##name))                                   \
-		return real_ args
+#define ENTER_OR_PASS(name, args)                \
+	gg_pfn_##name real_ = REAL(name);        \
+	if (GG_UNLIKELY(!real_))                 \
+		return CUDA_ERROR_NOT_SUPPORTED; \
+	if (!gg_hooks_enter(GG_ID_##name))       \
+	return real_ args
 
 /* The common shape: @before, the call (with @own_args, which may differ from
  * the caller's @args), @after. */
-#define FORWARD_WITH(name, args, own_args, before, after)           \
-	ENTER_OR_PASS(name, args);                                  \
-	before;                                                     \
-	CUresult rc = real_ own_args;                               \
-	after;                                                      \
-	gg_hooks_leave();                                           \
+#define FORWARD_WITH(name, args, own_args, before, after) \
+	ENTER_OR_PASS(name, args);                        \
+	before;                                           \
+	CUresult rc = real_ own_args;                     \
+	after;                                            \
+	gg_hooks_leave();                                 \
 	return rc
 
 #define NOTHING ((void)0)
@@ -55,59 +54,59 @@
  * quarantine gave back what it held, and a padded one that still does is
  * retried as asked, so the application never sees an error it would not
  * have had. */
-#define FORWARD_ALLOC(name, args, padded_args, dptr, bytes, stream, async)                \
-	ENTER_OR_PASS(name, args);                                                        \
-	uint64_t index = gg_redzone_next_index();                                         \
-	struct gg_redzone_ticket ticket;                                                  \
-	size_t pad = gg_adjacency_band(bytes,                                             \
-				       gg_redzone_request(index, bytes, (void *)(stream), \
-							  async, &ticket));               \
-	ticket.caller = GG_CALLER();                                                      \
-	ticket.frame = GG_FRAME();                                                        \
-	CUresult rc = pad ? real_ padded_args : real_ args;                               \
-	if (GG_UNLIKELY(rc == CUDA_ERROR_OUT_OF_MEMORY)) {                                \
-		if (gg_redzone_out_of_memory())                                           \
-			rc = pad ? real_ padded_args : real_ args;                        \
-		if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                              \
-			gg_redzone_fallback(&ticket);                                     \
-			pad = 0;                                                          \
-			rc = real_ args;                                                  \
-		}                                                                         \
-	}                                                                                 \
-	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0, \
+#define FORWARD_ALLOC(name, args, padded_args, dptr, bytes, stream, async)                    \
+	ENTER_OR_PASS(name, args);                                                            \
+	uint64_t index = gg_redzone_next_index();                                             \
+	struct gg_redzone_ticket ticket;                                                      \
+	size_t pad = gg_adjacency_band(                                                       \
+		bytes, gg_redzone_request(index, bytes, (void *)(stream), async, &ticket));   \
+	ticket.caller = GG_CALLER();                                                          \
+	ticket.frame = GG_FRAME();                                                            \
+	CUresult rc = pad ? real_ padded_args : real_ args;                                   \
+	if (GG_UNLIKELY(rc == CUDA_ERROR_OUT_OF_MEMORY)) {                                    \
+		if (gg_redzone_out_of_memory())                                               \
+			rc = pad ? real_ padded_args : real_ args;                            \
+		if (rc == CUDA_ERROR_OUT_OF_MEMORY && pad) {                                  \
+			gg_redzone_fallback(&ticket);                                         \
+			pad = 0;                                                              \
+			rc = real_ args;                                                      \
+		}                                                                             \
+	}                                                                                     \
+	gg_redzone_alloc(#name, index, bytes, pad, rc == CUDA_SUCCESS && dptr ? *dptr : 0,    \
 			 (void *)(stream), async, &ticket, (int)rc, gg_real_result_name(rc)); \
-	gg_hooks_leave();                                                                          \
+	gg_hooks_leave();                                                                     \
 	return rc
 
 /* Frees: the band is checked before the memory is released, and forgotten
  * only when the driver did release it. A quarantined allocation is not
  * released at all (CUDA_SUCCESS), and a free of one already quarantined is
  * answered as the driver answers a pointer freed before. */
-#define FORWARD_FREE(name, args, ptr, stream, async)                                          \
-	struct gg_redzone_free ticket;                                                         \
-	ENTER_OR_PASS(name, args);                                                             \
-	ticket.caller = GG_CALLER();                                                           \
-	ticket.frame = GG_FRAME();                                                             \
-	gg_redzone_freeing(ptr, (void *)(stream), async, &ticket);                             \
-	CUresult rc;                                                                           \
-	if (GG_LIKELY(!(ticket.quarantined | ticket.twice)))                                   \
-		rc = real_ args;                                                               \
-	else                                                                                   \
-		rc = ticket.quarantined ? CUDA_SUCCESS                                         \
-		     : ticket.no_context ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE; \
-	gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc));               \
-	gg_hooks_leave();                                                                      \
+#define FORWARD_FREE(name, args, ptr, stream, async)                             \
+	struct gg_redzone_free ticket;                                           \
+	ENTER_OR_PASS(name, args);                                               \
+	ticket.caller = GG_CALLER();                                             \
+	ticket.frame = GG_FRAME();                                               \
+	gg_redzone_freeing(ptr, (void *)(stream), async, &ticket);               \
+	CUresult rc;                                                             \
+	if (GG_LIKELY(!(ticket.quarantined | ticket.twice)))                     \
+		rc = real_ args;                                                 \
+	else                                                                     \
+		rc = ticket.quarantined  ? CUDA_SUCCESS                          \
+		     : ticket.no_context ? CUDA_ERROR_INVALID_CONTEXT            \
+					 : CUDA_ERROR_INVALID_VALUE;             \
+	gg_redzone_freed(#name, ptr, &ticket, (int)rc, gg_real_result_name(rc)); \
+	gg_hooks_leave();                                                        \
 	return rc
 
-#define AUDIT_LOOKUP(api, kind, handle, kname, out) \
+#define AUDIT_LOOKUP(api, kind, handle, kname, out)                                 \
 	gg_audit_lookup(api, kind, handle, kname, (int)rc, gg_real_result_name(rc), \
 			rc == CUDA_SUCCESS && (out) ? (const void *)*(out) : NULL)
 /* A load, as the driver answered it: named, listed, and a failure audited. */
-#define LOADED_FILE(kind, handle_ptr, path)                                              \
-	gg_audit_load_file(kind, path, (int)rc, gg_real_result_name(rc),                  \
+#define LOADED_FILE(kind, handle_ptr, path)                              \
+	gg_audit_load_file(kind, path, (int)rc, gg_real_result_name(rc), \
 			   rc == CUDA_SUCCESS && (handle_ptr) ? (const void *)*(handle_ptr) : NULL)
-#define LOADED_IMAGE(kind, handle_ptr, image)                                            \
-	gg_audit_load_image(kind, image, (int)rc, gg_real_result_name(rc),                \
+#define LOADED_IMAGE(kind, handle_ptr, image)                              \
+	gg_audit_load_image(kind, image, (int)rc, gg_real_result_name(rc), \
 			    rc == CUDA_SUCCESS && (handle_ptr) ? (const void *)*(handle_ptr) : NULL)
 
 /* Kernel lookups. */
@@ -118,7 +117,8 @@ GG_WORK CUresult gg_hooks_work_cuModuleGetFunction(CUfunction *hfunc, CUmodule h
 		AUDIT_LOOKUP("cuModuleGetFunction", GG_AUDIT_MODULE, hmod, name, hfunc));
 }
 
-GG_WORK CUresult gg_hooks_work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+GG_WORK CUresult gg_hooks_work_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
+						  const char *name)
 {
 	FORWARD(cuLibraryGetKernel, (pKernel, library, name),
 		AUDIT_LOOKUP("cuLibraryGetKernel", GG_AUDIT_LIBRARY, library, name, pKernel));
@@ -143,7 +143,7 @@ GG_WORK CUresult gg_hooks_work_cuLibraryGetModule(CUmodule *pMod, CUlibrary libr
 }
 
 GG_WORK CUresult gg_hooks_work_cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels,
-							  CUlibrary lib)
+							 CUlibrary lib)
 {
 	FORWARD(cuLibraryEnumerateKernels, (kernels, numKernels, lib),
 		if (rc == CUDA_SUCCESS && kernels)
@@ -162,8 +162,9 @@ GG_WORK CUresult gg_hooks_work_cuModuleLoadData(CUmodule *module, const void *im
 	FORWARD(cuModuleLoadData, (module, image), LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
 }
 
-GG_WORK CUresult gg_hooks_work_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
-				    CUjit_option *options, void **optionValues)
+GG_WORK CUresult gg_hooks_work_cuModuleLoadDataEx(CUmodule *module, const void *image,
+						  unsigned int numOptions, CUjit_option *options,
+						  void **optionValues)
 {
 	FORWARD(cuModuleLoadDataEx, (module, image, numOptions, options, optionValues),
 		LOADED_IMAGE(GG_AUDIT_MODULE, module, image));
@@ -181,10 +182,12 @@ GG_WORK CUresult gg_hooks_work_cuModuleUnload(CUmodule hmod)
 	FORWARD_AFTER_DOING(cuModuleUnload, (hmod), gg_audit_unloaded(GG_AUDIT_MODULE, hmod));
 }
 
-GG_WORK CUresult gg_hooks_work_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
-				   void **jitOptionsValues, unsigned int numJitOptions,
-				   CUlibraryOption *libraryOptions, void **libraryOptionValues,
-				   unsigned int numLibraryOptions)
+GG_WORK CUresult gg_hooks_work_cuLibraryLoadData(CUlibrary *library, const void *code,
+						 CUjit_option *jitOptions, void **jitOptionsValues,
+						 unsigned int numJitOptions,
+						 CUlibraryOption *libraryOptions,
+						 void **libraryOptionValues,
+						 unsigned int numLibraryOptions)
 {
 	FORWARD(cuLibraryLoadData,
 		(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
@@ -193,9 +196,11 @@ GG_WORK CUresult gg_hooks_work_cuLibraryLoadData(CUlibrary *library, const void 
 }
 
 GG_WORK CUresult gg_hooks_work_cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
-				       CUjit_option *jitOptions, void **jitOptionsValues,
-				       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
-				       void **libraryOptionValues, unsigned int numLibraryOptions)
+						     CUjit_option *jitOptions, void **jitOptionsValues,
+						     unsigned int numJitOptions,
+						     CUlibraryOption *libraryOptions,
+						     void **libraryOptionValues,
+						     unsigned int numLibraryOptions)
 {
 	FORWARD(cuLibraryLoadFromFile,
 		(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
@@ -218,21 +223,23 @@ GG_WORK CUresult gg_hooks_work_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 GG_WORK CUresult gg_hooks_work_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	FORWARD_ALLOC(cuMemAllocAsync, (dptr, bytesize, hStream), (dptr, bytesize + pad, hStream),
-		      dptr, bytesize, hStream, true);
+	FORWARD_ALLOC(cuMemAllocAsync, (dptr, bytesize, hStream), (dptr, bytesize + pad, hStream), dptr,
+		      bytesize, hStream, true);
 }
 
-GG_WORK CUresult gg_hooks_work_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+GG_WORK CUresult gg_hooks_work_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+						    CUstream hStream)
 {
-	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream),
-		      (dptr, bytesize + pad, hStream), dptr, bytesize, hStream, true);
+	FORWARD_ALLOC(cuMemAllocAsync_ptsz, (dptr, bytesize, hStream), (dptr, bytesize + pad, hStream),
+		      dptr, bytesize, hStream, true);
 }
 
 /* A pitched allocation's band follows its last row: rows enough for the band
  * are asked for (the pitch is at least the width), and the application gets
  * the pitch it would have had. */
-GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
-				    size_t Height, unsigned int ElementSizeBytes)
+GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+						  size_t WidthInBytes, size_t Height,
+						  unsigned int ElementSizeBytes)
 {
 	ENTER_OR_PASS(cuMemAllocPitch_v2, (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes));
 	uint64_t index = gg_redzone_next_index();
@@ -267,19 +274,19 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPi
 
 GG_WORK CUresult gg_hooks_work_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-	FORWARD_ALLOC(cuMemAllocManaged, (dptr, bytesize, flags), (dptr, bytesize + pad, flags),
-		      dptr, bytesize, NULL, false);
+	FORWARD_ALLOC(cuMemAllocManaged, (dptr, bytesize, flags), (dptr, bytesize + pad, flags), dptr,
+		      bytesize, NULL, false);
 }
 
-GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-					 CUstream hStream)
+GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+						       CUmemoryPool pool, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocFromPoolAsync, (dptr, bytesize, pool, hStream),
 		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
 }
 
 GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
-					      CUmemoryPool pool, CUstream hStream)
+							    CUmemoryPool pool, CUstream hStream)
 {
 	FORWARD_ALLOC(cuMemAllocFromPoolAsync_ptsz, (dptr, bytesize, pool, hStream),
 		      (dptr, bytesize + pad, pool, hStream), dptr, bytesize, hStream, true);
@@ -288,7 +295,7 @@ GG_WORK CUresult gg_hooks_work_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, s
 /* Virtual memory: counted, never guarded (docs/how-it-works.md, "Red zones": Coverage). */
 
 GG_WORK CUresult gg_hooks_work_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-			     const CUmemAllocationProp *prop, unsigned long long flags)
+					   const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	FORWARD(cuMemCreate, (handle, size, prop, flags),
 		(rc == CUDA_SUCCESS ? gg_redzone_vmm(size, 0) : (void)0));
@@ -300,7 +307,7 @@ GG_WORK CUresult gg_hooks_work_cuMemRelease(CUmemGenericAllocationHandle handle)
 }
 
 GG_WORK CUresult gg_hooks_work_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
-			  CUmemGenericAllocationHandle handle, unsigned long long flags)
+					CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	FORWARD(cuMemMap, (ptr, size, offset, handle, flags),
 		(rc == CUDA_SUCCESS ? gg_redzone_vmm(0, size) : (void)0));
@@ -336,7 +343,8 @@ static bool hide_padding(CUdeviceptr base, CUdeviceptr ptr, uint64_t *user)
 	return gg_redzone_user_size(base, user) == 0 && ptr >= base + *user;
 }
 
-GG_WORK CUresult gg_hooks_work_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+GG_WORK CUresult gg_hooks_work_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
+						       CUdeviceptr dptr)
 {
 	CUdeviceptr base = 0;
 	size_t size = 0;
@@ -344,15 +352,15 @@ GG_WORK CUresult gg_hooks_work_cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_
 
 	/* Either out-pointer may be NULL; the base is needed to find the zone. */
 	FORWARD_AS(cuMemGetAddressRange_v2, (pbase, psize, dptr), (&base, &size, dptr), ({
-		if (rc == CUDA_SUCCESS && hide_padding(base, dptr, &user))
-			rc = CUDA_ERROR_NOT_FOUND;
-		else if (rc == CUDA_SUCCESS && gg_redzone_user_size(base, &user) == 0)
-			size = (size_t)user;
-		if (rc == CUDA_SUCCESS && pbase)
-			*pbase = base;
-		if (rc == CUDA_SUCCESS && psize)
-			*psize = size;
-	}));
+			   if (rc == CUDA_SUCCESS && hide_padding(base, dptr, &user))
+				   rc = CUDA_ERROR_NOT_FOUND;
+			   else if (rc == CUDA_SUCCESS && gg_redzone_user_size(base, &user) == 0)
+				   size = (size_t)user;
+			   if (rc == CUDA_SUCCESS && pbase)
+				   *pbase = base;
+			   if (rc == CUDA_SUCCESS && psize)
+				   *psize = size;
+		   }));
 }
 
 /* The allocation holding @ptr, through the driver's own range query. */
@@ -364,7 +372,8 @@ static bool range_of(CUdeviceptr ptr, CUdeviceptr *base)
 	return range && range(base, &size, ptr) == CUDA_SUCCESS;
 }
 
-GG_WORK CUresult gg_hooks_work_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+GG_WORK CUresult gg_hooks_work_cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+						     CUdeviceptr ptr)
 {
 	bool size_query = attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data;
 	size_t size = 0;
@@ -374,44 +383,46 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttribute(void *data, CUpointer_attri
 	/* The size goes through a local, so a band address leaves *data untouched. */
 	FORWARD_AS(cuPointerGetAttribute, (data, attribute, ptr),
 		   (size_query ? (void *)&size : data, attribute, ptr), ({
-		if (rc == CUDA_SUCCESS && size_query) {
-			if (range_of(ptr, &base) && gg_redzone_user_size(base, &user) == 0) {
-				if (ptr >= base + user)
-					rc = CUDA_ERROR_INVALID_VALUE;
-				else
-					size = (size_t)user;
-			}
-			if (rc == CUDA_SUCCESS)
-				*(size_t *)data = size;
-		}
-	}));
+			   if (rc == CUDA_SUCCESS && size_query) {
+				   if (range_of(ptr, &base) && gg_redzone_user_size(base, &user) == 0) {
+					   if (ptr >= base + user)
+						   rc = CUDA_ERROR_INVALID_VALUE;
+					   else
+						   size = (size_t)user;
+				   }
+				   if (rc == CUDA_SUCCESS)
+					   *(size_t *)data = size;
+			   }
+		   }));
 }
 
-GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
-					void **data, CUdeviceptr ptr)
+GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes,
+						      CUpointer_attribute *attributes, void **data,
+						      CUdeviceptr ptr)
 {
 	CUdeviceptr base;
 	uint64_t user;
 
 	FORWARD(cuPointerGetAttributes, (numAttributes, attributes, data, ptr), ({
-		for (unsigned i = 0; rc == CUDA_SUCCESS && attributes && data && i < numAttributes; i++) {
-			if (attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data[i] &&
-			    range_of(ptr, &base) && gg_redzone_user_size(base, &user) == 0)
-				*(size_t *)data[i] = ptr >= base + user ? 0 : (size_t)user;
-		}
-	}));
+			for (unsigned i = 0;
+			     rc == CUDA_SUCCESS && attributes && data && i < numAttributes; i++) {
+				if (attributes[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE && data[i] &&
+				    range_of(ptr, &base) && gg_redzone_user_size(base, &user) == 0)
+					*(size_t *)data[i] = ptr >= base + user ? 0 : (size_t)user;
+			}
+		}));
 }
 
 /* Launches and synchronisation: the boundaries' events. launch:N fires before
  * the N-th launch is forwarded, sync:N after the N-th synchronize returns. */
 
-#define LAUNCH_PARAMS                                                                     \
+#define LAUNCH_PARAMS                                                                      \
 	CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, \
-		unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,   \
+		unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,    \
 		unsigned int sharedMemBytes, CUstream hStream, void **kernelParams
-#define LAUNCH_ARGS                                                                        \
-	f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, \
-		hStream, kernelParams
+#define LAUNCH_ARGS                                                                                \
+	f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, \
+		kernelParams
 
 /* A launch's stream (@ptsz: a NULL stream is the per-thread one). */
 #define STREAM_OF(stream_, ptsz_) \
@@ -420,33 +431,33 @@ GG_WORK CUresult gg_hooks_work_cuPointerGetAttributes(unsigned int numAttributes
  * (before it can run), then the call; what the driver answered goes to the
  * audit with the kernel, and a launch it took to the red zones with what it
  * was given. */
-#define LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)                                  \
-	(&(struct gg_redzone_launch){                                                     \
-		.fn = (fn_), .params = (params_), .extra = (extra_), .index = index,       \
-		.stream = STREAM_OF(stream_, ptsz_),                                       \
-		.dangling_checked = true })
-#define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                  \
-	ENTER_OR_PASS(name, args);                                                        \
-	if (GG_UNLIKELY(gg_graphs_captured(STREAM_OF(stream_, ptsz_)))) {                 \
-		gg_hooks_leave(); /* captured: it runs when its graph is replayed */      \
-		return real_ args;                                                        \
-	}                                                                                 \
-	uint64_t index = gg_boundary_on_launch();                                         \
-	bool settled = false;                                                             \
-	if (GG_UNLIKELY(gg_quarantine_any()))                                             \
-		settled = gg_redzone_launching(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)); \
-	CUresult rc = real_ args;                                                         \
-	gg_audit_launched((const void *)(fn_), index, (int)rc,                            \
-			  rc ? gg_real_result_name(rc) : NULL);                           \
-	if (rc == CUDA_SUCCESS && !settled)                                               \
-		gg_redzone_launched(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_));     \
-	gg_hooks_leave();                                                                          \
+#define LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_)                    \
+	(&(struct gg_redzone_launch){ .fn = (fn_),                         \
+				      .params = (params_),                 \
+				      .extra = (extra_),                   \
+				      .index = index,                      \
+				      .stream = STREAM_OF(stream_, ptsz_), \
+				      .dangling_checked = true })
+#define FORWARD_LAUNCH(name, args, fn_, params_, extra_, stream_, ptsz_)                             \
+	ENTER_OR_PASS(name, args);                                                                   \
+	if (GG_UNLIKELY(gg_graphs_captured(STREAM_OF(stream_, ptsz_)))) {                            \
+		gg_hooks_leave(); /* captured: it runs when its graph is replayed */                 \
+		return real_ args;                                                                   \
+	}                                                                                            \
+	uint64_t index = gg_boundary_on_launch();                                                    \
+	bool settled = false;                                                                        \
+	if (GG_UNLIKELY(gg_quarantine_any()))                                                        \
+		settled = gg_redzone_launching(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_));     \
+	CUresult rc = real_ args;                                                                    \
+	gg_audit_launched((const void *)(fn_), index, (int)rc, rc ? gg_real_result_name(rc) : NULL); \
+	if (rc == CUDA_SUCCESS && !settled)                                                          \
+		gg_redzone_launched(LAUNCH_OF(fn_, params_, extra_, stream_, ptsz_));                \
+	gg_hooks_leave();                                                                            \
 	return rc
 
 GG_WORK CUresult gg_hooks_work_cuLaunchKernel(LAUNCH_PARAMS, void **extra)
 {
-	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream,
-		       false);
+	FORWARD_LAUNCH(cuLaunchKernel, (LAUNCH_ARGS, extra), f, kernelParams, extra, hStream, false);
 }
 
 GG_WORK CUresult gg_hooks_work_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
@@ -457,28 +468,27 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernel_ptsz(LAUNCH_PARAMS, void **extra)
 
 GG_WORK CUresult gg_hooks_work_cuLaunchCooperativeKernel(LAUNCH_PARAMS)
 {
-	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f, kernelParams, NULL, hStream,
-		       false);
+	FORWARD_LAUNCH(cuLaunchCooperativeKernel, (LAUNCH_ARGS), f, kernelParams, NULL, hStream, false);
 }
 
 GG_WORK CUresult gg_hooks_work_cuLaunchCooperativeKernel_ptsz(LAUNCH_PARAMS)
 {
-	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f, kernelParams, NULL,
-		       hStream, true);
+	FORWARD_LAUNCH(cuLaunchCooperativeKernel_ptsz, (LAUNCH_ARGS), f, kernelParams, NULL, hStream,
+		       true);
 }
 
-GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
-				  void **extra)
+GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+						void **kernelParams, void **extra)
 {
 	FORWARD_LAUNCH(cuLaunchKernelEx, (config, f, kernelParams, extra), f, kernelParams, extra,
 		       config ? config->hStream : NULL, false);
 }
 
 GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
-				       void **kernelParams, void **extra)
+						     void **kernelParams, void **extra)
 {
-	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f, kernelParams,
-		       extra, config ? config->hStream : NULL, true);
+	FORWARD_LAUNCH(cuLaunchKernelEx_ptsz, (config, f, kernelParams, extra), f, kernelParams, extra,
+		       config ? config->hStream : NULL, true);
 }
 
 /* CUDA graphs (handles/graphs.c): an executable graph's kernel nodes are
@@ -487,20 +497,19 @@ GG_WORK CUresult gg_hooks_work_cuLaunchKernelEx_ptsz(const CUlaunchConfig *confi
  * forwarded, suspects (unless nothing changed since its last replay) before
  * too, so a dangling launch is said before the graph runs; its check after. */
 
-#define FORWARD_INSTANTIATE(name, args, exec_ptr, graph, device)                         \
-	FORWARD(name, args,                                                               \
+#define FORWARD_INSTANTIATE(name, args, exec_ptr, graph, device)                                       \
+	FORWARD(name, args,                                                                            \
 		(rc == CUDA_SUCCESS && (exec_ptr) ? gg_graphs_instantiated(*(exec_ptr), graph, device) \
 						  : (void)0))
 
 /* The CUDA 10 form and its _v2, the same arguments. */
-#define INSTANTIATE_LOGGED(name)                                                          \
-	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec *phGraphExec, CUgraph hGraph,    \
-					     CUgraphNode *phErrorNode, char *logBuffer,   \
-					     size_t bufferSize)                           \
-	{                                                                                 \
-		FORWARD_INSTANTIATE(name, (phGraphExec, hGraph, phErrorNode, logBuffer,   \
-					   bufferSize),                                   \
-				    phGraphExec, hGraph, false);                          \
+#define INSTANTIATE_LOGGED(name)                                                                     \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec *phGraphExec, CUgraph hGraph,              \
+					      CUgraphNode *phErrorNode, char *logBuffer,             \
+					      size_t bufferSize)                                     \
+	{                                                                                            \
+		FORWARD_INSTANTIATE(name, (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize), \
+				    phGraphExec, hGraph, false);                                     \
 	}
 INSTANTIATE_LOGGED(cuGraphInstantiate)
 INSTANTIATE_LOGGED(cuGraphInstantiate_v2)
@@ -513,15 +522,14 @@ GG_WORK CUresult gg_hooks_work_cuGraphInstantiateWithFlags(CUgraphExec *phGraphE
 }
 
 /* Each with parameters twice: the entry point and its per-thread-stream form. */
-#define INSTANTIATE_WITH_PARAMS(name)                                                     \
-	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec *phGraphExec, CUgraph hGraph,    \
-					     CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams) \
-	{                                                                                 \
-		FORWARD_INSTANTIATE(name, (phGraphExec, hGraph, instantiateParams),       \
-				    phGraphExec, hGraph,                                  \
-				    instantiateParams &&                                  \
-					    (instantiateParams->flags &                   \
-					     CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));  \
+#define INSTANTIATE_WITH_PARAMS(name)                                                                  \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec *phGraphExec, CUgraph hGraph,                \
+					      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)        \
+	{                                                                                              \
+		FORWARD_INSTANTIATE(name, (phGraphExec, hGraph, instantiateParams), phGraphExec,       \
+				    hGraph,                                                            \
+				    instantiateParams && (instantiateParams->flags &                   \
+							  CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)); \
 	}
 INSTANTIATE_WITH_PARAMS(cuGraphInstantiateWithParams)
 INSTANTIATE_WITH_PARAMS(cuGraphInstantiateWithParams_ptsz)
@@ -543,14 +551,13 @@ GG_WORK CUresult gg_hooks_work_cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgr
 }
 
 /* The CUDA 10 parameters (v1) and CUDA 12's (v2, with kern and ctx). */
-#define EXEC_KERNEL_NODE_SET(name, params_type, v2)                                       \
-	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec hGraphExec, CUgraphNode hNode,   \
-					     const params_type *nodeParams)               \
-	{                                                                                 \
-		FORWARD(name, (hGraphExec, hNode, nodeParams),                            \
-			(rc == CUDA_SUCCESS                                               \
-				 ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, v2)  \
-				 : (void)0));                                             \
+#define EXEC_KERNEL_NODE_SET(name, params_type, v2)                                                 \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec hGraphExec, CUgraphNode hNode,            \
+					      const params_type *nodeParams)                        \
+	{                                                                                           \
+		FORWARD(name, (hGraphExec, hNode, nodeParams),                                      \
+			(rc == CUDA_SUCCESS ? gg_graphs_node_set(hGraphExec, hNode, nodeParams, v2) \
+					    : (void)0));                                            \
 	}
 EXEC_KERNEL_NODE_SET(cuGraphExecKernelNodeSetParams, CUDA_KERNEL_NODE_PARAMS_v1, false)
 EXEC_KERNEL_NODE_SET(cuGraphExecKernelNodeSetParams_v2, CUDA_KERNEL_NODE_PARAMS_v2, true)
@@ -576,13 +583,13 @@ GG_WORK CUresult gg_hooks_work_cuGraphExecDestroy(CUgraphExec hGraphExec)
 
 /* Each begin of capture: the entry point, its _v2 and ToGraph forms, and
  * each one's per-thread-stream form. */
-#define BEGIN_CAPTURE(name, params, args)                                                 \
-	GG_WORK CUresult gg_hooks_work_##name params                                      \
-	{                                                                                 \
+#define BEGIN_CAPTURE(name, params, args)                                                        \
+	GG_WORK CUresult gg_hooks_work_##name params                                             \
+	{                                                                                        \
 		FORWARD(name, args, (rc == CUDA_SUCCESS ? gg_graphs_capture_begun() : (void)0)); \
 	}
-#define CAPTURE_TO_GRAPH_PARAMS                                                           \
-	(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,                \
+#define CAPTURE_TO_GRAPH_PARAMS                                             \
+	(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, \
 	 const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 #define CAPTURE_TO_GRAPH_ARGS (hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
 BEGIN_CAPTURE(cuStreamBeginCapture, (CUstream hStream), (hStream))
@@ -594,13 +601,13 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, CAPTURE_TO_GRAPH_PARAMS, CAPTURE_TO_G
 BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, CAPTURE_TO_GRAPH_PARAMS, CAPTURE_TO_GRAPH_ARGS)
 
 /* The end of a capture, and its per-thread-stream form (@ptsz_). */
-#define END_CAPTURE(name, ptsz_)                                                          \
+#define END_CAPTURE(name, ptsz_)                                                           \
 	GG_WORK CUresult gg_hooks_work_##name(CUstream hStream, CUgraph *phGraph)          \
-	{                                                                                 \
-		bool was = false;                                                         \
-		FORWARD_WITH(name, (hStream, phGraph), (hStream, phGraph),                \
+	{                                                                                  \
+		bool was = false;                                                          \
+		FORWARD_WITH(name, (hStream, phGraph), (hStream, phGraph),                 \
 			     was = gg_graphs_stream_in_capture(STREAM_OF(hStream, ptsz_)), \
-			     gg_graphs_capture_ended(STREAM_OF(hStream, ptsz_), was));    \
+			     gg_graphs_capture_ended(STREAM_OF(hStream, ptsz_), was));     \
 	}
 END_CAPTURE(cuStreamEndCapture, false)
 END_CAPTURE(cuStreamEndCapture_ptsz, true)
@@ -625,8 +632,7 @@ typedef CUresult (*replay_fn)(CUgraphExec, CUstream);
 
 /* A launch:N event may be among replay @first's launches: where one fired,
  * its boundary may have changed the zones, so the memo is looked at again. */
-static __attribute__((noinline)) void replay_events(struct gg_graph *g, uint64_t first,
-						    void *stream)
+static __attribute__((noinline)) void replay_events(struct gg_graph *g, uint64_t first, void *stream)
 {
 	if (!gg_boundary_launches_fire(first, g->nkernels) || gg_redzone_replay_unchanged(g))
 		gg_redzone_replay_latest(g, first);
@@ -661,47 +667,46 @@ static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraph
 	return rc;
 }
 
-#define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                        \
-	ENTER_OR_PASS(name, (exec, stream_));                                             \
-	void *stream = STREAM_OF(stream_, ptsz_);                                         \
-	if (GG_UNLIKELY(gg_graphs_captured(stream))) {                                    \
-		gg_hooks_leave(); /* its nodes are captured into another graph */         \
-		return real_(exec, stream_);                                              \
-	}                                                                                 \
-	struct gg_graph *g = gg_graphs_find_replayed(exec);                               \
-	if (GG_UNLIKELY(!g || !gg_redzone_replay_unchanged(g)))                          \
-		return replay_changed(real_, exec, stream_, stream, g);                   \
-	unsigned nodes = g->nkernels;                                                     \
-	uint64_t first = gg_boundary_launches_take(nodes);                                \
-	if (GG_UNLIKELY(gg_boundary_launch_counter.mask) &&                               \
-	    gg_boundary_launches_any(first, nodes))                                       \
-		replay_events(g, first, stream);                                          \
-	else                                                                              \
-		gg_redzone_replay_latest(g, first);                                       \
-	struct gg_audit_launch *entry = gg_audit_replay_taking(g, nodes, first);          \
-	CUresult rc = real_(exec, stream_);                                               \
-	if (GG_UNLIKELY(rc != CUDA_SUCCESS))                                              \
-		gg_audit_replay_refused(entry, g, first, (int)rc, gg_real_result_name(rc)); \
-	gg_hooks_leave();                                                                 \
+#define FORWARD_REPLAY(name, exec, stream_, ptsz_)                                                  \
+	ENTER_OR_PASS(name, (exec, stream_));                                                       \
+	void *stream = STREAM_OF(stream_, ptsz_);                                                   \
+	if (GG_UNLIKELY(gg_graphs_captured(stream))) {                                              \
+		gg_hooks_leave(); /* its nodes are captured into another graph */                   \
+		return real_(exec, stream_);                                                        \
+	}                                                                                           \
+	struct gg_graph *g = gg_graphs_find_replayed(exec);                                         \
+	if (GG_UNLIKELY(!g || !gg_redzone_replay_unchanged(g)))                                     \
+		return replay_changed(real_, exec, stream_, stream, g);                             \
+	unsigned nodes = g->nkernels;                                                               \
+	uint64_t first = gg_boundary_launches_take(nodes);                                          \
+	if (GG_UNLIKELY(gg_boundary_launch_counter.mask) && gg_boundary_launches_any(first, nodes)) \
+		replay_events(g, first, stream);                                                    \
+	else                                                                                        \
+		gg_redzone_replay_latest(g, first);                                                 \
+	struct gg_audit_launch *entry = gg_audit_replay_taking(g, nodes, first);                    \
+	CUresult rc = real_(exec, stream_);                                                         \
+	if (GG_UNLIKELY(rc != CUDA_SUCCESS))                                                        \
+		gg_audit_replay_refused(entry, g, first, (int)rc, gg_real_result_name(rc));         \
+	gg_hooks_leave();                                                                           \
 	return rc
 
-#define GRAPH_LAUNCH(name, ptsz_)                                                         \
-	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec hGraphExec, CUstream hStream)    \
-	{                                                                                 \
-		FORWARD_REPLAY(name, hGraphExec, hStream, ptsz_);                         \
+#define GRAPH_LAUNCH(name, ptsz_)                                                       \
+	GG_WORK CUresult gg_hooks_work_##name(CUgraphExec hGraphExec, CUstream hStream) \
+	{                                                                               \
+		FORWARD_REPLAY(name, hGraphExec, hStream, ptsz_);                       \
 	}
 GRAPH_LAUNCH(cuGraphLaunch, false)
 GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
 
 /* A synchronize: the sync:N boundary, and, for the audit, either the
  * context's launches done or a sticky error naming them. */
-#define FORWARD_SYNC(name, args)                                                          \
-	ENTER_OR_PASS(name, args);                                                        \
-	uint64_t launches = gg_boundary_launches();                                       \
-	CUresult rc = real_ args;                                                         \
-	gg_audit_synchronized(#name, launches, (int)rc, gg_real_result_name(rc));        \
-	gg_boundary_on_sync();                                                            \
-	gg_hooks_leave();                                                                          \
+#define FORWARD_SYNC(name, args)                                                  \
+	ENTER_OR_PASS(name, args);                                                \
+	uint64_t launches = gg_boundary_launches();                               \
+	CUresult rc = real_ args;                                                 \
+	gg_audit_synchronized(#name, launches, (int)rc, gg_real_result_name(rc)); \
+	gg_boundary_on_sync();                                                    \
+	gg_hooks_leave();                                                         \
 	return rc
 
 GG_WORK CUresult gg_hooks_work_cuCtxSynchronize(void)
@@ -721,18 +726,18 @@ GG_WORK CUresult gg_hooks_work_cuCtxSynchronize_v2(CUcontext ctx)
 	FORWARD_WITH(name, args, args, before, if (rc == CUDA_SUCCESS) after)
 
 /* Each teardown twice: the current entry point and its legacy same-ABI form. */
-#define CTX_DESTROY(name)                                                             \
-	GG_WORK CUresult gg_hooks_work_##name(CUcontext ctx)                            \
-	{                                                                             \
-		FORWARD_TEARDOWN(name, (ctx), gg_redzone_context_ending(ctx),         \
-				 gg_redzone_context_ended(ctx));                      \
+#define CTX_DESTROY(name)                                                     \
+	GG_WORK CUresult gg_hooks_work_##name(CUcontext ctx)                  \
+	{                                                                     \
+		FORWARD_TEARDOWN(name, (ctx), gg_redzone_context_ending(ctx), \
+				 gg_redzone_context_ended(ctx));              \
 	}
-#define PRIMARY_TEARDOWN(name, reset)                                                 \
-	GG_WORK CUresult gg_hooks_work_##name(CUdevice dev)                             \
-	{                                                                             \
-		void *primary = NULL;                                                 \
+#define PRIMARY_TEARDOWN(name, reset)                                                  \
+	GG_WORK CUresult gg_hooks_work_##name(CUdevice dev)                            \
+	{                                                                              \
+		void *primary = NULL;                                                  \
 		FORWARD_TEARDOWN(name, (dev), primary = gg_redzone_device_ending(dev), \
-				 gg_redzone_device_ended(dev, primary, reset));       \
+				 gg_redzone_device_ended(dev, primary, reset));        \
 	}
 
 CTX_DESTROY(cuCtxDestroy_v2)
@@ -754,17 +759,20 @@ PRIMARY_TEARDOWN(cuDevicePrimaryCtxReset, true)
  * returned pointer that is a hooked driver export is swapped for our wrapper
  * of that same export. */
 
-#define SWAP_PROC() \
-	((rc == CUDA_SUCCESS && pfn && *pfn) ? (void)(*pfn = gg_hooks_swap_proc((void *)real_, symbol, *pfn)) : (void)0)
+#define SWAP_PROC()                                                               \
+	((rc == CUDA_SUCCESS && pfn && *pfn)                                      \
+		 ? (void)(*pfn = gg_hooks_swap_proc((void *)real_, symbol, *pfn)) \
+		 : (void)0)
 
 GG_WORK CUresult gg_hooks_work_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-				  cuuint64_t flags)
+						cuuint64_t flags)
 {
 	FORWARD(cuGetProcAddress, (symbol, pfn, cudaVersion, flags), SWAP_PROC());
 }
 
 GG_WORK CUresult gg_hooks_work_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-				     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+						   cuuint64_t flags,
+						   CUdriverProcAddressQueryResult *symbolStatus)
 {
 	FORWARD(cuGetProcAddress_v2, (symbol, pfn, cudaVersion, flags, symbolStatus), SWAP_PROC());
 }
@@ -776,19 +784,19 @@ GG_WORK CUresult gg_hooks_work_cuGetProcAddress_v2(const char *symbol, void **pf
  * 16), though gcc moves stack-passed arguments first. Otherwise, and until the
  * driver's function is known, the hook's work, also a tail call. */
 #ifndef GG_ASM_ENTRIES
-#define GG_HOOK(name, pfn, params, args)                                                \
-	CUresult gg_hook_##name params                                                  \
-	{                                                                               \
-		int mode_ = atomic_load_explicit(&gg_start_mode, memory_order_relaxed);  \
-		if (GG_UNLIKELY(mode_ == GG_MODE_DISABLED ||                             \
-				(mode_ == GG_MODE_ACTIVE &&                              \
-				 (gg_start_pass[GG_ID_##name] || gg_real_inside)))) {    \
+#define GG_HOOK(name, pfn, params, args)                                                  \
+	CUresult gg_hook_##name params                                                    \
+	{                                                                                 \
+		int mode_ = atomic_load_explicit(&gg_start_mode, memory_order_relaxed);   \
+		if (GG_UNLIKELY(mode_ == GG_MODE_DISABLED ||                              \
+				(mode_ == GG_MODE_ACTIVE &&                               \
+				 (gg_start_pass[GG_ID_##name] || gg_real_inside)))) {     \
 			pfn real_ = (pfn)atomic_load_explicit(&gg_real_fns[GG_ID_##name], \
-							     memory_order_acquire);    \
-			if (GG_LIKELY(real_ != NULL))                                    \
+							      memory_order_acquire);      \
+			if (GG_LIKELY(real_ != NULL))                                     \
 				return real_ args;                                        \
-		}                                                                       \
-		return gg_hooks_work_##name args;                                                \
+		}                                                                         \
+		return gg_hooks_work_##name args;                                         \
 	}
 #include "driver/hooks.def"
 #undef GG_HOOK
@@ -824,15 +832,15 @@ void *gg_hooks_swap_proc(void *gpa, const char *symbol, void *fn)
  * nothing can interpose. The unit tests' static copy exports nothing. On
  * x86-64, entry-x86_64.S exports them; the signatures are checked here. */
 #if defined(GG_EXPORT_HOOKS) && !defined(GG_ASM_ENTRIES)
-#define GG_HOOK(name, pfn, params, args)                                                      \
-	extern __typeof__(gg_hook_##name) gg_export_##name                                    \
-		__attribute__((alias("gg_hook_" #name), visibility("default")));             \
-	__asm__(".symver gg_export_" #name ", " #name "@GPUGUARD_HOOK");                      \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn),        \
+#define GG_HOOK(name, pfn, params, args)                                               \
+	extern __typeof__(gg_hook_##name) gg_export_##name                             \
+		__attribute__((alias("gg_hook_" #name), visibility("default")));       \
+	__asm__(".symver gg_export_" #name ", " #name "@GPUGUARD_HOOK");               \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn), \
 		       #name " does not have the signature of " #pfn);
 #else
-#define GG_HOOK(name, pfn, params, args)                                                      \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn),        \
+#define GG_HOOK(name, pfn, params, args)                                               \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&gg_hook_##name), pfn), \
 		       #name " does not have the signature of " #pfn);
 #endif
 #include "driver/hooks.def"

@@ -14,9 +14,24 @@
 
 #include "base/gg.h"
 
-enum opt_kind { OPT_BOOL, OPT_U64, OPT_VERBOSITY, OPT_PATH, OPT_STR, OPT_EXITCODE,
-		OPT_SIGNAL, OPT_REDZONE, OPT_BYTE, OPT_U64_SET, OPT_RANGE, OPT_BOUNDARY,
-		OPT_LOG, OPT_OUTPUT, OPT_DEPTH, OPT_SIZE };
+enum opt_kind {
+	OPT_BOOL,
+	OPT_U64,
+	OPT_VERBOSITY,
+	OPT_PATH,
+	OPT_STR,
+	OPT_EXITCODE,
+	OPT_SIGNAL,
+	OPT_REDZONE,
+	OPT_BYTE,
+	OPT_U64_SET,
+	OPT_RANGE,
+	OPT_BOUNDARY,
+	OPT_LOG,
+	OPT_OUTPUT,
+	OPT_DEPTH,
+	OPT_SIZE
+};
 
 #define F(field) offsetof(struct gg_config, field)
 
@@ -49,9 +64,8 @@ static const struct gg_option opts[] = {
 #undef GG_FIELD_SET
 #undef GG_RANGE_SET
 #undef GG_STRING
-#define SCALAR(field)                                                                       \
-	_Static_assert(F(field) + sizeof(((struct gg_config *)0)->field) <=                 \
-			       GG_CONFIG_STRINGS_START,                                      \
+#define SCALAR(field)                                                                                \
+	_Static_assert(F(field) + sizeof(((struct gg_config *)0)->field) <= GG_CONFIG_STRINGS_START, \
 		       #field " must come before the strings (config.h)");
 #define GG_FIELD(type, field) SCALAR(field)
 #define GG_FIELD_SET(type, field, set) SCALAR(field) SCALAR(set)
@@ -77,7 +91,7 @@ struct bad_value {
 _Static_assert(GG_ARRAY_SIZE(opts) <= GG_CONFIG_MAX_OPTIONS, "config.h: GG_CONFIG_MAX_OPTIONS");
 
 static struct {
-	struct gg_config cfg;           /* written by gg_config_load() only */
+	struct gg_config cfg; /* written by gg_config_load() only */
 	struct bad_value bad[GG_ARRAY_SIZE(opts)];
 	unsigned nbad;
 } config_state;
@@ -128,7 +142,8 @@ int gg_config_parse_u64(const char *s, uint64_t *out)
 			/* Too big; but a later byte that is no digit makes it -EINVAL, as before. */
 			while (*++s)
 				if (!((*s >= '0' && *s <= '9') ||
-				      (base == 16 && ((*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))))
+				      (base == 16 &&
+				       ((*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))))
 					return -EINVAL;
 			return -ERANGE;
 		}
@@ -359,7 +374,8 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev,
 				      "fraction allowed";
 				if (ev->nafter >= GG_ARRAY_SIZE(ev->after))
 					why = "more than 16 events of one kind";
-				else if ((ok = parse_seconds(arg_text + 1, &ev->after[ev->nafter])) == 0)
+				else if ((ok = parse_seconds(arg_text + 1, &ev->after[ev->nafter])) ==
+					 0)
 					used = &ev->nafter;
 			}
 			*arg_text = ':';
@@ -405,8 +421,7 @@ static int parse_output(const char *s, char *dst, const char **why)
 
 /* Parse @s for @o into @cfg; on failure @cfg is untouched, and *why may say
  * more than @o->accepts. */
-static int parse_one(const struct gg_option *o, const char *s, struct gg_config *cfg,
-		     const char **why)
+static int parse_one(const struct gg_option *o, const char *s, struct gg_config *cfg, const char **why)
 {
 	char *base = (char *)cfg;
 	void *field = base + o->off;
@@ -676,8 +691,9 @@ unsigned gg_config_problems(struct gg_config_problem *out, unsigned cap)
 	for (unsigned i = 0; i < config_state.nbad && n < cap; i++) {
 		const struct bad_value *b = &config_state.bad[i];
 
-		out[n++] = (struct gg_config_problem){ .name = b->o->name, .value = b->value,
-						       .why = b->why, .accepts = b->o->accepts };
+		out[n++] = (struct gg_config_problem){
+			.name = b->o->name, .value = b->value, .why = b->why, .accepts = b->o->accepts
+		};
 	}
 	return n;
 }

@@ -24,8 +24,8 @@
  * writes for each kernel ("__device_stub__Z6kernelPf"); the runtime's
  * internal functions, "libcudart_static_<sha1>" in CUDA 13 and the cudart::
  * namespace before it. A program's own names are never reserved ones. */
-#define GG_SKIP_SYMBOLS_DEFAULT                                                              \
-	"cuda[A-Z]*,_Z[0-9]cuda[A-Z]*,_Z[0-9][0-9]cuda[A-Z]*,*__cuda*,*__nv_*,"             \
+#define GG_SKIP_SYMBOLS_DEFAULT                                                 \
+	"cuda[A-Z]*,_Z[0-9]cuda[A-Z]*,_Z[0-9][0-9]cuda[A-Z]*,*__cuda*,*__nv_*," \
 	"*__device_stub_*,libcudart_static_*,_ZN6cudart*"
 
 /* The fields come from config.def, the scalars first in its order, then the
@@ -34,8 +34,12 @@
  * load_into). Units and ranges are config.def's ACCEPTS. */
 struct gg_config {
 #define GG_FIELD(type, field) type field;
-#define GG_FIELD_SET(type, field, set) bool set; type field;
-#define GG_RANGE_SET(type, lo, hi, set) bool set; type lo, hi; /* [lo, hi) */
+#define GG_FIELD_SET(type, field, set) \
+	bool set;                      \
+	type field;
+#define GG_RANGE_SET(type, lo, hi, set) \
+	bool set;                       \
+	type lo, hi; /* [lo, hi) */
 #define GG_STRING(field, cap)
 #define GG_OPTION(name, store, ...) store
 #include "options/config.def"
@@ -169,7 +173,7 @@ int gg_config_parse_boundary(const char *list, struct gg_boundary_events *ev,
  * or an abort, and the real-time signals the C library keeps for itself
  * (glibc: 32 and 33, below SIGRTMIN; sigaction refuses them). */
 #define GG_CONFIG_SIGNALS                                                                    \
-	"USR1, USR2 or a signal number from 1 to 64 other than 4 (ILL), 6 (ABRT), 7 (BUS), "      \
+	"USR1, USR2 or a signal number from 1 to 64 other than 4 (ILL), 6 (ABRT), 7 (BUS), " \
 	"8 (FPE), 9 (KILL), 11 (SEGV), 19 (STOP), 32 and 33 (the C library's own)"
 #define GG_CONFIG_SIZE_ACCEPTS "a number of bytes, or with a unit K, M, G or T (256M)"
 #define GG_CONFIG_BOUNDARY_ACCEPTS "launch:N, sync:N (N >= 1) or after:SECONDS, comma-separated"

@@ -41,7 +41,8 @@ void gg_adjacency_base(uint64_t ptr)
 		return;
 	gg_report_warn("the driver returned 0x%llx, not aligned to %u bytes as CUDA guarantees: "
 		       "bands are no longer extended to the next allocation, so underflows are not "
-		       "found", (unsigned long long)ptr, GG_ADJACENCY_ALIGN);
+		       "found",
+		       (unsigned long long)ptr, GG_ADJACENCY_ALIGN);
 }
 
 bool gg_adjacency_at_top(const struct gg_violation *v)

@@ -24,30 +24,46 @@
 #include "report/report.h"
 
 struct allocator {
-	const char *name;         /* as in the JSON's caching_allocators */
-	const char *shown;        /* as the WARN names it */
-	const char *objects[2];   /* path globs of the objects that hold it */
-	const char *env, *value;  /* the switch that makes it allocate per tensor; NULL: none */
-	const char *how;          /* what to do instead, when there is no switch */
+	const char *name;        /* as in the JSON's caching_allocators */
+	const char *shown;       /* as the WARN names it */
+	const char *objects[2];  /* path globs of the objects that hold it */
+	const char *env, *value; /* the switch that makes it allocate per tensor; NULL: none */
+	const char *how;         /* what to do instead, when there is no switch */
 };
 
 static const struct allocator known[] = {
-	{ "pytorch", "PyTorch", { "*/libc10_cuda.so*", "*/libtorch_cuda.so*" },
-	  "PYTORCH_NO_CUDA_MEMORY_CACHING", "1", NULL },
-	{ "jax", "JAX/XLA", { "*/xla_extension*.so*", "*/jaxlib/*.so*" },
-	  "XLA_PYTHON_CLIENT_ALLOCATOR", "platform", NULL },
-	{ "cupy", "CuPy", { "*/cupy/cuda/memory*.so*", NULL }, NULL, NULL,
+	{ "pytorch",
+	  "PyTorch",
+	  { "*/libc10_cuda.so*", "*/libtorch_cuda.so*" },
+	  "PYTORCH_NO_CUDA_MEMORY_CACHING",
+	  "1",
+	  NULL },
+	{ "jax",
+	  "JAX/XLA",
+	  { "*/xla_extension*.so*", "*/jaxlib/*.so*" },
+	  "XLA_PYTHON_CLIENT_ALLOCATOR",
+	  "platform",
+	  NULL },
+	{ "cupy",
+	  "CuPy",
+	  { "*/cupy/cuda/memory*.so*", NULL },
+	  NULL,
+	  NULL,
 	  "its memory pool is turned off only from the program: "
 	  "cupy.cuda.set_allocator(None) before the first allocation" },
-	{ "rmm", "RAPIDS RMM", { "*/librmm.so*", "*/rmm/_lib/*.so*" }, NULL, NULL,
+	{ "rmm",
+	  "RAPIDS RMM",
+	  { "*/librmm.so*", "*/rmm/_lib/*.so*" },
+	  NULL,
+	  NULL,
 	  "its pool is chosen only from the program: rmm.reinitialize(pool_allocator=False), "
 	  "or a cuda_memory_resource" },
 };
 
 static struct {
-	pthread_mutex_t lock;          /* guards @seen, and @adds' writes; taken with no other lock */
+	pthread_mutex_t lock;            /* guards @seen, and @adds' writes; taken with no other lock */
 	_Atomic unsigned long long adds; /* the dynamic linker's load count at the last look */
-	atomic_ulong skipped;          /* looks not made (base/loader.h); lock-free */
+	atomic_ulong skipped;            /* looks not made (base/loader.h); lock-free */
 	bool seen[GG_ARRAY_SIZE(known)];
 } caching_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -133,13 +149,15 @@ void gg_redzone_caching_check(void)
 		if (!warn[i])
 			continue;
 		if (a->env)
-			gg_report_warn("%s's caching allocator is loaded and %s is not %s: the red zones "
-				       "guard its segments, not its tensors (set %s=%s, or run under "
-				       "gpuguard --per-tensor)", a->shown, a->env, a->value, a->env,
-				       a->value);
+			gg_report_warn(
+				"%s's caching allocator is loaded and %s is not %s: the red zones "
+				"guard its segments, not its tensors (set %s=%s, or run under "
+				"gpuguard --per-tensor)",
+				a->shown, a->env, a->value, a->env, a->value);
 		else
 			gg_report_warn("%s's caching allocator is loaded: the red zones guard its "
-				       "segments, not its arrays; %s", a->shown, a->how);
+				       "segments, not its arrays; %s",
+				       a->shown, a->how);
 	}
 }
 

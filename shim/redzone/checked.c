@@ -73,8 +73,8 @@ static void check_below(const struct gg_zone *z, struct gg_launch_check *lc, con
 		return;
 	}
 	r = gg_redzone_check_zone(&below, gg_redzone_stream_of(below.ctx), "launch", true, &v);
-	(void)gg_registry_clear_flags(below.ptr, GG_ZONE_SCANNING |
-				      (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
+	(void)gg_registry_clear_flags(
+		below.ptr, GG_ZONE_SCANNING | (below.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
 	if (r > 0)
 		gg_redzone_report_found(&v, lc);
 }
@@ -128,8 +128,8 @@ void gg_checked_launch(const struct gg_redzone_launch *l, int slot, const uint64
 		r = gg_redzone_check_zone(&z, gg_redzone_stream_of(z.ctx), "launch", true, &v);
 		check_below(&z, &lc, done, ndone);
 		/* The copy's fill was seen done: so is the registry's zone. */
-		(void)gg_registry_clear_flags(z.ptr, GG_ZONE_SCANNING |
-					      (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
+		(void)gg_registry_clear_flags(
+			z.ptr, GG_ZONE_SCANNING | (z.flags & GG_ZONE_PENDING ? 0 : GG_ZONE_PENDING));
 		if (r >= 0) {
 			(void)gg_registry_clear_suspects(z.ptr, l->index);
 			gg_suspects_stale();

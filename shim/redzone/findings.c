@@ -36,7 +36,8 @@ static struct {
 		atomic_uint_fast64_t double_frees, invalid_frees; /* of @violations (frees.c) */
 		atomic_uint_fast64_t api_overruns;                /* of @violations (ranges.c) */
 		atomic_uint_fast64_t underflows;                  /* of @violations (adjacency.c) */
-		atomic_uint_fast64_t write_after_frees, dangling_launches; /* of @violations (quarantine) */
+		atomic_uint_fast64_t write_after_frees,
+			dangling_launches; /* of @violations (quarantine) */
 	} count;
 } findings_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -60,7 +61,8 @@ static void report_suspects(const struct gg_violation *v, struct gg_report_viola
 		unsigned k;
 
 		for (k = 0; k < GG_SUSPECTS && v->suspects[k] &&
-			    GG_SUSPECT_SLOT(v->suspects[k]) != GG_SUSPECT_SLOT(v->upper.suspects[i]); k++)
+			    GG_SUSPECT_SLOT(v->suspects[k]) != GG_SUSPECT_SLOT(v->upper.suspects[i]);
+		     k++)
 			;
 		if (k == GG_SUSPECTS || !v->suspects[k]) /* a kernel given both: listed once */
 			launch_of(v->upper.suspects[i], &all[n++]);
@@ -101,11 +103,23 @@ static void report_of(const struct gg_violation *v, struct gg_report_violation *
 
 	*out = (struct gg_report_violation){
 		.kind = v->kind < GG_ARRAY_SIZE(kinds) ? kinds[v->kind] : GG_KIND_OVERRUN,
-		.index = v->index, .user = v->user, .pad = v->pad, .slack = v->slack,
-		.first = v->first, .last = v->last, .changed = v->changed,
-		.first_value = v->first_value, .expected = v->expected,
-		.ptr = v->ptr, .detected_by = v->detected_by, .by_launch = v->by_launch,
-		.api = v->api, .address = v->address, .stack = &st->alloc, .param = v->param, .node = (uintptr_t)v->node,
+		.index = v->index,
+		.user = v->user,
+		.pad = v->pad,
+		.slack = v->slack,
+		.first = v->first,
+		.last = v->last,
+		.changed = v->changed,
+		.first_value = v->first_value,
+		.expected = v->expected,
+		.ptr = v->ptr,
+		.detected_by = v->detected_by,
+		.by_launch = v->by_launch,
+		.api = v->api,
+		.address = v->address,
+		.stack = &st->alloc,
+		.param = v->param,
+		.node = (uintptr_t)v->node,
 	};
 	gg_depot_report(v->site, &out->site, &st->alloc);
 	if (v->upper.ptr) {
@@ -147,9 +161,11 @@ void gg_findings_record(const struct gg_violation *found)
 	else if (v->kind == GG_VIOLATION_INVALID_FREE)
 		atomic_fetch_add_explicit(&findings_state.count.invalid_frees, 1, memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_WRITE_AFTER_FREE)
-		atomic_fetch_add_explicit(&findings_state.count.write_after_frees, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&findings_state.count.write_after_frees, 1,
+					  memory_order_relaxed);
 	else if (v->kind == GG_VIOLATION_DANGLING_LAUNCH)
-		atomic_fetch_add_explicit(&findings_state.count.dangling_launches, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&findings_state.count.dangling_launches, 1,
+					  memory_order_relaxed);
 	pthread_mutex_lock(&findings_state.lock);
 	if (findings_state.n < MAX_VIOLATIONS)
 		findings_state.kept[findings_state.n++] = *v;
@@ -195,9 +211,12 @@ uint64_t gg_findings_api_overrun(void)
 void gg_findings_stats(struct gg_report_redzone *out)
 {
 	out->violations = atomic_load_explicit(&findings_state.count.violations, memory_order_relaxed);
-	out->double_frees = atomic_load_explicit(&findings_state.count.double_frees, memory_order_relaxed);
-	out->invalid_frees = atomic_load_explicit(&findings_state.count.invalid_frees, memory_order_relaxed);
-	out->api_overruns = atomic_load_explicit(&findings_state.count.api_overruns, memory_order_relaxed);
+	out->double_frees = atomic_load_explicit(&findings_state.count.double_frees,
+						 memory_order_relaxed);
+	out->invalid_frees = atomic_load_explicit(&findings_state.count.invalid_frees,
+						  memory_order_relaxed);
+	out->api_overruns = atomic_load_explicit(&findings_state.count.api_overruns,
+						 memory_order_relaxed);
 	out->underflows = atomic_load_explicit(&findings_state.count.underflows, memory_order_relaxed);
 	out->write_after_frees = atomic_load(&findings_state.count.write_after_frees);
 	out->dangling_launches = atomic_load(&findings_state.count.dangling_launches);

@@ -86,8 +86,11 @@ void gg_frees_remember(const struct gg_zone *z, uint32_t free_stack)
 	struct shard *s = shard_of(z->ptr);
 
 	lock(s);
-	s->ring[s->next++ % RING] = (struct freed){ .ptr = z->ptr, .user = z->user, .index = z->index,
-						    .alloc_stack = z->site, .free_stack = free_stack };
+	s->ring[s->next++ % RING] = (struct freed){ .ptr = z->ptr,
+						    .user = z->user,
+						    .index = z->index,
+						    .alloc_stack = z->site,
+						    .free_stack = free_stack };
 	if (atomic_load_explicit(&s->count, memory_order_relaxed) < RING)
 		atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
 	unlock(s);
@@ -109,8 +112,9 @@ void gg_frees_forget(uint64_t ptr)
 void gg_frees_refused(const char *api, uint64_t ptr, uintptr_t caller, const void *frame)
 {
 	struct shard *s = shard_of(ptr);
-	struct gg_violation v = { .pad = gg_redzone_pad(), .detected_by = "free", .kernel = -1,
-				  .api = api, .address = ptr };
+	struct gg_violation v = {
+		.pad = gg_redzone_pad(), .detected_by = "free", .kernel = -1, .api = api, .address = ptr
+	};
 	struct freed *f;
 	struct gg_zone z;
 	uint64_t base;

@@ -19,12 +19,12 @@ struct leak {
 #define UNKNOWN_STACK UINT32_MAX
 
 static struct {
-	bool check;            /* written at set-up */
-	pthread_mutex_t lock;  /* guards what follows */
-	bool known;            /* gathered */
-	struct leak *v;        /* @n stacks, largest bytes first */
-	size_t n, cap;         /* @cap: the table's size while gathering */
-	bool oom;              /* some zones could not be counted (out of memory) */
+	bool check;           /* written at set-up */
+	pthread_mutex_t lock; /* guards what follows */
+	bool known;           /* gathered */
+	struct leak *v;       /* @n stacks, largest bytes first */
+	size_t n, cap;        /* @cap: the table's size while gathering */
+	bool oom;             /* some zones could not be counted (out of memory) */
 	uint64_t allocations, bytes;
 } leaks_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -135,9 +135,11 @@ void gg_leaks_figures(struct gg_report_leaks *out)
 {
 	pthread_mutex_lock(&leaks_state.lock);
 	*out = (struct gg_report_leaks){
-		.known = leaks_state.known, .check = leaks_state.check,
+		.known = leaks_state.known,
+		.check = leaks_state.check,
 		.stacks = leaks_state.known ? leaks_state.n : 0,
-		.allocations = leaks_state.allocations, .bytes = leaks_state.bytes,
+		.allocations = leaks_state.allocations,
+		.bytes = leaks_state.bytes,
 		.each = each,
 	};
 	pthread_mutex_unlock(&leaks_state.lock);

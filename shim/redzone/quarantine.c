@@ -40,17 +40,17 @@ static struct {
 	uint64_t size;
 	uint8_t fill;
 
-	pthread_mutex_t lock;              /* guards the ring and @bytes */
-	struct gg_quarantine_entry *ring;  /* @cap entries, @n of them from @head on */
+	pthread_mutex_t lock;             /* guards the ring and @bytes */
+	struct gg_quarantine_entry *ring; /* @cap entries, @n of them from @head on */
 	size_t cap, head, n;
-	uint64_t bytes;                    /* held back: the sum of the entries' @held */
-	uint64_t user;                     /* the sum of their @user */
+	uint64_t bytes; /* held back: the sum of the entries' @held */
+	uint64_t user;  /* the sum of their @user */
 
 	/* Lock-free counters, which a forked child starts from 0 (GG_ZERO_COUNTERS
 	 * in gg_quarantine_atfork_child: every member here is one). */
 	struct {
-		atomic_uint_fast64_t entered, released, checked_bytes, unchecked_bytes,
-			oom_releases, release_failures;
+		atomic_uint_fast64_t entered, released, checked_bytes, unchecked_bytes, oom_releases,
+			release_failures;
 	} count;
 } quarantine_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -181,10 +181,21 @@ static void check_fill(const struct gg_quarantine_entry *e, const struct gg_zone
 	if (!c.changed)
 		return;
 	struct gg_violation v = {
-		.kind = GG_VIOLATION_WRITE_AFTER_FREE, .index = z->index, .user = z->user,
-		.pad = gg_redzone_pad(), .first = c.first, .last = c.last, .changed = c.changed,
-		.first_value = c.first_value, .expected = e->fill, .ptr = e->ptr, .site = z->site,
-		.detected_by = why, .kernel = -1, .api = e->api, .address = e->ptr,
+		.kind = GG_VIOLATION_WRITE_AFTER_FREE,
+		.index = z->index,
+		.user = z->user,
+		.pad = gg_redzone_pad(),
+		.first = c.first,
+		.last = c.last,
+		.changed = c.changed,
+		.first_value = c.first_value,
+		.expected = e->fill,
+		.ptr = e->ptr,
+		.site = z->site,
+		.detected_by = why,
+		.kernel = -1,
+		.api = e->api,
+		.address = e->ptr,
 		.free_stack = e->free_stack,
 		.suspects = { z->suspects[0], z->suspects[1], z->suspects[2], z->suspects[3] },
 	};

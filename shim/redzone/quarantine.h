@@ -60,12 +60,12 @@ int gg_quarantine_find(uint64_t ptr, struct gg_quarantine_entry *out);
 
 /* The quarantine's figures. */
 struct gg_quarantine_stats {
-	uint64_t held, held_bytes;     /* now: allocations, and their bytes with their bands */
-	uint64_t held_user;            /* now: their user bytes */
-	uint64_t entered, released;    /* allocations so far */
+	uint64_t held, held_bytes;  /* now: allocations, and their bytes with their bands */
+	uint64_t held_user;         /* now: their user bytes */
+	uint64_t entered, released; /* allocations so far */
 	uint64_t checked_bytes, unchecked_bytes; /* of released fills: read, and not read */
-	uint64_t oom_releases;         /* allocations released so that a request could be retried */
-	uint64_t release_failures;     /* releases the driver refused (the memory is lost to it) */
+	uint64_t oom_releases;     /* allocations released so that a request could be retried */
+	uint64_t release_failures; /* releases the driver refused (the memory is lost to it) */
 };
 void gg_quarantine_stats(struct gg_quarantine_stats *out);
 

@@ -34,7 +34,7 @@ struct finding {
 };
 
 static struct {
-	pthread_mutex_t lock;                  /* leaf: guards @kept, @nkept */
+	pthread_mutex_t lock; /* leaf: guards @kept, @nkept */
 	struct finding kept[MAX_FINDINGS];
 	unsigned nkept;
 } ranges_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -49,16 +49,21 @@ static void report_of(const struct finding *f, struct gg_report_api_overrun *out
 		      struct gg_report_stack *stack)
 {
 	*out = (struct gg_report_api_overrun){
-		.api = f->api, .side = f->side, .result = f->result,
-		.address = f->address, .bytes = f->bytes,
-		.index = f->index, .user = f->user, .ptr = f->ptr, .stack = stack,
+		.api = f->api,
+		.side = f->side,
+		.result = f->result,
+		.address = f->address,
+		.bytes = f->bytes,
+		.index = f->index,
+		.user = f->user,
+		.ptr = f->ptr,
+		.stack = stack,
 	};
 	gg_depot_report(f->stack, &out->site, stack);
 	gg_callsite_report_id(f->call_site, &out->call_site);
 }
 
-bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t caller,
-		       const char *result)
+bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t caller, const char *result)
 {
 	struct gg_report_api_overrun o;
 	struct gg_report_stack stack;
@@ -74,10 +79,16 @@ bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t call
 		return true;
 	gg_callsite_find_from(caller, &cs);
 	f = (struct finding){
-		.api = api, .side = r->side, .result = result,
-		.address = r->ptr, .bytes = r->bytes,
-		.index = z.index, .user = z.user, .ptr = z.ptr,
-		.stack = z.site, .call_site = gg_callsite_intern(&cs),
+		.api = api,
+		.side = r->side,
+		.result = result,
+		.address = r->ptr,
+		.bytes = r->bytes,
+		.index = z.index,
+		.user = z.user,
+		.ptr = z.ptr,
+		.stack = z.site,
+		.call_site = gg_callsite_intern(&cs),
 	};
 	pthread_mutex_lock(&ranges_state.lock);
 	if (ranges_state.nkept < MAX_FINDINGS)

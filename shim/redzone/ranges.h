@@ -29,8 +29,7 @@ bool gg_ranges_on(void);
  * it starts in (or starts in none). False when it starts in a band or runs
  * into one: the finding is then recorded, counted with the violations and
  * reported as refused with @result, and GPUGUARD_HALT_ON_ERROR aborts here. */
-bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t caller,
-		       const char *result);
+bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t caller, const char *result);
 
 /* The findings kept for the reports (the first 256; all are counted), each
  * handed to @fn with no lock held. */

@@ -54,21 +54,21 @@
 #include "report/report.h"
 #include "base/fatal.h"
 
-#define MAX_CTX 1024        /* live contexts at once; u16 ids in zones */
-#define MAX_PENDING 4096    /* stream-ordered fills not yet seen done */
-#define CHUNK 4096          /* bytes of a band read at a time */
+#define MAX_CTX 1024     /* live contexts at once; u16 ids in zones */
+#define MAX_PENDING 4096 /* stream-ordered fills not yet seen done */
+#define CHUNK 4096       /* bytes of a band read at a time */
 
 struct ctx_slot {
 	_Atomic(void *) ctx;    /* set under the lock */
 	_Atomic(void *) stream; /* the private stream; created under the lock, read lock-free */
 	int dev;                /* set under the lock with @ctx */
 	atomic_bool alive;
-	atomic_uint zones;      /* zones recorded in this slot; a dead slot is reused at 0 */
+	atomic_uint zones; /* zones recorded in this slot; a dead slot is reused at 0 */
 };
 
 struct pending {
-	uint64_t ptr;  /* the zone whose fill was queued on the application's stream */
-	void *event;   /* recorded after that fill */
+	uint64_t ptr; /* the zone whose fill was queued on the application's stream */
+	void *event;  /* recorded after that fill */
 	uint16_t ctx;
 };
 
@@ -83,7 +83,7 @@ static struct {
 	 * in gg_redzone_atfork_child: every member here is one). */
 	struct {
 		atomic_uint_fast64_t next_index, failed, padded, fallbacks;
-		atomic_uint_fast64_t scans, checked, unchecked; /* violations: findings.c */
+		atomic_uint_fast64_t scans, checked, unchecked;         /* violations: findings.c */
 		atomic_uint_fast64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
 		/* What was guarded and what was not (docs/how-it-works.md, "Red zones": coverage). */
 		atomic_uint_fast64_t allocations, guarded, guarded_bytes, unguarded_bytes, vmm_bytes;
@@ -93,24 +93,23 @@ static struct {
 	 * so a launch's number that is no zone's address costs two compares; and
 	 * the frees so far, which make the threads' range caches stale. */
 	atomic_uint_fast64_t lowest, highest, frees;
-	pthread_once_t resolve_once;  /* finds the driver functions the bands need */
-	bool resolved;                /* written once under @resolve_once: all were found */
+	pthread_once_t resolve_once; /* finds the driver functions the bands need */
+	bool resolved;               /* written once under @resolve_once: all were found */
 
-	pthread_mutex_t lock;  /* guards slot creation and reuse */
+	pthread_mutex_t lock; /* guards slot creation and reuse */
 	struct ctx_slot ctx[MAX_CTX];
-	atomic_uint nctx;      /* slots ever used; read lock-free */
+	atomic_uint nctx; /* slots ever used; read lock-free */
 
 	pthread_mutex_t pending_lock; /* leaf: guards @pending, @npending (written) */
 	struct pending pending[MAX_PENDING];
 	_Atomic unsigned npending; /* also read lock-free: 0, nothing to take */
 
-
 	/* One batched scan at a time: a batch clears the SCANNING flags it set,
 	 * which would let a free go ahead under another batch's read. */
 	pthread_mutex_t scan_lock;
-	pthread_mutex_t batch_lock;   /* leaf: guards @batch_active; @batch_done waits on it */
+	pthread_mutex_t batch_lock; /* leaf: guards @batch_active; @batch_done waits on it */
 	pthread_cond_t batch_done;
-	bool batch_active;            /* zones flagged SCANNING are being read */
+	bool batch_active; /* zones flagged SCANNING are being read */
 } redzone_state = {
 	.resolve_once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -134,9 +133,11 @@ void gg_redzone_configure(const struct gg_config *cfg)
 	redzone_state.halt = cfg->halt_on_error;
 	redzone_state.check_launches = cfg->check_launches;
 	gg_suspects_configure(cfg->redzone, cfg->check_launches);
-	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){
-		.following = cfg->redzone != 0, .checking = cfg->redzone && cfg->check_launches,
-		.generation = gg_suspects_generation(), .epoch = gg_kernels_epoch_counter() };
+	gg_redzone_replay_hot = (struct gg_redzone_replay_hot){ .following = cfg->redzone != 0,
+								.checking = cfg->redzone &&
+									    cfg->check_launches,
+								.generation = gg_suspects_generation(),
+								.epoch = gg_kernels_epoch_counter() };
 	gg_leaks_configure(cfg->leak_check);
 	/* The quarantine holds guarded allocations: none without red zones. */
 	gg_quarantine_configure(cfg->redzone ? cfg->quarantine : 0, cfg->free_fill);
@@ -188,7 +189,7 @@ static uint8_t expected_byte(uint64_t index)
 	if (!redzone_state.poison_set)
 		return redzone_state.fill;
 	return index >= redzone_state.poison_lo && index < redzone_state.poison_hi ? redzone_state.fill
-										  : 0x00;
+										   : 0x00;
 }
 
 uint64_t gg_redzone_band_length(uint64_t user, uint8_t flags)
@@ -270,9 +271,10 @@ size_t gg_redzone_request(uint64_t index, size_t bytes, void *stream, bool async
 	t->reason = GG_REASON_off;
 	if (!pad)
 		return 0;
-	t->reason = !bytes ? GG_REASON_zero_size
+	t->reason = !bytes                          ? GG_REASON_zero_size
 		    : index < redzone_state.min_idx ? GG_REASON_min_idx
-		    : bytes > SIZE_MAX - pad ? GG_REASON_overflow : GG_REASON_COUNT;
+		    : bytes > SIZE_MAX - pad        ? GG_REASON_overflow
+						    : GG_REASON_COUNT;
 	if (t->reason != GG_REASON_COUNT)
 		return 0;
 	/* A zone that cannot be recorded gets no band. */
@@ -302,8 +304,9 @@ static void pending_add(uint64_t ptr, void *event, uint16_t ctx)
 {
 	pthread_mutex_lock(&redzone_state.pending_lock);
 	if (redzone_state.npending < MAX_PENDING)
-		redzone_state.pending[redzone_state.npending++] =
-			(struct pending){ .ptr = ptr, .event = event, .ctx = ctx };
+		redzone_state.pending[redzone_state.npending++] = (struct pending){ .ptr = ptr,
+										    .event = event,
+										    .ctx = ctx };
 	else
 		event = NULL; /* full: the zone stays pending, checked never */
 	pthread_mutex_unlock(&redzone_state.pending_lock);
@@ -378,8 +381,7 @@ static void note_bounds(uint64_t lo, uint64_t hi)
 {
 	uint64_t cur = atomic_load_explicit(&redzone_state.lowest, memory_order_relaxed);
 
-	while ((!cur || lo < cur) &&
-	       !atomic_compare_exchange_weak(&redzone_state.lowest, &cur, lo))
+	while ((!cur || lo < cur) && !atomic_compare_exchange_weak(&redzone_state.lowest, &cur, lo))
 		;
 	cur = atomic_load_explicit(&redzone_state.highest, memory_order_relaxed);
 	while (hi > cur && !atomic_compare_exchange_weak(&redzone_state.highest, &cur, hi))
@@ -492,11 +494,19 @@ static struct gg_violation violation_of(const struct gg_zone *z, const struct gg
 					const char *by)
 {
 	return (struct gg_violation){
-		.index = z->index, .user = z->user, .pad = redzone_state.pad,
+		.index = z->index,
+		.user = z->user,
+		.pad = redzone_state.pad,
 		.slack = gg_redzone_band_length(z->user, z->flags) - redzone_state.pad,
-		.first = c->first, .last = c->last, .changed = c->changed,
-		.first_value = c->first_value, .expected = z->expected,
-		.ptr = z->ptr, .site = z->site, .detected_by = by, .kernel = -1,
+		.first = c->first,
+		.last = c->last,
+		.changed = c->changed,
+		.first_value = c->first_value,
+		.expected = z->expected,
+		.ptr = z->ptr,
+		.site = z->site,
+		.detected_by = by,
+		.kernel = -1,
 		.suspects = { z->suspects[0], z->suspects[1], z->suspects[2], z->suspects[3] },
 	};
 }
@@ -523,13 +533,14 @@ void gg_redzone_refill(uint16_t ctx, uint64_t band, uint8_t expected, uint64_t l
 
 static void fill_again(const struct gg_zone *z)
 {
-	gg_redzone_refill(z->ctx, z->ptr + z->user, z->expected, gg_redzone_band_length(z->user, z->flags));
+	gg_redzone_refill(z->ctx, z->ptr + z->user, z->expected,
+			  gg_redzone_band_length(z->user, z->flags));
 }
 
 /* Check the band of @z, read through @stream: 1 and *v set on a violation,
  * 0 when clean, -1 when it could not be read (counted unchecked, never clean). */
 int gg_redzone_check_zone(struct gg_zone *z, void *stream, const char *by, bool refill,
-			   struct gg_violation *v)
+			  struct gg_violation *v)
 {
 	struct ctx_slot *s = &redzone_state.ctx[z->ctx];
 	struct gg_band_check c;
@@ -593,10 +604,15 @@ static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
 {
 	struct ctx_slot *s = &redzone_state.ctx[t->zone.ctx];
 	struct gg_quarantine_entry e = {
-		.ptr = t->zone.ptr, .user = t->zone.user, .held = t->zone.user + redzone_state.pad,
-		.ctx = atomic_load(&s->ctx), .read_stream = atomic_load(&s->stream),
-		.stream = async ? stream : NULL, .ctx_slot = t->zone.ctx,
-		.fill = gg_quarantine_fill(), .api = async ? "cuMemFreeAsync" : "cuMemFree_v2",
+		.ptr = t->zone.ptr,
+		.user = t->zone.user,
+		.held = t->zone.user + redzone_state.pad,
+		.ctx = atomic_load(&s->ctx),
+		.read_stream = atomic_load(&s->stream),
+		.stream = async ? stream : NULL,
+		.ctx_slot = t->zone.ctx,
+		.fill = gg_quarantine_fill(),
+		.api = async ? "cuMemFreeAsync" : "cuMemFree_v2",
 	};
 	struct gg_zone z = t->zone;
 	bool capturing = false;
@@ -604,8 +620,8 @@ static void quarantine(void *stream, bool async, struct gg_redzone_free *t)
 
 	/* Freed from another context than its own: freed as without a
 	 * quarantine (its fill would run in the wrong context). */
-	if ((z.flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) ||
-	    gg_device_context(&current) || current != e.ctx)
+	if ((z.flags & GG_ZONE_UNFILLED) || !atomic_load(&s->alive) || gg_device_context(&current) ||
+	    current != e.ctx)
 		return;
 	if (async) {
 		if (gg_device_capturing(stream, &capturing) || capturing ||
@@ -695,9 +711,16 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 	if (t->twice) {
 		struct gg_quarantine_entry e;
 		struct gg_violation v = {
-			.kind = GG_VIOLATION_DOUBLE_FREE, .index = t->zone.index, .user = t->zone.user,
-			.pad = redzone_state.pad, .ptr = ptr, .site = t->zone.site,
-			.detected_by = "free", .kernel = -1, .api = api, .address = ptr,
+			.kind = GG_VIOLATION_DOUBLE_FREE,
+			.index = t->zone.index,
+			.user = t->zone.user,
+			.pad = redzone_state.pad,
+			.ptr = ptr,
+			.site = t->zone.site,
+			.detected_by = "free",
+			.kernel = -1,
+			.api = api,
+			.address = ptr,
 			.free_stack = gg_depot_capture(t->caller, t->frame),
 		};
 
@@ -918,7 +941,6 @@ void gg_redzone_device_ended(int dev, void *primary, bool reset)
 		return;
 	gg_redzone_context_ended(primary); /* its kernels' handles too */
 }
-
 
 /* A checked launch's reads, like a batched scan's: one at a time, and a free
  * of a zone flagged SCANNING waits until it is done. */

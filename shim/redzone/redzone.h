@@ -22,8 +22,8 @@ uint64_t gg_redzone_next_index(void);
 struct gg_redzone_ticket {
 	int ctx;                      /* the context's slot; -1: no band */
 	enum gg_report_reason reason; /* why no band; GG_REASON_COUNT: none, it has one */
-	uintptr_t caller; /* the hooked call's return address, when known; else 0 */
-	const void *frame; /* the hook's frame, which returns to @caller; NULL: unknown */
+	uintptr_t caller;             /* the hooked call's return address, when known; else 0 */
+	const void *frame;            /* the hook's frame, which returns to @caller; NULL: unknown */
 };
 
 /* Band bytes to add to an allocation of @bytes with @index (0: none), on
@@ -62,7 +62,7 @@ struct gg_redzone_free {
 	 * answered as the driver answers a pointer freed before; @no_context:
 	 * with no context current). */
 	bool quarantined, twice, no_context;
-	uintptr_t caller;  /* as a ticket's: the free's own stack (callsite/depot.h) */
+	uintptr_t caller; /* as a ticket's: the free's own stack (callsite/depot.h) */
 	const void *frame;
 };
 
@@ -158,16 +158,16 @@ uint64_t gg_redzone_replay_index(uint64_t launch);
 
 /* A violation as kept: its sites interned (described when reported). */
 struct gg_violation {
-	uint8_t kind;            /* GG_VIOLATION_* */
+	uint8_t kind; /* GG_VIOLATION_* */
 	uint64_t index, user, pad;
-	uint64_t slack;          /* the band's bytes past @pad, up to the driver's alignment */
+	uint64_t slack;                /* the band's bytes past @pad, up to the driver's alignment */
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
-	bool by_launch;          /* found right after launch @launch of kernel @kernel */
+	bool by_launch; /* found right after launch @launch of kernel @kernel */
 	uint64_t ptr;
-	uint32_t site;           /* the allocation's stack (callsite/depot.h) */
-	uint32_t launch_site;    /* when @by_launch: where it was launched */
-	int kernel;              /* its slot (handles/kernels.h) */
+	uint32_t site;        /* the allocation's stack (callsite/depot.h) */
+	uint32_t launch_site; /* when @by_launch: where it was launched */
+	int kernel;           /* its slot (handles/kernels.h) */
 	uint64_t launch;
 	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
 	uint64_t suspects[GG_SUSPECTS];
@@ -183,12 +183,18 @@ struct gg_violation {
 		uint32_t site;
 		uint64_t suspects[GG_SUSPECTS];
 	} upper;
-	int param; /* a dangling launch's parameter (its index) */
+	int param;        /* a dangling launch's parameter (its index) */
 	const void *node; /* a dangling launch's graph kernel node (replays.c), or NULL */
 };
 
-enum { GG_VIOLATION_OVERRUN, GG_VIOLATION_DOUBLE_FREE, GG_VIOLATION_INVALID_FREE,
-       GG_VIOLATION_UNDERFLOW, GG_VIOLATION_WRITE_AFTER_FREE, GG_VIOLATION_DANGLING_LAUNCH };
+enum {
+	GG_VIOLATION_OVERRUN,
+	GG_VIOLATION_DOUBLE_FREE,
+	GG_VIOLATION_INVALID_FREE,
+	GG_VIOLATION_UNDERFLOW,
+	GG_VIOLATION_WRITE_AFTER_FREE,
+	GG_VIOLATION_DANGLING_LAUNCH
+};
 
 /* A check that could not be made, counted with @why (quarantine.c). */
 void gg_redzone_unchecked(enum gg_report_unchecked why);

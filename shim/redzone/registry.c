@@ -36,16 +36,16 @@ struct shard {
 	uint32_t cap, used;    /* allocated slots, slots ever used (high-water mark) */
 	uint32_t free_head;    /* first free slot below @used, FREE_END if none */
 	uint32_t live;
-	uint32_t *table;       /* dense index + 1; 0 is empty; power-of-two size */
+	uint32_t *table; /* dense index + 1; 0 is empty; power-of-two size */
 	uint32_t table_cap;
 	uint64_t user_bytes;
-	bool tight;            /* the last grow ahead failed */
+	bool tight; /* the last grow ahead failed */
 } __attribute__((aligned(64)));
 
 static struct {
-	pthread_once_t once;       /* gives every shard its first arrays */
-	atomic_bool ready;         /* set (release) once @once has run */
-	atomic_int tight_shards;   /* shards that could not grow ahead */
+	pthread_once_t once;     /* gives every shard its first arrays */
+	atomic_bool ready;       /* set (release) once @once has run */
+	atomic_int tight_shards; /* shards that could not grow ahead */
 	struct shard shard[SHARDS];
 } registry_state = { .once = PTHREAD_ONCE_INIT };
 
@@ -157,7 +157,8 @@ static int64_t slot_of(const struct shard *s, uint64_t ptr)
 {
 	if (!s->table_cap)
 		return -1;
-	for (uint32_t j = (uint32_t)hash_ptr(ptr) & (s->table_cap - 1);; j = (j + 1) & (s->table_cap - 1)) {
+	for (uint32_t j = (uint32_t)hash_ptr(ptr) & (s->table_cap - 1);;
+	     j = (j + 1) & (s->table_cap - 1)) {
 		uint32_t e = s->table[j];
 
 		if (!e)
@@ -190,7 +191,8 @@ int gg_registry_insert(const struct gg_zone *z)
 		idx = s->used++;
 	}
 	s->zones[idx] = *z;
-	for (j = (uint32_t)hash_ptr(z->ptr) & (s->table_cap - 1); s->table[j]; j = (j + 1) & (s->table_cap - 1))
+	for (j = (uint32_t)hash_ptr(z->ptr) & (s->table_cap - 1); s->table[j];
+	     j = (j + 1) & (s->table_cap - 1))
 		;
 	s->table[j] = idx + 1;
 	s->live++;
@@ -280,7 +282,7 @@ static int on_zone(uint64_t ptr, void (*fn)(struct gg_zone *z, void *arg), void 
 
 static void clear_flags(struct gg_zone *z, void *arg)
 {
-	z->flags &= (uint8_t)~*(const uint8_t *)arg;
+	z->flags &= (uint8_t) ~*(const uint8_t *)arg;
 }
 
 int gg_registry_clear_flags(uint64_t ptr, uint8_t flags)
@@ -379,8 +381,7 @@ int gg_registry_hold(uint64_t ptr, struct gg_zone *out)
 	return on_zone(ptr, hold_zone, out);
 }
 
-void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
-			 void *ctx)
+void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx), void *ctx)
 {
 	if (!in_use())
 		return;
@@ -440,7 +441,7 @@ void gg_registry_foreach_run(void (*fn)(void *ctx, struct gg_zone *zones, size_t
 /* A free slot's flags are nobody's: cleared with the rest. */
 static void clear_run(void *ctx, struct gg_zone *zones, size_t n)
 {
-	uint8_t keep = (uint8_t)~*(const uint8_t *)ctx;
+	uint8_t keep = (uint8_t) ~*(const uint8_t *)ctx;
 
 	for (size_t i = 0; i < n; i++)
 		zones[i].flags &= keep;
@@ -473,13 +474,14 @@ size_t gg_registry_footprint(void)
 	/* Before first use, what first use gives every shard: the figure does
 	 * not depend on whether anything asked for the arrays yet. */
 	if (!in_use())
-		return bytes + SHARDS * (FIRST_ZONES * sizeof(struct gg_zone) +
-					 FIRST_TABLE * sizeof(uint32_t));
+		return bytes +
+		       SHARDS * (FIRST_ZONES * sizeof(struct gg_zone) + FIRST_TABLE * sizeof(uint32_t));
 	for (int k = 0; k < SHARDS; k++) {
 		struct shard *s = &registry_state.shard[k];
 
 		pthread_mutex_lock(&s->lock);
-		bytes += (size_t)s->cap * sizeof(struct gg_zone) + (size_t)s->table_cap * sizeof(uint32_t);
+		bytes += (size_t)s->cap * sizeof(struct gg_zone) +
+			 (size_t)s->table_cap * sizeof(uint32_t);
 		pthread_mutex_unlock(&s->lock);
 	}
 	return bytes;

@@ -13,22 +13,22 @@
  * launch's index in the rest; 0 is none. */
 #define GG_SUSPECT_LAUNCH_MASK ((UINT64_C(1) << 48) - 1)
 #define GG_SUSPECT(slot, launch) \
-	(((uint64_t)((slot) + 1) << 48) | ((uint64_t)(launch) & GG_SUSPECT_LAUNCH_MASK))
+	(((uint64_t)((slot) + 1) << 48) | ((uint64_t)(launch)&GG_SUSPECT_LAUNCH_MASK))
 #define GG_SUSPECT_SLOT(s) ((int)((s) >> 48) - 1)
-#define GG_SUSPECT_LAUNCH(s) ((s) & GG_SUSPECT_LAUNCH_MASK)
+#define GG_SUSPECT_LAUNCH(s) ((s)&GG_SUSPECT_LAUNCH_MASK)
 
 /* One padded allocation: 64 bytes. Its band's length is not kept: every
  * band is the configured red zone's (redzone.c), with GG_ZONE_ROUNDED the
  * slack up to the driver's alignment after it (adjacency.c), and a 4-byte
  * field would make the zone 72 bytes with alignment. */
 struct gg_zone {
-	uint64_t ptr;      /* what the application got */
-	uint64_t user;     /* bytes it asked for; the band starts at ptr + user */
-	uint64_t index;    /* allocation index */
-	uint32_t site;     /* its allocation stack's id (callsite/depot.c) */
-	uint16_t ctx;      /* the context's slot in the redzone module's table */
-	uint8_t expected;  /* the byte the band must hold */
-	uint8_t flags;     /* GG_ZONE_* */
+	uint64_t ptr;     /* what the application got */
+	uint64_t user;    /* bytes it asked for; the band starts at ptr + user */
+	uint64_t index;   /* allocation index */
+	uint32_t site;    /* its allocation stack's id (callsite/depot.c) */
+	uint16_t ctx;     /* the context's slot in the redzone module's table */
+	uint8_t expected; /* the byte the band must hold */
+	uint8_t flags;    /* GG_ZONE_* */
 	/* The latest kernels launched with its address since its band was last
 	 * seen clean, newest first, one entry per kernel. */
 	uint64_t suspects[GG_SUSPECTS];
@@ -86,8 +86,7 @@ int gg_registry_find(uint64_t ptr, struct gg_zone *out);
  * @after (when not NULL), for what must not run under a registry lock
  * (reports, dladdr). @fn may update the zone, or ask for its removal by
  * returning true. */
-void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx),
-			 void *ctx);
+void gg_registry_foreach(bool (*fn)(void *ctx, struct gg_zone *z), void (*after)(void *ctx), void *ctx);
 
 /* Call @fn for runs of zones, up to a few dozen at a time, each run under
  * its shard's lock: in a run, a free slot has ptr 0. @fn may update the

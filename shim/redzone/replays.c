@@ -49,14 +49,19 @@ static void retire(const struct gg_graph *g, unsigned n)
 static void give_all(struct gg_graph *g, uint64_t first, void *stream)
 {
 	for (unsigned k = 0; k < g->nkernels; k++)
-		gg_redzone_launched(&(struct gg_redzone_launch){
-			.fn = g->k[k].fn, .params = g->k[k].params, .stream = stream,
-			.index = first + k, .unforwarded = true, .node = g->k[k].node });
+		gg_redzone_launched(&(struct gg_redzone_launch){ .fn = g->k[k].fn,
+								 .params = g->k[k].params,
+								 .stream = stream,
+								 .index = first + k,
+								 .unforwarded = true,
+								 .node = g->k[k].node });
 }
 
 static const atomic_uint_fast64_t zero;
 struct gg_redzone_replay_hot gg_redzone_replay_hot = { /* redzone.c sets it */
-	.generation = &zero, .epoch = &zero };
+						       .generation = &zero,
+						       .epoch = &zero
+};
 
 /* @g's memo holds, as of @key, or nothing is to be given: say so at
  * @g->unchanged_at (replays.h), where a replay with nothing else to do
@@ -111,16 +116,17 @@ void gg_redzone_replayed(struct gg_graph *g, uint64_t first, void *stream)
 	if (!gg_redzone_replay_hot.checking)
 		return;
 	for (unsigned k = 0; k < g->nkernels; k++)
-		gg_redzone_launch_check(&(struct gg_redzone_launch){
-			.fn = g->k[k].fn, .params = g->k[k].params, .stream = stream,
-			.index = first + k });
+		gg_redzone_launch_check(&(struct gg_redzone_launch){ .fn = g->k[k].fn,
+								     .params = g->k[k].params,
+								     .stream = stream,
+								     .index = first + k });
 }
 
 /* @launch as launch @k of a memo [first, first + n) stands for launch k of last. */
 static uint64_t mapped(uint64_t launch, uint64_t first, uint64_t last, uint64_t n)
 {
 	return first && launch >= first && launch - first < n && last > first ? last + (launch - first)
-									       : launch;
+									      : launch;
 }
 
 uint64_t gg_redzone_replay_index(uint64_t launch)
@@ -138,7 +144,8 @@ uint64_t gg_redzone_replay_index(uint64_t launch)
 	}
 	for (unsigned i = 0; i < RETIRED; i++) {
 		uint64_t m = mapped(launch, atomic_load(&replays_state.first[i]),
-				    atomic_load(&replays_state.last[i]), atomic_load(&replays_state.n[i]));
+				    atomic_load(&replays_state.last[i]),
+				    atomic_load(&replays_state.n[i]));
 
 		best = m > best ? m : best;
 	}

@@ -14,8 +14,8 @@
 /* Set when the red zones are configured, read-only after (the counters they
  * point to change); before, both point to a zero. */
 struct gg_redzone_replay_hot {
-	bool following; /* red zones on: launches name their suspects */
-	bool checking;  /* and GPUGUARD_CHECK_LAUNCHES: replays are checked */
+	bool following;                         /* red zones on: launches name their suspects */
+	bool checking;                          /* and GPUGUARD_CHECK_LAUNCHES: replays are checked */
 	const atomic_uint_fast64_t *generation; /* redzone.c's: a band given, a list cleared */
 	const atomic_uint_fast64_t *epoch;      /* the kernels' (handles/kernels.h) */
 };
@@ -39,8 +39,7 @@ static inline uint64_t gg_redzone_replay_key(void)
  * store's release: the memo's @first is then visible. */
 static inline bool gg_redzone_replay_unchanged(struct gg_graph *g)
 {
-	return atomic_load_explicit(&g->unchanged_at, memory_order_acquire) ==
-	       gg_redzone_replay_key();
+	return atomic_load_explicit(&g->unchanged_at, memory_order_acquire) == gg_redzone_replay_key();
 }
 
 /* Replay @first of @g, found unchanged: the memo's latest. A relaxed store

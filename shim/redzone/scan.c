@@ -25,8 +25,8 @@
 
 static struct {
 	/* The last full scan that read anything (lock-free). */
-	atomic_bool batched;          /* it read its bands in batches */
-	atomic_uint_fast64_t calls;   /* the driver calls of its reads */
+	atomic_bool batched;        /* it read its bands in batches */
+	atomic_uint_fast64_t calls; /* the driver calls of its reads */
 } scan_state;
 
 /* A zone as a batched scan reads and reports it: 40 bytes, where a copy of
@@ -38,7 +38,7 @@ struct batch_zone {
 	uint32_t suspects; /* its place in batch.suspects, or NO_SUSPECTS */
 	uint16_t ctx;
 	uint8_t expected;
-	uint8_t flags;     /* the zone's: GG_ZONE_ROUNDED says its band's length */
+	uint8_t flags; /* the zone's: GG_ZONE_ROUNDED says its band's length */
 };
 #define NO_SUSPECTS UINT32_MAX
 
@@ -46,23 +46,23 @@ struct batch_zone {
  * looks for the zone directly above it. */
 struct batch_place {
 	uint64_t ptr;
-	size_t pos;  /* in batch.zones */
+	size_t pos; /* in batch.zones */
 };
 
 struct batch {
-	struct batch_zone *zones;            /* the zones flagged SCANNING */
+	struct batch_zone *zones; /* the zones flagged SCANNING */
 	size_t n, cap;
-	uint64_t (*suspects)[GG_SUSPECTS];   /* their suspects, as they were when read */
+	uint64_t (*suspects)[GG_SUSPECTS]; /* their suspects, as they were when read */
 	size_t nsuspects, suspects_cap;
-	uint64_t lo, hi;                     /* their lowest and highest allocation index */
-	bool mixed;                          /* they are of more than one context */
-	int only_ctx;                        /* -1: every context */
+	uint64_t lo, hi; /* their lowest and highest allocation index */
+	bool mixed;      /* they are of more than one context */
+	int only_ctx;    /* -1: every context */
 	/* The context slot of the zone collected last, and whether it could be
 	 * read then (one that ends meanwhile fails its read: unchecked). */
 	int slot_seen;
 	bool slot_readable;
 	bool oom;
-	uint64_t bytes;                      /* the bands' lengths, added up */
+	uint64_t bytes; /* the bands' lengths, added up */
 	/* Its zones by address, made at the first band changed up to its top
 	 * (almost never); @places_failed: out of memory for them. */
 	struct batch_place *places;
@@ -87,7 +87,7 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 	uint32_t sus = NO_SUSPECTS;
 
 	if ((b->only_ctx >= 0 && z->ctx != b->only_ctx) || (z->flags & GG_ZONE_QUARANTINED))
-		return; /* a quarantined one's fill is checked when it leaves */
+		return;               /* a quarantined one's fill is checked when it leaves */
 	if (z->ctx != b->slot_seen) { /* almost every zone is of the last one's context */
 		b->slot_seen = z->ctx;
 		b->slot_readable = gg_redzone_readable(z->ctx, NULL, NULL);
@@ -105,8 +105,10 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 		b->zones = zones;
 	}
 	if (z->suspects[0] && b->nsuspects == b->suspects_cap) {
-		uint64_t (*suspects)[GG_SUSPECTS] = b->nsuspects < NO_SUSPECTS ?
-			grown(b->suspects, &b->suspects_cap, sizeof(*suspects)) : NULL;
+		uint64_t(*suspects)[GG_SUSPECTS] = b->nsuspects < NO_SUSPECTS
+							   ? grown(b->suspects, &b->suspects_cap,
+								   sizeof(*suspects))
+							   : NULL;
 
 		if (!suspects)
 			goto oom;
@@ -131,8 +133,14 @@ static void collect_zone(struct batch *b, struct gg_zone *z)
 		b->hi = z->index;
 	b->mixed |= b->n && z->ctx != b->zones[0].ctx;
 	b->zones[b->n++] = (struct batch_zone){
-		.ptr = z->ptr, .user = z->user, .index = z->index, .site = z->site,
-		.suspects = sus, .ctx = z->ctx, .expected = z->expected, .flags = z->flags,
+		.ptr = z->ptr,
+		.user = z->user,
+		.index = z->index,
+		.site = z->site,
+		.suspects = sus,
+		.ctx = z->ctx,
+		.expected = z->expected,
+		.flags = z->flags,
 	};
 	b->bytes += gg_redzone_band_length(z->user, z->flags);
 	return;
@@ -302,11 +310,19 @@ static void check_read(struct batch *b, const struct batch_zone *z, const uint8_
 	if (!c.changed)
 		return;
 	struct gg_violation v = {
-		.index = z->index, .user = z->user, .pad = pad,
+		.index = z->index,
+		.user = z->user,
+		.pad = pad,
 		.slack = length - pad,
-		.first = c.first, .last = c.last, .changed = c.changed,
-		.first_value = c.first_value, .expected = z->expected,
-		.ptr = z->ptr, .site = z->site, .detected_by = sc->by, .kernel = -1,
+		.first = c.first,
+		.last = c.last,
+		.changed = c.changed,
+		.first_value = c.first_value,
+		.expected = z->expected,
+		.ptr = z->ptr,
+		.site = z->site,
+		.detected_by = sc->by,
+		.kernel = -1,
 	};
 	const struct batch_zone *u;
 
@@ -341,8 +357,9 @@ static void check_group(struct batch *b, const uint32_t *order, size_t n, void *
 		 * (almost always), each band's own compare when one is not. */
 		for (j = i + 1; j < n && j - i < RUN && ZONE_AT(b, order, j)->expected == expected; j++)
 			;
-		if (gg_band_intact(dsts[i], (size_t)((uint8_t *)dsts[j - 1] + sizes[j - 1] -
-						     (uint8_t *)dsts[i]), expected))
+		if (gg_band_intact(dsts[i],
+				   (size_t)((uint8_t *)dsts[j - 1] + sizes[j - 1] - (uint8_t *)dsts[i]),
+				   expected))
 			continue;
 		for (size_t k = i; k < j; k++)
 			check_read(b, ZONE_AT(b, order, k), dsts[k], sizes[k], sc);
@@ -374,8 +391,7 @@ bool gg_scan_batched(struct gg_scan *sc)
 	/* Positions are 32-bit: 4 billion bands (a batch of 160 GB) would be
 	 * read band by band. */
 	if (b.n && !b.oom &&
-	    (b.n > UINT32_MAX || b.bytes > SIZE_MAX / 2 ||
-	     !(order = malloc(b.n * sizeof(*order))) ||
+	    (b.n > UINT32_MAX || b.bytes > SIZE_MAX / 2 || !(order = malloc(b.n * sizeof(*order))) ||
 	     !(scratch = malloc(2 * b.n * sizeof(*scratch))) || !(srcs = malloc(b.n * sizeof(*srcs))) ||
 	     !(dsts = malloc(b.n * sizeof(*dsts))) || !(sizes = malloc(b.n * sizeof(*sizes))) ||
 	     !(buf = malloc((size_t)b.bytes))))
@@ -388,7 +404,8 @@ bool gg_scan_batched(struct gg_scan *sc)
 			uint16_t ctx = ZONE_AT(&b, order, i)->ctx;
 
 			/* One context (as good as always): one group, no looking. */
-			for (j = b.mixed ? i + 1 : b.n; j < b.n && ZONE_AT(&b, order, j)->ctx == ctx; j++)
+			for (j = b.mixed ? i + 1 : b.n; j < b.n && ZONE_AT(&b, order, j)->ctx == ctx;
+			     j++)
 				;
 			if (read_group(&b, order + i, j - i, &at, srcs, dsts, sizes, &batched, &calls))
 				check_group(&b, order + i, j - i, dsts, sizes, sc);

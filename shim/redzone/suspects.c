@@ -37,10 +37,10 @@
 struct memo {
 	atomic_flag busy;
 	uint8_t n;
-	uint64_t ptr[MEMO_PTRS];       /* under @busy */
-	uint64_t generation;           /* under @busy */
-	atomic_uint_fast64_t first;    /* the launch the zones were given */
-	atomic_uint_fast64_t last;     /* the latest launch with the same addresses */
+	uint64_t ptr[MEMO_PTRS];    /* under @busy */
+	uint64_t generation;        /* under @busy */
+	atomic_uint_fast64_t first; /* the launch the zones were given */
+	atomic_uint_fast64_t last;  /* the latest launch with the same addresses */
 };
 
 static struct {
@@ -85,7 +85,6 @@ void gg_suspects_atfork_child(void)
 	atomic_store(&suspects_state.unfollowed, 0);
 }
 
-
 uint64_t gg_redzone_suspect_launch(uint64_t entry)
 {
 	int slot = GG_SUSPECT_SLOT(entry);
@@ -94,7 +93,8 @@ uint64_t gg_redzone_suspect_launch(uint64_t entry)
 	if (slot < 0 || slot >= GG_KERNELS_MAX)
 		return launch;
 	last = atomic_load(&suspects_state.memos[slot].last) & GG_SUSPECT_LAUNCH_MASK;
-	if ((atomic_load(&suspects_state.memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch && last > launch)
+	if ((atomic_load(&suspects_state.memos[slot].first) & GG_SUSPECT_LAUNCH_MASK) == launch &&
+	    last > launch)
 		return last;
 	/* A kernel node of a graph whose later replays changed nothing. */
 	last = gg_redzone_replay_index(launch) & GG_SUSPECT_LAUNCH_MASK;
@@ -179,10 +179,12 @@ static uint64_t give(int slot, const uint64_t *ptrs, int n, uint64_t index)
 
 	for (int i = 0; i < n; i++) {
 		uint64_t base;
-		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
+		int r = gg_registry_suspect(ptrs[i], GG_SUSPECT(slot, index),
+					    gg_redzone_suspect_launch);
 
 		if (r < 0 && (base = gg_redzone_interior_base(ptrs[i])) && base != ptrs[i])
-			r = gg_registry_suspect(base, GG_SUSPECT(slot, index), gg_redzone_suspect_launch);
+			r = gg_registry_suspect(base, GG_SUSPECT(slot, index),
+						gg_redzone_suspect_launch);
 		if (r > 0)
 			dangling |= UINT64_C(1) << i;
 	}
@@ -264,9 +266,17 @@ static void report_dangling(const struct gg_redzone_launch *l, int slot, const u
 			continue;
 		(void)gg_quarantine_find(z.ptr, &e);
 		struct gg_violation v = {
-			.kind = GG_VIOLATION_DANGLING_LAUNCH, .index = z.index, .user = z.user,
-			.pad = suspects_state.pad, .ptr = z.ptr, .site = z.site, .detected_by = "launch",
-			.api = e.api, .address = ptrs[i], .free_stack = e.free_stack, .param = which[i],
+			.kind = GG_VIOLATION_DANGLING_LAUNCH,
+			.index = z.index,
+			.user = z.user,
+			.pad = suspects_state.pad,
+			.ptr = z.ptr,
+			.site = z.site,
+			.detected_by = "launch",
+			.api = e.api,
+			.address = ptrs[i],
+			.free_stack = e.free_stack,
+			.param = which[i],
 			.node = l->node,
 		};
 		uint64_t before = gg_findings_total();

@@ -13,9 +13,9 @@
 
 /* A checked launch (docs/how-it-works.md, "Red zones": Which kernel did it): what a violation it finds names. */
 struct gg_launch_check {
-	int slot;         /* the kernel's */
+	int slot; /* the kernel's */
 	uint64_t launch;
-	uint32_t site;    /* where it was launched: unwound at the first violation */
+	uint32_t site; /* where it was launched: unwound at the first violation */
 	bool site_found;
 };
 
@@ -24,9 +24,9 @@ struct gg_launch_check {
 struct gg_scan {
 	const char *by;
 	struct gg_launch_check *lc; /* a scan of a checked launch; NULL: none */
-	int only_ctx;            /* -1: every context */
-	bool forget;             /* the zones' memory died: drop them, count nothing */
-	bool found;              /* @v holds a violation to report */
+	int only_ctx;               /* -1: every context */
+	bool forget;                /* the zones' memory died: drop them, count nothing */
+	bool found;                 /* @v holds a violation to report */
 	struct gg_violation v;
 };
 

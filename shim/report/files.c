@@ -93,8 +93,7 @@ static void jw_str(struct jw *w, const char *s)
 	for (n = strlen(s); n; s += taken, n -= taken) {
 		if (sizeof(w->buf) - w->len < GG_TEXT_JSON_CHAR_MAX)
 			jw_flush(w);
-		w->len += gg_text_json_escape(w->buf + w->len, sizeof(w->buf) - w->len, s, n,
-					      &taken);
+		w->len += gg_text_json_escape(w->buf + w->len, sizeof(w->buf) - w->len, s, n, &taken);
 	}
 	jw_raw(w, "\"", 1);
 }
@@ -253,9 +252,10 @@ static void quarantine_row(struct jw *w, const struct gg_report_violation *v)
 			jw_hex(w, (uintptr_t)v->node);
 		}
 	} else {
-		jw_printf(w, ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
-			  ", \"first_value\": %u, \"expected\": %u", v->first, v->last, v->changed,
-			  v->first_value, v->expected);
+		jw_printf(w,
+			  ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
+			  ", \"first_value\": %u, \"expected\": %u",
+			  v->first, v->last, v->changed, v->first_value, v->expected);
 	}
 	jw_puts(w, ", \"api\": ");
 	jw_str(w, v->api ? v->api : "?");
@@ -290,7 +290,8 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 		free_violation_row(w, v);
 		return;
 	}
-	jw_printf(w, ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
+	jw_printf(w,
+		  ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64 ", \"pad_bytes\": %" PRIu64
 		  ", \"first\": %" PRIu64 ", \"last\": %" PRIu64 ", \"changed\": %" PRIu64
 		  ", \"first_value\": %u, \"expected\": %u, \"detected_by\": ",
 		  v->index, v->user, v->pad, v->first, v->last, v->changed, v->first_value,
@@ -303,8 +304,10 @@ static void violation_row(void *ctx, const struct gg_report_violation *v)
 	jw_puts(w, ",\n      \"stack\": ");
 	jw_stack(w, v->stack);
 	if (v->upper_ptr) {
-		jw_printf(w, ",\n      \"upper\": { \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
-			  ", \"address\": ", v->upper_index, v->upper_user);
+		jw_printf(w,
+			  ",\n      \"upper\": { \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
+			  ", \"address\": ",
+			  v->upper_index, v->upper_user);
 		jw_hex(w, (uintptr_t)v->upper_ptr);
 		jw_puts(w, ", \"site\": ");
 		jw_site(w, &v->upper_site);
@@ -342,8 +345,10 @@ static void api_overrun_row(void *ctx, const struct gg_report_api_overrun *o)
 	jw_str(w, o->side);
 	jw_puts(w, ", \"address\": ");
 	jw_hex(w, o->address);
-	jw_printf(w, ", \"bytes\": %" PRIu64 ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
-		  ", \"ptr\": ", o->bytes, o->index, o->user);
+	jw_printf(w,
+		  ", \"bytes\": %" PRIu64 ", \"index\": %" PRIu64 ", \"user_bytes\": %" PRIu64
+		  ", \"ptr\": ",
+		  o->bytes, o->index, o->user);
 	jw_hex(w, o->ptr);
 	jw_puts(w, ", \"result\": ");
 	jw_str(w, o->result);
@@ -416,8 +421,9 @@ static void label_row(void *ctx, const struct gg_report_label *l)
 
 	jw_puts(w, rows->n++ ? ",\n    { \"label\": " : "\n    { \"label\": ");
 	jw_str(w, l->label);
-	jw_printf(w, ", \"boundary\": %" PRIu64 ", \"errors\": %" PRIu64
-		  ", \"lines_dropped\": %" PRIu64 ",\n      \"lines\": [",
+	jw_printf(w,
+		  ", \"boundary\": %" PRIu64 ", \"errors\": %" PRIu64 ", \"lines_dropped\": %" PRIu64
+		  ",\n      \"lines\": [",
 		  l->boundary, l->errors, l->lines_dropped);
 	for (const char *p = l->lines; p && *p;) {
 		size_t len = strcspn(p, "\n");
@@ -444,9 +450,10 @@ static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
 
-	jw_printf(w, "  \"coverage\": { \"allocations\": %" PRIu64 ", \"guarded\": %" PRIu64
-		  ", \"guarded_bytes\": %" PRIu64 ",\n    \"unguarded\": {", c->allocations, c->guarded,
-		  c->guarded_bytes);
+	jw_printf(w,
+		  "  \"coverage\": { \"allocations\": %" PRIu64 ", \"guarded\": %" PRIu64
+		  ", \"guarded_bytes\": %" PRIu64 ",\n    \"unguarded\": {",
+		  c->allocations, c->guarded, c->guarded_bytes);
 	for (int r = 0; r < GG_REASON_COUNT; r++) {
 		if (!c->unguarded[r])
 			continue;
@@ -454,7 +461,8 @@ static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 			  c->unguarded[r]);
 		any = true;
 	}
-	jw_printf(w, "%s}, \"unguarded_bytes\": %" PRIu64 ", \"vmm_bytes\": %" PRIu64
+	jw_printf(w,
+		  "%s}, \"unguarded_bytes\": %" PRIu64 ", \"vmm_bytes\": %" PRIu64
 		  ", \"procaddr_unmatched\": %" PRIu64 ",\n    \"graph_nodes_unfollowed\": {",
 		  any ? " " : "", c->unguarded_bytes, c->vmm_bytes, c->procaddr_unmatched);
 	any = false;
@@ -543,8 +551,10 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	jw_time(w, f->final ? ms_of(CLOCK_REALTIME) : -1);
 	jw_puts(w, ", \"sealed\": ");
 	jw_bool(w, a.sealed);
-	jw_printf(w, ", \"seals\": %" PRIu64 ",\n  \"config\": { \"redzone\": %" PRIu64
-		  ", \"fill\": %u, \"allow_unresolved\": ", a.seals, cfg->redzone, cfg->fill);
+	jw_printf(w,
+		  ", \"seals\": %" PRIu64 ",\n  \"config\": { \"redzone\": %" PRIu64
+		  ", \"fill\": %u, \"allow_unresolved\": ",
+		  a.seals, cfg->redzone, cfg->fill);
 	jw_bool(w, cfg->allow_unresolved);
 	jw_printf(w, ", \"verbosity\": %d, \"boundary\": ", cfg->verbosity);
 	jw_str(w, cfg->boundary);
@@ -566,19 +576,22 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 		jw_str(w, cfg->expected_absent);
 	else
 		jw_puts(w, "null");
-	jw_printf(w, " },\n  \"lookups\": { \"total\": %" PRIu64 ", \"resolved\": %" PRIu64
+	jw_printf(w,
+		  " },\n  \"lookups\": { \"total\": %" PRIu64 ", \"resolved\": %" PRIu64
 		  ", \"unresolved_required\": %" PRIu64 ", \"unresolved_expected\": %" PRIu64
 		  ",\n    \"late_misses\": %" PRIu64 ", \"unresolved\": %" PRIu64
 		  ", \"calls\": %" PRIu64 ", \"failed_calls\": %" PRIu64 " },\n  \"unresolved\": [",
 		  a.pairs, a.resolved, a.unresolved_required, a.unresolved_expected, a.late_misses,
 		  a.unresolved, a.calls, a.failed_calls);
 	f->rows(unresolved_row, &rows);
-	jw_printf(w, "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
+	jw_printf(w,
+		  "%s],\n  \"allocations\": { \"calls\": %" PRIu64 ", \"failed\": %" PRIu64
 		  ", \"padded\": %" PRIu64 ", \"unpadded_fallbacks\": %" PRIu64 ", \"live\": %" PRIu64
 		  ", \"live_bytes\": %" PRIu64 " },\n  \"redzones\": { \"scans\": %" PRIu64
 		  ", \"checked\": %" PRIu64 ", \"unchecked\": %" PRIu64 ", \"registry_bytes\": %" PRIu64
-		  ", \"scan_driver_calls\": %" PRIu64 ", \"batched\": %s,\n    \"launches_checked\": %"
-		  PRIu64 ", \"launches_unfollowed\": %" PRIu64 ", \"stacks\": %" PRIu64
+		  ", \"scan_driver_calls\": %" PRIu64
+		  ", \"batched\": %s,\n    \"launches_checked\": %" PRIu64
+		  ", \"launches_unfollowed\": %" PRIu64 ", \"stacks\": %" PRIu64
 		  ", \"stack_bytes\": %" PRIu64,
 		  rows.n ? "\n  " : "", z.calls, z.failed, z.padded, z.fallbacks, z.live, z.live_bytes,
 		  z.scans, z.checked, z.unchecked, z.registry_bytes, z.scan_calls,
@@ -589,17 +602,18 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	 * summary is as it was before there was one. */
 	for (int u = 0; u < GG_UNCHECKED_COUNT; u++)
 		if (u != GG_UNCHECKED_quarantine_middle || z.quarantine)
-			jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ",
-				  gg_report_unchecked_name(u), z.unchecked_why[u]);
+			jw_printf(w, "%s\"%s\": %" PRIu64, u ? ", " : " ", gg_report_unchecked_name(u),
+				  z.unchecked_why[u]);
 	jw_puts(w, " }");
 	if (z.quarantine)
-		jw_printf(w, ",\n    \"quarantine\": { \"bytes\": %" PRIu64 ", \"held\": %" PRIu64
-			  ", \"held_bytes\": %" PRIu64 ", \"entered\": %" PRIu64 ", \"released\": %" PRIu64
-			  ", \"checked_bytes\": %" PRIu64 ", \"unchecked_bytes\": %" PRIu64
-			  ", \"oom_releases\": %" PRIu64 " }",
-			  z.quarantine, z.quarantine_held, z.quarantine_held_bytes, z.quarantine_entered,
-			  z.quarantine_released, z.quarantine_checked_bytes, z.quarantine_unchecked_bytes,
-			  z.quarantine_oom_releases);
+		jw_printf(w,
+			  ",\n    \"quarantine\": { \"bytes\": %" PRIu64 ", \"held\": %" PRIu64
+			  ", \"held_bytes\": %" PRIu64 ", \"entered\": %" PRIu64
+			  ", \"released\": %" PRIu64 ", \"checked_bytes\": %" PRIu64
+			  ", \"unchecked_bytes\": %" PRIu64 ", \"oom_releases\": %" PRIu64 " }",
+			  z.quarantine, z.quarantine_held, z.quarantine_held_bytes,
+			  z.quarantine_entered, z.quarantine_released, z.quarantine_checked_bytes,
+			  z.quarantine_unchecked_bytes, z.quarantine_oom_releases);
 	rows.n = 0;
 	jw_puts(w, " },\n  \"violations\": [");
 	f->violations(violation_row, &rows);
@@ -667,7 +681,8 @@ static int fill_fd(int fd, void (*fill)(struct jw *w, const struct gg_report_fig
 /* Write a file at @pattern (%p = pid) with @fill. 0, IS_STDOUT or -errno;
  * on failure, *@kept tells whether a previous file was there and is left as
  * it was. */
-static int replace_file(const char *pattern, void (*fill)(struct jw *w, const struct gg_report_figures *f),
+static int replace_file(const char *pattern,
+			void (*fill)(struct jw *w, const struct gg_report_figures *f),
 			const struct gg_report_figures *f, char *path, size_t path_cap, bool *kept)
 {
 	char tmp[PATH_MAX + 32];
@@ -772,8 +787,7 @@ static void metric(struct jw *w, const struct labels *l, const char *name, const
 
 /* One labelled series per reason, every reason always present (0 included),
  * so a rate() over it never starts from nothing. */
-static void unguarded_metric(struct jw *w, const struct labels *l,
-			     const struct gg_report_coverage *c)
+static void unguarded_metric(struct jw *w, const struct labels *l, const struct gg_report_coverage *c)
 {
 	static const char name[] = "gpuguard_allocations_unguarded_total";
 
@@ -790,9 +804,9 @@ static void kind_metric(struct jw *w, const struct labels *l, const struct gg_re
 		const char *kind;
 		uint64_t n;
 	} kinds[] = {
-		{ GG_KIND_OVERRUN,
-		  z->violations - z->double_frees - z->invalid_frees - z->api_overruns -
-			  z->underflows - z->write_after_frees - z->dangling_launches },
+		{ GG_KIND_OVERRUN, z->violations - z->double_frees - z->invalid_frees -
+					   z->api_overruns - z->underflows - z->write_after_frees -
+					   z->dangling_launches },
 		{ GG_KIND_API_OVERRUN, z->api_overruns },
 		{ GG_KIND_UNDERFLOW, z->underflows },
 		{ GG_KIND_DOUBLE_FREE, z->double_frees },
@@ -837,14 +851,15 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	metric(w, &l, "gpuguard_kernel_lookups_failed_total", "counter",
 	       "Kernel lookups the driver failed.", a.failed_calls);
 	metric(w, &l, "gpuguard_kernel_lookups_unresolved", "gauge",
-	       "Required kernels unresolved at the last seal, plus late misses since (before any seal: unresolved now).", a.unresolved);
+	       "Required kernels unresolved at the last seal, plus late misses since (before any seal: "
+	       "unresolved now).",
+	       a.unresolved);
 	metric(w, &l, "gpuguard_kernel_lookups_unresolved_required", "gauge",
 	       "Required (module, function) pairs never resolved so far, expected-absent ones aside.",
 	       a.unresolved_required);
 	metric(w, &l, "gpuguard_kernel_lookups_late_misses_total", "counter",
 	       "Required kernel lookups that failed after a seal (late misses).", a.late_misses);
-	metric(w, &l, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.",
-	       a.seals);
+	metric(w, &l, "gpuguard_seals_total", "counter", "Seals of the kernel-lookup audit.", a.seals);
 	metric(w, &l, "gpuguard_allocations_total", "counter",
 	       "Device allocation calls intercepted, failed ones included.", z.calls);
 	metric(w, &l, "gpuguard_allocations_guarded_total", "counter",
@@ -856,15 +871,14 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 	metric(w, &l, "gpuguard_redzone_bytes", "gauge",
 	       "Guard-band bytes after each allocation (GPUGUARD_REDZONE); 0: red zones off.",
 	       gg_config()->redzone);
-	metric(w, &l, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.",
-	       z.scans);
+	metric(w, &l, "gpuguard_redzone_scans_total", "counter", "Scans of every red zone.", z.scans);
 	metric(w, &l, "gpuguard_redzone_violations_total", "counter",
 	       "Findings: red zones changed, copies and sets refused, double and invalid frees.",
 	       z.violations);
 	kind_metric(w, &l, &z);
 	unguarded_metric(w, &l, &z.coverage);
-	metric(w, &l, "gpuguard_launch_errors_total", "counter",
-	       "Kernel launches the driver refused.", f->launches_refused);
+	metric(w, &l, "gpuguard_launch_errors_total", "counter", "Kernel launches the driver refused.",
+	       f->launches_refused);
 	metric(w, &l, "gpuguard_module_loads_failed_total", "counter",
 	       "Module and library loads the driver refused.", a.loads_failed);
 	metric(w, &l, "gpuguard_errors", "gauge",

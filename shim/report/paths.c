@@ -143,9 +143,10 @@ const char *gg_report_output_why(const char *path, int err, bool log, char *out,
 	bool there = stat(path, &st) == 0;
 
 	if (there && S_ISFIFO(st.st_mode) && (err == -ENXIO || err == -ENOTSUP))
-		snprintf(out, cap, log ? "it is a FIFO, and opening one with no reader would block"
-				       : "it is a FIFO, which could block the program (a regular file "
-					 "or a character device such as /dev/null is written)");
+		snprintf(out, cap,
+			 log ? "it is a FIFO, and opening one with no reader would block"
+			     : "it is a FIFO, which could block the program (a regular file "
+			       "or a character device such as /dev/null is written)");
 	else if (there && S_ISBLK(st.st_mode) && err == -ENOTSUP)
 		snprintf(out, cap, "it is a block device, which gpuguard never writes");
 	else if (there && S_ISSOCK(st.st_mode) && (err == -ENOTSUP || err == -ENXIO))

@@ -22,7 +22,13 @@
 
 /* LEVEL_SETTING: a WARN about the configuration, printed at every verbosity
  * because it changes what is checked (README, "Settings"). */
-enum level { LEVEL_ERROR, LEVEL_WARN, LEVEL_INFO, LEVEL_TRACE, LEVEL_SETTING };
+enum level {
+	LEVEL_ERROR,
+	LEVEL_WARN,
+	LEVEL_INFO,
+	LEVEL_TRACE,
+	LEVEL_SETTING
+};
 
 /* "1 kernel", "2 kernels": the word that goes with @n. */
 static const char *plural(unsigned long long n, const char *one, const char *many)
@@ -39,10 +45,10 @@ static struct {
 	 * the low numbers a program closes and reuses; -1 when there is nowhere
 	 * to log (fd 2 was closed at set-up). */
 	int fd;
-	bool decided;           /* set-up decided @fd: check it before each write */
-	dev_t dev;              /* what @fd was when decided: a descriptor the */
-	ino_t ino;              /* program closed and reused is never written */
-	bool pipe_like;         /* @fd is a pipe or socket (sink.h) */
+	bool decided;   /* set-up decided @fd: check it before each write */
+	dev_t dev;      /* what @fd was when decided: a descriptor the */
+	ino_t ino;      /* program closed and reused is never written */
+	bool pipe_like; /* @fd is a pipe or socket (sink.h) */
 	int verbosity;
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
 } report_state = { .fd = 2, .verbosity = 1 };
@@ -173,13 +179,13 @@ GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
 	errno = saved_errno;
 }
 
-#define DEFINE_LOG(fn, lvl)                    \
-	void fn(const char *fmt, ...)          \
-	{                                      \
-		va_list ap;                    \
-		va_start(ap, fmt);             \
-		vlog(lvl, fmt, ap);            \
-		va_end(ap);                    \
+#define DEFINE_LOG(fn, lvl)           \
+	void fn(const char *fmt, ...) \
+	{                             \
+		va_list ap;           \
+		va_start(ap, fmt);    \
+		vlog(lvl, fmt, ap);   \
+		va_end(ap);           \
 	}
 
 DEFINE_LOG(gg_report_error, LEVEL_ERROR)
@@ -296,8 +302,9 @@ void gg_report_check_files(const struct gg_config *cfg)
 
 		if (pattern[0] && unusable(pattern, false, why, sizeof(why)))
 			gg_report_error("%s=\"%s\": %s; the %s cannot be written there until that "
-					"changes", files[i].var, printable(pattern, shown, sizeof(shown)),
-					why, files[i].what);
+					"changes",
+					files[i].var, printable(pattern, shown, sizeof(shown)), why,
+					files[i].what);
 	}
 }
 
@@ -319,8 +326,8 @@ void gg_report_lookup(const char *api, const void *module, const char *name, con
 
 	if (report_state.verbosity < 2)
 		return;
-	gg_report_trace("%s(module %p, \"%s\") -> %s", api, module,
-			printable(name, buf, sizeof(buf)), rc_name);
+	gg_report_trace("%s(module %p, \"%s\") -> %s", api, module, printable(name, buf, sizeof(buf)),
+			rc_name);
 }
 
 void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, size_t slack,
@@ -330,9 +337,9 @@ void gg_report_alloc(const char *api, uint64_t index, size_t bytes, size_t pad, 
 		return;
 	if (pad && slack)
 		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx, red zone of %zu bytes and %zu to the "
-				"next 256-byte boundary", api, bytes, plural(bytes, "byte", "bytes"),
-				(unsigned long long)index, rc_name, (unsigned long long)ptr, pad,
-				slack);
+				"next 256-byte boundary",
+				api, bytes, plural(bytes, "byte", "bytes"), (unsigned long long)index,
+				rc_name, (unsigned long long)ptr, pad, slack);
 	else if (pad)
 		gg_report_trace("%s(%zu %s) #%llu -> %s 0x%llx, red zone of %zu bytes", api, bytes,
 				plural(bytes, "byte", "bytes"), (unsigned long long)index, rc_name,
@@ -372,13 +379,12 @@ void gg_report_calls(const char *const *names, const unsigned long *counts, unsi
 	gg_report_trace("intercepted %lu %s: %s", total, plural(total, "call", "calls"), line);
 }
 
-void gg_report_bad_value(const char *var, const char *value, const char *why,
-			 const char *accepts)
+void gg_report_bad_value(const char *var, const char *value, const char *why, const char *accepts)
 {
 	char buf[128];
 
 	gg_report_setting("%s=\"%s\" is not valid (%s%sexpected %s); using the default", var,
-		     printable(value, buf, sizeof(buf)), why ? why : "", why ? "; " : "", accepts);
+			  printable(value, buf, sizeof(buf)), why ? why : "", why ? "; " : "", accepts);
 }
 
 const char *gg_report_reason_name(enum gg_report_reason r)
@@ -441,7 +447,8 @@ static void append_outer(const struct gg_report_site *rs, char *out, size_t cap)
 		char one[320];
 		size_t n;
 
-		site_text(s->address, s->object, s->offset, s->symbol, s->symbol_offset, one, sizeof(one));
+		site_text(s->address, s->object, s->offset, s->symbol, s->symbol_offset, one,
+			  sizeof(one));
 		n = strlen(sep) + strlen(one);
 		if (len + n + 2 > cap)
 			break;
@@ -467,7 +474,8 @@ void gg_report_expected_unreadable(const char *path, const char *reason)
 	char buf[256];
 
 	gg_report_error("GPUGUARD_EXPECTED_ABSENT: cannot read \"%s\": %s; no lookup is expected "
-			"absent", printable(path, buf, sizeof(buf)), reason);
+			"absent",
+			printable(path, buf, sizeof(buf)), reason);
 }
 
 void gg_report_unknown_variable(const char *var, const char *nearest)
@@ -476,11 +484,12 @@ void gg_report_unknown_variable(const char *var, const char *nearest)
 
 	if (nearest)
 		gg_report_setting("%s is not a gpuguard variable; it is ignored (did you mean %s? the "
-			     "variables are listed in gpuguard(1), ENVIRONMENT)",
-			     printable(var, v, sizeof(v)), printable(nearest, n, sizeof(n)));
+				  "variables are listed in gpuguard(1), ENVIRONMENT)",
+				  printable(var, v, sizeof(v)), printable(nearest, n, sizeof(n)));
 	else
 		gg_report_setting("%s is not a gpuguard variable; it is ignored (the variables are "
-			     "listed in gpuguard(1), ENVIRONMENT)", printable(var, v, sizeof(v)));
+				  "listed in gpuguard(1), ENVIRONMENT)",
+				  printable(var, v, sizeof(v)));
 }
 
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why)
@@ -488,7 +497,7 @@ void gg_report_bad_item(const char *var, const char *value, const char *item, co
 	char v[128], i[64];
 
 	gg_report_setting("%s=\"%s\": \"%s\" is not valid (%s); it is ignored", var,
-		       printable(value, v, sizeof(v)), printable(item, i, sizeof(i)), why);
+			  printable(value, v, sizeof(v)), printable(item, i, sizeof(i)), why);
 }
 
 /* Seal table rows: "  REQUIRED  MODULE::FUNCTION  Nx", then one "Nx RESULT at
@@ -513,7 +522,8 @@ static void seal_row(void *ctx, const struct gg_report_row *r)
 		snprintf(name, sizeof(name), "%s::%s", printable(r->module, m, sizeof(m)),
 			 printable(r->function, f, sizeof(f)));
 		cut(name, (size_t)(TABLE_WIDTH - 12 - count));
-		gg_report_info("  %-8s  %s%s", r->expected_absent ? "expected" : "REQUIRED", name, head);
+		gg_report_info("  %-8s  %s%s", r->expected_absent ? "expected" : "REQUIRED", name,
+			       head);
 	}
 	if (!r->site.at.address && !r->count)
 		return;
@@ -536,7 +546,8 @@ static void unresolved_at_exit_row(void *ctx, const struct gg_report_row *r)
 
 	if (r->expected_absent || r->site_index != 0)
 		return;
-	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, site, sizeof(site));
+	site_text(at->address, at->object, at->offset, at->symbol, at->symbol_offset, site,
+		  sizeof(site));
 	/* MODULE::* is the module itself: its load failed
 	 * (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
 	if (!strcmp(r->function, "*"))
@@ -545,11 +556,11 @@ static void unresolved_at_exit_row(void *ctx, const struct gg_report_row *r)
 				plural(r->pair_failed, "load", "loads"), r->result ? r->result : "?",
 				site);
 	else
-		gg_report_error("required kernel never resolved: %s::%s (%llu failed %s, %s) at %s",
-				printable(r->module, m, sizeof(m)), printable(r->function, f, sizeof(f)),
-				(unsigned long long)r->pair_failed,
-				plural(r->pair_failed, "lookup", "lookups"), r->result ? r->result : "?",
-				site);
+		gg_report_error(
+			"required kernel never resolved: %s::%s (%llu failed %s, %s) at %s",
+			printable(r->module, m, sizeof(m)), printable(r->function, f, sizeof(f)),
+			(unsigned long long)r->pair_failed, plural(r->pair_failed, "lookup", "lookups"),
+			r->result ? r->result : "?", site);
 	(*named)++;
 }
 
@@ -586,7 +597,9 @@ static void cannot_run_row(void *ctx, const struct gg_report_module *m)
 		o += (size_t)snprintf(archs + o, sizeof(archs) - o, "%s%s", i ? ", " : "", m->archs[i]);
 	printable(m->name, name, sizeof(name));
 	gg_report_info("    %s (%s; device sm_%u), %s at %s", name, archs, m->cc,
-		       m->loaded ? "loaded" : m->result ? m->result : "not loaded",
+		       m->loaded   ? "loaded"
+		       : m->result ? m->result
+				   : "not loaded",
 		       whole_site_text(&m->site, site, sizeof(site)));
 }
 
@@ -599,7 +612,8 @@ void gg_report_seal_table(uint64_t seal, const char *why, const struct gg_report
 		return;
 	/* Every line of the table fits 100 columns, whatever the pid. */
 	gg_report_info("seal %llu (%s): %llu %s: %llu resolved, %llu missing (%llu expected "
-		       "absent)", (unsigned long long)seal, why, (unsigned long long)s->pairs,
+		       "absent)",
+		       (unsigned long long)seal, why, (unsigned long long)s->pairs,
 		       plural(s->pairs, "kernel", "kernels"), (unsigned long long)s->resolved,
 		       (unsigned long long)(s->unresolved_required + s->unresolved_expected),
 		       (unsigned long long)s->unresolved_expected);
@@ -612,8 +626,8 @@ void gg_report_cannot_run(const char *module, const char *archs, unsigned cc)
 	char m[128];
 
 	gg_report_warn("module %s carries %s; the device is sm_%u: nothing in it can run here, "
-		       "its kernels will fail at their first use", printable(module, m, sizeof(m)),
-		       archs, cc);
+		       "its kernels will fail at their first use",
+		       printable(module, m, sizeof(m)), archs, cc);
 }
 
 void gg_report_halting(void)
@@ -627,12 +641,12 @@ void gg_report_gate(uint64_t seal, uint64_t required, bool allowed)
 
 	if (allowed)
 		gg_report_warn("seal %llu: %llu required %s missing; going on "
-			       "(GPUGUARD_ALLOW_UNRESOLVED=1)", (unsigned long long)seal,
-			       (unsigned long long)required, kernels);
+			       "(GPUGUARD_ALLOW_UNRESOLVED=1)",
+			       (unsigned long long)seal, (unsigned long long)required, kernels);
 	else
 		gg_report_error("seal %llu: %llu required %s missing; aborting (see "
-				"GPUGUARD_EXPECTED_ABSENT)", (unsigned long long)seal,
-				(unsigned long long)required, kernels);
+				"GPUGUARD_EXPECTED_ABSENT)",
+				(unsigned long long)seal, (unsigned long long)required, kernels);
 }
 
 void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const char *function,
@@ -662,14 +676,14 @@ void gg_report_write_files(const struct gg_report_figures *f)
 		gg_report_write_metrics(cfg->metrics, f);
 }
 
-void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
-			      const char *result)
+void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch, const char *result)
 {
 	char n[128], m[128];
 
 	gg_report_warn("launch #%llu of %s (module %s) refused: %s; later refusals of this kernel "
-		       "are counted (launch_errors), not logged", (unsigned long long)launch,
-		       printable(k->name, n, sizeof(n)), printable(k->module, m, sizeof(m)), result);
+		       "are counted (launch_errors), not logged",
+		       (unsigned long long)launch, printable(k->name, n, sizeof(n)),
+		       printable(k->module, m, sizeof(m)), result);
 }
 
 void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
@@ -682,7 +696,8 @@ void gg_report_sticky_error(const char *api, const char *result, const struct gg
 	for (unsigned i = 0; i < n; i++) {
 		int w = snprintf(list + o, sizeof(list) - o, "%s%s (module %s, launch #%llu)",
 				 i ? ", " : "", printable(k[i].name, name, sizeof(name)),
-				 printable(k[i].module, mod, sizeof(mod)), (unsigned long long)launch[i]);
+				 printable(k[i].module, mod, sizeof(mod)),
+				 (unsigned long long)launch[i]);
 
 		if (w < 0 || (size_t)w >= sizeof(list) - o)
 			break;
@@ -690,11 +705,12 @@ void gg_report_sticky_error(const char *api, const char *result, const struct gg
 	}
 	if (n)
 		gg_report_error("%s: %s: the context is lost; kernels launched since the last good "
-				"synchronize (%llu in all), newest first: %s", api, result,
-				(unsigned long long)launched, list);
+				"synchronize (%llu in all), newest first: %s",
+				api, result, (unsigned long long)launched, list);
 	else
 		gg_report_error("%s: %s: the context is lost; no kernel launch was seen since the "
-				"last good synchronize", api, result);
+				"last good synchronize",
+				api, result);
 }
 
 /* "; written by K (module M, launch #N) launched at SITE" for a violation a
@@ -712,15 +728,15 @@ static void culprit_text(const struct gg_report_violation *v, char *out, size_t 
 		return;
 	}
 	if (!v->nsuspects) {
-		snprintf(out, cap, "; suspects: none (no kernel was seen launched with its address "
-				   "since its band was last seen clean)");
+		snprintf(out, cap,
+			 "; suspects: none (no kernel was seen launched with its address "
+			 "since its band was last seen clean)");
 		return;
 	}
 	o = (size_t)snprintf(out, cap, "; suspects, newest first:");
 	for (unsigned i = 0; i < v->nsuspects && o < cap; i++)
-		o += (size_t)snprintf(out + o, cap - o, "%s %s (module %s, launch #%llu)",
-				      i ? "," : "", v->suspects[i].kernel.name,
-				      v->suspects[i].kernel.module,
+		o += (size_t)snprintf(out + o, cap - o, "%s %s (module %s, launch #%llu)", i ? "," : "",
+				      v->suspects[i].kernel.name, v->suspects[i].kernel.module,
 				      (unsigned long long)v->suspects[i].launch);
 }
 
@@ -738,8 +754,9 @@ static void stack_lines(const char *title, const struct gg_report_stack *st)
 	for (unsigned i = 0; i < st->n && i < GG_REPORT_STACK_MAX; i++) {
 		const struct gg_site *f = &st->frame[i];
 
-		gg_report_error("    #%u %s", i, site_text(f->address, f->object, f->offset, f->symbol,
-							 f->symbol_offset, frame, sizeof(frame)));
+		gg_report_error("    #%u %s", i,
+				site_text(f->address, f->object, f->offset, f->symbol, f->symbol_offset,
+					  frame, sizeof(frame)));
 	}
 }
 
@@ -814,7 +831,8 @@ static void underflow_violation(const struct gg_report_violation *v, const char 
 			(unsigned long long)(end - v->first), v->first_value, v->expected,
 			band_text(v, band, sizeof(band)), (unsigned long long)v->index,
 			(unsigned long long)v->user, plural(v->user, "byte", "bytes"),
-			(unsigned long long)v->ptr, whole_site_text(&v->upper_site, upper, sizeof(upper)),
+			(unsigned long long)v->ptr,
+			whole_site_text(&v->upper_site, upper, sizeof(upper)),
 			whole_site_text(&v->site, site, sizeof(site)), culprit);
 	stack_lines("allocation stack of the one below", v->stack);
 }
@@ -833,7 +851,8 @@ static void write_after_free(const struct gg_report_violation *v)
 	if (v->nsuspects)
 		culprit_text(v, culprit, sizeof(culprit));
 	else
-		snprintf(culprit, sizeof(culprit), "; suspects: none (no kernel was seen launched "
+		snprintf(culprit, sizeof(culprit),
+			 "; suspects: none (no kernel was seen launched "
 			 "with its address since its free)");
 	gg_report_error("write after free (%s): allocation #%llu of %llu %s at 0x%llx, freed by %s: "
 			"%llu %s changed at %s, first 0x%02x (expected the free fill 0x%02x); "
@@ -898,7 +917,8 @@ void gg_report_violation(const struct gg_report_violation *v)
 	if (v->upper_ptr) {
 		char s[SITE_TEXT_MAX];
 
-		snprintf(upper, sizeof(upper), "; its top is directly below allocation #%llu of %llu "
+		snprintf(upper, sizeof(upper),
+			 "; its top is directly below allocation #%llu of %llu "
 			 "%s at 0x%llx (allocated at %s), which a write below its start reaches too",
 			 (unsigned long long)v->upper_index, (unsigned long long)v->upper_user,
 			 plural(v->upper_user, "byte", "bytes"), (unsigned long long)v->upper_ptr,
@@ -932,12 +952,11 @@ void gg_report_api_overrun(const struct gg_report_api_overrun *o)
 	gg_report_error("api_overrun: %s %s 0x%llx, %llu %s: %s %llu %s past the end of allocation "
 			"#%llu (%llu %s at 0x%llx), into its red zone; refused with %s, the "
 			"driver's answer without the red zone; called at %s; allocated at %s",
-			o->api, o->side, (unsigned long long)o->address,
-			(unsigned long long)o->bytes, plural(o->bytes, "byte", "bytes"),
-			starts ? "starts" : "runs", (unsigned long long)past,
-			plural(past, "byte", "bytes"), (unsigned long long)o->index,
-			(unsigned long long)o->user, plural(o->user, "byte", "bytes"),
-			(unsigned long long)o->ptr, o->result,
+			o->api, o->side, (unsigned long long)o->address, (unsigned long long)o->bytes,
+			plural(o->bytes, "byte", "bytes"), starts ? "starts" : "runs",
+			(unsigned long long)past, plural(past, "byte", "bytes"),
+			(unsigned long long)o->index, (unsigned long long)o->user,
+			plural(o->user, "byte", "bytes"), (unsigned long long)o->ptr, o->result,
 			whole_site_text(&o->call_site, call, sizeof(call)),
 			whole_site_text(&o->site, site, sizeof(site)));
 	stack_lines("allocation stack", o->stack);
@@ -952,8 +971,9 @@ void gg_report_alloc_stack(uint64_t index, size_t bytes, const struct gg_site *f
 	for (int i = 0; i < n; i++) {
 		const struct gg_site *s = &frames[i];
 
-		gg_report_info("  #%d %s", i, site_text(s->address, s->object, s->offset, s->symbol,
-							 s->symbol_offset, site, sizeof(site)));
+		gg_report_info("  #%d %s", i,
+			       site_text(s->address, s->object, s->offset, s->symbol, s->symbol_offset,
+					 site, sizeof(site)));
 	}
 }
 
@@ -1040,19 +1060,20 @@ void gg_report_exit_summary(const struct gg_report_figures *f)
 	/* Only when something leaked: a program that freed everything hears
 	 * nothing more. */
 	if (f->leaks.known && f->leaks.stacks)
-		gg_report_info("leaks at exit: %llu %s (%llu %s) still live, from %llu %s%s",
-			       (unsigned long long)f->leaks.allocations,
-			       plural(f->leaks.allocations, "allocation", "allocations"),
-			       (unsigned long long)f->leaks.bytes,
-			       plural(f->leaks.bytes, "byte", "bytes"),
-			       (unsigned long long)f->leaks.stacks,
-			       plural(f->leaks.stacks, "stack", "stacks"),
-			       f->leaks.check ? "" : " (JSON \"leaks\"; GPUGUARD_LEAK_CHECK=1 makes "
-						    "them errors)");
+		gg_report_info(
+			"leaks at exit: %llu %s (%llu %s) still live, from %llu %s%s",
+			(unsigned long long)f->leaks.allocations,
+			plural(f->leaks.allocations, "allocation", "allocations"),
+			(unsigned long long)f->leaks.bytes, plural(f->leaks.bytes, "byte", "bytes"),
+			(unsigned long long)f->leaks.stacks, plural(f->leaks.stacks, "stack", "stacks"),
+			f->leaks.check ? ""
+				       : " (JSON \"leaks\"; GPUGUARD_LEAK_CHECK=1 makes "
+					 "them errors)");
 }
 
 void gg_report_handler_replaced(int sig)
 {
 	gg_report_warn("the application replaced gpuguard's handler of signal %d; GPUGUARD_SIGNAL "
-		       "no longer triggers a boundary", sig);
+		       "no longer triggers a boundary",
+		       sig);
 }

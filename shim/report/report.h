@@ -44,10 +44,10 @@ struct gg_report_site {
 struct gg_report_row {
 	const char *module, *function;
 	bool expected_absent;
-	uint64_t pair_failed;  /* failed lookups of the pair, all sites */
-	unsigned site_index;   /* 0 for the pair's first site */
-	uint64_t count;        /* failed lookups from this site */
-	const char *result;    /* last result code name from this site */
+	uint64_t pair_failed;       /* failed lookups of the pair, all sites */
+	unsigned site_index;        /* 0 for the pair's first site */
+	uint64_t count;             /* failed lookups from this site */
+	const char *result;         /* last result code name from this site */
 	struct gg_report_site site; /* site.at.address 0 when unknown */
 };
 
@@ -89,26 +89,26 @@ struct gg_report_stack {
 /* A red zone found changed, or a free of what is no allocation's start
  * (@kind says which; a free's finding has no band figures). */
 struct gg_report_violation {
-	const char *kind;        /* GG_KIND_*; NULL: GG_KIND_OVERRUN */
+	const char *kind; /* GG_KIND_*; NULL: GG_KIND_OVERRUN */
 	uint64_t index, user, pad;
-	uint64_t slack;          /* the band's bytes past @pad, up to the driver's alignment */
+	uint64_t slack;                /* the band's bytes past @pad, up to the driver's alignment */
 	uint64_t first, last, changed; /* offsets into the band; changed bytes */
 	uint8_t first_value, expected;
 	uint64_t ptr;
-	const char *detected_by; /* "scan", "free", "teardown", "exit", "launch" */
-	struct gg_report_site site; /* where it was allocated */
+	const char *detected_by;             /* "scan", "free", "teardown", "exit", "launch" */
+	struct gg_report_site site;          /* where it was allocated */
 	const struct gg_report_stack *stack; /* the allocation's stack; NULL: none kept */
 	/* A free's finding: the call (cuMemFree_v2, ...), the pointer it was
 	 * given, this free's stack and, for a double free, the first free's. */
 	const char *api;
 	uint64_t address;
 	const struct gg_report_stack *free_stack, *first_free_stack;
-	int param;                          /* a dangling launch's parameter index */
-	uint64_t node;                      /* its graph kernel node (a replay's), or 0 */
-	bool by_launch;                     /* right after @kernel's launch (launch:1) */
-	struct gg_report_launch kernel;     /* when @by_launch: the kernel that wrote it */
-	struct gg_report_site kernel_site;  /* and where it was launched */
-	unsigned nsuspects;                 /* the kernels launched with its address, newest first */
+	int param;                         /* a dangling launch's parameter index */
+	uint64_t node;                     /* its graph kernel node (a replay's), or 0 */
+	bool by_launch;                    /* right after @kernel's launch (launch:1) */
+	struct gg_report_launch kernel;    /* when @by_launch: the kernel that wrote it */
+	struct gg_report_site kernel_site; /* and where it was launched */
+	unsigned nsuspects;                /* the kernels launched with its address, newest first */
 	struct gg_report_launch suspects[GG_REPORT_SUSPECTS];
 	/* A band changed up to its top, where another allocation starts: that
 	 * one (@upper_ptr 0: none). An overrun's suspects are then the kernels
@@ -120,13 +120,13 @@ struct gg_report_violation {
 /* A copy or set refused because its device range reached a guarded
  * allocation's band (JSON kind "api_overrun"). */
 struct gg_report_api_overrun {
-	const char *api;                 /* the driver function called */
-	const char *side;                /* "dst" or "src" */
-	uint64_t address, bytes;         /* the device range, first byte to last */
-	uint64_t index, user, ptr;       /* the allocation: index, user bytes, address */
-	const char *result;              /* what the application got instead */
-	struct gg_report_site site;      /* where the allocation was made */
-	struct gg_report_site call_site; /* where the copy or set was called */
+	const char *api;                     /* the driver function called */
+	const char *side;                    /* "dst" or "src" */
+	uint64_t address, bytes;             /* the device range, first byte to last */
+	uint64_t index, user, ptr;           /* the allocation: index, user bytes, address */
+	const char *result;                  /* what the application got instead */
+	struct gg_report_site site;          /* where the allocation was made */
+	struct gg_report_site call_site;     /* where the copy or set was called */
 	const struct gg_report_stack *stack; /* the allocation's stack; NULL: none kept */
 };
 
@@ -146,16 +146,16 @@ struct gg_report_audit {
 
 /* Why an allocation got no band (docs/how-it-works.md, "Red zones": coverage), in the JSON's
  * and the metrics' words. */
-#define GG_REPORT_REASONS(X)                                                           \
-	X(off)           /* GPUGUARD_REDZONE is 0 */                                   \
-	X(min_idx)       /* its index is below GPUGUARD_REDZONE_MIN_IDX */             \
+#define GG_REPORT_REASONS(X)                                                          \
+	X(off)     /* GPUGUARD_REDZONE is 0 */                                        \
+	X(min_idx) /* its index is below GPUGUARD_REDZONE_MIN_IDX */                  \
 	X(zero_size)                                                                  \
-	X(overflow)      /* the size plus the band overflows */                        \
-	X(capturing)     /* its stream is being captured into a graph */               \
-	X(no_context)    /* no current context, or no room for one more */             \
-	X(registry_full) /* the zone could not have been recorded */                   \
-	X(oom_fallback)  /* the padded request ran out of memory: retried as asked */  \
-	X(driver)        /* the driver lacks or refused what a band needs */           \
+	X(overflow)      /* the size plus the band overflows */                       \
+	X(capturing)     /* its stream is being captured into a graph */              \
+	X(no_context)    /* no current context, or no room for one more */            \
+	X(registry_full) /* the zone could not have been recorded */                  \
+	X(oom_fallback)  /* the padded request ran out of memory: retried as asked */ \
+	X(driver)        /* the driver lacks or refused what a band needs */          \
 	X(vmm)           /* virtual-memory mappings are never guarded */
 
 enum gg_report_reason {
@@ -174,12 +174,12 @@ const char *gg_report_reason_name(enum gg_report_reason r);
  * "coverage"). */
 /* Why a node of a CUDA graph is not followed when the graph is replayed
  * (handles/graphs.c; JSON "coverage"."graph_nodes_unfollowed"). */
-#define GG_REPORT_GRAPH_UNFOLLOWED(X)                                                       \
-	X(conditional)   /* a conditional node: its body runs as the device decides */       \
-	X(device_launch) /* instantiated for device launch: replays the host never sees */   \
+#define GG_REPORT_GRAPH_UNFOLLOWED(X)                                                          \
+	X(conditional)   /* a conditional node: its body runs as the device decides */         \
+	X(device_launch) /* instantiated for device launch: replays the host never sees */     \
 	X(params)        /* the driver did not return the node's parameters, or child graph */ \
-	X(too_many)      /* past the kernel nodes followed per graph, or graphs at once */    \
-	X(driver)        /* the driver lacks the graph queries */                             \
+	X(too_many)      /* past the kernel nodes followed per graph, or graphs at once */     \
+	X(driver)        /* the driver lacks the graph queries */                              \
 	X(unknown)       /* a replay of a graph whose instantiation was not seen */
 enum gg_report_graph_unfollowed {
 #define GG_GRAPH_UNFOLLOWED_ENUM(name) GG_GRAPH_UNFOLLOWED_##name,
@@ -193,21 +193,21 @@ struct gg_report_coverage {
 	uint64_t guarded, guarded_bytes; /* given a watched band */
 	uint64_t unguarded[GG_REASON_COUNT];
 	uint64_t unguarded_bytes;
-	uint64_t vmm_bytes;              /* bytes mapped with cuMemMap */
-	uint64_t procaddr_unmatched;     /* cuGetProcAddress answers for hooked names, no export */
+	uint64_t vmm_bytes;          /* bytes mapped with cuMemMap */
+	uint64_t procaddr_unmatched; /* cuGetProcAddress answers for hooked names, no export */
 	uint64_t graph_nodes_unfollowed[GG_GRAPH_UNFOLLOWED_COUNT]; /* by reason */
-	uint64_t graph_replays_unfollowed; /* replays of graphs with such nodes */
+	uint64_t graph_replays_unfollowed;          /* replays of graphs with such nodes */
 	const char *caching[GG_REPORT_CACHING_MAX]; /* caching allocators loaded ("pytorch") */
 	unsigned ncaching;
 };
 
 /* Why a band was not checked when it should have been, in the JSON's words
  * ("redzones"."unchecked_reasons"). */
-#define GG_REPORT_UNCHECKED(X)                                                          \
-	X(check_on_free_off) /* freed under GPUGUARD_CHECK_ON_FREE=0 */                 \
-	X(capturing)         /* freed on a stream being captured into a graph */        \
-	X(unreadable)        /* its context gone, its fill or the read failed */        \
-	X(no_memory)         /* no memory to scan or keep it */                        \
+#define GG_REPORT_UNCHECKED(X)                                                   \
+	X(check_on_free_off) /* freed under GPUGUARD_CHECK_ON_FREE=0 */          \
+	X(capturing)         /* freed on a stream being captured into a graph */ \
+	X(unreadable)        /* its context gone, its fill or the read failed */ \
+	X(no_memory)         /* no memory to scan or keep it */                  \
 	X(quarantine_middle) /* a released fill's bytes between its two checked windows */
 
 enum gg_report_unchecked {
@@ -222,17 +222,17 @@ const char *gg_report_unchecked_name(enum gg_report_unchecked u);
 
 /* The red zones' figures (docs/how-it-works.md, "Red zones"). */
 struct gg_report_redzone {
-	uint64_t calls;  /* allocation calls, failed ones included */
+	uint64_t calls; /* allocation calls, failed ones included */
 	uint64_t failed;
 	uint64_t padded;
 	uint64_t fallbacks;
 	uint64_t live, live_bytes;
 	uint64_t scans, checked, unchecked;
 	uint64_t unchecked_why[GG_UNCHECKED_COUNT]; /* @unchecked by reason */
-	uint64_t violations;     /* every kind (the JSON's "violations", all counted) */
+	uint64_t violations;                  /* every kind (the JSON's "violations", all counted) */
 	uint64_t double_frees, invalid_frees; /* of @violations: frees of no allocation */
-	uint64_t api_overruns;   /* of @violations: copies and sets refused */
-	uint64_t underflows;     /* of @violations: writes below an allocation's start */
+	uint64_t api_overruns;                /* of @violations: copies and sets refused */
+	uint64_t underflows;                  /* of @violations: writes below an allocation's start */
 	uint64_t write_after_frees, dangling_launches; /* of @violations: the quarantine's */
 	/* The quarantine (GPUGUARD_QUARANTINE): its size (0: off), what it holds
 	 * now, allocations that entered and left it, the bytes of their fills
@@ -240,9 +240,9 @@ struct gg_report_redzone {
 	uint64_t quarantine, quarantine_held, quarantine_held_bytes, quarantine_entered,
 		quarantine_released, quarantine_checked_bytes, quarantine_unchecked_bytes,
 		quarantine_oom_releases;
-	uint64_t registry_bytes; /* what the zone registry holds, at its peak size */
-	bool batched;            /* the last full scan read its bands in batched copies */
-	uint64_t scan_calls;     /* driver calls that scan made to read the bands */
+	uint64_t registry_bytes;      /* what the zone registry holds, at its peak size */
+	bool batched;                 /* the last full scan read its bands in batched copies */
+	uint64_t scan_calls;          /* driver calls that scan made to read the bands */
 	uint64_t launches_checked;    /* GPUGUARD_CHECK_LAUNCHES: launches waited for and checked */
 	uint64_t launches_unfollowed; /* launches whose parameters could not be known */
 	struct gg_report_coverage coverage;
@@ -254,13 +254,13 @@ struct gg_report_redzone {
 struct gg_report_module {
 	const char *name;
 	bool library, loaded;
-	const char *result;          /* when the load failed */
-	bool has_site;               /* a failed load, or one that cannot run here */
-	struct gg_report_site site;  /* where it was loaded */
-	unsigned narchs;             /* what its image carries ("sm_80", "compute_90") */
+	const char *result;         /* when the load failed */
+	bool has_site;              /* a failed load, or one that cannot run here */
+	struct gg_report_site site; /* where it was loaded */
+	unsigned narchs;            /* what its image carries ("sm_80", "compute_90") */
 	char archs[GG_REPORT_ARCHS][16];
-	int runs_here;               /* 1, 0, -1: unknown (its image was not read) */
-	unsigned cc;                 /* the device's compute capability then */
+	int runs_here; /* 1, 0, -1: unknown (its image was not read) */
+	unsigned cc;   /* the device's compute capability then */
 };
 
 /* A kernel whose launches the driver refused (docs/how-it-works.md, "The kernel-lookup audit
@@ -273,36 +273,30 @@ struct gg_report_launch_error {
 
 /* Lists are handed over as functions that call @emit for each item, with no
  * lock the caller of @emit could need. */
-typedef void gg_report_rows_fn(void (*emit)(void *ctx, const struct gg_report_row *row),
-			       void *ctx);
-typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx,
-						     const struct gg_report_launch_error *e),
-					 void *ctx);
-typedef void gg_report_modules_fn(void (*emit)(void *ctx, const struct gg_report_module *m),
-				  void *ctx);
+typedef void gg_report_rows_fn(void (*emit)(void *ctx, const struct gg_report_row *row), void *ctx);
+typedef void gg_report_launch_errors_fn(void (*emit)(void *ctx, const struct gg_report_launch_error *e),
+					void *ctx);
+typedef void gg_report_modules_fn(void (*emit)(void *ctx, const struct gg_report_module *m), void *ctx);
 /* Allocations live at exit, by allocation stack (docs/how-it-works.md, "Stacks, frees and
  * leaks"). */
 struct gg_report_leak {
 	uint64_t count, bytes;
-	struct gg_report_site site;          /* the stack's first frame */
+	struct gg_report_site site; /* the stack's first frame */
 	const struct gg_report_stack *stack;
 };
-typedef void gg_report_leaks_fn(void (*emit)(void *ctx, const struct gg_report_leak *l),
-				void *ctx);
+typedef void gg_report_leaks_fn(void (*emit)(void *ctx, const struct gg_report_leak *l), void *ctx);
 
 /* The leaks found at exit: @known only then (a boundary's summary has none). */
 struct gg_report_leaks {
 	bool known;
-	bool check;            /* GPUGUARD_LEAK_CHECK: each stack is an error */
+	bool check; /* GPUGUARD_LEAK_CHECK: each stack is an error */
 	uint64_t stacks, allocations, bytes;
 	gg_report_leaks_fn *each; /* largest bytes first */
 };
 
-typedef void gg_report_violations_fn(void (*emit)(void *ctx,
-						  const struct gg_report_violation *v),
+typedef void gg_report_violations_fn(void (*emit)(void *ctx, const struct gg_report_violation *v),
 				     void *ctx);
-typedef void gg_report_api_overruns_fn(void (*emit)(void *ctx,
-						    const struct gg_report_api_overrun *o),
+typedef void gg_report_api_overruns_fn(void (*emit)(void *ctx, const struct gg_report_api_overrun *o),
 				       void *ctx);
 
 /* A labelled boundary that found something (gpuguard_boundary, JSON
@@ -315,25 +309,24 @@ struct gg_report_label {
 	const char *lines;      /* '\n'-terminated ERROR lines */
 	uint64_t lines_dropped; /* ERROR lines that did not fit */
 };
-typedef void gg_report_labels_fn(void (*emit)(void *ctx, const struct gg_report_label *l),
-				 void *ctx);
+typedef void gg_report_labels_fn(void (*emit)(void *ctx, const struct gg_report_label *l), void *ctx);
 
 /* Everything the exit line, the JSON summary and the metrics say. */
 struct gg_report_figures {
 	struct gg_report_audit audit;
 	struct gg_report_redzone redzone;
-	uint64_t errors;       /* what makes GPUGUARD_EXITCODE apply (README) */
-	uint64_t audit_errors; /* the audit's share of @errors */
-	gg_report_rows_fn *rows;             /* unresolved pairs, required first */
-	gg_report_violations_fn *violations; /* the first 256 */
+	uint64_t errors;                         /* what makes GPUGUARD_EXITCODE apply (README) */
+	uint64_t audit_errors;                   /* the audit's share of @errors */
+	gg_report_rows_fn *rows;                 /* unresolved pairs, required first */
+	gg_report_violations_fn *violations;     /* the first 256 */
 	gg_report_api_overruns_fn *api_overruns; /* the first 256; NULL: none */
 	gg_report_launch_errors_fn *launch_errors;
-	gg_report_modules_fn *modules;       /* every load tried */
-	uint64_t launches_refused;           /* every refused launch */
-	bool final;                          /* the process ends: the JSON's "ended" */
+	gg_report_modules_fn *modules; /* every load tried */
+	uint64_t launches_refused;     /* every refused launch */
+	bool final;                    /* the process ends: the JSON's "ended" */
 	struct gg_report_leaks leaks;
-	uint64_t stacks, stack_bytes;        /* the stack depot: stacks kept, bytes */
-	gg_report_labels_fn *labels;         /* labelled boundaries that found something */
+	uint64_t stacks, stack_bytes; /* the stack depot: stacks kept, bytes */
+	gg_report_labels_fn *labels;  /* labelled boundaries that found something */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */
@@ -377,8 +370,7 @@ void gg_report_calls(const char *const *names, const unsigned long *counts, unsi
  * may be NULL; @accepts: what is accepted), and one gpuguard does not know,
  * with the known name nearest to it (may be NULL). WARNs printed at every
  * verbosity. */
-void gg_report_bad_value(const char *var, const char *value, const char *why,
-			 const char *accepts);
+void gg_report_bad_value(const char *var, const char *value, const char *why, const char *accepts);
 void gg_report_unknown_variable(const char *var, const char *nearest);
 
 /* Audit (docs/how-it-works.md, "The kernel-lookup audit and the gate"). */
@@ -398,8 +390,7 @@ void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const ch
  */
 void gg_report_cannot_run(const char *module, const char *archs, unsigned cc);
 
-void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch,
-			      const char *result);
+void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch, const char *result);
 void gg_report_sticky_error(const char *api, const char *result, const struct gg_report_kernel *k,
 			    const uint64_t *launch, unsigned n, uint64_t launched);
 

@@ -49,11 +49,12 @@ static struct {
 	 * the JSON, the metrics and the exit line all say it. */
 	uint64_t verdict_errors;
 	atomic_bool verdict_set;
-	pthread_once_t idle_once;  /* reads the configuration: @cfg, then @idle_hooks */
+	pthread_once_t idle_once;    /* reads the configuration: @cfg, then @idle_hooks */
 	const struct gg_config *cfg; /* set once under @idle_once (gg_config()'s); read-only */
 	/* bit per gg_hook_id with no work here: written under @idle_once */
 	uint64_t idle_hooks[(GG_HOOK_COUNT + 63) / 64];
-} start_state = { .env_once = PTHREAD_ONCE_INIT, .setup_once = PTHREAD_ONCE_INIT,
+} start_state = { .env_once = PTHREAD_ONCE_INIT,
+		  .setup_once = PTHREAD_ONCE_INIT,
 		  .idle_once = PTHREAD_ONCE_INIT };
 
 /* The one piece of this module's state outside start_state: every hook reads
@@ -217,26 +218,38 @@ static bool copies(int id)
 	return id >= GG_ID_cuMemcpy && id <= GG_ID_cuMemsetD2D32Async_ptsz;
 }
 
-static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_events *ev,
-		       uint64_t *bits)
+static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_events *ev, uint64_t *bits)
 {
 	static const enum gg_hook_id launches[] = {
-		GG_ID_cuLaunchKernel, GG_ID_cuLaunchKernel_ptsz, GG_ID_cuLaunchKernelEx,
-		GG_ID_cuLaunchKernelEx_ptsz, GG_ID_cuLaunchCooperativeKernel,
+		GG_ID_cuLaunchKernel,
+		GG_ID_cuLaunchKernel_ptsz,
+		GG_ID_cuLaunchKernelEx,
+		GG_ID_cuLaunchKernelEx_ptsz,
+		GG_ID_cuLaunchCooperativeKernel,
 		GG_ID_cuLaunchCooperativeKernel_ptsz,
 		/* A graph's replay is a launch of each of its kernels. */
-		GG_ID_cuGraphInstantiate, GG_ID_cuGraphInstantiate_v2,
-		GG_ID_cuGraphInstantiateWithFlags, GG_ID_cuGraphInstantiateWithParams,
-		GG_ID_cuGraphInstantiateWithParams_ptsz, GG_ID_cuGraphExecUpdate,
-		GG_ID_cuGraphExecUpdate_v2, GG_ID_cuGraphExecKernelNodeSetParams,
-		GG_ID_cuGraphExecKernelNodeSetParams_v2, GG_ID_cuGraphExecNodeSetParams,
+		GG_ID_cuGraphInstantiate,
+		GG_ID_cuGraphInstantiate_v2,
+		GG_ID_cuGraphInstantiateWithFlags,
+		GG_ID_cuGraphInstantiateWithParams,
+		GG_ID_cuGraphInstantiateWithParams_ptsz,
+		GG_ID_cuGraphExecUpdate,
+		GG_ID_cuGraphExecUpdate_v2,
+		GG_ID_cuGraphExecKernelNodeSetParams,
+		GG_ID_cuGraphExecKernelNodeSetParams_v2,
+		GG_ID_cuGraphExecNodeSetParams,
 		GG_ID_cuGraphExecDestroy,
-		GG_ID_cuGraphLaunch, GG_ID_cuGraphLaunch_ptsz,
+		GG_ID_cuGraphLaunch,
+		GG_ID_cuGraphLaunch_ptsz,
 		/* A launch captured into a graph is none until it is replayed. */
-		GG_ID_cuStreamBeginCapture, GG_ID_cuStreamBeginCapture_ptsz,
-		GG_ID_cuStreamBeginCapture_v2, GG_ID_cuStreamBeginCapture_v2_ptsz,
-		GG_ID_cuStreamBeginCaptureToGraph, GG_ID_cuStreamBeginCaptureToGraph_ptsz,
-		GG_ID_cuStreamEndCapture, GG_ID_cuStreamEndCapture_ptsz,
+		GG_ID_cuStreamBeginCapture,
+		GG_ID_cuStreamBeginCapture_ptsz,
+		GG_ID_cuStreamBeginCapture_v2,
+		GG_ID_cuStreamBeginCapture_v2_ptsz,
+		GG_ID_cuStreamBeginCaptureToGraph,
+		GG_ID_cuStreamBeginCaptureToGraph_ptsz,
+		GG_ID_cuStreamEndCapture,
+		GG_ID_cuStreamEndCapture_ptsz,
 	};
 	static const enum gg_hook_id syncs[] = { GG_ID_cuCtxSynchronize, GG_ID_cuCtxSynchronize_v2 };
 

@@ -73,13 +73,13 @@ static const char *describe(const void *p, char *buf, size_t cap)
 }
 static CUlibrary lib;
 
-#define CHECK(call)                                                                  \
-	do {                                                                         \
-		CUresult rc_ = (call);                                               \
-		if (rc_ != CUDA_SUCCESS) {                                           \
+#define CHECK(call)                                                                     \
+	do {                                                                            \
+		CUresult rc_ = (call);                                                  \
+		if (rc_ != CUDA_SUCCESS) {                                              \
 			fprintf(stderr, "app-audit: %s failed: %d\n", #call, (int)rc_); \
-			exit(2);                                                     \
-		}                                                                    \
+			exit(2);                                                        \
+		}                                                                       \
 	} while (0)
 
 __attribute__((noinline)) CUresult lookup_a(CUfunction *f, const char *name)
@@ -272,8 +272,7 @@ STEP step_enumlaunch(const struct args *args)
 	CHECK(cuLibraryEnumerateKernels(ks, n, lib));
 	for (unsigned j = 0; j < n; j++)
 		printf("enumerated launch %u: %d\n", j,
-		       (int)cuLaunchKernel((CUfunction)ks[j], 1, 1, 1, 1, 1, 1, 0, NULL,
-					   NULL, NULL));
+		       (int)cuLaunchKernel((CUfunction)ks[j], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
 	return 0;
 }
 
@@ -315,9 +314,8 @@ STEP step_helper_overrun(const struct args *args)
 	CUdeviceptr p;
 
 	(void)args;
-	int (*wr)(CUdeviceptr, const void *, size_t) =
-		(int (*)(CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT,
-								  "fakecuda_write");
+	int (*wr)(CUdeviceptr, const void *, size_t) = (int (*)(
+		CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_write");
 	unsigned char past = 0xab;
 
 	CHECK(helper_alloc(&p, 64));
@@ -495,7 +493,10 @@ int main(int argc, char **argv)
 		int row = find_step(argv[i], &args), n = 0, rc;
 
 		/* The step's function, inlined here (STEP); 64 for no step. */
-#define STEP_CALL(name, shape, fn) if (row == n++) rc = fn(&args); else
+#define STEP_CALL(name, shape, fn) \
+	if (row == n++)            \
+		rc = fn(&args);    \
+	else
 		STEPS(STEP_CALL) rc = 64;
 #undef STEP_CALL
 		if (rc)

@@ -33,15 +33,17 @@ static void *lookup(const char *kind, const char *name)
 
 int main(int argc, char **argv)
 {
-	static const char *const kinds[] = { "program-null-handle", "program-default", "program-next",
-					     "library-default", "library-next", "library-own-handle",
+	static const char *const kinds[] = { "program-null-handle", "program-default",
+					     "program-next",        "library-default",
+					     "library-next",        "library-own-handle",
 					     "driver-handle" };
 	static const char *const names[] = { "cuMemAlloc_v2", "cuMemcpyDtoH_v2",
 					     "cuGgNobodyDefinesThis", "gg_nobody_defines_this" };
 	const char *state = argc > 1 ? argv[1] : "none";
 
 	if (!strcmp(state, "local") || !strcmp(state, "global")) {
-		driver = dlopen("libcuda.so.1", RTLD_NOW | (state[0] == 'l' ? RTLD_LOCAL : RTLD_GLOBAL));
+		driver = dlopen("libcuda.so.1",
+				RTLD_NOW | (state[0] == 'l' ? RTLD_LOCAL : RTLD_GLOBAL));
 		if (!driver) {
 			fprintf(stderr, "app-dlsym-parity: %s\n", dlerror());
 			return 2;
@@ -65,10 +67,11 @@ int main(int argc, char **argv)
 				printf("%s %s: found%s", kinds[k], names[n], hooked);
 			else
 				printf("%s %s: found in %s", kinds[k], names[n],
-				       dladdr(fn, &info) && info.dli_fname ?
-					       (strrchr(info.dli_fname, '/') ? strrchr(info.dli_fname, '/') + 1
-									     : info.dli_fname) :
-					       "?");
+				       dladdr(fn, &info) && info.dli_fname
+					       ? (strrchr(info.dli_fname, '/')
+							  ? strrchr(info.dli_fname, '/') + 1
+							  : info.dli_fname)
+					       : "?");
 			printf("; dlerror: %s\n", err ? err : "none");
 		}
 	}

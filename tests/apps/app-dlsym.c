@@ -19,10 +19,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlsym: %s\n", dlerror());
 		return 3;
 	}
-#define APP_FN(field, export, pfn, base)                               \
-	if (!(d.field = (pfn)dlsym(h, #export))) {                              \
-		fprintf(stderr, "dlsym: %s missing\n", #export);                 \
-		return 3;                                                       \
+#define APP_FN(field, export, pfn, base)                         \
+	if (!(d.field = (pfn)dlsym(h, #export))) {               \
+		fprintf(stderr, "dlsym: %s missing\n", #export); \
+		return 3;                                        \
 	}
 	APP_DRIVER_FUNCTIONS
 #undef APP_FN

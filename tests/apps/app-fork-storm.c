@@ -64,7 +64,7 @@
 #define HANG_SECONDS 20
 
 static struct {
-	bool ready;        /* init ran: the driver is set up here */
+	bool ready; /* init ran: the driver is set up here */
 	CUmodule module;
 	/* hold */
 	pthread_t holder;
@@ -80,7 +80,8 @@ static struct {
 	/* Held by a thread while it dlcloses, and under ASan while it
 	 * allocates; by the forking thread around fork(). */
 	pthread_mutex_t gate;
-} app = { .hold_lock = PTHREAD_MUTEX_INITIALIZER, .hold_cond = PTHREAD_COND_INITIALIZER,
+} app = { .hold_lock = PTHREAD_MUTEX_INITIALIZER,
+	  .hold_cond = PTHREAD_COND_INITIALIZER,
 	  .gate = PTHREAD_MUTEX_INITIALIZER };
 
 static void check(CUresult rc, const char *what)
@@ -313,13 +314,15 @@ static int forks(unsigned long n, const char *work)
 		}
 		status = wait_bounded(pid);
 		if (status == -1) {
-			fprintf(stderr, "app-fork-storm: child %lu (pid %d, work %s) did not exit in %d s\n",
-				i, (int)pid, work, HANG_SECONDS);
+			fprintf(stderr,
+				"app-fork-storm: child %lu (pid %d, work %s) did not exit in %d s\n", i,
+				(int)pid, work, HANG_SECONDS);
 			hung++;
 		} else if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			clean++;
 		} else {
-			fprintf(stderr, "app-fork-storm: child %lu ended with status 0x%x\n", i, status);
+			fprintf(stderr, "app-fork-storm: child %lu ended with status 0x%x\n", i,
+				status);
 			other++;
 		}
 	}
@@ -348,7 +351,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		} else if (!strcmp(arg, "gcc")) {
-			printf("libgcc_s: %s\n", dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD) ? "loaded" : "absent");
+			printf("libgcc_s: %s\n",
+			       dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD) ? "loaded" : "absent");
 		} else if (!strcmp(arg, "hold")) {
 			hold();
 		} else if (!strcmp(arg, "release")) {

@@ -50,12 +50,15 @@ static void cubin(struct image *im)
 	size_t shoff = (64 + sizeof(names) + 7) / 8 * 8, phoff = shoff + 3 * 64;
 
 	memset(im, 0, sizeof(*im));
-	memcpy(p, "\x7f" "ELF", 4);
-	p[4] = 2;    /* ELFCLASS64 */
-	p[5] = 1;    /* little-endian */
-	p[6] = 1;    /* EV_CURRENT */
-	p[7] = 0x41; /* ELFOSABI_CUDA */
-	p[8] = 8;    /* ABI version 8: the SM in bits 8-15 */
+	memcpy(p,
+	       "\x7f"
+	       "ELF",
+	       4);
+	p[4] = 2;           /* ELFCLASS64 */
+	p[5] = 1;           /* little-endian */
+	p[6] = 1;           /* EV_CURRENT */
+	p[7] = 0x41;        /* ELFOSABI_CUDA */
+	p[8] = 8;           /* ABI version 8: the SM in bits 8-15 */
 	put16(p + 16, 2);   /* ET_EXEC */
 	put16(p + 18, 190); /* EM_CUDA */
 	put32(p + 20, 1);
@@ -77,7 +80,7 @@ static void cubin(struct image *im)
 	/* [2] .text.gg_images: empty, the fake runs kernels on the host */
 	put32(p + shoff + 128, 11);
 	put32(p + shoff + 128 + 4, 1); /* SHT_PROGBITS */
-	put64(p + shoff + 128 + 8, 6);  /* SHF_ALLOC | SHF_EXECINSTR */
+	put64(p + shoff + 128 + 8, 6); /* SHF_ALLOC | SHF_EXECINSTR */
 	put64(p + shoff + 128 + 0x18, shoff);
 	/* PT_PHDR and an empty PT_LOAD */
 	put32(p + phoff, 6);

@@ -38,10 +38,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "procaddr: no cuGetProcAddress at 12000\n");
 		return 3;
 	}
-#define APP_FN(field, export, pfn, base)                                          \
-	if (gpa5(base, (void **)&d.field, app_fn_version(base), flags, &status) != CUDA_SUCCESS || !d.field) { \
-		fprintf(stderr, "procaddr: %s missing (status %d)\n", base, (int)status);     \
-		return 3;                                                                  \
+#define APP_FN(field, export, pfn, base)                                                           \
+	if (gpa5(base, (void **)&d.field, app_fn_version(base), flags, &status) != CUDA_SUCCESS || \
+	    !d.field) {                                                                            \
+		fprintf(stderr, "procaddr: %s missing (status %d)\n", base, (int)status);          \
+		return 3;                                                                          \
 	}
 	APP_DRIVER_FUNCTIONS
 #undef APP_FN

@@ -41,99 +41,116 @@
 #include "describe.h"
 
 enum kind {
-	K_UNIFIED, K_PEER, K_HTOD, K_DTOH, K_DTOD, K_DTOA, K_ATOD, K_C2D, K_C3D, K_P3D,
-	K_BATCH_V1, K_BATCH_V2, K_BATCH3D_V1, K_BATCH3D_V2,
-	K_SET8, K_SET16, K_SET32, K_SET2D8, K_SET2D16, K_SET2D32,
+	K_UNIFIED,
+	K_PEER,
+	K_HTOD,
+	K_DTOH,
+	K_DTOD,
+	K_DTOA,
+	K_ATOD,
+	K_C2D,
+	K_C3D,
+	K_P3D,
+	K_BATCH_V1,
+	K_BATCH_V2,
+	K_BATCH3D_V1,
+	K_BATCH3D_V2,
+	K_SET8,
+	K_SET16,
+	K_SET32,
+	K_SET2D8,
+	K_SET2D16,
+	K_SET2D32,
 };
 
 /* R(export, base name, cuGetProcAddress version, per-thread, kind, async) */
-#define RANGE_FUNCTIONS \
-	R(cuMemcpy, "cuMemcpy", 12000, 0, K_UNIFIED, 0) \
-	R(cuMemcpy_ptds, "cuMemcpy", 12000, 1, K_UNIFIED, 0) \
-	R(cuMemcpyPeer, "cuMemcpyPeer", 12000, 0, K_PEER, 0) \
-	R(cuMemcpyPeer_ptds, "cuMemcpyPeer", 12000, 1, K_PEER, 0) \
-	R(cuMemcpyAsync, "cuMemcpyAsync", 12000, 0, K_UNIFIED, 1) \
-	R(cuMemcpyAsync_ptsz, "cuMemcpyAsync", 12000, 1, K_UNIFIED, 1) \
-	R(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", 12000, 0, K_PEER, 1) \
-	R(cuMemcpyPeerAsync_ptsz, "cuMemcpyPeerAsync", 12000, 1, K_PEER, 1) \
-	R(cuMemcpyHtoD_v2, "cuMemcpyHtoD", 12000, 0, K_HTOD, 0) \
-	R(cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD", 12000, 1, K_HTOD, 0) \
-	R(cuMemcpyDtoH_v2, "cuMemcpyDtoH", 12000, 0, K_DTOH, 0) \
-	R(cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH", 12000, 1, K_DTOH, 0) \
-	R(cuMemcpyDtoD_v2, "cuMemcpyDtoD", 12000, 0, K_DTOD, 0) \
-	R(cuMemcpyDtoD_v2_ptds, "cuMemcpyDtoD", 12000, 1, K_DTOD, 0) \
-	R(cuMemcpyDtoA_v2, "cuMemcpyDtoA", 12000, 0, K_DTOA, 0) \
-	R(cuMemcpyDtoA_v2_ptds, "cuMemcpyDtoA", 12000, 1, K_DTOA, 0) \
-	R(cuMemcpyAtoD_v2, "cuMemcpyAtoD", 12000, 0, K_ATOD, 0) \
-	R(cuMemcpyAtoD_v2_ptds, "cuMemcpyAtoD", 12000, 1, K_ATOD, 0) \
-	R(cuMemcpy2D_v2, "cuMemcpy2D", 12000, 0, K_C2D, 0) \
-	R(cuMemcpy2D_v2_ptds, "cuMemcpy2D", 12000, 1, K_C2D, 0) \
-	R(cuMemcpy2DUnaligned_v2, "cuMemcpy2DUnaligned", 12000, 0, K_C2D, 0) \
-	R(cuMemcpy2DUnaligned_v2_ptds, "cuMemcpy2DUnaligned", 12000, 1, K_C2D, 0) \
-	R(cuMemcpy3D_v2, "cuMemcpy3D", 12000, 0, K_C3D, 0) \
-	R(cuMemcpy3D_v2_ptds, "cuMemcpy3D", 12000, 1, K_C3D, 0) \
-	R(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync", 12000, 0, K_HTOD, 1) \
-	R(cuMemcpyHtoDAsync_v2_ptsz, "cuMemcpyHtoDAsync", 12000, 1, K_HTOD, 1) \
-	R(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 12000, 0, K_DTOH, 1) \
-	R(cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync", 12000, 1, K_DTOH, 1) \
-	R(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync", 12000, 0, K_DTOD, 1) \
-	R(cuMemcpyDtoDAsync_v2_ptsz, "cuMemcpyDtoDAsync", 12000, 1, K_DTOD, 1) \
-	R(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 12000, 0, K_C2D, 1) \
-	R(cuMemcpy2DAsync_v2_ptsz, "cuMemcpy2DAsync", 12000, 1, K_C2D, 1) \
-	R(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync", 12000, 0, K_C3D, 1) \
-	R(cuMemcpy3DAsync_v2_ptsz, "cuMemcpy3DAsync", 12000, 1, K_C3D, 1) \
-	R(cuMemcpy3DPeer, "cuMemcpy3DPeer", 12000, 0, K_P3D, 0) \
-	R(cuMemcpy3DPeer_ptds, "cuMemcpy3DPeer", 12000, 1, K_P3D, 0) \
-	R(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", 12000, 0, K_P3D, 1) \
-	R(cuMemcpy3DPeerAsync_ptsz, "cuMemcpy3DPeerAsync", 12000, 1, K_P3D, 1) \
-	R(cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, 0, K_BATCH_V1, 1) \
-	R(cuMemcpyBatchAsync_ptsz, "cuMemcpyBatchAsync", 12080, 1, K_BATCH_V1, 1) \
-	R(cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync", 13000, 0, K_BATCH_V2, 1) \
-	R(cuMemcpyBatchAsync_v2_ptsz, "cuMemcpyBatchAsync", 13000, 1, K_BATCH_V2, 1) \
-	R(cuMemcpy3DBatchAsync, "cuMemcpy3DBatchAsync", 12080, 0, K_BATCH3D_V1, 1) \
-	R(cuMemcpy3DBatchAsync_ptsz, "cuMemcpy3DBatchAsync", 12080, 1, K_BATCH3D_V1, 1) \
-	R(cuMemcpy3DBatchAsync_v2, "cuMemcpy3DBatchAsync", 13000, 0, K_BATCH3D_V2, 1) \
+#define RANGE_FUNCTIONS                                                                    \
+	R(cuMemcpy, "cuMemcpy", 12000, 0, K_UNIFIED, 0)                                    \
+	R(cuMemcpy_ptds, "cuMemcpy", 12000, 1, K_UNIFIED, 0)                               \
+	R(cuMemcpyPeer, "cuMemcpyPeer", 12000, 0, K_PEER, 0)                               \
+	R(cuMemcpyPeer_ptds, "cuMemcpyPeer", 12000, 1, K_PEER, 0)                          \
+	R(cuMemcpyAsync, "cuMemcpyAsync", 12000, 0, K_UNIFIED, 1)                          \
+	R(cuMemcpyAsync_ptsz, "cuMemcpyAsync", 12000, 1, K_UNIFIED, 1)                     \
+	R(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", 12000, 0, K_PEER, 1)                     \
+	R(cuMemcpyPeerAsync_ptsz, "cuMemcpyPeerAsync", 12000, 1, K_PEER, 1)                \
+	R(cuMemcpyHtoD_v2, "cuMemcpyHtoD", 12000, 0, K_HTOD, 0)                            \
+	R(cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD", 12000, 1, K_HTOD, 0)                       \
+	R(cuMemcpyDtoH_v2, "cuMemcpyDtoH", 12000, 0, K_DTOH, 0)                            \
+	R(cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH", 12000, 1, K_DTOH, 0)                       \
+	R(cuMemcpyDtoD_v2, "cuMemcpyDtoD", 12000, 0, K_DTOD, 0)                            \
+	R(cuMemcpyDtoD_v2_ptds, "cuMemcpyDtoD", 12000, 1, K_DTOD, 0)                       \
+	R(cuMemcpyDtoA_v2, "cuMemcpyDtoA", 12000, 0, K_DTOA, 0)                            \
+	R(cuMemcpyDtoA_v2_ptds, "cuMemcpyDtoA", 12000, 1, K_DTOA, 0)                       \
+	R(cuMemcpyAtoD_v2, "cuMemcpyAtoD", 12000, 0, K_ATOD, 0)                            \
+	R(cuMemcpyAtoD_v2_ptds, "cuMemcpyAtoD", 12000, 1, K_ATOD, 0)                       \
+	R(cuMemcpy2D_v2, "cuMemcpy2D", 12000, 0, K_C2D, 0)                                 \
+	R(cuMemcpy2D_v2_ptds, "cuMemcpy2D", 12000, 1, K_C2D, 0)                            \
+	R(cuMemcpy2DUnaligned_v2, "cuMemcpy2DUnaligned", 12000, 0, K_C2D, 0)               \
+	R(cuMemcpy2DUnaligned_v2_ptds, "cuMemcpy2DUnaligned", 12000, 1, K_C2D, 0)          \
+	R(cuMemcpy3D_v2, "cuMemcpy3D", 12000, 0, K_C3D, 0)                                 \
+	R(cuMemcpy3D_v2_ptds, "cuMemcpy3D", 12000, 1, K_C3D, 0)                            \
+	R(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync", 12000, 0, K_HTOD, 1)                  \
+	R(cuMemcpyHtoDAsync_v2_ptsz, "cuMemcpyHtoDAsync", 12000, 1, K_HTOD, 1)             \
+	R(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync", 12000, 0, K_DTOH, 1)                  \
+	R(cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync", 12000, 1, K_DTOH, 1)             \
+	R(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync", 12000, 0, K_DTOD, 1)                  \
+	R(cuMemcpyDtoDAsync_v2_ptsz, "cuMemcpyDtoDAsync", 12000, 1, K_DTOD, 1)             \
+	R(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync", 12000, 0, K_C2D, 1)                       \
+	R(cuMemcpy2DAsync_v2_ptsz, "cuMemcpy2DAsync", 12000, 1, K_C2D, 1)                  \
+	R(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync", 12000, 0, K_C3D, 1)                       \
+	R(cuMemcpy3DAsync_v2_ptsz, "cuMemcpy3DAsync", 12000, 1, K_C3D, 1)                  \
+	R(cuMemcpy3DPeer, "cuMemcpy3DPeer", 12000, 0, K_P3D, 0)                            \
+	R(cuMemcpy3DPeer_ptds, "cuMemcpy3DPeer", 12000, 1, K_P3D, 0)                       \
+	R(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", 12000, 0, K_P3D, 1)                  \
+	R(cuMemcpy3DPeerAsync_ptsz, "cuMemcpy3DPeerAsync", 12000, 1, K_P3D, 1)             \
+	R(cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, 0, K_BATCH_V1, 1)               \
+	R(cuMemcpyBatchAsync_ptsz, "cuMemcpyBatchAsync", 12080, 1, K_BATCH_V1, 1)          \
+	R(cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync", 13000, 0, K_BATCH_V2, 1)            \
+	R(cuMemcpyBatchAsync_v2_ptsz, "cuMemcpyBatchAsync", 13000, 1, K_BATCH_V2, 1)       \
+	R(cuMemcpy3DBatchAsync, "cuMemcpy3DBatchAsync", 12080, 0, K_BATCH3D_V1, 1)         \
+	R(cuMemcpy3DBatchAsync_ptsz, "cuMemcpy3DBatchAsync", 12080, 1, K_BATCH3D_V1, 1)    \
+	R(cuMemcpy3DBatchAsync_v2, "cuMemcpy3DBatchAsync", 13000, 0, K_BATCH3D_V2, 1)      \
 	R(cuMemcpy3DBatchAsync_v2_ptsz, "cuMemcpy3DBatchAsync", 13000, 1, K_BATCH3D_V2, 1) \
-	R(cuMemsetD8_v2, "cuMemsetD8", 12000, 0, K_SET8, 0) \
-	R(cuMemsetD8_v2_ptds, "cuMemsetD8", 12000, 1, K_SET8, 0) \
-	R(cuMemsetD16_v2, "cuMemsetD16", 12000, 0, K_SET16, 0) \
-	R(cuMemsetD16_v2_ptds, "cuMemsetD16", 12000, 1, K_SET16, 0) \
-	R(cuMemsetD32_v2, "cuMemsetD32", 12000, 0, K_SET32, 0) \
-	R(cuMemsetD32_v2_ptds, "cuMemsetD32", 12000, 1, K_SET32, 0) \
-	R(cuMemsetD2D8_v2, "cuMemsetD2D8", 12000, 0, K_SET2D8, 0) \
-	R(cuMemsetD2D8_v2_ptds, "cuMemsetD2D8", 12000, 1, K_SET2D8, 0) \
-	R(cuMemsetD2D16_v2, "cuMemsetD2D16", 12000, 0, K_SET2D16, 0) \
-	R(cuMemsetD2D16_v2_ptds, "cuMemsetD2D16", 12000, 1, K_SET2D16, 0) \
-	R(cuMemsetD2D32_v2, "cuMemsetD2D32", 12000, 0, K_SET2D32, 0) \
-	R(cuMemsetD2D32_v2_ptds, "cuMemsetD2D32", 12000, 1, K_SET2D32, 0) \
-	R(cuMemsetD8Async, "cuMemsetD8Async", 12000, 0, K_SET8, 1) \
-	R(cuMemsetD8Async_ptsz, "cuMemsetD8Async", 12000, 1, K_SET8, 1) \
-	R(cuMemsetD16Async, "cuMemsetD16Async", 12000, 0, K_SET16, 1) \
-	R(cuMemsetD16Async_ptsz, "cuMemsetD16Async", 12000, 1, K_SET16, 1) \
-	R(cuMemsetD32Async, "cuMemsetD32Async", 12000, 0, K_SET32, 1) \
-	R(cuMemsetD32Async_ptsz, "cuMemsetD32Async", 12000, 1, K_SET32, 1) \
-	R(cuMemsetD2D8Async, "cuMemsetD2D8Async", 12000, 0, K_SET2D8, 1) \
-	R(cuMemsetD2D8Async_ptsz, "cuMemsetD2D8Async", 12000, 1, K_SET2D8, 1) \
-	R(cuMemsetD2D16Async, "cuMemsetD2D16Async", 12000, 0, K_SET2D16, 1) \
-	R(cuMemsetD2D16Async_ptsz, "cuMemsetD2D16Async", 12000, 1, K_SET2D16, 1) \
-	R(cuMemsetD2D32Async, "cuMemsetD2D32Async", 12000, 0, K_SET2D32, 1) \
+	R(cuMemsetD8_v2, "cuMemsetD8", 12000, 0, K_SET8, 0)                                \
+	R(cuMemsetD8_v2_ptds, "cuMemsetD8", 12000, 1, K_SET8, 0)                           \
+	R(cuMemsetD16_v2, "cuMemsetD16", 12000, 0, K_SET16, 0)                             \
+	R(cuMemsetD16_v2_ptds, "cuMemsetD16", 12000, 1, K_SET16, 0)                        \
+	R(cuMemsetD32_v2, "cuMemsetD32", 12000, 0, K_SET32, 0)                             \
+	R(cuMemsetD32_v2_ptds, "cuMemsetD32", 12000, 1, K_SET32, 0)                        \
+	R(cuMemsetD2D8_v2, "cuMemsetD2D8", 12000, 0, K_SET2D8, 0)                          \
+	R(cuMemsetD2D8_v2_ptds, "cuMemsetD2D8", 12000, 1, K_SET2D8, 0)                     \
+	R(cuMemsetD2D16_v2, "cuMemsetD2D16", 12000, 0, K_SET2D16, 0)                       \
+	R(cuMemsetD2D16_v2_ptds, "cuMemsetD2D16", 12000, 1, K_SET2D16, 0)                  \
+	R(cuMemsetD2D32_v2, "cuMemsetD2D32", 12000, 0, K_SET2D32, 0)                       \
+	R(cuMemsetD2D32_v2_ptds, "cuMemsetD2D32", 12000, 1, K_SET2D32, 0)                  \
+	R(cuMemsetD8Async, "cuMemsetD8Async", 12000, 0, K_SET8, 1)                         \
+	R(cuMemsetD8Async_ptsz, "cuMemsetD8Async", 12000, 1, K_SET8, 1)                    \
+	R(cuMemsetD16Async, "cuMemsetD16Async", 12000, 0, K_SET16, 1)                      \
+	R(cuMemsetD16Async_ptsz, "cuMemsetD16Async", 12000, 1, K_SET16, 1)                 \
+	R(cuMemsetD32Async, "cuMemsetD32Async", 12000, 0, K_SET32, 1)                      \
+	R(cuMemsetD32Async_ptsz, "cuMemsetD32Async", 12000, 1, K_SET32, 1)                 \
+	R(cuMemsetD2D8Async, "cuMemsetD2D8Async", 12000, 0, K_SET2D8, 1)                   \
+	R(cuMemsetD2D8Async_ptsz, "cuMemsetD2D8Async", 12000, 1, K_SET2D8, 1)              \
+	R(cuMemsetD2D16Async, "cuMemsetD2D16Async", 12000, 0, K_SET2D16, 1)                \
+	R(cuMemsetD2D16Async_ptsz, "cuMemsetD2D16Async", 12000, 1, K_SET2D16, 1)           \
+	R(cuMemsetD2D32Async, "cuMemsetD2D32Async", 12000, 0, K_SET2D32, 1)                \
 	R(cuMemsetD2D32Async_ptsz, "cuMemsetD2D32Async", 12000, 1, K_SET2D32, 1)
 
 /* What the steps need besides: S(field, export, base, PFN). */
-#define SUPPORT_FUNCTIONS                                                                    \
-	S(Init, cuInit, "cuInit", PFN_cuInit_v2000)                                           \
-	S(DeviceGet, cuDeviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                       \
-	S(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",             \
-	  PFN_cuDevicePrimaryCtxRetain_v7000)                                                 \
-	S(CtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)       \
-	S(CtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_v2000)   \
-	S(MemAlloc, cuMemAlloc_v2, "cuMemAlloc", PFN_cuMemAlloc_v3020)                        \
-	S(MemAllocPitch, cuMemAllocPitch_v2, "cuMemAllocPitch", PFN_cuMemAllocPitch_v3020)    \
-	S(MemFree, cuMemFree_v2, "cuMemFree", PFN_cuMemFree_v3020)                            \
-	S(StreamCreate, cuStreamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)           \
-	S(StreamSynchronize, cuStreamSynchronize, "cuStreamSynchronize",                      \
-	  PFN_cuStreamSynchronize_v2000)                                                      \
-	S(ArrayCreate, cuArrayCreate_v2, "cuArrayCreate", PFN_cuArrayCreate_v3020)            \
+#define SUPPORT_FUNCTIONS                                                                   \
+	S(Init, cuInit, "cuInit", PFN_cuInit_v2000)                                         \
+	S(DeviceGet, cuDeviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                     \
+	S(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",           \
+	  PFN_cuDevicePrimaryCtxRetain_v7000)                                               \
+	S(CtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)     \
+	S(CtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_v2000) \
+	S(MemAlloc, cuMemAlloc_v2, "cuMemAlloc", PFN_cuMemAlloc_v3020)                      \
+	S(MemAllocPitch, cuMemAllocPitch_v2, "cuMemAllocPitch", PFN_cuMemAllocPitch_v3020)  \
+	S(MemFree, cuMemFree_v2, "cuMemFree", PFN_cuMemFree_v3020)                          \
+	S(StreamCreate, cuStreamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)         \
+	S(StreamSynchronize, cuStreamSynchronize, "cuStreamSynchronize",                    \
+	  PFN_cuStreamSynchronize_v2000)                                                    \
+	S(ArrayCreate, cuArrayCreate_v2, "cuArrayCreate", PFN_cuArrayCreate_v3020)          \
 	S(GetErrorName, cuGetErrorName, "cuGetErrorName", PFN_cuGetErrorName_v6000)
 
 struct entry {
@@ -177,13 +194,13 @@ static const char *name_of(CUresult rc)
 	return d.GetErrorName(rc, &s) == CUDA_SUCCESS && s ? s : "?";
 }
 
-#define CHECK(call)                                                                           \
-	do {                                                                                  \
-		CUresult rc_ = (call);                                                        \
-		if (rc_ != CUDA_SUCCESS) {                                                    \
-			fprintf(stderr, "app-ranges: %s failed: %s\n", #call, name_of(rc_));  \
-			exit(2);                                                              \
-		}                                                                             \
+#define CHECK(call)                                                                          \
+	do {                                                                                 \
+		CUresult rc_ = (call);                                                       \
+		if (rc_ != CUDA_SUCCESS) {                                                   \
+			fprintf(stderr, "app-ranges: %s failed: %s\n", #call, name_of(rc_)); \
+			exit(2);                                                             \
+		}                                                                            \
 	} while (0)
 
 static int load(const char *route)
@@ -212,7 +229,8 @@ static int load(const char *route)
 		return 0;
 	}
 	if (!strcmp(route, "procaddr")) {
-		PFN_cuGetProcAddress_v12000 gpa = (PFN_cuGetProcAddress_v12000)dlsym(h, "cuGetProcAddress_v2");
+		PFN_cuGetProcAddress_v12000 gpa = (PFN_cuGetProcAddress_v12000)dlsym(
+			h, "cuGetProcAddress_v2");
 		CUdriverProcAddressQueryResult status;
 
 		if (!gpa)
@@ -223,7 +241,7 @@ static int load(const char *route)
 						      : CU_GET_PROC_ADDRESS_DEFAULT,
 				&status) != CUDA_SUCCESS)
 				entries[i].fn = NULL;
-#define S(field, export, base, pfn)                                                     \
+#define S(field, export, base, pfn)                                                                    \
 	if (gpa(base, (void **)&d.field, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) \
 		d.field = NULL;
 		SUPPORT_FUNCTIONS
@@ -251,7 +269,8 @@ static CUdeviceptr scratch_buffer(void)
 
 static CUarray scratch_array(void)
 {
-	CUDA_ARRAY_DESCRIPTOR desc = { .Width = SCRATCH, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+	CUDA_ARRAY_DESCRIPTOR desc = { .Width = SCRATCH,
+				       .Format = CU_AD_FORMAT_UNSIGNED_INT8,
 				       .NumChannels = 1 };
 
 	if (!array)
@@ -266,8 +285,7 @@ CUresult ranges_planar(const struct entry *e, int to, CUdeviceptr dev, size_t pi
 
 /* The other side of a linear copy of @n bytes: host memory or the scratch buffer. */
 static inline __attribute__((always_inline)) CUresult linear(const struct entry *e, int to,
-							     CUdeviceptr dev, size_t n,
-							     size_t *fail)
+							     CUdeviceptr dev, size_t n, size_t *fail)
 {
 	CUdeviceptr other = e->kind == K_DTOD || e->kind == K_PEER ? scratch_buffer()
 								   : (CUdeviceptr)(uintptr_t)host;
@@ -312,7 +330,8 @@ static inline __attribute__((always_inline)) CUresult linear(const struct entry 
 		return ((PFN_cuMemcpyBatchAsync_v12080)e->fn)(dsts, srcs, sizes, 2, attrs, idx, 1, fail,
 							      stream);
 	case K_BATCH_V2:
-		return ((PFN_cuMemcpyBatchAsync_v13000)e->fn)(dsts, srcs, sizes, 2, attrs, idx, 1, stream);
+		return ((PFN_cuMemcpyBatchAsync_v13000)e->fn)(dsts, srcs, sizes, 2, attrs, idx, 1,
+							      stream);
 	case K_BATCH3D_V1:
 		return ((PFN_cuMemcpy3DBatchAsync_v12080)e->fn)(2, ops, fail, 0, stream);
 	case K_BATCH3D_V2:
@@ -335,13 +354,15 @@ static inline __attribute__((always_inline)) CUresult linear(const struct entry 
  * other side packed in host memory. */
 static inline __attribute__((always_inline)) CUresult planar(const struct entry *e, int to,
 							     CUdeviceptr dev, size_t pitch,
-							     size_t width, size_t height,
-							     size_t depth)
+							     size_t width, size_t height, size_t depth)
 {
 	CUstream s = e->async ? stream : NULL;
 	CUDA_MEMCPY3D c3 = { .WidthInBytes = width, .Height = height, .Depth = depth };
-	CUDA_MEMCPY3D_PEER p3 = { .WidthInBytes = width, .Height = height, .Depth = depth,
-				  .srcContext = ctx, .dstContext = ctx };
+	CUDA_MEMCPY3D_PEER p3 = { .WidthInBytes = width,
+				  .Height = height,
+				  .Depth = depth,
+				  .srcContext = ctx,
+				  .dstContext = ctx };
 	CUDA_MEMCPY2D c2 = { .WidthInBytes = width, .Height = height };
 
 	if (width * height * depth > SCRATCH)
@@ -377,15 +398,17 @@ static inline __attribute__((always_inline)) CUresult planar(const struct entry 
 		return e->async ? ((PFN_cuMemcpy3DPeerAsync_v4000)e->fn)(&p3, s)
 				: ((PFN_cuMemcpy3DPeer_v4000)e->fn)(&p3);
 	case K_SET2D8:
-		return e->async ? ((PFN_cuMemsetD2D8Async_v3020)e->fn)(dev, pitch, 0x42, width, height, s)
+		return e->async ? ((PFN_cuMemsetD2D8Async_v3020)e->fn)(dev, pitch, 0x42, width, height,
+								       s)
 				: ((PFN_cuMemsetD2D8_v3020)e->fn)(dev, pitch, 0x42, width, height);
 	case K_SET2D16:
 		return e->async ? ((PFN_cuMemsetD2D16Async_v3020)e->fn)(dev, pitch, 0x4242, width / 2,
-									 height, s)
-				: ((PFN_cuMemsetD2D16_v3020)e->fn)(dev, pitch, 0x4242, width / 2, height);
+									height, s)
+				: ((PFN_cuMemsetD2D16_v3020)e->fn)(dev, pitch, 0x4242, width / 2,
+								   height);
 	case K_SET2D32:
 		return e->async ? ((PFN_cuMemsetD2D32Async_v3020)e->fn)(dev, pitch, 0x42424242u,
-									 width / 4, height, s)
+									width / 4, height, s)
 				: ((PFN_cuMemsetD2D32_v3020)e->fn)(dev, pitch, 0x42424242u, width / 4,
 								   height);
 	default:
@@ -463,7 +486,8 @@ static int step(const char *arg)
 		if (e->kind >= K_BATCH_V1 && e->kind <= K_BATCH3D_V2)
 			printf(" (its first copy %s)", host[0] == 0x43 ? "done" : "not done");
 		printf("\n");
-	} else if ((to = sscanf(arg, "to3d:%63[^:]:%ld:%ld:%ld:%ld:%ld", fn, &k, &a, &b, &c, &off)) == 6 ||
+	} else if ((to = sscanf(arg, "to3d:%63[^:]:%ld:%ld:%ld:%ld:%ld", fn, &k, &a, &b, &c, &off)) ==
+			   6 ||
 		   sscanf(arg, "from3d:%63[^:]:%ld:%ld:%ld:%ld:%ld", fn, &k, &a, &b, &c, &off) == 6) {
 		const struct entry *e = entry(fn);
 		CUresult rc;

@@ -177,7 +177,7 @@
 
 static CUmodule mod;
 static CUstream stream, stream2;
-static CUgraphExec app_graph;      /* graph: */
+static CUgraphExec app_graph; /* graph: */
 static CUgraphNode app_graph_node;
 static CUcontext primary, created;
 static struct {
@@ -188,13 +188,13 @@ static struct {
 static int nbufs;
 static const char *ptx; /* GG_TEST_PTX: the kernels */
 
-#define CHECK(call)                                                                     \
-	do {                                                                            \
-		CUresult rc_ = (call);                                                  \
-		if (rc_ != CUDA_SUCCESS) {                                              \
+#define CHECK(call)                                                                       \
+	do {                                                                              \
+		CUresult rc_ = (call);                                                    \
+		if (rc_ != CUDA_SUCCESS) {                                                \
 			fprintf(stderr, "app-redzone: %s failed: %d\n", #call, (int)rc_); \
-			exit(2);                                                        \
-		}                                                                       \
+			exit(2);                                                          \
+		}                                                                         \
 	} while (0)
 
 /* Two exported functions allocate, so the call site has a name. */
@@ -219,23 +219,23 @@ __attribute__((noinline)) CUresult redzone_alloc_async(CUdeviceptr *p, size_t n)
 
 /* Ten places that allocate through one helper, as a program's tensor
  * allocator is called from many places: each its own stack, one call site. */
-#define PLACE(i)                                                              \
-	CUresult redzone_place_##i(CUdeviceptr *p);                           \
-	__attribute__((noinline)) CUresult redzone_place_##i(CUdeviceptr *p)  \
-	{                                                                     \
-		CUresult rc = redzone_alloc(p, 16);                           \
-		__asm__ volatile("" ::: "memory");                            \
-		return rc;                                                    \
+#define PLACE(i)                                                             \
+	CUresult redzone_place_##i(CUdeviceptr *p);                          \
+	__attribute__((noinline)) CUresult redzone_place_##i(CUdeviceptr *p) \
+	{                                                                    \
+		CUresult rc = redzone_alloc(p, 16);                          \
+		__asm__ volatile("" ::: "memory");                           \
+		return rc;                                                   \
 	}
 /* A list of definitions, which clang-format lays out differently each run. */
 /* clang-format off */
 PLACE(0) PLACE(1) PLACE(2) PLACE(3) PLACE(4) PLACE(5) PLACE(6) PLACE(7) PLACE(8) PLACE(9)
 /* clang-format on */
 #undef PLACE
-static CUresult (*const places[10])(CUdeviceptr *) = {
-	redzone_place_0, redzone_place_1, redzone_place_2, redzone_place_3, redzone_place_4,
-	redzone_place_5, redzone_place_6, redzone_place_7, redzone_place_8, redzone_place_9,
-};
+	static CUresult (*const places[10])(CUdeviceptr *) = {
+		redzone_place_0, redzone_place_1, redzone_place_2, redzone_place_3, redzone_place_4,
+		redzone_place_5, redzone_place_6, redzone_place_7, redzone_place_8, redzone_place_9,
+	};
 
 CUresult redzone_deep(unsigned long depth, CUdeviceptr *p, size_t n);
 
@@ -262,8 +262,8 @@ static volatile sig_atomic_t app_handled;
 /* abortcount's handler: the driver's count of launches, written with write(2). */
 static void on_abort_count(int sig)
 {
-	unsigned long (*calls)(const char *) =
-		(unsigned long (*)(const char *))dlsym(RTLD_DEFAULT, "fakecuda_calls");
+	unsigned long (*calls)(const char *) = (unsigned long (*)(const char *))dlsym(RTLD_DEFAULT,
+										      "fakecuda_calls");
 	char line[64];
 	int n = snprintf(line, sizeof(line), "launches forwarded at abort: %lu\n",
 			 calls ? calls("cuLaunchKernel") : 999);
@@ -397,7 +397,7 @@ static int forkrace_child(int sig)
 	int status = 0;
 
 	CHECK(redzone_alloc(&p, 64)); /* its first hook: its watcher starts */
-	if ((pid = fork()) == 0) {       /* at once */
+	if ((pid = fork()) == 0) {    /* at once */
 		struct stat st;
 		char path[512];
 
@@ -723,11 +723,15 @@ STEP step_two(const struct args *args)
 		CHECK(cuModuleGetFunction(&f, mod, "gg_overrun_second"));
 	}
 	if (args->arg[3] == 'x') {
-		struct { CUdeviceptr pa; unsigned long long na; CUdeviceptr pb;
-			 unsigned long long nb, extra; } buf = { pa, na, pb, nb, extra };
+		struct {
+			CUdeviceptr pa;
+			unsigned long long na;
+			CUdeviceptr pb;
+			unsigned long long nb, extra;
+		} buf = { pa, na, pb, nb, extra };
 		size_t size = sizeof(buf);
-		void *x[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf,
-			      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+		void *x[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			      CU_LAUNCH_PARAM_END };
 
 		CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, x));
 	} else {
@@ -748,8 +752,8 @@ STEP step_reload(const struct args *args)
 	unsigned char v = 1;
 	void *two[] = { &pa, &na, &pb, &nb, &none };
 	long page = sysconf(_SC_PAGESIZE);
-	char *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
 	void **fill;
 
 	if (!p2 || pages == MAP_FAILED || mprotect(pages + page, (size_t)page, PROT_NONE)) {
@@ -825,9 +829,8 @@ STEP step_sum(const struct args *args)
 
 STEP step_poke(const struct args *args)
 {
-	int (*wr)(CUdeviceptr, const void *, size_t) =
-		(int (*)(CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT,
-								  "fakecuda_write");
+	int (*wr)(CUdeviceptr, const void *, size_t) = (int (*)(
+		CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_write");
 	CUdeviceptr end = bufs[args->a].ptr + bufs[args->a].size;
 	unsigned char bytes[4096];
 
@@ -839,8 +842,8 @@ STEP step_poke(const struct args *args)
 
 STEP step_band(const struct args *args)
 {
-	int (*rd)(CUdeviceptr, void *, size_t) =
-		(int (*)(CUdeviceptr, void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_read");
+	int (*rd)(CUdeviceptr, void *,
+		  size_t) = (int (*)(CUdeviceptr, void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_read");
 	CUdeviceptr end = bufs[args->a].ptr + bufs[args->a].size;
 	unsigned char band[4096];
 
@@ -864,7 +867,10 @@ STEP step_range(const struct args *args)
 
 	rc = cuMemGetAddressRange_v2(&base, &size, bufs[args->a].ptr + args->b);
 	printf("range %lu+%lu: %d base %s size %zu\n", args->a, args->b, (int)rc,
-	       base == bufs[args->a].ptr ? "buffer" : base ? "other" : "none", size);
+	       base == bufs[args->a].ptr ? "buffer"
+	       : base                    ? "other"
+					 : "none",
+	       size);
 	return 0;
 }
 
@@ -941,8 +947,12 @@ STEP step_gset(const struct args *args)
 {
 	unsigned long long size = bufs[args->a].size, extra = args->b;
 	void *params[] = { &bufs[args->a].ptr, &size, &extra };
-	CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-				       .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1,
+	CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1,
+				       .gridDimY = 1,
+				       .gridDimZ = 1,
+				       .blockDimX = 128,
+				       .blockDimY = 1,
+				       .blockDimZ = 1,
 				       .kernelParams = params };
 
 	CHECK(cuModuleGetFunction(&kp.func, mod, "gg_overrun"));
@@ -1061,7 +1071,7 @@ STEP step_old_reset(const struct args *args)
 
 	CHECK(cuCtxSynchronize());
 	rc = !strcmp(args->arg, "old-reset") ? cuDevicePrimaryCtxReset(0)
-							   : cuDevicePrimaryCtxRelease(0);
+					     : cuDevicePrimaryCtxRelease(0);
 	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
 	CHECK(cuCtxSetCurrent(primary));
 	CHECK(cuModuleLoad(&mod, ptx));
@@ -1309,9 +1319,8 @@ STEP step_fork(const struct args *args)
 		CHECK(redzone_alloc(&p, 64));
 		launch("gg_overrun", params);
 		if (args->a && pattern && strstr(pattern, "%p")) {
-			snprintf(path, sizeof(path), "%.*s%d%s",
-				 (int)(strstr(pattern, "%p") - pattern), pattern,
-				 (int)getpid(), strstr(pattern, "%p") + 2);
+			snprintf(path, sizeof(path), "%.*s%d%s", (int)(strstr(pattern, "%p") - pattern),
+				 pattern, (int)getpid(), strstr(pattern, "%p") + 2);
 			kill(getpid(), (int)args->a);
 			wait_for(path);
 		}
@@ -1389,8 +1398,7 @@ static int step_vfork(const struct args *args)
 	(void)args;
 	fflush(stdout);
 	if ((pid = vfork()) == 0) {
-		execl("/nonexistent/gpuguard-test-program", "gpuguard-test-program",
-		      (char *)NULL);
+		execl("/nonexistent/gpuguard-test-program", "gpuguard-test-program", (char *)NULL);
 		_exit(127);
 	}
 	waitpid(pid, &status, 0);
@@ -1635,7 +1643,10 @@ int main(int argc, char **argv)
 		int row = find_step(argv[i], &args), n = 0, rc;
 
 		/* The step's function, inlined here (STEP); 64 for no step. */
-#define STEP_CALL(name, shape, fn) if (row == n++) rc = fn(&args); else
+#define STEP_CALL(name, shape, fn) \
+	if (row == n++)            \
+		rc = fn(&args);    \
+	else
 		STEPS(STEP_CALL) rc = 64;
 #undef STEP_CALL
 		if (rc)

@@ -11,8 +11,12 @@ void probe_global_run(void);
 
 static void probe_exe(const char *when)
 {
-	static const char *const names[] = { "cuMemAlloc_v2", "cuInit", "gg_probe_next_symbol", "cudnnCreate",
-					     "gg_probe_local_dep_symbol", "gnu_get_libc_version" };
+	static const char *const names[] = { "cuMemAlloc_v2",
+					     "cuInit",
+					     "gg_probe_next_symbol",
+					     "cudnnCreate",
+					     "gg_probe_local_dep_symbol",
+					     "gnu_get_libc_version" };
 	char who[64];
 
 	snprintf(who, sizeof(who), "exe %s", when);
@@ -56,6 +60,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtld-local: %s\n", dlerror());
 		return 3;
 	}
-	printf("driver loader cuMemAlloc_v2 -> %s\n", app_describe(lookup("cuMemAlloc_v2"), buf, sizeof(buf)));
+	printf("driver loader cuMemAlloc_v2 -> %s\n",
+	       app_describe(lookup("cuMemAlloc_v2"), buf, sizeof(buf)));
 	return 0;
 }

@@ -78,8 +78,10 @@ NOINLINE void app_overrun(void *buf, size_t n, size_t past)
 {
 	static unsigned char host[4096];
 	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	int (*wr)(unsigned long long, const void *, size_t) =
-		h ? (int (*)(unsigned long long, const void *, size_t))dlsym(h, "fakecuda_write") : NULL;
+	int (*wr)(unsigned long long, const void *,
+		  size_t) = h ? (int (*)(unsigned long long, const void *,
+					 size_t))dlsym(h, "fakecuda_write")
+			      : NULL;
 	int rc;
 
 	memset(host, 0x41, sizeof(host));

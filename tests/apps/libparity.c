@@ -12,7 +12,9 @@ __attribute__((noinline)) void *parity_lookup(const char *kind, const char *name
 
 	if (!strcmp(kind, "own") && !(self = dlopen("libparity.so", RTLD_NOW | RTLD_NOLOAD)))
 		return NULL;
-	fn = dlsym(!strcmp(kind, "default") ? RTLD_DEFAULT : !strcmp(kind, "next") ? RTLD_NEXT : self,
+	fn = dlsym(!strcmp(kind, "default") ? RTLD_DEFAULT
+		   : !strcmp(kind, "next")  ? RTLD_NEXT
+					    : self,
 		   name);
 	/* No dlclose(): it would clear the pending error the caller is about to read. */
 	__asm__ volatile("" : "+r"(fn)::"memory");

@@ -14,9 +14,14 @@ void probe_local_run(const char *when);
 
 void probe_local_run(const char *when)
 {
-	static const char *const names[] = { "gg_probe_local_dep_symbol", "gg_probe_dep_symbol",
-					     "gg_probe_next_symbol", "cuMemAlloc_v2",
-					     "cuModuleGetFunction", "cuInit", "cudnnCreate", "cuDriverGetVersionFake",
+	static const char *const names[] = { "gg_probe_local_dep_symbol",
+					     "gg_probe_dep_symbol",
+					     "gg_probe_next_symbol",
+					     "cuMemAlloc_v2",
+					     "cuModuleGetFunction",
+					     "cuInit",
+					     "cudnnCreate",
+					     "cuDriverGetVersionFake",
 					     "gnu_get_libc_version" };
 	char who[64];
 	int version = 0;

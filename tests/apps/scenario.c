@@ -19,13 +19,13 @@ static const char *name_of(const struct app_driver *d, CUresult rc)
 	return s;
 }
 
-#define CHECK(call)                                                                       \
-	do {                                                                              \
-		CUresult rc_ = (call);                                                    \
-		if (rc_ != CUDA_SUCCESS) {                                                \
+#define CHECK(call)                                                                            \
+	do {                                                                                   \
+		CUresult rc_ = (call);                                                         \
+		if (rc_ != CUDA_SUCCESS) {                                                     \
 			fprintf(stderr, "%s: %s failed: %s\n", route, #call, name_of(d, rc_)); \
-			return 2;                                                         \
-		}                                                                         \
+			return 2;                                                              \
+		}                                                                              \
 	} while (0)
 
 /* GG_SCENARIO_DANGLING=halt: at an abort, the driver's count of graph
@@ -36,9 +36,9 @@ static unsigned long (*driver_calls)(const char *);
 static void on_abort_count(int sig)
 {
 	char line[64];
-	unsigned long n = driver_calls ? driver_calls("cuGraphLaunch") +
-						 driver_calls("cuGraphLaunch_ptsz")
-				       : 999;
+	unsigned long n = driver_calls
+				  ? driver_calls("cuGraphLaunch") + driver_calls("cuGraphLaunch_ptsz")
+				  : 999;
 	int len = snprintf(line, sizeof(line), "graph launches forwarded at abort: %lu\n", n);
 
 	(void)sig;
@@ -112,9 +112,14 @@ static int generic_nodes(const struct app_driver *d, const char *route, CUmodule
 	CHECK(d->MemAlloc(&F, nf));
 	CHECK(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	CHECK(d->GraphCreate(&g, 0));
-	p.kernel = (CUDA_KERNEL_NODE_PARAMS_v3){ .func = fillk, .gridDimX = 1, .gridDimY = 1,
-						 .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
-						 .blockDimZ = 1, .kernelParams = pe_fill };
+	p.kernel = (CUDA_KERNEL_NODE_PARAMS_v3){ .func = fillk,
+						 .gridDimX = 1,
+						 .gridDimY = 1,
+						 .gridDimZ = 1,
+						 .blockDimX = 128,
+						 .blockDimY = 1,
+						 .blockDimZ = 1,
+						 .kernelParams = pe_fill };
 	CHECK(d->GraphAddNode(&m, g, NULL, NULL, 0, &p));
 	CHECK(d->GraphInstantiate(&x1, g, 0));
 	CHECK(d->GraphLaunch(x1, s));
@@ -216,7 +221,12 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 		CUdeviceptr a, b;
 		uint64_t na = 100, nb = 200, over = 8;
 		void *two_params[] = { &a, &na, &b, &nb, &over };
-		struct { CUdeviceptr a; uint64_t na; CUdeviceptr b; uint64_t nb, over; } pbuf;
+		struct {
+			CUdeviceptr a;
+			uint64_t na;
+			CUdeviceptr b;
+			uint64_t nb, over;
+		} pbuf;
 		size_t buf_size = sizeof(pbuf);
 		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &pbuf, CU_LAUNCH_PARAM_BUFFER_SIZE,
 				  &buf_size, CU_LAUNCH_PARAM_END };
@@ -255,8 +265,12 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 		void *pa[] = { &A, &na, &eight };
 		void *pb_fill[] = { &B, &one, &nb }, *pb_over[] = { &B, &nb, &two };
 		void *pc_over[] = { &C, &nc, &four }, *pc_fill[] = { &C, &one, &nc };
-		CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-					       .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1 };
+		CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1,
+					       .gridDimY = 1,
+					       .gridDimZ = 1,
+					       .blockDimX = 128,
+					       .blockDimY = 1,
+					       .blockDimZ = 1 };
 
 		CHECK(d->ModuleGetFunction(&over, mod, "gg_overrun"));
 		CHECK(d->ModuleGetFunction(&fillk, mod, "gg_fill"));

@@ -143,7 +143,8 @@ static CUresult stream_wait_event(CUstream h, CUevent ev, unsigned int flags, bo
     return rc;
 }
 
-FC_EXPORT(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))
+FC_EXPORT(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+          (hStream, hEvent, Flags))
 {
     return stream_wait_event(hStream, hEvent, Flags, false);
 }
@@ -250,7 +251,8 @@ FC_EXPORT(cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, CUgreenCtx
  * forces the stream), on that thread, with CUDA_SUCCESS; if the context dies
  * first, it runs then with the context's error.  Either way exactly once.
  */
-static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsigned int flags, bool per_thread)
+static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsigned int flags,
+                             bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -280,7 +282,8 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsign
     return rc;
 }
 
-FC_EXPORT(cuStreamAddCallback, (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
+FC_EXPORT(cuStreamAddCallback,
+          (CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags),
           (hStream, callback, userData, flags))
 {
     return add_callback(hStream, callback, userData, flags, false);
@@ -299,7 +302,8 @@ FC_EXPORT(cuStreamAddCallback_ptsz,
 
 FC_EXPORT(cuEventCreate, (CUevent * phEvent, unsigned int Flags), (phEvent, Flags))
 {
-    const unsigned int known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    const unsigned int known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
+                               CU_EVENT_INTERPROCESS;
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
@@ -356,7 +360,7 @@ static CUresult event_record(CUevent ev, CUstream h, bool per_thread)
         rc = op ? fc_enqueue(s, op, NULL) : CUDA_ERROR_OUT_OF_MEMORY;
         if (rc == CUDA_SUCCESS) {
             e->recorded = true;
-            e->at = (fc_dep){s->id, op->seq};
+            e->at = (fc_dep){ s->id, op->seq };
             e->record = op->u.marker.record;
             e->done = false;
             fc_capture_event_clear(e);
@@ -425,7 +429,7 @@ static CUresult elapsed_time(float *ms, CUevent start, CUevent end)
     if (a && b && (a->cap_id || b->cap_id))
         rc = fc_capture_event_check(a->cap_id ? a : b);
     else if (!a || !b || !a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
-        (b->flags & CU_EVENT_DISABLE_TIMING))
+             (b->flags & CU_EVENT_DISABLE_TIMING))
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (!ms)
         rc = CUDA_ERROR_INVALID_VALUE;
@@ -437,7 +441,8 @@ static CUresult elapsed_time(float *ms, CUevent start, CUevent end)
     return rc;
 }
 
-FC_EXPORT(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds, hStart, hEnd))
+FC_EXPORT(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd),
+          (pMilliseconds, hStart, hEnd))
 {
     return elapsed_time(pMilliseconds, hStart, hEnd);
 }

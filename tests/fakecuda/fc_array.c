@@ -56,7 +56,8 @@ static size_t format_bytes(CUarray_format format)
     }
 }
 
-#define FC_ARRAY_FLAGS (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER)
+#define FC_ARRAY_FLAGS \
+    (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_TEXTURE_GATHER)
 
 static CUresult array_create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
@@ -105,10 +106,10 @@ FC_EXPORT(cuArrayCreate_v2, (CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR *pAl
 {
     if (!pAllocateArray)
         return CUDA_ERROR_INVALID_VALUE;
-    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = pAllocateArray->Width,
-                                 .Height = pAllocateArray->Height,
-                                 .Format = pAllocateArray->Format,
-                                 .NumChannels = pAllocateArray->NumChannels};
+    CUDA_ARRAY3D_DESCRIPTOR d = { .Width = pAllocateArray->Width,
+                                  .Height = pAllocateArray->Height,
+                                  .Format = pAllocateArray->Format,
+                                  .NumChannels = pAllocateArray->NumChannels };
     return array_create(pHandle, &d);
 }
 
@@ -170,7 +171,8 @@ FC_EXPORT(cuArrayGetDescriptor_v2, (CUDA_ARRAY_DESCRIPTOR * pArrayDescriptor, CU
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
         *pArrayDescriptor = (CUDA_ARRAY_DESCRIPTOR){
-            .Width = d.Width, .Height = d.Height, .Format = d.Format, .NumChannels = d.NumChannels};
+            .Width = d.Width, .Height = d.Height, .Format = d.Format, .NumChannels = d.NumChannels
+        };
     return rc;
 }
 

@@ -33,7 +33,7 @@
  * are allocated in stream order, or any when `capturing` (fc_mem_check_ordered).
  */
 CUresult fc_range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing,
-                            unsigned char **host)
+                        unsigned char **host)
 {
     CUresult rc = fc_mem_check_at(p, n, write, host);
     return rc == CUDA_SUCCESS || !ordered ? rc : fc_mem_check_ordered(p, n, write, capturing);
@@ -52,12 +52,15 @@ CUresult fc_xfer_check(const fc_xfer *x, bool ordered, bool capturing, unsigned 
         return CUDA_SUCCESS;
     switch (x->kind) {
     case FC_X_HTOD:
-        return x->hsrc ? fc_range_check(x->ddst, x->n, true, ordered, capturing, NULL) : CUDA_ERROR_INVALID_VALUE;
+        return x->hsrc ? fc_range_check(x->ddst, x->n, true, ordered, capturing, NULL)
+                       : CUDA_ERROR_INVALID_VALUE;
     case FC_X_DTOH:
-        return x->hdst ? fc_range_check(x->dsrc, x->n, false, ordered, capturing, src) : CUDA_ERROR_INVALID_VALUE;
+        return x->hdst ? fc_range_check(x->dsrc, x->n, false, ordered, capturing, src)
+                       : CUDA_ERROR_INVALID_VALUE;
     case FC_X_DTOD: {
         CUresult rc = fc_range_check(x->ddst, x->n, true, ordered, capturing, NULL);
-        return rc != CUDA_SUCCESS ? rc : fc_range_check(x->dsrc, x->n, false, ordered, capturing, NULL);
+        return rc != CUDA_SUCCESS ? rc
+                                  : fc_range_check(x->dsrc, x->n, false, ordered, capturing, NULL);
     }
     default:
         return x->hdst && x->hsrc ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -130,7 +133,8 @@ CUresult fc_xfer_queue(const fc_xfer *x, fc_stream *s, bool *synced)
     CUresult rc = fc_xfer_check(x, true, s->cap != NULL, &src);
     if (rc != CUDA_SUCCESS || x->n == 0)
         return rc;
-    if (!s->cap && (x->kind == FC_X_HTOH || (x->kind == FC_X_DTOH && !fc_host_is_page_locked(x->hdst, x->n)))) {
+    if (!s->cap && (x->kind == FC_X_HTOH ||
+                    (x->kind == FC_X_DTOH && !fc_host_is_page_locked(x->hdst, x->n)))) {
         /* Host to host is fully synchronous, in stream order; so is device
          * to pageable host memory (see the top of this file). */
         uint64_t ran = fc_st.ops_run;
@@ -152,8 +156,10 @@ CUresult fc_xfer_queue(const fc_xfer *x, fc_stream *s, bool *synced)
 
     /* Captured into a graph, a copy node reads and writes the application's
      * buffers when it runs, at every launch: nothing is staged. */
-    static const int op_kind[] = {
-        [FC_X_HTOD] = FC_OP_HTOD, [FC_X_DTOH] = FC_OP_DTOH, [FC_X_DTOD] = FC_OP_DTOD, [FC_X_HTOH] = FC_OP_HTOH};
+    static const int op_kind[] = { [FC_X_HTOD] = FC_OP_HTOD,
+                                   [FC_X_DTOH] = FC_OP_DTOH,
+                                   [FC_X_DTOD] = FC_OP_DTOD,
+                                   [FC_X_HTOH] = FC_OP_HTOH };
     fc_op *op = fc_op_new(op_kind[x->kind]);
     if (!op)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -211,7 +217,7 @@ static CUresult xfer_async(const fc_xfer *x, CUstream h, bool per_thread)
 static fc_xfer unified(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     bool ddev = fc_mem_is_device(dst), sdev = fc_mem_is_device(src);
-    fc_xfer x = {.n = n, .ddst = dst, .dsrc = src};
+    fc_xfer x = { .n = n, .ddst = dst, .dsrc = src };
     x.hdst = (void *)(uintptr_t)dst;
     x.hsrc = (const void *)(uintptr_t)src;
     x.kind = ddev ? (sdev ? FC_X_DTOD : FC_X_HTOD) : (sdev ? FC_X_DTOH : FC_X_HTOH);
@@ -241,7 +247,8 @@ static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes
     for (size_t k = 0; k < numAttrs; k++) {
         CUmemcpySrcAccessOrder order = attrs[k].srcAccessOrder;
         if ((k && (attrIdxs[k] <= attrIdxs[k - 1] || attrIdxs[k] >= count)) ||
-            (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM && order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
+            (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM &&
+             order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
              order != CU_MEMCPY_SRC_ACCESS_ORDER_ANY))
             return CUDA_ERROR_INVALID_VALUE;
     }
@@ -258,7 +265,8 @@ static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes
         /* What fc_xfer_queue() does with a copy from one allocation into
          * pageable memory once the stream has nothing queued (every copy
          * but the first of a scan's batch), without its general frame. */
-        if (synced && !s->cap && x.kind == FC_X_DTOH && x.n && x.hdst && !fc_host_is_page_locked(x.hdst, x.n) &&
+        if (synced && !s->cap && x.kind == FC_X_DTOH && x.n && x.hdst &&
+            !fc_host_is_page_locked(x.hdst, x.n) &&
             fc_mem_check_at(x.dsrc, x.n, false, &src) == CUDA_SUCCESS && src) {
             memcpy(x.hdst, src, x.n);
             continue;
@@ -272,32 +280,36 @@ static CUresult memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes
 }
 
 FC_EXPORT(cuMemcpyBatchAsync,
-          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
-           size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+          (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+           CUmemcpyAttributes *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx,
+           CUstream hStream),
           (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream))
 {
-    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream, false);
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream,
+                        false);
 }
 
 FC_EXPORT(cuMemcpyBatchAsync_ptsz,
-          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
-           size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream),
+          (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+           CUmemcpyAttributes *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx,
+           CUstream hStream),
           (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream))
 {
-    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream, true);
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream,
+                        true);
 }
 
 FC_EXPORT(cuMemcpyBatchAsync_v2,
-          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
-           size_t *attrIdxs, size_t numAttrs, CUstream hStream),
+          (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+           CUmemcpyAttributes *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream),
           (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream))
 {
     return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, NULL, hStream, false);
 }
 
 FC_EXPORT(cuMemcpyBatchAsync_v2_ptsz,
-          (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
-           size_t *attrIdxs, size_t numAttrs, CUstream hStream),
+          (CUdeviceptr * dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+           CUmemcpyAttributes *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream),
           (dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream))
 {
     return memcpy_batch(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, NULL, hStream, true);
@@ -313,7 +325,8 @@ FC_EXPORT(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, 
     return xfer_sync(&x, false);
 }
 
-FC_EXPORT(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount))
+FC_EXPORT(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount),
+          (dst, src, ByteCount))
 {
     fc_xfer x = unified(dst, src, ByteCount);
     return xfer_sync(&x, true);
@@ -326,16 +339,17 @@ FC_EXPORT(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CU
     return xfer_async(&x, hStream, false);
 }
 
-FC_EXPORT(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
+FC_EXPORT(cuMemcpyAsync_ptsz,
+          (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
           (dst, src, ByteCount, hStream))
 {
     fc_xfer x = unified(dst, src, ByteCount);
     return xfer_async(&x, hStream, true);
 }
 
-#define HTOD(d, s, len) ((fc_xfer){.kind = FC_X_HTOD, .ddst = (d), .hsrc = (s), .n = (len)})
-#define DTOH(d, s, len) ((fc_xfer){.kind = FC_X_DTOH, .hdst = (d), .dsrc = (s), .n = (len)})
-#define DTOD(d, s, len) ((fc_xfer){.kind = FC_X_DTOD, .ddst = (d), .dsrc = (s), .n = (len)})
+#define HTOD(d, s, len) ((fc_xfer){ .kind = FC_X_HTOD, .ddst = (d), .hsrc = (s), .n = (len) })
+#define DTOH(d, s, len) ((fc_xfer){ .kind = FC_X_DTOH, .hdst = (d), .dsrc = (s), .n = (len) })
+#define DTOD(d, s, len) ((fc_xfer){ .kind = FC_X_DTOD, .ddst = (d), .dsrc = (s), .n = (len) })
 
 FC_EXPORT(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
           (dstDevice, srcHost, ByteCount))
@@ -349,7 +363,8 @@ FC_EXPORT(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, siz
     return xfer_sync(&HTOD(dstDevice, srcHost, ByteCount), true);
 }
 
-FC_EXPORT(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount))
+FC_EXPORT(cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount),
+          (dstHost, srcDevice, ByteCount))
 {
     return xfer_sync(&DTOH(dstHost, srcDevice, ByteCount), false);
 }
@@ -372,7 +387,8 @@ FC_EXPORT(cuMemcpyDtoD_v2_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, s
     return xfer_sync(&DTOD(dstDevice, srcDevice, ByteCount), true);
 }
 
-FC_EXPORT(cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream),
+FC_EXPORT(cuMemcpyHtoDAsync_v2,
+          (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream),
           (dstDevice, srcHost, ByteCount, hStream))
 {
     return xfer_async(&HTOD(dstDevice, srcHost, ByteCount), hStream, false);
@@ -385,13 +401,15 @@ FC_EXPORT(cuMemcpyHtoDAsync_v2_ptsz,
     return xfer_async(&HTOD(dstDevice, srcHost, ByteCount), hStream, true);
 }
 
-FC_EXPORT(cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+FC_EXPORT(cuMemcpyDtoHAsync_v2,
+          (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
           (dstHost, srcDevice, ByteCount, hStream))
 {
     return xfer_async(&DTOH(dstHost, srcDevice, ByteCount), hStream, false);
 }
 
-FC_EXPORT(cuMemcpyDtoHAsync_v2_ptsz, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+FC_EXPORT(cuMemcpyDtoHAsync_v2_ptsz,
+          (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
           (dstHost, srcDevice, ByteCount, hStream))
 {
     return xfer_async(&DTOH(dstHost, srcDevice, ByteCount), hStream, true);
@@ -426,7 +444,8 @@ FC_EXPORT(cuMemcpyDtoH, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int B
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-FC_EXPORT(cuMemcpyDtoD, (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
+FC_EXPORT(cuMemcpyDtoD,
+          (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
           (dstDevice, srcDevice, ByteCount))
 {
     (void)dstDevice, (void)srcDevice, (void)ByteCount;
@@ -441,7 +460,8 @@ FC_EXPORT(cuMemcpyHtoDAsync,
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-FC_EXPORT(cuMemcpyDtoHAsync, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+FC_EXPORT(cuMemcpyDtoHAsync,
+          (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
           (dstHost, srcDevice, ByteCount, hStream))
 {
     (void)dstHost, (void)srcDevice, (void)ByteCount, (void)hStream;
@@ -449,7 +469,8 @@ FC_EXPORT(cuMemcpyDtoHAsync, (void *dstHost, CUdeviceptr_v1 srcDevice, unsigned 
 }
 
 FC_EXPORT(cuMemcpyDtoDAsync,
-          (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream),
+          (CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
+           CUstream hStream),
           (dstDevice, srcDevice, ByteCount, hStream))
 {
     (void)dstDevice, (void)srcDevice, (void)ByteCount, (void)hStream;
@@ -461,7 +482,8 @@ FC_EXPORT(cuMemcpyDtoDAsync,
 /* ------------------------------------------------------------------------ */
 
 /* "The dstDevice pointer must be two [four] byte aligned." */
-static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count, bool ordered, bool capturing)
+static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count, bool ordered,
+                             bool capturing)
 {
     if (count == 0)
         return CUDA_SUCCESS;
@@ -470,7 +492,8 @@ static CUresult memset_check(CUdeviceptr dst, unsigned int elem, size_t count, b
     return fc_range_check(dst, count * elem, true, ordered, capturing, NULL);
 }
 
-static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, bool per_thread)
+static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count,
+                            bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -491,8 +514,8 @@ static CUresult memset_sync(CUdeviceptr dst, uint32_t value, unsigned int elem, 
     return rc;
 }
 
-static CUresult memset_async(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count, CUstream h,
-                             bool per_thread)
+static CUresult memset_async(CUdeviceptr dst, uint32_t value, unsigned int elem, size_t count,
+                             CUstream h, bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -522,7 +545,8 @@ FC_EXPORT(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (d
     return memset_sync(dstDevice, uc, 1, N, false);
 }
 
-FC_EXPORT(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N))
+FC_EXPORT(cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N),
+          (dstDevice, uc, N))
 {
     return memset_sync(dstDevice, uc, 1, N, true);
 }
@@ -532,7 +556,8 @@ FC_EXPORT(cuMemsetD16_v2, (CUdeviceptr dstDevice, unsigned short us, size_t N), 
     return memset_sync(dstDevice, us, 2, N, false);
 }
 
-FC_EXPORT(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N))
+FC_EXPORT(cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N),
+          (dstDevice, us, N))
 {
     return memset_sync(dstDevice, us, 2, N, true);
 }
@@ -542,7 +567,8 @@ FC_EXPORT(cuMemsetD32_v2, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (d
     return memset_sync(dstDevice, ui, 4, N, false);
 }
 
-FC_EXPORT(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))
+FC_EXPORT(cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N),
+          (dstDevice, ui, N))
 {
     return memset_sync(dstDevice, ui, 4, N, true);
 }
@@ -553,7 +579,8 @@ FC_EXPORT(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, C
     return memset_async(dstDevice, uc, 1, N, hStream, false);
 }
 
-FC_EXPORT(cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
+FC_EXPORT(cuMemsetD8Async_ptsz,
+          (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
           (dstDevice, uc, N, hStream))
 {
     return memset_async(dstDevice, uc, 1, N, hStream, true);
@@ -565,7 +592,8 @@ FC_EXPORT(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N,
     return memset_async(dstDevice, us, 2, N, hStream, false);
 }
 
-FC_EXPORT(cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+FC_EXPORT(cuMemsetD16Async_ptsz,
+          (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
           (dstDevice, us, N, hStream))
 {
     return memset_async(dstDevice, us, 2, N, hStream, true);
@@ -577,26 +605,30 @@ FC_EXPORT(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, C
     return memset_async(dstDevice, ui, 4, N, hStream, false);
 }
 
-FC_EXPORT(cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+FC_EXPORT(cuMemsetD32Async_ptsz,
+          (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
           (dstDevice, ui, N, hStream))
 {
     return memset_async(dstDevice, ui, 4, N, hStream, true);
 }
 
 /* The 32-bit legacy forms cannot address this device. */
-FC_EXPORT(cuMemsetD8, (CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N), (dstDevice, uc, N))
+FC_EXPORT(cuMemsetD8, (CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N),
+          (dstDevice, uc, N))
 {
     (void)dstDevice, (void)uc, (void)N;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-FC_EXPORT(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N), (dstDevice, us, N))
+FC_EXPORT(cuMemsetD16, (CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N),
+          (dstDevice, us, N))
 {
     (void)dstDevice, (void)us, (void)N;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-FC_EXPORT(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N), (dstDevice, ui, N))
+FC_EXPORT(cuMemsetD32, (CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N),
+          (dstDevice, ui, N))
 {
     (void)dstDevice, (void)ui, (void)N;
     return CUDA_ERROR_NOT_SUPPORTED;

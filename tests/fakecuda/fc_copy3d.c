@@ -41,9 +41,9 @@ typedef struct side_spec {
     const void *host;
     CUdeviceptr dev;
     CUarray array;
-    size_t x, y, z;   /* bytes, rows, layers */
-    size_t pitch;     /* bytes per row (host and device memory) */
-    size_t rows;      /* rows per layer (host and device memory, 3D) */
+    size_t x, y, z; /* bytes, rows, layers */
+    size_t pitch;   /* bytes per row (host and device memory) */
+    size_t rows;    /* rows per layer (host and device memory, 3D) */
 } side_spec;
 
 static bool mul_add(size_t a, size_t b, size_t c, size_t *out)
@@ -121,11 +121,13 @@ static CUresult copy_check(const copy3d *c, bool ordered, bool capturing)
     if (!c->width || !c->height || !c->depth)
         return CUDA_SUCCESS;
     if (c->dst.device)
-        rc = span_of(&c->dst, c, &span) ? fc_range_check(c->dst.dev, span, true, ordered, capturing, NULL)
-                                         : CUDA_ERROR_INVALID_VALUE;
+        rc = span_of(&c->dst, c, &span)
+                 ? fc_range_check(c->dst.dev, span, true, ordered, capturing, NULL)
+                 : CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS && c->src.device)
-        rc = span_of(&c->src, c, &span) ? fc_range_check(c->src.dev, span, false, ordered, capturing, NULL)
-                                         : CUDA_ERROR_INVALID_VALUE;
+        rc = span_of(&c->src, c, &span)
+                 ? fc_range_check(c->src.dev, span, false, ordered, capturing, NULL)
+                 : CUDA_ERROR_INVALID_VALUE;
     return rc;
 }
 
@@ -133,7 +135,7 @@ static CUresult copy_check(const copy3d *c, bool ordered, bool capturing)
 static fc_xfer row_of(const copy3d *c, size_t y, size_t z)
 {
     size_t so = z * c->src.layer + y * c->src.pitch, dof = z * c->dst.layer + y * c->dst.pitch;
-    fc_xfer x = {.n = c->width};
+    fc_xfer x = { .n = c->width };
 
     if (c->src.device)
         x.dsrc = c->src.dev + so;
@@ -143,7 +145,8 @@ static fc_xfer row_of(const copy3d *c, size_t y, size_t z)
         x.ddst = c->dst.dev + dof;
     else
         x.hdst = c->dst.host + dof;
-    x.kind = c->dst.device ? (c->src.device ? FC_X_DTOD : FC_X_HTOD) : (c->src.device ? FC_X_DTOH : FC_X_HTOH);
+    x.kind = c->dst.device ? (c->src.device ? FC_X_DTOD : FC_X_HTOD)
+                           : (c->src.device ? FC_X_DTOH : FC_X_HTOH);
     return x;
 }
 
@@ -199,8 +202,8 @@ static CUresult copy_async(const copy3d *c, CUstream h, bool per_thread)
 }
 
 /* A descriptor's two sides, resolved under the lock (arrays are handles). */
-static CUresult resolve(const side_spec *src, const side_spec *dst, size_t width, size_t height, size_t depth,
-                        copy3d *out)
+static CUresult resolve(const side_spec *src, const side_spec *dst, size_t width, size_t height,
+                        size_t depth, copy3d *out)
 {
     out->width = width;
     out->height = height;
@@ -212,8 +215,8 @@ static CUresult resolve(const side_spec *src, const side_spec *dst, size_t width
 }
 
 /* Resolve, then run synchronously or queue on h. */
-static CUresult run(const side_spec *src, const side_spec *dst, size_t width, size_t height, size_t depth,
-                    bool async, CUstream h, bool per_thread)
+static CUresult run(const side_spec *src, const side_spec *dst, size_t width, size_t height,
+                    size_t depth, bool async, CUstream h, bool per_thread)
 {
     copy3d c;
     CUresult rc = fc_enter();
@@ -229,19 +232,31 @@ static CUresult run(const side_spec *src, const side_spec *dst, size_t width, si
     return async ? copy_async(&c, h, per_thread) : copy_sync(&c, per_thread);
 }
 
-#define SPEC2D(p, w)                                                                                 \
-    ((side_spec){.type = (p)->w##MemoryType, .host = (p)->w##Host, .dev = (p)->w##Device,            \
-                 .array = (p)->w##Array, .x = (p)->w##XInBytes, .y = (p)->w##Y, .pitch = (p)->w##Pitch})
-#define SPEC3D(p, w)                                                                                 \
-    ((side_spec){.type = (p)->w##MemoryType, .host = (p)->w##Host, .dev = (p)->w##Device,            \
-                 .array = (p)->w##Array, .x = (p)->w##XInBytes, .y = (p)->w##Y, .z = (p)->w##Z,       \
-                 .pitch = (p)->w##Pitch, .rows = (p)->w##Height})
+#define SPEC2D(p, w)                          \
+    ((side_spec){ .type = (p)->w##MemoryType, \
+                  .host = (p)->w##Host,       \
+                  .dev = (p)->w##Device,      \
+                  .array = (p)->w##Array,     \
+                  .x = (p)->w##XInBytes,      \
+                  .y = (p)->w##Y,             \
+                  .pitch = (p)->w##Pitch })
+#define SPEC3D(p, w)                          \
+    ((side_spec){ .type = (p)->w##MemoryType, \
+                  .host = (p)->w##Host,       \
+                  .dev = (p)->w##Device,      \
+                  .array = (p)->w##Array,     \
+                  .x = (p)->w##XInBytes,      \
+                  .y = (p)->w##Y,             \
+                  .z = (p)->w##Z,             \
+                  .pitch = (p)->w##Pitch,     \
+                  .rows = (p)->w##Height })
 
 static CUresult copy2d(const CUDA_MEMCPY2D *p, bool async, CUstream h, bool per_thread)
 {
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    return run(&SPEC2D(p, src), &SPEC2D(p, dst), p->WidthInBytes, p->Height, 1, async, h, per_thread);
+    return run(&SPEC2D(p, src), &SPEC2D(p, dst), p->WidthInBytes, p->Height, 1, async, h,
+               per_thread);
 }
 
 /* "srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set to 0." */
@@ -249,7 +264,8 @@ static CUresult copy3d_desc(const CUDA_MEMCPY3D *p, bool async, CUstream h, bool
 {
     if (!p || p->srcLOD || p->dstLOD)
         return CUDA_ERROR_INVALID_VALUE;
-    return run(&SPEC3D(p, src), &SPEC3D(p, dst), p->WidthInBytes, p->Height, p->Depth, async, h, per_thread);
+    return run(&SPEC3D(p, src), &SPEC3D(p, dst), p->WidthInBytes, p->Height, p->Depth, async, h,
+               per_thread);
 }
 
 /* A peer copy's context: a live one (NULL: not asked, an array's side). */
@@ -270,23 +286,26 @@ static CUresult peer3d(const CUDA_MEMCPY3D_PEER *p, bool async, CUstream h, bool
     if (!p || p->srcLOD || p->dstLOD)
         return CUDA_ERROR_INVALID_VALUE;
     /* "ignored with srcMemoryType is CU_MEMORYTYPE_ARRAY" (and dst's). */
-    CUresult rc = p->srcMemoryType == CU_MEMORYTYPE_ARRAY ? CUDA_SUCCESS : peer_context(p->srcContext);
+    CUresult rc = p->srcMemoryType == CU_MEMORYTYPE_ARRAY ? CUDA_SUCCESS
+                                                          : peer_context(p->srcContext);
     if (rc == CUDA_SUCCESS && p->dstMemoryType != CU_MEMORYTYPE_ARRAY)
         rc = peer_context(p->dstContext);
     if (rc != CUDA_SUCCESS)
         return rc;
-    return run(&SPEC3D(p, src), &SPEC3D(p, dst), p->WidthInBytes, p->Height, p->Depth, async, h, per_thread);
+    return run(&SPEC3D(p, src), &SPEC3D(p, dst), p->WidthInBytes, p->Height, p->Depth, async, h,
+               per_thread);
 }
 
-static CUresult peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, bool async,
-                     CUstream h, bool per_thread)
+static CUresult peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n,
+                     bool async, CUstream h, bool per_thread)
 {
     CUresult rc = peer_context(dctx);
     if (rc == CUDA_SUCCESS)
         rc = peer_context(sctx);
     if (rc != CUDA_SUCCESS)
         return rc;
-    side_spec s = {.type = CU_MEMORYTYPE_DEVICE, .dev = src}, d = {.type = CU_MEMORYTYPE_DEVICE, .dev = dst};
+    side_spec s = { .type = CU_MEMORYTYPE_DEVICE, .dev = src },
+              d = { .type = CU_MEMORYTYPE_DEVICE, .dev = dst };
     return run(&s, &d, n, 1, 1, async, h, per_thread);
 }
 
@@ -345,36 +364,41 @@ static CUresult array_linear(CUarray array, size_t offset, CUdeviceptr dev, size
     fc_ctx *ctx = NULL;
     rc = fc_ctx_current(&ctx);
     fc_array *a = rc == CUDA_SUCCESS ? fc_array_get(array) : NULL;
-    if (rc == CUDA_SUCCESS && (!a || a->desc.Height || (!to_array && (dev % a->elem || n % a->elem))))
+    if (rc == CUDA_SUCCESS &&
+        (!a || a->desc.Height || (!to_array && (dev % a->elem || n % a->elem))))
         rc = CUDA_ERROR_INVALID_VALUE;
     fc_unlock();
     if (rc != CUDA_SUCCESS)
         return rc;
-    side_spec arr = {.type = CU_MEMORYTYPE_ARRAY, .array = array, .x = offset},
-              mem = {.type = CU_MEMORYTYPE_DEVICE, .dev = dev};
+    side_spec arr = { .type = CU_MEMORYTYPE_ARRAY, .array = array, .x = offset },
+              mem = { .type = CU_MEMORYTYPE_DEVICE, .dev = dev };
     return to_array ? run(&mem, &arr, n, 1, 1, false, NULL, per_thread)
                     : run(&arr, &mem, n, 1, 1, false, NULL, per_thread);
 }
 
-FC_EXPORT(cuMemcpyDtoA_v2, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount),
+FC_EXPORT(cuMemcpyDtoA_v2,
+          (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount),
           (dstArray, dstOffset, srcDevice, ByteCount))
 {
     return array_linear(dstArray, dstOffset, srcDevice, ByteCount, true, false);
 }
 
-FC_EXPORT(cuMemcpyDtoA_v2_ptds, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount),
+FC_EXPORT(cuMemcpyDtoA_v2_ptds,
+          (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount),
           (dstArray, dstOffset, srcDevice, ByteCount))
 {
     return array_linear(dstArray, dstOffset, srcDevice, ByteCount, true, true);
 }
 
-FC_EXPORT(cuMemcpyAtoD_v2, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount),
+FC_EXPORT(cuMemcpyAtoD_v2,
+          (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount),
           (dstDevice, srcArray, srcOffset, ByteCount))
 {
     return array_linear(srcArray, srcOffset, dstDevice, ByteCount, false, false);
 }
 
-FC_EXPORT(cuMemcpyAtoD_v2_ptds, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount),
+FC_EXPORT(cuMemcpyAtoD_v2_ptds,
+          (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount),
           (dstDevice, srcArray, srcOffset, ByteCount))
 {
     return array_linear(srcArray, srcOffset, dstDevice, ByteCount, false, true);
@@ -445,42 +469,51 @@ FC_EXPORT(cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
     return peer3d(pCopy, false, NULL, true);
 }
 
-FC_EXPORT(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream), (pCopy, hStream))
+FC_EXPORT(cuMemcpy3DPeerAsync, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream),
+          (pCopy, hStream))
 {
     return peer3d(pCopy, true, hStream, false);
 }
 
-FC_EXPORT(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream), (pCopy, hStream))
+FC_EXPORT(cuMemcpy3DPeerAsync_ptsz, (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream),
+          (pCopy, hStream))
 {
     return peer3d(pCopy, true, hStream, true);
 }
 
 /* The 32-bit legacy forms cannot address this device. */
-#define FC_LEGACY(name, params, args)                                                                 \
-    FC_EXPORT(name, params, args)                                                                     \
-    {                                                                                                 \
-        return CUDA_ERROR_NOT_SUPPORTED;                                                              \
+#define FC_LEGACY(name, params, args)    \
+    FC_EXPORT(name, params, args)        \
+    {                                    \
+        return CUDA_ERROR_NOT_SUPPORTED; \
     }
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-FC_LEGACY(cuMemcpyDtoA, (CUarray dstArray, unsigned int dstOffset, CUdeviceptr_v1 srcDevice, unsigned int ByteCount),
+FC_LEGACY(cuMemcpyDtoA,
+          (CUarray dstArray, unsigned int dstOffset, CUdeviceptr_v1 srcDevice,
+           unsigned int ByteCount),
           (dstArray, dstOffset, srcDevice, ByteCount))
-FC_LEGACY(cuMemcpyAtoD, (CUdeviceptr_v1 dstDevice, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount),
+FC_LEGACY(cuMemcpyAtoD,
+          (CUdeviceptr_v1 dstDevice, CUarray srcArray, unsigned int srcOffset,
+           unsigned int ByteCount),
           (dstDevice, srcArray, srcOffset, ByteCount))
 FC_LEGACY(cuMemcpy2D, (const CUDA_MEMCPY2D_v1 *pCopy), (pCopy))
 FC_LEGACY(cuMemcpy2DUnaligned, (const CUDA_MEMCPY2D_v1 *pCopy), (pCopy))
 FC_LEGACY(cuMemcpy2DAsync, (const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
 FC_LEGACY(cuMemcpy3D, (const CUDA_MEMCPY3D_v1 *pCopy), (pCopy))
 FC_LEGACY(cuMemcpy3DAsync, (const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream), (pCopy, hStream))
-FC_LEGACY(cuMemsetD2D8, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width,
-                         unsigned int Height),
+FC_LEGACY(cuMemsetD2D8,
+          (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width,
+           unsigned int Height),
           (dstDevice, dstPitch, uc, Width, Height))
-FC_LEGACY(cuMemsetD2D16, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width,
-                          unsigned int Height),
+FC_LEGACY(cuMemsetD2D16,
+          (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width,
+           unsigned int Height),
           (dstDevice, dstPitch, us, Width, Height))
-FC_LEGACY(cuMemsetD2D32, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width,
-                          unsigned int Height),
+FC_LEGACY(cuMemsetD2D32,
+          (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width,
+           unsigned int Height),
           (dstDevice, dstPitch, ui, Width, Height))
 #pragma GCC diagnostic pop
 
@@ -494,7 +527,8 @@ FC_LEGACY(cuMemsetD2D32, (CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsig
  * two arrays' must match); a pointer's rows of rowLength elements and layers
  * of layerHeight rows, each the extent's when 0 and never less than it.
  */
-static CUresult operand_spec(const CUmemcpy3DOperand *o, size_t elem, const CUextent3D *e, side_spec *out)
+static CUresult operand_spec(const CUmemcpy3DOperand *o, size_t elem, const CUextent3D *e,
+                             side_spec *out)
 {
     memset(out, 0, sizeof *out);
     if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
@@ -512,7 +546,8 @@ static CUresult operand_spec(const CUmemcpy3DOperand *o, size_t elem, const CUex
     out->type = CU_MEMORYTYPE_UNIFIED;
     out->dev = o->op.ptr.ptr;
     out->host = (const void *)(uintptr_t)o->op.ptr.ptr;
-    if (__builtin_mul_overflow(o->op.ptr.rowLength ? o->op.ptr.rowLength : e->width, elem, &out->pitch))
+    if (__builtin_mul_overflow(o->op.ptr.rowLength ? o->op.ptr.rowLength : e->width, elem,
+                               &out->pitch))
         return CUDA_ERROR_INVALID_VALUE;
     out->rows = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : e->height;
     return CUDA_SUCCESS;
@@ -521,23 +556,30 @@ static CUresult operand_spec(const CUmemcpy3DOperand *o, size_t elem, const CUex
 /* Op `op` of a batch, resolved (the lock held). */
 static CUresult batch_op(const CUDA_MEMCPY3D_BATCH_OP *op, copy3d *out)
 {
-    fc_array *sa = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? fc_array_get(op->src.op.array.array) : NULL;
-    fc_array *da = op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? fc_array_get(op->dst.op.array.array) : NULL;
+    fc_array *sa = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY
+                       ? fc_array_get(op->src.op.array.array)
+                       : NULL;
+    fc_array *da = op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY
+                       ? fc_array_get(op->dst.op.array.array)
+                       : NULL;
     CUmemcpySrcAccessOrder order = op->srcAccessOrder;
     size_t elem = sa ? sa->elem : da ? da->elem : 1, width;
     side_spec s, d;
 
     if (!op->extent.width || !op->extent.height || !op->extent.depth ||
         (op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY && !sa) ||
-        (op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY && !da) || (sa && da && sa->elem != da->elem) ||
-        (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM && order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
+        (op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY && !da) ||
+        (sa && da && sa->elem != da->elem) ||
+        (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM &&
+         order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
          order != CU_MEMCPY_SRC_ACCESS_ORDER_ANY) ||
         __builtin_mul_overflow(op->extent.width, elem, &width))
         return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = operand_spec(&op->src, elem, &op->extent, &s);
     if (rc == CUDA_SUCCESS)
         rc = operand_spec(&op->dst, elem, &op->extent, &d);
-    return rc != CUDA_SUCCESS ? rc : resolve(&s, &d, width, op->extent.height, op->extent.depth, out);
+    return rc != CUDA_SUCCESS ? rc
+                              : resolve(&s, &d, width, op->extent.height, op->extent.depth, out);
 }
 
 /*
@@ -546,8 +588,8 @@ static CUresult batch_op(const CUDA_MEMCPY3D_BATCH_OP *op, copy3d *out)
  * (SIZE_MAX when the failure is not about one op), and the ops before it
  * stay queued.
  */
-static CUresult batch3d(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
-                        CUstream h, bool per_thread)
+static CUresult batch3d(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+                        unsigned long long flags, CUstream h, bool per_thread)
 {
     if (failIdx)
         *failIdx = SIZE_MAX;
@@ -588,14 +630,16 @@ FC_EXPORT(cuMemcpy3DBatchAsync_ptsz,
 }
 
 FC_EXPORT(cuMemcpy3DBatchAsync_v2,
-          (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream),
+          (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags,
+           CUstream hStream),
           (numOps, opList, flags, hStream))
 {
     return batch3d(numOps, opList, NULL, flags, hStream, false);
 }
 
 FC_EXPORT(cuMemcpy3DBatchAsync_v2_ptsz,
-          (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream),
+          (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags,
+           CUstream hStream),
           (numOps, opList, flags, hStream))
 {
     return batch3d(numOps, opList, NULL, flags, hStream, true);
@@ -610,8 +654,8 @@ FC_EXPORT(cuMemcpy3DBatchAsync_v2_ptsz,
  * 1", else at least a row's bytes); the pointer and the pitch aligned to the
  * element ("two [four] byte aligned").  The whole extent in one allocation.
  */
-static CUresult set2d_check(CUdeviceptr dst, size_t pitch, unsigned elem, size_t width, size_t height, bool ordered,
-                            bool capturing)
+static CUresult set2d_check(CUdeviceptr dst, size_t pitch, unsigned elem, size_t width,
+                            size_t height, bool ordered, bool capturing)
 {
     size_t row, span;
     if (!width || !height)
@@ -624,8 +668,8 @@ static CUresult set2d_check(CUdeviceptr dst, size_t pitch, unsigned elem, size_t
     return fc_range_check(dst, span, true, ordered, capturing, NULL);
 }
 
-static CUresult set2d_sync(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height,
-                           bool per_thread)
+static CUresult set2d_sync(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
+                           size_t width, size_t height, bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -646,8 +690,8 @@ static CUresult set2d_sync(CUdeviceptr dst, size_t pitch, uint32_t value, unsign
     return rc;
 }
 
-static CUresult set2d_async(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem, size_t width,
-                            size_t height, CUstream h, bool per_thread)
+static CUresult set2d_async(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned elem,
+                            size_t width, size_t height, CUstream h, bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -672,19 +716,20 @@ static CUresult set2d_async(CUdeviceptr dst, size_t pitch, uint32_t value, unsig
     return rc;
 }
 
-#define SET2D(name, type, elem, per_thread)                                                                  \
-    FC_EXPORT(name, (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, size_t Height),        \
-              (dstDevice, dstPitch, value, Width, Height))                                                   \
-    {                                                                                                        \
-        return set2d_sync(dstDevice, dstPitch, value, elem, Width, Height, per_thread);                      \
+#define SET2D(name, type, elem, per_thread)                                                      \
+    FC_EXPORT(name,                                                                              \
+              (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, size_t Height), \
+              (dstDevice, dstPitch, value, Width, Height))                                       \
+    {                                                                                            \
+        return set2d_sync(dstDevice, dstPitch, value, elem, Width, Height, per_thread);          \
     }
-#define SET2D_ASYNC(name, type, elem, per_thread)                                                            \
-    FC_EXPORT(name,                                                                                          \
-              (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, size_t Height,              \
-               CUstream hStream),                                                                            \
-              (dstDevice, dstPitch, value, Width, Height, hStream))                                          \
-    {                                                                                                        \
-        return set2d_async(dstDevice, dstPitch, value, elem, Width, Height, hStream, per_thread);            \
+#define SET2D_ASYNC(name, type, elem, per_thread)                                                 \
+    FC_EXPORT(name,                                                                               \
+              (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, size_t Height,   \
+               CUstream hStream),                                                                 \
+              (dstDevice, dstPitch, value, Width, Height, hStream))                               \
+    {                                                                                             \
+        return set2d_async(dstDevice, dstPitch, value, elem, Width, Height, hStream, per_thread); \
     }
 
 SET2D(cuMemsetD2D8_v2, unsigned char, 1, false)

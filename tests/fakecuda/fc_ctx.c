@@ -130,8 +130,8 @@ static bool sched_flags_valid(unsigned int flags)
     unsigned int sched = flags & CU_CTX_SCHED_MASK;
     if (flags & ~(unsigned int)CU_CTX_FLAGS_MASK)
         return false;
-    return sched == CU_CTX_SCHED_AUTO || sched == CU_CTX_SCHED_SPIN || sched == CU_CTX_SCHED_YIELD ||
-           sched == CU_CTX_SCHED_BLOCKING_SYNC;
+    return sched == CU_CTX_SCHED_AUTO || sched == CU_CTX_SCHED_SPIN ||
+           sched == CU_CTX_SCHED_YIELD || sched == CU_CTX_SCHED_BLOCKING_SYNC;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -188,7 +188,8 @@ FC_EXPORT(cuCtxCreate_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev), 
 
 /* Execution affinity is accepted and ignored: the fake has no SMs to limit. */
 FC_EXPORT(cuCtxCreate_v3,
-          (CUcontext * pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice dev),
+          (CUcontext * pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags,
+           CUdevice dev),
           (pctx, paramsArray, numParams, flags, dev))
 {
     if (!atomic_load(&fc_st.initialized))
@@ -198,7 +199,8 @@ FC_EXPORT(cuCtxCreate_v3,
     return ctx_create(pctx, flags, dev);
 }
 
-FC_EXPORT(cuCtxCreate_v4, (CUcontext * pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev),
+FC_EXPORT(cuCtxCreate_v4,
+          (CUcontext * pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev),
           (pctx, params, flags, dev))
 {
     if (!atomic_load(&fc_st.initialized))
@@ -612,7 +614,8 @@ FC_EXPORT(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev))
     return primary_reset(dev);
 }
 
-FC_EXPORT(cuDevicePrimaryCtxGetState, (CUdevice dev, unsigned int *flags, int *active), (dev, flags, active))
+FC_EXPORT(cuDevicePrimaryCtxGetState, (CUdevice dev, unsigned int *flags, int *active),
+          (dev, flags, active))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)

@@ -94,12 +94,12 @@ typedef struct fc_graph fc_graph;
 typedef struct fc_gexec fc_gexec;
 
 struct fc_gnode {
-    fc_handle h;   /* CUgraphNode, registered until its graph is destroyed */
+    fc_handle h; /* CUgraphNode, registered until its graph is destroyed */
     fc_graph *owner;
-    fc_op *op;     /* the node's work: a template, queued nowhere */
-    fc_knode *k;   /* kernel nodes: their parameters as given (owned) */
+    fc_op *op;       /* the node's work: a template, queued nowhere */
+    fc_knode *k;     /* kernel nodes: their parameters as given (owned) */
     fc_graph *child; /* child graph nodes: the embedded clone (owned); op is a no-op */
-    fc_galloc *ga; /* allocation and free nodes: their allocation (a reference) */
+    fc_galloc *ga;   /* allocation and free nodes: their allocation (a reference) */
     fc_gnode **deps;
     size_t ndeps;
     bool mark; /* scratch of the unjoined-work check */
@@ -107,7 +107,7 @@ struct fc_gnode {
 
 struct fc_graph {
     fc_handle h;
-    uint64_t id; /* never reused: names it in fc_galloc.graph_id */
+    uint64_t id;      /* never reused: names it in fc_galloc.graph_id */
     fc_gnode **nodes; /* in creation order, which respects dependencies */
     size_t n, cap;
     fc_capture *capture; /* while a capture adds to it */
@@ -121,9 +121,9 @@ struct fc_gexec {
     LIST_ENTRY(fc_gexec) link;
     unsigned long long flags;
     size_t n;
-    fc_op **ops;      /* the nodes' templates, in order, child graphs' nodes in their place */
-    fc_gnode **src;   /* the node of the graph each op was made from (NULL once gone) */
-    fc_galloc **gas;  /* their allocations (references), or NULL */
+    fc_op **ops;     /* the nodes' templates, in order, child graphs' nodes in their place */
+    fc_gnode **src;  /* the node of the graph each op was made from (NULL once gone) */
+    fc_galloc **gas; /* their allocations (references), or NULL */
     bool launched;
     fc_dep last; /* the previous launch's last op */
 };
@@ -204,8 +204,8 @@ static bool nodes_dup(fc_gnode *const *v, size_t n, fc_gnode ***out)
 }
 
 /* Add a node doing op (owned) after deps; ga: its allocation, referenced. */
-static CUresult graph_add(fc_graph *g, fc_op *op, fc_galloc *ga, fc_gnode *const *deps, size_t ndeps,
-                          fc_gnode **out)
+static CUresult graph_add(fc_graph *g, fc_op *op, fc_galloc *ga, fc_gnode *const *deps,
+                          size_t ndeps, fc_gnode **out)
 {
     fc_gnode *n = calloc(1, sizeof *n);
     if (n && g->n == g->cap) {
@@ -603,7 +603,8 @@ FC_EXPORT(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode),
     return begin_capture(hStream, mode, false);
 }
 
-FC_EXPORT(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode))
+FC_EXPORT(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode),
+          (hStream, mode))
 {
     return begin_capture(hStream, mode, true);
 }
@@ -629,7 +630,7 @@ static bool unjoined(fc_capture *cap)
     fc_graph *g = cap->g;
     fc_gnode **stk = malloc((g->n ? g->n : 1) * sizeof *stk);
     size_t n = 0;
-    join_check j = {cap, false};
+    join_check j = { cap, false };
     if (!stk)
         return true;
     for (size_t i = 0; i < cap->origin->ndeps; i++)
@@ -667,10 +668,11 @@ static CUresult end_capture(CUstream h, CUgraph *phGraph, bool per_thread)
         cap->invalid = true;
         rc = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     }
-    if (rc == CUDA_SUCCESS && cap->mode != CU_STREAM_CAPTURE_MODE_RELAXED && cap->thread != fc_thread_id())
+    if (rc == CUDA_SUCCESS && cap->mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+        cap->thread != fc_thread_id())
         rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
     if (rc == CUDA_SUCCESS) {
-        CUresult why = cap->invalid ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+        CUresult why = cap->invalid    ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
                        : unjoined(cap) ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED
                                        : CUDA_SUCCESS;
         fc_graph *g = capture_end(cap);
@@ -701,7 +703,8 @@ FC_EXPORT(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStrea
  * stream of its context captures ("The blocking stream capture is not
  * invalidated").  On success the lock is held.
  */
-static CUresult capture_status(CUstream h, bool per_thread, CUstreamCaptureStatus *status, fc_stream **out)
+static CUresult capture_status(CUstream h, bool per_thread, CUstreamCaptureStatus *status,
+                               fc_stream **out)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -716,7 +719,7 @@ static CUresult capture_status(CUstream h, bool per_thread, CUstreamCaptureStatu
         fc_unlock();
         return rc;
     }
-    *status = !s->cap        ? CU_STREAM_CAPTURE_STATUS_NONE
+    *status = !s->cap           ? CU_STREAM_CAPTURE_STATUS_NONE
               : s->cap->invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
                                 : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     *out = s;
@@ -749,9 +752,9 @@ FC_EXPORT(cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *ca
  * array is the stream's own, replaced by the next node it captures; edges
  * carry no data here (so the forms without edgeData_out lose nothing).
  */
-static CUresult capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus *status, cuuint64_t *id,
-                             CUgraph *graph, const CUgraphNode **deps, const CUgraphEdgeData **edges,
-                             size_t *ndeps)
+static CUresult capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus *status,
+                             cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                             const CUgraphEdgeData **edges, size_t *ndeps)
 {
     fc_stream *s;
     CUresult rc = capture_status(h, per_thread, status, &s);
@@ -786,7 +789,8 @@ static CUresult capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus 
     return CUDA_SUCCESS;
 }
 
-FC_EXPORT(cuStreamGetCaptureInfo, (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out),
+FC_EXPORT(cuStreamGetCaptureInfo,
+          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out),
           (hStream, captureStatus_out, id_out))
 {
     return capture_info(hStream, false, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
@@ -800,17 +804,17 @@ FC_EXPORT(cuStreamGetCaptureInfo_ptsz,
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v2,
-          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
-           const CUgraphNode **dependencies_out, size_t *numDependencies_out),
+          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+           CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out),
           (hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out))
 {
-    return capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
-                        numDependencies_out);
+    return capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out,
+                        NULL, numDependencies_out);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v2_ptsz,
-          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
-           const CUgraphNode **dependencies_out, size_t *numDependencies_out),
+          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+           CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out),
           (hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out))
 {
     return capture_info(hStream, true, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
@@ -818,23 +822,25 @@ FC_EXPORT(cuStreamGetCaptureInfo_v2_ptsz,
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v3,
-          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
-           const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
-           size_t *numDependencies_out),
-          (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out))
+          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+           CUgraph *graph_out, const CUgraphNode **dependencies_out,
+           const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out),
+          (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+           numDependencies_out))
 {
-    return capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
-                        numDependencies_out);
+    return capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out);
 }
 
 FC_EXPORT(cuStreamGetCaptureInfo_v3_ptsz,
-          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
-           const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
-           size_t *numDependencies_out),
-          (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out))
+          (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out,
+           CUgraph *graph_out, const CUgraphNode **dependencies_out,
+           const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out),
+          (hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+           numDependencies_out))
 {
-    return capture_info(hStream, true, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
-                        numDependencies_out);
+    return capture_info(hStream, true, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out);
 }
 
 FC_EXPORT(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode * mode), (mode))
@@ -886,7 +892,8 @@ static size_t flat_count(const fc_graph *g)
 static fc_gnode **flat_fill(const fc_graph *g, fc_gnode **out)
 {
     for (size_t i = 0; i < g->n; i++)
-        out = g->nodes[i]->child ? flat_fill(g->nodes[i]->child, out) : (*out = g->nodes[i], out + 1);
+        out = g->nodes[i]->child ? flat_fill(g->nodes[i]->child, out)
+                                 : (*out = g->nodes[i], out + 1);
     return out;
 }
 
@@ -896,8 +903,8 @@ static bool device_launchable(const fc_op *op)
     return op->kind == FC_OP_KERNEL || op->kind == FC_OP_DTOD || op->kind == FC_OP_MEMSET;
 }
 
-#define INSTANTIATE_FLAGS                                                                                   \
-    (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |         \
+#define INSTANTIATE_FLAGS                                                                          \
+    (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH | \
      CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
 
 /*
@@ -909,8 +916,8 @@ static bool device_launchable(const fc_op *op)
  * CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD); an upload does nothing here but the
  * stream must be one work can go to.
  */
-static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flags, const CUstream *upload,
-                            bool per_thread, fc_gnode **bad)
+static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flags,
+                            const CUstream *upload, bool per_thread, fc_gnode **bad)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -919,15 +926,16 @@ static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flag
     rc = fc_ctx_current(&c);
     fc_graph *g = fc_handle_get(hg, FC_K_GRAPH);
     bool device = flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
-    unsigned long long known = INSTANTIATE_FLAGS | (upload ? CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD : 0);
+    unsigned long long known = INSTANTIATE_FLAGS |
+                               (upload ? CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD : 0);
     if (rc == CUDA_SUCCESS && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) && upload) {
         fc_stream *s;
         rc = fc_stream_for_work(*upload, per_thread, &s);
     }
     if (rc == CUDA_SUCCESS &&
         (!px || !g || (flags & ~known) || g->capture ||
-         (device && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) || (g->mem && !LIST_EMPTY(&g->execs)) ||
-         (device && g->n == 0)))
+         (device && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)) ||
+         (g->mem && !LIST_EMPTY(&g->execs)) || (device && g->n == 0)))
         rc = CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; rc == CUDA_SUCCESS && device && i < g->n; i++) {
         if (!device_launchable(g->nodes[i]->op)) {
@@ -978,7 +986,8 @@ static CUresult instantiate(CUgraphExec *px, CUgraph hg, unsigned long long flag
     return rc;
 }
 
-FC_EXPORT(cuGraphInstantiateWithFlags, (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags),
+FC_EXPORT(cuGraphInstantiateWithFlags,
+          (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags),
           (phGraphExec, hGraph, flags))
 {
     fc_gnode *bad = NULL;
@@ -986,10 +995,12 @@ FC_EXPORT(cuGraphInstantiateWithFlags, (CUgraphExec * phGraphExec, CUgraph hGrap
 }
 
 /* The result: the node a device launch cannot do, or an error of the call. */
-static CUresult instantiate_with_params(CUgraphExec *px, CUgraph hg, CUDA_GRAPH_INSTANTIATE_PARAMS *p, bool per_thread)
+static CUresult instantiate_with_params(CUgraphExec *px, CUgraph hg,
+                                        CUDA_GRAPH_INSTANTIATE_PARAMS *p, bool per_thread)
 {
     if (!p)
-        return atomic_load(&fc_st.initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+        return atomic_load(&fc_st.initialized) ? CUDA_ERROR_INVALID_VALUE
+                                               : CUDA_ERROR_NOT_INITIALIZED;
     fc_gnode *bad = NULL;
     CUresult rc = instantiate(px, hg, p->flags, &p->hUploadStream, per_thread, &bad);
     p->hErrNode_out = (CUgraphNode)bad;
@@ -1000,21 +1011,24 @@ static CUresult instantiate_with_params(CUgraphExec *px, CUgraph hg, CUDA_GRAPH_
 }
 
 FC_EXPORT(cuGraphInstantiateWithParams,
-          (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
+          (CUgraphExec * phGraphExec, CUgraph hGraph,
+           CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
           (phGraphExec, hGraph, instantiateParams))
 {
     return instantiate_with_params(phGraphExec, hGraph, instantiateParams, false);
 }
 
 FC_EXPORT(cuGraphInstantiateWithParams_ptsz,
-          (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
+          (CUgraphExec * phGraphExec, CUgraph hGraph,
+           CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams),
           (phGraphExec, hGraph, instantiateParams))
 {
     return instantiate_with_params(phGraphExec, hGraph, instantiateParams, true);
 }
 
 /* The CUDA 10 and 11 forms: no flags; the offending node and a message. */
-static CUresult instantiate_logged(CUgraphExec *px, CUgraph hg, CUgraphNode *err_node, char *log, size_t size)
+static CUresult instantiate_logged(CUgraphExec *px, CUgraph hg, CUgraphNode *err_node, char *log,
+                                   size_t size)
 {
     fc_gnode *bad = NULL;
     CUresult rc = instantiate(px, hg, 0, NULL, false, &bad);
@@ -1029,14 +1043,16 @@ static CUresult instantiate_logged(CUgraphExec *px, CUgraph hg, CUgraphNode *err
 }
 
 FC_EXPORT(cuGraphInstantiate,
-          (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize),
+          (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+           size_t bufferSize),
           (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize))
 {
     return instantiate_logged(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
 }
 
 FC_EXPORT(cuGraphInstantiate_v2,
-          (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize),
+          (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+           size_t bufferSize),
           (phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize))
 {
     return instantiate_logged(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
@@ -1137,7 +1153,7 @@ static CUresult launch_exec(fc_gexec *x, fc_stream *s)
         fc_op_free(run[i]); /* not queued: out of memory */
     free(run);
     if (s->tail) {
-        x->last = (fc_dep){s->id, s->tail->seq};
+        x->last = (fc_dep){ s->id, s->tail->seq };
         x->launched = true;
     }
     return rc;
@@ -1275,23 +1291,25 @@ static CUresult add_kernel_node(CUgraphNode *out, CUgraph hg, const CUgraphNode 
 /* The CUDA 10 form: the same fields, without kern and ctx. */
 static CUDA_KERNEL_NODE_PARAMS_v2 params_v2(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
-    CUDA_KERNEL_NODE_PARAMS_v2 v = {0};
+    CUDA_KERNEL_NODE_PARAMS_v2 v = { 0 };
     memcpy(&v, p, sizeof *p);
     return v;
 }
 
 FC_EXPORT(cuGraphAddKernelNode,
-          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
-           const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
           (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
 {
-    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams) : (CUDA_KERNEL_NODE_PARAMS_v2){0};
-    return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams ? &v : NULL);
+    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams)
+                                              : (CUDA_KERNEL_NODE_PARAMS_v2){ 0 };
+    return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies,
+                           nodeParams ? &v : NULL);
 }
 
 FC_EXPORT(cuGraphAddKernelNode_v2,
-          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
-           const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
           (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
 {
     return add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -1316,8 +1334,12 @@ static CUresult kernel_node_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p, bo
         const fc_knode *k = n->k;
         CUDA_KERNEL_NODE_PARAMS_v2 v = {
             .func = k->func,
-            .gridDimX = k->grid[0], .gridDimY = k->grid[1], .gridDimZ = k->grid[2],
-            .blockDimX = k->block[0], .blockDimY = k->block[1], .blockDimZ = k->block[2],
+            .gridDimX = k->grid[0],
+            .gridDimY = k->grid[1],
+            .gridDimZ = k->grid[2],
+            .blockDimX = k->block[0],
+            .blockDimY = k->block[1],
+            .blockDimZ = k->block[2],
             .sharedMemBytes = k->shmem,
             .kernelParams = k->by_extra ? NULL : k->ptrs,
             .extra = k->by_extra ? (void **)k->extra : NULL,
@@ -1330,13 +1352,14 @@ static CUresult kernel_node_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p, bo
     return rc;
 }
 
-FC_EXPORT(cuGraphKernelNodeGetParams, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams), (hNode, nodeParams))
+FC_EXPORT(cuGraphKernelNodeGetParams, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
+          (hNode, nodeParams))
 {
     return kernel_node_get(hNode, (CUDA_KERNEL_NODE_PARAMS_v2 *)(void *)nodeParams, false);
 }
 
-FC_EXPORT(cuGraphKernelNodeGetParams_v2, (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
-          (hNode, nodeParams))
+FC_EXPORT(cuGraphKernelNodeGetParams_v2,
+          (CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams), (hNode, nodeParams))
 {
     return kernel_node_get(hNode, nodeParams, true);
 }
@@ -1363,15 +1386,16 @@ static CUresult kernel_node_set(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 
     return rc;
 }
 
-FC_EXPORT(cuGraphKernelNodeSetParams, (CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
-          (hNode, nodeParams))
+FC_EXPORT(cuGraphKernelNodeSetParams,
+          (CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams), (hNode, nodeParams))
 {
-    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams) : (CUDA_KERNEL_NODE_PARAMS_v2){0};
+    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams)
+                                              : (CUDA_KERNEL_NODE_PARAMS_v2){ 0 };
     return kernel_node_set(hNode, nodeParams ? &v : NULL);
 }
 
-FC_EXPORT(cuGraphKernelNodeSetParams_v2, (CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams),
-          (hNode, nodeParams))
+FC_EXPORT(cuGraphKernelNodeSetParams_v2,
+          (CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams), (hNode, nodeParams))
 {
     return kernel_node_set(hNode, nodeParams);
 }
@@ -1392,7 +1416,8 @@ static fc_graph *graph_clone(const fc_graph *g)
                 if (g->nodes[k] == n->deps[d])
                     deps[d] = c->nodes[k];
         if (ok)
-            ok = graph_add(c, op, NULL, deps, n->ndeps, &m) == CUDA_SUCCESS; /* frees op on failure */
+            ok = graph_add(c, op, NULL, deps, n->ndeps, &m) ==
+                 CUDA_SUCCESS; /* frees op on failure */
         else if (op)
             fc_op_free(op);
         free(deps);
@@ -1409,8 +1434,8 @@ static fc_graph *graph_clone(const fc_graph *g)
 }
 
 FC_EXPORT(cuGraphAddChildGraphNode,
-          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
-           CUgraph childGraph),
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           size_t numDependencies, CUgraph childGraph),
           (phGraphNode, hGraph, dependencies, numDependencies, childGraph))
 {
     CUresult rc = fc_enter();
@@ -1494,7 +1519,8 @@ FC_EXPORT(cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type), (hNode
     return rc;
 }
 
-FC_EXPORT(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes), (hGraph, nodes, numNodes))
+FC_EXPORT(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes),
+          (hGraph, nodes, numNodes))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -1515,7 +1541,8 @@ FC_EXPORT(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes
 }
 
 /* The node must be a kernel node of the graph x was instantiated from. */
-static CUresult exec_kernel_node_set(CUgraphExec hx, CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+static CUresult exec_kernel_node_set(CUgraphExec hx, CUgraphNode h,
+                                     const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -1532,7 +1559,8 @@ static CUresult exec_kernel_node_set(CUgraphExec hx, CUgraphNode h, const CUDA_K
     if (!x || !n || i == x->n || n->owner != x->g)
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        rc = fc_kernel_node(p, c, &op, &kn) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        rc = fc_kernel_node(p, c, &op, &kn) == CUDA_SUCCESS ? CUDA_SUCCESS
+                                                            : CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         fc_op_free(x->ops[i]);
         x->ops[i] = op;
@@ -1546,7 +1574,8 @@ FC_EXPORT(cuGraphExecKernelNodeSetParams,
           (CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams),
           (hGraphExec, hNode, nodeParams))
 {
-    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams) : (CUDA_KERNEL_NODE_PARAMS_v2){0};
+    CUDA_KERNEL_NODE_PARAMS_v2 v = nodeParams ? params_v2(nodeParams)
+                                              : (CUDA_KERNEL_NODE_PARAMS_v2){ 0 };
     return exec_kernel_node_set(hGraphExec, hNode, nodeParams ? &v : NULL);
 }
 
@@ -1572,7 +1601,8 @@ static CUresult generic_kernel(const CUgraphNodeParams *p, CUDA_KERNEL_NODE_PARA
     if (p->type != CU_GRAPH_NODE_TYPE_KERNEL)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (memcmp(p->reserved0, zero.reserved0, sizeof p->reserved0) || p->reserved2 ||
-        memcmp((const char *)&p->kernel + sizeof p->kernel, (const char *)&zero.kernel + sizeof p->kernel,
+        memcmp((const char *)&p->kernel + sizeof p->kernel,
+               (const char *)&zero.kernel + sizeof p->kernel,
                sizeof p->reserved1 - sizeof p->kernel))
         return CUDA_ERROR_INVALID_VALUE;
     _Static_assert(sizeof p->kernel == sizeof *out, "CUDA_KERNEL_NODE_PARAMS_v3 is v2's layout");
@@ -1589,8 +1619,8 @@ static bool edges_default(const CUgraphEdgeData *e, size_t n)
     return true;
 }
 
-static CUresult add_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, const CUgraphEdgeData *edges,
-                         size_t ndeps, const CUgraphNodeParams *p)
+static CUresult add_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps,
+                         const CUgraphEdgeData *edges, size_t ndeps, const CUgraphNodeParams *p)
 {
     CUDA_KERNEL_NODE_PARAMS_v2 k;
     if (!atomic_load(&fc_st.initialized))
@@ -1602,8 +1632,8 @@ static CUresult add_node(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps, 
 }
 
 FC_EXPORT(cuGraphAddNode,
-          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
-           CUgraphNodeParams *nodeParams),
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           size_t numDependencies, CUgraphNodeParams *nodeParams),
           (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
 {
     return add_node(phGraphNode, hGraph, dependencies, NULL, numDependencies, nodeParams);
@@ -1611,14 +1641,16 @@ FC_EXPORT(cuGraphAddNode,
 
 FC_EXPORT(cuGraphAddNode_v2,
           (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-           const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams),
+           const CUgraphEdgeData *dependencyData, size_t numDependencies,
+           CUgraphNodeParams *nodeParams),
           (phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams))
 {
     return add_node(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
 }
 
 /* "The node type specified by nodeParams->type must match the type of hNode". */
-FC_EXPORT(cuGraphNodeSetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParams), (hNode, nodeParams))
+FC_EXPORT(cuGraphNodeSetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParams),
+          (hNode, nodeParams))
 {
     CUDA_KERNEL_NODE_PARAMS_v2 k;
     if (!atomic_load(&fc_st.initialized))
@@ -1627,7 +1659,8 @@ FC_EXPORT(cuGraphNodeSetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParam
     return rc == CUDA_SUCCESS ? kernel_node_set(hNode, &k) : rc;
 }
 
-FC_EXPORT(cuGraphExecNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams),
+FC_EXPORT(cuGraphExecNodeSetParams,
+          (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams),
           (hGraphExec, hNode, nodeParams))
 {
     CUDA_KERNEL_NODE_PARAMS_v2 k;
@@ -1643,7 +1676,8 @@ FC_EXPORT(cuGraphExecNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, 
  * dependencies.  Memory nodes cannot be updated.  The result, and the node
  * it is about, go to *result and *err.
  */
-static CUresult exec_update(CUgraphExec hx, CUgraph hg, CUgraphExecUpdateResult *result, CUgraphNode *err)
+static CUresult exec_update(CUgraphExec hx, CUgraph hg, CUgraphExecUpdateResult *result,
+                            CUgraphNode *err)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -1695,7 +1729,8 @@ static CUresult exec_update(CUgraphExec hx, CUgraph hg, CUgraphExecUpdateResult 
 }
 
 FC_EXPORT(cuGraphExecUpdate,
-          (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out),
+          (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+           CUgraphExecUpdateResult *updateResult_out),
           (hGraphExec, hGraph, hErrorNode_out, updateResult_out))
 {
     CUgraphExecUpdateResult r;
@@ -1710,7 +1745,8 @@ FC_EXPORT(cuGraphExecUpdate,
     return rc;
 }
 
-FC_EXPORT(cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo),
+FC_EXPORT(cuGraphExecUpdate_v2,
+          (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo),
           (hGraphExec, hGraph, resultInfo))
 {
     CUgraphExecUpdateResult r;

@@ -91,7 +91,7 @@ static void host_collect(fc_tnode *t, const fc_ctx *c, host_list *out)
 
 void fc_host_ctx_teardown(fc_ctx *c)
 {
-    host_list l = {0};
+    host_list l = { 0 };
     host_collect(host_allocs, c, &l);
     for (size_t i = 0; i < l.n; i++)
         host_release(l.v[i]);
@@ -105,7 +105,8 @@ void fc_host_ctx_teardown(fc_ctx *c)
  */
 FC_EXPORT(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags))
 {
-    const unsigned int known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+    const unsigned int known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                               CU_MEMHOSTALLOC_WRITECOMBINED;
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
@@ -117,7 +118,8 @@ FC_EXPORT(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags), (pp,
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t len = bytesize > SIZE_MAX - page ? 0 : (bytesize + page - 1) / page * page;
         host_alloc *h = len ? calloc(1, sizeof *h) : NULL;
-        void *p = h ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+        void *p = h ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                    : MAP_FAILED;
         if (p == MAP_FAILED) {
             free(h);
             rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -170,7 +172,8 @@ FC_EXPORT(cuMemHostGetFlags, (unsigned int *pFlags, void *p), (pFlags, p))
 }
 
 /* The 32-bit legacy form cannot describe this device's addresses. */
-FC_EXPORT(cuMemHostGetDevicePointer, (CUdeviceptr_v1 * pdptr, void *p, unsigned int Flags), (pdptr, p, Flags))
+FC_EXPORT(cuMemHostGetDevicePointer, (CUdeviceptr_v1 * pdptr, void *p, unsigned int Flags),
+          (pdptr, p, Flags))
 {
     (void)pdptr;
     (void)p;
@@ -183,7 +186,8 @@ FC_EXPORT(cuMemHostGetDevicePointer, (CUdeviceptr_v1 * pdptr, void *p, unsigned 
  * time the memory was allocated, or if the function is called on a GPU that
  * does not support mapped pinned memory": the fake device is such a GPU.
  */
-FC_EXPORT(cuMemHostGetDevicePointer_v2, (CUdeviceptr * pdptr, void *p, unsigned int Flags), (pdptr, p, Flags))
+FC_EXPORT(cuMemHostGetDevicePointer_v2, (CUdeviceptr * pdptr, void *p, unsigned int Flags),
+          (pdptr, p, Flags))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -221,7 +225,8 @@ FC_EXPORT(cuMemHostRegister, (void *p, size_t bytesize, unsigned int Flags), (p,
     return host_register(p, bytesize, Flags);
 }
 
-FC_EXPORT(cuMemHostRegister_v2, (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags))
+FC_EXPORT(cuMemHostRegister_v2, (void *p, size_t bytesize, unsigned int Flags),
+          (p, bytesize, Flags))
 {
     return host_register(p, bytesize, Flags);
 }
@@ -244,7 +249,8 @@ FC_EXPORT(cuMemHostUnregister, (void *p), (p))
 /* Managed memory                                                            */
 /* ------------------------------------------------------------------------ */
 
-FC_EXPORT(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytesize, unsigned int flags), (dptr, bytesize, flags))
+FC_EXPORT(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytesize, unsigned int flags),
+          (dptr, bytesize, flags))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -296,7 +302,7 @@ FC_EXPORT(cuIpcGetMemHandle, (CUipcMemHandle * pHandle, CUdeviceptr dptr), (pHan
     if (rc == CUDA_SUCCESS && (!pHandle || !a || a->pool || a->phys))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
-        ipc_payload pl = {.pid = (uint64_t)getpid(), .buffer_id = a->buffer_id, .size = a->size};
+        ipc_payload pl = { .pid = (uint64_t)getpid(), .buffer_id = a->buffer_id, .size = a->size };
         memcpy(pl.magic, ipc_magic, sizeof pl.magic);
         memset(pHandle, 0, sizeof *pHandle);
         memcpy(pHandle->reserved, &pl, sizeof pl);
@@ -322,7 +328,8 @@ static CUresult ipc_open(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int
     if (rc == CUDA_SUCCESS) {
         ipc_payload pl;
         memcpy(&pl, handle.reserved, sizeof pl);
-        rc = memcmp(pl.magic, ipc_magic, sizeof pl.magic) == 0 ? CUDA_ERROR_MAP_FAILED : CUDA_ERROR_INVALID_HANDLE;
+        rc = memcmp(pl.magic, ipc_magic, sizeof pl.magic) == 0 ? CUDA_ERROR_MAP_FAILED
+                                                               : CUDA_ERROR_INVALID_HANDLE;
     }
     fc_unlock();
     return rc;

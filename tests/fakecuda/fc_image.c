@@ -124,7 +124,7 @@ static bool readable(const void *p, uint64_t n)
     const uintptr_t page = 4096;
     uintptr_t from = (uintptr_t)p, last;
     unsigned char sink[256];
-    struct iovec local = {sink, 0}, remote[256];
+    struct iovec local = { sink, 0 }, remote[256];
 
     if (!n)
         return true;
@@ -134,7 +134,7 @@ static bool readable(const void *p, uint64_t n)
     for (uintptr_t at = from; at <= last;) {
         size_t k = 0;
         for (; k < 256; k++) {
-            remote[k] = (struct iovec){(void *)at, 1};
+            remote[k] = (struct iovec){ (void *)at, 1 };
             uintptr_t next = (at & ~(page - 1)) + page;
             if (next == 0 || next > last) {
                 k++;
@@ -162,7 +162,8 @@ size_t fc_kparams_size(const fc_kparams *p)
 
 bool fc_kparams_equal(const fc_kparams *a, const fc_kparams *b)
 {
-    return a->count == b->count && (a->count == 0 || memcmp(a->v, b->v, a->count * sizeof *a->v) == 0);
+    return a->count == b->count &&
+           (a->count == 0 || memcmp(a->v, b->v, a->count * sizeof *a->v) == 0);
 }
 
 /* Whether SASS for sm_<sm> runs on the device: same major, minor no higher. */
@@ -182,7 +183,8 @@ static void kparams_free(fc_kparams *p)
 static size_t find_entry(const fc_image *img, const char *name, size_t len)
 {
     size_t i = 0;
-    while (i < img->count && !(strlen(img->names[i]) == len && memcmp(img->names[i], name, len) == 0))
+    while (i < img->count &&
+           !(strlen(img->names[i]) == len && memcmp(img->names[i], name, len) == 0))
         i++;
     return i;
 }
@@ -254,7 +256,7 @@ static CUresult kparams_push(fc_kparams *p, unsigned int *cap, uint32_t offset, 
         p->v = v;
         *cap = n;
     }
-    ((fc_kparam *)p->v)[p->count++] = (fc_kparam){offset, size};
+    ((fc_kparam *)p->v)[p->count++] = (fc_kparam){ offset, size };
     return CUDA_SUCCESS;
 }
 
@@ -267,7 +269,8 @@ static CUresult unsupported_reference_param(void)
 {
     static atomic_bool warned;
     if (!atomic_exchange(&warned, true))
-        fputs("fakecuda: kernels with .texref/.samplerref/.surfref parameters are not supported\n", stderr);
+        fputs("fakecuda: kernels with .texref/.samplerref/.surfref parameters are not supported\n",
+              stderr);
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -348,9 +351,9 @@ static unsigned int param_type_size(const char *w, size_t n)
         const char *name;
         unsigned int size;
     } types[] = {
-        {"b8", 1},  {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2}, {"s16", 2}, {"f16", 2},
-        {"b32", 4}, {"u32", 4}, {"s32", 4}, {"f32", 4}, {"b64", 8}, {"u64", 8}, {"s64", 8},
-        {"f64", 8}, {"b128", 16},
+        { "b8", 1 },  { "u8", 1 },  { "s8", 1 },  { "b16", 2 },   { "u16", 2 }, { "s16", 2 },
+        { "f16", 2 }, { "b32", 4 }, { "u32", 4 }, { "s32", 4 },   { "f32", 4 }, { "b64", 8 },
+        { "u64", 8 }, { "s64", 8 }, { "f64", 8 }, { "b128", 16 },
     };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         if (strlen(types[k].name) == n && memcmp(types[k].name, w, n) == 0)
@@ -392,8 +395,9 @@ static CUresult parse_param(const char *t, size_t len, size_t *i, uint64_t *end,
                 align = a;
         } else if (is_word(t + w, n - w, "ptr")) {
             after_ptr = true;
-        } else if (after_ptr && (is_word(t + w, n - w, "global") || is_word(t + w, n - w, "const") ||
-                                 is_word(t + w, n - w, "local") || is_word(t + w, n - w, "shared"))) {
+        } else if (after_ptr &&
+                   (is_word(t + w, n - w, "global") || is_word(t + w, n - w, "const") ||
+                    is_word(t + w, n - w, "local") || is_word(t + w, n - w, "shared"))) {
             continue;
         } else if (is_word(t + w, n - w, "texref") || is_word(t + w, n - w, "samplerref") ||
                    is_word(t + w, n - w, "surfref")) {
@@ -433,13 +437,14 @@ static CUresult parse_param(const char *t, size_t len, size_t *i, uint64_t *end,
  * `(` follows.  The parameter space is 4352 bytes below PTX ISA 8.1 and
  * 32764 from it (what ptxas allows an sm_90 entry); more does not compile.
  */
-static CUresult parse_params(const char *t, size_t len, size_t *i, unsigned int ptx_version, fc_kparams *out)
+static CUresult parse_params(const char *t, size_t len, size_t *i, unsigned int ptx_version,
+                             fc_kparams *out)
 {
     unsigned int cap = 0;
     uint64_t end = 0;
     bool bad;
     CUresult rc = CUDA_SUCCESS;
-    *out = (fc_kparams){NULL, 0, true};
+    *out = (fc_kparams){ NULL, 0, true };
     size_t j = skip_blank(t, len, *i, &bad);
     if (bad)
         return CUDA_ERROR_INVALID_PTX;
@@ -456,7 +461,8 @@ static CUresult parse_params(const char *t, size_t len, size_t *i, unsigned int 
             (*i)++;
             break;
         }
-        if (len - *i < 6 || memcmp(t + *i, ".param", 6) != 0 || (*i + 6 < len && ident_char(t[*i + 6]))) {
+        if (len - *i < 6 || memcmp(t + *i, ".param", 6) != 0 ||
+            (*i + 6 < len && ident_char(t[*i + 6]))) {
             rc = CUDA_ERROR_INVALID_PTX;
             break;
         }
@@ -512,7 +518,8 @@ static CUresult parse_ptx(const char *t, size_t len, fc_image *img, bool check_t
             while (i < len && t[i] != '"' && t[i] != '\n')
                 i++;
             i++;
-        } else if (c == '.' && i + 1 < len && ident_start(t[i + 1]) && (i == 0 || !ident_char(t[i - 1]))) {
+        } else if (c == '.' && i + 1 < len && ident_start(t[i + 1]) &&
+                   (i == 0 || !ident_char(t[i - 1]))) {
             size_t w = i + 1;
             while (w < len && ident_char(t[w]))
                 w++;
@@ -626,11 +633,12 @@ static CUresult parse_nvinfo(const unsigned char *b, size_t n, fc_kparams *out)
             break;
         if (rec > n - at)
             break;
-        if (format == NVINFO_FORMAT_SIZED && (attr == NVINFO_KPARAM_INFO || attr == NVINFO_KPARAM_INFO_LARGE) &&
+        if (format == NVINFO_FORMAT_SIZED &&
+            (attr == NVINFO_KPARAM_INFO || attr == NVINFO_KPARAM_INFO_LARGE) &&
             rec == NVINFO_KPARAM_RECORD) {
             unsigned int ordinal = ld16(b + at + 8);
             uint32_t word = ld32(b + at + 12);
-            fc_kparam p = {ld16(b + at + 10), attr == NVINFO_KPARAM_INFO ? word >> 18 : word};
+            fc_kparam p = { ld16(b + at + 10), attr == NVINFO_KPARAM_INFO ? word >> 18 : word };
             if (p.size == 0) {
                 free(v);
                 return unsupported_reference_param();
@@ -656,7 +664,7 @@ static CUresult parse_nvinfo(const unsigned char *b, size_t n, fc_kparams *out)
         free(v);
         return CUDA_SUCCESS; /* left undeclared */
     }
-    *out = (fc_kparams){v, count, true};
+    *out = (fc_kparams){ v, count, true };
     return CUDA_SUCCESS;
 }
 
@@ -665,7 +673,8 @@ static CUresult parse_nvinfo(const unsigned char *b, size_t n, fc_kparams *out)
 /* The sm version a cubin was built for (see the top of this file). */
 static unsigned int elf_sm(const Elf64_Ehdr *eh)
 {
-    return eh->e_ident[EI_ABIVERSION] == ELFABIVERSION_CUDA_V1 ? eh->e_flags & 0xff : (eh->e_flags >> 8) & 0xff;
+    return eh->e_ident[EI_ABIVERSION] == ELFABIVERSION_CUDA_V1 ? eh->e_flags & 0xff
+                                                               : (eh->e_flags >> 8) & 0xff;
 }
 
 /*
@@ -681,7 +690,8 @@ static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img, bo
     if (size < sizeof eh)
         return CUDA_ERROR_INVALID_IMAGE;
     memcpy(&eh, p, sizeof eh);
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_CUDA)
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+        eh.e_machine != EM_CUDA)
         return CUDA_ERROR_INVALID_IMAGE;
     if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum)
         return CUDA_ERROR_INVALID_IMAGE;
@@ -710,7 +720,7 @@ static CUresult parse_elf(const unsigned char *p, size_t size, fc_image *img, bo
         if (nlen == maxlen)
             return CUDA_ERROR_INVALID_IMAGE; /* unterminated name */
         if (nlen > 6 && memcmp(name, ".text.", 6) == 0) {
-            CUresult rc = add_entry(img, name + 6, nlen - 6, (fc_kparams){NULL, 0, false});
+            CUresult rc = add_entry(img, name + 6, nlen - 6, (fc_kparams){ NULL, 0, false });
             if (rc != CUDA_SUCCESS)
                 return rc;
         }
@@ -812,12 +822,14 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img,
     if (best_elf)
         return parse_elf(best_elf, (size_t)best_elf_len, img, false);
     if (best_ptx)
-        return parse_ptx((const char *)best_ptx, strnlen((const char *)best_ptx, (size_t)best_ptx_len), img, true);
+        return parse_ptx((const char *)best_ptx,
+                         strnlen((const char *)best_ptx, (size_t)best_ptx_len), img, true);
     if (skipped_compressed) {
         /* A limitation of the fake, not a property of the image. */
         if (!atomic_exchange(&warned_compressed, true)) {
-            fprintf(stderr, "fakecuda: fatbin holds only compressed images for sm_%d; "
-                            "build it with `fatbinary --compress=false` or load the PTX\n",
+            fprintf(stderr,
+                    "fakecuda: fatbin holds only compressed images for sm_%d; "
+                    "build it with `fatbinary --compress=false` or load the PTX\n",
                     FC_SM_VERSION);
         }
         return CUDA_ERROR_NOT_SUPPORTED;
@@ -826,13 +838,15 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img,
         img->no_binary = true;
         return other_kind == FATBIN_KIND_ELF
                    ? parse_elf(other, (size_t)other_len, img, true)
-                   : parse_ptx((const char *)other, strnlen((const char *)other, (size_t)other_len), img, false);
+                   : parse_ptx((const char *)other, strnlen((const char *)other, (size_t)other_len),
+                               img, false);
     }
     if (defer && other_compressed) {
         /* Again the fake's limit: it cannot read the kernels' names. */
         if (!atomic_exchange(&warned_deferred, true)) {
-            fprintf(stderr, "fakecuda: fatbin holds no code for sm_%d and only compressed images for "
-                            "other GPUs; build it with `fatbinary --compress=false`\n",
+            fprintf(stderr,
+                    "fakecuda: fatbin holds no code for sm_%d and only compressed images for "
+                    "other GPUs; build it with `fatbinary --compress=false`\n",
                     FC_SM_VERSION);
         }
         return CUDA_ERROR_NOT_SUPPORTED;
@@ -844,9 +858,9 @@ static CUresult parse_fatbin(const unsigned char *p, size_t size, fc_image *img,
 
 static CUresult parse_image(const void *image, size_t size, fc_image *out, bool defer)
 {
-    static const unsigned char elf_magic[4] = {0x7f, 'E', 'L', 'F'};
-    static const unsigned char fatbin_magic[4] = {0x50, 0xED, 0x55, 0xBA};
-    static const unsigned char wrapper_magic[4] = {0xb1, 0x43, 0x62, 0x46};
+    static const unsigned char elf_magic[4] = { 0x7f, 'E', 'L', 'F' };
+    static const unsigned char fatbin_magic[4] = { 0x50, 0xED, 0x55, 0xBA };
+    static const unsigned char wrapper_magic[4] = { 0xb1, 0x43, 0x62, 0x46 };
     const unsigned char *p = image;
     CUresult rc;
 
@@ -925,7 +939,7 @@ CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
-    Elf64_Ehdr eh = {0};
+    Elf64_Ehdr eh = { 0 };
     memcpy(eh.e_ident, ELFMAG, SELFMAG);
     eh.e_ident[EI_CLASS] = ELFCLASS64;
     eh.e_ident[EI_DATA] = ELFDATA2LSB;
@@ -945,7 +959,7 @@ CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *
 
     char *str = (char *)p + sizeof eh;
     size_t at = 1; /* offset 0: the empty name */
-    Elf64_Shdr sh = {0};
+    Elf64_Shdr sh = { 0 };
     memcpy(p + shoff, &sh, sizeof sh);
     sh.sh_name = (Elf64_Word)at;
     sh.sh_type = SHT_STRTAB;
@@ -958,7 +972,7 @@ CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *
     size_t sec = 2, info = infooff;
     for (size_t i = 0; i < img->count; i++) {
         size_t text_index = sec;
-        Elf64_Shdr text = {0};
+        Elf64_Shdr text = { 0 };
         text.sh_name = (Elf64_Word)at;
         text.sh_type = SHT_PROGBITS;
         text.sh_flags = SHF_ALLOC | SHF_EXECINSTR;
@@ -971,7 +985,7 @@ CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *
             continue;
         /* As ptxas writes them: an info section per entry, linked to its
          * code, the parameters' records last one first. */
-        Elf64_Shdr nvinfo = {0};
+        Elf64_Shdr nvinfo = { 0 };
         nvinfo.sh_name = (Elf64_Word)at;
         nvinfo.sh_type = SHT_LOPROC;
         nvinfo.sh_flags = SHF_INFO_LINK;
@@ -984,7 +998,8 @@ CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out, size_t *
         bool large = fc_kparams_size(kp) > NVINFO_KPARAM_LARGE_ABOVE;
         for (unsigned int k = kp->count; k-- > 0;) {
             unsigned char *r = p + info;
-            uint16_t len = NVINFO_KPARAM_RECORD - 4, ordinal = (uint16_t)k, offset = (uint16_t)kp->v[k].offset;
+            uint16_t len = NVINFO_KPARAM_RECORD - 4, ordinal = (uint16_t)k,
+                     offset = (uint16_t)kp->v[k].offset;
             /* 0x1f000: what ptxas sets besides the size */
             uint32_t flags = large ? kp->v[k].size : kp->v[k].size << 18 | 0x1f000;
             r[0] = NVINFO_FORMAT_SIZED;

@@ -135,7 +135,6 @@ FC_HIDDEN CUresult fc_image_write_cubin(const fc_image *img, unsigned char **out
 /* The newest PTX ISA the fake "JIT" accepts (CUDA 13.0 ships PTX ISA 9.0). */
 #define FC_PTX_ISA_MAJOR_MAX 9
 
-
 /* ------------------------------------------------------------------------ */
 /* Identity and limits of the fake driver.                                   */
 /* ------------------------------------------------------------------------ */
@@ -204,15 +203,14 @@ FAKECUDA_ENTRY_POINTS(FC_SELF_DECL)
  * Every export goes through here, so no entry point can miss its counter,
  * and a name missing from entrypoints.h does not compile (FC_EP_<name>).
  */
-#define FC_EXPORT(name, params, args)                                          \
-    static CUresult fc_impl_##name params;                                     \
-    FC_PUBLIC CUresult CUDAAPI name params                                     \
-    {                                                                          \
-        atomic_fetch_add_explicit(&fc_calls[FC_EP_##name], 1,                  \
-                                  memory_order_relaxed);                       \
-        return fc_impl_##name args;                                            \
-    }                                                                          \
-    extern __typeof__(name) fc_self_##name __attribute__((alias(#name)));      \
+#define FC_EXPORT(name, params, args)                                                \
+    static CUresult fc_impl_##name params;                                           \
+    FC_PUBLIC CUresult CUDAAPI name params                                           \
+    {                                                                                \
+        atomic_fetch_add_explicit(&fc_calls[FC_EP_##name], 1, memory_order_relaxed); \
+        return fc_impl_##name args;                                                  \
+    }                                                                                \
+    extern __typeof__(name) fc_self_##name __attribute__((alias(#name)));            \
     static CUresult fc_impl_##name params
 
 /* ------------------------------------------------------------------------ */
@@ -235,7 +233,7 @@ enum fc_kind {
     FC_K_KERNEL,
     FC_K_LINK,
     FC_K_POOL,
-    FC_K_PHYS, /* a cuMemCreate allocation (CUmemGenericAllocationHandle) */
+    FC_K_PHYS,  /* a cuMemCreate allocation (CUmemGenericAllocationHandle) */
     FC_K_GRAPH, /* a CUgraph (fc_graph.c) */
     FC_K_GEXEC, /* a CUgraphExec */
     FC_K_GNODE, /* a CUgraphNode, valid until its graph is destroyed */
@@ -277,13 +275,17 @@ struct fc_ctx {
     unsigned int refcount; /* primary contexts: retain count; created: usage count */
     /* CUDA_SUCCESS, or the sticky error of a faulted kernel (context lost). */
     CUresult sticky;
-    fc_stream *legacy; /* the NULL stream (CU_STREAM_LEGACY) */
+    fc_stream *legacy;              /* the NULL stream (CU_STREAM_LEGACY) */
     LIST_HEAD(, fc_stream) streams; /* every stream, legacy and per-thread included */
     LIST_HEAD(, fc_event) events;
     LIST_HEAD(, fc_module) modules;
 };
 
-enum fc_stream_kind { FC_S_USER, FC_S_LEGACY, FC_S_PER_THREAD };
+enum fc_stream_kind {
+    FC_S_USER,
+    FC_S_LEGACY,
+    FC_S_PER_THREAD
+};
 
 /* A prerequisite of an operation: stream `stream_id` has run every op <= seq. */
 typedef struct fc_dep {
@@ -299,7 +301,7 @@ enum fc_op_kind {
     FC_OP_DTOH,
     FC_OP_DTOD,
     FC_OP_KERNEL,
-    FC_OP_FREE, /* cuMemFreeAsync */
+    FC_OP_FREE,     /* cuMemFreeAsync */
     FC_OP_CALLBACK, /* cuStreamAddCallback */
     FC_OP_HTOH,     /* a graph's host-to-host copy node */
     FC_OP_GALLOC,   /* a graph's allocation node: its memory becomes accessible */
@@ -384,7 +386,7 @@ struct fc_event {
     fc_ctx *ctx;
     unsigned int flags;
     bool recorded;
-    fc_dep at; /* the marker op of the latest record */
+    fc_dep at;        /* the marker op of the latest record */
     uint64_t record;  /* id of the latest record (process-unique, never 0) */
     bool done;        /* the latest record's marker has run */
     uint64_t done_ns; /* when it ran (CLOCK_MONOTONIC) */
@@ -415,7 +417,7 @@ struct fc_function {
     fc_handle h;
     fc_module *mod;
     const fc_kimpl *impl;
-    const char *name; /* owned by the module's image */
+    const char *name;         /* owned by the module's image */
     const fc_kparams *params; /* the image's, or impl's when it declares none */
 };
 
@@ -474,9 +476,9 @@ struct fc_library {
 typedef struct fc_pool {
     fc_handle h; /* registered while the handle is valid (until cuMemPoolDestroy) */
     int dev;
-    bool destroyed;     /* by cuMemPoolDestroy: freed with its last allocation */
-    uint64_t max_size;  /* CUmemPoolProps::maxSize; 0: no cap but the device's */
-    uint64_t live;      /* its live allocations */
+    bool destroyed;    /* by cuMemPoolDestroy: freed with its last allocation */
+    uint64_t max_size; /* CUmemPoolProps::maxSize; 0: no cap but the device's */
+    uint64_t live;     /* its live allocations */
     uint64_t release_threshold;
     int reuse_follow_event_deps, reuse_opportunistic, reuse_internal_deps;
     uint64_t used;      /* extents of its live allocations */
@@ -492,30 +494,30 @@ typedef struct fc_state {
     fc_ctx primary[FC_MAX_DEVICES];
 
     /* memory */
-    uint64_t va_base, va_end;      /* reserved PROT_NONE device address space */
-    fc_tnode *allocs;              /* live allocations by base address */
-    fc_alloc *alloc_first;         /* the same, listed in address order */
-    fc_alloc *alloc_finger;        /* the one the last lookup found, or NULL */
-    fc_tnode *free_va;             /* free address ranges: key start, val length */
-    fc_tnode *reserved;            /* cuMemAddressReserve ranges: key start, val length */
-    size_t mem_limit;              /* 0: none */
-    bool managed;                  /* FAKECUDA_MANAGED=1: the device has managed memory */
-    bool reuse_handles;            /* FAKECUDA_REUSE_HANDLES=1 */
-    bool lazy_loading;             /* CUDA_MODULE_LOADING=LAZY */
-    size_t mem_used;               /* requested bytes of live allocations */
+    uint64_t va_base, va_end; /* reserved PROT_NONE device address space */
+    fc_tnode *allocs;         /* live allocations by base address */
+    fc_alloc *alloc_first;    /* the same, listed in address order */
+    fc_alloc *alloc_finger;   /* the one the last lookup found, or NULL */
+    fc_tnode *free_va;        /* free address ranges: key start, val length */
+    fc_tnode *reserved;       /* cuMemAddressReserve ranges: key start, val length */
+    size_t mem_limit;         /* 0: none */
+    bool managed;             /* FAKECUDA_MANAGED=1: the device has managed memory */
+    bool reuse_handles;       /* FAKECUDA_REUSE_HANDLES=1 */
+    bool lazy_loading;        /* CUDA_MODULE_LOADING=LAZY */
+    size_t mem_used;          /* requested bytes of live allocations */
     size_t live_allocs;
-    uint64_t dev_used[FC_MAX_DEVICES]; /* extents per device */
-    fc_pool pools[FC_MAX_DEVICES];     /* each device's default pool */
+    uint64_t dev_used[FC_MAX_DEVICES];     /* extents per device */
+    fc_pool pools[FC_MAX_DEVICES];         /* each device's default pool */
     fc_pool *current_pool[FC_MAX_DEVICES]; /* cuDeviceSetMemPool's, else the default */
     uint64_t next_buffer_id;
-    fc_tnode *gallocs;             /* graph allocations by base address (fc_galloc) */
+    fc_tnode *gallocs; /* graph allocations by base address (fc_galloc) */
 
     /* handles and streams */
     fc_tnode *handles;
     fc_tnode *streams_by_id;
     uint64_t next_stream_id;
     uint64_t next_seq;
-    uint64_t ops_run;              /* queued ops executed so far: a copy that ran
+    uint64_t ops_run;                      /* queued ops executed so far: a copy that ran
                                       none while it waited re-checks nothing */
     LIST_HEAD(, fc_stream) zombie_streams; /* destroyed, work still queued */
     LIST_HEAD(, fc_library) libraries;
@@ -573,10 +575,10 @@ FC_HIDDEN bool fc_dev_valid(CUdevice dev);
 /* ---- fc_mem.c ----------------------------------------------------------- */
 
 struct fc_alloc {
-    fc_tnode node; /* key = base address */
+    fc_tnode node;         /* key = base address */
     fc_alloc *prev, *next; /* the live allocations in address order (fc_mem_link) */
-    uint64_t size;   /* requested */
-    uint64_t extent; /* size rounded up to FC_GRANULE */
+    uint64_t size;         /* requested */
+    uint64_t extent;       /* size rounded up to FC_GRANULE */
     unsigned char *host;
     fc_ctx *ctx; /* NULL: a stream-ordered allocation whose context died */
     int dev;
@@ -615,7 +617,11 @@ struct fc_galloc {
     uint64_t buffer_id;
     unsigned int instances; /* fc_alloc instances made and not yet released */
     /* Where a free node for it was captured: none, its own graph, another. */
-    enum { FC_GA_FREE_NONE, FC_GA_FREE_OWNER, FC_GA_FREE_OTHER } freed_in;
+    enum {
+        FC_GA_FREE_NONE,
+        FC_GA_FREE_OWNER,
+        FC_GA_FREE_OTHER
+    } freed_in;
     bool sim; /* scratch of cuGraphLaunch's checks */
 };
 
@@ -712,7 +718,12 @@ FC_HIDDEN void fc_galloc_discard(fc_alloc *a);
 
 /* A linear copy: what the plain memcpy entry points do, and each row of a
  * 2D or 3D copy (fc_copy3d.c). */
-enum fc_xfer_kind { FC_X_HTOD, FC_X_DTOH, FC_X_DTOD, FC_X_HTOH };
+enum fc_xfer_kind {
+    FC_X_HTOD,
+    FC_X_DTOH,
+    FC_X_DTOD,
+    FC_X_HTOH
+};
 
 typedef struct fc_xfer {
     int kind;
@@ -729,7 +740,8 @@ typedef struct fc_xfer {
 FC_HIDDEN CUresult fc_range_check(CUdeviceptr p, size_t n, bool write, bool ordered, bool capturing,
                                   unsigned char **host);
 /* The device ranges of x (and a device-to-host source's bytes in *src). */
-FC_HIDDEN CUresult fc_xfer_check(const fc_xfer *x, bool ordered, bool capturing, unsigned char **src);
+FC_HIDDEN CUresult fc_xfer_check(const fc_xfer *x, bool ordered, bool capturing,
+                                 unsigned char **src);
 /* Perform x now (its ranges validated, the lock held). */
 FC_HIDDEN void fc_xfer_now(const fc_xfer *x);
 /* Queue x on s (or run it, where the driver is synchronous); *synced: s has
@@ -746,9 +758,9 @@ FC_HIDDEN CUresult fc_sync_call_allowed(fc_stream *s);
 typedef struct fc_array {
     fc_handle h;
     CUDA_ARRAY3D_DESCRIPTOR desc;
-    size_t elem;           /* bytes of one element: format times channels */
-    CUdeviceptr ptr;       /* its storage */
-    uint64_t buffer_id;    /* that allocation's, so a reused address is never freed */
+    size_t elem;        /* bytes of one element: format times channels */
+    CUdeviceptr ptr;    /* its storage */
+    uint64_t buffer_id; /* that allocation's, so a reused address is never freed */
 } fc_array;
 
 /* The live array behind h, or NULL. Lock held. */
@@ -855,7 +867,8 @@ FC_HIDDEN void fc_capture_ctx_teardown(fc_ctx *c);
  * context c: CUDA_ERROR_INVALID_HANDLE for NULL, unknown or foreign handles.
  * *params (when params is not NULL): its parameter layout.
  */
-FC_HIDDEN CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out, const fc_kparams **params);
+FC_HIDDEN CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out,
+                                       const fc_kparams **params);
 FC_HIDDEN void fc_module_ctx_teardown(fc_ctx *c);
 
 /* ---- fc_launch.c -------------------------------------------------------- */
@@ -891,9 +904,9 @@ typedef struct fc_knode {
     size_t size;
     void **ptrs; /* kernelParams: one per parameter, into buf */
     unsigned int count;
-    bool by_extra;       /* most recently set through extra */
-    size_t extra_size;   /* what extra[3] points to */
-    void *extra[5];      /* BUFFER_POINTER, buf, BUFFER_SIZE, &extra_size, END */
+    bool by_extra;     /* most recently set through extra */
+    size_t extra_size; /* what extra[3] points to */
+    void *extra[5];    /* BUFFER_POINTER, buf, BUFFER_SIZE, &extra_size, END */
 } fc_knode;
 
 /*
@@ -902,10 +915,12 @@ typedef struct fc_knode {
  * node's copy of them (*kn).  CUDA_ERROR_INVALID_VALUE for what a launch
  * would refuse.
  */
-FC_HIDDEN CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **op, fc_knode **kn);
+FC_HIDDEN CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **op,
+                                  fc_knode **kn);
 /* The copy a captured launch keeps (lay: the kernel's parameters). */
-FC_HIDDEN fc_knode *fc_knode_new(CUfunction f, const unsigned int grid[3], const unsigned int block[3],
-                                 unsigned int shmem, const fc_kparams *lay, void **params, void **extra);
+FC_HIDDEN fc_knode *fc_knode_new(CUfunction f, const unsigned int grid[3],
+                                 const unsigned int block[3], unsigned int shmem,
+                                 const fc_kparams *lay, void **params, void **extra);
 FC_HIDDEN void fc_knode_free(fc_knode *kn);
 FC_HIDDEN fc_knode *fc_knode_dup(const fc_knode *kn);
 /* A captured kernel launch: op (owned) and its parameters kn (owned). */

@@ -78,29 +78,33 @@ static bool k_noop(const uint64_t *a)
 }
 
 /* As ptxas places them (the .param lists of kernels.ptx). */
-static const fc_kparam p_ptr_u8_u64[] = {{0, 8}, {8, 1}, {16, 8}};
-static const fc_kparam p_u64s[] = {{0, 8}, {8, 8}, {16, 8}, {24, 8}, {32, 8}};
-#define U64S(n) {p_u64s, (n), true}
+static const fc_kparam p_ptr_u8_u64[] = { { 0, 8 }, { 8, 1 }, { 16, 8 } };
+static const fc_kparam p_u64s[] = { { 0, 8 }, { 8, 8 }, { 16, 8 }, { 24, 8 }, { 32, 8 } };
+#define U64S(n)           \
+    {                     \
+        p_u64s, (n), true \
+    }
 
 /* Registers: what `ptxas -arch=sm_90 -v kernels.ptx` reports for each entry. */
 static const fc_kimpl kimpls[] = {
-    {"gg_fill", {p_ptr_u8_u64, 3, true}, k_fill, 14},
-    {"gg_overrun", U64S(3), k_overrun, 12},
-    {"gg_copy", U64S(3), k_copy, 16},
-    {"gg_sum", U64S(3), k_sum, 18},
-    {"gg_overrun_second", U64S(5), k_overrun_second, 14},
-    {"gg_underrun", U64S(2), k_underrun, 12},
+    { "gg_fill", { p_ptr_u8_u64, 3, true }, k_fill, 14 },
+    { "gg_overrun", U64S(3), k_overrun, 12 },
+    { "gg_copy", U64S(3), k_copy, 16 },
+    { "gg_sum", U64S(3), k_sum, 18 },
+    { "gg_overrun_second", U64S(5), k_overrun_second, 14 },
+    { "gg_underrun", U64S(2), k_underrun, 12 },
 };
 
 /* Any other entry: its parameters are not read; it is given the register
  * count of a small kernel. */
-static const fc_kimpl knoop = {"", {NULL, 0, true}, k_noop, 16};
+static const fc_kimpl knoop = { "", { NULL, 0, true }, k_noop, 16 };
 
 const fc_kimpl *fc_kimpl_find(const char *name, const fc_kparams *declared)
 {
     for (size_t i = 0; i < sizeof kimpls / sizeof kimpls[0]; i++)
         if (strcmp(kimpls[i].name, name) == 0)
-            return !declared->declared || fc_kparams_equal(declared, &kimpls[i].params) ? &kimpls[i] : &knoop;
+            return !declared->declared || fc_kparams_equal(declared, &kimpls[i].params) ? &kimpls[i]
+                                                                                        : &knoop;
     return &knoop;
 }
 
@@ -179,7 +183,8 @@ static CUresult extra_buffer(void **extra, const unsigned char **buf, size_t *si
  * an invalid value.  The first parameters of a host implementation are
  * captured in args.
  */
-static CUresult collect_args(const fc_kimpl *k, const fc_kparams *lay, void **params, void **extra, uint64_t *args)
+static CUresult collect_args(const fc_kimpl *k, const fc_kparams *lay, void **params, void **extra,
+                             uint64_t *args)
 {
     const unsigned char *buf = NULL;
     size_t size = 0, need = fc_kparams_size(lay);
@@ -212,7 +217,7 @@ static CUresult launch_kernel(const launch *l)
     fc_stream *s = NULL;
     const fc_kimpl *k = NULL;
     const fc_kparams *lay = NULL;
-    uint64_t args[FC_MAX_KPARAMS] = {0};
+    uint64_t args[FC_MAX_KPARAMS] = { 0 };
     rc = fc_stream_for_work(l->stream, l->per_thread, &s);
     if (rc == CUDA_SUCCESS)
         rc = fc_function_resolve(l->f, s->ctx, &k, &lay);
@@ -231,12 +236,14 @@ static CUresult launch_kernel(const launch *l)
         } else {
             op->u.kernel.impl = k;
             memcpy(op->u.kernel.args, args, sizeof args);
-            op->u.kernel.sticky = nth == fc_st.sticky_launch.nth ? fc_st.sticky_launch.code : CUDA_SUCCESS;
+            op->u.kernel.sticky = nth == fc_st.sticky_launch.nth ? fc_st.sticky_launch.code
+                                                                 : CUDA_SUCCESS;
             if (!s->cap) {
                 rc = fc_enqueue(s, op, NULL);
             } else {
                 /* The node keeps its parameters (cuGraphKernelNodeGetParams). */
-                fc_knode *kn = fc_knode_new(l->f, l->grid, l->block, l->shmem, lay, l->params, l->extra);
+                fc_knode *kn = fc_knode_new(l->f, l->grid, l->block, l->shmem, lay, l->params,
+                                            l->extra);
                 if (kn)
                     rc = fc_capture_kernel(s, op, kn);
                 else {
@@ -250,78 +257,83 @@ static CUresult launch_kernel(const launch *l)
     return rc;
 }
 
-#define LAUNCH(f, gx, gy, gz, bx, by, bz, sh, st, kp, ex, pt)                                       \
-    launch_kernel(&(launch){.f = (f),                                                             \
-                            .grid = {(gx), (gy), (gz)},                                           \
-                            .block = {(bx), (by), (bz)},                                          \
-                            .shmem = (sh),                                                        \
-                            .stream = (st),                                                       \
-                            .params = (kp),                                                       \
-                            .extra = (ex),                                                        \
-                            .per_thread = (pt)})
+#define LAUNCH(f, gx, gy, gz, bx, by, bz, sh, st, kp, ex, pt) \
+    launch_kernel(&(launch){ .f = (f),                        \
+                             .grid = { (gx), (gy), (gz) },    \
+                             .block = { (bx), (by), (bz) },   \
+                             .shmem = (sh),                   \
+                             .stream = (st),                  \
+                             .params = (kp),                  \
+                             .extra = (ex),                   \
+                             .per_thread = (pt) })
 
 FC_EXPORT(cuLaunchKernel,
-          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-           unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-           void **kernelParams, void **extra),
-          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams,
-           extra))
+          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+           unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+           unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra),
+          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+           hStream, kernelParams, extra))
 {
-    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                  kernelParams, extra, false);
+    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                  hStream, kernelParams, extra, false);
 }
 
 FC_EXPORT(cuLaunchKernel_ptsz,
-          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-           unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-           void **kernelParams, void **extra),
-          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams,
-           extra))
+          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+           unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+           unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra),
+          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+           hStream, kernelParams, extra))
 {
-    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                  kernelParams, extra, true);
+    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                  hStream, kernelParams, extra, true);
 }
 
 /* A cooperative launch has the same semantics here (one host pass). */
 FC_EXPORT(cuLaunchCooperativeKernel,
-          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-           unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-           void **kernelParams),
-          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams))
+          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+           unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+           unsigned int sharedMemBytes, CUstream hStream, void **kernelParams),
+          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+           hStream, kernelParams))
 {
-    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                  kernelParams, NULL, false);
+    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                  hStream, kernelParams, NULL, false);
 }
 
 FC_EXPORT(cuLaunchCooperativeKernel_ptsz,
-          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
-           unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-           void **kernelParams),
-          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams))
+          (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+           unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+           unsigned int sharedMemBytes, CUstream hStream, void **kernelParams),
+          (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+           hStream, kernelParams))
 {
-    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                  kernelParams, NULL, true);
+    return LAUNCH(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                  hStream, kernelParams, NULL, true);
 }
 
 /* Launch attributes are accepted and have no effect on a host pass. */
-static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra,
-                          bool per_thread)
+static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                          void **extra, bool per_thread)
 {
     if (!atomic_load(&fc_st.initialized))
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!config || (config->numAttrs && !config->attrs))
         return CUDA_ERROR_INVALID_VALUE;
-    return LAUNCH(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
-                  config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams, extra, per_thread);
+    return LAUNCH(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                  config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream,
+                  kernelParams, extra, per_thread);
 }
 
-FC_EXPORT(cuLaunchKernelEx, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+FC_EXPORT(cuLaunchKernelEx,
+          (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
           (config, f, kernelParams, extra))
 {
     return launch_ex(config, f, kernelParams, extra, false);
 }
 
-FC_EXPORT(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
+FC_EXPORT(cuLaunchKernelEx_ptsz,
+          (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra),
           (config, f, kernelParams, extra))
 {
     return launch_ex(config, f, kernelParams, extra, true);
@@ -353,8 +365,8 @@ static void knode_point(fc_knode *kn, const fc_kparams *lay)
     kn->extra[4] = CU_LAUNCH_PARAM_END;
 }
 
-fc_knode *fc_knode_new(CUfunction f, const unsigned int grid[3], const unsigned int block[3], unsigned int shmem,
-                       const fc_kparams *lay, void **params, void **extra)
+fc_knode *fc_knode_new(CUfunction f, const unsigned int grid[3], const unsigned int block[3],
+                       unsigned int shmem, const fc_kparams *lay, void **params, void **extra)
 {
     fc_knode *kn = calloc(1, sizeof *kn);
     const unsigned char *xbuf = NULL;
@@ -414,7 +426,7 @@ CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **
 {
     const fc_kimpl *k = NULL;
     const fc_kparams *lay = NULL;
-    uint64_t args[FC_MAX_KPARAMS] = {0};
+    uint64_t args[FC_MAX_KPARAMS] = { 0 };
     CUfunction f = p ? (p->func ? p->func : (CUfunction)p->kern) : NULL;
     *op = NULL;
     *kn = NULL;
@@ -425,12 +437,12 @@ CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **
         if (!c)
             return CUDA_ERROR_INVALID_VALUE;
     }
-    launch l = {.f = f,
-                .grid = {p->gridDimX, p->gridDimY, p->gridDimZ},
-                .block = {p->blockDimX, p->blockDimY, p->blockDimZ},
-                .shmem = p->sharedMemBytes,
-                .params = p->kernelParams,
-                .extra = p->extra};
+    launch l = { .f = f,
+                 .grid = { p->gridDimX, p->gridDimY, p->gridDimZ },
+                 .block = { p->blockDimX, p->blockDimY, p->blockDimZ },
+                 .shmem = p->sharedMemBytes,
+                 .params = p->kernelParams,
+                 .extra = p->extra };
     if (fc_function_resolve(f, c, &k, &lay) != CUDA_SUCCESS || check_geometry(&l) != CUDA_SUCCESS ||
         collect_args(k, lay, l.params, l.extra, args) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_VALUE;
@@ -461,18 +473,18 @@ CUresult fc_kernel_node(const CUDA_KERNEL_NODE_PARAMS_v2 *p, fc_ctx *c, fc_op **
  * occupancy calculator) describes them and the fake's device attributes
  * report them.  No kernel of the fake uses static shared memory.
  */
-#define SM_THREADS 2048          /* MAX_THREADS_PER_MULTIPROCESSOR */
-#define SM_BLOCKS 32             /* MAX_BLOCKS_PER_MULTIPROCESSOR */
-#define SM_REGS 65536            /* MAX_REGISTERS_PER_MULTIPROCESSOR */
-#define SM_SUBPARTITIONS 4       /* each holds a quarter of the registers */
-#define SM_SMEM (228 * 1024)     /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
-#define BLOCK_THREADS 1024       /* MAX_THREADS_PER_BLOCK */
-#define BLOCK_REGS 65536         /* MAX_REGISTERS_PER_BLOCK */
-#define BLOCK_SMEM (48 * 1024)   /* MAX_SHARED_MEMORY_PER_BLOCK (without opt-in) */
-#define RESERVED_SMEM 1024       /* RESERVED_SHARED_MEMORY_PER_BLOCK */
+#define SM_THREADS 2048        /* MAX_THREADS_PER_MULTIPROCESSOR */
+#define SM_BLOCKS 32           /* MAX_BLOCKS_PER_MULTIPROCESSOR */
+#define SM_REGS 65536          /* MAX_REGISTERS_PER_MULTIPROCESSOR */
+#define SM_SUBPARTITIONS 4     /* each holds a quarter of the registers */
+#define SM_SMEM (228 * 1024)   /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
+#define BLOCK_THREADS 1024     /* MAX_THREADS_PER_BLOCK */
+#define BLOCK_REGS 65536       /* MAX_REGISTERS_PER_BLOCK */
+#define BLOCK_SMEM (48 * 1024) /* MAX_SHARED_MEMORY_PER_BLOCK (without opt-in) */
+#define RESERVED_SMEM 1024     /* RESERVED_SHARED_MEMORY_PER_BLOCK */
 #define WARP 32
-#define REG_GRANULE 256          /* registers are allocated per warp in these */
-#define SMEM_GRANULE 128         /* shared memory is allocated per block in these */
+#define REG_GRANULE 256  /* registers are allocated per warp in these */
+#define SMEM_GRANULE 128 /* shared memory is allocated per block in these */
 
 static int round_up_int(int n, int to)
 {
@@ -508,7 +520,8 @@ static int active_blocks(const fc_kimpl *k, int threads, size_t smem)
     int warps = (threads + WARP - 1) / WARP;
     int by_warps = SM_THREADS / WARP / warps;
     int per_warp = round_up_int((int)k->nregs * WARP, REG_GRANULE);
-    int by_regs = per_warp ? (SM_REGS / SM_SUBPARTITIONS / per_warp) * SM_SUBPARTITIONS / warps : SM_BLOCKS;
+    int by_regs = per_warp ? (SM_REGS / SM_SUBPARTITIONS / per_warp) * SM_SUBPARTITIONS / warps
+                           : SM_BLOCKS;
     int block_smem = round_up_int((int)smem + RESERVED_SMEM, SMEM_GRANULE);
     int by_smem = SM_SMEM / block_smem;
     int n = SM_BLOCKS;
@@ -532,17 +545,20 @@ static CUresult occupancy_function(CUfunction f, const fc_kimpl **k)
     if (rc != CUDA_SUCCESS)
         return rc;
     /* The documented results have CUDA_ERROR_INVALID_VALUE, not _INVALID_HANDLE. */
-    return fc_function_resolve(f, c, k, NULL) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return fc_function_resolve(f, c, k, NULL) == CUDA_SUCCESS ? CUDA_SUCCESS
+                                                              : CUDA_ERROR_INVALID_VALUE;
 }
 
-static CUresult max_active_blocks(int *numBlocks, CUfunction func, int blockSize, size_t smem, unsigned int flags)
+static CUresult max_active_blocks(int *numBlocks, CUfunction func, int blockSize, size_t smem,
+                                  unsigned int flags)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     const fc_kimpl *k = NULL;
     rc = occupancy_function(func, &k);
-    if (rc == CUDA_SUCCESS && (!numBlocks || blockSize <= 0 || (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
+    if (rc == CUDA_SUCCESS && (!numBlocks || blockSize <= 0 ||
+                               (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
         *numBlocks = active_blocks(k, blockSize, smem);
@@ -559,7 +575,8 @@ FC_EXPORT(cuOccupancyMaxActiveBlocksPerMultiprocessor,
 
 /* Global caching does not partition an sm_90 SM: both flags give the same. */
 FC_EXPORT(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
-          (int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags),
+          (int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
+           unsigned int flags),
           (numBlocks, func, blockSize, dynamicSMemSize, flags))
 {
     return max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags);
@@ -572,22 +589,24 @@ FC_EXPORT(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
  * memory callback is called with the driver lock released, so it may do
  * anything a host function may.
  */
-static CUresult potential_block_size(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize b2d,
-                                     size_t smem, int limit, unsigned int flags)
+static CUresult potential_block_size(int *minGridSize, int *blockSize, CUfunction func,
+                                     CUoccupancyB2DSize b2d, size_t smem, int limit,
+                                     unsigned int flags)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     const fc_kimpl *k = NULL;
     rc = occupancy_function(func, &k);
-    if (rc == CUDA_SUCCESS &&
-        (!minGridSize || !blockSize || limit < 0 || (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
+    if (rc == CUDA_SUCCESS && (!minGridSize || !blockSize || limit < 0 ||
+                               (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)))
         rc = CUDA_ERROR_INVALID_VALUE;
     fc_unlock();
     if (rc != CUDA_SUCCESS)
         return rc;
 
-    int max_threads = fc_kimpl_max_threads(k); /* kernel implementations are static: no lock needed */
+    int max_threads = fc_kimpl_max_threads(
+        k); /* kernel implementations are static: no lock needed */
     if (limit == 0 || limit > BLOCK_THREADS)
         limit = BLOCK_THREADS;
     if (limit > max_threads)
@@ -610,19 +629,23 @@ static CUresult potential_block_size(int *minGridSize, int *blockSize, CUfunctio
 }
 
 FC_EXPORT(cuOccupancyMaxPotentialBlockSize,
-          (int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-           size_t dynamicSMemSize, int blockSizeLimit),
-          (minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit))
+          (int *minGridSize, int *blockSize, CUfunction func,
+           CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+           int blockSizeLimit),
+          (minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+           blockSizeLimit))
 {
-    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                                blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }
 
 FC_EXPORT(cuOccupancyMaxPotentialBlockSizeWithFlags,
-          (int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-           size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags),
-          (minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags))
+          (int *minGridSize, int *blockSize, CUfunction func,
+           CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+           int blockSizeLimit, unsigned int flags),
+          (minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+           blockSizeLimit, flags))
 {
-    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                                blockSizeLimit, flags);
+    return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                dynamicSMemSize, blockSizeLimit, flags);
 }

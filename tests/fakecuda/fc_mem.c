@@ -19,7 +19,7 @@
 #define INLINE_MAX ((uint64_t)64 * 1024)
 
 /* Fresh device memory is not zeroed on a real GPU: fill it with this. */
-static const unsigned char garbage[8] = {0xde, 0xad, 0xbe, 0xef, 0xca, 0xfe, 0xba, 0xbe};
+static const unsigned char garbage[8] = { 0xde, 0xad, 0xbe, 0xef, 0xca, 0xfe, 0xba, 0xbe };
 
 static uint64_t round_up(uint64_t n, uint64_t to)
 {
@@ -222,7 +222,8 @@ void fc_mem_backing_free(unsigned char *p, uint64_t n)
 
 CUresult fc_mem_charge(int dev, uint64_t size, uint64_t extent)
 {
-    if (fc_st.mem_limit && (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
+    if (fc_st.mem_limit &&
+        (fc_st.mem_used > fc_st.mem_limit || size > fc_st.mem_limit - fc_st.mem_used))
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (extent > FC_DEVICE_MEM - fc_st.dev_used[dev])
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -348,7 +349,8 @@ static bool allows(const fc_alloc *a, bool write)
 {
     if (!a->phys)
         return true;
-    return write ? a->access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE : a->access != CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    return write ? a->access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                 : a->access != CU_MEM_ACCESS_FLAGS_PROT_NONE;
 }
 
 CUresult fc_mem_check_at(uint64_t addr, size_t n, bool write, unsigned char **host)
@@ -378,7 +380,6 @@ CUresult fc_mem_check(uint64_t addr, size_t n, bool write)
 {
     return fc_mem_check_at(addr, n, write, NULL);
 }
-
 
 void fc_mem_free_queued(uint64_t ptr, uint64_t buffer_id)
 {
@@ -562,7 +563,7 @@ bool fc_dev_write(uint64_t addr, const void *src, size_t n)
 
 bool fc_dev_fill(uint64_t addr, uint32_t value, unsigned int elem, size_t count)
 {
-    fill_arg f = {.elem = elem};
+    fill_arg f = { .elem = elem };
     memcpy(f.bytes, &value, sizeof f.bytes); /* little-endian, as on the device */
     if (elem > 1 && count > SIZE_MAX / elem)
         return false;
@@ -608,7 +609,7 @@ static void collect(fc_tnode *t, fc_ctx *c, bool device_reset, alloc_list *out)
 
 void fc_mem_ctx_teardown(fc_ctx *c, bool device_reset)
 {
-    alloc_list l = {0};
+    alloc_list l = { 0 };
     collect(fc_st.allocs, c, device_reset, &l);
     for (size_t i = 0; i < l.n; i++)
         fc_mem_release(l.v[i]);
@@ -661,8 +662,8 @@ FC_EXPORT(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
 #define FC_PITCH_ALIGN 512u
 
 FC_EXPORT(cuMemAllocPitch,
-          (CUdeviceptr_v1 * dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height,
-           unsigned int ElementSizeBytes),
+          (CUdeviceptr_v1 * dptr, unsigned int *pPitch, unsigned int WidthInBytes,
+           unsigned int Height, unsigned int ElementSizeBytes),
           (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
 {
     (void)dptr;
@@ -674,7 +675,8 @@ FC_EXPORT(cuMemAllocPitch,
 }
 
 FC_EXPORT(cuMemAllocPitch_v2,
-          (CUdeviceptr * dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes),
+          (CUdeviceptr * dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+           unsigned int ElementSizeBytes),
           (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
 {
     CUresult rc = fc_enter();
@@ -785,7 +787,8 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream h, bool
     return rc;
 }
 
-FC_EXPORT(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream))
+FC_EXPORT(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
+          (dptr, bytesize, hStream))
 {
     return alloc_async(dptr, bytesize, hStream, false);
 }

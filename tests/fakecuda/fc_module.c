@@ -247,7 +247,7 @@ static CUresult load_data(CUmodule *module, const void *image)
     rc = fc_ctx_current(&c);
     if (rc == CUDA_SUCCESS && (!module || !image))
         rc = CUDA_ERROR_INVALID_VALUE;
-    fc_image img = {0};
+    fc_image img = { 0 };
     if (rc == CUDA_SUCCESS)
         rc = fc_image_parse(image, 0, &img);
     if (rc == CUDA_SUCCESS)
@@ -265,7 +265,7 @@ FC_EXPORT(cuModuleLoad, (CUmodule * module, const char *fname), (module, fname))
     rc = fc_ctx_current(&c);
     if (rc == CUDA_SUCCESS && (!module || !fname))
         rc = CUDA_ERROR_INVALID_VALUE;
-    fc_image img = {0};
+    fc_image img = { 0 };
     if (rc == CUDA_SUCCESS)
         rc = parse_file(fname, &img, false);
     if (rc == CUDA_SUCCESS)
@@ -285,7 +285,8 @@ FC_EXPORT(cuModuleLoadDataEx,
           (module, image, numOptions, options, optionValues))
 {
     if (numOptions && (!options || !optionValues))
-        return atomic_load(&fc_st.initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+        return atomic_load(&fc_st.initialized) ? CUDA_ERROR_INVALID_VALUE
+                                               : CUDA_ERROR_NOT_INITIALIZED;
     CUresult rc = load_data(module, image);
     if (rc == CUDA_SUCCESS)
         jit_outputs(numOptions, options, optionValues);
@@ -338,7 +339,8 @@ static fc_function *module_function(fc_module *m, const char *name)
     return NULL;
 }
 
-FC_EXPORT(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name), (hfunc, hmod, name))
+FC_EXPORT(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *name),
+          (hfunc, hmod, name))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -358,7 +360,8 @@ FC_EXPORT(cuModuleGetFunction, (CUfunction * hfunc, CUmodule hmod, const char *n
 }
 
 /* The 32-bit legacy form cannot describe this device's addresses. */
-FC_EXPORT(cuModuleGetGlobal, (CUdeviceptr_v1 * dptr, unsigned int *bytes, CUmodule hmod, const char *name),
+FC_EXPORT(cuModuleGetGlobal,
+          (CUdeviceptr_v1 * dptr, unsigned int *bytes, CUmodule hmod, const char *name),
           (dptr, bytes, hmod, name))
 {
     (void)dptr;
@@ -372,7 +375,8 @@ FC_EXPORT(cuModuleGetGlobal, (CUdeviceptr_v1 * dptr, unsigned int *bytes, CUmodu
  * The fake reads only kernel entries from an image, never variables: every
  * name is CUDA_ERROR_NOT_FOUND ("If no variable of that name exists").
  */
-FC_EXPORT(cuModuleGetGlobal_v2, (CUdeviceptr * dptr, size_t *bytes, CUmodule hmod, const char *name),
+FC_EXPORT(cuModuleGetGlobal_v2,
+          (CUdeviceptr * dptr, size_t *bytes, CUmodule hmod, const char *name),
           (dptr, bytes, hmod, name))
 {
     CUresult rc = fc_enter();
@@ -397,31 +401,62 @@ FC_EXPORT(cuModuleGetGlobal_v2, (CUdeviceptr * dptr, size_t *bytes, CUmodule hmo
  * or local memory, the PTX ISA of its module, code for sm_90, and the
  * documented defaults of everything a program may set.
  */
-static CUresult function_attribute(const fc_kimpl *k, unsigned int ptx_version, CUfunction_attribute a, int *out)
+static CUresult function_attribute(const fc_kimpl *k, unsigned int ptx_version,
+                                   CUfunction_attribute a, int *out)
 {
     switch (a) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *out = fc_kimpl_max_threads(k); break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *out = 0; break;
-    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *out = 0; break;
-    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *out = 0; break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *out = (int)k->nregs; break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *out = (int)ptx_version; break;
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *out = FC_SM_VERSION; break;
-    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *out = 0; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *out = fc_kimpl_max_dynamic_smem(k); break;
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *out = -1; break; /* no preference set */
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *out = 0; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *out = fc_kimpl_max_threads(k);
+        break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+        *out = 0;
+        break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+        *out = 0;
+        break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+        *out = 0;
+        break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+        *out = (int)k->nregs;
+        break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+        *out = (int)ptx_version;
+        break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+        *out = FC_SM_VERSION;
+        break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+        *out = 0;
+        break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *out = fc_kimpl_max_dynamic_smem(k);
+        break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        *out = -1;
+        break; /* no preference set */
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+        *out = 0;
+        break;
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *out = 0; break; /* none compiled in */
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *out = 0; break;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *out = CU_CLUSTER_SCHEDULING_POLICY_DEFAULT; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        *out = 0;
+        break; /* none compiled in */
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        *out = 0;
+        break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        *out = CU_CLUSTER_SCHEDULING_POLICY_DEFAULT;
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
 }
 
-FC_EXPORT(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc), (pi, attrib, hfunc))
+FC_EXPORT(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc),
+          (pi, attrib, hfunc))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -476,7 +511,8 @@ static CUresult get_name(const char **name, const void *handle, int kind)
     if (!name || !obj)
         rc = CUDA_ERROR_INVALID_VALUE;
     else
-        *name = kind == FC_K_FUNCTION ? ((const fc_function *)obj)->name : ((const fc_kernel *)obj)->name;
+        *name = kind == FC_K_FUNCTION ? ((const fc_function *)obj)->name
+                                      : ((const fc_kernel *)obj)->name;
     fc_unlock();
     return rc;
 }
@@ -499,13 +535,14 @@ FC_EXPORT(cuKernelGetName, (const char **name, CUkernel hfunc), (name, hfunc))
  * unknown or unloaded handle (the documented results have no
  * _INVALID_HANDLE).
  */
-static CUresult get_param_info(const void *handle, int kind, size_t index, size_t *offset, size_t *size)
+static CUresult get_param_info(const void *handle, int kind, size_t index, size_t *offset,
+                               size_t *size)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
     const void *obj = fc_handle_get(handle, kind);
-    const fc_kparams *p = !obj                   ? NULL
+    const fc_kparams *p = !obj                    ? NULL
                           : kind == FC_K_FUNCTION ? ((const fc_function *)obj)->params
                                                   : ((const fc_kernel *)obj)->params;
     if (!p || !offset || index >= p->count) {
@@ -519,19 +556,22 @@ static CUresult get_param_info(const void *handle, int kind, size_t index, size_
     return rc;
 }
 
-FC_EXPORT(cuFuncGetParamInfo, (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize),
+FC_EXPORT(cuFuncGetParamInfo,
+          (CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize),
           (func, paramIndex, paramOffset, paramSize))
 {
     return get_param_info(func, FC_K_FUNCTION, paramIndex, paramOffset, paramSize);
 }
 
-FC_EXPORT(cuKernelGetParamInfo, (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize),
+FC_EXPORT(cuKernelGetParamInfo,
+          (CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize),
           (kernel, paramIndex, paramOffset, paramSize))
 {
     return get_param_info(kernel, FC_K_KERNEL, paramIndex, paramOffset, paramSize);
 }
 
-CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out, const fc_kparams **params)
+CUresult fc_function_resolve(CUfunction f, fc_ctx *c, const fc_kimpl **out,
+                             const fc_kparams **params)
 {
     const fc_kparams *lay;
     fc_function *fn = fc_handle_get(f, FC_K_FUNCTION);
@@ -588,8 +628,9 @@ static CUresult library_new(fc_image *img, CUlibrary *out)
     return CUDA_SUCCESS;
 }
 
-static CUresult library_args(CUlibrary *library, const void *src, unsigned int numJit, const CUjit_option *jit,
-                             void **jitValues, unsigned int numLib, const CUlibraryOption *libOpts)
+static CUresult library_args(CUlibrary *library, const void *src, unsigned int numJit,
+                             const CUjit_option *jit, void **jitValues, unsigned int numLib,
+                             const CUlibraryOption *libOpts)
 {
     if (!library || !src || (numJit && (!jit || !jitValues)) || (numLib && !libOpts))
         return CUDA_ERROR_INVALID_VALUE;
@@ -600,8 +641,8 @@ FC_EXPORT(cuLibraryLoadData,
           (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
            unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
            unsigned int numLibraryOptions),
-          (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-           numLibraryOptions))
+          (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+           libraryOptionValues, numLibraryOptions))
 {
     (void)libraryOptionValues;
     CUresult rc = fc_enter();
@@ -609,7 +650,7 @@ FC_EXPORT(cuLibraryLoadData,
         return rc;
     rc = library_args(library, code, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
                       libraryOptions);
-    fc_image img = {0};
+    fc_image img = { 0 };
     if (rc == CUDA_SUCCESS)
         rc = (fc_st.lazy_loading ? fc_image_parse_deferred : fc_image_parse)(code, 0, &img);
     if (rc == CUDA_SUCCESS)
@@ -621,19 +662,19 @@ FC_EXPORT(cuLibraryLoadData,
 }
 
 FC_EXPORT(cuLibraryLoadFromFile,
-          (CUlibrary * library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues,
-           unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
-           unsigned int numLibraryOptions),
-          (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues,
-           numLibraryOptions))
+          (CUlibrary * library, const char *fileName, CUjit_option *jitOptions,
+           void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+           void **libraryOptionValues, unsigned int numLibraryOptions),
+          (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+           libraryOptionValues, numLibraryOptions))
 {
     (void)libraryOptionValues;
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
-    rc = library_args(library, fileName, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
-                      libraryOptions);
-    fc_image img = {0};
+    rc = library_args(library, fileName, numJitOptions, jitOptions, jitOptionsValues,
+                      numLibraryOptions, libraryOptions);
+    fc_image img = { 0 };
     if (rc == CUDA_SUCCESS)
         rc = parse_file(fileName, &img, fc_st.lazy_loading);
     if (rc == CUDA_SUCCESS)
@@ -668,7 +709,8 @@ FC_EXPORT(cuLibraryUnload, (CUlibrary library), (library))
     return rc;
 }
 
-FC_EXPORT(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name), (pKernel, library, name))
+FC_EXPORT(cuLibraryGetKernel, (CUkernel * pKernel, CUlibrary library, const char *name),
+          (pKernel, library, name))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -790,7 +832,8 @@ FC_EXPORT(cuLibraryGetModule, (CUmodule * pMod, CUlibrary library), (pMod, libra
 }
 
 /* The fake reads no variables from an image (as cuModuleGetGlobal_v2). */
-FC_EXPORT(cuLibraryGetGlobal, (CUdeviceptr * dptr, size_t *bytes, CUlibrary library, const char *name),
+FC_EXPORT(cuLibraryGetGlobal,
+          (CUdeviceptr * dptr, size_t *bytes, CUlibrary library, const char *name),
           (dptr, bytes, library, name))
 {
     CUresult rc = fc_enter();
@@ -799,7 +842,8 @@ FC_EXPORT(cuLibraryGetGlobal, (CUdeviceptr * dptr, size_t *bytes, CUlibrary libr
     fc_ctx *c;
     rc = fc_ctx_current(&c);
     if (rc == CUDA_SUCCESS && ((!dptr && !bytes) || !name))
-        rc = CUDA_ERROR_INVALID_VALUE; /* "One of the parameters dptr or bytes (not both) can be NULL" */
+        rc =
+            CUDA_ERROR_INVALID_VALUE; /* "One of the parameters dptr or bytes (not both) can be NULL" */
     else if (rc == CUDA_SUCCESS && !fc_handle_get(library, FC_K_LIBRARY))
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (rc == CUDA_SUCCESS)
@@ -870,22 +914,28 @@ static int kernel_settable_slot(CUfunction_attribute a)
 static bool kernel_value_ok(CUfunction_attribute a, int val)
 {
     switch (a) {
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return val >= 0 && val <= FC_SMEM_OPTIN;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        return val >= 0 && val <= FC_SMEM_OPTIN;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
         return val >= CU_SHAREDMEM_CARVEOUT_DEFAULT && val <= CU_SHAREDMEM_CARVEOUT_MAX_SHARED;
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
     case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return val >= 0;
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: return val == 0 || val == 1;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        return val >= 0;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        return val == 0 || val == 1;
     case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-        return val == CU_CLUSTER_SCHEDULING_POLICY_DEFAULT || val == CU_CLUSTER_SCHEDULING_POLICY_SPREAD ||
+        return val == CU_CLUSTER_SCHEDULING_POLICY_DEFAULT ||
+               val == CU_CLUSTER_SCHEDULING_POLICY_SPREAD ||
                val == CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
-    default: return false;
+    default:
+        return false;
     }
 }
 
 /* A library's kernel needs no context: only the kernel and the device are checked. */
-FC_EXPORT(cuKernelGetAttribute, (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev),
+FC_EXPORT(cuKernelGetAttribute,
+          (int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev),
           (pi, attrib, kernel, dev))
 {
     CUresult rc = fc_enter();
@@ -913,7 +963,8 @@ FC_EXPORT(cuKernelGetAttribute, (int *pi, CUfunction_attribute attrib, CUkernel 
 
 /* "Attempting to set a value on a read-only attribute will result in an
  * error (CUDA_ERROR_INVALID_VALUE)"; so does a value the device cannot take. */
-FC_EXPORT(cuKernelSetAttribute, (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
+FC_EXPORT(cuKernelSetAttribute,
+          (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
           (attrib, val, kernel, dev))
 {
     CUresult rc = fc_enter();
@@ -937,7 +988,8 @@ FC_EXPORT(cuKernelSetAttribute, (CUfunction_attribute attrib, int val, CUkernel 
 
 /* "This is only a preference": the fake has no L1 to split, so a valid
  * request changes nothing. */
-FC_EXPORT(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev), (kernel, config, dev))
+FC_EXPORT(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev),
+          (kernel, config, dev))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -994,14 +1046,17 @@ static CUresult link_create(unsigned int numOptions, CUjit_option *options, void
     return rc;
 }
 
-FC_EXPORT(cuLinkCreate, (unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut),
+FC_EXPORT(cuLinkCreate,
+          (unsigned int numOptions, CUjit_option *options, void **optionValues,
+           CUlinkState *stateOut),
           (numOptions, options, optionValues, stateOut))
 {
     return link_create(numOptions, options, optionValues, stateOut);
 }
 
 FC_EXPORT(cuLinkCreate_v2,
-          (unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut),
+          (unsigned int numOptions, CUjit_option *options, void **optionValues,
+           CUlinkState *stateOut),
           (numOptions, options, optionValues, stateOut))
 {
     return link_create(numOptions, options, optionValues, stateOut);
@@ -1045,7 +1100,7 @@ static CUresult link_add(fc_link *l, CUjitInputType type, const void *data, size
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }
-    fc_image img = {0};
+    fc_image img = { 0 };
     CUresult rc = fc_image_parse(data, size, &img);
     if (rc == CUDA_SUCCESS)
         rc = fc_image_merge(&l->img, &img);
@@ -1089,8 +1144,8 @@ FC_EXPORT(cuLinkAddData_v2,
 }
 
 /* "equivalent to invoking cuLinkAddData on the contents of the file" */
-static CUresult link_add_file(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
-                              CUjit_option *options, void **optionValues)
+static CUresult link_add_file(CUlinkState state, CUjitInputType type, const char *path,
+                              unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -1112,23 +1167,24 @@ static CUresult link_add_file(CUlinkState state, CUjitInputType type, const char
 }
 
 FC_EXPORT(cuLinkAddFile,
-          (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options,
-           void **optionValues),
+          (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+           CUjit_option *options, void **optionValues),
           (state, type, path, numOptions, options, optionValues))
 {
     return link_add_file(state, type, path, numOptions, options, optionValues);
 }
 
 FC_EXPORT(cuLinkAddFile_v2,
-          (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options,
-           void **optionValues),
+          (CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+           CUjit_option *options, void **optionValues),
           (state, type, path, numOptions, options, optionValues))
 {
     return link_add_file(state, type, path, numOptions, options, optionValues);
 }
 
 /* "The cubin is owned by state": valid until cuLinkDestroy or the next call. */
-FC_EXPORT(cuLinkComplete, (CUlinkState state, void **cubinOut, size_t *sizeOut), (state, cubinOut, sizeOut))
+FC_EXPORT(cuLinkComplete, (CUlinkState state, void **cubinOut, size_t *sizeOut),
+          (state, cubinOut, sizeOut))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)

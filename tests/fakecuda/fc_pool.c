@@ -96,7 +96,8 @@ static CUresult pool_props_check(const CUmemPoolProps *pp)
     if (pp->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (pp->allocType != CU_MEM_ALLOCATION_TYPE_PINNED || pp->win32SecurityAttributes ||
-        memcmp(pp->reserved, zero, sizeof zero) != 0 || (pp->usage & ~CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS))
+        memcmp(pp->reserved, zero, sizeof zero) != 0 ||
+        (pp->usage & ~CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS))
         return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = fc_mem_location_check(&pp->location, CUDA_ERROR_INVALID_VALUE);
     if (rc == CUDA_SUCCESS)
@@ -106,7 +107,8 @@ static CUresult pool_props_check(const CUmemPoolProps *pp)
     return rc;
 }
 
-FC_EXPORT(cuMemPoolCreate, (CUmemoryPool * pool, const CUmemPoolProps *poolProps), (pool, poolProps))
+FC_EXPORT(cuMemPoolCreate, (CUmemoryPool * pool, const CUmemPoolProps *poolProps),
+          (pool, poolProps))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -200,7 +202,8 @@ FC_EXPORT(cuDeviceSetMemPool, (CUdevice dev, CUmemoryPool pool), (dev, pool))
 
 static bool is_reuse_attr(CUmemPool_attribute a)
 {
-    return a == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES || a == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
+    return a == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
+           a == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
            a == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
 }
 
@@ -215,7 +218,8 @@ static int *reuse_field(fc_pool *p, CUmemPool_attribute a)
 
 /* The value types are those the documentation gives: int for the reuse
  * switches, cuuint64_t for the byte counts. */
-FC_EXPORT(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr, value))
+FC_EXPORT(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value),
+          (pool, attr, value))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -228,12 +232,24 @@ FC_EXPORT(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, v
     } else {
         cuuint64_t v;
         switch (attr) {
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: v = p->release_threshold; break;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: v = p->used; break;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: v = p->reserved_high; break;
-        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: v = p->used; break;
-        case CU_MEMPOOL_ATTR_USED_MEM_HIGH: v = p->used_high; break;
-        default: rc = CUDA_ERROR_INVALID_VALUE; break;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+            v = p->release_threshold;
+            break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+            v = p->used;
+            break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+            v = p->reserved_high;
+            break;
+        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+            v = p->used;
+            break;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+            v = p->used_high;
+            break;
+        default:
+            rc = CUDA_ERROR_INVALID_VALUE;
+            break;
         }
         if (rc == CUDA_SUCCESS)
             *(cuuint64_t *)value = v;
@@ -248,7 +264,8 @@ FC_EXPORT(cuMemPoolGetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, v
  * "It is illegal to set this attribute to a non-zero value"), after which
  * it follows the current use again.
  */
-FC_EXPORT(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr, value))
+FC_EXPORT(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value),
+          (pool, attr, value))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -261,7 +278,9 @@ FC_EXPORT(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, v
     } else {
         cuuint64_t v = *(const cuuint64_t *)value;
         switch (attr) {
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: p->release_threshold = v; break;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+            p->release_threshold = v;
+            break;
         case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
             if (v != 0)
                 rc = CUDA_ERROR_INVALID_VALUE;
@@ -274,7 +293,9 @@ FC_EXPORT(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, v
             else
                 p->used_high = p->used;
             break;
-        default: rc = CUDA_ERROR_INVALID_VALUE; break;
+        default:
+            rc = CUDA_ERROR_INVALID_VALUE;
+            break;
         }
     }
     fc_unlock();
@@ -300,7 +321,8 @@ FC_EXPORT(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep), (pool, mi
  * that of the specified hStream"); the allocation then belongs to no
  * context of the stream's.
  */
-static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream h, bool per_thread)
+static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream h,
+                                bool per_thread)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -319,13 +341,15 @@ static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool
     return rc;
 }
 
-FC_EXPORT(cuMemAllocFromPoolAsync, (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+FC_EXPORT(cuMemAllocFromPoolAsync,
+          (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
           (dptr, bytesize, pool, hStream))
 {
     return alloc_from_pool(dptr, bytesize, pool, hStream, false);
 }
 
-FC_EXPORT(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+FC_EXPORT(cuMemAllocFromPoolAsync_ptsz,
+          (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
           (dptr, bytesize, pool, hStream))
 {
     return alloc_from_pool(dptr, bytesize, pool, hStream, true);

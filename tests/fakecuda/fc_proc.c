@@ -28,7 +28,7 @@ typedef struct proc_entry {
 } proc_entry;
 
 static const proc_entry table[] = {
-#define FC_PROC_ENTRY(sym, base, ver, pt) {#sym, #base, ver, pt, (void *)fc_self_##sym},
+#define FC_PROC_ENTRY(sym, base, ver, pt) { #sym, #base, ver, pt, (void *)fc_self_##sym },
     FAKECUDA_ENTRY_POINTS(FC_PROC_ENTRY)
 #undef FC_PROC_ENTRY
 };
@@ -51,7 +51,8 @@ static CUresult unexported_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                          CUdriverProcAddressQueryResult *status)
 {
-    const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                             CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     if (pfn)
         *pfn = NULL;
     /* "If the specified CUDA version is greater than the driver version,
@@ -78,7 +79,8 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint
     const proc_entry *hit = want_pt && pt ? pt : legacy;
     if (!hit) {
         if (status)
-            *status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+            *status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                            : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
         return CUDA_ERROR_NOT_FOUND;
     }
     *pfn = hit->fn;
@@ -138,7 +140,7 @@ typedef struct error_entry {
 } error_entry;
 
 static const error_entry errors[] = {
-#define FC_ERROR_ENTRY(name, text) {name, #name, text},
+#define FC_ERROR_ENTRY(name, text) { name, #name, text },
     FAKECUDA_CUDA_ERRORS(FC_ERROR_ENTRY)
 #undef FC_ERROR_ENTRY
 };

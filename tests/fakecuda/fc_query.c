@@ -58,7 +58,8 @@ FC_EXPORT(cuMemGetInfo_v2, (size_t * free, size_t *total), (free, total))
  * output may be NULL.  A pointer in no allocation: CUDA_ERROR_NOT_FOUND, the
  * code the documentation lists for this function.
  */
-FC_EXPORT(cuMemGetAddressRange_v2, (CUdeviceptr * pbase, size_t *psize, CUdeviceptr dptr), (pbase, psize, dptr))
+FC_EXPORT(cuMemGetAddressRange_v2, (CUdeviceptr * pbase, size_t *psize, CUdeviceptr dptr),
+          (pbase, psize, dptr))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -105,7 +106,8 @@ static void put_ptr(void *data, const void *v)
  * an unknown attribute, CUDA_ERROR_NOT_SUPPORTED for ones the fake has no
  * meaning for (P2P tokens, exportable handle types).
  */
-static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_alloc *a, CUdeviceptr ptr)
+static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_alloc *a,
+                              CUdeviceptr ptr)
 {
     switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
@@ -159,7 +161,9 @@ static CUresult put_attribute(void *data, CUpointer_attribute attr, const fc_all
         return CUDA_SUCCESS;
     }
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: /* a mapping's as cuMemSetAccess set it (the same values) */
-        put_uint(data, !a ? 0u : a->phys ? a->access : (unsigned int)CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
+        put_uint(data, !a        ? 0u
+                       : a->phys ? a->access
+                                 : (unsigned int)CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
@@ -209,7 +213,8 @@ FC_EXPORT(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUd
  * attributes are assigned default NULL values and CUDA_SUCCESS is returned."
  */
 FC_EXPORT(cuPointerGetAttributes,
-          (unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr),
+          (unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+           CUdeviceptr ptr),
           (numAttributes, attributes, data, ptr))
 {
     CUresult rc = fc_enter();

@@ -134,9 +134,11 @@ static void env_launch_knob(const char *name, uint64_t *nth, CUresult *code)
     *nth = 0;
     if (!s || !*s)
         return;
-    if (!parse_u64(s, ':', &rest, &n) || n == 0 || !parse_u64(rest + 1, '\0', &rest, &c) || c == 0 ||
-        c > INT32_MAX || fc_self_cuGetErrorName((CUresult)c, &str) != CUDA_SUCCESS) {
-        fprintf(stderr, "fakecuda: ignoring %s=%s (not N:CODE, a launch from 1 and a CUresult error)\n", name, s);
+    if (!parse_u64(s, ':', &rest, &n) || n == 0 || !parse_u64(rest + 1, '\0', &rest, &c) ||
+        c == 0 || c > INT32_MAX || fc_self_cuGetErrorName((CUresult)c, &str) != CUDA_SUCCESS) {
+        fprintf(stderr,
+                "fakecuda: ignoring %s=%s (not N:CODE, a launch from 1 and a CUresult error)\n",
+                name, s);
         return;
     }
     *nth = n;
@@ -297,7 +299,7 @@ FC_EXPORT(cuDeviceTotalMem, (unsigned int *bytes, CUdevice dev), (bytes, dev))
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-FC_EXPORT(cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev), (bytes, dev))
+FC_EXPORT(cuDeviceTotalMem_v2, (size_t * bytes, CUdevice dev), (bytes, dev))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -316,38 +318,70 @@ FC_EXPORT(cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev), (bytes, dev))
 static int device_attribute(CUdevice_attribute a, CUdevice dev)
 {
     switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return FC_SM_VERSION / 10;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return FC_SM_VERSION % 10;
-    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 0x7fffffff;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return 65535;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 48 * 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return FC_SMEM_OPTIN;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 228 * 1024;
-    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 64 * 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return FC_SM_COUNT;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
-    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return 1024;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1980000;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 50 * 1024 * 1024;
-    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
-    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
-    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
-    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1; /* fc_vmm.c */
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return fc_st.managed; /* fc_hostmem.c */
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return dev + 1;
-    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: return (int)FC_MAX_PITCH;
-    default: return 0;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        return FC_SM_VERSION / 10;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        return FC_SM_VERSION % 10;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+        return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+        return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+        return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+        return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+        return 0x7fffffff;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+        return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+        return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+        return 48 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+        return FC_SMEM_OPTIN;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+        return 228 * 1024;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
+        return 64 * 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+        return 65536;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        return FC_SM_COUNT;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+        return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+        return 65536;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK:
+        return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+        return 2048;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+        return 1980000;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+        return 5120;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+        return 50 * 1024 * 1024;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        return 1;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+        return 1;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+        return 1;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+        return 1;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        return 1; /* fc_vmm.c */
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+        return fc_st.managed; /* fc_hostmem.c */
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+        return dev + 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
+        return (int)FC_MAX_PITCH;
+    default:
+        return 0;
     }
 }
 
@@ -377,8 +411,8 @@ FC_EXPORT(cuDeviceComputeCapability, (int *major, int *minor, CUdevice dev), (ma
  */
 static CUresult device_uuid(CUuuid *uuid, CUdevice dev)
 {
-    static const unsigned char base[16] = {0x67, 0x67, 0x75, 0x61, 0x72, 0x64, 0x4b, 0x66,
-                                           0xa1, 0x6b, 0x65, 0x63, 0x75, 0x64, 0x61, 0x00};
+    static const unsigned char base[16] = { 0x67, 0x67, 0x75, 0x61, 0x72, 0x64, 0x4b, 0x66,
+                                            0xa1, 0x6b, 0x65, 0x63, 0x75, 0x64, 0x61, 0x00 };
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
@@ -425,7 +459,8 @@ FC_EXPORT(cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev, CUdevice pee
     return rc;
 }
 
-FC_EXPORT(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+FC_EXPORT(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev),
+          (pi, attrib, dev))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)

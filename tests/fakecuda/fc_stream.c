@@ -38,7 +38,8 @@ static fc_stream *stream_by_id(uint64_t id)
 /* Synchronises with the legacy stream. */
 static bool blocking(const fc_stream *s)
 {
-    return s->kind == FC_S_PER_THREAD || (s->kind == FC_S_USER && !(s->flags & CU_STREAM_NON_BLOCKING));
+    return s->kind == FC_S_PER_THREAD ||
+           (s->kind == FC_S_USER && !(s->flags & CU_STREAM_NON_BLOCKING));
 }
 
 bool fc_stream_blocking(const fc_stream *s)
@@ -117,7 +118,8 @@ static void drop_ops(fc_stream *s)
         fc_op *op = s->head;
         s->head = op->next;
         if (op->kind == FC_OP_CALLBACK) {
-            CUresult why = s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+            CUresult why = s->ctx->sticky != CUDA_SUCCESS ? s->ctx->sticky
+                                                          : CUDA_ERROR_CONTEXT_IS_DESTROYED;
             fc_run_callback(op, why);
         }
         if (op->kind == FC_OP_FREE)
@@ -240,9 +242,9 @@ CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra)
         if (s->kind == FC_S_LEGACY) {
             LIST_FOREACH(t, &c->streams, link)
                 if (t != s && blocking(t) && t->tail)
-                    op->deps[op->ndeps++] = (fc_dep){t->id, t->tail->seq};
+                    op->deps[op->ndeps++] = (fc_dep){ t->id, t->tail->seq };
         } else if (blocking(s) && c->legacy && c->legacy->tail) {
-            op->deps[op->ndeps++] = (fc_dep){c->legacy->id, c->legacy->tail->seq};
+            op->deps[op->ndeps++] = (fc_dep){ c->legacy->id, c->legacy->tail->seq };
         }
         if (want_extra)
             op->deps[op->ndeps++] = *extra;
@@ -301,7 +303,8 @@ static void execute(fc_stream *s, fc_op *op)
         fc_run_callback(op, CUDA_SUCCESS);
         break;
     case FC_OP_MEMSET:
-        ok = fc_dev_fill(op->u.memset.dst, op->u.memset.value, op->u.memset.elem, op->u.memset.count);
+        ok = fc_dev_fill(op->u.memset.dst, op->u.memset.value, op->u.memset.elem,
+                         op->u.memset.count);
         break;
     case FC_OP_HTOD:
         ok = fc_dev_write(op->u.copy.dev, op->u.copy.host, op->u.copy.n);
@@ -401,7 +404,7 @@ static size_t ctx_targets(fc_ctx *c, const fc_stream *self, fc_dep **out)
     n = 0;
     LIST_FOREACH(t, &c->streams, link)
         if (t->tail && (!self || t == self || blocking(t)))
-            (*out)[n++] = (fc_dep){t->id, t->tail->seq};
+            (*out)[n++] = (fc_dep){ t->id, t->tail->seq };
     return n;
 }
 
@@ -430,7 +433,7 @@ static void stream_tails(const fc_tnode *t, fc_dep *out, size_t *n)
         return;
     const fc_stream *s = (const fc_stream *)((const char *)t - offsetof(fc_stream, id_node));
     if (s->tail)
-        out[(*n)++] = (fc_dep){s->id, s->tail->seq};
+        out[(*n)++] = (fc_dep){ s->id, s->tail->seq };
     stream_tails(t->l, out, n);
     stream_tails(t->r, out, n);
 }
@@ -475,9 +478,9 @@ CUresult fc_sync_for_api(fc_stream *s)
         fc_dep targets[2];
         size_t n = 0;
         if (blocking(s) && c->legacy && c->legacy->tail)
-            targets[n++] = (fc_dep){c->legacy->id, c->legacy->tail->seq};
+            targets[n++] = (fc_dep){ c->legacy->id, c->legacy->tail->seq };
         if (s->tail)
-            targets[n++] = (fc_dep){s->id, s->tail->seq};
+            targets[n++] = (fc_dep){ s->id, s->tail->seq };
         run_targets(targets, n);
     }
     return c->sticky;

@@ -116,14 +116,15 @@ static CUresult prop_check(const CUmemAllocationProp *prop, CUresult bad_device)
 }
 
 FC_EXPORT(cuMemGetAllocationGranularity,
-          (size_t * granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option),
+          (size_t * granularity, const CUmemAllocationProp *prop,
+           CUmemAllocationGranularity_flags option),
           (granularity, prop, option))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (!granularity ||
-        (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+    if (!granularity || (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+                         option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
         rc = CUDA_ERROR_INVALID_VALUE;
     else
         rc = prop_check(prop, CUDA_ERROR_INVALID_VALUE); /* its list has no INVALID_DEVICE */
@@ -145,7 +146,8 @@ FC_EXPORT(cuMemGetAllocationGranularity,
  * is taken or misaligned is passed over, as a hint may be.
  */
 FC_EXPORT(cuMemAddressReserve,
-          (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags),
+          (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr,
+           unsigned long long flags),
           (ptr, size, alignment, addr, flags))
 {
     CUresult rc = fc_enter();
@@ -252,7 +254,8 @@ FC_EXPORT(cuMemRelease, (CUmemGenericAllocationHandle handle), (handle))
 
 /* Any address of a mapping; the handle is the one that was mapped, with
  * one more reference (a released one becomes valid again). */
-FC_EXPORT(cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle * handle, void *addr), (handle, addr))
+FC_EXPORT(cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle * handle, void *addr),
+          (handle, addr))
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -296,11 +299,12 @@ FC_EXPORT(cuMemMap,
     if (rc != CUDA_SUCCESS)
         return rc;
     fc_phys *ph = phys_get(handle);
-    if (!ph || flags || offset || size == 0 || size % FC_VMM_GRANULE || ptr % FC_VMM_GRANULE || size > ph->size ||
-        !in_one_reservation(ptr, size))
+    if (!ph || flags || offset || size == 0 || size % FC_VMM_GRANULE || ptr % FC_VMM_GRANULE ||
+        size > ph->size || !in_one_reservation(ptr, size))
         rc = CUDA_ERROR_INVALID_VALUE;
     /* In a reservation every allocation record is a mapping. */
-    fc_alloc *prev = rc == CUDA_SUCCESS ? (fc_alloc *)fc_tree_floor(fc_st.allocs, ptr + size - 1) : NULL;
+    fc_alloc *prev = rc == CUDA_SUCCESS ? (fc_alloc *)fc_tree_floor(fc_st.allocs, ptr + size - 1)
+                                        : NULL;
     if (prev && prev->node.key + prev->size > ptr)
         rc = CUDA_ERROR_INVALID_VALUE; /* "not currently mapped" */
     fc_alloc *m = NULL;
@@ -397,7 +401,8 @@ FC_EXPORT(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *
     return rc;
 }
 
-FC_EXPORT(cuMemGetAccess, (unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr),
+FC_EXPORT(cuMemGetAccess,
+          (unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr),
           (flags, location, ptr))
 {
     CUresult rc = fc_enter();

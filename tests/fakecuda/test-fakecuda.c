@@ -30,10 +30,11 @@ static const char *errname(CUresult rc)
     return cuGetErrorName(rc, &s) == CUDA_SUCCESS ? s : "(unknown CUresult)";
 }
 
-#define EXPECT(want, call)                                                                              \
-    do {                                                                                                \
-        CUresult rc_ = (call);                                                                          \
-        cr_assert_eq(rc_, (want), "%s returned %s, expected %s", #call, errname(rc_), errname(want));  \
+#define EXPECT(want, call)                                                            \
+    do {                                                                              \
+        CUresult rc_ = (call);                                                        \
+        cr_assert_eq(rc_, (want), "%s returned %s, expected %s", #call, errname(rc_), \
+                     errname(want));                                                  \
     } while (0)
 #define OK(call) EXPECT(CUDA_SUCCESS, call)
 
@@ -77,7 +78,7 @@ static unsigned char byte_at(CUdeviceptr p)
 
 static CUresult launch3(CUfunction f, CUstream s, void *a, void *b, void *c)
 {
-    void *params[] = {a, b, c};
+    void *params[] = { a, b, c };
     return cuLaunchKernel(f, 4, 1, 1, 128, 1, 1, 0, s, params, NULL);
 }
 
@@ -513,21 +514,25 @@ Test(fakecuda, pointer_attribute_errors_are_invalid_value)
     unsigned long long v = 0;
     primary();
     CUdeviceptr p = alloc(64);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(NULL, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_RANGE_SIZE, 0xdead0000));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuPointerGetAttribute(NULL, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_RANGE_SIZE, 0xdead0000));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttribute(&v, (CUpointer_attribute)9999, p));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttributes(0, NULL, NULL, p));
 }
 
 Test(fakecuda, pointer_attributes_of_an_unknown_pointer_succeed_with_null_values)
 {
-    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                   CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_MEMORY_TYPE};
+    CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                    CU_POINTER_ATTRIBUTE_CONTEXT,
+                                    CU_POINTER_ATTRIBUTE_MEMORY_TYPE };
     size_t size = 1;
     CUdeviceptr start = 1;
     CUcontext c = (CUcontext)1;
     unsigned int type = 1;
-    void *data[] = {&size, &start, &c, &type};
+    void *data[] = { &size, &start, &c, &type };
     primary();
     CUdeviceptr p = alloc(48);
     OK(cuPointerGetAttributes(4, attrs, data, 0xdead0000));
@@ -592,7 +597,7 @@ Test(fakecuda, memset_writes_elements_and_checks_alignment_and_range)
 
 Test(fakecuda, fakecuda_read_reaches_the_allocation_extent_and_no_further)
 {
-    unsigned char b[256] = {0};
+    unsigned char b[256] = { 0 };
     primary();
     CUdeviceptr p = alloc(100);
     cr_assert_eq(fakecuda_write(p + 100, b, 156), 0); /* the slack up to 256 */
@@ -645,8 +650,8 @@ Test(fakecuda, work_on_a_blocking_stream_waits_for_earlier_legacy_work)
     primary();
     CUdeviceptr p = alloc(16), q = alloc(16);
     OK(cuStreamCreate(&s, 0));
-    OK(cuMemsetD8Async(p, 9, 16, NULL));          /* legacy stream */
-    OK(cuMemcpyDtoDAsync_v2(q, p, 16, s));        /* must see the 9s */
+    OK(cuMemsetD8Async(p, 9, 16, NULL));   /* legacy stream */
+    OK(cuMemcpyDtoDAsync_v2(q, p, 16, s)); /* must see the 9s */
     OK(cuStreamSynchronize(s));
     cr_assert_eq(byte_at(q), 9);
 }
@@ -730,7 +735,7 @@ Test(fakecuda, per_thread_entry_points_use_the_per_thread_stream)
     CUdeviceptr p = alloc(16);
     unsigned int flags = 99;
     OK(cuMemsetD8Async_ptsz(p, 7, 16, NULL));
-    OK(cuStreamSynchronize(CU_STREAM_LEGACY));  /* the per-thread stream is blocking */
+    OK(cuStreamSynchronize(CU_STREAM_LEGACY)); /* the per-thread stream is blocking */
     cr_assert_eq(byte_at(p), 7);
     OK(cuMemsetD8Async_ptsz(p, 8, 16, NULL));
     OK(cuStreamSynchronize_ptsz(NULL));
@@ -774,9 +779,9 @@ Test(fakecuda, modules_load_from_memory_and_unknown_entries_run_as_no_ops)
 {
     CUmodule m;
     CUfunction f;
-    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    CUjit_option opts[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES };
     char log[16] = "junk";
-    void *vals[] = {log, (void *)(uintptr_t)sizeof log};
+    void *vals[] = { log, (void *)(uintptr_t)sizeof log };
     primary();
     OK(cuModuleLoadDataEx(&m, custom_ptx, 2, opts, vals));
     cr_assert_str_empty(log);
@@ -795,11 +800,12 @@ Test(fakecuda, library_kernels_launch_directly_as_functions)
     uint64_t n = 32;
     unsigned char v = 0x33;
     OK(cuInit(0));
-    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL, 0)); /* no context needed */
+    OK(cuLibraryLoadFromFile(&lib, FAKECUDA_PTX, NULL, NULL, 0, NULL, NULL,
+                             0)); /* no context needed */
     OK(cuLibraryGetKernel(&k, lib, "gg_fill"));
     primary();
     CUdeviceptr p = alloc(32);
-    void *params[] = {&p, &v, &n};
+    void *params[] = { &p, &v, &n };
     OK(cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(p + 31), 0x33);
@@ -873,7 +879,7 @@ Test(fakecuda, cuda_module_loading_eager_or_another_value_keeps_loading_eager)
 Test(fakecuda, sm80_code_is_no_binary_for_gpu_when_loaded_eagerly)
 {
 #if defined(FAKECUDA_ARCH80_CUBIN) && defined(FAKECUDA_ARCH80_FATBIN)
-    static const char *const paths[] = {FAKECUDA_ARCH80_CUBIN, FAKECUDA_ARCH80_FATBIN};
+    static const char *const paths[] = { FAKECUDA_ARCH80_CUBIN, FAKECUDA_ARCH80_FATBIN };
     CUmodule m;
     CUlibrary lib;
     CUlinkState link;
@@ -883,13 +889,16 @@ Test(fakecuda, sm80_code_is_no_binary_for_gpu_when_loaded_eagerly)
     for (size_t i = 0; i < 2; i++) {
         void *image = file_bytes(paths[i]);
         EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU,
-               cuLinkAddFile_v2(link, i ? CU_JIT_INPUT_FATBINARY : CU_JIT_INPUT_CUBIN, paths[i], 0, NULL, NULL));
+               cuLinkAddFile_v2(link, i ? CU_JIT_INPUT_FATBINARY : CU_JIT_INPUT_CUBIN, paths[i], 0,
+                                NULL, NULL));
         EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoad(&m, paths[i]));
         EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadData(&m, image));
         EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadDataEx(&m, image, 0, NULL, NULL));
         EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuModuleLoadFatBinary(&m, image));
-        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLibraryLoadFromFile(&lib, paths[i], NULL, NULL, 0, NULL, NULL, 0));
-        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU,
+               cuLibraryLoadFromFile(&lib, paths[i], NULL, NULL, 0, NULL, NULL, 0));
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU,
+               cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
         free(image);
     }
     OK(cuLinkDestroy(link));
@@ -916,7 +925,7 @@ static CUkernel lazy_gg_fill(const char *path, bool data, CUlibrary *lib)
 Test(fakecuda, sm80_code_loads_lazily_as_a_library_and_fails_where_a_context_needs_it)
 {
 #if defined(FAKECUDA_ARCH80_CUBIN) && defined(FAKECUDA_ARCH80_FATBIN)
-    static const char *const paths[] = {FAKECUDA_ARCH80_CUBIN, FAKECUDA_ARCH80_FATBIN};
+    static const char *const paths[] = { FAKECUDA_ARCH80_CUBIN, FAKECUDA_ARCH80_FATBIN };
     setenv("CUDA_MODULE_LOADING", "LAZY", 1);
     OK(cuInit(0));
     for (size_t i = 0; i < 4; i++) {
@@ -936,10 +945,15 @@ Test(fakecuda, sm80_code_loads_lazily_as_a_library_and_fails_where_a_context_nee
         CUdeviceptr p = alloc(32);
         unsigned char v = 0x33;
         uint64_t n = 32;
-        void *params[] = {&p, &v, &n};
-        CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
-                              .blockDimZ = 1};
-        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+        void *params[] = { &p, &v, &n };
+        CUlaunchConfig cfg = { .gridDimX = 1,
+                               .gridDimY = 1,
+                               .gridDimZ = 1,
+                               .blockDimX = 32,
+                               .blockDimY = 1,
+                               .blockDimZ = 1 };
+        EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU,
+               cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
         EXPECT(CUDA_ERROR_NO_BINARY_FOR_GPU, cuLaunchKernelEx(&cfg, (CUfunction)k, params, NULL));
         OK(cuCtxSynchronize()); /* nothing was queued, the context is fine */
         cr_assert_neq(byte_at(p), 0x33);
@@ -987,12 +1001,13 @@ Test(fakecuda, libraries_that_run_here_behave_the_same_loaded_lazily)
 {
     setenv("CUDA_MODULE_LOADING", "LAZY", 1);
     primary();
-    const char *paths[] = {FAKECUDA_PTX,
+    const char *paths[] = {
+        FAKECUDA_PTX,
 #ifdef FAKECUDA_KERNELS_CUBIN
-                           FAKECUDA_KERNELS_CUBIN,
+        FAKECUDA_KERNELS_CUBIN,
 #endif
 #ifdef FAKECUDA_ARCH80_PTX_FATBIN
-                           FAKECUDA_ARCH80_PTX_FATBIN,
+        FAKECUDA_ARCH80_PTX_FATBIN,
 #endif
     };
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
@@ -1047,7 +1062,8 @@ Test(fakecuda, kernel_get_function_and_library_get_module_check_their_arguments)
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, NULL));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&f, (CUkernel)&not_a_handle));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, (CUlibrary)&not_a_handle));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&f, (CUkernel)lib)); /* a library is no kernel */
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuKernelGetFunction(&f, (CUkernel)lib)); /* a library is no kernel */
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetModule(&m, (CUlibrary)k));
     CUfunction f2 = NULL;
     CUmodule m2 = NULL;
@@ -1096,8 +1112,8 @@ Test(fakecuda, kernel_parameters_can_come_in_an_extra_buffer)
     args.p = p;
     args.value = 0x77;
     args.n = 64;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                     CU_LAUNCH_PARAM_END};
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END };
     OK(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL, extra));
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(p + 63), 0x77);
@@ -1112,15 +1128,18 @@ Test(fakecuda, launch_argument_errors)
     primary();
     CUfunction f = function(kernels(), "gg_fill");
     CUdeviceptr p = alloc(8);
-    void *params[] = {&p, &v, &n};
-    void *extra[] = {CU_LAUNCH_PARAM_END};
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    void *params[] = { &p, &v, &n };
+    void *extra[] = { CU_LAUNCH_PARAM_END };
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel_ptsz(f, 1, 1, 1, 0, 1, 1, 0, NULL, params, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLaunchKernel_ptsz(f, 1, 1, 1, 0, 1, 1, 0, NULL, params, NULL));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, NULL, params, NULL));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, extra));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLaunchCooperativeKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, params));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuLaunchCooperativeKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, params));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernelEx(NULL, f, params, NULL));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernelEx_ptsz(NULL, f, params, NULL));
 }
@@ -1132,9 +1151,10 @@ Test(fakecuda, launch_ex_and_cooperative_launches_run)
     primary();
     CUfunction f = function(kernels(), "gg_fill");
     CUdeviceptr p = alloc(16);
-    void *params[] = {&p, &v, &n};
-    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 16, .blockDimY = 1,
-                          .blockDimZ = 1};
+    void *params[] = { &p, &v, &n };
+    CUlaunchConfig cfg = {
+        .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 16, .blockDimY = 1, .blockDimZ = 1
+    };
     OK(cuLaunchKernelEx(&cfg, f, params, NULL));
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(p), 0x21);
@@ -1163,7 +1183,7 @@ Test(fakecuda, gg_overrun_past_the_extent_is_an_illegal_address_at_the_next_sync
     primary();
     CUfunction f = function(kernels(), "gg_overrun");
     CUdeviceptr p = alloc(100), gap = alloc(256);
-    OK(cuMemFree_v2(gap)); /* nothing lives right after p's extent */
+    OK(cuMemFree_v2(gap));                /* nothing lives right after p's extent */
     OK(launch3(f, NULL, &p, &n, &extra)); /* the launch itself succeeds */
     EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
     cr_assert_eq(byte_at(p + 255), 0x41); /* bytes before the fault were written */
@@ -1197,8 +1217,9 @@ static int func_attr(CUfunction f, CUfunction_attribute a);
 
 Test(fakecuda, function_and_kernel_names_are_the_entry_names_of_the_image)
 {
-    static const char mangled_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                                      ".visible .entry _Z6squarePfi(.param .u64 p, .param .u32 n)\n{\n\tret;\n}\n";
+    static const char mangled_ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry _Z6squarePfi(.param .u64 p, .param .u32 n)\n{\n\tret;\n}\n";
     CUmodule m;
     CUlibrary lib;
     CUkernel k;
@@ -1264,7 +1285,8 @@ Test(fakecuda, name_queries_of_null_or_unknown_handles_are_invalid_value)
     /* The documented results: CUDA_SUCCESS and CUDA_ERROR_INVALID_VALUE. */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(NULL, f));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, NULL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, (CUfunction)k)); /* a CUkernel is no CUfunction */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuFuncGetName(&name, (CUfunction)k)); /* a CUkernel is no CUfunction */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(NULL, k));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, NULL));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetName(&name, (CUkernel)f));
@@ -1281,7 +1303,8 @@ static void expect_params(CUfunction f, size_t n, const size_t *offsets, const s
     for (size_t i = 0; i < n; i++) {
         size_t off = 12345, size = 12345;
         OK(cuFuncGetParamInfo(f, i, &off, &size));
-        cr_assert_eq(off, offsets[i], "parameter %zu: offset %zu, expected %zu", i, off, offsets[i]);
+        cr_assert_eq(off, offsets[i], "parameter %zu: offset %zu, expected %zu", i, off,
+                     offsets[i]);
         cr_assert_eq(size, sizes[i], "parameter %zu: size %zu, expected %zu", i, size, sizes[i]);
     }
     size_t off = 12345, size = 12345;
@@ -1295,10 +1318,11 @@ static void expect_layouts(const char *image)
 {
     CUmodule m;
     OK(cuModuleLoad(&m, image));
-    expect_params(function(m, "lay_mixed"), 6, (size_t[]){0, 4, 10, 12, 16, 24}, (size_t[]){1, 6, 2, 4, 8, 8});
-    expect_params(function(m, "lay_tail"), 2, (size_t[]){0, 8}, (size_t[]){8, 1});
-    expect_params(function(m, "lay_b128"), 2, (size_t[]){0, 16}, (size_t[]){1, 16});
-    expect_params(function(m, "lay_large"), 2, (size_t[]){0, 4}, (size_t[]){1, 20000});
+    expect_params(function(m, "lay_mixed"), 6, (size_t[]){ 0, 4, 10, 12, 16, 24 },
+                  (size_t[]){ 1, 6, 2, 4, 8, 8 });
+    expect_params(function(m, "lay_tail"), 2, (size_t[]){ 0, 8 }, (size_t[]){ 8, 1 });
+    expect_params(function(m, "lay_b128"), 2, (size_t[]){ 0, 16 }, (size_t[]){ 1, 16 });
+    expect_params(function(m, "lay_large"), 2, (size_t[]){ 0, 4 }, (size_t[]){ 1, 20000 });
     expect_params(function(m, "lay_none"), 0, NULL, NULL);
 }
 
@@ -1307,8 +1331,8 @@ Test(fakecuda, param_info_places_each_ptx_parameter_at_its_alignment)
     primary();
     expect_layouts(FAKECUDA_LAYOUTS_PTX);
     CUmodule m = kernels();
-    expect_params(function(m, "gg_fill"), 3, (size_t[]){0, 8, 16}, (size_t[]){8, 1, 8});
-    expect_params(function(m, "gg_sum"), 3, (size_t[]){0, 8, 16}, (size_t[]){8, 8, 8});
+    expect_params(function(m, "gg_fill"), 3, (size_t[]){ 0, 8, 16 }, (size_t[]){ 8, 1, 8 });
+    expect_params(function(m, "gg_sum"), 3, (size_t[]){ 0, 8, 16 }, (size_t[]){ 8, 8, 8 });
     size_t off = 1;
     OK(cuFuncGetParamInfo(function(m, "gg_fill"), 2, &off, NULL)); /* the size is optional */
     cr_assert_eq(off, 16);
@@ -1321,7 +1345,7 @@ Test(fakecuda, param_info_of_a_ptxas_cubin_is_what_its_nv_info_records)
     expect_layouts(FAKECUDA_LAYOUTS_CUBIN); /* the 20000-byte one in ptxas's large form */
     CUmodule m;
     OK(cuModuleLoad(&m, FAKECUDA_KERNELS_CUBIN));
-    expect_params(function(m, "gg_fill"), 3, (size_t[]){0, 8, 16}, (size_t[]){8, 1, 8});
+    expect_params(function(m, "gg_fill"), 3, (size_t[]){ 0, 8, 16 }, (size_t[]){ 8, 1, 8 });
     /* Declared as the fake's gg_fill declares them: it runs as gg_fill. */
     CUdeviceptr p = alloc(64);
     OK(fill(function(m, "gg_fill"), NULL, p, 0x5a, 64));
@@ -1410,10 +1434,11 @@ Test(fakecuda, the_linkers_cubin_keeps_the_parameter_layouts)
     void *cubin;
     size_t size;
     primary();
-    CUlinkState link = link_ptx((const char *[]){FAKECUDA_LAYOUTS_PTX, NULL}, &cubin, &size);
+    CUlinkState link = link_ptx((const char *[]){ FAKECUDA_LAYOUTS_PTX, NULL }, &cubin, &size);
     OK(cuModuleLoadData(&m, cubin));
-    expect_params(function(m, "lay_mixed"), 6, (size_t[]){0, 4, 10, 12, 16, 24}, (size_t[]){1, 6, 2, 4, 8, 8});
-    expect_params(function(m, "lay_large"), 2, (size_t[]){0, 4}, (size_t[]){1, 20000});
+    expect_params(function(m, "lay_mixed"), 6, (size_t[]){ 0, 4, 10, 12, 16, 24 },
+                  (size_t[]){ 1, 6, 2, 4, 8, 8 });
+    expect_params(function(m, "lay_large"), 2, (size_t[]){ 0, 4 }, (size_t[]){ 1, 20000 });
     expect_params(function(m, "lay_none"), 0, NULL, NULL);
     OK(cuLinkDestroy(link));
 }
@@ -1424,16 +1449,18 @@ Test(fakecuda, a_cubin_without_nv_info_has_the_fake_kernels_parameters_or_none)
     void *cubin;
     size_t size;
     primary();
-    CUlinkState link = link_ptx((const char *[]){FAKECUDA_PTX, FAKECUDA_LAYOUTS_PTX, NULL}, &cubin, &size);
+    CUlinkState link = link_ptx((const char *[]){ FAKECUDA_PTX, FAKECUDA_LAYOUTS_PTX, NULL },
+                                &cubin, &size);
     /* The same cubin with its .nv.info sections renamed away. */
     unsigned char *copy = malloc(size);
     cr_assert_not_null(copy);
     memcpy(copy, cubin, size);
-    for (unsigned char *at = copy; (at = memmem(at, size - (size_t)(at - copy), ".nv.info.", 9)) != NULL;)
+    for (unsigned char *at = copy;
+         (at = memmem(at, size - (size_t)(at - copy), ".nv.info.", 9)) != NULL;)
         memcpy(at, ".nv.none.", 9);
     OK(cuModuleLoadData(&m, copy));
     CUfunction f = function(m, "gg_fill");
-    expect_params(f, 3, (size_t[]){0, 8, 16}, (size_t[]){8, 1, 8});
+    expect_params(f, 3, (size_t[]){ 0, 8, 16 }, (size_t[]){ 8, 1, 8 });
     expect_params(function(m, "lay_mixed"), 0, NULL, NULL);
     CUdeviceptr p = alloc(32);
     OK(fill(f, NULL, p, 0x3c, 32));
@@ -1455,9 +1482,10 @@ Test(fakecuda, an_image_claiming_bytes_the_memory_does_not_hold_is_invalid_not_a
     void *cubin;
     size_t size, page = (size_t)sysconf(_SC_PAGESIZE);
     primary();
-    CUlinkState link = link_ptx((const char *[]){FAKECUDA_PTX, NULL}, &cubin, &size);
+    CUlinkState link = link_ptx((const char *[]){ FAKECUDA_PTX, NULL }, &cubin, &size);
     size_t span = (size + page - 1) / page * page + page;
-    unsigned char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                               0);
     cr_assert(base != MAP_FAILED);
     cr_assert_eq(mprotect(base + span - page, page, PROT_NONE), 0);
     unsigned char *at = base + span - page - size;
@@ -1486,7 +1514,7 @@ Test(fakecuda, an_image_claiming_bytes_the_memory_does_not_hold_is_invalid_not_a
     memcpy(at + 0x28, &shoff, 8);
     EXPECT(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, at));
     /* A fatbin whose size reaches past the page. */
-    unsigned char fatbin[16] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0, 64};
+    unsigned char fatbin[16] = { 0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0, 64 };
     memcpy(base + span - page - sizeof(fatbin), fatbin, sizeof(fatbin));
     EXPECT(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&m, base + span - page - sizeof(fatbin)));
     munmap(base, span);
@@ -1511,11 +1539,13 @@ Test(fakecuda, an_extra_buffer_laid_out_by_param_info_launches_the_kernel)
     CUdeviceptr p = alloc(40);
     unsigned char v = 0x6b, buf[64];
     uint64_t n = 40;
-    size_t size = pack_params(f, buf, (void *[]){&p, &v, &n});
+    size_t size = pack_params(f, buf, (void *[]){ &p, &v, &n });
     cr_assert_eq(size, 24);
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
-                          .blockDimZ = 1};
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END };
+    CUlaunchConfig cfg = {
+        .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1
+    };
     OK(cuLaunchKernelEx(&cfg, f, NULL, extra));
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(p), 0x6b);
@@ -1528,20 +1558,23 @@ Test(fakecuda, an_extra_buffer_is_the_parameter_space_without_tail_padding)
     struct {
         uint64_t a;
         uint8_t b;
-    } args = {1, 2}; /* sizeof: 16, the parameters end at 9 */
+    } args = { 1, 2 }; /* sizeof: 16, the parameters end at 9 */
     size_t size = sizeof args;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END };
     primary();
     OK(cuModuleLoad(&m, FAKECUDA_LAYOUTS_PTX));
     CUfunction f = function(m, "lay_tail");
     /* What NVIDIA's driver answers to a buffer padded past the last parameter. */
-    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+           cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
     size = 8;
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
     size = 9;
     OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
     f = function(m, "lay_none");
-    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    EXPECT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+           cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
     size = 0;
     OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
     OK(cuCtxSynchronize());
@@ -1550,26 +1583,30 @@ Test(fakecuda, an_extra_buffer_is_the_parameter_space_without_tail_padding)
 Test(fakecuda, extra_lists_take_only_the_documented_keys)
 {
     CUmodule m;
-    uint64_t args[2] = {0, 0};
+    uint64_t args[2] = { 0, 0 };
     size_t size = 9, zero = 0;
     primary();
     OK(cuModuleLoad(&m, FAKECUDA_LAYOUTS_PTX));
     CUfunction f = function(m, "lay_tail"), none = function(m, "lay_none");
     /* "If CU_LAUNCH_PARAM_BUFFER_SIZE is not also specified ... BUFFER_POINTER will have no effect." */
-    void *no_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_END};
+    void *no_size[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_END };
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_size));
     OK(cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_size));
     /* "It is required that BUFFER_POINTER also be specified ... if the value associated with BUFFER_SIZE is not zero." */
-    void *no_pointer[] = {CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_pointer));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_pointer));
-    void *zero_size[] = {CU_LAUNCH_PARAM_BUFFER_SIZE, &zero, NULL}; /* NULL ends the list too */
+    void *no_pointer[] = { CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_pointer));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, no_pointer));
+    void *zero_size[] = { CU_LAUNCH_PARAM_BUFFER_SIZE, &zero, NULL }; /* NULL ends the list too */
     OK(cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, zero_size));
-    void *null_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, NULL,
-                         CU_LAUNCH_PARAM_END};
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, null_size));
-    void *unknown[] = {(void *)(uintptr_t)7, args, CU_LAUNCH_PARAM_END};
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, unknown));
+    void *null_size[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, NULL,
+                          CU_LAUNCH_PARAM_END };
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, null_size));
+    void *unknown[] = { (void *)(uintptr_t)7, args, CU_LAUNCH_PARAM_END };
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, unknown));
     OK(cuCtxSynchronize());
 }
 
@@ -1582,16 +1619,18 @@ Test(fakecuda, kernel_params_need_a_pointer_for_each_declared_parameter)
     OK(cuModuleLoad(&m, FAKECUDA_LAYOUTS_PTX));
     CUfunction f = function(m, "lay_tail"); /* no host implementation: runs as a no-op */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&a, NULL}, NULL));
-    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&a, &b}, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){ &a, NULL }, NULL));
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){ &a, &b }, NULL));
     OK(cuLaunchKernel(function(m, "lay_none"), 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     OK(cuCtxSynchronize());
 }
 
 Test(fakecuda, an_entry_named_like_a_fake_kernel_with_other_parameters_runs_as_a_no_op)
 {
-    static const char other_fill[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                                     ".visible .entry gg_fill(.param .u64 p, .param .u64 n)\n{\n\tret;\n}\n";
+    static const char other_fill[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry gg_fill(.param .u64 p, .param .u64 n)\n{\n\tret;\n}\n";
     CUmodule m;
     size_t off, size;
     primary();
@@ -1601,10 +1640,10 @@ Test(fakecuda, an_entry_named_like_a_fake_kernel_with_other_parameters_runs_as_a
     cr_assert_eq(off, 8);
     cr_assert_eq(size, 8);
     CUdeviceptr p = alloc(16);
-    unsigned char zero[16] = {0};
+    unsigned char zero[16] = { 0 };
     uint64_t n = 16;
     cr_assert_eq(fakecuda_write(p, zero, sizeof zero), 0);
-    OK(cuLaunchKernel(f, 1, 1, 1, 16, 1, 1, 0, NULL, (void *[]){&p, &n}, NULL));
+    OK(cuLaunchKernel(f, 1, 1, 1, 16, 1, 1, 0, NULL, (void *[]){ &p, &n }, NULL));
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(p), 0); /* not the fake's gg_fill, which would read n as its value */
     cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 16); /* nor its registers */
@@ -1613,14 +1652,15 @@ Test(fakecuda, an_entry_named_like_a_fake_kernel_with_other_parameters_runs_as_a
 /* Zero n bytes at p, reaching its whole extent (fakecuda_write). */
 static void zero_bytes(CUdeviceptr p, size_t n)
 {
-    unsigned char zero[512] = {0};
+    unsigned char zero[512] = { 0 };
     cr_assert_leq(n, sizeof zero);
     cr_assert_eq(fakecuda_write(p, zero, n), 0);
 }
 
-static CUresult overrun_second(CUfunction f, CUdeviceptr a, uint64_t na, CUdeviceptr b, uint64_t nb, uint64_t extra)
+static CUresult overrun_second(CUfunction f, CUdeviceptr a, uint64_t na, CUdeviceptr b, uint64_t nb,
+                               uint64_t extra)
 {
-    void *params[] = {&a, &na, &b, &nb, &extra};
+    void *params[] = { &a, &na, &b, &nb, &extra };
     return cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
 }
 
@@ -1632,14 +1672,14 @@ Test(fakecuda, gg_overrun_second_fills_both_buffers_and_overruns_only_the_second
     zero_bytes(a, 256);
     zero_bytes(b, 256);
     OK(overrun_second(f, a, 100, b, 100, 156)); /* to the end of b's extent */
-    cr_assert_eq(byte_at(b), 0); /* queued */
+    cr_assert_eq(byte_at(b), 0);                /* queued */
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(a), 0x41);
     cr_assert_eq(byte_at(a + 99), 0x41);
     cr_assert_eq(byte_at(a + 100), 0); /* a is not overrun */
     cr_assert_eq(byte_at(b), 0x41);
     cr_assert_eq(byte_at(b + 255), 0x41);
-    expect_params(f, 5, (size_t[]){0, 8, 16, 24, 32}, (size_t[]){8, 8, 8, 8, 8});
+    expect_params(f, 5, (size_t[]){ 0, 8, 16, 24, 32 }, (size_t[]){ 8, 8, 8, 8, 8 });
     cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 14); /* ptxas -arch=sm_90 -v */
 }
 
@@ -1670,13 +1710,13 @@ Test(fakecuda, gg_underrun_writes_the_bytes_below_its_pointer_into_the_extent_be
     cr_assert_eq(b, a + 256);
     zero_bytes(a, 256);
     zero_bytes(b, 256);
-    OK(cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&b, &n}, NULL));
+    OK(cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, NULL, (void *[]){ &b, &n }, NULL));
     OK(cuCtxSynchronize());
     cr_assert_eq(byte_at(a + 251), 0);
     cr_assert_eq(byte_at(a + 252), 0x55);
     cr_assert_eq(byte_at(a + 255), 0x55);
     cr_assert_eq(byte_at(b), 0); /* b itself is not written */
-    expect_params(f, 2, (size_t[]){0, 8}, (size_t[]){8, 8});
+    expect_params(f, 2, (size_t[]){ 0, 8 }, (size_t[]){ 8, 8 });
     cr_assert_eq(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS), 12); /* ptxas -arch=sm_90 -v */
 }
 
@@ -1687,7 +1727,7 @@ Test(fakecuda, gg_underrun_below_every_allocation_is_an_illegal_address)
     CUdeviceptr gap = alloc(256), b = alloc(100);
     uint64_t n = 1;
     OK(cuMemFree_v2(gap)); /* nothing lives right below b */
-    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&b, &n}, NULL));
+    OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){ &b, &n }, NULL));
     EXPECT(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
 }
 
@@ -1721,9 +1761,10 @@ Test(fakecuda, fail_launch_counts_the_launches_of_every_entry_point)
     primary();
     CUfunction f = function(kernels(), "gg_fill");
     CUdeviceptr p = alloc(8);
-    void *params[] = {&p, &v, &n};
-    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 8, .blockDimY = 1,
-                          .blockDimZ = 1};
+    void *params[] = { &p, &v, &n };
+    CUlaunchConfig cfg = {
+        .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 8, .blockDimY = 1, .blockDimZ = 1
+    };
     OK(cuLaunchKernel_ptsz(f, 1, 1, 1, 8, 1, 1, 0, NULL, params, NULL));
     OK(cuLaunchCooperativeKernel(f, 1, 1, 1, 8, 1, 1, 0, NULL, params));
     OK(cuLaunchKernelEx_ptsz(&cfg, f, params, NULL));
@@ -1743,7 +1784,7 @@ Test(fakecuda, sticky_runs_the_nth_launch_then_fails_its_context_at_the_next_syn
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     OK(fill(f, s, p1, 1, 16));
     OK(fill(f, s, p2, 2, 16)); /* the launch itself succeeds */
-    OK(cuCtxGetDevice(&(CUdevice){0}));
+    OK(cuCtxGetDevice(&(CUdevice){ 0 }));
     EXPECT(CUDA_ERROR_LAUNCH_FAILED, cuStreamSynchronize(s));
     cr_assert_eq(byte_at(p2), 2); /* it ran */
     /* Sticky: every later call on the context, until it is reset. */
@@ -1804,19 +1845,25 @@ static int run_with_malformed_knobs(const char *value)
     setenv("FAKECUDA_FAIL_LAUNCH", value, 1);
     setenv("FAKECUDA_STICKY", value, 1);
     bool ok = cuInit(0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS &&
-              cuCtxSetCurrent(c) == CUDA_SUCCESS && cuModuleLoad(&m, FAKECUDA_PTX) == CUDA_SUCCESS &&
-              cuModuleGetFunction(&f, m, "gg_fill") == CUDA_SUCCESS && cuMemAlloc_v2(&p, 16) == CUDA_SUCCESS &&
-              fill(f, NULL, p, 1, 16) == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS;
+              cuCtxSetCurrent(c) == CUDA_SUCCESS &&
+              cuModuleLoad(&m, FAKECUDA_PTX) == CUDA_SUCCESS &&
+              cuModuleGetFunction(&f, m, "gg_fill") == CUDA_SUCCESS &&
+              cuMemAlloc_v2(&p, 16) == CUDA_SUCCESS && fill(f, NULL, p, 1, 16) == CUDA_SUCCESS &&
+              cuCtxSynchronize() == CUDA_SUCCESS;
     close(fds[1]);
     close(STDERR_FILENO);
     ssize_t n = read(fds[0], said, sizeof said - 1);
     said[n > 0 ? n : 0] = '\0';
-    return ok && strstr(said, "ignoring FAKECUDA_FAIL_LAUNCH=") && strstr(said, "ignoring FAKECUDA_STICKY=") ? 0 : 1;
+    return ok && strstr(said, "ignoring FAKECUDA_FAIL_LAUNCH=") &&
+                   strstr(said, "ignoring FAKECUDA_STICKY=")
+               ? 0
+               : 1;
 }
 
 Test(fakecuda, malformed_launch_knobs_are_reported_and_ignored)
 {
-    static const char *bad[] = {"1", "x:700", "0:700", "1:0", "1:123456", "1:700junk", "-1:700", ":700", "1:"};
+    static const char *bad[] = { "1",         "x:700",  "0:700", "1:0", "1:123456",
+                                 "1:700junk", "-1:700", ":700",  "1:" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pid_t pid = fork();
         cr_assert_neq(pid, -1);
@@ -1824,8 +1871,8 @@ Test(fakecuda, malformed_launch_knobs_are_reported_and_ignored)
             _exit(run_with_malformed_knobs(bad[i]));
         int status = 0;
         cr_assert_eq(waitpid(pid, &status, 0), pid);
-        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "knobs of '%s': not ignored or not reported",
-                  bad[i]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "knobs of '%s': not ignored or not reported", bad[i]);
     }
 }
 
@@ -1850,7 +1897,8 @@ static void expect_proc(const char *symbol, int version, cuuint64_t flags, const
     CUdriverProcAddressQueryResult status = (CUdriverProcAddressQueryResult)-1;
     OK(cuGetProcAddress_v2(symbol, &fn, version, flags, &status));
     cr_assert_eq(status, CU_GET_PROC_ADDRESS_SUCCESS);
-    cr_assert_eq(fn, exported(want), "%s@%d/%llu is not %s", symbol, version, (unsigned long long)flags, want);
+    cr_assert_eq(fn, exported(want), "%s@%d/%llu is not %s", symbol, version,
+                 (unsigned long long)flags, want);
 }
 
 Test(fakecuda, get_proc_address_returns_the_variant_for_the_version_and_flags)
@@ -1863,13 +1911,18 @@ Test(fakecuda, get_proc_address_returns_the_variant_for_the_version_and_flags)
     expect_proc("cuCtxSynchronize", 13000, 0, "cuCtxSynchronize_v2");
     expect_proc("cuGetProcAddress", 11030, 0, "cuGetProcAddress");
     expect_proc("cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2");
-    expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuLaunchKernel_ptsz");
+    expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuLaunchKernel_ptsz");
     expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, "cuLaunchKernel");
     expect_proc("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_DEFAULT, "cuLaunchKernel");
-    expect_proc("cuMemAllocAsync", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemAllocAsync_ptsz");
-    expect_proc("cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemcpyHtoD_v2_ptds");
-    expect_proc("cuMemcpyHtoD", 5000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemcpyHtoD_v2");
-    expect_proc("cuModuleGetFunction", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuModuleGetFunction");
+    expect_proc("cuMemAllocAsync", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuMemAllocAsync_ptsz");
+    expect_proc("cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuMemcpyHtoD_v2_ptds");
+    expect_proc("cuMemcpyHtoD", 5000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuMemcpyHtoD_v2");
+    expect_proc("cuModuleGetFunction", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuModuleGetFunction");
     expect_proc("cuGetExportTable", 12000, 0, "cuGetExportTable");
     expect_proc("cuDriverGetVersion", 12000, 0, "cuDriverGetVersion");
 }
@@ -1902,7 +1955,7 @@ Test(fakecuda, get_proc_address_misses_are_not_found_with_a_status)
 Test(fakecuda, get_export_table_has_no_tables)
 {
     const void *table = (const void *)1;
-    CUuuid id = {{0}};
+    CUuuid id = { { 0 } };
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetExportTable(NULL, &id));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGetExportTable(&table, NULL));
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuGetExportTable(&table, &id));
@@ -1991,7 +2044,7 @@ Test(fakecuda, the_calls_file_is_written_at_exit)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
-    char buf[256] = {0};
+    char buf[256] = { 0 };
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     unlink(path);
@@ -2009,12 +2062,12 @@ Test(fakecuda, the_calls_file_is_written_at_exit)
 static atomic_int worker_failures;
 
 /* Counts failures instead of asserting: Criterion asserts only on the test's thread. */
-#define WORKER_OK(call)                                                                                 \
-    do {                                                                                                \
-        if ((call) != CUDA_SUCCESS) {                                                                   \
-            atomic_fetch_add(&worker_failures, 1);                                                      \
-            return NULL;                                                                                \
-        }                                                                                               \
+#define WORKER_OK(call)                            \
+    do {                                           \
+        if ((call) != CUDA_SUCCESS) {              \
+            atomic_fetch_add(&worker_failures, 1); \
+            return NULL;                           \
+        }                                          \
     } while (0)
 
 static void *alloc_free_worker(void *arg)
@@ -2062,7 +2115,9 @@ Test(fakecuda, sixteen_threads_allocate_and_free_concurrently_with_exact_counts)
 
 Test(fakecuda, a_million_live_allocations_of_16_bytes, .timeout = 240)
 {
-    enum { N = 1000000 };
+    enum {
+        N = 1000000
+    };
     CUdeviceptr *p = malloc(N * sizeof *p);
     CUdeviceptr base = 0;
     size_t size = 0;
@@ -2212,7 +2267,8 @@ Test(fakecuda, registration_and_managed_memory_are_not_supported)
     CUdeviceptr d;
     primary();
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemHostRegister_v2(buf, sizeof buf, 0));
-    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemHostRegister(buf, sizeof buf, CU_MEMHOSTREGISTER_PORTABLE));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED,
+           cuMemHostRegister(buf, sizeof buf, CU_MEMHOSTREGISTER_PORTABLE));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemHostRegister_v2(buf, sizeof buf, 0x100));
     EXPECT(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cuMemHostUnregister(buf));
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemAllocManaged(&d, 64, CU_MEM_ATTACH_GLOBAL));
@@ -2242,7 +2298,8 @@ Test(fakecuda, ipc_handles_are_made_per_buffer_and_cannot_be_mapped)
 
     memset(&zero, 0, sizeof zero);
     EXPECT(CUDA_ERROR_MAP_FAILED, cuIpcOpenMemHandle_v2(&r, b, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuIpcOpenMemHandle_v2(&r, zero, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuIpcOpenMemHandle_v2(&r, zero, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcOpenMemHandle_v2(&r, b, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuIpcCloseMemHandle(q));
 }
@@ -2277,7 +2334,8 @@ Test(fakecuda, function_attributes_are_those_of_the_sm_90_build)
     int v;
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX, fill_fn));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, fill_fn));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUfunction)m));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUfunction)m));
     OK(cuFuncSetCacheConfig(fill_fn, CU_FUNC_CACHE_PREFER_L1));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncSetCacheConfig(fill_fn, (CUfunc_cache)7));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuFuncSetCacheConfig(NULL, CU_FUNC_CACHE_PREFER_NONE));
@@ -2304,7 +2362,8 @@ Test(fakecuda, modules_have_no_globals)
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal_v2(NULL, NULL, m, "anything"));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal_v2(&p, &n, m, NULL));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuModuleGetGlobal_v2(&p, &n, (CUmodule)&n, "anything"));
-    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuModuleGetGlobal((CUdeviceptr_v1 *)&p, (unsigned int *)&n, m, "x"));
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED,
+           cuModuleGetGlobal((CUdeviceptr_v1 *)&p, (unsigned int *)&n, m, "x"));
 }
 
 Test(fakecuda, the_linker_writes_a_cubin_of_its_inputs_kernels)
@@ -2315,11 +2374,12 @@ Test(fakecuda, the_linker_writes_a_cubin_of_its_inputs_kernels)
     void *cubin = NULL;
     size_t size = 0;
     char info[32] = "junk";
-    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-    void *vals[] = {info, (void *)(uintptr_t)sizeof info};
+    CUjit_option opts[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES };
+    void *vals[] = { info, (void *)(uintptr_t)sizeof info };
     primary();
     OK(cuLinkCreate_v2(2, opts, vals, &link));
-    OK(cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)custom_ptx, sizeof custom_ptx, "custom", 0, NULL, NULL));
+    OK(cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)custom_ptx, sizeof custom_ptx, "custom", 0,
+                        NULL, NULL));
     OK(cuLinkAddFile_v2(link, CU_JIT_INPUT_PTX, FAKECUDA_PTX, 0, NULL, NULL));
     OK(cuLinkComplete(link, &cubin, &size));
     cr_assert_str_empty(info);
@@ -2341,23 +2401,26 @@ Test(fakecuda, the_linker_writes_a_cubin_of_its_inputs_kernels)
 Test(fakecuda, linker_argument_errors)
 {
     CUlinkState link;
-    CUjit_option bad[] = {CU_JIT_WALL_TIME};
+    CUjit_option bad[] = { CU_JIT_WALL_TIME };
     float wall = 0;
-    void *bad_vals[] = {&wall};
+    void *bad_vals[] = { &wall };
     OK(cuInit(0));
     EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuLinkCreate_v2(0, NULL, NULL, &link));
     primary();
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuLinkCreate_v2(0, NULL, NULL, NULL));
     OK(cuLinkCreate(0, NULL, NULL, &link));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)custom_ptx,
+                                                      sizeof custom_ptx, NULL, 1, bad, bad_vals));
     EXPECT(CUDA_ERROR_INVALID_VALUE,
-           cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)custom_ptx, sizeof custom_ptx, NULL, 1, bad, bad_vals));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, NULL, 10, NULL, 0, NULL, NULL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE,
-           cuLinkAddData_v2(link, (CUjitInputType)99, (void *)custom_ptx, sizeof custom_ptx, NULL, 0, NULL, NULL));
-    EXPECT(CUDA_ERROR_INVALID_PTX, cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, "not ptx", 8, NULL, 0, NULL, NULL));
+           cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, NULL, 10, NULL, 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuLinkAddData_v2(link, (CUjitInputType)99, (void *)custom_ptx,
+                                                      sizeof custom_ptx, NULL, 0, NULL, NULL));
+    EXPECT(CUDA_ERROR_INVALID_PTX,
+           cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, "not ptx", 8, NULL, 0, NULL, NULL));
     EXPECT(CUDA_ERROR_FILE_NOT_FOUND,
            cuLinkAddFile_v2(link, CU_JIT_INPUT_PTX, "/nonexistent/k.ptx", 0, NULL, NULL));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuLinkComplete((CUlinkState)&wall, (void **)&bad_vals[0], NULL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuLinkComplete((CUlinkState)&wall, (void **)&bad_vals[0], NULL));
     OK(cuLinkDestroy(link));
 }
 
@@ -2376,21 +2439,24 @@ Test(fakecuda, occupancy_follows_the_sm_90_limits)
     OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 32, 0));
     cr_assert_eq(blocks, 32); /* 32 blocks per SM */
     OK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, 128, 40 * 1024,
-                                                             CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
+                                                            CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
     cr_assert_eq(blocks, 5); /* 228 KiB / (40 KiB + 1 KiB reserved) */
     OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 48 * 1024 + 1));
     cr_assert_eq(blocks, 0); /* more than a block may have without opt-in */
     OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 1056, 0));
     cr_assert_eq(blocks, 0);
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 0, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, NULL, 32, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, 32, 0, 2));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, NULL, 32, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, f, 32, 0, 2));
 
     OK(cuOccupancyMaxPotentialBlockSize(&grid, &size, f, NULL, 0, 0));
     cr_assert_eq(size, 1024);
     cr_assert_eq(grid, 2 * 132);
     /* Under a limit of 100 threads, 64-thread blocks fill an SM (32 x 64). */
-    OK(cuOccupancyMaxPotentialBlockSizeWithFlags(&grid, &size, f, NULL, 0, 100, CU_OCCUPANCY_DEFAULT));
+    OK(cuOccupancyMaxPotentialBlockSizeWithFlags(&grid, &size, f, NULL, 0, 100,
+                                                 CU_OCCUPANCY_DEFAULT));
     cr_assert_eq(size, 64);
     cr_assert_eq(grid, 32 * 132);
     /* Blocks above 256 threads would need too much shared memory: 256 x 8. */
@@ -2423,7 +2489,7 @@ static void CUDA_CB record_callback(CUstream s, CUresult status, void *user)
 
 Test(fakecuda, a_stream_callback_runs_once_after_the_work_before_it)
 {
-    struct cb_log log = {0};
+    struct cb_log log = { 0 };
     CUstream s;
     primary();
     CUdeviceptr p = alloc(64);
@@ -2444,12 +2510,13 @@ Test(fakecuda, a_stream_callback_runs_once_after_the_work_before_it)
     cr_assert_null(log.stream);
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamAddCallback(s, record_callback, &log, 1));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamAddCallback(s, NULL, &log, 0));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamAddCallback((CUstream)&log, record_callback, &log, 0));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuStreamAddCallback((CUstream)&log, record_callback, &log, 0));
 }
 
 Test(fakecuda, a_stream_callback_after_a_fault_gets_the_error)
 {
-    struct cb_log log = {0};
+    struct cb_log log = { 0 };
     uint64_t n = 100, extra = 1000;
     primary();
     CUdeviceptr p = alloc(100);
@@ -2526,14 +2593,19 @@ Test(fakecuda, kernel_attributes_are_their_functions_and_keep_what_was_set)
     /* Read-only attributes, values the device cannot take, bad arguments. */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 1, k, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE,
-           cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024 + 1, k, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101, k, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2, k, 0));
+           cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024 + 1, k,
+                                0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101, k, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2, k, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX, k, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUkernel)lib, 0));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUkernel)lib, 0));
     EXPECT(CUDA_ERROR_INVALID_DEVICE, cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 1));
-    EXPECT(CUDA_ERROR_INVALID_DEVICE, cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 0, k, 1));
+    EXPECT(CUDA_ERROR_INVALID_DEVICE,
+           cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 0, k, 1));
     OK(cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_SHARED, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuKernelSetCacheConfig(k, (CUfunc_cache)7, 0));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuKernelSetCacheConfig(NULL, CU_FUNC_CACHE_PREFER_NONE, 0));
@@ -2555,7 +2627,8 @@ Test(fakecuda, libraries_have_no_globals)
     EXPECT(CUDA_ERROR_INVALID_CONTEXT, cuLibraryGetGlobal(&p, &n, lib, "anything"));
     primary();
     EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, &n, lib, "anything"));
-    EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, &n, lib, "gg_fill")); /* a kernel, no variable */
+    EXPECT(CUDA_ERROR_NOT_FOUND,
+           cuLibraryGetGlobal(&p, &n, lib, "gg_fill")); /* a kernel, no variable */
     cr_assert(p == 1 && n == 2, "a failed lookup wrote its outputs");
     EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(&p, NULL, lib, "anything"));
     EXPECT(CUDA_ERROR_NOT_FOUND, cuLibraryGetGlobal(NULL, &n, lib, "anything"));
@@ -2608,12 +2681,17 @@ Test(fakecuda, the_default_pool_is_current_and_counts_what_it_hands_out)
 
     /* High watermarks reset only to zero; current use is read-only. */
     v = 5;
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &v));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute(pool, (CUmemPool_attribute)99, &v));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, NULL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute((CUmemoryPool)&v, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, NULL));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemPoolGetAttribute((CUmemoryPool)&v, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolTrimTo(NULL, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(&a, 0, pool, NULL));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(&a, 16, NULL, NULL));
@@ -2645,7 +2723,7 @@ Test(fakecuda, a_pool_of_another_device_allocates_there)
 Test(fakecuda, an_async_copy_to_pageable_memory_is_done_when_it_returns)
 {
     CUstream s;
-    unsigned char *pinned = NULL, pageable[16] = {0};
+    unsigned char *pinned = NULL, pageable[16] = { 0 };
     primary();
     CUdeviceptr p = alloc(16);
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
@@ -2667,14 +2745,15 @@ Test(fakecuda, an_async_copy_to_pageable_memory_is_done_when_it_returns)
 static void *exported(const char *name);
 
 /* cuMemcpyBatchAsync of CUDA 12.8, the form that gives back the failing copy. */
-typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
-                                size_t *, size_t, size_t *, CUstream);
+typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+                                CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
 
 /* One batch of `n` copies on s, every copy in stream order; *fail: the index given back. */
-static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t n, CUstream s, size_t *fail)
+static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t n, CUstream s,
+                      size_t *fail)
 {
     static batch_v1_fn v1;
-    CUmemcpyAttributes attr = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
     size_t idx = 0;
     if (!v1)
         v1 = (batch_v1_fn)exported("cuMemcpyBatchAsync");
@@ -2683,8 +2762,13 @@ static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_
 
 Test(fakecuda, a_batched_copy_reads_bands_of_many_allocations_in_any_order)
 {
-    enum { N = 64, BAND = 16 };
-    static const int orders[3][2] = {{0, 1}, {N - 1, -1}, {5, 17}}; /* start, step (mod N) */
+    enum {
+        N = 64,
+        BAND = 16
+    };
+    static const int orders[3][2] = { { 0, 1 },
+                                      { N - 1, -1 },
+                                      { 5, 17 } }; /* start, step (mod N) */
     CUdeviceptr p[N], dsts[2 * N], srcs[2 * N];
     size_t sizes[2 * N], fail = 0;
     unsigned char got[2 * N][BAND];
@@ -2699,7 +2783,8 @@ Test(fakecuda, a_batched_copy_reads_bands_of_many_allocations_in_any_order)
     for (int o = 0; o < 4; o++) {
         size_t n = o < 3 ? N : 2 * N;
         for (size_t k = 0; k < n; k++) {
-            int i = o < 3 ? (int)((orders[o][0] + (int)k * orders[o][1] + N * N) % N) : (int)(k / 2);
+            int i = o < 3 ? (int)((orders[o][0] + (int)k * orders[o][1] + N * N) % N)
+                          : (int)(k / 2);
             srcs[k] = p[i] + 100 + (size_t)i - BAND;
             dsts[k] = (CUdeviceptr)(uintptr_t)got[k];
             sizes[k] = BAND;
@@ -2708,25 +2793,28 @@ Test(fakecuda, a_batched_copy_reads_bands_of_many_allocations_in_any_order)
         OK(batch(dsts, srcs, sizes, n, s, &fail));
         cr_assert_eq(fail, SIZE_MAX);
         for (size_t k = 0; k < n; k++) {
-            int i = o < 3 ? (int)((orders[o][0] + (int)k * orders[o][1] + N * N) % N) : (int)(k / 2);
+            int i = o < 3 ? (int)((orders[o][0] + (int)k * orders[o][1] + N * N) % N)
+                          : (int)(k / 2);
             for (int b = 0; b < BAND; b++)
                 cr_assert_eq(got[k][b], (unsigned char)i, "order %d, copy %zu, byte %d", o, k, b);
         }
     }
 }
 
-Test(fakecuda, a_batched_copy_past_an_allocation_is_invalid_value_at_its_index_and_the_copies_before_it_ran)
+Test(fakecuda,
+     a_batched_copy_past_an_allocation_is_invalid_value_at_its_index_and_the_copies_before_it_ran)
 {
     CUdeviceptr p, q, dsts[3], srcs[3];
     unsigned char a[8], b[8], c[8];
-    size_t sizes[3] = {8, 8, 8}, fail = 0;
+    size_t sizes[3] = { 8, 8, 8 }, fail = 0;
     CUstream s;
     primary();
     p = alloc(64), q = alloc(64);
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     OK(cuMemsetD8_v2(p, 0x11, 64));
     OK(cuMemsetD8_v2(q, 0x22, 64));
-    dsts[0] = (CUdeviceptr)(uintptr_t)a, dsts[1] = (CUdeviceptr)(uintptr_t)b, dsts[2] = (CUdeviceptr)(uintptr_t)c;
+    dsts[0] = (CUdeviceptr)(uintptr_t)a, dsts[1] = (CUdeviceptr)(uintptr_t)b,
+    dsts[2] = (CUdeviceptr)(uintptr_t)c;
     srcs[0] = p + 56, srcs[1] = q + 57, srcs[2] = p; /* the second reads a byte past q's 64 */
     memset(a, 0, 8), memset(b, 0, 8), memset(c, 0, 8);
     EXPECT(CUDA_ERROR_INVALID_VALUE, batch(dsts, srcs, sizes, 3, s, &fail));
@@ -2751,9 +2839,9 @@ Test(fakecuda, a_batched_copys_stream_and_attributes_are_checked_for_no_copy_in_
     static batch_v1_fn v1;
     CUdeviceptr p = 0, dsts[2], srcs[2];
     unsigned char a[8], b[8];
-    size_t sizes[2] = {8, 8}, idx[2] = {0, 1}, fail = 0;
-    CUmemcpyAttributes attrs[2] = {{.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
-                                   {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY}};
+    size_t sizes[2] = { 8, 8 }, idx[2] = { 0, 1 }, fail = 0;
+    CUmemcpyAttributes attrs[2] = { { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM },
+                                    { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY } };
     CUstream s;
     primary();
     v1 = (batch_v1_fn)exported("cuMemcpyBatchAsync");
@@ -2788,7 +2876,7 @@ Test(fakecuda, a_batched_copy_to_pageable_memory_runs_after_the_copies_its_batch
 {
     CUdeviceptr p, dsts[3], srcs[3];
     unsigned char before[8], after[8], fresh[8];
-    size_t sizes[3] = {8, 8, 8}, fail = 0;
+    size_t sizes[3] = { 8, 8, 8 }, fail = 0;
     CUstream s;
     primary();
     p = alloc(8);
@@ -2808,7 +2896,7 @@ Test(fakecuda, a_batched_copy_to_pageable_memory_runs_after_the_copies_its_batch
 Test(fakecuda, a_batched_copy_from_memory_its_stream_frees_first_is_invalid_value)
 {
     CUdeviceptr p, dst, src;
-    unsigned char got[8] = {0};
+    unsigned char got[8] = { 0 };
     size_t size = 8, fail = 0;
     CUstream s;
     primary();
@@ -2830,14 +2918,15 @@ Test(fakecuda, a_batched_copy_from_memory_its_stream_frees_first_is_invalid_valu
 
 Test(fakecuda, pitch_is_at_least_the_width_and_a_multiple_of_512)
 {
-    static const size_t widths[] = {1, 100, 511, 512, 513, 1000, 4096, 70000};
+    static const size_t widths[] = { 1, 100, 511, 512, 513, 1000, 4096, 70000 };
     primary();
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
         CUdeviceptr p = 0, base = 0;
         size_t pitch = 0, size = 0;
         OK(cuMemAllocPitch_v2(&p, &pitch, widths[i], 3, 4));
         cr_assert_geq(pitch, widths[i]);
-        cr_assert_lt(pitch, widths[i] + 512, "width %zu: pitch %zu is padded more than needed", widths[i], pitch);
+        cr_assert_lt(pitch, widths[i] + 512, "width %zu: pitch %zu is padded more than needed",
+                     widths[i], pitch);
         cr_assert_eq(pitch % 512, 0, "width %zu: pitch %zu", widths[i], pitch);
         OK(cuMemGetAddressRange_v2(&base, &size, p + 2 * pitch + widths[i] - 1));
         cr_assert_eq(base, p);
@@ -2851,7 +2940,7 @@ Test(fakecuda, a_pitched_allocation_is_device_memory_of_pitch_times_height_bytes
 {
     CUdeviceptr p = 0;
     size_t pitch = 0;
-    unsigned char row[100], back[100] = {0};
+    unsigned char row[100], back[100] = { 0 };
     primary();
     OK(cuMemAllocPitch_v2(&p, &pitch, sizeof row, 4, 16));
     cr_assert_eq(pitch, 512);
@@ -2871,7 +2960,7 @@ Test(fakecuda, pitched_allocation_takes_element_sizes_4_8_16_only)
 {
     CUdeviceptr p = 0;
     size_t pitch = 0;
-    static const unsigned int bad[] = {0, 1, 2, 3, 5, 12, 32};
+    static const unsigned int bad[] = { 0, 1, 2, 3, 5, 12, 32 };
     primary();
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocPitch_v2(&p, &pitch, 64, 8, bad[i]));
@@ -2927,7 +3016,7 @@ Test(fakecuda, a_created_pool_hands_out_device_memory_and_counts_it_apart_from_t
     CUmemPoolProps pp = pool_props(0);
     CUmemoryPool pool = NULL, dflt = NULL, of = NULL;
     CUdeviceptr p = 0;
-    unsigned char back[1000] = {0};
+    unsigned char back[1000] = { 0 };
     primary();
     OK(cuMemPoolCreate(&pool, &pp));
     OK(cuDeviceGetDefaultMemPool(&dflt, 0));
@@ -2962,7 +3051,8 @@ Test(fakecuda, destroying_a_pool_with_live_allocations_returns_at_once_and_they_
     OK(cuMemAllocFromPoolAsync(&b, 512, pool, NULL));
     OK(cuMemFreeAsync(b, NULL)); /* a free not yet run */
     OK(cuMemPoolDestroy(pool));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
     OK(cuMemsetD8_v2(a, 0x11, 256));
     cr_assert_eq(byte_at(a + 255), 0x11);
     OK(cuCtxSynchronize());
@@ -3072,7 +3162,8 @@ Test(fakecuda, pool_creation_checks_its_properties)
     pp.location.type = CU_MEM_LOCATION_TYPE_HOST; /* HOST_MEMORY_POOLS_SUPPORTED is 0 */
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &pp));
     pp = pool_props(0);
-    pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; /* MEMPOOL_SUPPORTED_HANDLE_TYPES is 0 */
+    pp.handleTypes =
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; /* MEMPOOL_SUPPORTED_HANDLE_TYPES is 0 */
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &pp));
     pp.handleTypes = (CUmemAllocationHandleType)0x100;
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&pool, &pp));
@@ -3136,7 +3227,8 @@ Test(fakecuda, vmm_granularity_is_2_mib_minimum_and_recommended)
     CUmemAllocationProp prop = vmm_prop(0);
     size_t g = 0;
     int vmm = 0;
-    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED,
+           cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     OK(cuInit(0)); /* no context needed */
     OK(cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0));
     cr_assert_eq(vmm, 1);
@@ -3145,17 +3237,24 @@ Test(fakecuda, vmm_granularity_is_2_mib_minimum_and_recommended)
     g = 0;
     OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
     cr_assert_eq(g, GRAN);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(NULL, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, NULL, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, &prop, (CUmemAllocationGranularity_flags)2));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemGetAllocationGranularity(NULL, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemGetAllocationGranularity(&g, NULL, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemGetAllocationGranularity(&g, &prop, (CUmemAllocationGranularity_flags)2));
     prop = vmm_prop(1);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     prop = vmm_prop(0);
     prop.type = CU_MEM_ALLOCATION_TYPE_INVALID;
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     prop = vmm_prop(0);
-    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0 */
-    EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    prop.location.type =
+        CU_MEM_LOCATION_TYPE_HOST; /* HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0 */
+    EXPECT(CUDA_ERROR_NOT_SUPPORTED,
+           cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
 }
 
 Test(fakecuda, a_mapped_range_with_access_is_device_memory_for_copies_memsets_and_kernels)
@@ -3165,8 +3264,8 @@ Test(fakecuda, a_mapped_range_with_access_is_device_memory_for_copies_memsets_an
     size_t size = 0;
     unsigned long long flags = 0;
     unsigned int access = 0, ipc = 1;
-    CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
-    unsigned char buf[64], back[64] = {0};
+    CUmemLocation here = { CU_MEM_LOCATION_TYPE_DEVICE, 0 };
+    unsigned char buf[64], back[64] = { 0 };
     CUfunction gg_fill;
     primary();
     gg_fill = function(kernels(), "gg_fill");
@@ -3222,10 +3321,10 @@ Test(fakecuda, a_mapping_has_no_access_until_cuMemSetAccess_grants_it)
 {
     CUmemGenericAllocationHandle h;
     CUdeviceptr r;
-    unsigned char buf[16] = {0};
+    unsigned char buf[16] = { 0 };
     unsigned long long flags = 99;
     unsigned int access = 99;
-    CUmemLocation here = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUmemLocation here = { CU_MEM_LOCATION_TYPE_DEVICE, 0 };
     primary();
     r = vmm_reserve(GRAN);
     h = vmm_create(GRAN);
@@ -3287,7 +3386,7 @@ Test(fakecuda, reserved_but_unmapped_addresses_are_not_memory)
     CUmemGenericAllocationHandle h;
     CUdeviceptr r, base;
     size_t size;
-    unsigned char buf[16] = {0};
+    unsigned char buf[16] = { 0 };
     primary();
     r = vmm_reserve(2 * GRAN);
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD8_v2(r, 1, 16));
@@ -3318,21 +3417,24 @@ Test(fakecuda, a_mapping_must_lie_in_one_reservation_at_granularity_multiples)
     r = vmm_reserve(2 * GRAN);
     h = vmm_create(GRAN);
     big = vmm_create(2 * GRAN);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(plain, GRAN, 0, h, 0));       /* cuMemAlloc memory */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + 2 * GRAN, GRAN, 0, h, 0)); /* past the reservation */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r - GRAN, GRAN, 0, h, 0));     /* before it */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(plain, GRAN, 0, h, 0)); /* cuMemAlloc memory */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemMap(r + 2 * GRAN, GRAN, 0, h, 0));                       /* past the reservation */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r - GRAN, GRAN, 0, h, 0)); /* before it */
     other = vmm_reserve(2 * GRAN);
     if (other == r + 2 * GRAN) /* adjacent reservations: still two */
         EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + GRAN, 2 * GRAN, 0, big, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + GRAN, 2 * GRAN, 0, big, 0)); /* runs past the end */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + 4096, GRAN, 0, h, 0));    /* ptr not a multiple */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN / 2, 0, h, 0));       /* size not a multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemMap(r + GRAN, 2 * GRAN, 0, big, 0));                     /* runs past the end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r + 4096, GRAN, 0, h, 0)); /* ptr not a multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN / 2, 0, h, 0));    /* size not a multiple */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 0, 0, h, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 2 * GRAN, 0, h, 0));       /* more than the allocation */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, GRAN, big, 0));      /* offset "must be zero" */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, h, 1));           /* flags */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, 0, 0));           /* no handle */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, (CUmemGenericAllocationHandle)(uintptr_t)&h, 0));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 2 * GRAN, 0, h, 0)); /* more than the allocation */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, GRAN, big, 0)); /* offset "must be zero" */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, h, 1));      /* flags */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, 0, 0));      /* no handle */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemMap(r, GRAN, 0, (CUmemGenericAllocationHandle)(uintptr_t)&h, 0));
     OK(cuMemMap(r, GRAN, 0, h, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, GRAN, 0, h, 0)); /* already mapped */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemMap(r, 2 * GRAN, 0, big, 0));
@@ -3375,7 +3477,8 @@ Test(fakecuda, cuMemCreate_takes_granularity_multiples_of_a_devices_pinned_memor
     prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemCreate(&h, GRAN, &prop, 0));
     prop = vmm_prop(0);
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; /* the device exports none */
+    prop.requestedHandleTypes =
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; /* the device exports none */
     EXPECT(CUDA_ERROR_NOT_SUPPORTED, cuMemCreate(&h, GRAN, &prop, 0));
     prop = vmm_prop(0);
     prop.win32HandleMetaData = &prop;
@@ -3403,7 +3506,8 @@ Test(fakecuda, cuMemCreate_takes_granularity_multiples_of_a_devices_pinned_memor
     fakecuda_set_mem_limit(GRAN);
     EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemCreate(&h, 2 * GRAN, &prop, 0));
     fakecuda_set_mem_limit(0);
-    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemCreate(&h, (size_t)16 << 30, &prop, 0)); /* twice the device */
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY,
+           cuMemCreate(&h, (size_t)16 << 30, &prop, 0)); /* twice the device */
 }
 
 Test(fakecuda, unmap_takes_whole_mappings_with_no_gap)
@@ -3447,7 +3551,8 @@ Test(fakecuda, released_memory_lives_until_its_last_mapping_goes)
     OK(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(r + 4242)));
     cr_assert_eq(again, h);
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRetainAllocationHandle(NULL, (void *)(uintptr_t)r));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(r + GRAN)));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(r + GRAN)));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemRetainAllocationHandle(&again, &again));
     OK(cuMemUnmap(r, GRAN));
     cr_assert_eq(fakecuda_live_allocations(), 1); /* the retained reference */
@@ -3484,12 +3589,16 @@ Test(fakecuda, address_reservations_follow_size_alignment_and_hint)
     OK(cuInit(0)); /* no context needed */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(NULL, GRAN, 0, 0, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, 0, 0, 0, 0));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, 100, 0, 0, 0));     /* not a page multiple */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, GRAN, 3 << 20, 0, 0)); /* not a power of two */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, GRAN, 0, 12345, 0)); /* hint not a page multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemAddressReserve(&r, 100, 0, 0, 0)); /* not a page multiple */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemAddressReserve(&r, GRAN, 3 << 20, 0, 0)); /* not a power of two */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemAddressReserve(&r, GRAN, 0, 12345, 0)); /* hint not a page multiple */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAddressReserve(&r, GRAN, 0, 0, 1));
-    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuMemAddressReserve(&r, (size_t)1 << 40, 0, 0, 0)); /* more than the space */
-    OK(cuMemAddressReserve(&r, 4096, 0, 0, 0)); /* a page is enough */
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY,
+           cuMemAddressReserve(&r, (size_t)1 << 40, 0, 0, 0)); /* more than the space */
+    OK(cuMemAddressReserve(&r, 4096, 0, 0, 0));                /* a page is enough */
     cr_assert_eq(r % GRAN, 0);
     OK(cuMemAddressReserve(&big, GRAN, (size_t)1 << 30, 0, 0));
     cr_assert_eq(big % ((size_t)1 << 30), 0);
@@ -3530,7 +3639,7 @@ Test(fakecuda, set_access_checks_its_range_locations_and_flags)
     CUmemGenericAllocationHandle h;
     CUdeviceptr r;
     CUmemAccessDesc d[2];
-    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 1};
+    CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, 1 };
     unsigned long long flags = 99;
     setenv("FAKECUDA_DEVICES", "2", 1);
     primary();
@@ -3585,7 +3694,7 @@ Test(fakecuda, managed_memory_with_the_knob_is_device_memory_marked_managed)
 {
     CUdeviceptr d, plain;
     unsigned int managed = 7;
-    unsigned char in[4] = {1, 2, 3, 4}, out[4] = {0};
+    unsigned char in[4] = { 1, 2, 3, 4 }, out[4] = { 0 };
     int v = 0;
     setenv("FAKECUDA_MANAGED", "1", 1); /* read at cuInit */
     primary();
@@ -3717,14 +3826,16 @@ Test(fakecuda, capture_cannot_begin_on_the_legacy_stream)
 {
     CUstream s;
     primary();
-    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+           cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
     EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
            cuStreamBeginCapture_v2(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_RELAXED));
     EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuStreamBeginCapture(NULL));
     cr_assert_eq(capture_status(NULL), CU_STREAM_CAPTURE_STATUS_NONE);
     OK(cuStreamCreate(&s, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamBeginCapture_v2(s, (CUstreamCaptureMode)7));
-    EXPECT(CUDA_ERROR_INVALID_HANDLE, cuStreamBeginCapture_v2((CUstream)&s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_INVALID_HANDLE,
+           cuStreamBeginCapture_v2((CUstream)&s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
@@ -3732,7 +3843,7 @@ Test(fakecuda, work_queued_while_capturing_runs_only_when_the_graph_is_launched)
 {
     CUstream s, other;
     CUmodule m;
-    unsigned char host[16] = {0}, back[16] = {0};
+    unsigned char host[16] = { 0 }, back[16] = { 0 };
     primary();
     m = kernels();
     CUfunction gg_fill = function(m, "gg_fill"), gg_copy = function(m, "gg_copy");
@@ -3741,11 +3852,11 @@ Test(fakecuda, work_queued_while_capturing_runs_only_when_the_graph_is_launched)
     OK(cuStreamCreate(&other, 0));
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(cuMemsetD8Async(p, 1, 16, s));
-    OK(fill(gg_fill, s, p, 7, 8));              /* p = 7 x8, 1 x8 */
+    OK(fill(gg_fill, s, p, 7, 8));                /* p = 7 x8, 1 x8 */
     OK(cuMemcpyHtoDAsync_v2(p + 12, host, 4, s)); /* read when the node runs */
     uint64_t n = 16;
-    OK(launch3(gg_copy, s, &q, &p, &n));        /* q = p */
-    OK(cuMemcpyDtoHAsync_v2(back, q, 16, s));   /* pageable: written when it runs */
+    OK(launch3(gg_copy, s, &q, &p, &n));      /* q = p */
+    OK(cuMemcpyDtoHAsync_v2(back, q, 16, s)); /* pageable: written when it runs */
     CUgraph g = end_capture(s);
     /* Nothing ran, and nothing is queued to run. */
     OK(cuStreamSynchronize(s));
@@ -3757,7 +3868,7 @@ Test(fakecuda, work_queued_while_capturing_runs_only_when_the_graph_is_launched)
     OK(cuGraphLaunch(x, other));
     cr_assert_eq(byte_at(q), 0xde); /* queued on `other` */
     OK(cuStreamSynchronize(other));
-    unsigned char want[16] = {7, 7, 7, 7, 7, 7, 7, 7, 1, 1, 1, 1, 9, 9, 9, 9};
+    unsigned char want[16] = { 7, 7, 7, 7, 7, 7, 7, 7, 1, 1, 1, 1, 9, 9, 9, 9 };
     cr_assert_eq(memcmp(back, want, 16), 0);
     /* Again: the copy node reads the host buffer as it is then. */
     memset(host, 5, sizeof host);
@@ -3852,7 +3963,7 @@ Test(fakecuda, the_legacy_stream_cannot_be_used_while_a_blocking_stream_captures
 {
     CUstream s;
     CUstreamCaptureStatus st;
-    unsigned char b[4] = {0};
+    unsigned char b[4] = { 0 };
     primary();
     CUdeviceptr p = alloc(8);
     OK(cuStreamCreate(&s, 0));
@@ -3912,7 +4023,7 @@ static void *call_on_a_thread(void *arg)
 static CUresult on_a_thread(int what, CUcontext c, CUstream s, CUstreamCaptureMode mode)
 {
     pthread_t t;
-    thread_call call = {what, c, s, mode, CUDA_ERROR_UNKNOWN};
+    thread_call call = { what, c, s, mode, CUDA_ERROR_UNKNOWN };
     pthread_create(&t, NULL, call_on_a_thread, &call);
     pthread_join(t, NULL);
     return call.rc;
@@ -3928,7 +4039,8 @@ Test(fakecuda, unsafe_calls_follow_the_threads_capture_mode)
 
     /* GLOBAL: prohibited on this thread and, in GLOBAL mode, on others. */
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+           on_a_thread(0, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
     expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
@@ -3974,7 +4086,8 @@ Test(fakecuda, the_mode_exchange_needs_init)
 {
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuThreadExchangeStreamCaptureMode(&mode));
-    EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_NOT_INITIALIZED,
+           cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
     EXPECT(CUDA_ERROR_NOT_INITIALIZED, cuGraphDestroy(NULL));
 }
 
@@ -3989,7 +4102,8 @@ Test(fakecuda, a_capture_ends_on_its_own_stream_and_thread)
     OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     /* Not from another thread unless RELAXED. */
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    EXPECT(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, on_a_thread(1, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+           on_a_thread(1, c, s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamEndCapture(s, NULL));
     cuGraphDestroy(end_capture(s));
@@ -4032,7 +4146,7 @@ Test(fakecuda, events_fork_and_join_a_capture_across_streams)
     CUgraphExec x = instantiate(g, 0);
     OK(cuGraphLaunch(x, s));
     OK(cuStreamSynchronize(s));
-    cr_assert_eq(byte_at(q), 1);     /* copied before the second fill */
+    cr_assert_eq(byte_at(q), 1); /* copied before the second fill */
     cr_assert_eq(byte_at(p), 2);
     cr_assert_eq(byte_at(p + 7), 1);
 
@@ -4154,7 +4268,8 @@ Test(fakecuda, capture_info_gives_the_graph_and_the_next_nodes_dependencies)
     cr_assert_eq(n, 1);
     cr_assert_not_null(deps[0]);
     cr_assert_eq(edges[0].type, 0);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, NULL, &edges, &n));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, NULL, &edges, &n));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuStreamGetCaptureInfo_v2(s, NULL, NULL, NULL, NULL, NULL));
     /* The graph is not instantiable nor destroyable while captured into. */
     CUgraphExec x;
@@ -4179,9 +4294,11 @@ Test(fakecuda, graph_entry_points_check_their_arguments)
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, (CUgraph)s, 0));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, 1ull << 40));
     EXPECT(CUDA_ERROR_INVALID_VALUE,
-           cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
-                                                  CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+           cuGraphInstantiateWithFlags(&x, g,
+                                       CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                           CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
     OK(cuGraphInstantiate_v2(&x, g, &bad, log, sizeof log));
     cr_assert_null(bad);
     cr_assert_str_eq(log, "");
@@ -4219,7 +4336,8 @@ Test(fakecuda, a_device_launch_graph_holds_device_work_only)
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     OK(cuMemcpyDtoHAsync_v2(b, p, 8, s)); /* pageable host memory */
     g = end_capture(s);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
     OK(cuGraphInstantiateWithFlags(&x, g, 0)); /* a host launch may copy to the host */
 }
 
@@ -4444,14 +4562,19 @@ Test(fakecuda, get_proc_address_hands_out_the_capture_entry_points_by_version)
 {
     OK(cuInit(0));
     expect_proc("cuStreamBeginCapture", 10000, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamBeginCapture");
-    expect_proc("cuStreamBeginCapture", 10010, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamBeginCapture_v2");
+    expect_proc("cuStreamBeginCapture", 10010, CU_GET_PROC_ADDRESS_DEFAULT,
+                "cuStreamBeginCapture_v2");
     expect_proc("cuStreamBeginCapture", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
                 "cuStreamBeginCapture_v2_ptsz");
-    expect_proc("cuStreamGetCaptureInfo", 11030, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamGetCaptureInfo_v2");
-    expect_proc("cuStreamGetCaptureInfo", 13000, CU_GET_PROC_ADDRESS_DEFAULT, "cuStreamGetCaptureInfo_v3");
+    expect_proc("cuStreamGetCaptureInfo", 11030, CU_GET_PROC_ADDRESS_DEFAULT,
+                "cuStreamGetCaptureInfo_v2");
+    expect_proc("cuStreamGetCaptureInfo", 13000, CU_GET_PROC_ADDRESS_DEFAULT,
+                "cuStreamGetCaptureInfo_v3");
     expect_proc("cuGraphInstantiate", 11000, CU_GET_PROC_ADDRESS_DEFAULT, "cuGraphInstantiate_v2");
-    expect_proc("cuGraphInstantiateWithFlags", 13000, CU_GET_PROC_ADDRESS_DEFAULT, "cuGraphInstantiateWithFlags");
-    expect_proc("cuGraphLaunch", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuGraphLaunch_ptsz");
+    expect_proc("cuGraphInstantiateWithFlags", 13000, CU_GET_PROC_ADDRESS_DEFAULT,
+                "cuGraphInstantiateWithFlags");
+    expect_proc("cuGraphLaunch", 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                "cuGraphLaunch_ptsz");
 }
 
 Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_node)
@@ -4466,7 +4589,8 @@ Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_no
     OK(cuMemsetD8Async(p, 1, 8, s));
     OK(cuMemcpyDtoHAsync_v2(b, p, 8, s));
     CUgraph g = end_capture(s);
-    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = s};
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = { .flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+                                         .hUploadStream = s };
     OK(cuGraphInstantiateWithParams(&x, g, &ip));
     cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
     cr_assert_null(ip.hErrNode_out);
@@ -4474,18 +4598,20 @@ Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_no
     OK(cuStreamSynchronize(s));
     cr_assert_eq(b[0], 1);
     /* A device launch cannot copy to pageable host memory: that node. */
-    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH};
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){ .flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH };
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams_ptsz(&x, g, &ip));
     cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED);
     cr_assert_not_null(ip.hErrNode_out);
-    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = 1ull << 40};
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){ .flags = 1ull << 40 };
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams(&x, g, &ip));
     cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_ERROR);
     cr_assert_null(ip.hErrNode_out);
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithParams(&x, g, NULL));
     /* The upload flag is for this form only, and needs a stream work can go to. */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD));
-    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, .hUploadStream = (CUstream)&ip};
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuGraphInstantiateWithFlags(&x, g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD));
+    ip = (CUDA_GRAPH_INSTANTIATE_PARAMS){ .flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+                                          .hUploadStream = (CUstream)&ip };
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuGraphInstantiateWithParams(&x, g, &ip));
 }
 
@@ -4493,11 +4619,17 @@ Test(fakecuda, instantiation_with_params_reports_its_result_and_the_offending_no
 /* 2D, 3D, peer and array copies, 2D sets (fc_copy3d.c, fc_array.c)          */
 /* ------------------------------------------------------------------------ */
 
-static CUDA_MEMCPY2D htod2d(const void *host, size_t hpitch, CUdeviceptr dev, size_t dpitch, size_t w, size_t h)
+static CUDA_MEMCPY2D htod2d(const void *host, size_t hpitch, CUdeviceptr dev, size_t dpitch,
+                            size_t w, size_t h)
 {
-    return (CUDA_MEMCPY2D){.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = hpitch,
-                           .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = dev, .dstPitch = dpitch,
-                           .WidthInBytes = w, .Height = h};
+    return (CUDA_MEMCPY2D){ .srcMemoryType = CU_MEMORYTYPE_HOST,
+                            .srcHost = host,
+                            .srcPitch = hpitch,
+                            .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                            .dstDevice = dev,
+                            .dstPitch = dpitch,
+                            .WidthInBytes = w,
+                            .Height = h };
 }
 
 Test(fakecuda, a_2d_copy_moves_rows_between_pitched_device_memory_and_host_memory)
@@ -4523,9 +4655,14 @@ Test(fakecuda, a_2d_copy_moves_rows_between_pitched_device_memory_and_host_memor
     cr_assert_eq(byte_at(p + 3 * pitch + 2), 0);
     /* And back, through the _ptds form and unified addressing. */
     memset(back, 0, sizeof back);
-    CUDA_MEMCPY2D d = {.srcMemoryType = CU_MEMORYTYPE_UNIFIED, .srcDevice = p, .srcPitch = pitch,
-                       .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = (CUdeviceptr)(uintptr_t)back,
-                       .dstPitch = 8, .WidthInBytes = 8, .Height = 3};
+    CUDA_MEMCPY2D d = { .srcMemoryType = CU_MEMORYTYPE_UNIFIED,
+                        .srcDevice = p,
+                        .srcPitch = pitch,
+                        .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
+                        .dstDevice = (CUdeviceptr)(uintptr_t)back,
+                        .dstPitch = 8,
+                        .WidthInBytes = 8,
+                        .Height = 3 };
     OK(cuMemcpy2D_v2_ptds(&d));
     cr_assert_eq(back[0][2], 16);
     cr_assert_eq(back[2][7], 53);
@@ -4535,9 +4672,10 @@ Test(fakecuda, a_2d_copy_moves_rows_between_pitched_device_memory_and_host_memor
 }
 
 /* The extent is from the first byte to the last: the last row needs only its width. */
-Test(fakecuda, a_2d_copy_whose_last_row_runs_past_its_allocation_is_invalid_value_and_copies_nothing)
+Test(fakecuda,
+     a_2d_copy_whose_last_row_runs_past_its_allocation_is_invalid_value_and_copies_nothing)
 {
-    unsigned char host[64] = {0};
+    unsigned char host[64] = { 0 };
     primary();
     CUdeviceptr p = alloc(100);
     OK(cuMemsetD8_v2(p, 0x77, 100));
@@ -4552,9 +4690,14 @@ Test(fakecuda, a_2d_copy_whose_last_row_runs_past_its_allocation_is_invalid_valu
     c.WidthInBytes = 20, c.dstY = 1; /* a row more */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&c));
     /* The device as the source, too. */
-    CUDA_MEMCPY2D d = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p, .srcPitch = 40,
-                       .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host, .dstPitch = 21,
-                       .WidthInBytes = 21, .Height = 3};
+    CUDA_MEMCPY2D d = { .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .srcDevice = p,
+                        .srcPitch = 40,
+                        .dstMemoryType = CU_MEMORYTYPE_HOST,
+                        .dstHost = host,
+                        .dstPitch = 21,
+                        .WidthInBytes = 21,
+                        .Height = 3 };
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D_v2(&d));
     d.WidthInBytes = 20;
     OK(cuMemcpy2D_v2(&d));
@@ -4595,7 +4738,7 @@ Test(fakecuda, an_async_2d_copy_runs_in_stream_order)
     memset(host, 0x44, sizeof host);
     CUDA_MEMCPY2D c = htod2d(host, 8, p, 32, 8, 2);
     OK(cuMemcpy2DAsync_v2(&c, s));
-    memset(host, 0x55, sizeof host); /* staged at the call */
+    memset(host, 0x55, sizeof host);     /* staged at the call */
     cr_assert_eq(byte_at(p + 32), 0xde); /* nothing ran yet: fresh memory */
     OK(cuStreamSynchronize(s));
     cr_assert_eq(byte_at(p + 32), 0x44);
@@ -4613,17 +4756,37 @@ Test(fakecuda, a_3d_copy_follows_pitch_and_layer_height_and_checks_its_extent)
     for (int i = 0; i < 16; i++)
         (&host[0][0][0])[i] = (unsigned char)(i + 1);
     /* Device: pitch 8, 3 rows a layer; 2 layers of 2 rows of 4 bytes at (X 4, Y 1). */
-    CUDA_MEMCPY3D c = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = 4, .srcHeight = 2,
-                       .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = p, .dstPitch = 8, .dstHeight = 3,
-                       .dstXInBytes = 4, .dstY = 1, .WidthInBytes = 4, .Height = 2, .Depth = 2};
+    CUDA_MEMCPY3D c = { .srcMemoryType = CU_MEMORYTYPE_HOST,
+                        .srcHost = host,
+                        .srcPitch = 4,
+                        .srcHeight = 2,
+                        .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .dstDevice = p,
+                        .dstPitch = 8,
+                        .dstHeight = 3,
+                        .dstXInBytes = 4,
+                        .dstY = 1,
+                        .WidthInBytes = 4,
+                        .Height = 2,
+                        .Depth = 2 };
     OK(cuMemcpy3D_v2(&c));
     cr_assert_eq(byte_at(p + 8 + 4), 1);
     cr_assert_eq(byte_at(p + 16 + 7), 8);
     cr_assert_eq(byte_at(p + 24 + 8 + 4), 9);
     cr_assert_eq(byte_at(p + 24 + 16 + 7), 16); /* the very last byte of the allocation */
-    CUDA_MEMCPY3D d = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p, .srcPitch = 8, .srcHeight = 3,
-                       .srcXInBytes = 4, .srcY = 1, .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = back,
-                       .dstPitch = 4, .dstHeight = 2, .WidthInBytes = 4, .Height = 2, .Depth = 2};
+    CUDA_MEMCPY3D d = { .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .srcDevice = p,
+                        .srcPitch = 8,
+                        .srcHeight = 3,
+                        .srcXInBytes = 4,
+                        .srcY = 1,
+                        .dstMemoryType = CU_MEMORYTYPE_HOST,
+                        .dstHost = back,
+                        .dstPitch = 4,
+                        .dstHeight = 2,
+                        .WidthInBytes = 4,
+                        .Height = 2,
+                        .Depth = 2 };
     OK(cuMemcpy3D_v2_ptds(&d));
     cr_assert_eq(memcmp(host, back, sizeof host), 0);
     d.srcZ = 1; /* a layer further: past the end */
@@ -4661,9 +4824,17 @@ Test(fakecuda, peer_copies_check_both_contexts_and_both_ranges)
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyPeerAsync_ptsz(q, c, p, other, 65, s));
     OK(cuStreamSynchronize(s));
     cr_assert_eq(byte_at(q), 0x67);
-    CUDA_MEMCPY3D_PEER d = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = p, .srcContext = c, .srcPitch = 64,
-                            .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = q, .dstContext = other,
-                            .dstPitch = 64, .WidthInBytes = 64, .Height = 1, .Depth = 1};
+    CUDA_MEMCPY3D_PEER d = { .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                             .srcDevice = p,
+                             .srcContext = c,
+                             .srcPitch = 64,
+                             .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                             .dstDevice = q,
+                             .dstContext = other,
+                             .dstPitch = 64,
+                             .WidthInBytes = 64,
+                             .Height = 1,
+                             .Depth = 1 };
     OK(cuMemcpy3DPeer(&d));
     OK(cuMemcpy3DPeer_ptds(&d));
     OK(cuMemcpy3DPeerAsync(&d, s));
@@ -4677,26 +4848,33 @@ Test(fakecuda, peer_copies_check_both_contexts_and_both_ranges)
 Test(fakecuda, an_array_is_created_described_and_destroyed)
 {
     CUarray a, b;
-    CUDA_ARRAY3D_DESCRIPTOR d3 = {0};
-    CUDA_ARRAY_DESCRIPTOR d2 = {0};
+    CUDA_ARRAY3D_DESCRIPTOR d3 = { 0 };
+    CUDA_ARRAY_DESCRIPTOR d2 = { 0 };
     primary();
-    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){.Width = 64, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 2}));
+    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){
+                                .Width = 64, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 2 }));
     OK(cuArray3DGetDescriptor_v2(&d3, a));
     cr_assert_eq(d3.Width, 64);
     cr_assert_eq(d3.Height, 0);
     cr_assert_eq(d3.NumChannels, 2);
     OK(cuArrayGetDescriptor_v2(&d2, a));
     cr_assert_eq(d2.Format, CU_AD_FORMAT_FLOAT);
-    OK(cuArray3DCreate_v2(&b, &(CUDA_ARRAY3D_DESCRIPTOR){.Width = 4, .Height = 4, .Depth = 2,
-                                                          .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 1}));
+    OK(cuArray3DCreate_v2(&b, &(CUDA_ARRAY3D_DESCRIPTOR){ .Width = 4,
+                                                          .Height = 4,
+                                                          .Depth = 2,
+                                                          .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                                          .NumChannels = 1 }));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuArrayGetDescriptor_v2(&d2, b)); /* a 3D array */
     EXPECT(CUDA_ERROR_INVALID_VALUE,
-           cuArrayCreate_v2(&b, &(CUDA_ARRAY_DESCRIPTOR){.Width = 4, .Format = CU_AD_FORMAT_NV12, .NumChannels = 1}));
+           cuArrayCreate_v2(&b, &(CUDA_ARRAY_DESCRIPTOR){
+                                    .Width = 4, .Format = CU_AD_FORMAT_NV12, .NumChannels = 1 }));
     EXPECT(CUDA_ERROR_INVALID_VALUE,
-           cuArrayCreate_v2(&b, &(CUDA_ARRAY_DESCRIPTOR){.Width = 4, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 3}));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuArray3DCreate_v2(&b, &(CUDA_ARRAY3D_DESCRIPTOR){
-                                                                .Width = 4, .Depth = 2, .NumChannels = 1,
-                                                                .Format = CU_AD_FORMAT_FLOAT}));
+           cuArrayCreate_v2(&b, &(CUDA_ARRAY_DESCRIPTOR){
+                                    .Width = 4, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 3 }));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuArray3DCreate_v2(
+               &b, &(CUDA_ARRAY3D_DESCRIPTOR){
+                       .Width = 4, .Depth = 2, .NumChannels = 1, .Format = CU_AD_FORMAT_FLOAT }));
     OK(cuArrayDestroy(a));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuArrayDestroy(a));
     EXPECT(CUDA_ERROR_INVALID_HANDLE, cuArray3DGetDescriptor_v2(&d3, a));
@@ -4707,19 +4885,23 @@ Test(fakecuda, copies_between_device_memory_and_a_1d_array_check_the_array_and_t
     CUarray a;
     primary();
     CUdeviceptr p = alloc(64), q = alloc(64);
-    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){.Width = 16, .Format = CU_AD_FORMAT_UNSIGNED_INT32,
-                                                        .NumChannels = 1}));
+    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){ .Width = 16,
+                                                      .Format = CU_AD_FORMAT_UNSIGNED_INT32,
+                                                      .NumChannels = 1 }));
     OK(cuMemsetD8_v2(p, 0x5c, 64));
     OK(cuMemsetD8_v2(q, 0, 64));
     OK(cuMemcpyDtoA_v2(a, 0, p, 64));
     OK(cuMemcpyAtoD_v2(q, a, 8, 56));
     cr_assert_eq(byte_at(q + 55), 0x5c);
     cr_assert_eq(byte_at(q + 56), 0);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoA_v2(a, 0, p + 1, 64)); /* the source past its end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemcpyDtoA_v2(a, 0, p + 1, 64)); /* the source past its end */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoA_v2_ptds(a, 4, p, 64)); /* past the array */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q + 8, a, 0, 64)); /* the destination past its end */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2_ptds(q + 2, a, 0, 8)); /* not element-aligned */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q, a, 0, 6));       /* not whole elements */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemcpyAtoD_v2(q + 8, a, 0, 64)); /* the destination past its end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemcpyAtoD_v2_ptds(q + 2, a, 0, 8));                  /* not element-aligned */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q, a, 0, 6)); /* not whole elements */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemcpyAtoD_v2(q, (CUarray)&p, 0, 8));
     OK(cuArrayDestroy(a));
 }
@@ -4740,11 +4922,13 @@ Test(fakecuda, a_2d_set_fills_rows_and_checks_alignment_pitch_and_range)
     cr_assert_eq(byte_at(p + 34), 0x34);
     OK(cuMemsetD2D32_v2(p + 88, 0, 0x01020304u, 2, 1)); /* one row: the pitch is unused */
     cr_assert_eq(byte_at(p + 95), 0x01);
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D8_v2(p, 32, 0, 8, 4));       /* a fourth row past the end */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D8_v2_ptds(p + 65, 32, 0, 32, 1)); /* one byte past */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D16_v2(p + 1, 32, 0, 4, 2));  /* unaligned pointer */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32_v2(p, 30, 0, 4, 2));      /* unaligned pitch */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32_v2_ptds(p, 8, 0, 4, 2));  /* pitch below a row */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemsetD2D8_v2(p, 32, 0, 8, 4)); /* a fourth row past the end */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuMemsetD2D8_v2_ptds(p + 65, 32, 0, 32, 1));                     /* one byte past */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D16_v2(p + 1, 32, 0, 4, 2)); /* unaligned pointer */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32_v2(p, 30, 0, 4, 2));     /* unaligned pitch */
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32_v2_ptds(p, 8, 0, 4, 2)); /* pitch below a row */
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     OK(cuMemsetD2D8Async(p, 32, 0xcd, 8, 3, s));
     OK(cuMemsetD2D8Async_ptsz(p + 8, 32, 0xce, 8, 3, NULL));
@@ -4759,11 +4943,12 @@ Test(fakecuda, a_2d_set_fills_rows_and_checks_alignment_pitch_and_range)
     cr_assert_eq(byte_at(p + 64 + 16), 0x0d);
 }
 
-typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+typedef CUresult (*batch3d_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long,
+                                  CUstream);
 
 static CUmemcpy3DOperand pointer_operand(CUdeviceptr p)
 {
-    CUmemcpy3DOperand o = {.type = CU_MEMCPY_OPERAND_TYPE_POINTER};
+    CUmemcpy3DOperand o = { .type = CU_MEMCPY_OPERAND_TYPE_POINTER };
     o.op.ptr.ptr = p;
     return o;
 }
@@ -4779,15 +4964,22 @@ Test(fakecuda, a_batched_3d_copy_moves_pointer_and_array_operands_and_names_the_
     v1 = (batch3d_v1_fn)exported("cuMemcpy3DBatchAsync");
     CUdeviceptr p = alloc(32), q = alloc(32);
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){.Width = 8, .Format = CU_AD_FORMAT_UNSIGNED_INT16,
-                                                        .NumChannels = 1}));
+    OK(cuArrayCreate_v2(&a, &(CUDA_ARRAY_DESCRIPTOR){ .Width = 8,
+                                                      .Format = CU_AD_FORMAT_UNSIGNED_INT16,
+                                                      .NumChannels = 1 }));
     memset(host, 0x21, sizeof host);
     CUDA_MEMCPY3D_BATCH_OP ops[3] = {
-        {.src = pointer_operand((CUdeviceptr)(uintptr_t)host), .dst = pointer_operand(p),
-         .extent = {32, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+        { .src = pointer_operand((CUdeviceptr)(uintptr_t)host),
+          .dst = pointer_operand(p),
+          .extent = { 32, 1, 1 },
+          .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM },
         /* 8 elements of 2 bytes into the array, then 16 bytes out of it */
-        {.src = pointer_operand(p), .extent = {8, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
-        {.dst = pointer_operand(q + 16), .extent = {8, 1, 1}, .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+        { .src = pointer_operand(p),
+          .extent = { 8, 1, 1 },
+          .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM },
+        { .dst = pointer_operand(q + 16),
+          .extent = { 8, 1, 1 },
+          .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM },
     };
     ops[1].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY, ops[1].dst.op.array.array = a;
     ops[2].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY, ops[2].src.op.array.array = a;
@@ -4827,15 +5019,21 @@ static CUdeviceptr zeroed(size_t n)
 /* A kernel node of gg_fill(p, v, n) (kernelParams: copied by the call). */
 static CUDA_KERNEL_NODE_PARAMS fill_node(CUfunction gg_fill, void **params)
 {
-    CUDA_KERNEL_NODE_PARAMS kp = {.func = gg_fill, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-                                  .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1, .kernelParams = params};
+    CUDA_KERNEL_NODE_PARAMS kp = { .func = gg_fill,
+                                   .gridDimX = 1,
+                                   .gridDimY = 1,
+                                   .gridDimZ = 1,
+                                   .blockDimX = 128,
+                                   .blockDimY = 1,
+                                   .blockDimZ = 1,
+                                   .kernelParams = params };
     return kp;
 }
 
-static CUgraphNode add_fill(CUgraph g, const CUgraphNode *deps, size_t n, CUfunction f, CUdeviceptr p,
-                            unsigned char v, uint64_t len)
+static CUgraphNode add_fill(CUgraph g, const CUgraphNode *deps, size_t n, CUfunction f,
+                            CUdeviceptr p, unsigned char v, uint64_t len)
 {
-    void *params[] = {&p, &v, &len};
+    void *params[] = { &p, &v, &len };
     CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, params);
     CUgraphNode node = NULL;
     OK(cuGraphAddKernelNode_v2(&node, g, deps, n, &kp));
@@ -4878,9 +5076,10 @@ Test(fakecuda, graph_create_and_kernel_nodes_refuse_invalid_values)
     CUdeviceptr p = zeroed(64);
     unsigned char v = 0;
     uint64_t len = 64;
-    void *params[] = {&p, &v, &len};
+    void *params[] = { &p, &v, &len };
     size_t size = 24;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END };
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphCreate(&g, 1));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphCreate(NULL, 0));
     OK(cuGraphCreate(&g, 0));
@@ -4898,13 +5097,15 @@ Test(fakecuda, graph_create_and_kernel_nodes_refuse_invalid_values)
     d = add_fill(g, NULL, 0, f, p, 1, 64);
     kp = fill_node(f, params);
     /* "dependencies may not have any duplicate entries" */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, g, (CUgraphNode[]){d, d}, 2, &kp));
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuGraphAddKernelNode_v2(&n, g, (CUgraphNode[]){ d, d }, 2, &kp));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddKernelNode_v2(&n, (CUgraph)&kp, NULL, 0, &kp));
     size_t count = 0;
     OK(cuGraphGetNodes(g, NULL, &count));
     cr_assert_eq(count, 1);
     OK(cuGraphDestroy(g));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphKernelNodeGetParams_v2(d, &kp)); /* gone with its graph */
+    EXPECT(CUDA_ERROR_INVALID_VALUE,
+           cuGraphKernelNodeGetParams_v2(d, &kp)); /* gone with its graph */
 }
 
 /* What a captured launch or an added node was given, as the node keeps it:
@@ -4939,9 +5140,14 @@ Test(fakecuda, kernel_node_parameters_are_returned_as_the_node_keeps_them)
     cr_assert_eq(*(unsigned char *)kp.kernelParams[1], 7);
     cr_assert_eq(*(uint64_t *)kp.kernelParams[2], 64);
     /* Set through extra: returned as extra. */
-    struct { CUdeviceptr p; uint64_t v; uint64_t n; } buf = {q, 9, 32};
+    struct {
+        CUdeviceptr p;
+        uint64_t v;
+        uint64_t n;
+    } buf = { q, 9, 32 };
     size_t size = sizeof buf;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END };
     CUDA_KERNEL_NODE_PARAMS set = fill_node(f, NULL);
     set.extra = extra;
     OK(cuGraphKernelNodeSetParams_v2(nodes[0], &set));
@@ -4979,7 +5185,7 @@ Test(fakecuda, exec_kernel_node_set_params_changes_only_the_executable_graph)
     CUgraphExec x = instantiate(g, 0);
     unsigned char v = 5;
     uint64_t len = 64;
-    void *params[] = {&q, &v, &len};
+    void *params[] = { &q, &v, &len };
     CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, params);
     OK(cuGraphExecKernelNodeSetParams_v2(x, n, &kp));
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphExecKernelNodeSetParams_v2(x, foreign, &kp));
@@ -5009,8 +5215,8 @@ Test(fakecuda, generic_node_functions_add_and_set_kernel_nodes)
     CUdeviceptr p = zeroed(64), q = zeroed(64);
     unsigned char v = 4, w = 6;
     uint64_t len = 64;
-    void *pp[] = {&p, &v, &len}, *qp[] = {&q, &w, &len};
-    CUgraphNodeParams np = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
+    void *pp[] = { &p, &v, &len }, *qp[] = { &q, &w, &len };
+    CUgraphNodeParams np = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
     CUDA_KERNEL_NODE_PARAMS kp = fill_node(f, pp);
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     OK(cuGraphCreate(&g, 0));
@@ -5082,7 +5288,7 @@ Test(fakecuda, exec_update_takes_the_parameters_of_a_graph_of_the_same_shape)
     cr_assert_eq(byte_at(q), 3);
     cr_assert_eq(byte_at(p), 0);
     OK(cuGraphExecDestroy(x));
-    for (CUgraph *it = (CUgraph[]){g, same, bigger, copy}, *e = it + 4; it < e; it++)
+    for (CUgraph *it = (CUgraph[]){ g, same, bigger, copy }, *e = it + 4; it < e; it++)
         OK(cuGraphDestroy(*it));
 }
 
@@ -5153,8 +5359,8 @@ Test(fakecuda, the_cuda_10_forms_of_the_kernel_node_functions_work)
     CUdeviceptr p = zeroed(64);
     unsigned char v = 8;
     uint64_t len = 64;
-    void *params[] = {&p, &v, &len};
-    CUDA_KERNEL_NODE_PARAMS_v1 kp = {f, 1, 1, 1, 64, 1, 1, 0, params, NULL}, got;
+    void *params[] = { &p, &v, &len };
+    CUDA_KERNEL_NODE_PARAMS_v1 kp = { f, 1, 1, 1, 64, 1, 1, 0, params, NULL }, got;
     OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     OK(cuGraphCreate(&g, 0));
     OK(cuGraphCreate(&bigger, 0));

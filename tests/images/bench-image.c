@@ -40,7 +40,8 @@ static double measure(int way, const char *path, const void *image, size_t size,
 		double t0 = now_ns();
 
 		for (long i = 0; i < reads; i++) {
-			int rc = way == 2 ? gg_image_read_file(path, &info) : gg_image_read(image, way ? SIZE_MAX : size, &info);
+			int rc = way == 2 ? gg_image_read_file(path, &info)
+					  : gg_image_read(image, way ? SIZE_MAX : size, &info);
 
 			if (rc) {
 				fprintf(stderr, "bench-image: read %d failed: %d\n", way, rc);
@@ -81,7 +82,8 @@ int main(int argc, char **argv)
 	gg_image_archs_text(&info, text, sizeof(text));
 	printf("image: %lld bytes, %u archs (%s)\n", (long long)st.st_size, info.narchs, text);
 	for (int way = 0; way < 3; way++)
-		printf("%s: %.0f ns per read\n", ways[way], measure(way, argv[1], image, (size_t)st.st_size, reads));
+		printf("%s: %.0f ns per read\n", ways[way],
+		       measure(way, argv[1], image, (size_t)st.st_size, reads));
 	free(image);
 	return 0;
 }

@@ -46,7 +46,7 @@ static struct {
 
 	const char *image; /* the registered "fat binary": a PTX file's path */
 	pthread_mutex_t lock;
-	CUmodule module;   /* loaded at the first launch */
+	CUmodule module; /* loaded at the first launch */
 	struct {
 		const void *host_fun;
 		const char *name;
@@ -57,13 +57,25 @@ static struct {
 
 /* The runtime's names of its entry points, as the real one keeps them. */
 static const char *const api_names[] = {
-	"cudaMalloc", "cudaFree", "cudaMemcpy", "cudaLaunchKernel", "cudaDeviceSynchronize",
-	"__cudaRegisterFatBinary", "__cudaRegisterFunction",
+	"cudaMalloc",
+	"cudaFree",
+	"cudaMemcpy",
+	"cudaLaunchKernel",
+	"cudaDeviceSynchronize",
+	"__cudaRegisterFatBinary",
+	"__cudaRegisterFunction",
 };
-enum { API_MALLOC, API_FREE, API_MEMCPY, API_LAUNCH, API_SYNC };
+enum {
+	API_MALLOC,
+	API_FREE,
+	API_MEMCPY,
+	API_LAUNCH,
+	API_SYNC
+};
 
-static NOINLINE cudaError_t libcudart_static_ad7babe3bbced19fc2368606301643167815ce73(
-	int api, const char *call, CUresult rc)
+static NOINLINE cudaError_t libcudart_static_ad7babe3bbced19fc2368606301643167815ce73(int api,
+										      const char *call,
+										      CUresult rc)
 {
 	fprintf(stderr, "fake-cudart: %s: %s failed: %d\n", api_names[api], call, (int)rc);
 	return rc == CUDA_ERROR_OUT_OF_MEMORY ? cudaErrorMemoryAllocation : cudaErrorUnknown;
@@ -83,10 +95,10 @@ static void libcudart_static_ce35566c0fb89251159c0405119af58badb0226c(void)
 	if (!h || !(gpa = (PFN_cuGetProcAddress_v11030)dlsym(h, "cuGetProcAddress")) ||
 	    gpa("cuGetProcAddress", (void **)&rt.get_proc, 12000, 0) != CUDA_SUCCESS)
 		return;
-#define GET(field, name)                                                                  \
+#define GET(field, name)                                                                          \
 	if (rt.get_proc(name, (void **)&rt.field, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
-		    CUDA_SUCCESS ||                                                       \
-	    !rt.field)                                                                    \
+		    CUDA_SUCCESS ||                                                               \
+	    !rt.field)                                                                            \
 		return;
 	GET(init, "cuInit")
 	GET(device_get, "cuDeviceGet")
@@ -114,7 +126,7 @@ static inline cudaError_t lazy_init(void)
 }
 
 static NOINLINE cudaError_t libcudart_static_91ec308f0fdbb3d9b92cef42bec3139147eab225(void **ptr,
-										    size_t size)
+										      size_t size)
 {
 	CUdeviceptr p = 0;
 	CUresult rc = rt.alloc(&p, size);
@@ -153,9 +165,8 @@ NOINLINE cudaError_t cudaFree(void *ptr)
 static NOINLINE cudaError_t libcudart_static_708e88b986163037cbc4ea53aeda45158d655fb0(
 	void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-	CUresult rc = kind == cudaMemcpyHostToDevice
-			      ? rt.htod((CUdeviceptr)(uintptr_t)dst, src, count)
-			      : rt.dtoh(dst, (CUdeviceptr)(uintptr_t)src, count);
+	CUresult rc = kind == cudaMemcpyHostToDevice ? rt.htod((CUdeviceptr)(uintptr_t)dst, src, count)
+						     : rt.dtoh(dst, (CUdeviceptr)(uintptr_t)src, count);
 
 	return rc ? FAILED(API_MEMCPY, "cuMemcpy", rc) : cudaSuccess;
 }

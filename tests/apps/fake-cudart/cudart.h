@@ -9,9 +9,17 @@
 #include <stddef.h>
 
 typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInitializationError = 3,
-       cudaErrorInvalidDeviceFunction = 98, cudaErrorUnknown = 999 };
-enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
+enum {
+	cudaSuccess = 0,
+	cudaErrorMemoryAllocation = 2,
+	cudaErrorInitializationError = 3,
+	cudaErrorInvalidDeviceFunction = 98,
+	cudaErrorUnknown = 999
+};
+enum cudaMemcpyKind {
+	cudaMemcpyHostToDevice = 1,
+	cudaMemcpyDeviceToHost = 2
+};
 
 cudaError_t cudaMalloc(void **ptr, size_t size);
 cudaError_t cudaFree(void *ptr);
