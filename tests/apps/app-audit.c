@@ -45,6 +45,8 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "steps.h"
+
 CUresult helper_lookup(CUfunction *f, CUmodule mod, const char *name);
 CUresult helper_alloc(CUdeviceptr *p, size_t bytes);
 /* Two call sites of their own, exported so they have names. */
@@ -448,10 +450,7 @@ STEP step_sync(const struct args *args)
 	X("unwinder", NULL, step_unwinder)             \
 	X("sync", NULL, step_sync)
 
-static const struct step {
-	const char *name;
-	const char *shape;
-} steps[] = {
+static const struct app_step_row steps[] = {
 #define STEP_ROW(name, shape, fn) { name, shape },
 	STEPS(STEP_ROW)
 #undef STEP_ROW
@@ -461,23 +460,11 @@ static const struct step {
  * names no step, or is not written as its row's shape says. */
 static int find_step(char *arg, struct args *args)
 {
-	char *colon = strchr(arg, ':');
-	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	int row;
 
-	*args = (struct args){ .arg = arg, .text = colon ? colon + 1 : arg + len };
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		const struct step *s = &steps[i];
-
-		if (strlen(s->name) != len || strncmp(arg, s->name, len))
-			continue;
-		if (!s->shape == !colon)
-			return (int)i;
-		fprintf(stderr, "app-audit: step '%s' is written %s%s%s\n", arg, s->name,
-			s->shape ? ":" : "", s->shape ? s->shape : "");
-		return -1;
-	}
-	fprintf(stderr, "app-audit: unknown step '%s'\n", arg);
-	return -1;
+	*args = (struct args){ .arg = arg };
+	row = app_find_step("app-audit", steps, sizeof(steps) / sizeof(steps[0]), arg, &args->text);
+	return row;
 }
 
 int main(int argc, char **argv)

@@ -172,6 +172,7 @@
 /* cuCtxAttach and cuCtxDetach are deprecated: PyCUDA still calls them. */
 #define CUDA_ENABLE_DEPRECATED 1
 #include "driver-table.h"
+#include "steps.h"
 
 #define MAX_BUFS 1024
 
@@ -1577,10 +1578,7 @@ STEP step_cd(const struct args *args)
 	X("open2", "PATH", step_open2)         \
 	X("cd", "PATH", step_cd)
 
-static const struct step {
-	const char *name;
-	const char *shape;
-} steps[] = {
+static const struct app_step_row steps[] = {
 #define STEP_ROW(name, shape, fn) { name, shape },
 	STEPS(STEP_ROW)
 #undef STEP_ROW
@@ -1590,24 +1588,12 @@ static const struct step {
  * names no step, or is not written as its row's shape says. */
 static int find_step(char *arg, struct args *args)
 {
-	char *colon = strchr(arg, ':');
-	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	int row;
 
-	*args = (struct args){ .arg = arg, .text = colon ? colon + 1 : arg + len };
+	*args = (struct args){ .arg = arg };
+	row = app_find_step("app-redzone", steps, sizeof(steps) / sizeof(steps[0]), arg, &args->text);
 	sscanf(args->text, "%lu:%lu:%lu", &args->a, &args->b, &args->c);
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		const struct step *s = &steps[i];
-
-		if (strlen(s->name) != len || strncmp(arg, s->name, len))
-			continue;
-		if (!s->shape == !colon)
-			return (int)i;
-		fprintf(stderr, "app-redzone: step '%s' is written %s%s%s\n", arg, s->name,
-			s->shape ? ":" : "", s->shape ? s->shape : "");
-		return -1;
-	}
-	fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
-	return -1;
+	return row;
 }
 
 int main(int argc, char **argv)
