@@ -423,6 +423,16 @@ void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env, c
 	gg_run(&a->r, flags, envp, argv);
 }
 
+const char *const gg_route_apps[GG_ROUTES] = { "app-direct", "app-dlsym", "app-procaddr" };
+
+void gg_route_run(struct gg_app_run *a, size_t i, const char *const *env)
+{
+	char app[256];
+
+	snprintf(app, sizeof(app), "%s/%s", GG_APPS, gg_route_apps[i]);
+	gg_app_run(a, app, env, (const char *[]){ GG_PTX, NULL });
+}
+
 void gg_app_run_free(struct gg_app_run *a)
 {
 	gg_test_dir_remove(a->dir);

@@ -85,6 +85,14 @@ struct gg_app_run {
 };
 void gg_app_run(struct gg_app_run *a, const char *app, const char *const *env,
 		const char *const *steps);
+
+/* The test apps of the three routes to the driver (direct link, dlsym,
+ * cuGetProcAddress), each running tests/apps/scenario.c's steps. */
+#define GG_ROUTES 3
+extern const char *const gg_route_apps[GG_ROUTES];
+
+/* gg_app_run() of route @i's app, given @env and the kernels' PTX. */
+void gg_route_run(struct gg_app_run *a, size_t i, const char *const *env);
 /* Free the run and remove its directory. */
 void gg_app_run_free(struct gg_app_run *a);
 

@@ -1269,20 +1269,15 @@ Test(launches, refusals_of_one_kernel_are_counted_together_with_the_last_code)
 /* The kernel is named however the program reached the driver. */
 Test(launches, a_refused_launch_names_its_kernel_on_every_route)
 {
-	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
 		/* Counted launches: on the runtime's routes the launch hooks
 		 * are handed out only when something counts them (docs/how-it-works.md, "What
 		 * the shim does"). */
-		gg_app_run(&a, app,
-			   (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
-					     "GPUGUARD_BOUNDARY=launch:1000000", NULL },
-			   (const char *[]){ GG_PTX, NULL });
+		gg_route_run(&a, i,
+			     (const char *[]){ "FAKECUDA_FAIL_LAUNCH=1:209",
+					       "GPUGUARD_BOUNDARY=launch:1000000", NULL });
 		assert_json(&a, "[(e['name'], e['module'], e['count']) for e in j['launch_errors']]",
 			    "[('gg_fill', 'kernels.ptx', 1)]");
 		gg_app_run_free(&a);

@@ -52,16 +52,12 @@ static const char *const rz_env[] = { "GG_TEST_PTX=" GG_PTX, NULL };
 /* The scenario frees its buffer twice, on every route to the driver. */
 Test(frees, a_second_free_is_a_double_free_on_every_route)
 {
-	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		char app[256];
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i, (const char *[]){ "GPUGUARD_REDZONE=64", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_json(&a, FREES,
 			    "[('double_free', 0, 1000, 'cuMemFree_v2', 'free', [('stack', "
 			    "'app_scenario'), ('first_free_stack', 'app_scenario'), ('free_stack', "
@@ -80,6 +76,7 @@ Test(frees, a_second_free_is_a_double_free_on_every_route)
 			     1, "%s", a.r.err);
 		/* The driver's answer, as without the shim. */
 		cr_assert(strstr(a.r.out, "second free: CUDA_ERROR_INVALID_VALUE\n"), "%s", a.r.out);
+		snprintf(app, sizeof(app), "%s/%s", GG_APPS, gg_route_apps[i]);
 		assert_same_output(app, rz_env, (const char *[]){ GG_PTX, NULL }, a.r.out);
 		gg_app_run_free(&a);
 	}

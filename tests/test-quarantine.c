@@ -418,25 +418,16 @@ Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded)
 /* The same on every route (tests/apps/scenario.c, GG_SCENARIO_DANGLING): a
  * captured graph given buffer D, replayed (#1), D freed, replayed again
  * (#2): a dangling launch naming gg_fill, its graph node and D's free. */
-#define ROUTES                                            \
-	{                                                 \
-		"app-direct", "app-dlsym", "app-procaddr" \
-	}
 
 Test(quarantine, a_dangling_replay_is_found_on_every_route)
 {
-	static const char *const apps[] = ROUTES;
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app,
-			   (const char *[]){ Q_ENV("1M"), "GG_SCENARIO_DANGLING=1",
-					     "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i,
+			     (const char *[]){ Q_ENV("1M"), "GG_SCENARIO_DANGLING=1",
+					       "GPUGUARD_ALLOW_UNRESOLVED=1", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		cr_expect(strstr(a.r.out, "dangling replay: CUDA_SUCCESS\n"), "%s", a.r.out);
 		assert_json(&a,
 			    "[(v['kind'], v['kernel']['name'], v['kernel']['launch'], v['api'], "
@@ -449,7 +440,7 @@ Test(quarantine, a_dangling_replay_is_found_on_every_route)
 		cr_expect_eq(gg_count_lines(a.r.err,
 					    "ERROR: dangling launch: gg_fill (module kernels.ptx, "
 					    "launch #2, graph node 0x"),
-			     1, "%s: %s", apps[i], a.r.err);
+			     1, "%s: %s", gg_route_apps[i], a.r.err);
 		gg_app_run_free(&a);
 	}
 }
@@ -459,22 +450,17 @@ Test(quarantine, a_dangling_replay_is_found_on_every_route)
  * saw one graph launch, the first replay). */
 Test(quarantine, with_halt_on_error_a_dangling_replay_is_never_forwarded_on_every_route)
 {
-	static const char *const apps[] = ROUTES;
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app,
-			   (const char *[]){ Q_ENV("1M"), "GG_SCENARIO_DANGLING=halt",
-					     "GPUGUARD_HALT_ON_ERROR=1", "GPUGUARD_ALLOW_UNRESOLVED=1",
-					     NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s: %s", apps[i], a.r.err);
-		cr_expect(strstr(a.r.out, "graph launches forwarded at abort: 1\n"), "%s: %s", apps[i],
-			  a.r.out);
-		cr_expect(!strstr(a.r.out, "dangling replay:"), "%s: %s", apps[i], a.r.out);
+		gg_route_run(&a, i,
+			     (const char *[]){ Q_ENV("1M"), "GG_SCENARIO_DANGLING=halt",
+					       "GPUGUARD_HALT_ON_ERROR=1",
+					       "GPUGUARD_ALLOW_UNRESOLVED=1", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), -SIGABRT, "%s: %s", gg_route_apps[i], a.r.err);
+		cr_expect(strstr(a.r.out, "graph launches forwarded at abort: 1\n"), "%s: %s",
+			  gg_route_apps[i], a.r.out);
+		cr_expect(!strstr(a.r.out, "dangling replay:"), "%s: %s", gg_route_apps[i], a.r.out);
 		assert_json(&a,
 			    "[v['kernel']['name'] for v in j['violations'] "
 			    "if v['kind'] == 'dangling_launch']",

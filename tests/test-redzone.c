@@ -1370,16 +1370,11 @@ Test(checked_launch, without_red_zones_is_warned_about)
 /* Every route, both parameter forms: launch #1 is the scenario's gg_fill. */
 Test(checked_launch, names_the_kernel_on_every_route_with_both_parameter_forms)
 {
-	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app, (const char *[]){ CHECKED, "GG_SCENARIO_OVERRUN=1", NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i, (const char *[]){ CHECKED, "GG_SCENARIO_OVERRUN=1", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_json(&a, BY_KERNEL,
 			    "[(3, 'launch', 'gg_overrun_second', 'kernels.ptx', 2, 8), "
 			    "(3, 'launch', 'gg_overrun_second', 'kernels.ptx', 3, 4)]");
@@ -1391,17 +1386,12 @@ Test(checked_launch, names_the_kernel_on_every_route_with_both_parameter_forms)
  * every route; the same kernel twice is one suspect, its latest launch. */
 Test(suspects, name_the_kernel_on_every_route_with_both_parameter_forms)
 {
-	static const char *const apps[] = { "app-direct", "app-dlsym", "app-procaddr" };
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app,
-			   (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_OVERRUN=1", NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i,
+			     (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_OVERRUN=1", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_json(&a,
 			    "[(v['index'], v['user_bytes'], v['pad_bytes'], v['first'], v['last'], "
 			    "v['changed'], v['first_value'], v['detected_by']) for v in " OVERRUNS "]",
@@ -1771,10 +1761,6 @@ Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
 /* ---- CUDA graphs: a replay is a launch of each kernel node
  * (docs/how-it-works.md, "CUDA graphs") ---- */
 
-#define ROUTES                                            \
-	{                                                 \
-		"app-direct", "app-dlsym", "app-procaddr" \
-	}
 #define GRAPH_SCENARIO "GG_SCENARIO_GRAPH=1", "GPUGUARD_ALLOW_UNRESOLVED=1", "GPUGUARD_BOUNDARY=sync:2"
 
 /* The scenario's graphs (tests/apps/scenario.c) on every route: captured
@@ -1785,16 +1771,11 @@ Test(underflow, the_band_grows_to_the_next_256_bytes_at_no_cost_in_memory)
  * names the latest replay that was given it. */
 Test(graphs, a_replay_names_each_kernel_node_as_a_suspect_on_every_route)
 {
-	static const char *const apps[] = ROUTES;
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app, (const char *[]){ "GPUGUARD_REDZONE=64", GRAPH_SCENARIO, NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i, (const char *[]){ "GPUGUARD_REDZONE=64", GRAPH_SCENARIO, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_out(&a, "built graph: replayed 3 times, set and updated");
 		assert_json(&a,
 			    "[(v['index'], v['user_bytes'], v['changed'], v['detected_by']) for v "
@@ -1815,16 +1796,11 @@ Test(graphs, a_replay_names_each_kernel_node_as_a_suspect_on_every_route)
  * violation naming the node's kernel and its launch. */
 Test(graphs, a_checked_replay_names_the_node_that_overran_on_every_route)
 {
-	static const char *const apps[] = ROUTES;
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app, (const char *[]){ CHECKED, GRAPH_SCENARIO, NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i, (const char *[]){ CHECKED, GRAPH_SCENARIO, NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_json(&a, BY_KERNEL,
 			    "[(2, 'launch', 'gg_overrun', 'kernels.ptx', 2, 8), "
 			    "(2, 'launch', 'gg_overrun', 'kernels.ptx', 3, 8), "
@@ -1845,18 +1821,13 @@ Test(graphs, a_checked_replay_names_the_node_that_overran_on_every_route)
  * checked. */
 Test(graphs, the_generic_node_functions_are_followed_on_every_route)
 {
-	static const char *const apps[] = ROUTES;
-
-	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-		char app[256];
+	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
 
-		snprintf(app, sizeof(app), "%s/%s", GG_APPS, apps[i]);
-		gg_app_run(&a, app,
-			   (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_NODE_PARAMS=1",
-					     "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i,
+			     (const char *[]){ "GPUGUARD_REDZONE=64", "GG_SCENARIO_NODE_PARAMS=1",
+					       "GPUGUARD_ALLOW_UNRESOLVED=1", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_out(&a, "generic nodes: added, set in the executable graph and in the graph");
 		assert_json(&a,
 			    "[(v['user_bytes'], v['changed'], v['detected_by']) for v in " OVERRUNS "]",
@@ -1864,11 +1835,10 @@ Test(graphs, the_generic_node_functions_are_followed_on_every_route)
 		assert_json(&a, SUSPECTS, "[[('gg_overrun', 3), ('gg_fill', 2)], [('gg_overrun', 4)]]");
 		assert_json(&a, "j['coverage']['graph_nodes_unfollowed']", "{}");
 		gg_app_run_free(&a);
-		gg_app_run(&a, app,
-			   (const char *[]){ CHECKED, "GG_SCENARIO_NODE_PARAMS=1",
-					     "GPUGUARD_ALLOW_UNRESOLVED=1", NULL },
-			   (const char *[]){ GG_PTX, NULL });
-		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", apps[i], a.r.err);
+		gg_route_run(&a, i,
+			     (const char *[]){ CHECKED, "GG_SCENARIO_NODE_PARAMS=1",
+					       "GPUGUARD_ALLOW_UNRESOLVED=1", NULL });
+		cr_assert_eq(gg_run_exit(&a.r), 0, "%s: %s", gg_route_apps[i], a.r.err);
 		assert_json(&a, "[(d, k, l, c) for (i, d, k, m, l, c) in " BY_KERNEL "]",
 			    "[('launch', 'gg_overrun', 3, 4), ('launch', 'gg_overrun', 4, 2)]");
 		gg_app_run_free(&a);
