@@ -149,7 +149,7 @@ static void launch(void)
 
 /* Each step's function is inlined into main, so that the stacks the reports
  * print show main as the frame that called the driver, as with one main. */
-#define STEP static inline __attribute__((always_inline)) int
+#define STEP APP_STEP
 
 /* A step's arguments: the whole argument, and what follows its name's colon. */
 struct args {
@@ -450,11 +450,7 @@ STEP step_sync(const struct args *args)
 	X("unwinder", NULL, step_unwinder)             \
 	X("sync", NULL, step_sync)
 
-static const struct app_step_row steps[] = {
-#define STEP_ROW(name, shape, fn) { name, shape },
-	STEPS(STEP_ROW)
-#undef STEP_ROW
-};
+static const struct app_step_row steps[] = { STEPS(APP_STEP_ROW) };
 
 /* The row of step @arg, its arguments in @args; -1 (said on stderr) when it
  * names no step, or is not written as its row's shape says. */
@@ -477,15 +473,9 @@ int main(int argc, char **argv)
 	CHECK(cuCtxSetCurrent(ctx));
 	for (int i = 1; i < argc; i++) {
 		struct args args;
-		int row = find_step(argv[i], &args), n = 0, rc;
+		int row = find_step(argv[i], &args), rc;
 
-		/* The step's function, inlined here (STEP); 64 for no step. */
-#define STEP_CALL(name, shape, fn) \
-	if (row == n++)            \
-		rc = fn(&args);    \
-	else
-		STEPS(STEP_CALL) rc = 64;
-#undef STEP_CALL
+		APP_RUN_STEP(STEPS); /* the step's function, inlined here */
 		if (rc)
 			return rc;
 	}

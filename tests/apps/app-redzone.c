@@ -486,7 +486,7 @@ static void late_overrun(void)
 
 /* Each step's function is inlined into main, so that the stacks the reports
  * print show main as the frame that called the driver, as the tests expect. */
-#define STEP static inline __attribute__((always_inline)) int
+#define STEP APP_STEP
 
 /* A step's arguments: the whole argument, what follows its name's colon, and
  * the numbers there (0 where missing). */
@@ -1578,11 +1578,7 @@ STEP step_cd(const struct args *args)
 	X("open2", "PATH", step_open2)         \
 	X("cd", "PATH", step_cd)
 
-static const struct app_step_row steps[] = {
-#define STEP_ROW(name, shape, fn) { name, shape },
-	STEPS(STEP_ROW)
-#undef STEP_ROW
-};
+static const struct app_step_row steps[] = { STEPS(APP_STEP_ROW) };
 
 /* The row of step @arg, its arguments in @args; -1 (said on stderr) when it
  * names no step, or is not written as its row's shape says. */
@@ -1626,15 +1622,9 @@ int main(int argc, char **argv)
 	CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 	for (int i = 1; i < argc; i++) {
 		struct args args;
-		int row = find_step(argv[i], &args), n = 0, rc;
+		int row = find_step(argv[i], &args), rc;
 
-		/* The step's function, inlined here (STEP); 64 for no step. */
-#define STEP_CALL(name, shape, fn) \
-	if (row == n++)            \
-		rc = fn(&args);    \
-	else
-		STEPS(STEP_CALL) rc = 64;
-#undef STEP_CALL
+		APP_RUN_STEP(STEPS); /* the step's function, inlined here */
 		if (rc)
 			return rc;
 	}

@@ -7,6 +7,25 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A step: a function of its own, inlined into main, so the stacks the tests
+ * read show main as before. */
+#define APP_STEP static inline __attribute__((always_inline)) int
+
+/* The rows of an app's STEPS(X) list (X(name, shape, function)). */
+#define APP_STEP_ROW(name, shape, fn) { name, shape },
+
+/* In main: the function of step @row run with @args into @rc (64 for no
+ * row), an if-else chain over STEPS, so each step is inlined there. */
+#define APP_STEP_CALL(name, shape, fn) \
+	if (row == n_++)               \
+		rc = fn(&args);        \
+	else
+#define APP_RUN_STEP(STEPS)                   \
+	do {                                  \
+		int n_ = 0;                   \
+		STEPS(APP_STEP_CALL) rc = 64; \
+	} while (0)
+
 struct app_step_row {
 	const char *name;
 	const char *shape; /* "N:K", "PATH"...; NULL: the step takes no argument */
