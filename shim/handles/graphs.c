@@ -244,15 +244,22 @@ void gg_graphs_node_set(const void *exec, const void *node, const void *params, 
 		}
 		free(w.k);
 	}
+	/* A node the record does not know (one the shim never saw): its kernel
+	 * runs with parameters the shim has not read. Noted in the record before
+	 * the version moves, so a replay that sees the new version sees it too
+	 * (redzone/replays.c publishes no fast path for such a graph); counted
+	 * and said once the lock is let go. */
+	bool unknown = g && i == g->nkernels;
+
+	if (unknown)
+		g->unfollowed++;
 	if (g) {
 		atomic_fetch_add_explicit(&g->version, 1, memory_order_seq_cst);
 		atomic_store(&g->unchanged_at, GG_GRAPH_CHANGED); /* after: redzone/replays.c */
 	}
 	pthread_mutex_unlock(&graphs_state.lock);
-	/* A node the record does not know (one the shim never saw): its kernel
-	 * runs with parameters the shim has not read. */
-	if (g && i == g->nkernels)
-		unfollowed(g, GG_GRAPH_UNFOLLOWED_params, 1);
+	if (unknown)
+		unfollowed(NULL, GG_GRAPH_UNFOLLOWED_params, 1);
 }
 
 void gg_graphs_destroyed(const void *exec)
