@@ -214,8 +214,8 @@ Test(hooks, cuGetProcAddress_traps_resolve_as_the_driver_does)
 		/* Asked for itself, at both versions, before cuInit. */
 		"4-arg cuGetProcAddress@11030: rc 0 -> libgpuguard.so:cuGetProcAddress\n",
 		"4-arg cuGetProcAddress@12000: rc 0 -> libgpuguard.so:cuGetProcAddress_v2\n",
-		"cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> "
-		"libgpuguard.so:cuGetProcAddress_v2\n",
+		("cuGetProcAddress@12000/0 (NULL status): rc 0 status -1 -> "
+		 "libgpuguard.so:cuGetProcAddress_v2\n"),
 		/* An old version gets the old, unhooked export, never the _v2 wrapper. */
 		"cuMemAlloc@2000/0: rc 0 status 0 -> libcuda.so.1:cuMemAlloc\n",
 		"cuMemAlloc@3020/0: rc 0 status 0 -> libgpuguard.so:cuMemAlloc_v2\n",
