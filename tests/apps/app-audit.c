@@ -45,8 +45,6 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
-#include "steps.h"
-
 CUresult helper_lookup(CUfunction *f, CUmodule mod, const char *name);
 CUresult helper_alloc(CUdeviceptr *p, size_t bytes);
 /* Two call sites of their own, exported so they have names. */
@@ -147,337 +145,170 @@ static void launch(void)
 	CHECK(cuMemFree_v2(p));
 }
 
-/* Each step's function is inlined into main, so that the stacks the reports
- * print show main as the frame that called the driver, as with one main. */
-#define STEP APP_STEP
-
-/* A step's arguments: the whole argument, and what follows its name's colon. */
-struct args {
-	char *arg;
-	char *text;
-};
-
-STEP step_file(const struct args *args)
-{
-	CHECK(cuModuleLoad(&mod, args->text));
-	printf("loaded %p\n", (void *)mod);
-	return 0;
-}
-
-STEP step_data(const struct args *args)
-{
-	size_t len;
-	char *image = read_file(args->text, &len);
-
-	CHECK(cuModuleLoadData(&mod, image));
-	printf("loaded %p\n", (void *)mod);
-	return 0;
-}
-
-STEP step_static(const struct args *args)
-{
-	Dl_info info;
-
-	(void)args;
-	CHECK(cuModuleLoadData(&mod, static_ptx));
-	dladdr(static_ptx, &info);
-	printf("static image at +0x%lx\n",
-	       (unsigned long)((char *)static_ptx - (char *)info.dli_fbase));
-	return 0;
-}
-
-STEP step_tryfile(const struct args *args)
-{
-	printf("load %s: %d\n", args->text, (int)cuModuleLoad(&mod, args->text));
-	return 0;
-}
-
-STEP step_trydata(const struct args *args)
-{
-	size_t len;
-	char *image = read_file(args->text, &len);
-
-	printf("load data: %d\n", (int)cuModuleLoadData(&mod, image));
-	return 0;
-}
-
-STEP step_trylib(const struct args *args)
-{
-	printf("library %s: %d\n", args->text,
-	       (int)cuLibraryLoadFromFile(&lib, args->text, NULL, NULL, 0, NULL, NULL, 0));
-	return 0;
-}
-
-STEP step_badfatbin(const struct args *args)
-{
-	(void)args;
-	/* On the heap: no object's mapping names it. */
-	uint64_t *header = malloc(2 * sizeof(*header));
-	CUcontext c;
-
-	if (!header)
-		exit(3);
-	header[0] = 0x0010000100000000ull | 0xBA55ED50u;
-	header[1] = 1ull << 40;
-	CHECK(cuCtxPopCurrent(&c));
-	printf("bad fatbin: %d\n", (int)cuModuleLoadData(&mod, header));
-	CHECK(cuCtxPushCurrent(c));
-	free(header);
-	return 0;
-}
-
-STEP step_trylibmodule(const struct args *args)
-{
-	(void)args;
-	printf("library module: %d\n", (int)cuLibraryGetModule(&mod, lib));
-	return 0;
-}
-
-STEP step_kfunc(const struct args *args)
-{
-	CUfunction f;
-	CUkernel k;
-	CUresult rk = cuLibraryGetKernel(&k, lib, args->text), rf = CUDA_ERROR_UNKNOWN;
-
-	if (rk == CUDA_SUCCESS)
-		rf = cuKernelGetFunction(&f, k);
-	printf("kernel %s: %d, function: %d\n", args->text, (int)rk, (int)rf);
-	return 0;
-}
-
-STEP step_enumfunc(const struct args *args)
-{
-	CUkernel ks[16];
-	unsigned n = 0;
-	const char *kname;
-	CUfunction f;
-
-	(void)args;
-	CHECK(cuLibraryGetKernelCount(&n, lib));
-	n = n < 16 ? n : 16;
-	CHECK(cuLibraryEnumerateKernels(ks, n, lib));
-	for (unsigned j = 0; j < n; j++) {
-		CHECK(cuKernelGetName(&kname, ks[j]));
-		printf("enumerated %s: function %d\n", kname, (int)cuKernelGetFunction(&f, ks[j]));
-	}
-	return 0;
-}
-
-STEP step_enumlaunch(const struct args *args)
-{
-	CUkernel ks[16];
-	unsigned n = 0;
-
-	(void)args;
-	CHECK(cuLibraryGetKernelCount(&n, lib));
-	n = n < 16 ? n : 16;
-	CHECK(cuLibraryEnumerateKernels(ks, n, lib));
-	for (unsigned j = 0; j < n; j++)
-		printf("enumerated launch %u: %d\n", j,
-		       (int)cuLaunchKernel((CUfunction)ks[j], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-	return 0;
-}
-
-STEP step_lib(const struct args *args)
-{
-	CHECK(cuLibraryLoadFromFile(&lib, args->text, NULL, NULL, 0, NULL, NULL, 0));
-	printf("library %p\n", (void *)lib);
-	return 0;
-}
-
-STEP step_get(const struct args *args)
-{
-	static char get_name[4096]; /* one pointer for every get: */
-	CUfunction f;
-
-	snprintf(get_name, sizeof(get_name), "%s", args->text);
-	printf("get %s: %d\n", args->text, (int)lookup_a(&f, get_name));
-	return 0;
-}
-
-STEP step_get2(const struct args *args)
-{
-	CUfunction f;
-
-	printf("get2 %s: %d\n", args->text, (int)lookup_b(&f, args->text));
-	return 0;
-}
-
-STEP step_helper(const struct args *args)
-{
-	CUfunction f;
-
-	printf("helper %s: %d\n", args->text, (int)helper_lookup(&f, mod, args->text));
-	return 0;
-}
-
-STEP step_helper_overrun(const struct args *args)
-{
-	CUdeviceptr p;
-
-	(void)args;
-	int (*wr)(CUdeviceptr, const void *, size_t) = (int (*)(
-		CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_write");
-	unsigned char past = 0xab;
-
-	CHECK(helper_alloc(&p, 64));
-	CHECK(cuMemsetD8_v2(p, 0xab, 64));
-	/* One byte past the end, as a kernel would write it: a set that
-	 * long is refused under red zones as without them. */
-	if (!wr || wr(p + 64, &past, 1))
-		fprintf(stderr, "app-audit: no fakecuda_write to write past the end\n");
-	printf("helper overrun: %d\n", (int)cuMemFree_v2(p));
-	return 0;
-}
-
-STEP step_kernel(const struct args *args)
-{
-	CUkernel k;
-
-	printf("kernel %s: %d\n", args->text, (int)cuLibraryGetKernel(&k, lib, args->text));
-	return 0;
-}
-
-STEP step_libmodule(const struct args *args)
-{
-	(void)args;
-	CHECK(cuLibraryGetModule(&mod, lib));
-	printf("library module %p\n", (void *)mod);
-	return 0;
-}
-
-STEP step_reload(const struct args *args)
-{
-	CUmodule was = mod;
-
-	CHECK(cuModuleUnload(mod));
-	CHECK(cuModuleLoad(&mod, args->text));
-	printf("reloaded: handle %s\n", mod == was ? "reused" : "new");
-	return 0;
-}
-
-STEP step_stale(const struct args *args)
-{
-	(void)args;
-	CHECK(cuModuleUnload(mod));
-	printf("stale %p\n", (void *)mod);
-	return 0;
-}
-
-STEP step_threads(const struct args *args)
-{
-	int n = atoi(args->text), count = atoi(strchr(args->text, ':') + 1);
-	struct job job = { count, strchr(strchr(args->text, ':') + 1, ':') + 1 };
-	pthread_t t[64];
-
-	for (int j = 0; j < n; j++)
-		pthread_create(&t[j], NULL, thread_main, &job);
-	for (int j = 0; j < n; j++)
-		pthread_join(t[j], NULL);
-	printf("threads done\n");
-	return 0;
-}
-
-STEP step_launch(const struct args *args)
-{
-	(void)args;
-	launch();
-	printf("launched\n");
-	return 0;
-}
-
-STEP step_launches(const struct args *args)
-{
-	for (int left = atoi(args->text); left > 0; left--)
-		launch();
-	printf("launched %d\n", atoi(args->text));
-	return 0;
-}
-
-STEP step_unwinder(const struct args *args)
-{
-	char line[512], buf[256];
-	int mapped = 0;
-	FILE *maps = fopen("/proc/self/maps", "r");
-
-	(void)args;
-	while (maps && fgets(line, sizeof(line), maps))
-		mapped |= strstr(line, "libunwind.so.8") != NULL;
-	if (maps)
-		fclose(maps);
-	printf("libunwind mapped: %s\n", mapped ? "yes" : "no");
-	printf("_Unwind_RaiseException -> %s\n",
-	       describe(dlsym(RTLD_DEFAULT, "_Unwind_RaiseException"), buf, sizeof(buf)));
-	printf("_ULx86_64_init_local -> %s\n",
-	       describe(dlsym(RTLD_DEFAULT, "_ULx86_64_init_local"), buf, sizeof(buf)));
-	return 0;
-}
-
-STEP step_sync(const struct args *args)
-{
-	(void)args;
-	CHECK(cuCtxSynchronize());
-	printf("synced\n");
-	return 0;
-}
-
-/* The steps, one row each: name, shape (what follows "name:", in the header's
- * notation; NULL for a step that takes nothing), function. */
-#define STEPS(X)                                       \
-	X("file", "PATH", step_file)                   \
-	X("data", "PATH", step_data)                   \
-	X("static", NULL, step_static)                 \
-	X("tryfile", "PATH", step_tryfile)             \
-	X("trydata", "PATH", step_trydata)             \
-	X("trylib", "PATH", step_trylib)               \
-	X("badfatbin", NULL, step_badfatbin)           \
-	X("trylibmodule", NULL, step_trylibmodule)     \
-	X("kfunc", "NAME", step_kfunc)                 \
-	X("enumfunc", NULL, step_enumfunc)             \
-	X("enumlaunch", NULL, step_enumlaunch)         \
-	X("lib", "PATH", step_lib)                     \
-	X("get", "NAME", step_get)                     \
-	X("get2", "NAME", step_get2)                   \
-	X("helper", "NAME", step_helper)               \
-	X("helper-overrun", NULL, step_helper_overrun) \
-	X("kernel", "NAME", step_kernel)               \
-	X("libmodule", NULL, step_libmodule)           \
-	X("reload", "PATH", step_reload)               \
-	X("stale", NULL, step_stale)                   \
-	X("threads", "N:K:NAME", step_threads)         \
-	X("launch", NULL, step_launch)                 \
-	X("launches", "N", step_launches)              \
-	X("unwinder", NULL, step_unwinder)             \
-	X("sync", NULL, step_sync)
-
-static const struct app_step_row steps[] = { STEPS(APP_STEP_ROW) };
-
-/* The row of step @arg, its arguments in @args; -1 (said on stderr) when it
- * names no step, or is not written as its row's shape says. */
-static int find_step(char *arg, struct args *args)
-{
-	int row;
-
-	*args = (struct args){ .arg = arg };
-	row = app_find_step("app-audit", steps, sizeof(steps) / sizeof(steps[0]), arg, &args->text);
-	return row;
-}
-
 int main(int argc, char **argv)
 {
 	CUcontext ctx;
+	CUfunction f;
+	CUkernel k;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	CHECK(cuInit(0));
 	CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
 	CHECK(cuCtxSetCurrent(ctx));
 	for (int i = 1; i < argc; i++) {
-		struct args args;
-		int row = find_step(argv[i], &args), rc;
+		char *arg = argv[i], *val = strchr(arg, ':');
+		size_t len;
 
-		APP_RUN_STEP(STEPS); /* the step's function, inlined here */
-		if (rc)
-			return rc;
+		val = val ? val + 1 : "";
+		if (!strncmp(arg, "file:", 5)) {
+			CHECK(cuModuleLoad(&mod, val));
+			printf("loaded %p\n", (void *)mod);
+		} else if (!strncmp(arg, "data:", 5)) {
+			char *image = read_file(val, &len);
+
+			CHECK(cuModuleLoadData(&mod, image));
+			printf("loaded %p\n", (void *)mod);
+		} else if (!strcmp(arg, "static")) {
+			Dl_info info;
+
+			CHECK(cuModuleLoadData(&mod, static_ptx));
+			dladdr(static_ptx, &info);
+			printf("static image at +0x%lx\n",
+			       (unsigned long)((char *)static_ptx - (char *)info.dli_fbase));
+		} else if (!strncmp(arg, "tryfile:", 8)) {
+			printf("load %s: %d\n", val, (int)cuModuleLoad(&mod, val));
+		} else if (!strncmp(arg, "trydata:", 8)) {
+			char *image = read_file(val, &len);
+
+			printf("load data: %d\n", (int)cuModuleLoadData(&mod, image));
+		} else if (!strncmp(arg, "trylib:", 7)) {
+			printf("library %s: %d\n", val,
+			       (int)cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
+		} else if (!strcmp(arg, "badfatbin")) {
+			/* On the heap: no object's mapping names it. */
+			uint64_t *header = malloc(2 * sizeof(*header));
+			CUcontext c;
+
+			if (!header)
+				exit(3);
+			header[0] = 0x0010000100000000ull | 0xBA55ED50u;
+			header[1] = 1ull << 40;
+			CHECK(cuCtxPopCurrent(&c));
+			printf("bad fatbin: %d\n", (int)cuModuleLoadData(&mod, header));
+			CHECK(cuCtxPushCurrent(c));
+			free(header);
+		} else if (!strcmp(arg, "trylibmodule")) {
+			printf("library module: %d\n", (int)cuLibraryGetModule(&mod, lib));
+		} else if (!strncmp(arg, "kfunc:", 6)) {
+			CUresult rk = cuLibraryGetKernel(&k, lib, val), rf = CUDA_ERROR_UNKNOWN;
+
+			if (rk == CUDA_SUCCESS)
+				rf = cuKernelGetFunction(&f, k);
+			printf("kernel %s: %d, function: %d\n", val, (int)rk, (int)rf);
+		} else if (!strcmp(arg, "enumfunc")) {
+			CUkernel ks[16];
+			unsigned n = 0;
+			const char *kname;
+
+			CHECK(cuLibraryGetKernelCount(&n, lib));
+			n = n < 16 ? n : 16;
+			CHECK(cuLibraryEnumerateKernels(ks, n, lib));
+			for (unsigned j = 0; j < n; j++) {
+				CHECK(cuKernelGetName(&kname, ks[j]));
+				printf("enumerated %s: function %d\n", kname,
+				       (int)cuKernelGetFunction(&f, ks[j]));
+			}
+		} else if (!strcmp(arg, "enumlaunch")) {
+			CUkernel ks[16];
+			unsigned n = 0;
+
+			CHECK(cuLibraryGetKernelCount(&n, lib));
+			n = n < 16 ? n : 16;
+			CHECK(cuLibraryEnumerateKernels(ks, n, lib));
+			for (unsigned j = 0; j < n; j++)
+				printf("enumerated launch %u: %d\n", j,
+				       (int)cuLaunchKernel((CUfunction)ks[j], 1, 1, 1, 1, 1, 1, 0, NULL,
+							   NULL, NULL));
+		} else if (!strncmp(arg, "lib:", 4)) {
+			CHECK(cuLibraryLoadFromFile(&lib, val, NULL, NULL, 0, NULL, NULL, 0));
+			printf("library %p\n", (void *)lib);
+		} else if (!strncmp(arg, "get:", 4)) {
+			static char get_name[4096]; /* one pointer for every get: */
+
+			snprintf(get_name, sizeof(get_name), "%s", val);
+			printf("get %s: %d\n", val, (int)lookup_a(&f, get_name));
+		} else if (!strncmp(arg, "get2:", 5)) {
+			printf("get2 %s: %d\n", val, (int)lookup_b(&f, val));
+		} else if (!strncmp(arg, "helper:", 7)) {
+			printf("helper %s: %d\n", val, (int)helper_lookup(&f, mod, val));
+		} else if (!strcmp(arg, "helper-overrun")) {
+			CUdeviceptr p;
+
+			int (*wr)(CUdeviceptr, const void *,
+				  size_t) = (int (*)(CUdeviceptr, const void *,
+						     size_t))dlsym(RTLD_DEFAULT, "fakecuda_write");
+			unsigned char past = 0xab;
+
+			CHECK(helper_alloc(&p, 64));
+			CHECK(cuMemsetD8_v2(p, 0xab, 64));
+			/* One byte past the end, as a kernel would write it: a set that
+			 * long is refused under red zones as without them. */
+			if (!wr || wr(p + 64, &past, 1))
+				fprintf(stderr, "app-audit: no fakecuda_write to write past the end\n");
+			printf("helper overrun: %d\n", (int)cuMemFree_v2(p));
+		} else if (!strncmp(arg, "kernel:", 7)) {
+			printf("kernel %s: %d\n", val, (int)cuLibraryGetKernel(&k, lib, val));
+		} else if (!strcmp(arg, "libmodule")) {
+			CHECK(cuLibraryGetModule(&mod, lib));
+			printf("library module %p\n", (void *)mod);
+		} else if (!strncmp(arg, "reload:", 7)) {
+			CUmodule was = mod;
+
+			CHECK(cuModuleUnload(mod));
+			CHECK(cuModuleLoad(&mod, val));
+			printf("reloaded: handle %s\n", mod == was ? "reused" : "new");
+		} else if (!strcmp(arg, "stale")) {
+			CHECK(cuModuleUnload(mod));
+			printf("stale %p\n", (void *)mod);
+		} else if (!strncmp(arg, "threads:", 8)) {
+			int n = atoi(val), count = atoi(strchr(val, ':') + 1);
+			struct job job = { count, strchr(strchr(val, ':') + 1, ':') + 1 };
+			pthread_t t[64];
+
+			for (int j = 0; j < n; j++)
+				pthread_create(&t[j], NULL, thread_main, &job);
+			for (int j = 0; j < n; j++)
+				pthread_join(t[j], NULL);
+			printf("threads done\n");
+		} else if (!strcmp(arg, "launch")) {
+			launch();
+			printf("launched\n");
+		} else if (!strncmp(arg, "launches:", 9)) {
+			for (int left = atoi(val); left > 0; left--)
+				launch();
+			printf("launched %d\n", atoi(val));
+		} else if (!strcmp(arg, "unwinder")) {
+			char line[512], buf[256];
+			int mapped = 0;
+			FILE *maps = fopen("/proc/self/maps", "r");
+
+			while (maps && fgets(line, sizeof(line), maps))
+				mapped |= strstr(line, "libunwind.so.8") != NULL;
+			if (maps)
+				fclose(maps);
+			printf("libunwind mapped: %s\n", mapped ? "yes" : "no");
+			printf("_Unwind_RaiseException -> %s\n",
+			       describe(dlsym(RTLD_DEFAULT, "_Unwind_RaiseException"), buf,
+					sizeof(buf)));
+			printf("_ULx86_64_init_local -> %s\n",
+			       describe(dlsym(RTLD_DEFAULT, "_ULx86_64_init_local"), buf, sizeof(buf)));
+		} else if (!strcmp(arg, "sync")) {
+			CHECK(cuCtxSynchronize());
+			printf("synced\n");
+		} else {
+			fprintf(stderr, "app-audit: unknown step '%s'\n", arg);
+			return 64;
+		}
 	}
 	printf("done\n");
 	return 0;

@@ -172,7 +172,6 @@
 /* cuCtxAttach and cuCtxDetach are deprecated: PyCUDA still calls them. */
 #define CUDA_ENABLE_DEPRECATED 1
 #include "driver-table.h"
-#include "steps.h"
 
 #define MAX_BUFS 1024
 
@@ -187,7 +186,6 @@ static struct {
 	int async;
 } bufs[MAX_BUFS];
 static int nbufs;
-static const char *ptx; /* GG_TEST_PTX: the kernels */
 
 #define CHECK(call)                                                                       \
 	do {                                                                              \
@@ -484,1119 +482,10 @@ static void late_overrun(void)
 	fprintf(stderr, "app: late free %d\n", (int)cuMemFree_v2(bufs[0].ptr));
 }
 
-/* Each step's function is inlined into main, so that the stacks the reports
- * print show main as the frame that called the driver, as the tests expect. */
-#define STEP APP_STEP
-
-/* A step's arguments: the whole argument, what follows its name's colon, and
- * the numbers there (0 where missing). */
-struct args {
-	char *arg;
-	char *text;
-	unsigned long a, b, c;
-};
-
-STEP step_alloc(const struct args *args)
-{
-	int async = args->arg[0] == 'a' && args->arg[1] == 's';
-	CUresult rc;
-
-	rc = async ? redzone_alloc_async(&bufs[nbufs].ptr, args->a)
-		   : redzone_alloc(&bufs[nbufs].ptr, args->a);
-	printf("%s %lu: %d buffer %d\n", async ? "async" : "alloc", args->a, (int)rc, nbufs);
-	if (rc == CUDA_SUCCESS) {
-		bufs[nbufs].size = args->a;
-		bufs[nbufs++].async = async;
-	}
-	return 0;
-}
-
-STEP step_managed(const struct args *args)
-{
-	int pool = args->arg[0] == 'p';
-	CUmemoryPool mp;
-	CUresult rc;
-
-	if (pool) {
-		CHECK(cuDeviceGetDefaultMemPool(&mp, 0));
-		rc = cuMemAllocFromPoolAsync(&bufs[nbufs].ptr, args->a, mp, stream);
-		CHECK(cuStreamSynchronize(stream));
-	} else {
-		rc = cuMemAllocManaged(&bufs[nbufs].ptr, args->a, CU_MEM_ATTACH_GLOBAL);
-	}
-	printf("%s %lu: %d buffer %d\n", pool ? "pool" : "managed", args->a, (int)rc, nbufs);
-	if (rc == CUDA_SUCCESS) {
-		bufs[nbufs].size = args->a;
-		bufs[nbufs++].async = pool;
-	}
-	return 0;
-}
-
-STEP step_vmm(const struct args *args)
-{
-	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
-				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
-	CUmemAccessDesc access = { .location = prop.location,
-				   .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
-	CUmemGenericAllocationHandle h;
-	CUdeviceptr va;
-	size_t gran, size;
-	unsigned char in = 0x5a, out = 0;
-
-	CHECK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-	size = gran * args->a;
-	CHECK(cuMemAddressReserve(&va, size, 0, 0, 0));
-	CHECK(cuMemCreate(&h, size, &prop, 0));
-	CHECK(cuMemMap(va, size, 0, h, 0));
-	CHECK(cuMemSetAccess(va, size, &access, 1));
-	CHECK(cuMemcpyHtoD_v2(va + size - 1, &in, 1));
-	CHECK(cuMemcpyDtoH_v2(&out, va + size - 1, 1));
-	CHECK(cuMemUnmap(va, size));
-	CHECK(cuMemRelease(h));
-	CHECK(cuMemAddressFree(va, size));
-	printf("vmm %lu: %zu bytes, read back 0x%02x\n", args->a, size, out);
-	return 0;
-}
-
-STEP step_load(const struct args *args)
-{
-	printf("load: %s\n", dlopen(args->text, RTLD_NOW) ? "ok" : "failed");
-	return 0;
-}
-
-STEP step_pitch(const struct args *args)
-{
-	size_t pitch = 0;
-	CUresult rc;
-
-	rc = cuMemAllocPitch_v2(&bufs[nbufs].ptr, &pitch, args->a, args->b, 4);
-	printf("pitch %lu:%lu: %d buffer %d pitch %zu\n", args->a, args->b, (int)rc, nbufs, pitch);
-	if (rc == CUDA_SUCCESS) {
-		bufs[nbufs].size = pitch * args->b;
-		bufs[nbufs++].async = 0;
-	}
-	return 0;
-}
-
-STEP step_free(const struct args *args)
-{
-	CUresult rc;
-
-	if (bufs[args->a].async) {
-		rc = cuMemFreeAsync(bufs[args->a].ptr, stream);
-		CHECK(cuStreamSynchronize(stream));
-	} else {
-		rc = cuMemFree_v2(bufs[args->a].ptr);
-	}
-	printf("free %lu: %d\n", args->a, (int)rc);
-	return 0;
-}
-
-STEP step_on_stream(const struct args *args)
-{
-	CUstream s = args->b ? stream2 : stream;
-	CUresult rc;
-
-	if (!stream2)
-		CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
-	s = args->b ? stream2 : stream;
-	if (args->arg[1] == 'a') {
-		rc = cuMemAllocAsync(&bufs[nbufs].ptr, args->a, s);
-		printf("salloc %lu on %lu: %d buffer %d\n", args->a, args->b, (int)rc, nbufs);
-		if (rc == CUDA_SUCCESS) {
-			bufs[nbufs].size = args->a;
-			bufs[nbufs++].async = 1;
-		}
-	} else if (args->arg[1] == 'f' && args->arg[2] == 'i') {
-		unsigned char v = 1;
-		unsigned long long len = bufs[args->a].size;
-		void *params[] = { &bufs[args->a].ptr, &v, &len };
-		CUfunction f;
-
-		CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
-		CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
-		printf("sfill %lu on %lu\n", args->a, args->b);
-	} else {
-		rc = cuMemFreeAsync(bufs[args->a].ptr, s);
-		printf("sfree %lu on %lu: %d\n", args->a, args->b, (int)rc);
-	}
-	return 0;
-}
-
-STEP step_abortcount(const struct args *args)
-{
-	(void)args;
-	signal(SIGABRT, on_abort_count);
-	printf("abortcount\n");
-	return 0;
-}
-
-STEP step_ssync(const struct args *args)
-{
-	(void)args;
-	CHECK(cuStreamSynchronize(stream));
-	if (stream2)
-		CHECK(cuStreamSynchronize(stream2));
-	printf("streams synced\n");
-	return 0;
-}
-
-STEP step_ifree(const struct args *args)
-{
-	CUresult rc;
-
-	rc = cuMemFree_v2(bufs[args->a].ptr + args->b);
-	printf("free %lu+%lu: %d\n", args->a, args->b, (int)rc);
-	return 0;
-}
-
-STEP step_same(const struct args *args)
-{
-	printf("buffers %lu and %lu: %s\n", args->a, args->b,
-	       bufs[args->a].ptr == bufs[args->b].ptr ? "same address" : "different addresses");
-	return 0;
-}
-
-STEP step_sites(const struct args *args)
-{
-	CUdeviceptr *ps = malloc(args->a * 10 * sizeof(*ps));
-
-	for (unsigned long k = 0; k < args->a * 10; k++)
-		CHECK(places[k % 10](&ps[k]));
-	for (unsigned long k = 0; args->b && k < args->a * 10; k++)
-		CHECK(cuMemFree_v2(ps[k]));
-	free(ps);
-	printf("sites %lu: %s\n", args->a, args->b ? "freed" : "kept");
-	return 0;
-}
-
-STEP step_deep(const struct args *args)
-{
-	CUdeviceptr p;
-
-	CHECK(redzone_deep(args->a, &p, args->b));
-	printf("deep %lu: kept\n", args->a);
-	return 0;
-}
-
-STEP step_overrun(const struct args *args)
-{
-	unsigned long long size = bufs[args->a].size, extra = args->b;
-	void *params[] = { &bufs[args->a].ptr, &size, &extra };
-
-	if (bufs[args->a].async)
-		CHECK(cuStreamSynchronize(stream));
-	launch("gg_overrun", params);
-	printf("overrun %lu by %lu\n", args->a, args->b);
-	return 0;
-}
-
-STEP step_under(const struct args *args)
-{
-	unsigned long long below = args->b;
-	void *params[] = { &bufs[args->a].ptr, &below };
-
-	launch("gg_underrun", params);
-	printf("under %lu by %lu\n", args->a, args->b);
-	return 0;
-}
-
-STEP step_two(const struct args *args)
-{
-	CUdeviceptr pa = bufs[args->a].ptr, pb = bufs[args->b].ptr;
-	unsigned long long na = bufs[args->a].size, nb = bufs[args->b].size, extra = args->c;
-	void *params[] = { &pa, &na, &pb, &nb, &extra };
-	CUfunction f;
-
-	if (args->arg[3] == 'i')
-		pb += 16, nb -= 16;
-	if (args->arg[3] == 'k' || args->arg[3] == 'f') {
-		static CUlibrary lib;
-		CUkernel k;
-
-		if (!lib)
-			CHECK(cuLibraryLoadFromFile(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
-		CHECK(cuLibraryGetKernel(&k, lib, "gg_overrun_second"));
-		f = (CUfunction)k;
-		if (args->arg[3] == 'f')
-			CHECK(cuKernelGetFunction(&f, k));
-	} else {
-		CHECK(cuModuleGetFunction(&f, mod, "gg_overrun_second"));
-	}
-	if (args->arg[3] == 'x') {
-		struct {
-			CUdeviceptr pa;
-			unsigned long long na;
-			CUdeviceptr pb;
-			unsigned long long nb, extra;
-		} buf = { pa, na, pb, nb, extra };
-		size_t size = sizeof(buf);
-		void *x[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			      CU_LAUNCH_PARAM_END };
-
-		CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, x));
-	} else {
-		CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL));
-	}
-	fprintf(stderr, "app: two returned\n");
-	printf("%s %lu %lu by %lu\n", strtok(args->arg, ":"), args->a, args->b, args->c);
-	return 0;
-}
-
-STEP step_reload(const struct args *args)
-{
-	char *p1 = args->text, *p2 = strchr(p1, ':');
-	CUmodule m1, m2;
-	CUfunction f1, f2;
-	CUdeviceptr pa = bufs[0].ptr, pb = bufs[1].ptr;
-	unsigned long long na = bufs[0].size, nb = bufs[1].size, none = 0, len = nb;
-	unsigned char v = 1;
-	void *two[] = { &pa, &na, &pb, &nb, &none };
-	long page = sysconf(_SC_PAGESIZE);
-	char *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   -1, 0);
-	void **fill;
-
-	if (!p2 || pages == MAP_FAILED || mprotect(pages + page, (size_t)page, PROT_NONE)) {
-		fprintf(stderr, "app-redzone: reload:P1:P2: %s\n", p2 ? "mmap" : "two paths");
-		exit(64);
-	}
-	*p2++ = '\0';
-	CHECK(cuModuleLoad(&m1, p1));
-	CHECK(cuModuleGetFunction(&f1, m1, "gg_overrun_second"));
-	CHECK(cuLaunchKernel(f1, 1, 1, 1, 128, 1, 1, 0, NULL, two, NULL));
-	CHECK(cuCtxSynchronize());
-	CHECK(cuModuleUnload(m1));
-	CHECK(cuModuleLoad(&m2, p2));
-	CHECK(cuModuleGetFunction(&f2, m2, "gg_fill"));
-	/* Its three parameters and not a byte more are readable. */
-	fill = (void **)(pages + page) - 3;
-	fill[0] = &pb, fill[1] = &v, fill[2] = &len;
-	CHECK(cuLaunchKernel(f2, 1, 1, 1, 128, 1, 1, 0, NULL, fill, NULL));
-	CHECK(cuCtxSynchronize());
-	CHECK(cuModuleUnload(m2));
-	munmap(pages, 2 * (size_t)page);
-	printf("reloaded: handle %s\n", f1 == f2 ? "reused" : "new");
-	return 0;
-}
-
-STEP step_fill(const struct args *args)
-{
-	unsigned char v = 1;
-	unsigned long long len = bufs[args->a].size;
-	void *params[] = { &bufs[args->a].ptr, &v, &len };
-
-	launch("gg_fill", params);
-	printf("filled %lu\n", args->a);
-	return 0;
-}
-
-STEP step_kcopy(const struct args *args)
-{
-	unsigned long long len = bufs[args->a].size;
-	void *params[] = { &bufs[args->a].ptr, &bufs[args->b].ptr, &len };
-
-	launch("gg_copy", params);
-	printf("copied %lu into %lu\n", args->b, args->a);
-	return 0;
-}
-
-STEP step_copy(const struct args *args)
-{
-	size_t len = bufs[args->a].size + args->b;
-	unsigned char *host = malloc(len);
-	CUresult rc;
-
-	memset(host, 0x42, len);
-	rc = cuMemcpyHtoD_v2(bufs[args->a].ptr, host, len);
-	printf("copy %lu bytes into %lu: %d\n", (unsigned long)len, args->a, (int)rc);
-	free(host);
-	return 0;
-}
-
-STEP step_sum(const struct args *args)
-{
-	unsigned long long len = bufs[args->a].size + args->b, sum = 0;
-	CUdeviceptr out;
-	void *params[] = { &bufs[args->a].ptr, &len, &out };
-
-	CHECK(cuMemAlloc_v2(&out, 8));
-	launch("gg_sum", params);
-	CHECK(cuMemcpyDtoH_v2(&sum, out, 8));
-	CHECK(cuMemFree_v2(out));
-	printf("sum of %lu + %lu bytes: %llu\n", args->a, args->b, sum);
-	return 0;
-}
-
-STEP step_poke(const struct args *args)
-{
-	int (*wr)(CUdeviceptr, const void *, size_t) = (int (*)(
-		CUdeviceptr, const void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_write");
-	CUdeviceptr end = bufs[args->a].ptr + bufs[args->a].size;
-	unsigned char bytes[4096];
-
-	memset(bytes, 0x42, sizeof(bytes));
-	printf("poke %lu bytes past %lu: %s\n", args->b, args->a,
-	       wr && args->b <= sizeof(bytes) && !wr(end, bytes, args->b) ? "written" : "unwritable");
-	return 0;
-}
-
-STEP step_band(const struct args *args)
-{
-	int (*rd)(CUdeviceptr, void *,
-		  size_t) = (int (*)(CUdeviceptr, void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_read");
-	CUdeviceptr end = bufs[args->a].ptr + bufs[args->a].size;
-	unsigned char band[4096];
-
-	CHECK(cuCtxSynchronize());
-	if (!rd || args->b > sizeof(band) || rd(end, band, args->b)) {
-		printf("band %lu: unreadable\n", args->a);
-		return 0;
-	}
-	printf("band %lu:", args->a);
-	for (unsigned long k = 0; k < args->b; k++)
-		printf(" %02x", band[k]);
-	printf("\n");
-	return 0;
-}
-
-STEP step_range(const struct args *args)
-{
-	CUdeviceptr base = 0;
-	size_t size = 0;
-	CUresult rc;
-
-	rc = cuMemGetAddressRange_v2(&base, &size, bufs[args->a].ptr + args->b);
-	printf("range %lu+%lu: %d base %s size %zu\n", args->a, args->b, (int)rc,
-	       base == bufs[args->a].ptr ? "buffer"
-	       : base                    ? "other"
-					 : "none",
-	       size);
-	return 0;
-}
-
-STEP step_attr(const struct args *args)
-{
-	size_t size = 0;
-	unsigned long long size2 = 0, start = 0;
-	CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-					CU_POINTER_ATTRIBUTE_RANGE_SIZE };
-	void *data[] = { &start, &size2 };
-	CUdeviceptr p = bufs[args->a].ptr + args->b;
-	CUresult rc;
-
-	rc = cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p);
-	printf("attr %lu+%lu: %d size %zu;", args->a, args->b, (int)rc, size);
-	rc = cuPointerGetAttributes(2, attrs, data, p);
-	printf(" attrs: %d size %llu\n", (int)rc, size2);
-	return 0;
-}
-
-STEP step_limit(const struct args *args)
-{
-	void (*lim)(size_t) = (void (*)(size_t))dlsym(RTLD_DEFAULT, "fakecuda_set_mem_limit");
-
-	if (lim)
-		lim(args->a);
-	printf("limit %lu\n", args->a);
-	return 0;
-}
-
-STEP step_graph(const struct args *args)
-{
-	unsigned long long size = bufs[args->a].size, extra = args->b;
-	void *params[] = { &bufs[args->a].ptr, &size, &extra };
-	CUfunction f;
-	CUgraph g;
-	CUresult begin, launched, end;
-
-	CHECK(cuModuleGetFunction(&f, mod, "gg_overrun"));
-	begin = cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_RELAXED);
-	launched = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, stream, params, NULL);
-	end = cuStreamEndCapture(stream, &g);
-	if (end == CUDA_SUCCESS) {
-		CHECK(cuGraphInstantiateWithFlags(&app_graph, g, args->c));
-		CHECK(cuGraphGetNodes(g, &app_graph_node, &(size_t){ 1 }));
-	}
-	printf("graph %lu by %lu: begin %d, launch %d, end %d\n", args->a, args->b, (int)begin,
-	       (int)launched, (int)end);
-	return 0;
-}
-
-STEP step_replay(const struct args *args)
-{
-	CUresult last = CUDA_SUCCESS;
-
-	for (unsigned long k = 0; k < args->a; k++)
-		last = cuGraphLaunch(app_graph, stream);
-	printf("replayed %lu: %d, synchronize %d\n", args->a, (int)last, (int)cuCtxSynchronize());
-	return 0;
-}
-
-STEP step_deadreplay(const struct args *args)
-{
-	CUstream dead;
-
-	(void)args;
-	CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
-	CHECK(cuStreamDestroy_v2(dead));
-	printf("dead replay: %d\n", (int)cuGraphLaunch(app_graph, dead));
-	return 0;
-}
-
-STEP step_gset(const struct args *args)
-{
-	unsigned long long size = bufs[args->a].size, extra = args->b;
-	void *params[] = { &bufs[args->a].ptr, &size, &extra };
-	CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1,
-				       .gridDimY = 1,
-				       .gridDimZ = 1,
-				       .blockDimX = 128,
-				       .blockDimY = 1,
-				       .blockDimZ = 1,
-				       .kernelParams = params };
-
-	CHECK(cuModuleGetFunction(&kp.func, mod, "gg_overrun"));
-	printf("gset %lu by %lu: %d\n", args->a, args->b,
-	       (int)cuGraphExecKernelNodeSetParams_v2(app_graph, app_graph_node, &kp));
-	return 0;
-}
-
-STEP step_sync(const struct args *args)
-{
-	(void)args;
-	CHECK(cuCtxSynchronize());
-	printf("synced\n");
-	return 0;
-}
-
-STEP step_meminfo(const struct args *args)
-{
-	size_t free_bytes = 0, total = 0;
-
-	(void)args;
-	CHECK(cuMemGetInfo_v2(&free_bytes, &total));
-	printf("meminfo used %zu\n", total - free_bytes);
-	return 0;
-}
-
-STEP step_capfree(const struct args *args)
-{
-	CUstream cs;
-	CUgraph g = NULL;
-	CUresult begin, memset_rc, end;
-	CUresult rc;
-
-	CHECK(cuStreamCreate(&cs, CU_STREAM_DEFAULT));
-	begin = cuStreamBeginCapture_v2(cs, (CUstreamCaptureMode)args->b);
-	memset_rc = cuMemsetD8Async(bufs[args->a].ptr, 1, bufs[args->a].size, cs);
-	rc = cuMemFree_v2(bufs[args->a].ptr);
-	end = cuStreamEndCapture(cs, &g);
-	printf("capfree %lu mode %lu: begin %d, memset %d, free %d, end %d, graph %s\n", args->a,
-	       args->b, (int)begin, (int)memset_rc, (int)rc, (int)end, g ? "yes" : "no");
-	if (g)
-		CHECK(cuGraphDestroy(g));
-	CHECK(cuStreamDestroy_v2(cs));
-	return 0;
-}
-
-STEP step_capalloc(const struct args *args)
-{
-	CUstream cs;
-	CUgraph g = NULL;
-	CUdeviceptr p = 0;
-	CUresult alloc_rc, end;
-
-	CHECK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
-	CHECK(cuStreamBeginCapture_v2(cs, CU_STREAM_CAPTURE_MODE_RELAXED));
-	alloc_rc = cuMemAllocAsync(&p, args->a, cs);
-	if (alloc_rc == CUDA_SUCCESS)
-		CHECK(cuMemFreeAsync(p, cs));
-	end = cuStreamEndCapture(cs, &g);
-	printf("capalloc %lu: alloc %d, end %d\n", args->a, (int)alloc_rc, (int)end);
-	if (g)
-		CHECK(cuGraphDestroy(g));
-	CHECK(cuStreamDestroy_v2(cs));
-	return 0;
-}
-
-STEP step_badlaunch(const struct args *args)
-{
-	CUfunction f;
-	CUdeviceptr p = 0;
-	unsigned long long len = 0;
-	unsigned char v = 0;
-	void *params[] = { &p, &v, &len };
-	CUresult rc;
-
-	(void)args;
-	CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
-	rc = cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL);
-	printf("badlaunch: %d\n", (int)rc);
-	return 0;
-}
-
-STEP step_launch(const struct args *args)
-{
-	CUdeviceptr p;
-	unsigned char v = 1;
-	unsigned long long len = 64;
-	void *params[] = { &p, &v, &len };
-
-	(void)args;
-	CHECK(cuMemAlloc_v2(&p, 64));
-	launch("gg_fill", params);
-	CHECK(cuMemFree_v2(p));
-	printf("launched\n");
-	return 0;
-}
-
-STEP step_reset(const struct args *args)
-{
-	CUresult rc;
-
-	(void)args;
-	CHECK(cuCtxSynchronize());
-	rc = cuDevicePrimaryCtxReset_v2(0);
-	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
-	CHECK(cuCtxSetCurrent(primary));
-	CHECK(cuModuleLoad(&mod, ptx));
-	CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-	printf("reset: %d\n", (int)rc);
-	return 0;
-}
-
-STEP step_old_reset(const struct args *args)
-{
-	CUresult rc;
-
-	CHECK(cuCtxSynchronize());
-	rc = !strcmp(args->arg, "old-reset") ? cuDevicePrimaryCtxReset(0)
-					     : cuDevicePrimaryCtxRelease(0);
-	CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
-	CHECK(cuCtxSetCurrent(primary));
-	CHECK(cuModuleLoad(&mod, ptx));
-	CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-	printf("%s: %d\n", args->arg, (int)rc);
-	return 0;
-}
-
-STEP step_pop(const struct args *args)
-{
-	CUcontext top = NULL;
-	CUresult rc;
-
-	(void)args;
-	rc = cuCtxPopCurrent_v2(&top);
-	printf("pop: %d %s\n", (int)rc, top == primary ? "primary" : "other");
-	return 0;
-}
-
-STEP step_push(const struct args *args)
-{
-	(void)args;
-	printf("push: %d\n", (int)cuCtxPushCurrent_v2(primary));
-	return 0;
-}
-
-STEP step_deadfree(const struct args *args)
-{
-	CUstream dead;
-	CUresult rc;
-
-	CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
-	CHECK(cuStreamDestroy_v2(dead));
-	rc = cuMemFreeAsync(bufs[args->a].ptr, dead);
-	printf("free %lu on a destroyed stream: %s\n", args->a, rc ? "refused" : "done");
-	return 0;
-}
-
-STEP step_contexts(const struct args *args)
-{
-	CUcontext back, made;
-	CUdeviceptr p;
-	unsigned long ok = 0;
-
-	CHECK(cuCtxGetCurrent(&back));
-	for (unsigned long k = 0; k < args->a; k++) {
-		CHECK(cuCtxCreate_v4(&made, NULL, 0, 0));
-		ok += redzone_alloc(&p, 16) == CUDA_SUCCESS;
-		CHECK(cuCtxPopCurrent_v2(&made));
-	}
-	CHECK(cuCtxSetCurrent(back));
-	printf("contexts %lu: %lu allocations\n", args->a, ok);
-	return 0;
-}
-
-STEP step_ctx(const struct args *args)
-{
-	(void)args;
-	CHECK(cuCtxCreate_v4(&created, NULL, 0, 0));
-	CHECK(cuModuleLoad(&mod, ptx));
-	printf("context created\n");
-	return 0;
-}
-
-STEP step_attach(const struct args *args)
-{
-	CUcontext same = NULL;
-	CUresult rc;
-
-	(void)args;
-	rc = cuCtxAttach(&same, 0);
-	printf("attach: %d%s\n", (int)rc, same == created ? " (created)" : "");
-	return 0;
-}
-
-STEP step_detach(const struct args *args)
-{
-	unsigned version;
-	bool gone;
-	CUresult rc;
-
-	(void)args;
-	CHECK(cuCtxSynchronize());
-	rc = cuCtxDetach(created);
-	gone = cuCtxGetApiVersion(created, &version) != CUDA_SUCCESS;
-	if (gone) {
-		CHECK(cuCtxSetCurrent(primary));
-		CHECK(cuModuleLoad(&mod, ptx));
-	}
-	printf("detach: %d (%s)\n", (int)rc, gone ? "gone" : "alive");
-	return 0;
-}
-
-STEP step_destroy(const struct args *args)
-{
-	CUresult rc;
-
-	CHECK(cuCtxSynchronize());
-	rc = args->arg[0] == 'o' ? cuCtxDestroy(created) : cuCtxDestroy_v2(created);
-	CHECK(cuCtxSetCurrent(primary));
-	CHECK(cuModuleLoad(&mod, ptx));
-	printf("%s: %d\n", args->arg, (int)rc);
-	return 0;
-}
-
-STEP step_label(const struct args *args)
-{
-	print_label(args->text);
-	return 0;
-}
-
-STEP step_labels(const struct args *args)
-{
-	pthread_t t[64];
-	unsigned long each = args->b;
-	long sum = 0;
-
-	for (unsigned long k = 0; k < args->a && k < 64; k++)
-		pthread_create(&t[k], NULL, label_thread, &each);
-	for (unsigned long k = 0; k < args->a && k < 64; k++) {
-		void *r;
-
-		pthread_join(t[k], &r);
-		sum += (long)r;
-	}
-	printf("labels: %ld\n", sum);
-	return 0;
-}
-
-STEP step_cblabel(const struct args *args)
-{
-	static int got = -3;
-
-	(void)args;
-	CHECK(cuStreamAddCallback(stream, label_from_callback, &got, 0));
-	CHECK(cuCtxSynchronize());
-	printf("label in callback: %d\n", got);
-	return 0;
-}
-
-STEP step_version(const struct args *args)
-{
-	const char *(*fn)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "gpuguard_version");
-
-	(void)args;
-	printf("version: %s\n", fn ? fn() : "absent");
-	return 0;
-}
-
-STEP step_threads(const struct args *args)
-{
-	pthread_t t[64];
-	unsigned long job[2] = { args->b, args->c };
-
-	for (unsigned long k = 0; k < args->a && k < 64; k++)
-		pthread_create(&t[k], NULL, pair_thread, job);
-	for (unsigned long k = 0; k < args->a && k < 64; k++)
-		pthread_join(t[k], NULL);
-	printf("threads done\n");
-	return 0;
-}
-
-STEP step_hold(const struct args *args)
-{
-	for (unsigned long k = 0; k < args->a; k++) {
-		CUdeviceptr p;
-
-		CHECK(redzone_alloc(&p, args->b));
-	}
-	printf("holding %lu\n", args->a);
-	return 0;
-}
-
-STEP step_many(const struct args *args)
-{
-	CUdeviceptr *ps = malloc(args->a * sizeof(*ps));
-
-	for (unsigned long k = 0; k < args->a; k++)
-		CHECK(redzone_alloc(&ps[k], args->b));
-	for (unsigned long k = 0; k < args->a; k++)
-		CHECK(cuMemFree_v2(ps[k]));
-	free(ps);
-	printf("many done\n");
-	return 0;
-}
-
-STEP step_wait(const struct args *args)
-{
-	wait_for(args->text);
-	printf("waited\n");
-	return 0;
-}
-
-STEP step_raise(const struct args *args)
-{
-	kill(getpid(), (int)args->a);
-	printf("raised %lu\n", args->a);
-	return 0;
-}
-
-STEP step_storm(const struct args *args)
-{
-	pthread_t t[64];
-	unsigned long job[2] = { args->b, 64 };
-	const char *sig = getenv("GG_TEST_SIGNAL");
-
-	for (unsigned long k = 0; k < args->a && k < 64; k++)
-		pthread_create(&t[k], NULL, pair_thread, job);
-	for (unsigned long k = 0; k < args->c && sig; k++) {
-		kill(getpid(), atoi(sig));
-		usleep(100);
-	}
-	for (unsigned long k = 0; k < args->a && k < 64; k++)
-		pthread_join(t[k], NULL);
-	printf("storm done\n");
-	return 0;
-}
-
-STEP step_handler(const struct args *args)
-{
-	signal((int)args->a, on_app_signal);
-	printf("handler %lu\n", args->a);
-	return 0;
-}
-
-STEP step_handled(const struct args *args)
-{
-	(void)args;
-	printf("app handler ran %d\n", (int)app_handled);
-	return 0;
-}
-
-STEP step_fork(const struct args *args)
-{
-	pid_t pid = fork();
-	int status = 0;
-
-	if (pid == 0) {
-		CUdeviceptr p;
-		unsigned long long size = 64, extra = 2;
-		void *params[] = { &p, &size, &extra };
-		const char *pattern = getenv("GPUGUARD_SUMMARY_JSON");
-		char path[512];
-
-		CHECK(redzone_alloc(&p, 64));
-		launch("gg_overrun", params);
-		if (args->a && pattern && strstr(pattern, "%p")) {
-			snprintf(path, sizeof(path), "%.*s%d%s", (int)(strstr(pattern, "%p") - pattern),
-				 pattern, (int)getpid(), strstr(pattern, "%p") + 2);
-			kill(getpid(), (int)args->a);
-			wait_for(path);
-		}
-		exit(0);
-	}
-	waitpid(pid, &status, 0);
-	printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	if (WIFSIGNALED(status))
-		printf("child killed by signal %d\n", WTERMSIG(status));
-	return 0;
-}
-
-STEP step_slowstart(const struct args *args)
-{
-	sem_init(&slow_start.lock, 0, 1);
-	slow_start.ms = args->a;
-	printf("slowstart %lu\n", args->a);
-	return 0;
-}
-
-STEP step_forkrace(const struct args *args)
-{
-	unsigned long ran = 0;
-
-	fflush(stdout);
-	for (unsigned long k = 0; k < args->a; k++) {
-		pid_t pid = fork();
-		int status = 0;
-
-		if (pid == 0)
-			_exit(forkrace_child((int)args->b));
-		waitpid(pid, &status, 0);
-		ran += WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	}
-	printf("forkrace: %lu of %lu grandchildren ran their boundary\n", ran, args->a);
-	return 0;
-}
-
-STEP step_child(const struct args *args)
-{
-	const char *mode = args->text;
-	pid_t pid;
-	int status = 0;
-
-	fflush(stdout);
-	if ((pid = fork()) == 0) {
-		child_work(mode);
-		if (strstr(mode, "-_exit"))
-			_exit(0);
-		exit(0);
-	}
-	waitpid(pid, &status, 0);
-	printf("child %s exited %d\n", mode, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return 0;
-}
-
-STEP step_cbexit(const struct args *args)
-{
-	static int code;
-
-	code = (int)args->a;
-	fflush(stdout);
-	CHECK(cuStreamAddCallback(stream, exit_from_callback, &code, 0));
-	CHECK(cuCtxSynchronize());
-	printf("the callback did not run\n");
-	return 0;
-}
-
-/* Not inlined (a function that calls vfork cannot be); no test reads its stacks. */
-static int step_vfork(const struct args *args)
-{
-	pid_t pid;
-	int status = 0;
-
-	(void)args;
-	fflush(stdout);
-	if ((pid = vfork()) == 0) {
-		execl("/nonexistent/gpuguard-test-program", "gpuguard-test-program", (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	printf("vfork child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return 0;
-}
-
-STEP step_brood(const struct args *args)
-{
-	pthread_t t[16];
-	unsigned long clean = 0, job[2] = { args->a, args->b };
-	void *ok;
-
-	fflush(stdout);
-	for (unsigned long k = 0; k < args->a && k < 16; k++)
-		pthread_create(&t[k], NULL, brood_thread, job);
-	for (unsigned long k = 0; k < args->a && k < 16; k++) {
-		pthread_join(t[k], &ok);
-		clean += (unsigned long)(uintptr_t)ok;
-	}
-	printf("brood: %lu of %lu children exited 0\n", clean, args->a * args->b);
-	return 0;
-}
-
-STEP step_cycles(const struct args *args)
-{
-	unsigned long bad = 0;
-
-	for (unsigned long k = 0; k < args->a; k++) {
-		CUdeviceptr p, base;
-		size_t size = 0;
-
-		CHECK(cuDevicePrimaryCtxReset_v2(0));
-		CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
-		CHECK(cuCtxSetCurrent(primary));
-		CHECK(redzone_alloc(&p, 100));
-		CHECK(cuMemGetAddressRange_v2(&base, &size, p));
-		bad += size != 100;
-		CHECK(cuMemFree_v2(p));
-	}
-	CHECK(cuModuleLoad(&mod, ptx));
-	CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-	printf("cycles: %lu of %lu showed padding\n", bad, args->a);
-	return 0;
-}
-
-STEP step_tasks(const struct args *args)
-{
-	char cmd[64];
-
-	(void)args;
-	snprintf(cmd, sizeof(cmd), "ls /proc/%d/task | wc -l", (int)getpid());
-	fflush(stdout);
-	printf("tasks ");
-	fflush(stdout);
-	if (system(cmd) != 0)
-		printf("?\n");
-	return 0;
-}
-
-STEP step_print(const struct args *args)
-{
-	FILE *f = fdopen(dup(1), "w");
-
-	setvbuf(f, NULL, _IOFBF, 1 << 16);
-	for (unsigned long k = 0; k < args->a; k++)
-		fprintf(f, "buffered line %lu\n", k);
-	/* Not flushed, not closed: exit() must do it. */
-	return 0;
-}
-
-STEP step_exit(const struct args *args)
-{
-	exit((int)args->a);
-	return 0;
-}
-
-STEP step_open2(const struct args *args)
-{
-	close(2);
-	if (open(args->text, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2)
-		return 70;
-	(void)!write(2, "data\n", 5);
-	printf("opened 2\n");
-	return 0;
-}
-
-STEP step_cd(const struct args *args)
-{
-	printf("cd %s: %d\n", args->text, chdir(args->text));
-	return 0;
-}
-
-/* The steps, one row each: name, shape (what follows "name:", in the header's
- * notation; NULL for a step that takes nothing), function. */
-#define STEPS(X)                               \
-	X("alloc", "N", step_alloc)            \
-	X("async", "N", step_alloc)            \
-	X("managed", "N", step_managed)        \
-	X("pool", "N", step_managed)           \
-	X("vmm", "N", step_vmm)                \
-	X("load", "PATH", step_load)           \
-	X("pitch", "W:H", step_pitch)          \
-	X("free", "K", step_free)              \
-	X("salloc", "N:S", step_on_stream)     \
-	X("sfill", "K:S", step_on_stream)      \
-	X("sfree", "K:S", step_on_stream)      \
-	X("abortcount", NULL, step_abortcount) \
-	X("ssync", NULL, step_ssync)           \
-	X("ifree", "K:OFF", step_ifree)        \
-	X("same", "A:B", step_same)            \
-	X("sites", "N:F", step_sites)          \
-	X("deep", "D:S", step_deep)            \
-	X("overrun", "K:E", step_overrun)      \
-	X("under", "K:E", step_under)          \
-	X("two", "A:B:E", step_two)            \
-	X("twox", "A:B:E", step_two)           \
-	X("twok", "A:B:E", step_two)           \
-	X("twof", "A:B:E", step_two)           \
-	X("twoi", "A:B:E", step_two)           \
-	X("reload", "P1:P2", step_reload)      \
-	X("fill", "K", step_fill)              \
-	X("kcopy", "A:B", step_kcopy)          \
-	X("copy", "K:E", step_copy)            \
-	X("sum", "K:E", step_sum)              \
-	X("poke", "K:E", step_poke)            \
-	X("band", "K:P", step_band)            \
-	X("range", "K:OFF", step_range)        \
-	X("attr", "K:OFF", step_attr)          \
-	X("limit", "B", step_limit)            \
-	X("graph", "K:E[:F]", step_graph)      \
-	X("replay", "N", step_replay)          \
-	X("deadreplay", NULL, step_deadreplay) \
-	X("gset", "K:E", step_gset)            \
-	X("sync", NULL, step_sync)             \
-	X("meminfo", NULL, step_meminfo)       \
-	X("capfree", "K:M", step_capfree)      \
-	X("capalloc", "N", step_capalloc)      \
-	X("badlaunch", NULL, step_badlaunch)   \
-	X("launch", NULL, step_launch)         \
-	X("reset", NULL, step_reset)           \
-	X("old-reset", NULL, step_old_reset)   \
-	X("old-release", NULL, step_old_reset) \
-	X("pop", NULL, step_pop)               \
-	X("push", NULL, step_push)             \
-	X("deadfree", "K", step_deadfree)      \
-	X("contexts", "N", step_contexts)      \
-	X("ctx", NULL, step_ctx)               \
-	X("attach", NULL, step_attach)         \
-	X("detach", NULL, step_detach)         \
-	X("destroy", NULL, step_destroy)       \
-	X("old-destroy", NULL, step_destroy)   \
-	X("label", "TEXT", step_label)         \
-	X("labels", "T:N", step_labels)        \
-	X("cblabel", NULL, step_cblabel)       \
-	X("version", NULL, step_version)       \
-	X("threads", "T:N:S", step_threads)    \
-	X("hold", "N:S", step_hold)            \
-	X("many", "N:S", step_many)            \
-	X("wait", "PATH", step_wait)           \
-	X("raise", "SIG", step_raise)          \
-	X("storm", "T:N:K", step_storm)        \
-	X("handler", "SIG", step_handler)      \
-	X("handled", NULL, step_handled)       \
-	X("fork", "SIG", step_fork)            \
-	X("slowstart", "MS", step_slowstart)   \
-	X("forkrace", "N:SIG", step_forkrace)  \
-	X("child", "MODE", step_child)         \
-	X("cbexit", "S", step_cbexit)          \
-	X("vfork", NULL, step_vfork)           \
-	X("brood", "T:C", step_brood)          \
-	X("cycles", "N", step_cycles)          \
-	X("tasks", NULL, step_tasks)           \
-	X("print", "N", step_print)            \
-	X("exit", "N", step_exit)              \
-	X("open2", "PATH", step_open2)         \
-	X("cd", "PATH", step_cd)
-
-static const struct app_step_row steps[] = { STEPS(APP_STEP_ROW) };
-
-/* The row of step @arg, its arguments in @args; -1 (said on stderr) when it
- * names no step, or is not written as its row's shape says. */
-static int find_step(char *arg, struct args *args)
-{
-	int row;
-
-	*args = (struct args){ .arg = arg };
-	row = app_find_step("app-redzone", steps, sizeof(steps) / sizeof(steps[0]), arg, &args->text);
-	sscanf(args->text, "%lu:%lu:%lu", &args->a, &args->b, &args->c);
-	return row;
-}
-
 int main(int argc, char **argv)
 {
 	static const char ptx_env[] = "GG_TEST_PTX";
-
-	ptx = getenv(ptx_env);
+	const char *ptx = getenv(ptx_env);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!ptx) {
@@ -1621,12 +510,698 @@ int main(int argc, char **argv)
 	CHECK(cuModuleLoad(&mod, ptx));
 	CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 	for (int i = 1; i < argc; i++) {
-		struct args args;
-		int row = find_step(argv[i], &args), rc;
+		unsigned long a = 0, b = 0, c = 0;
+		char *arg = argv[i];
+		int n = sscanf(strchr(arg, ':') ? strchr(arg, ':') + 1 : "", "%lu:%lu:%lu", &a, &b, &c);
+		CUresult rc;
 
-		APP_RUN_STEP(STEPS); /* the step's function, inlined here */
-		if (rc)
-			return rc;
+		(void)n;
+		if (!strncmp(arg, "alloc:", 6) || !strncmp(arg, "async:", 6)) {
+			int async = arg[0] == 'a' && arg[1] == 's';
+
+			rc = async ? redzone_alloc_async(&bufs[nbufs].ptr, a)
+				   : redzone_alloc(&bufs[nbufs].ptr, a);
+			printf("%s %lu: %d buffer %d\n", async ? "async" : "alloc", a, (int)rc, nbufs);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].size = a;
+				bufs[nbufs++].async = async;
+			}
+		} else if (!strncmp(arg, "managed:", 8) || !strncmp(arg, "pool:", 5)) {
+			int pool = arg[0] == 'p';
+			CUmemoryPool mp;
+
+			if (pool) {
+				CHECK(cuDeviceGetDefaultMemPool(&mp, 0));
+				rc = cuMemAllocFromPoolAsync(&bufs[nbufs].ptr, a, mp, stream);
+				CHECK(cuStreamSynchronize(stream));
+			} else {
+				rc = cuMemAllocManaged(&bufs[nbufs].ptr, a, CU_MEM_ATTACH_GLOBAL);
+			}
+			printf("%s %lu: %d buffer %d\n", pool ? "pool" : "managed", a, (int)rc, nbufs);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].size = a;
+				bufs[nbufs++].async = pool;
+			}
+		} else if (!strncmp(arg, "vmm:", 4)) {
+			CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+						     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+			CUmemAccessDesc access = { .location = prop.location,
+						   .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+			CUmemGenericAllocationHandle h;
+			CUdeviceptr va;
+			size_t gran, size;
+			unsigned char in = 0x5a, out = 0;
+
+			CHECK(cuMemGetAllocationGranularity(&gran, &prop,
+							    CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+			size = gran * a;
+			CHECK(cuMemAddressReserve(&va, size, 0, 0, 0));
+			CHECK(cuMemCreate(&h, size, &prop, 0));
+			CHECK(cuMemMap(va, size, 0, h, 0));
+			CHECK(cuMemSetAccess(va, size, &access, 1));
+			CHECK(cuMemcpyHtoD_v2(va + size - 1, &in, 1));
+			CHECK(cuMemcpyDtoH_v2(&out, va + size - 1, 1));
+			CHECK(cuMemUnmap(va, size));
+			CHECK(cuMemRelease(h));
+			CHECK(cuMemAddressFree(va, size));
+			printf("vmm %lu: %zu bytes, read back 0x%02x\n", a, size, out);
+		} else if (!strncmp(arg, "load:", 5)) {
+			printf("load: %s\n", dlopen(arg + 5, RTLD_NOW) ? "ok" : "failed");
+		} else if (!strncmp(arg, "pitch:", 6)) {
+			size_t pitch = 0;
+
+			rc = cuMemAllocPitch_v2(&bufs[nbufs].ptr, &pitch, a, b, 4);
+			printf("pitch %lu:%lu: %d buffer %d pitch %zu\n", a, b, (int)rc, nbufs, pitch);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].size = pitch * b;
+				bufs[nbufs++].async = 0;
+			}
+		} else if (!strncmp(arg, "free:", 5)) {
+			if (bufs[a].async) {
+				rc = cuMemFreeAsync(bufs[a].ptr, stream);
+				CHECK(cuStreamSynchronize(stream));
+			} else {
+				rc = cuMemFree_v2(bufs[a].ptr);
+			}
+			printf("free %lu: %d\n", a, (int)rc);
+		} else if (!strncmp(arg, "salloc:", 7) || !strncmp(arg, "sfill:", 6) ||
+			   !strncmp(arg, "sfree:", 6)) {
+			CUstream s = b ? stream2 : stream;
+
+			if (!stream2)
+				CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
+			s = b ? stream2 : stream;
+			if (arg[1] == 'a') {
+				rc = cuMemAllocAsync(&bufs[nbufs].ptr, a, s);
+				printf("salloc %lu on %lu: %d buffer %d\n", a, b, (int)rc, nbufs);
+				if (rc == CUDA_SUCCESS) {
+					bufs[nbufs].size = a;
+					bufs[nbufs++].async = 1;
+				}
+			} else if (arg[1] == 'f' && arg[2] == 'i') {
+				unsigned char v = 1;
+				unsigned long long len = bufs[a].size;
+				void *params[] = { &bufs[a].ptr, &v, &len };
+				CUfunction f;
+
+				CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
+				printf("sfill %lu on %lu\n", a, b);
+			} else {
+				rc = cuMemFreeAsync(bufs[a].ptr, s);
+				printf("sfree %lu on %lu: %d\n", a, b, (int)rc);
+			}
+		} else if (!strcmp(arg, "abortcount")) {
+			signal(SIGABRT, on_abort_count);
+			printf("abortcount\n");
+		} else if (!strcmp(arg, "ssync")) {
+			CHECK(cuStreamSynchronize(stream));
+			if (stream2)
+				CHECK(cuStreamSynchronize(stream2));
+			printf("streams synced\n");
+		} else if (!strncmp(arg, "ifree:", 6)) {
+			rc = cuMemFree_v2(bufs[a].ptr + b);
+			printf("free %lu+%lu: %d\n", a, b, (int)rc);
+		} else if (!strncmp(arg, "same:", 5)) {
+			printf("buffers %lu and %lu: %s\n", a, b,
+			       bufs[a].ptr == bufs[b].ptr ? "same address" : "different addresses");
+		} else if (!strncmp(arg, "sites:", 6)) {
+			CUdeviceptr *ps = malloc(a * 10 * sizeof(*ps));
+
+			for (unsigned long k = 0; k < a * 10; k++)
+				CHECK(places[k % 10](&ps[k]));
+			for (unsigned long k = 0; b && k < a * 10; k++)
+				CHECK(cuMemFree_v2(ps[k]));
+			free(ps);
+			printf("sites %lu: %s\n", a, b ? "freed" : "kept");
+		} else if (!strncmp(arg, "deep:", 5)) {
+			CUdeviceptr p;
+
+			CHECK(redzone_deep(a, &p, b));
+			printf("deep %lu: kept\n", a);
+		} else if (!strncmp(arg, "overrun:", 8)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+
+			if (bufs[a].async)
+				CHECK(cuStreamSynchronize(stream));
+			launch("gg_overrun", params);
+			printf("overrun %lu by %lu\n", a, b);
+		} else if (!strncmp(arg, "under:", 6)) {
+			unsigned long long below = b;
+			void *params[] = { &bufs[a].ptr, &below };
+
+			launch("gg_underrun", params);
+			printf("under %lu by %lu\n", a, b);
+		} else if (!strncmp(arg, "two", 3) && strchr(arg, ':')) {
+			CUdeviceptr pa = bufs[a].ptr, pb = bufs[b].ptr;
+			unsigned long long na = bufs[a].size, nb = bufs[b].size, extra = c;
+			void *params[] = { &pa, &na, &pb, &nb, &extra };
+			CUfunction f;
+
+			if (arg[3] == 'i')
+				pb += 16, nb -= 16;
+			if (arg[3] == 'k' || arg[3] == 'f') {
+				static CUlibrary lib;
+				CUkernel k;
+
+				if (!lib)
+					CHECK(cuLibraryLoadFromFile(&lib, ptx, NULL, NULL, 0, NULL,
+								    NULL, 0));
+				CHECK(cuLibraryGetKernel(&k, lib, "gg_overrun_second"));
+				f = (CUfunction)k;
+				if (arg[3] == 'f')
+					CHECK(cuKernelGetFunction(&f, k));
+			} else {
+				CHECK(cuModuleGetFunction(&f, mod, "gg_overrun_second"));
+			}
+			if (arg[3] == 'x') {
+				struct {
+					CUdeviceptr pa;
+					unsigned long long na;
+					CUdeviceptr pb;
+					unsigned long long nb, extra;
+				} buf = { pa, na, pb, nb, extra };
+				size_t size = sizeof(buf);
+				void *x[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf,
+					      CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, x));
+			} else {
+				CHECK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL));
+			}
+			fprintf(stderr, "app: two returned\n");
+			printf("%s %lu %lu by %lu\n", strtok(arg, ":"), a, b, c);
+		} else if (!strncmp(arg, "reload:", 7)) {
+			char *p1 = arg + 7, *p2 = strchr(p1, ':');
+			CUmodule m1, m2;
+			CUfunction f1, f2;
+			CUdeviceptr pa = bufs[0].ptr, pb = bufs[1].ptr;
+			unsigned long long na = bufs[0].size, nb = bufs[1].size, none = 0, len = nb;
+			unsigned char v = 1;
+			void *two[] = { &pa, &na, &pb, &nb, &none };
+			long page = sysconf(_SC_PAGESIZE);
+			char *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void **fill;
+
+			if (!p2 || pages == MAP_FAILED ||
+			    mprotect(pages + page, (size_t)page, PROT_NONE)) {
+				fprintf(stderr, "app-redzone: reload:P1:P2: %s\n",
+					p2 ? "mmap" : "two paths");
+				exit(64);
+			}
+			*p2++ = '\0';
+			CHECK(cuModuleLoad(&m1, p1));
+			CHECK(cuModuleGetFunction(&f1, m1, "gg_overrun_second"));
+			CHECK(cuLaunchKernel(f1, 1, 1, 1, 128, 1, 1, 0, NULL, two, NULL));
+			CHECK(cuCtxSynchronize());
+			CHECK(cuModuleUnload(m1));
+			CHECK(cuModuleLoad(&m2, p2));
+			CHECK(cuModuleGetFunction(&f2, m2, "gg_fill"));
+			/* Its three parameters and not a byte more are readable. */
+			fill = (void **)(pages + page) - 3;
+			fill[0] = &pb, fill[1] = &v, fill[2] = &len;
+			CHECK(cuLaunchKernel(f2, 1, 1, 1, 128, 1, 1, 0, NULL, fill, NULL));
+			CHECK(cuCtxSynchronize());
+			CHECK(cuModuleUnload(m2));
+			munmap(pages, 2 * (size_t)page);
+			printf("reloaded: handle %s\n", f1 == f2 ? "reused" : "new");
+		} else if (!strncmp(arg, "fill:", 5)) {
+			unsigned char v = 1;
+			unsigned long long len = bufs[a].size;
+			void *params[] = { &bufs[a].ptr, &v, &len };
+
+			launch("gg_fill", params);
+			printf("filled %lu\n", a);
+		} else if (!strncmp(arg, "kcopy:", 6)) {
+			unsigned long long len = bufs[a].size;
+			void *params[] = { &bufs[a].ptr, &bufs[b].ptr, &len };
+
+			launch("gg_copy", params);
+			printf("copied %lu into %lu\n", b, a);
+		} else if (!strncmp(arg, "copy:", 5)) {
+			size_t len = bufs[a].size + b;
+			unsigned char *host = malloc(len);
+
+			memset(host, 0x42, len);
+			rc = cuMemcpyHtoD_v2(bufs[a].ptr, host, len);
+			printf("copy %lu bytes into %lu: %d\n", (unsigned long)len, a, (int)rc);
+			free(host);
+		} else if (!strncmp(arg, "sum:", 4)) {
+			unsigned long long len = bufs[a].size + b, sum = 0;
+			CUdeviceptr out;
+			void *params[] = { &bufs[a].ptr, &len, &out };
+
+			CHECK(cuMemAlloc_v2(&out, 8));
+			launch("gg_sum", params);
+			CHECK(cuMemcpyDtoH_v2(&sum, out, 8));
+			CHECK(cuMemFree_v2(out));
+			printf("sum of %lu + %lu bytes: %llu\n", a, b, sum);
+		} else if (!strncmp(arg, "poke:", 5)) {
+			int (*wr)(CUdeviceptr, const void *,
+				  size_t) = (int (*)(CUdeviceptr, const void *,
+						     size_t))dlsym(RTLD_DEFAULT, "fakecuda_write");
+			unsigned char bytes[4096];
+
+			memset(bytes, 0x42, sizeof(bytes));
+			printf("poke %lu bytes past %lu: %s\n", b, a,
+			       wr && b <= sizeof(bytes) && !wr(bufs[a].ptr + bufs[a].size, bytes, b)
+				       ? "written"
+				       : "unwritable");
+		} else if (!strncmp(arg, "band:", 5)) {
+			int (*rd)(CUdeviceptr, void *, size_t) = (int (*)(
+				CUdeviceptr, void *, size_t))dlsym(RTLD_DEFAULT, "fakecuda_read");
+			unsigned char band[4096];
+
+			CHECK(cuCtxSynchronize());
+			if (!rd || b > sizeof(band) || rd(bufs[a].ptr + bufs[a].size, band, b)) {
+				printf("band %lu: unreadable\n", a);
+				continue;
+			}
+			printf("band %lu:", a);
+			for (unsigned long k = 0; k < b; k++)
+				printf(" %02x", band[k]);
+			printf("\n");
+		} else if (!strncmp(arg, "range:", 6)) {
+			CUdeviceptr base = 0;
+			size_t size = 0;
+
+			rc = cuMemGetAddressRange_v2(&base, &size, bufs[a].ptr + b);
+			printf("range %lu+%lu: %d base %s size %zu\n", a, b, (int)rc,
+			       base == bufs[a].ptr ? "buffer"
+			       : base              ? "other"
+						   : "none",
+			       size);
+		} else if (!strncmp(arg, "attr:", 5)) {
+			size_t size = 0;
+			unsigned long long size2 = 0, start = 0;
+			CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+							CU_POINTER_ATTRIBUTE_RANGE_SIZE };
+			void *data[] = { &start, &size2 };
+
+			rc = cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+						   bufs[a].ptr + b);
+			printf("attr %lu+%lu: %d size %zu;", a, b, (int)rc, size);
+			rc = cuPointerGetAttributes(2, attrs, data, bufs[a].ptr + b);
+			printf(" attrs: %d size %llu\n", (int)rc, size2);
+		} else if (!strncmp(arg, "limit:", 6)) {
+			void (*lim)(size_t) = (void (*)(size_t))dlsym(RTLD_DEFAULT,
+								      "fakecuda_set_mem_limit");
+
+			if (lim)
+				lim(a);
+			printf("limit %lu\n", a);
+		} else if (!strncmp(arg, "graph:", 6)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+			CUfunction f;
+			CUgraph g;
+			CUresult begin, launched, end;
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_overrun"));
+			begin = cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+			launched = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, stream, params, NULL);
+			end = cuStreamEndCapture(stream, &g);
+			if (end == CUDA_SUCCESS) {
+				CHECK(cuGraphInstantiateWithFlags(&app_graph, g, c));
+				CHECK(cuGraphGetNodes(g, &app_graph_node, &(size_t){ 1 }));
+			}
+			printf("graph %lu by %lu: begin %d, launch %d, end %d\n", a, b, (int)begin,
+			       (int)launched, (int)end);
+		} else if (!strncmp(arg, "replay:", 7)) {
+			CUresult last = CUDA_SUCCESS;
+
+			for (unsigned long k = 0; k < a; k++)
+				last = cuGraphLaunch(app_graph, stream);
+			printf("replayed %lu: %d, synchronize %d\n", a, (int)last,
+			       (int)cuCtxSynchronize());
+		} else if (!strcmp(arg, "deadreplay")) {
+			CUstream dead;
+
+			CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamDestroy_v2(dead));
+			printf("dead replay: %d\n", (int)cuGraphLaunch(app_graph, dead));
+		} else if (!strncmp(arg, "gset:", 5)) {
+			unsigned long long size = bufs[a].size, extra = b;
+			void *params[] = { &bufs[a].ptr, &size, &extra };
+			CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1,
+						       .gridDimY = 1,
+						       .gridDimZ = 1,
+						       .blockDimX = 128,
+						       .blockDimY = 1,
+						       .blockDimZ = 1,
+						       .kernelParams = params };
+
+			CHECK(cuModuleGetFunction(&kp.func, mod, "gg_overrun"));
+			printf("gset %lu by %lu: %d\n", a, b,
+			       (int)cuGraphExecKernelNodeSetParams_v2(app_graph, app_graph_node, &kp));
+		} else if (!strcmp(arg, "sync")) {
+			CHECK(cuCtxSynchronize());
+			printf("synced\n");
+		} else if (!strcmp(arg, "meminfo")) {
+			size_t free_bytes = 0, total = 0;
+
+			CHECK(cuMemGetInfo_v2(&free_bytes, &total));
+			printf("meminfo used %zu\n", total - free_bytes);
+		} else if (!strncmp(arg, "capfree:", 8)) {
+			CUstream cs;
+			CUgraph g = NULL;
+			CUresult begin, memset_rc, end;
+
+			CHECK(cuStreamCreate(&cs, CU_STREAM_DEFAULT));
+			begin = cuStreamBeginCapture_v2(cs, (CUstreamCaptureMode)b);
+			memset_rc = cuMemsetD8Async(bufs[a].ptr, 1, bufs[a].size, cs);
+			rc = cuMemFree_v2(bufs[a].ptr);
+			end = cuStreamEndCapture(cs, &g);
+			printf("capfree %lu mode %lu: begin %d, memset %d, free %d, end %d, graph %s\n",
+			       a, b, (int)begin, (int)memset_rc, (int)rc, (int)end, g ? "yes" : "no");
+			if (g)
+				CHECK(cuGraphDestroy(g));
+			CHECK(cuStreamDestroy_v2(cs));
+		} else if (!strncmp(arg, "capalloc:", 9)) {
+			CUstream cs;
+			CUgraph g = NULL;
+			CUdeviceptr p = 0;
+			CUresult alloc_rc, end;
+
+			CHECK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamBeginCapture_v2(cs, CU_STREAM_CAPTURE_MODE_RELAXED));
+			alloc_rc = cuMemAllocAsync(&p, a, cs);
+			if (alloc_rc == CUDA_SUCCESS)
+				CHECK(cuMemFreeAsync(p, cs));
+			end = cuStreamEndCapture(cs, &g);
+			printf("capalloc %lu: alloc %d, end %d\n", a, (int)alloc_rc, (int)end);
+			if (g)
+				CHECK(cuGraphDestroy(g));
+			CHECK(cuStreamDestroy_v2(cs));
+		} else if (!strcmp(arg, "badlaunch")) {
+			CUfunction f;
+			CUdeviceptr p = 0;
+			unsigned long long len = 0;
+			unsigned char v = 0;
+			void *params[] = { &p, &v, &len };
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+			rc = cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL);
+			printf("badlaunch: %d\n", (int)rc);
+		} else if (!strcmp(arg, "launch")) {
+			CUdeviceptr p;
+			unsigned char v = 1;
+			unsigned long long len = 64;
+			void *params[] = { &p, &v, &len };
+
+			CHECK(cuMemAlloc_v2(&p, 64));
+			launch("gg_fill", params);
+			CHECK(cuMemFree_v2(p));
+			printf("launched\n");
+		} else if (!strcmp(arg, "reset")) {
+			CHECK(cuCtxSynchronize());
+			rc = cuDevicePrimaryCtxReset_v2(0);
+			CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+			CHECK(cuCtxSetCurrent(primary));
+			CHECK(cuModuleLoad(&mod, ptx));
+			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+			printf("reset: %d\n", (int)rc);
+		} else if (!strcmp(arg, "old-reset") || !strcmp(arg, "old-release")) {
+			CHECK(cuCtxSynchronize());
+			rc = !strcmp(arg, "old-reset") ? cuDevicePrimaryCtxReset(0)
+						       : cuDevicePrimaryCtxRelease(0);
+			CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+			CHECK(cuCtxSetCurrent(primary));
+			CHECK(cuModuleLoad(&mod, ptx));
+			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+			printf("%s: %d\n", arg, (int)rc);
+		} else if (!strcmp(arg, "pop")) {
+			CUcontext top = NULL;
+
+			rc = cuCtxPopCurrent_v2(&top);
+			printf("pop: %d %s\n", (int)rc, top == primary ? "primary" : "other");
+		} else if (!strcmp(arg, "push")) {
+			printf("push: %d\n", (int)cuCtxPushCurrent_v2(primary));
+		} else if (!strncmp(arg, "deadfree:", 9)) {
+			CUstream dead;
+
+			CHECK(cuStreamCreate(&dead, CU_STREAM_NON_BLOCKING));
+			CHECK(cuStreamDestroy_v2(dead));
+			rc = cuMemFreeAsync(bufs[a].ptr, dead);
+			printf("free %lu on a destroyed stream: %s\n", a, rc ? "refused" : "done");
+		} else if (!strncmp(arg, "contexts:", 9)) {
+			CUcontext back, made;
+			CUdeviceptr p;
+			unsigned long ok = 0;
+
+			CHECK(cuCtxGetCurrent(&back));
+			for (unsigned long k = 0; k < a; k++) {
+				CHECK(cuCtxCreate_v4(&made, NULL, 0, 0));
+				ok += redzone_alloc(&p, 16) == CUDA_SUCCESS;
+				CHECK(cuCtxPopCurrent_v2(&made));
+			}
+			CHECK(cuCtxSetCurrent(back));
+			printf("contexts %lu: %lu allocations\n", a, ok);
+		} else if (!strcmp(arg, "ctx")) {
+			CHECK(cuCtxCreate_v4(&created, NULL, 0, 0));
+			CHECK(cuModuleLoad(&mod, ptx));
+			printf("context created\n");
+		} else if (!strcmp(arg, "attach")) {
+			CUcontext same = NULL;
+
+			rc = cuCtxAttach(&same, 0);
+			printf("attach: %d%s\n", (int)rc, same == created ? " (created)" : "");
+		} else if (!strcmp(arg, "detach")) {
+			unsigned version;
+			bool gone;
+
+			CHECK(cuCtxSynchronize());
+			rc = cuCtxDetach(created);
+			gone = cuCtxGetApiVersion(created, &version) != CUDA_SUCCESS;
+			if (gone) {
+				CHECK(cuCtxSetCurrent(primary));
+				CHECK(cuModuleLoad(&mod, ptx));
+			}
+			printf("detach: %d (%s)\n", (int)rc, gone ? "gone" : "alive");
+		} else if (!strcmp(arg, "destroy") || !strcmp(arg, "old-destroy")) {
+			CHECK(cuCtxSynchronize());
+			rc = arg[0] == 'o' ? cuCtxDestroy(created) : cuCtxDestroy_v2(created);
+			CHECK(cuCtxSetCurrent(primary));
+			CHECK(cuModuleLoad(&mod, ptx));
+			printf("%s: %d\n", arg, (int)rc);
+		} else if (!strncmp(arg, "label:", 6)) {
+			print_label(arg + 6);
+		} else if (!strncmp(arg, "labels:", 7)) {
+			pthread_t t[64];
+			long sum = 0;
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, label_thread, &b);
+			for (unsigned long k = 0; k < a && k < 64; k++) {
+				void *r;
+
+				pthread_join(t[k], &r);
+				sum += (long)r;
+			}
+			printf("labels: %ld\n", sum);
+		} else if (!strcmp(arg, "cblabel")) {
+			static int got = -3;
+
+			CHECK(cuStreamAddCallback(stream, label_from_callback, &got, 0));
+			CHECK(cuCtxSynchronize());
+			printf("label in callback: %d\n", got);
+		} else if (!strcmp(arg, "version")) {
+			const char *(*fn)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT,
+									       "gpuguard_version");
+
+			printf("version: %s\n", fn ? fn() : "absent");
+		} else if (!strncmp(arg, "threads:", 8)) {
+			pthread_t t[64];
+			unsigned long job[2] = { b, c };
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, pair_thread, job);
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_join(t[k], NULL);
+			printf("threads done\n");
+		} else if (!strncmp(arg, "hold:", 5)) {
+			for (unsigned long k = 0; k < a; k++) {
+				CUdeviceptr p;
+
+				CHECK(redzone_alloc(&p, b));
+			}
+			printf("holding %lu\n", a);
+		} else if (!strncmp(arg, "many:", 5)) {
+			CUdeviceptr *ps = malloc(a * sizeof(*ps));
+
+			for (unsigned long k = 0; k < a; k++)
+				CHECK(redzone_alloc(&ps[k], b));
+			for (unsigned long k = 0; k < a; k++)
+				CHECK(cuMemFree_v2(ps[k]));
+			free(ps);
+			printf("many done\n");
+		} else if (!strncmp(arg, "wait:", 5)) {
+			wait_for(arg + 5);
+			printf("waited\n");
+		} else if (!strncmp(arg, "raise:", 6)) {
+			kill(getpid(), (int)a);
+			printf("raised %lu\n", a);
+		} else if (!strncmp(arg, "storm:", 6)) {
+			pthread_t t[64];
+			unsigned long job[2] = { b, 64 };
+			const char *sig = getenv("GG_TEST_SIGNAL");
+
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_create(&t[k], NULL, pair_thread, job);
+			for (unsigned long k = 0; k < c && sig; k++) {
+				kill(getpid(), atoi(sig));
+				usleep(100);
+			}
+			for (unsigned long k = 0; k < a && k < 64; k++)
+				pthread_join(t[k], NULL);
+			printf("storm done\n");
+		} else if (!strncmp(arg, "handler:", 8)) {
+			signal((int)a, on_app_signal);
+			printf("handler %lu\n", a);
+		} else if (!strcmp(arg, "handled")) {
+			printf("app handler ran %d\n", (int)app_handled);
+		} else if (!strncmp(arg, "fork:", 5)) {
+			pid_t pid = fork();
+			int status = 0;
+
+			if (pid == 0) {
+				CUdeviceptr p;
+				unsigned long long size = 64, extra = 2;
+				void *params[] = { &p, &size, &extra };
+				const char *pattern = getenv("GPUGUARD_SUMMARY_JSON");
+				char path[512];
+
+				CHECK(redzone_alloc(&p, 64));
+				launch("gg_overrun", params);
+				if (a && pattern && strstr(pattern, "%p")) {
+					snprintf(path, sizeof(path), "%.*s%d%s",
+						 (int)(strstr(pattern, "%p") - pattern), pattern,
+						 (int)getpid(), strstr(pattern, "%p") + 2);
+					kill(getpid(), (int)a);
+					wait_for(path);
+				}
+				exit(0);
+			}
+			waitpid(pid, &status, 0);
+			printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			if (WIFSIGNALED(status))
+				printf("child killed by signal %d\n", WTERMSIG(status));
+		} else if (!strncmp(arg, "slowstart:", 10)) {
+			sem_init(&slow_start.lock, 0, 1);
+			slow_start.ms = a;
+			printf("slowstart %lu\n", a);
+		} else if (!strncmp(arg, "forkrace:", 9)) {
+			unsigned long ran = 0;
+
+			fflush(stdout);
+			for (unsigned long k = 0; k < a; k++) {
+				pid_t pid = fork();
+				int status = 0;
+
+				if (pid == 0)
+					_exit(forkrace_child((int)b));
+				waitpid(pid, &status, 0);
+				ran += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+			}
+			printf("forkrace: %lu of %lu grandchildren ran their boundary\n", ran, a);
+		} else if (!strncmp(arg, "child:", 6)) {
+			const char *mode = arg + 6;
+			pid_t pid;
+			int status = 0;
+
+			fflush(stdout);
+			if ((pid = fork()) == 0) {
+				child_work(mode);
+				if (strstr(mode, "-_exit"))
+					_exit(0);
+				exit(0);
+			}
+			waitpid(pid, &status, 0);
+			printf("child %s exited %d\n", mode,
+			       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "cbexit:", 7)) {
+			static int code;
+
+			code = (int)a;
+			fflush(stdout);
+			CHECK(cuStreamAddCallback(stream, exit_from_callback, &code, 0));
+			CHECK(cuCtxSynchronize());
+			printf("the callback did not run\n");
+		} else if (!strcmp(arg, "vfork")) {
+			pid_t pid;
+			int status = 0;
+
+			fflush(stdout);
+			if ((pid = vfork()) == 0) {
+				execl("/nonexistent/gpuguard-test-program", "gpuguard-test-program",
+				      (char *)NULL);
+				_exit(127);
+			}
+			waitpid(pid, &status, 0);
+			printf("vfork child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		} else if (!strncmp(arg, "brood:", 6)) {
+			pthread_t t[16];
+			unsigned long clean = 0, job[2] = { a, b };
+			void *ok;
+
+			fflush(stdout);
+			for (unsigned long k = 0; k < a && k < 16; k++)
+				pthread_create(&t[k], NULL, brood_thread, job);
+			for (unsigned long k = 0; k < a && k < 16; k++) {
+				pthread_join(t[k], &ok);
+				clean += (unsigned long)(uintptr_t)ok;
+			}
+			printf("brood: %lu of %lu children exited 0\n", clean, a * b);
+		} else if (!strncmp(arg, "cycles:", 7)) {
+			unsigned long bad = 0;
+
+			for (unsigned long k = 0; k < a; k++) {
+				CUdeviceptr p, base;
+				size_t size = 0;
+
+				CHECK(cuDevicePrimaryCtxReset_v2(0));
+				CHECK(cuDevicePrimaryCtxRetain(&primary, 0));
+				CHECK(cuCtxSetCurrent(primary));
+				CHECK(redzone_alloc(&p, 100));
+				CHECK(cuMemGetAddressRange_v2(&base, &size, p));
+				bad += size != 100;
+				CHECK(cuMemFree_v2(p));
+			}
+			CHECK(cuModuleLoad(&mod, ptx));
+			CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+			printf("cycles: %lu of %lu showed padding\n", bad, a);
+		} else if (!strcmp(arg, "tasks")) {
+			char cmd[64];
+
+			snprintf(cmd, sizeof(cmd), "ls /proc/%d/task | wc -l", (int)getpid());
+			fflush(stdout);
+			printf("tasks ");
+			fflush(stdout);
+			if (system(cmd) != 0)
+				printf("?\n");
+		} else if (!strncmp(arg, "print:", 6)) {
+			FILE *f = fdopen(dup(1), "w");
+
+			setvbuf(f, NULL, _IOFBF, 1 << 16);
+			for (unsigned long k = 0; k < a; k++)
+				fprintf(f, "buffered line %lu\n", k);
+			/* Not flushed, not closed: exit() must do it. */
+		} else if (!strncmp(arg, "exit:", 5)) {
+			exit((int)a);
+		} else if (!strncmp(arg, "open2:", 6)) {
+			close(2);
+			if (open(arg + 6, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2)
+				return 70;
+			(void)!write(2, "data\n", 5);
+			printf("opened 2\n");
+		} else if (!strncmp(arg, "cd:", 3)) {
+			printf("cd %s: %d\n", arg + 3, chdir(arg + 3));
+		} else {
+			fprintf(stderr, "app-redzone: unknown step '%s'\n", arg);
+			return 64;
+		}
 	}
 	printf("done\n");
 	return 0;
