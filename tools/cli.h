@@ -46,4 +46,9 @@ void gg_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * used), doubling as needed. False when out of memory. */
 bool gg_cli_grow(void **items, size_t *cap, size_t len, size_t size);
 
+/* gpuguard symbolize: what the offsets of the ELF file at @path are from,
+ * its first PT_LOAD's p_vaddr rounded down to a page; 0 when it has none or
+ * is no ELF file (exposed for fuzz/elf.c). */
+uint64_t gg_symbolize_load_bias(const char *path);
+
 #endif

@@ -78,10 +78,10 @@ struct object {
 	char **lines;  /* "FILE:LINE" for each offset, or NULL */
 	bool searched; /* @path was looked for */
 	/* Only for the objects of sites inside a stripped program's runtime: */
-	bool named;                 /* the fields below are filled in */
-	int names_err;              /* 0, or why its functions cannot be named */
-	uint64_t bias;              /* offsets + this = addresses in the file (load_bias) */
-	struct gg_ranges runtime;   /* the runtime's functions */
+	bool named;               /* the fields below are filled in */
+	int names_err;            /* 0, or why its functions cannot be named */
+	uint64_t bias;            /* offsets + this = addresses in the file (gg_symbolize_load_bias) */
+	struct gg_ranges runtime; /* the runtime's functions */
 	struct function *functions; /* sorted by vaddr */
 	size_t nfunctions, functions_cap;
 };
@@ -246,7 +246,7 @@ static char *find_object(const struct job *job, const char *name)
 /* An offset from dladdr() is from the object's first mapped byte: the first
  * PT_LOAD's p_vaddr rounded down to a page (0 for a PIE or a shared library,
  * 0x400000 for a classic executable). The symbolizers want p_vaddr space. */
-static uint64_t load_bias(const char *path)
+uint64_t gg_symbolize_load_bias(const char *path)
 {
 	unsigned char ident[EI_NIDENT];
 	uint64_t bias = UINT64_MAX, page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -377,7 +377,7 @@ static int run_tool(enum tool tool, const char *tool_path, struct object *obj)
 	char *addrs = NULL, *out = NULL, *obj_arg = NULL;
 	size_t alen = 0, olen = 0, ocap = 0;
 	FILE *mem = open_memstream(&addrs, &alen);
-	uint64_t bias = load_bias(obj->path);
+	uint64_t bias = gg_symbolize_load_bias(obj->path);
 	posix_spawn_file_actions_t fa;
 	int in = -1, pipefd[2] = { -1, -1 }, status = -1, rc = -1;
 	bool oom = false;
@@ -614,7 +614,7 @@ static int name_functions(struct job *job, struct object *obj, size_t index)
 	int err;
 
 	obj->named = true;
-	obj->bias = load_bias(obj->path);
+	obj->bias = gg_symbolize_load_bias(obj->path);
 	for (size_t i = 0; i < job->nchains; i++) {
 		const struct chain *c = &job->chains[i];
 

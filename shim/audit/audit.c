@@ -127,79 +127,51 @@ static void drop_expected(size_t n)
 	audit_state.nexpected = 0;
 }
 
-/* Why the pattern @s can match no MODULE::FUNCTION key, or NULL. */
-static const char *never_matches(const char *s)
-{
-	const char *sep = strstr(s, "::");
-
-	if (!sep && strchr(s, ':'))
-		return "a kernel's name has no ':'; write MODULE::FUNCTION, or FUNCTION for any module";
-	if (sep && !sep[2])
-		return "no function after '::'; write MODULE::* for every function of a module";
-	return NULL;
-}
-
-/* The pattern of the line @s (@len bytes): "*::" before a bare FUNCTION,
- * which is that function in any module. */
-static char *pattern_of(const char *s, size_t len)
-{
-	bool bare = !memmem(s, len, "::", 2);
-	char *p = malloc(len + (bare ? 3 : 0) + 1);
-
-	if (p)
-		snprintf(p, len + (bare ? 3 : 0) + 1, "%s%.*s", bare ? "*::" : "", (int)len, s);
-	return p;
-}
-
-/* The patterns of the file at @path, one a line ('#' starts a comment). Read
- * whole or not at all (options/listfile.h): a list read in part is no list,
- * and whatever goes wrong is said. */
+/* The patterns of the file at @path, one a line ('#' starts a comment;
+ * options/listfile.h reads and splits it). Read whole or not at all: a list
+ * read in part is no list, and whatever goes wrong is said. */
 static void load_expected(const char *path)
 {
-	char why[256], *text, *line, *end;
-	size_t len, n = 0, alloc = 0, lineno = 0;
+	char why[256], *text, *line, *at;
+	size_t len, n = 0, alloc = 0, lineno = 0, line_len;
+	bool oom = false;
 
 	if (gg_config_read_list(path, &text, &len, why, sizeof(why))) {
 		gg_report_expected_unreadable(path, why);
 		return;
 	}
-	for (line = text; line < text + len; line = end + 1) {
-		char *s = line, *e;
-		const char *never;
+	at = text;
+	while (!oom && (line = gg_config_list_next(&at, text + len, &lineno, &line_len))) {
+		const char *never = NULL;
+		char *pattern;
+		int err = gg_config_expected_pattern(line, line_len, &pattern, &never);
 
-		lineno++;
-		end = memchr(line, '\n', (size_t)(text + len - line));
-		if (!end)
-			end = text + len;
-		e = end;
-		while (s < e && (*s == ' ' || *s == '\t'))
-			s++;
-		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		if (s == e || *s == '#')
-			continue;
-		*e = '\0'; /* the text is ours, and one byte longer than @len */
-		if ((never = never_matches(s))) {
+		if (err == -EINVAL) {
 			char item[160];
 
 			snprintf(item, sizeof(item), "line %zu: %s", lineno, never);
-			gg_report_bad_item("GPUGUARD_EXPECTED_ABSENT", path, s, item);
+			gg_report_bad_item("GPUGUARD_EXPECTED_ABSENT", path, line, item);
 			continue;
 		}
-		if (n == alloc) {
+		if (!err && n == alloc) {
 			size_t more = alloc ? alloc * 2 : 16;
 			char **grown = realloc(audit_state.expected, more * sizeof(char *));
 
-			if (!grown)
-				break;
-			audit_state.expected = grown;
-			alloc = more;
+			if (grown) {
+				audit_state.expected = grown;
+				alloc = more;
+			} else {
+				free(pattern);
+				err = -ENOMEM;
+			}
 		}
-		if (!(audit_state.expected[n] = pattern_of(s, (size_t)(e - s))))
+		if (err) {
+			oom = true;
 			break;
-		n++;
+		}
+		audit_state.expected[n++] = pattern;
 	}
-	if (line < text + len) { /* stopped short: out of memory */
+	if (oom) {
 		snprintf(why, sizeof(why), "out of memory after %zu patterns", n);
 		gg_report_expected_unreadable(path, why);
 		drop_expected(n);

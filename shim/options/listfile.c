@@ -2,6 +2,7 @@
 #include "options/listfile.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,5 +103,48 @@ int gg_config_read_list(const char *path, char **text, size_t *len, char *why, s
 	buf[have] = '\0';
 	*text = buf;
 	*len = have;
+	return 0;
+}
+
+char *gg_config_list_next(char **at, char *end, size_t *lineno, size_t *len)
+{
+	while (*at < end) {
+		char *s = *at, *e, *nl = memchr(s, '\n', (size_t)(end - s));
+
+		++*lineno;
+		e = nl ? nl : end;
+		*at = nl ? nl + 1 : end;
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (s == e || *s == '#')
+			continue;
+		*e = '\0'; /* the newline, a blank, or the text's own NUL at @end */
+		*len = (size_t)(e - s);
+		return s;
+	}
+	return NULL;
+}
+
+int gg_config_expected_pattern(const char *line, size_t len, char **pattern, const char **why)
+{
+	const char *sep = strstr(line, "::");
+	size_t size;
+	bool bare = !sep;
+
+	*pattern = NULL;
+	if (!sep && strchr(line, ':')) {
+		*why = "a kernel's name has no ':'; write MODULE::FUNCTION, or FUNCTION for any module";
+		return -EINVAL;
+	}
+	if (sep && !sep[2]) {
+		*why = "no function after '::'; write MODULE::* for every function of a module";
+		return -EINVAL;
+	}
+	size = len + (bare ? 3 : 0) + 1;
+	if (!(*pattern = malloc(size)))
+		return -ENOMEM;
+	snprintf(*pattern, size, "%s%s", bare ? "*::" : "", line);
 	return 0;
 }

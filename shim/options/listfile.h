@@ -16,4 +16,17 @@
  * device, not a regular file"); nothing is returned in part. */
 int gg_config_read_list(const char *path, char **text, size_t *len, char *why, size_t cap);
 
+/* The next item of a list read by gg_config_read_list() from *@at (the
+ * text ends at @end, where its NUL is): a line stripped of its blanks, not
+ * empty and not a '#' comment, NUL-terminated in place after its *@len
+ * bytes (which may hold a NUL of the file's own); *@lineno counts the lines
+ * passed (start it at 0). NULL when the text is done. */
+char *gg_config_list_next(char **at, char *end, size_t *lineno, size_t *len);
+
+/* GPUGUARD_EXPECTED_ABSENT's pattern for the item @line (@len bytes):
+ * MODULE::FUNCTION, or a bare FUNCTION, which is "*::FUNCTION" (any module).
+ * 0 with a malloc'd *@pattern (free it); -EINVAL with *@why saying why it
+ * can match no MODULE::FUNCTION key (a static string); -ENOMEM. */
+int gg_config_expected_pattern(const char *line, size_t len, char **pattern, const char **why);
+
 #endif
