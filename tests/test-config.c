@@ -13,6 +13,7 @@
 #include "base/gg.h"
 #include "harness.h"
 #include "options/config.h"
+#include "options/listfile.h"
 
 Test(config, numbers_accept_decimal_and_hex)
 {
@@ -617,4 +618,72 @@ Test(config, the_man_page_documents_the_table)
 	}
 	free(env);
 	free(options);
+}
+
+/* The expected-absent list's items, as the audit reads them (fuzz/regressions/
+ * expected-absent/ holds the input the fuzzer found). */
+static int expected_item(const char *text, size_t size, char **pattern, const char **why)
+{
+	char *copy = malloc(size + 1), *at = copy, *line;
+	size_t lineno = 0, len;
+	int err = -ENOENT;
+
+	cr_assert(copy);
+	memcpy(copy, text, size);
+	copy[size] = '\0';
+	if ((line = gg_config_list_next(&at, copy + size, &lineno, &len)))
+		err = gg_config_expected_pattern(line, len, pattern, why);
+	free(copy);
+	return err;
+}
+
+Test(config, an_expected_absent_line_with_a_nul_byte_is_refused_not_cut_at_it)
+{
+	/* A NUL first, in the module, in the function, last: each would have
+	 * been a shorter pattern ("*::" matches every empty function name). */
+	static const struct {
+		const char *text;
+		size_t size;
+	} lines[] = {
+#define LINE(s) { s, sizeof(s) - 1 }
+		LINE("\0\0## optional kernels\n"),
+		LINE("kernels.ptx\0::maybe_fast\n"),
+		LINE("kernels.ptx::maybe\0_fast"),
+		LINE("maybe_fast\0"),
+#undef LINE
+	};
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE(lines); i++) {
+		char *pattern = NULL;
+		const char *why = NULL;
+
+		cr_expect_eq(expected_item(lines[i].text, lines[i].size, &pattern, &why), -EINVAL,
+			     "line %zu", i);
+		cr_expect_null(pattern, "line %zu: %s", i, pattern);
+		cr_expect(why && strstr(why, "NUL byte"), "line %zu: %s", i, why ? why : "(none)");
+	}
+}
+
+Test(config, expected_absent_items_are_lines_without_blanks_and_comments)
+{
+	static const char text[] = "# optional\n\n \t \r\n  kernels.ptx::maybe_*  \r\nmore";
+	char copy[sizeof(text)], *at = copy, *line, *pattern;
+	size_t lineno = 0, len;
+	const char *why = NULL;
+
+	memcpy(copy, text, sizeof(text));
+	line = gg_config_list_next(&at, copy + sizeof(text) - 1, &lineno, &len);
+	cr_assert_str_eq(line, "kernels.ptx::maybe_*");
+	cr_expect_eq(len, strlen(line));
+	cr_expect_eq(lineno, 4);
+	cr_assert_eq(gg_config_expected_pattern(line, len, &pattern, &why), 0);
+	cr_expect_str_eq(pattern, "kernels.ptx::maybe_*");
+	free(pattern);
+	line = gg_config_list_next(&at, copy + sizeof(text) - 1, &lineno, &len);
+	cr_assert_str_eq(line, "more");
+	cr_assert_eq(gg_config_expected_pattern(line, len, &pattern, &why), 0);
+	cr_expect_str_eq(pattern, "*::more", "a bare function is any module's");
+	free(pattern);
+	cr_expect_null(gg_config_list_next(&at, copy + sizeof(text) - 1, &lineno, &len));
+	cr_expect_eq(lineno, 5);
 }

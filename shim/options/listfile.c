@@ -134,6 +134,12 @@ int gg_config_expected_pattern(const char *line, size_t len, char **pattern, con
 	bool bare = !sep;
 
 	*pattern = NULL;
+	/* Read as a string, the line would end at the NUL: "\0kernel" would be
+	 * the empty "*::", and "m\0::f" the module "m" in any module. */
+	if (memchr(line, '\0', len)) {
+		*why = "a NUL byte, which no kernel's name has: the list is not text";
+		return -EINVAL;
+	}
 	if (!sep && strchr(line, ':')) {
 		*why = "a kernel's name has no ':'; write MODULE::FUNCTION, or FUNCTION for any module";
 		return -EINVAL;

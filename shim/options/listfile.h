@@ -26,7 +26,8 @@ char *gg_config_list_next(char **at, char *end, size_t *lineno, size_t *len);
 /* GPUGUARD_EXPECTED_ABSENT's pattern for the item @line (@len bytes):
  * MODULE::FUNCTION, or a bare FUNCTION, which is "*::FUNCTION" (any module).
  * 0 with a malloc'd *@pattern (free it); -EINVAL with *@why saying why it
- * can match no MODULE::FUNCTION key (a static string); -ENOMEM. */
+ * can match no MODULE::FUNCTION key (a static string), a NUL byte included:
+ * the pattern would end there; -ENOMEM. */
 int gg_config_expected_pattern(const char *line, size_t len, char **pattern, const char **why);
 
 #endif
