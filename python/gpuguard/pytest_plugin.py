@@ -205,6 +205,12 @@ class _Plugin:
                 if entry.get("lines_dropped"):
                     lines.append(f"({entry['lines_dropped']} more ERROR lines in gpuguard's log)")
                 return lines
+        omitted = summary.get("labels_omitted", 0)
+        if omitted:
+            # The summary keeps so many labels: this test's was left out.
+            return [f"(gpuguard could not attribute this test's findings: the summary keeps "
+                    f"{len(summary.get('labels', []))} labels and left this test's out, one "
+                    f"of {omitted} (labels_omitted); its ERROR lines are in gpuguard's log)"]
         return None
 
     def run(self, label):

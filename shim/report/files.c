@@ -444,6 +444,7 @@ static void write_labels(struct jw *w, const struct gg_report_figures *f)
 	if (f->labels)
 		f->labels(label_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+	jw_printf(w, "  \"labels_omitted\": %" PRIu64 ",\n", f->labels_omitted);
 }
 
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)

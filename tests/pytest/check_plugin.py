@@ -22,7 +22,9 @@ and first, on a small suite of their own (suite_in()):
      after a switch, "--", an unknown option, a missing value or a bad
      quote is refused before anything runs, and pytest fails;
   6. with --gpuguard in the ini's addopts and a shim that does not load,
-     pytest runs again once, then fails saying why (no exec loop).
+     pytest runs again once, then fails saying why (no exec loop);
+  7. a test whose label the summary left out (labels_omitted) is told its
+     findings could not be attributed (the plugin on a summary of its own).
 Prints one line per check; exits 1 at the first that fails.
 """
 import glob
@@ -197,6 +199,38 @@ def check_the_rerun_runs_once(work, command, args):
           f"again once and failed saying why ({n} cases)")
 
 
+class FakeConfig:
+    def __init__(self, **options):
+        self.options = options
+
+    def getoption(self, name):
+        return self.options[name]
+
+
+def check_a_left_out_label_is_not_clean(work, command, args):
+    from gpuguard import pytest_plugin
+
+    path = os.path.join(work, "left-out.json")
+    with open(path, "w") as f:
+        json.dump({"labels": [{"label": "t.py::kept", "boundary": 1, "errors": 1,
+                               "lines_dropped": 0, "lines": ["gpuguard[1] ERROR: kept"]}],
+                   "labels_omitted": 3}, f)
+    os.environ["GPUGUARD_SUMMARY_JSON"] = path
+    try:
+        plugin = pytest_plugin._Plugin(FakeConfig(gpuguard_findings="fail"), lambda label: 1)
+        kept, left_out = plugin.run("t.py::kept"), plugin.run("t.py::left_out")
+    finally:
+        del os.environ["GPUGUARD_SUMMARY_JSON"]
+    if kept != (1, ["gpuguard[1] ERROR: kept"]):
+        fail(f"a kept label's lines: {kept}")
+    if left_out[0] != 1 or len(left_out[1]) != 1 or \
+            "could not attribute this test's findings" not in left_out[1][0] or \
+            "one of 3 (labels_omitted)" not in left_out[1][0]:
+        fail(f"a label the summary left out: {left_out}")
+    print("check_plugin: a test whose label the summary left out is told its findings could "
+          "not be attributed")
+
+
 def main():
     args = sys.argv[1:]
     command = None
@@ -214,6 +248,7 @@ def main():
     work = tempfile.mkdtemp(prefix="gpuguard-check-plugin-")
     check_options_never_become_the_program(work, command, args)
     check_the_rerun_runs_once(work, command, args)
+    check_a_left_out_label_is_not_clean(work, command, args)
 
     status, output, cases, took = pytest_run(args, os.path.join(work, "inert.xml"))
     if status != 0 or len(cases) != ALL or any(c[0] != "passed" or c[2] for c in cases.values()):
