@@ -192,3 +192,28 @@ Test(control, labels_past_the_summarys_room_are_counted_and_said, .timeout = 600
 	gg_run_free(&report);
 	gg_app_run_free(&a);
 }
+
+/* A label's bytes come back exactly from the JSON, whatever they are:
+ * bytes that are no UTF-8 (a file name's), a surrogate's encoding, quotes,
+ * backslashes and control characters; Python reads them back with
+ * surrogateescape, and gpuguard report reads the summary. */
+Test(control, a_labels_bytes_round_trip_through_the_json_exactly)
+{
+	static const char label[] = "t\xff\xe9.py::a\"b\\c\x01\x7f\xed\xa0\x80\xc3\xa9[\xe2\x82]";
+	char arg[64];
+	struct gg_app_run a;
+	struct gg_run report;
+
+	snprintf(arg, sizeof(arg), "label:%s", label);
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "alloc:100", "overrun:0:8", arg, NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_json(a.json, "j['labels'][0]['label'].encode('utf-8', 'surrogateescape')",
+		    "b't\\xff\\xe9.py::a\"b\\\\c\\x01\\x7f\\xed\\xa0\\x80\\xc3\\xa9[\\xe2\\x82]'");
+	gg_run(&report, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_expect_eq(gg_run_exit(&report), 1, "%s%s", report.out, report.err);
+	cr_expect_not_null(strstr(report.out, "\nfindings by test: 1 test\n"), "%s%s", report.out,
+			   report.err);
+	gg_run_free(&report);
+	gg_app_run_free(&a);
+}

@@ -176,6 +176,21 @@ def _not_loaded_why():
     return f"LD_PRELOAD={preload}: " + "; ".join(said)
 
 
+def _label_bytes(text):
+    """A label's bytes, the one encoding both ways: UTF-8, where a lone
+    surrogate U+DC80..U+DCFF is the byte it stands for (surrogateescape: a
+    file name that is no UTF-8 gives pytest such a node id, and the shim
+    writes a label's bytes that are no UTF-8 so, docs/summary.schema.json),
+    any other lone surrogate as surrogatepass writes it; a NUL, which a C
+    string cannot hold, as pytest writes one in an id: \\x00."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = b"".join(bytes([ord(c) - 0xDC00]) if 0xDC80 <= ord(c) <= 0xDCFF
+                        else c.encode("utf-8", "surrogatepass") for c in text)
+    return data.replace(b"\0", b"\\x00")
+
+
 class _Plugin:
     def __init__(self, config, boundary):
         self.config = config
@@ -199,8 +214,9 @@ class _Plugin:
                 summary = json.load(f)
         except (OSError, ValueError):
             return None
+        want = _label_bytes(label)
         for entry in reversed(summary.get("labels", [])):
-            if entry.get("label") == label:
+            if isinstance(entry.get("label"), str) and _label_bytes(entry["label"]) == want:
                 lines = list(entry.get("lines", []))
                 if entry.get("lines_dropped"):
                     lines.append(f"({entry['lines_dropped']} more ERROR lines in gpuguard's log)")
@@ -216,7 +232,7 @@ class _Plugin:
     def run(self, label):
         """A boundary labelled @label: (errors, lines); errors is -1 when
         the shim is not set up in this process (no driver call yet)."""
-        found = self.boundary(label.encode("utf-8", "replace"))
+        found = self.boundary(_label_bytes(label))
         if found <= 0:
             return found, []
         lines = self._lines(label)

@@ -24,7 +24,8 @@ and first, on a small suite of their own (suite_in()):
   6. with --gpuguard in the ini's addopts and a shim that does not load,
      pytest runs again once, then fails saying why (no exec loop);
   7. a test whose label the summary left out (labels_omitted) is told its
-     findings could not be attributed (the plugin on a summary of its own).
+     findings could not be attributed (the plugin on a summary of its own);
+  8. node ids of any bytes find their own labels (the same).
 Prints one line per check; exits 1 at the first that fails.
 """
 import glob
@@ -231,6 +232,41 @@ def check_a_left_out_label_is_not_clean(work, command, args):
           "not be attributed")
 
 
+def check_labels_match_whatever_their_bytes(work, command, args):
+    """Node ids as pytest makes them (a file name that is no UTF-8 gives
+    surrogateescape characters) against labels as the shim writes them
+    (bytes that are no UTF-8 as \\udcXX): each finds its own lines."""
+    from gpuguard import pytest_plugin
+
+    ids = ["t\udcff\udce9.py::a", 'q.py::a"b\\c\x01\x7f', "s.py::\ud800x",
+           "u.py::caf\u00e9", "n.py::a\x00b", "t\udcc3\udca9.py::x"]
+    sent = []
+    plugin = pytest_plugin._Plugin(FakeConfig(gpuguard_findings="fail"),
+                                   lambda label: sent.append(label) or 1)
+    rows = []
+    for k, node in enumerate(ids):
+        raw = pytest_plugin._label_bytes(node)
+        # As the shim writes a label: valid UTF-8 as it is, each other byte
+        # as \udcXX (gg_text_json_escape_bytes), then JSON's escapes.
+        text = raw.decode("utf-8", "surrogateescape")
+        rows.append('{"label": %s, "boundary": %d, "errors": 1, "lines_dropped": 0, '
+                    '"lines": ["line %d"]}' % (json.dumps(text), k + 1, k))
+    path = os.path.join(work, "bytes.json")
+    with open(path, "w") as f:
+        f.write('{"labels": [%s], "labels_omitted": 0}' % ", ".join(rows))
+    os.environ["GPUGUARD_SUMMARY_JSON"] = path
+    try:
+        for k, node in enumerate(ids):
+            got = plugin.run(node)
+            if got != (1, [f"line {k}"]):
+                fail(f"node id {node!r}: {got}, not its own line {k}")
+    finally:
+        del os.environ["GPUGUARD_SUMMARY_JSON"]
+    if sent[0] != b"t\xff\xe9.py::a" or sent[4] != b"n.py::a\\x00b":
+        fail(f"the labels given to the shim: {sent}")
+    print(f"check_plugin: {len(ids)} node ids of any bytes each find their own label")
+
+
 def main():
     args = sys.argv[1:]
     command = None
@@ -249,6 +285,7 @@ def main():
     check_options_never_become_the_program(work, command, args)
     check_the_rerun_runs_once(work, command, args)
     check_a_left_out_label_is_not_clean(work, command, args)
+    check_labels_match_whatever_their_bytes(work, command, args)
 
     status, output, cases, took = pytest_run(args, os.path.join(work, "inert.xml"))
     if status != 0 or len(cases) != ALL or any(c[0] != "passed" or c[2] for c in cases.values()):
