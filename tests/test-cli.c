@@ -105,6 +105,151 @@ Test(cli, a_bad_value_is_named)
 	gg_run_free(&r);
 }
 
+/* A switch's value: "=VALUE", a boolean the shim reads, sets it or its
+ * opposite; a word after it is never its value, and a boolean there is
+ * refused rather than run as the program (/usr/bin/true for a user who
+ * meant --check-launches=true). */
+Test(cli, a_switch_takes_a_boolean_after_an_equals_sign_and_never_runs_it)
+{
+	static const char *const show[] = { "--", "/bin/sh", "-c",
+					    "echo $GPUGUARD_CHECK_LAUNCHES $GPUGUARD_CHECK_ON_FREE",
+					    NULL };
+	static const struct {
+		const char *a, *b, *out;
+	} set[] = {
+		{ "--check-launches=true", "--no-check-on-free=yes", "1 0\n" },
+		{ "--check-launches=0", "--no-check-on-free=false", "0 1\n" },
+		{ "--check-launches=On", "--no-check-on-free", "1 0\n" },
+	};
+	struct gg_run r;
+
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		cli(&r, NULL,
+		    (const char *[]){ GG_CLI, set[i].a, set[i].b, show[0], show[1], show[2], show[3],
+				      NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s: %s", set[i].a, r.err);
+		cr_assert_str_eq(r.out, set[i].out, "%s %s", set[i].a, set[i].b);
+		gg_run_free(&r);
+	}
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--check-launches=maybe", "--", "/bin/true", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2);
+	cr_assert_str_eq(r.err, "gpuguard: --check-launches: \"maybe\" is not a valid value "
+				"(expected no value, or 1, true, yes or on; 0, false, no or off)\n");
+	gg_run_free(&r);
+
+	/* A boolean word after a switch, with "--" after it or without, for
+	 * each switch and each boolean: refused, nothing run. */
+	static const char *const switches[] = { "--check-launches",   "--leak-check",
+						"--no-check-on-free", "--halt-on-error",
+						"--allow-unresolved", "--disable" };
+	static const char *const words[] = { "true", "false", "yes", "no", "1", "0", "on", "OFF" };
+	char want[256];
+
+	for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
+		const char *w = words[i % (sizeof(words) / sizeof(words[0]))];
+
+		snprintf(want, sizeof(want),
+			 "gpuguard: %s takes no value, and \"%s\" would be run as the program: "
+			 "write %s=%s, or put the program after --\n",
+			 switches[i], w, switches[i], w);
+		cli(&r, NULL, (const char *[]){ GG_CLI, switches[i], w, NULL });
+		cr_assert_eq(gg_run_exit(&r), 2, "%s %s", switches[i], w);
+		cr_assert_str_eq(r.err, want);
+		cr_assert_str_eq(r.out, "");
+		gg_run_free(&r);
+		cli(&r, NULL,
+		    (const char *[]){ GG_CLI, switches[i], w, "--", "/bin/sh", "-c", "echo ran",
+				      NULL });
+		cr_assert_eq(gg_run_exit(&r), 2, "%s %s -- prog", switches[i], w);
+		cr_assert_str_eq(r.err, want);
+		cr_assert_str_eq(r.out, "");
+		gg_run_free(&r);
+	}
+	/* The program after "--", or a word that is no boolean, still runs. */
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--check-launches", "--", "/bin/true", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "--leak-check", "/bin/sh", "-c", "echo ran", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "ran\n");
+	gg_run_free(&r);
+}
+
+/* An option that takes a value never takes "--" or another of gpuguard's
+ * options as it, whichever the option and whichever the flag after it. */
+Test(cli, a_value_is_never_the_end_of_the_options_or_another_option)
+{
+	static const char *const takers[] = { "--log", "--json", "--redzone", "--shim" };
+	static const char *const nexts[] = { "--", "--check-launches", "--redzone=64", "--per-tensor" };
+	char want[256];
+	struct gg_run r;
+
+	for (size_t i = 0; i < sizeof(takers) / sizeof(takers[0]); i++) {
+		for (size_t k = 0; k < sizeof(nexts) / sizeof(nexts[0]); k++) {
+			snprintf(want, sizeof(want),
+				 "gpuguard: %s needs a value, and \"%s\" is %s (write %s=%s if it "
+				 "is the value)\n",
+				 takers[i], nexts[k],
+				 k ? "one of gpuguard's options" : "the end of them", takers[i],
+				 nexts[k]);
+			cli(&r, NULL,
+			    (const char *[]){ GG_CLI, takers[i], nexts[k], "--", "/bin/sh", "-c",
+					      "echo ran", NULL });
+			cr_assert_eq(gg_run_exit(&r), 2, "%s %s", takers[i], nexts[k]);
+			cr_assert_str_eq(r.err, want);
+			cr_assert_str_eq(r.out, "");
+			gg_run_free(&r);
+		}
+	}
+}
+
+/* --strict-options (the pytest plugin's): every word before "--" is an
+ * option or its value; a stray word anywhere is refused, never run. */
+Test(cli, strict_options_never_take_a_stray_word_for_the_program)
+{
+	const char *const *const lines[] = {
+		(const char *const[]){ "--strict-options", "--redzone", "128", "true", "--", "/bin/sh",
+				       "-c", "echo ran", NULL },
+		(const char *const[]){ "--strict-options", "/bin/sh", "-c", "echo ran", NULL },
+		(const char *const[]){ "--strict-options", "", "--", "/bin/sh", "-c", "echo ran",
+				       NULL },
+		(const char *const[]){ "--strict-options", "--leak-check", "sh", "--", "/bin/sh", "-c",
+				       "echo ran", NULL },
+	};
+	static const char *const why[] = {
+		"gpuguard: \"true\" is no option, and with --strict-options the program comes only "
+		"after --\n",
+		"gpuguard: \"/bin/sh\" is no option, and with --strict-options the program comes "
+		"only after --\n",
+		"gpuguard: \"\" is no option, and with --strict-options the program comes only "
+		"after --\n",
+		"gpuguard: --leak-check takes no value, and \"sh\" is no option (--strict-options): "
+		"write --leak-check=sh, or put the program after --\n",
+	};
+	const char *argv[16];
+	struct gg_run r;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		size_t n = 0;
+
+		argv[n++] = GG_CLI;
+		for (const char *const *w = lines[i]; *w; w++)
+			argv[n++] = *w;
+		argv[n] = NULL;
+		cli(&r, NULL, argv);
+		cr_assert_eq(gg_run_exit(&r), 2, "line %zu: %s", i, r.err);
+		cr_assert_str_eq(r.err, why[i]);
+		cr_assert_str_eq(r.out, "");
+		gg_run_free(&r);
+	}
+	cli(&r, NULL,
+	    (const char *[]){ GG_CLI, "--strict-options", "--redzone", "128", "--check-launches", "--",
+			      "/bin/sh", "-c", "echo $GPUGUARD_REDZONE", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "128\n");
+	gg_run_free(&r);
+}
+
 Test(cli, a_missing_program_is_an_error)
 {
 	struct gg_run r;

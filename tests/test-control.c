@@ -43,6 +43,8 @@ Test(control, a_labelled_boundary_returns_the_errors_found_since_the_labelled_bo
 		a.json,
 		"[(l['label'], l['boundary'], l['errors'], l['lines_dropped']) for l in j['labels']]",
 		"[('dirty', 2, 1, 0), ('twice', 4, 1, 0)]");
+	expect_json(a.json, "j['labels_omitted']", "0");
+	cr_expect_eq(gg_count_lines(a.r.err, "labels_omitted"), 0, "%s", a.r.err);
 	expect_json(a.json,
 		    "[sum('red zone violation (scan): allocation #%d ' % i in x for x in l['lines']) "
 		    "for i, l in enumerate(j['labels'])]",
@@ -155,5 +157,63 @@ Test(control, labelled_boundaries_from_many_threads_at_once)
 	expect_json(a.json, "[(l['label'], l['boundary']) for l in j['labels']]", "[('last', 201)]");
 	/* No seal table per labelled boundary: the log is not a table per test. */
 	cr_expect_eq(gg_count_lines(a.r.err, "] INFO: seal "), 0, "%s", a.r.err);
+	gg_app_run_free(&a);
+}
+
+/* Past the 4096 labels a summary keeps, a label that found something is
+ * counted (labels_omitted), warned of once, the moment the first is left
+ * out, and gpuguard report says how many tests it could not attribute; a
+ * label that found nothing is no omission. */
+Test(control, labels_past_the_summarys_room_are_counted_and_said, .timeout = 600)
+{
+	struct gg_app_run a;
+	struct gg_run report;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=16", "GPUGUARD_STACK_DEPTH=1", NULL },
+		   (const char *[]){ "dirtylabels:4100", "label:clean", "alloc:64", "overrun:0:1",
+				     "label:late", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "dirtylabels: 4100\n");
+	expect_out(&a.r, "label clean: 0\n");
+	expect_out(&a.r, "label late: 1\n");
+	expect_json(a.json, "(len(j['labels']), j['labels'][-1]['label'], j['labels_omitted'])",
+		    "(4096, 'dirty-4095', 5)");
+	cr_expect_eq(gg_count_lines(a.r.err, "] WARN: labelled boundaries: the summary keeps the "
+					     "first 4096 labels that found something; \"dirty-4096\" "
+					     "and those after it"),
+		     1, "%s", a.r.err);
+	cr_expect_eq(gg_count_lines(a.r.err, "labels_omitted"), 1);
+	gg_run(&report, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_expect_eq(gg_run_exit(&report), 1, "%s", report.err);
+	cr_expect_not_null(strstr(report.out, "\nfindings by test: 4096 tests\n  5 more tests found "
+					      "something that could not be attributed: the summary "
+					      "left their labels out (labels_omitted)"),
+			   "%.2000s", report.out);
+	gg_run_free(&report);
+	gg_app_run_free(&a);
+}
+
+/* A label's bytes come back exactly from the JSON, whatever they are:
+ * bytes that are no UTF-8 (a file name's), a surrogate's encoding, quotes,
+ * backslashes and control characters; Python reads them back with
+ * surrogateescape, and gpuguard report reads the summary. */
+Test(control, a_labels_bytes_round_trip_through_the_json_exactly)
+{
+	static const char label[] = "t\xff\xe9.py::a\"b\\c\x01\x7f\xed\xa0\x80\xc3\xa9[\xe2\x82]";
+	char arg[64];
+	struct gg_app_run a;
+	struct gg_run report;
+
+	snprintf(arg, sizeof(arg), "label:%s", label);
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "alloc:100", "overrun:0:8", arg, NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_json(a.json, "j['labels'][0]['label'].encode('utf-8', 'surrogateescape')",
+		    "b't\\xff\\xe9.py::a\"b\\\\c\\x01\\x7f\\xed\\xa0\\x80\\xc3\\xa9[\\xe2\\x82]'");
+	gg_run(&report, 0, NULL, (const char *[]){ GG_CLI, "report", a.json, NULL });
+	cr_expect_eq(gg_run_exit(&report), 1, "%s%s", report.out, report.err);
+	cr_expect_not_null(strstr(report.out, "\nfindings by test: 1 test\n"), "%s%s", report.out,
+			   report.err);
+	gg_run_free(&report);
 	gg_app_run_free(&a);
 }

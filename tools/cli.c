@@ -90,6 +90,8 @@ static void usage(FILE *f)
 	fputs("  --per-tensor            PyTorch and JAX allocate each tensor from the driver,\n"
 	      "                          so each gets its own red zone (their caching off)\n"
 	      "  --shim PATH             the libgpuguard.so to preload\n"
+	      "  --strict-options        every word before -- is an option or its value; the\n"
+	      "                          program comes only after --\n"
 	      "  --help, --version\n",
 	      f);
 }
@@ -329,31 +331,120 @@ static const char *absolute(const char *flag, const char *value, char *out)
 	return out;
 }
 
-/* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message given). */
+/* Whether @word is one of the command's own flags (--flag or --flag=...). */
+static bool is_flag(const char *word)
+{
+	const char *flag, *eq = strchr(word, '=');
+	size_t len = eq ? (size_t)(eq - word) : strlen(word);
+
+	if (strncmp(word, "--", 2) || len == 2)
+		return false;
+	return option_of(word, len, &flag) || (len == 6 && !strncmp(word, "--shim", 6)) ||
+	       !strcmp(word, "--per-tensor") || !strcmp(word, "--strict-options");
+}
+
+/* The value of an option that takes one: after '=', else the next word. A
+ * next word that is "--" or one of the command's flags is no value but a
+ * slip (--log --check-launches, or --json at the end of a wrapper's options
+ * before its "--"): NULL, said why. "--log=--" says it on purpose. */
+static const char *value_of(int argc, char **argv, int *i, const char *eq, const char *flag)
+{
+	const char *next;
+
+	if (eq)
+		return eq + 1;
+	if (*i + 1 >= argc) {
+		gg_cli_error("%s needs a value", flag);
+		return NULL;
+	}
+	next = argv[*i + 1];
+	if (!strcmp(next, "--") || is_flag(next)) {
+		gg_cli_error("%s needs a value, and \"%s\" is %s (write %s=%s if it is the value)",
+			     flag, next,
+			     strcmp(next, "--") ? "one of gpuguard's options" : "the end of them", flag,
+			     next);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* A switch given a value, --check-launches=VALUE: any boolean the shim
+ * reads (1, true, yes, on; 0, false, no, off), which sets what the switch
+ * sets or its opposite (--no-check-on-free=false checks on free). NULL when
+ * @value is no boolean (said so). */
+static const char *switch_value(const struct gg_option *o, const char *flag, const char *value)
+{
+	bool on;
+
+	if (gg_config_parse_bool(value, &on)) {
+		gg_cli_error("%s: \"%s\" is not a valid value (expected no value, or %s)", flag, value,
+			     o->accepts);
+		return NULL;
+	}
+	if (on)
+		return o->sets;
+	return !strcmp(o->sets, "1") ? "0" : "1";
+}
+
+/* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message
+ * given). Without "--" the first word that is no option is the program
+ * (gpuguard PROGRAM), but not a boolean right after a switch: gpuguard
+ * --check-launches true would run /usr/bin/true for a user who meant
+ * --check-launches=true. --strict-options (a wrapper's, the pytest
+ * plugin's) makes every word before "--" an option or its value, so no
+ * option's value can ever become the program. */
 static int parse_options(int argc, char **argv, int first, struct env_list *e, char *shim,
 			 size_t shim_cap, const char *const *allowed)
 {
 	char path[PATH_MAX];
+	const char *last_switch = NULL; /* the word before, when it was a switch */
+	bool strict = false;
 
 	for (int i = first; i < argc; i++) {
 		const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
 		size_t flag_len = eq ? (size_t)(eq - arg) : strlen(arg);
 		const struct gg_option *o = NULL;
-		const char *flag = NULL;
+		const char *flag = NULL, *after_switch = last_switch;
+		bool word_is_bool;
 
+		last_switch = NULL;
 		if (!strcmp(arg, "--"))
 			return i + 1 < argc ? i + 1 : (gg_cli_error("no program to run after --"), -1);
-		if (arg[0] != '-') /* gpuguard PROGRAM without "--" works too */
+		if (arg[0] != '-') { /* gpuguard PROGRAM without "--" works too */
+			bool b;
+
+			word_is_bool = !gg_config_parse_bool(arg, &b);
+			if (after_switch && (word_is_bool || strict)) {
+				gg_cli_error(
+					"%s takes no value, and \"%s\" %s: write %s=%s, or put the "
+					"program after --",
+					after_switch, arg,
+					strict ? "is no option (--strict-options)"
+					       : "would be run as the program",
+					after_switch, arg);
+				return -1;
+			}
+			if (strict) {
+				gg_cli_error("\"%s\" is no option, and with --strict-options the "
+					     "program comes only after --",
+					     arg);
+				return -1;
+			}
 			return i;
+		}
 		if (!strcmp(arg, "--per-tensor") && !allowed) {
 			per_tensor(e);
 			continue;
 		}
+		if (!strcmp(arg, "--strict-options") && !allowed) {
+			strict = true;
+			continue;
+		}
 		if (!strncmp(arg, "--shim", flag_len) && flag_len == 6) {
-			value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!value || !realpath(value, shim)) {
-				gg_cli_error("--shim: cannot use \"%s\": %s", value ? value : "",
-					     value ? strerror(errno) : "missing value");
+			if (!(value = value_of(argc, argv, &i, eq, "--shim")))
+				return -1;
+			if (!realpath(value, shim)) {
+				gg_cli_error("--shim: cannot use \"%s\": %s", value, strerror(errno));
 				return -1;
 			}
 			(void)shim_cap;
@@ -373,18 +464,16 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			return -1;
 		}
 		if (o->sets) {
-			if (eq) {
-				gg_cli_error("%.*s takes no value", (int)flag_len, arg);
+			const char *set = eq ? switch_value(o, flag, eq + 1) : o->sets;
+
+			if (!set)
 				return -1;
-			}
-			env_add(e, o->name, o->sets);
+			env_add(e, o->name, set);
+			last_switch = eq ? NULL : flag;
 			continue;
 		}
-		value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-		if (!value) {
-			gg_cli_error("%s needs a value", flag);
+		if (!(value = value_of(argc, argv, &i, eq, flag)))
 			return -1;
-		}
 		if (!value_taken(o, flag, value))
 			return -1;
 		/* A report file the shim could not write, or a list it would not read,

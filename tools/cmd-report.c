@@ -499,6 +499,8 @@ static void check_labels(struct check *ck, const struct gg_json *root)
 	const struct gg_json *arr = gg_json_get(root, "labels");
 	char where[64];
 
+	if (gg_json_get(root, "labels_omitted"))
+		expect(ck, root, "", "labels_omitted", W_U64, false);
 	if (!arr)
 		return;
 	expect(ck, root, "", "labels", W_ARRAY, false);
@@ -1694,12 +1696,22 @@ static void print_tests(const struct view *vw, bool several)
 {
 	struct sb b = { 0 };
 	size_t n = 0;
+	uint64_t omitted = 0;
 
-	for (size_t i = 0; i < vw->nprocs; i++)
+	for (size_t i = 0; i < vw->nprocs; i++) {
 		n += gg_json_length(gg_json_get(vw->procs[i].root, "labels"));
-	if (!n)
+		omitted += gg_json_u64(gg_json_get(vw->procs[i].root, "labels_omitted"), 0);
+	}
+	if (!n && !omitted)
 		return;
 	printf("\nfindings by test: %zu %s\n", n, gg_cli_plural(n, "test", "tests"));
+	/* A summary keeps so many labels: the tests past them found something
+	 * that cannot be told here, never nothing. */
+	if (omitted)
+		printf("  %" PRIu64 " more %s found something that could not be attributed: the "
+		       "summary left %s out (labels_omitted); the ERROR lines are in the log\n",
+		       omitted, gg_cli_plural(omitted, "test", "tests"),
+		       gg_cli_plural(omitted, "its label", "their labels"));
 	for (size_t i = 0; i < vw->nprocs; i++) {
 		const struct gg_json *labels = gg_json_get(vw->procs[i].root, "labels");
 

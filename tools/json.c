@@ -171,6 +171,14 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 				goto bad;
 			}
 			cp = (unsigned long)hi;
+			/* A lone \udc80..\udcff is a byte that is no UTF-8, as the
+			 * shim writes a label's (gg_text_json_escape_bytes) and
+			 * Python's surrogateescape reads it: the byte itself. */
+			if (hi >= 0xdc80 && hi <= 0xdcff) {
+				buf[n++] = (char)(hi - 0xdc00);
+				i += 6;
+				continue;
+			}
 			if (hi >= 0xdc00 && hi <= 0xdfff) {
 				fail(p, i, "unpaired surrogate \\u%04lx (a low surrogate first)", cp);
 				goto bad;

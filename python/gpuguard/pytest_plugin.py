@@ -96,19 +96,48 @@ def _gpuguard_command(config):
     return command_path()
 
 
-def _rerun(config):
-    """pytest again under the gpuguard command, in this process's place."""
+# In the environment of the pytest that _rerun() runs again: its pid (the
+# same process after both execs), so that it knows it is the re-run, and a
+# pytest it starts in turn (another pid) does not take itself for one.
+_RERUN_MARKER = "_GPUGUARD_PYTEST_RERUN"
+
+
+def _options(config):
+    """The words of --gpuguard-opt, split as a shell would; every one must be
+    an option of the command or an option's value (the command checks that,
+    under --strict-options), and "--" is refused here: after it comes the
+    program, which is pytest alone."""
     opts = []
     for text in config.getoption("gpuguard_opt"):
-        opts += shlex.split(text)
+        # argparse takes a value of exactly "--" out, and hands a list.
+        words = ["--"] if not isinstance(text, str) else None
+        try:
+            words = words or shlex.split(text)
+        except ValueError as e:
+            raise pytest.UsageError(
+                f"--gpuguard-opt={text!r}: cannot split it as a shell would: {e}") from None
+        if "--" in words:
+            raise pytest.UsageError(
+                f"--gpuguard-opt={text if isinstance(text, str) else '--'!r}: '--' is no "
+                "gpuguard option: the program after it is pytest itself (give gpuguard "
+                "options only, e.g. --gpuguard-opt='--redzone 128 --check-launches')")
+        opts += words
+    return opts
+
+
+def _rerun(config):
+    """pytest again under the gpuguard command, in this process's place."""
+    opts = _options(config)
     names = {o.split("=", 1)[0] for o in opts}
     # The summary a test's lines come from, one per process (%p: each
-    # pytest-xdist worker, each forked child, its own).
+    # pytest-xdist worker, each forked child, its own). First: an option of
+    # the user's that lacks its value is then refused, not given ours.
+    ours = ["--strict-options"]
     if "--json" not in names and "GPUGUARD_SUMMARY_JSON" not in os.environ:
         where = tempfile.mkdtemp(prefix="gpuguard-pytest-")
-        opts += ["--json", os.path.join(where, "summary.%p.json")]
+        ours += ["--json", os.path.join(where, "summary.%p.json")]
     args = _strip_rerun_options(list(config.invocation_params.args))
-    argv = [_gpuguard_command(config)] + opts + ["--"] + _pytest_argv() + args
+    argv = [_gpuguard_command(config)] + ours + opts + ["--"] + _pytest_argv() + args
     # pytest's capture holds stdout and stderr by now: given back first, so
     # the re-run writes where this run would have.
     capman = config.pluginmanager.getplugin("capturemanager")
@@ -117,10 +146,49 @@ def _rerun(config):
     sys.stdout.flush()
     sys.stderr.flush()
     os.chdir(str(config.invocation_params.dir))
+    os.environ[_RERUN_MARKER] = str(os.getpid())
     try:
         os.execv(argv[0], argv)
     except OSError as e:
+        del os.environ[_RERUN_MARKER]
         raise pytest.UsageError(f"--gpuguard: cannot run {argv[0]}: {e.strerror}") from None
+
+
+def _not_loaded_why():
+    """Why the shim's control API is not in this process, as far as can be
+    told after the fact: what LD_PRELOAD holds, and what the loader says of
+    each entry now (its own words at start-up went to stderr)."""
+    preload = os.environ.get("LD_PRELOAD", "")
+    if not preload.strip():
+        return "LD_PRELOAD is empty here (something between gpuguard and pytest cleared it)"
+    said = []
+    for entry in preload.replace(":", " ").split():
+        try:
+            lib = ctypes.CDLL(entry)
+        except OSError as e:
+            said.append(f"{entry}: the loader refuses it: {e}")
+            continue
+        if hasattr(lib, "gpuguard_boundary"):
+            said.append(f"{entry}: loads now, but was not preloaded (a secure-execution "
+                        "program ignores LD_PRELOAD)")
+        else:
+            said.append(f"{entry}: loads, but is not gpuguard's shim (no gpuguard_boundary)")
+    return f"LD_PRELOAD={preload}: " + "; ".join(said)
+
+
+def _label_bytes(text):
+    """A label's bytes, the one encoding both ways: UTF-8, where a lone
+    surrogate U+DC80..U+DCFF is the byte it stands for (surrogateescape: a
+    file name that is no UTF-8 gives pytest such a node id, and the shim
+    writes a label's bytes that are no UTF-8 so, docs/summary.schema.json),
+    any other lone surrogate as surrogatepass writes it; a NUL, which a C
+    string cannot hold, as pytest writes one in an id: \\x00."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = b"".join(bytes([ord(c) - 0xDC00]) if 0xDC80 <= ord(c) <= 0xDCFF
+                        else c.encode("utf-8", "surrogatepass") for c in text)
+    return data.replace(b"\0", b"\\x00")
 
 
 class _Plugin:
@@ -146,18 +214,25 @@ class _Plugin:
                 summary = json.load(f)
         except (OSError, ValueError):
             return None
+        want = _label_bytes(label)
         for entry in reversed(summary.get("labels", [])):
-            if entry.get("label") == label:
+            if isinstance(entry.get("label"), str) and _label_bytes(entry["label"]) == want:
                 lines = list(entry.get("lines", []))
                 if entry.get("lines_dropped"):
                     lines.append(f"({entry['lines_dropped']} more ERROR lines in gpuguard's log)")
                 return lines
+        omitted = summary.get("labels_omitted", 0)
+        if omitted:
+            # The summary keeps so many labels: this test's was left out.
+            return [f"(gpuguard could not attribute this test's findings: the summary keeps "
+                    f"{len(summary.get('labels', []))} labels and left this test's out, one "
+                    f"of {omitted} (labels_omitted); its ERROR lines are in gpuguard's log)"]
         return None
 
     def run(self, label):
         """A boundary labelled @label: (errors, lines); errors is -1 when
         the shim is not set up in this process (no driver call yet)."""
-        found = self.boundary(label.encode("utf-8", "replace"))
+        found = self.boundary(_label_bytes(label))
         if found <= 0:
             return found, []
         lines = self._lines(label)
@@ -207,6 +282,12 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "default::gpuguard.pytest_plugin.GpuguardWarning")
     boundary = _control()
     if boundary is None:
+        if os.environ.get(_RERUN_MARKER) == str(os.getpid()):
+            # This is the re-run, and the shim is still not here: run once
+            # more and it would not be either (an exec loop).
+            raise pytest.UsageError(
+                "--gpuguard: pytest ran again under gpuguard, but gpuguard's shim is not "
+                "loaded in it, so nothing would be checked: " + _not_loaded_why())
         if config.getoption("gpuguard"):
             _rerun(config)
         return

@@ -2,6 +2,7 @@
  * the shim and the command alike. Pure: no libc call beyond arithmetic, so
  * async-signal-safe and nothing for the dynamic linker to bind at set-up. */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "base/text.h"
 
@@ -64,7 +65,7 @@ size_t gg_text_utf8_put(char *out, uint32_t cp)
 	return 4;
 }
 
-size_t gg_text_json_escape(char *out, size_t cap, const char *s, size_t n, size_t *taken)
+static size_t json_escape(char *out, size_t cap, const char *s, size_t n, size_t *taken, bool lossless)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0, i = 0;
@@ -79,12 +80,14 @@ size_t gg_text_json_escape(char *out, size_t cap, const char *s, size_t n, size_
 			out[o++] = '\\';
 			out[o++] = (char)c;
 		} else if (c < 0x20 || c == 0x7f || !k) {
+			bool escaped = lossless && !k; /* a byte, not a character */
+
 			if (cap - o < 6)
 				break;
 			out[o++] = '\\';
 			out[o++] = 'u';
-			out[o++] = '0';
-			out[o++] = '0';
+			out[o++] = escaped ? 'd' : '0';
+			out[o++] = escaped ? 'c' : '0';
 			out[o++] = hex[c >> 4];
 			out[o++] = hex[c & 15];
 			k = 1;
@@ -98,6 +101,16 @@ size_t gg_text_json_escape(char *out, size_t cap, const char *s, size_t n, size_
 	}
 	*taken = i;
 	return o;
+}
+
+size_t gg_text_json_escape(char *out, size_t cap, const char *s, size_t n, size_t *taken)
+{
+	return json_escape(out, cap, s, n, taken, false);
+}
+
+size_t gg_text_json_escape_bytes(char *out, size_t cap, const char *s, size_t n, size_t *taken)
+{
+	return json_escape(out, cap, s, n, taken, true);
 }
 
 int gg_text_hex_digit(int c)

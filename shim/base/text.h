@@ -37,6 +37,13 @@ size_t gg_text_utf8_put(char *out, uint32_t cp);
  * not. Nothing is NUL-terminated. */
 size_t gg_text_json_escape(char *out, size_t cap, const char *s, size_t n, size_t *taken);
 
+/* The same, but lossless: a byte that does not begin a valid UTF-8 sequence
+ * (always 0x80 to 0xff) is written as the lone surrogate \udcXX, as Python's
+ * surrogateescape decodes it, so the bytes come back exactly: a label
+ * (docs/python.md, "Python and pytest"); the command's JSON reader turns it
+ * back into the byte. */
+size_t gg_text_json_escape_bytes(char *out, size_t cap, const char *s, size_t n, size_t *taken);
+
 /* The value of hex digit @c (either case), or -1. */
 int gg_text_hex_digit(int c);
 

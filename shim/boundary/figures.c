@@ -28,6 +28,7 @@ void gg_figures_gather(struct gg_report_figures *f)
 	f->launch_errors = gg_audit_foreach_launch_error;
 	f->modules = gg_audit_foreach_module;
 	f->labels = gg_labels_foreach;
+	f->labels_omitted = gg_labels_omitted();
 	f->launches_refused = gg_audit_launches_refused();
 	f->redzone.coverage.procaddr_unmatched = gg_real_unmatched();
 	gg_graphs_unfollowed(f->redzone.coverage.graph_nodes_unfollowed,

@@ -16,6 +16,10 @@ uint64_t gg_labels_record(const char *label, uint64_t errors);
 /* The labelled boundaries that found something, in order (the JSON's rows). */
 gg_report_labels_fn gg_labels_foreach;
 
+/* Labelled boundaries that found something but were not kept (past the
+ * summary's room, or memory refused): the JSON's "labels_omitted". */
+uint64_t gg_labels_omitted(void);
+
 void gg_labels_atfork_prepare(void);
 void gg_labels_atfork_parent(void);
 void gg_labels_atfork_child(void);

@@ -264,7 +264,7 @@ int gg_config_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_bool(const char *s, bool *out)
+int gg_config_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "1", "true", "yes", "on" };
 	static const char *const no[] = { "0", "false", "no", "off" };
@@ -432,7 +432,7 @@ static int parse_one(const struct gg_option *o, const char *s, struct gg_config 
 	*why = NULL;
 	switch ((enum opt_kind)o->kind) {
 	case OPT_BOOL:
-		return parse_bool(s, field);
+		return gg_config_parse_bool(s, field);
 	case OPT_U64:
 		return gg_config_parse_u64(s, field);
 	case OPT_U64_SET:
@@ -536,7 +536,7 @@ bool gg_config_disabled_in_env(void)
 	const char *s = getenv("GPUGUARD_DISABLE");
 	bool v = false;
 
-	return s && parse_bool(s, &v) == 0 && v;
+	return s && gg_config_parse_bool(s, &v) == 0 && v;
 }
 
 /* Edit distance of two short names, capped at 64 characters each. */

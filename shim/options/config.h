@@ -96,6 +96,10 @@ const struct gg_option *gg_config_options(size_t *n);
 /* The option named @name (GPUGUARD_...), or NULL. */
 const struct gg_option *gg_config_option(const char *name);
 
+/* A boolean as the shim reads one (1, true, yes, on; 0, false, no, off, any
+ * case) into *@out: 0, or -EINVAL. */
+int gg_config_parse_bool(const char *s, bool *out);
+
 /* Whether @value is one the shim takes for @o whole (a list with one bad
  * item is not): 0, or -EINVAL / -ERANGE / -ENAMETOOLONG with *@why saying
  * what was wrong in a few words when that is more than "not valid" (a static

@@ -98,6 +98,22 @@ static void jw_str(struct jw *w, const char *s)
 	jw_raw(w, "\"", 1);
 }
 
+/* A label: its bytes exactly, a byte that is no UTF-8 as \udcXX
+ * (gg_text_json_escape_bytes). */
+static void jw_bytes(struct jw *w, const char *s)
+{
+	size_t n, taken;
+
+	jw_raw(w, "\"", 1);
+	for (n = strlen(s); n; s += taken, n -= taken) {
+		if (sizeof(w->buf) - w->len < GG_TEXT_JSON_CHAR_MAX)
+			jw_flush(w);
+		w->len += gg_text_json_escape_bytes(w->buf + w->len, sizeof(w->buf) - w->len, s, n,
+						    &taken);
+	}
+	jw_raw(w, "\"", 1);
+}
+
 static void jw_hex(struct jw *w, uintptr_t v)
 {
 	jw_printf(w, "\"0x%" PRIxPTR "\"", v);
@@ -420,7 +436,7 @@ static void label_row(void *ctx, const struct gg_report_label *l)
 	unsigned n = 0;
 
 	jw_puts(w, rows->n++ ? ",\n    { \"label\": " : "\n    { \"label\": ");
-	jw_str(w, l->label);
+	jw_bytes(w, l->label);
 	jw_printf(w,
 		  ", \"boundary\": %" PRIu64 ", \"errors\": %" PRIu64 ", \"lines_dropped\": %" PRIu64
 		  ",\n      \"lines\": [",
@@ -444,6 +460,7 @@ static void write_labels(struct jw *w, const struct gg_report_figures *f)
 	if (f->labels)
 		f->labels(label_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
+	jw_printf(w, "  \"labels_omitted\": %" PRIu64 ",\n", f->labels_omitted);
 }
 
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)

@@ -327,6 +327,7 @@ struct gg_report_figures {
 	struct gg_report_leaks leaks;
 	uint64_t stacks, stack_bytes; /* the stack depot: stacks kept, bytes */
 	gg_report_labels_fn *labels;  /* labelled boundaries that found something */
+	uint64_t labels_omitted;      /* those of them not kept: "labels_omitted" */
 };
 
 /* Open GPUGUARD_LOG (stderr when unset). Called once by the shim's set-up. */

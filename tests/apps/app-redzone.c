@@ -134,6 +134,9 @@
  *                    "label TEXT: N" (its result) or "label TEXT: absent"
  *   labels:T:N       T threads, each N labelled boundaries at once; prints the sum
  *                    of their results
+ *   dirtylabels:N    N times: allocate 64 bytes, overrun it by 1, free it, and
+ *                    run gpuguard_boundary("dirty-K"), K from 0; prints the sum
+ *                    of their results
  *   version          gpuguard_version(), found the same way; prints it
  *   cblabel          gpuguard_boundary from a stream callback run by a
  *                    cuCtxSynchronize (inside a hooked call); prints its result
@@ -1001,6 +1004,22 @@ int main(int argc, char **argv)
 				sum += (long)r;
 			}
 			printf("labels: %ld\n", sum);
+		} else if (!strncmp(arg, "dirtylabels:", 12)) {
+			long sum = 0;
+
+			for (unsigned long k = 0; k < a; k++) {
+				CUdeviceptr p;
+				unsigned long long size = 64, extra = 1;
+				void *params[] = { &p, &size, &extra };
+				char label[32];
+
+				CHECK(cuMemAlloc_v2(&p, 64));
+				launch("gg_overrun", params);
+				CHECK(cuMemFree_v2(p));
+				snprintf(label, sizeof(label), "dirty-%lu", k);
+				sum += label_boundary(label);
+			}
+			printf("dirtylabels: %ld\n", sum);
 		} else if (!strcmp(arg, "cblabel")) {
 			static int got = -3;
 

@@ -16,7 +16,16 @@ GG_TEST_PTX names its kernels.ptx. Checks, each run with its own JUnit XML:
      as message and as JUnit properties; the rest pass; the forked child's
      findings are its own summary's, no test's;
   3. the same with pytest-xdist (-n 2): each worker its own summary;
-  4. gpuguard report groups the findings of those summaries by test.
+  4. gpuguard report groups the findings of those summaries by test;
+and first, on a small suite of their own (suite_in()):
+  5. no --gpuguard-opt ever becomes the program: a stray word, a boolean
+     after a switch, "--", an unknown option, a missing value or a bad
+     quote is refused before anything runs, and pytest fails;
+  6. with --gpuguard in the ini's addopts and a shim that does not load,
+     pytest runs again once, then fails saying why (no exec loop);
+  7. a test whose label the summary left out (labels_omitted) is told its
+     findings could not be attributed (the plugin on a summary of its own);
+  8. node ids of any bytes find their own labels (the same).
 Prints one line per check; exits 1 at the first that fails.
 """
 import glob
@@ -93,6 +102,171 @@ def summaries_of(folder):
     return out
 
 
+def suite_in(folder, files):
+    """A small suite of its own in @folder: @files maps names to text. Its
+    conftest.py counts the pytest processes that start on it."""
+    os.makedirs(folder)
+    files = dict(files)
+    files["conftest.py"] = ("import os\n"
+                            "with open(os.path.join(os.path.dirname(__file__), 'starts'), 'a') as f:\n"
+                            "    f.write(f'{os.getpid()}\\n')\n")
+    for name, text in files.items():
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+    return folder
+
+
+def small_run(folder, args, timeout=120):
+    """pytest in @folder: (status, output, processes started)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"] + args
+    try:
+        r = subprocess.run(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        fail(f"{' '.join(cmd)} in {folder} did not end in {timeout} s", str(e.output or ""))
+    starts_file = os.path.join(folder, "starts")
+    starts = 0
+    if os.path.exists(starts_file):
+        with open(starts_file) as f:
+            starts = len(f.read().split())
+        os.unlink(starts_file)
+    return r.returncode, r.stdout, starts
+
+
+FAILING = {"test_failing.py": "def test_fails():\n    assert False, 'THE SUITE RAN'\n"}
+
+
+def check_options_never_become_the_program(work, command, args):
+    folder = suite_in(os.path.join(work, "opts"), FAILING)
+    base = args + ["--gpuguard", f"--gpuguard-command={command}"]
+    refused = {
+        "--check-launches true": "--check-launches takes no value, and \"true\" is no option",
+        "--leak-check yes": "--leak-check takes no value, and \"yes\" is no option",
+        "--redzone 128 true": "\"true\" is no option",
+        "true": "\"true\" is no option",
+        "/bin/true --redzone 64": "\"/bin/true\" is no option",
+        '""': "\"\" is no option",
+        "--": "'--' is no gpuguard option",
+        "-- /bin/true": "'--' is no gpuguard option",
+        "--redzone 64 --": "'--' is no gpuguard option",
+        "--bogus": "unknown option '--bogus'",
+        "--json": "--json needs a value, and \"--\" is the end of them",
+        "--log": "--log needs a value, and \"--\" is the end of them",
+        "--log --check-launches": "--log needs a value, and \"--check-launches\" is one of",
+        "--redzone lots": "--redzone: \"lots\" is not a valid value",
+        "--check-launches=maybe": "--check-launches: \"maybe\" is not a valid value (expected",
+        "--redzone '64": "cannot split it as a shell would",
+    }
+    for opt, why in refused.items():
+        status, output, starts = small_run(folder, base + [f"--gpuguard-opt={opt}"])
+        if status == 0 or "THE SUITE RAN" in output or why not in output or starts != 1:
+            fail(f"--gpuguard-opt={opt!r}: status {status}, {starts} pytest starts, "
+                 f"wanted a refusal saying '{why}' before anything ran", output)
+    # Twice: one bad word in the second of two.
+    status, output, starts = small_run(folder, base + ["--gpuguard-opt=--redzone 64",
+                                                       "--gpuguard-opt=--check-launches 1"])
+    if status == 0 or "THE SUITE RAN" in output or starts != 1:
+        fail(f"two --gpuguard-opt, the second bad: status {status}", output)
+    for opt in ("--check-launches=true", "", "--redzone 128 --check-launches",
+                "--no-check-on-free=false --leak-check"):
+        status, output, starts = small_run(folder, base + [f"--gpuguard-opt={opt}"])
+        if status != 1 or "THE SUITE RAN" not in output or starts != 2:
+            fail(f"--gpuguard-opt={opt!r}: status {status}, {starts} pytest starts, "
+                 "wanted the suite run under gpuguard and failed", output)
+    print(f"check_plugin: no --gpuguard-opt becomes the program: {len(refused) + 1} refused "
+          "before anything ran, pytest failed; 4 good ones ran the suite")
+
+
+def check_the_rerun_runs_once(work, command, args):
+    bad = os.path.join(work, "not-a-library.so")
+    with open(bad, "w") as f:
+        f.write("not an ELF file\n")
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    shims = {bad: "the loader refuses it", libm: "is not gpuguard's shim", work: "the loader refuses it"}
+    n = 0
+    for shim, why in shims.items():
+        addopts = f"--gpuguard --gpuguard-command={command} --gpuguard-opt='--shim {shim}'"
+        inis = {"pytest.ini": f"[pytest]\naddopts = {addopts}\n",
+                "pyproject.toml": f"[tool.pytest.ini_options]\naddopts = \"{addopts}\"\n"}
+        for ini, text in inis.items():
+            n += 1
+            folder = suite_in(os.path.join(work, f"ini{n}"), dict(FAILING, **{ini: text}))
+            status, output, starts = small_run(folder, args, timeout=60)
+            if status in (0, 1) or "THE SUITE RAN" in output or starts != 2 or \
+                    "gpuguard's shim is not loaded in it" not in output or why not in output:
+                fail(f"--gpuguard in {ini}'s addopts, --shim {shim}: status {status}, "
+                     f"{starts} pytest starts, wanted 2 and a failure saying '{why}'", output)
+    print(f"check_plugin: --gpuguard in addopts with a shim that does not load: pytest ran "
+          f"again once and failed saying why ({n} cases)")
+
+
+class FakeConfig:
+    def __init__(self, **options):
+        self.options = options
+
+    def getoption(self, name):
+        return self.options[name]
+
+
+def check_a_left_out_label_is_not_clean(work, command, args):
+    from gpuguard import pytest_plugin
+
+    path = os.path.join(work, "left-out.json")
+    with open(path, "w") as f:
+        json.dump({"labels": [{"label": "t.py::kept", "boundary": 1, "errors": 1,
+                               "lines_dropped": 0, "lines": ["gpuguard[1] ERROR: kept"]}],
+                   "labels_omitted": 3}, f)
+    os.environ["GPUGUARD_SUMMARY_JSON"] = path
+    try:
+        plugin = pytest_plugin._Plugin(FakeConfig(gpuguard_findings="fail"), lambda label: 1)
+        kept, left_out = plugin.run("t.py::kept"), plugin.run("t.py::left_out")
+    finally:
+        del os.environ["GPUGUARD_SUMMARY_JSON"]
+    if kept != (1, ["gpuguard[1] ERROR: kept"]):
+        fail(f"a kept label's lines: {kept}")
+    if left_out[0] != 1 or len(left_out[1]) != 1 or \
+            "could not attribute this test's findings" not in left_out[1][0] or \
+            "one of 3 (labels_omitted)" not in left_out[1][0]:
+        fail(f"a label the summary left out: {left_out}")
+    print("check_plugin: a test whose label the summary left out is told its findings could "
+          "not be attributed")
+
+
+def check_labels_match_whatever_their_bytes(work, command, args):
+    """Node ids as pytest makes them (a file name that is no UTF-8 gives
+    surrogateescape characters) against labels as the shim writes them
+    (bytes that are no UTF-8 as \\udcXX): each finds its own lines."""
+    from gpuguard import pytest_plugin
+
+    ids = ["t\udcff\udce9.py::a", 'q.py::a"b\\c\x01\x7f', "s.py::\ud800x",
+           "u.py::caf\u00e9", "n.py::a\x00b", "t\udcc3\udca9.py::x"]
+    sent = []
+    plugin = pytest_plugin._Plugin(FakeConfig(gpuguard_findings="fail"),
+                                   lambda label: sent.append(label) or 1)
+    rows = []
+    for k, node in enumerate(ids):
+        raw = pytest_plugin._label_bytes(node)
+        # As the shim writes a label: valid UTF-8 as it is, each other byte
+        # as \udcXX (gg_text_json_escape_bytes), then JSON's escapes.
+        text = raw.decode("utf-8", "surrogateescape")
+        rows.append('{"label": %s, "boundary": %d, "errors": 1, "lines_dropped": 0, '
+                    '"lines": ["line %d"]}' % (json.dumps(text), k + 1, k))
+    path = os.path.join(work, "bytes.json")
+    with open(path, "w") as f:
+        f.write('{"labels": [%s], "labels_omitted": 0}' % ", ".join(rows))
+    os.environ["GPUGUARD_SUMMARY_JSON"] = path
+    try:
+        for k, node in enumerate(ids):
+            got = plugin.run(node)
+            if got != (1, [f"line {k}"]):
+                fail(f"node id {node!r}: {got}, not its own line {k}")
+    finally:
+        del os.environ["GPUGUARD_SUMMARY_JSON"]
+    if sent[0] != b"t\xff\xe9.py::a" or sent[4] != b"n.py::a\\x00b":
+        fail(f"the labels given to the shim: {sent}")
+    print(f"check_plugin: {len(ids)} node ids of any bytes each find their own label")
+
+
 def main():
     args = sys.argv[1:]
     command = None
@@ -108,6 +282,10 @@ def main():
         import gpuguard
         command = gpuguard.command_path()
     work = tempfile.mkdtemp(prefix="gpuguard-check-plugin-")
+    check_options_never_become_the_program(work, command, args)
+    check_the_rerun_runs_once(work, command, args)
+    check_a_left_out_label_is_not_clean(work, command, args)
+    check_labels_match_whatever_their_bytes(work, command, args)
 
     status, output, cases, took = pytest_run(args, os.path.join(work, "inert.xml"))
     if status != 0 or len(cases) != ALL or any(c[0] != "passed" or c[2] for c in cases.values()):
