@@ -937,6 +937,91 @@ Test(exit, a_full_disk_is_named_enospc_and_the_previous_summary_is_kept)
 	files_free(&f);
 }
 
+/* ---- ulimit -f: the shim's writes past RLIMIT_FSIZE never raise SIGXFSZ ---- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The program under `ulimit -f 2` (1 KiB; dash counts 512-byte blocks), its
+ * SIGXFSZ disposition set by @trap ("" for the default), with previous
+ * files that the new summary and metrics would outgrow: it ends as without
+ * the shim, each file's failure is named (EFBIG), the previous files are
+ * kept and no temporary file is left. */
+static void run_past_the_size_limit(const char *trap)
+{
+	char script[256], want[320], *text;
+	struct files f;
+	struct gg_run r;
+
+	files_init(&f);
+	write_text(f.json, "old json\n");
+	write_text(f.metrics, "old metrics\n");
+	snprintf(script, sizeof(script), "%s ulimit -f 2; exec \"$0\" \"$@\"", trap);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ f.env_json, f.env_metrics, "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", script, RZ, "alloc:64", "print:20", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "status %d: %s", gg_run_exit(&r), r.err);
+	cr_assert_neq(strstr(r.out, "buffered line 19\n"), NULL, "stdout lost: %s", r.out);
+	cr_assert_neq(strstr(r.out, "done\n"), NULL, "%s", r.out);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": File too large (EFBIG); the "
+		 "previous file is kept\n",
+		 f.json);
+	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_METRICS \"%s\": File too large (EFBIG); the previous "
+		 "file is kept\n",
+		 f.metrics);
+	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
+	cr_assert_str_eq(text = gg_read_file(f.json), "old json\n");
+	cr_assert_str_eq(text = gg_read_file(f.metrics), "old metrics\n");
+	cr_assert_eq(gg_dir_entries(f.dir), 2, "a temporary file was left behind");
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+Test(exit, a_summary_past_the_file_size_limit_never_kills_the_program)
+{
+	run_past_the_size_limit("");
+}
+
+Test(exit, a_summary_past_the_file_size_limit_is_named_when_the_program_ignores_sigxfsz)
+{
+	run_past_the_size_limit("trap '' XFSZ;");
+}
+
+/* The log file past the limit: the program ends as without the shim. */
+Test(exit, a_log_past_the_file_size_limit_never_kills_the_program)
+{
+	char log[160], env_log[192], block[2048];
+	struct files f;
+	struct gg_run r;
+	FILE *l;
+
+	files_init(&f);
+	snprintf(log, sizeof(log), "%s/gpuguard.log", f.dir);
+	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", log);
+	memset(block, 'x', sizeof(block) - 1);
+	block[sizeof(block) - 1] = '\0';
+	cr_assert_not_null(l = fopen(log, "w"));
+	fputs(block, l);
+	fclose(l);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_log, "GPUGUARD_VERBOSITY=2", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", "ulimit -f 2; exec \"$0\" \"$@\"", RZ, "alloc:64",
+				 "print:20", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "status %d: %s", gg_run_exit(&r), r.err);
+	cr_assert_neq(strstr(r.out, "buffered line 19\n"), NULL, "stdout lost: %s", r.out);
+	gg_run_free(&r);
+	files_free(&f);
+}
+
 /* Run @argv under the shim and the fake driver, @env added, with stdout
  * @out and stderr @err, which the caller made: a pipe whose reader has gone,
  * a terminal. The exit status as gg_run_exit gives it. */

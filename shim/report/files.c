@@ -33,8 +33,7 @@
 
 struct jw {
 	int fd;
-	bool pipe_like; /* a write may raise SIGPIPE (sink.h) */
-	int err;        /* the first write's -errno; 0 while all went well */
+	int err; /* the first write's -errno; 0 while all went well */
 	size_t len;
 	char buf[4096];
 };
@@ -42,7 +41,7 @@ struct jw {
 static void jw_flush(struct jw *w)
 {
 	if (w->len && !w->err)
-		w->err = gg_report_write_all(w->fd, w->buf, w->len, w->pipe_like);
+		w->err = gg_report_write_all(w->fd, w->buf, w->len);
 	w->len = 0;
 }
 
@@ -669,7 +668,7 @@ static int create_temp(const char *path, char *tmp, size_t cap)
 static int fill_fd(int fd, void (*fill)(struct jw *w, const struct gg_report_figures *f),
 		   const struct gg_report_figures *f)
 {
-	struct jw w = { .fd = fd, .pipe_like = gg_report_pipe_like(fd) };
+	struct jw w = { .fd = fd };
 
 	fill(&w, f);
 	jw_flush(&w);

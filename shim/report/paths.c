@@ -155,6 +155,8 @@ const char *gg_report_output_why(const char *path, int err, bool log, char *out,
 		snprintf(out, cap, "%s (ENOSPC)", strerror(ENOSPC));
 	else if (err == -EDQUOT)
 		snprintf(out, cap, "%s (EDQUOT)", strerror(EDQUOT));
+	else if (err == -EFBIG) /* past RLIMIT_FSIZE (ulimit -f) */
+		snprintf(out, cap, "%s (EFBIG)", strerror(EFBIG));
 	else
 		snprintf(out, cap, "%s", strerror(-err));
 	return out;

@@ -45,10 +45,9 @@ static struct {
 	 * the low numbers a program closes and reuses; -1 when there is nowhere
 	 * to log (fd 2 was closed at set-up). */
 	int fd;
-	bool decided;   /* set-up decided @fd: check it before each write */
-	dev_t dev;      /* what @fd was when decided: a descriptor the */
-	ino_t ino;      /* program closed and reused is never written */
-	bool pipe_like; /* @fd is a pipe or socket (sink.h) */
+	bool decided; /* set-up decided @fd: check it before each write */
+	dev_t dev;    /* what @fd was when decided: a descriptor the */
+	ino_t ino;    /* program closed and reused is never written */
 	int verbosity;
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
 } report_state = { .fd = 2, .verbosity = 1 };
@@ -121,7 +120,6 @@ static void adopt(int fd)
 	if (fd >= 0) {
 		report_state.dev = st.st_dev;
 		report_state.ino = st.st_ino;
-		report_state.pipe_like = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
 	}
 	if (report_state.decided && old >= 0 && old != fd)
 		close(old);
@@ -146,7 +144,7 @@ static void write_all(const char *buf, size_t len)
 	int fd = log_fd();
 
 	if (fd >= 0)
-		(void)gg_report_write_all(fd, buf, len, report_state.pipe_like);
+		(void)gg_report_write_all(fd, buf, len);
 }
 
 GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
