@@ -876,6 +876,123 @@ Test(exit, a_link_planted_at_a_temporary_name_is_never_written_through)
 	files_free(&f);
 }
 
+/* ---- symbolic links at the outputs' paths (gpuguard(1), GPUGUARD_LOG) ---- */
+
+struct planted {
+	char dir[64], victim[96], node[96], fifo[96], json[128], metrics[128], log[128];
+};
+
+/* Links at the JSON (a %p path), metrics and log paths of a fresh directory
+ * (mode @dir_mode), planted by the shell that then runs the program (its pid
+ * is the program's), owned by @owner (-1: this user): into another user's
+ * file, into a character device that refuses every write (/dev/full), and
+ * into a FIFO; with @dangling, the metrics link points nowhere instead. */
+static void plant_and_run(struct gg_run *r, struct planted *p, mode_t dir_mode, int owner,
+			  bool dangling)
+{
+	char script[1024], pattern[160], env[4][192];
+	FILE *v;
+
+	gg_test_dir(p->dir, sizeof(p->dir));
+	snprintf(p->node, sizeof(p->node), "%s/full", p->dir);
+	if (mknod(p->node, S_IFCHR | 0666, makedev(1, 7)))
+		cr_skip_test("mknod: %s (device nodes need root)", strerror(errno));
+	if (dangling)
+		snprintf(p->node, sizeof(p->node), "%s/nothing", p->dir);
+	snprintf(p->victim, sizeof(p->victim), "%s/victim", p->dir);
+	cr_assert_not_null(v = fopen(p->victim, "w"));
+	fputs("secret\n", v);
+	fclose(v);
+	cr_assert_eq(chown(p->victim, 65534, 65534), 0);
+	cr_assert_eq(chmod(p->victim, 0600), 0);
+	snprintf(p->fifo, sizeof(p->fifo), "%s/fifo", p->dir);
+	cr_assert_eq(mkfifo(p->fifo, 0600), 0);
+	cr_assert_eq(chmod(p->dir, dir_mode), 0);
+	snprintf(pattern, sizeof(pattern), "%s/summary.%%p.json", p->dir);
+	snprintf(p->metrics, sizeof(p->metrics), "%s/gpuguard.prom", p->dir);
+	snprintf(p->log, sizeof(p->log), "%s/gpuguard.log", p->dir);
+	snprintf(env[0], sizeof(env[0]), "GPUGUARD_SUMMARY_JSON=%s", pattern);
+	snprintf(env[1], sizeof(env[1]), "GPUGUARD_METRICS=%s", p->metrics);
+	snprintf(env[2], sizeof(env[2]), "GPUGUARD_LOG=%s", p->log);
+	snprintf(script, sizeof(script),
+		 "J=%s/summary.$$.json; ln -s %s $J && ln -s %s %s && ln -s %s %s && "
+		 "{ [ %d -lt 0 ] || chown -h %d $J %s %s; } && exec \"$0\" \"$@\"",
+		 p->dir, p->victim, p->node, p->metrics, p->fifo, p->log, owner, owner, p->metrics,
+		 p->log);
+	gg_run(r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env[0], env[1], env[2], "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", script, RZ, "alloc:64", NULL });
+	/* The program's pid, from its log lines. */
+	cr_assert_not_null(strstr(r->err, "gpuguard["), "%s", r->err);
+	snprintf(p->json, sizeof(p->json), "%s/summary.%d.json", p->dir,
+		 atoi(strstr(r->err, "gpuguard[") + 9));
+}
+
+/* Nothing was written through a link: each is still a link, the victim and
+ * the device are as they were, and no error line names the device's ENOSPC. */
+static void assert_nothing_followed(const struct gg_run *r, const struct planted *p, const char *why)
+{
+	const char *paths[] = { p->json, p->metrics, p->log };
+	char want[512];
+	struct stat st;
+
+	cr_assert_eq(gg_run_exit(r), 0, "%s", r->err);
+	cr_assert_str_eq(gg_read_file(p->victim), "secret\n");
+	cr_assert_eq(stat(p->victim, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600);
+	cr_assert_eq(stat(p->fifo, &st), 0);
+	cr_assert(S_ISFIFO(st.st_mode));
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(lstat(paths[i], &st), 0, "%s", paths[i]);
+		cr_assert(S_ISLNK(st.st_mode), "%s was replaced", paths[i]);
+	}
+	cr_assert_null(strstr(r->err, "ENOSPC"), "written into the device: %s", r->err);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_LOG=\"%s\": it is a symbolic link that %s, which gpuguard never "
+		 "follows or replaces; logging to stderr\n",
+		 p->log, why);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": it is a symbolic link that %s, "
+		 "which gpuguard never follows or replaces\n",
+		 p->json, why);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_METRICS \"%s\": it is a symbolic link that %s, "
+		 "which gpuguard never follows or replaces\n",
+		 p->metrics, why);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+}
+
+/* A root run: another user's links into their file, a device and a FIFO. */
+Test(exit, a_link_another_user_planted_at_an_output_path_is_never_followed)
+{
+	struct planted p;
+	struct gg_run r;
+
+	plant_and_run(&r, &p, 0755, 65534, false);
+	assert_nothing_followed(&r, &p, "another user owns");
+	gg_run_free(&r);
+	gg_test_dir_remove(p.dir);
+}
+
+/* In a sticky world-writable directory (/tmp) any link could be another
+ * user's, whoever owns it now; a dangling one is not created through. */
+Test(exit, a_link_in_a_world_writable_directory_is_never_followed_even_dangling)
+{
+	struct planted p;
+	struct gg_run r;
+	struct stat st;
+
+	plant_and_run(&r, &p, 01777, -1, true);
+	assert_nothing_followed(&r, &p,
+				"another user could have put there (its directory is writable by "
+				"others)");
+	cr_assert_neq(lstat(p.node, &st), 0, "created through a dangling link");
+	gg_run_free(&r);
+	gg_test_dir_remove(p.dir);
+}
+
 Test(exit, a_full_device_is_named_enospc)
 {
 	char dir[64], node[96], env_json[160], want[256];

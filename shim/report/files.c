@@ -692,6 +692,9 @@ static int replace_file(const char *pattern,
 	*kept = false;
 	if (gg_report_expand_path(pattern, (int)getpid(), path, path_cap))
 		return -ENAMETOOLONG;
+	/* Another user's link is never followed, nor replaced (paths.h). */
+	if ((err = gg_report_link_refused(path)))
+		return err;
 	there = stat(path, &st) == 0;
 	if (there && !S_ISREG(st.st_mode)) {
 		/* /dev/null and other character devices: written in place, never

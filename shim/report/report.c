@@ -245,7 +245,7 @@ static const char *unusable(const char *pattern, bool log, char *out, size_t cap
 		snprintf(out, cap, "the directory \"%s\" does not exist", shown);
 	else if (err == -EISDIR)
 		snprintf(out, cap, "\"%s\" is a directory", shown);
-	else if (err == -ENXIO || err == -ENOTSUP)
+	else if (err == -ENXIO || err == -ENOTSUP || err == -ELOOP)
 		snprintf(out, cap, "%s", gg_report_output_why(path, err, log, why, sizeof(why)));
 	else if (!strcmp(culprit, path)) /* a device, written in place */
 		snprintf(out, cap, "\"%s\" cannot be written: %s", shown, strerror(-err));
