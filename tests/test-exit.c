@@ -307,6 +307,46 @@ Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_r
 	files_free(&f);
 }
 
+/* A boundary on another thread after the exit report began (an exit
+ * handler of the program's, run after gpuguard's, starts it and joins it):
+ * the exit's files stay the last word ("ended" set, the leaks judged), and
+ * they and the status agree. Labelled (gpuguard_boundary) and launch:N. */
+static void assert_exit_files_stay_final(const char *how, const char *boundary)
+{
+	char env_how[64];
+	struct files f;
+	struct gg_run r;
+	char *v;
+
+	files_init(&f);
+	snprintf(env_how, sizeof(env_how), "GG_TEST_LATE_BOUNDARY=%s", how);
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(run_rz(&r,
+				    (const char *[]){ f.env_json, f.env_metrics, boundary,
+						      "GPUGUARD_LEAK_CHECK=1", "GPUGUARD_EXITCODE=9",
+						      env_how, NULL },
+				    (const char *[]){ "alloc:64", "free:0", NULL }),
+			     0, "%s", r.err);
+		cr_assert_neq(strstr(r.err, "app: late "), NULL, "the late boundary ran: %s", r.err);
+		v = gg_json(f.json, "j['ended'] is not None and 'leaks' in j and j['errors'] == 0");
+		cr_assert_str_eq(v, "True", "a boundary overwrote the exit's summary: %s",
+				 gg_read_file(f.json));
+		free(v);
+		gg_run_free(&r);
+	}
+	files_free(&f);
+}
+
+Test(exit, a_labelled_boundary_after_the_exit_report_never_overwrites_it)
+{
+	assert_exit_files_stay_final("label", "GPUGUARD_BOUNDARY=");
+}
+
+Test(exit, a_launch_boundary_on_another_thread_after_the_exit_report_never_overwrites_it)
+{
+	assert_exit_files_stay_final("launch", "GPUGUARD_BOUNDARY=launch:1");
+}
+
 Test(exit, verbosity_zero_still_records_and_sets_the_exit_code)
 {
 	struct files f;

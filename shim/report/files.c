@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -639,8 +640,10 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 }
 
 static struct {
-	atomic_uint serial; /* makes temporary names unique between threads */
-} files_state;
+	atomic_uint serial;   /* makes temporary names unique between threads */
+	pthread_mutex_t lock; /* held across one rewrite of both files */
+	bool final_begun;     /* under @lock: the final rewrite began; none follows it */
+} files_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Tries at a temporary name before giving up: a name taken (by a file or a
  * link another user planted) is never opened, the next one is tried. */
@@ -890,4 +893,37 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)
 {
 	write_file("GPUGUARD_METRICS", pattern, write_metrics, f);
+}
+
+void gg_report_write_files(const struct gg_report_figures *f)
+{
+	const struct gg_config *cfg = gg_config();
+
+	pthread_mutex_lock(&files_state.lock);
+	/* A boundary in flight when the exit began either finished before it
+	 * (the lock) or is dropped here: the exit's files are the last word. */
+	if (!files_state.final_begun) {
+		files_state.final_begun = f->final;
+		if (cfg->summary_json[0])
+			gg_report_write_json(cfg->summary_json, f);
+		if (cfg->metrics[0])
+			gg_report_write_metrics(cfg->metrics, f);
+	}
+	pthread_mutex_unlock(&files_state.lock);
+}
+
+void gg_report_files_atfork_prepare(void)
+{
+	pthread_mutex_lock(&files_state.lock);
+}
+
+void gg_report_files_atfork_parent(void)
+{
+	pthread_mutex_unlock(&files_state.lock);
+}
+
+void gg_report_files_atfork_child(void)
+{
+	pthread_mutex_init(&files_state.lock, NULL);
+	files_state.final_begun = false;
 }

@@ -664,16 +664,6 @@ void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const ch
 			       (unsigned long long)seal, m, f, result, site);
 }
 
-void gg_report_write_files(const struct gg_report_figures *f)
-{
-	const struct gg_config *cfg = gg_config();
-
-	if (cfg->summary_json[0])
-		gg_report_write_json(cfg->summary_json, f);
-	if (cfg->metrics[0])
-		gg_report_write_metrics(cfg->metrics, f);
-}
-
 void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch, const char *result)
 {
 	char n[128], m[128];

@@ -412,8 +412,16 @@ void gg_report_leaks(const struct gg_report_figures *f);
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);
 
 /* The JSON summary and the metrics as configured; a file that cannot be
- * written is an ERROR naming it and why (files.c). */
+ * written is an ERROR naming it and why (files.c). One rewrite at a time,
+ * and the final one (@f->final, the exit's or an abort's) is final: once it
+ * has begun, any later rewrite (a boundary on another thread that gathered
+ * its figures before it) is dropped, so the files say what the exit said. */
 void gg_report_write_files(const struct gg_report_figures *f);
+/* Around fork(): the rewrite's lock held, so the child's is consistent; the
+ * child writes files of its own, final included. */
+void gg_report_files_atfork_prepare(void);
+void gg_report_files_atfork_parent(void);
+void gg_report_files_atfork_child(void);
 void gg_report_write_json(const char *pattern, const struct gg_report_figures *f);
 void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f);
 
