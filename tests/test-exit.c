@@ -1298,3 +1298,25 @@ Test(exit, a_program_that_opens_its_data_file_at_fd_2_finds_no_gpuguard_line_in_
 	cr_assert_str_eq(text = gg_read_file(data), "data\n");
 	gg_run_free(&r);
 }
+
+/* The same, before the first hooked call: with fd 2 open at the start or
+ * closed, the data file opened there gets no line of gpuguard's. */
+Test(exit, a_data_file_opened_at_fd_2_before_the_first_hooked_call_finds_no_gpuguard_line)
+{
+	static const char *const scripts[] = { "exec \"$0\" \"$@\"", "exec \"$0\" \"$@\" 2>&-" };
+	char dir[64], data[96], env[128], *text;
+	struct gg_run r;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(env, sizeof(env), "GG_TEST_EARLY_OPEN2=%s", data);
+	for (size_t i = 0; i < 2; i++) {
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ "GG_TEST_PTX=" GG_PTX, env, "GPUGUARD_VERBOSITY=2", NULL },
+		       (const char *[]){ "/bin/sh", "-c", scripts[i], RZ, "alloc:64", NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+		cr_assert_str_eq(text = gg_read_file(data), "data\n");
+		gg_run_free(&r);
+	}
+	gg_test_dir_remove(dir);
+}

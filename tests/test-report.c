@@ -304,6 +304,7 @@ Test(report, the_log_never_goes_into_the_file_the_program_opens_at_fd_2)
 	int before = scratch_file(), data;
 
 	cr_assert_eq(dup2(before, 2), 2);
+	gg_report_note_stderr(); /* as the shim's load does, before the program */
 	open_log_as_set_up("");
 	close(2);
 	data = scratch_file();
@@ -323,6 +324,37 @@ Test(report, with_fd_2_closed_at_set_up_the_log_goes_nowhere)
 	data = scratch_file();
 	cr_assert_eq(data, 2);
 	gg_report_error("nowhere");
+	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
+}
+
+/* Before its first hooked call, a daemon closes fd 2 and opens its data
+ * file there (or was started without fd 2 and opens it): set-up finds fd 2
+ * open, but it is no longer the stderr the process was started with. */
+Test(report, a_file_the_program_opened_at_fd_2_before_set_up_never_gets_the_log)
+{
+	int before = scratch_file(), data;
+
+	cr_assert_eq(dup2(before, 2), 2);
+	gg_report_note_stderr();
+	close(2);
+	data = scratch_file();
+	cr_assert_eq(data, 2);
+	open_log_as_set_up("");
+	gg_report_error("where does this go");
+	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
+	cr_assert_str_eq(contents(before), "");
+}
+
+Test(report, started_without_fd_2_a_file_opened_there_never_gets_the_log)
+{
+	int data;
+
+	close(2);
+	gg_report_note_stderr();
+	data = scratch_file();
+	cr_assert_eq(data, 2);
+	open_log_as_set_up("");
+	gg_report_error("where does this go");
 	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
 }
 
@@ -369,6 +401,7 @@ Test(report, a_log_fifo_with_no_reader_is_refused_without_blocking, .timeout = 6
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	cr_assert_eq(dup2(err, 2), 2);
+	gg_report_note_stderr();
 	open_log_as_set_up(fifo);
 	gg_report_error("after");
 	snprintf(want, sizeof(want),

@@ -50,7 +50,43 @@ static struct {
 	ino_t ino;    /* program closed and reused is never written */
 	int verbosity;
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
+	/* What fd 2 was when the shim was loaded, before the program ran
+	 * (gg_report_note_stderr): written then, read by set-up. */
+	bool stderr_open;
+	dev_t stderr_dev;
+	ino_t stderr_ino;
 } report_state = { .fd = 2, .verbosity = 1 };
+
+void gg_report_note_stderr(void)
+{
+	struct stat st;
+
+	report_state.stderr_open = fstat(STDERR_FILENO, &st) == 0;
+	if (report_state.stderr_open) {
+		report_state.stderr_dev = st.st_dev;
+		report_state.stderr_ino = st.st_ino;
+	}
+}
+
+/* Only a look at fd 2, at load time: no descriptor is added, nothing is
+ * written, in a process that never calls a hook. */
+__attribute__((constructor)) static void note_stderr_at_load(void)
+{
+	gg_report_note_stderr();
+}
+
+/* fd 2 now, if it is still what it was at load time; else -1: a program
+ * that closed it (or was started without it) and opened a file of its own
+ * there before its first hooked call never gets gpuguard's lines in it. */
+static int stderr_as_loaded(void)
+{
+	struct stat st;
+
+	if (!report_state.stderr_open || fstat(STDERR_FILENO, &st) ||
+	    st.st_dev != report_state.stderr_dev || st.st_ino != report_state.stderr_ino)
+		return -1;
+	return STDERR_FILENO;
+}
 
 /* Where the log's descriptor is moved to: above what programs use by number. */
 #define LOG_FD_MIN 100
@@ -267,9 +303,10 @@ void gg_report_open(const struct gg_config *cfg)
 			return;
 		}
 	}
-	/* stderr as it is now, whatever the program makes of fd 2 later; nowhere
-	 * when it is closed, rather than into what fd 2 becomes. */
-	adopt(high_dup(STDERR_FILENO));
+	/* stderr as it was when the shim was loaded, whatever the program makes
+	 * of fd 2 later; nowhere when it was closed or has since become another
+	 * file (the program's own, or a freopen of stderr), rather than into it. */
+	adopt(stderr_as_loaded() < 0 ? -1 : high_dup(STDERR_FILENO));
 	if (!err)
 		return;
 	if (err == LOG_IS_STDOUT)

@@ -347,6 +347,10 @@ void gg_report_unresolved_at_exit(const struct gg_report_figures *f);
  * its own pid. */
 void gg_report_atfork_child(void);
 
+/* Note what fd 2 is (run at load time, and by tests standing in for it): the
+ * default log is stderr only while fd 2 is still that file at set-up. */
+void gg_report_note_stderr(void);
+
 /* Lines start "gpuguard[PID] LEVEL: ". ERROR is always written; WARN and INFO
  * at verbosity >= 1; TRACE (written as INFO) at verbosity >= 2. */
 void gg_report_error(const char *fmt, ...) GG_PRINTF(1, 2);

@@ -148,6 +148,8 @@
  * of handler:SIG, GG_TEST_EARLY_IGNORE=SIG sets SIG to SIG_IGN, and
  * GG_TEST_EARLY_WAIT=PATH prints "early" and waits (up to 30 s) for PATH.
  * GG_TEST_NO_THREADS=1 makes every pthread_create fail with EAGAIN.
+ * GG_TEST_EARLY_OPEN2=PATH closes fd 2 and opens PATH there (writing "data")
+ * before the first hooked call.
  * With GG_TEST_LATE_BOUNDARY set ("label" or "launch"), an exit handler
  * registered before the first hooked call (so run after the shim's exit
  * report) runs, on a thread of its own that it joins, a labelled boundary or
@@ -535,6 +537,12 @@ int main(int argc, char **argv)
 	if (getenv("GG_TEST_EARLY_WAIT")) {
 		printf("early\n");
 		wait_for(getenv("GG_TEST_EARLY_WAIT"));
+	}
+	if (getenv("GG_TEST_EARLY_OPEN2")) { /* before any hooked call */
+		close(2);
+		if (open(getenv("GG_TEST_EARLY_OPEN2"), O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2)
+			return 70;
+		(void)!write(2, "data\n", 5);
 	}
 	if (getenv("GG_TEST_EARLY_LABEL")) /* before any hooked call */
 		print_label(getenv("GG_TEST_EARLY_LABEL"));
