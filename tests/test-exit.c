@@ -307,6 +307,46 @@ Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_r
 	files_free(&f);
 }
 
+/* A boundary on another thread after the exit report began (an exit
+ * handler of the program's, run after gpuguard's, starts it and joins it):
+ * the exit's files stay the last word ("ended" set, the leaks judged), and
+ * they and the status agree. Labelled (gpuguard_boundary) and launch:N. */
+static void assert_exit_files_stay_final(const char *how, const char *boundary)
+{
+	char env_how[64];
+	struct files f;
+	struct gg_run r;
+	char *v;
+
+	files_init(&f);
+	snprintf(env_how, sizeof(env_how), "GG_TEST_LATE_BOUNDARY=%s", how);
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(run_rz(&r,
+				    (const char *[]){ f.env_json, f.env_metrics, boundary,
+						      "GPUGUARD_LEAK_CHECK=1", "GPUGUARD_EXITCODE=9",
+						      env_how, NULL },
+				    (const char *[]){ "alloc:64", "free:0", NULL }),
+			     0, "%s", r.err);
+		cr_assert_neq(strstr(r.err, "app: late "), NULL, "the late boundary ran: %s", r.err);
+		v = gg_json(f.json, "j['ended'] is not None and 'leaks' in j and j['errors'] == 0");
+		cr_assert_str_eq(v, "True", "a boundary overwrote the exit's summary: %s",
+				 gg_read_file(f.json));
+		free(v);
+		gg_run_free(&r);
+	}
+	files_free(&f);
+}
+
+Test(exit, a_labelled_boundary_after_the_exit_report_never_overwrites_it)
+{
+	assert_exit_files_stay_final("label", "GPUGUARD_BOUNDARY=");
+}
+
+Test(exit, a_launch_boundary_on_another_thread_after_the_exit_report_never_overwrites_it)
+{
+	assert_exit_files_stay_final("launch", "GPUGUARD_BOUNDARY=launch:1");
+}
+
 Test(exit, verbosity_zero_still_records_and_sets_the_exit_code)
 {
 	struct files f;
@@ -876,6 +916,123 @@ Test(exit, a_link_planted_at_a_temporary_name_is_never_written_through)
 	files_free(&f);
 }
 
+/* ---- symbolic links at the outputs' paths (gpuguard(1), GPUGUARD_LOG) ---- */
+
+struct planted {
+	char dir[64], victim[96], node[96], fifo[96], json[128], metrics[128], log[128];
+};
+
+/* Links at the JSON (a %p path), metrics and log paths of a fresh directory
+ * (mode @dir_mode), planted by the shell that then runs the program (its pid
+ * is the program's), owned by @owner (-1: this user): into another user's
+ * file, into a character device that refuses every write (/dev/full), and
+ * into a FIFO; with @dangling, the metrics link points nowhere instead. */
+static void plant_and_run(struct gg_run *r, struct planted *p, mode_t dir_mode, int owner,
+			  bool dangling)
+{
+	char script[1024], pattern[160], env[4][192];
+	FILE *v;
+
+	gg_test_dir(p->dir, sizeof(p->dir));
+	snprintf(p->node, sizeof(p->node), "%s/full", p->dir);
+	if (mknod(p->node, S_IFCHR | 0666, makedev(1, 7)))
+		cr_skip_test("mknod: %s (device nodes need root)", strerror(errno));
+	if (dangling)
+		snprintf(p->node, sizeof(p->node), "%s/nothing", p->dir);
+	snprintf(p->victim, sizeof(p->victim), "%s/victim", p->dir);
+	cr_assert_not_null(v = fopen(p->victim, "w"));
+	fputs("secret\n", v);
+	fclose(v);
+	cr_assert_eq(chown(p->victim, 65534, 65534), 0);
+	cr_assert_eq(chmod(p->victim, 0600), 0);
+	snprintf(p->fifo, sizeof(p->fifo), "%s/fifo", p->dir);
+	cr_assert_eq(mkfifo(p->fifo, 0600), 0);
+	cr_assert_eq(chmod(p->dir, dir_mode), 0);
+	snprintf(pattern, sizeof(pattern), "%s/summary.%%p.json", p->dir);
+	snprintf(p->metrics, sizeof(p->metrics), "%s/gpuguard.prom", p->dir);
+	snprintf(p->log, sizeof(p->log), "%s/gpuguard.log", p->dir);
+	snprintf(env[0], sizeof(env[0]), "GPUGUARD_SUMMARY_JSON=%s", pattern);
+	snprintf(env[1], sizeof(env[1]), "GPUGUARD_METRICS=%s", p->metrics);
+	snprintf(env[2], sizeof(env[2]), "GPUGUARD_LOG=%s", p->log);
+	snprintf(script, sizeof(script),
+		 "J=%s/summary.$$.json; ln -s %s $J && ln -s %s %s && ln -s %s %s && "
+		 "{ [ %d -lt 0 ] || chown -h %d $J %s %s; } && exec \"$0\" \"$@\"",
+		 p->dir, p->victim, p->node, p->metrics, p->fifo, p->log, owner, owner, p->metrics,
+		 p->log);
+	gg_run(r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env[0], env[1], env[2], "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", script, RZ, "alloc:64", NULL });
+	/* The program's pid, from its log lines. */
+	cr_assert_not_null(strstr(r->err, "gpuguard["), "%s", r->err);
+	snprintf(p->json, sizeof(p->json), "%s/summary.%d.json", p->dir,
+		 atoi(strstr(r->err, "gpuguard[") + 9));
+}
+
+/* Nothing was written through a link: each is still a link, the victim and
+ * the device are as they were, and no error line names the device's ENOSPC. */
+static void assert_nothing_followed(const struct gg_run *r, const struct planted *p, const char *why)
+{
+	const char *paths[] = { p->json, p->metrics, p->log };
+	char want[512];
+	struct stat st;
+
+	cr_assert_eq(gg_run_exit(r), 0, "%s", r->err);
+	cr_assert_str_eq(gg_read_file(p->victim), "secret\n");
+	cr_assert_eq(stat(p->victim, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600);
+	cr_assert_eq(stat(p->fifo, &st), 0);
+	cr_assert(S_ISFIFO(st.st_mode));
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(lstat(paths[i], &st), 0, "%s", paths[i]);
+		cr_assert(S_ISLNK(st.st_mode), "%s was replaced", paths[i]);
+	}
+	cr_assert_null(strstr(r->err, "ENOSPC"), "written into the device: %s", r->err);
+	snprintf(want, sizeof(want),
+		 "ERROR: GPUGUARD_LOG=\"%s\": it is a symbolic link that %s, which gpuguard never "
+		 "follows or replaces; logging to stderr\n",
+		 p->log, why);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": it is a symbolic link that %s, "
+		 "which gpuguard never follows or replaces\n",
+		 p->json, why);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_METRICS \"%s\": it is a symbolic link that %s, "
+		 "which gpuguard never follows or replaces\n",
+		 p->metrics, why);
+	cr_assert_neq(strstr(r->err, want), NULL, "%s", r->err);
+}
+
+/* A root run: another user's links into their file, a device and a FIFO. */
+Test(exit, a_link_another_user_planted_at_an_output_path_is_never_followed)
+{
+	struct planted p;
+	struct gg_run r;
+
+	plant_and_run(&r, &p, 0755, 65534, false);
+	assert_nothing_followed(&r, &p, "another user owns");
+	gg_run_free(&r);
+	gg_test_dir_remove(p.dir);
+}
+
+/* In a sticky world-writable directory (/tmp) any link could be another
+ * user's, whoever owns it now; a dangling one is not created through. */
+Test(exit, a_link_in_a_world_writable_directory_is_never_followed_even_dangling)
+{
+	struct planted p;
+	struct gg_run r;
+	struct stat st;
+
+	plant_and_run(&r, &p, 01777, -1, true);
+	assert_nothing_followed(&r, &p,
+				"another user could have put there (its directory is writable by "
+				"others)");
+	cr_assert_neq(lstat(p.node, &st), 0, "created through a dangling link");
+	gg_run_free(&r);
+	gg_test_dir_remove(p.dir);
+}
+
 Test(exit, a_full_device_is_named_enospc)
 {
 	char dir[64], node[96], env_json[160], want[256];
@@ -934,6 +1091,91 @@ Test(exit, a_full_disk_is_named_enospc_and_the_previous_summary_is_kept)
 	gg_run_free(&r);
 	free(before);
 	cr_assert_eq(umount(f.dir), 0);
+	files_free(&f);
+}
+
+/* ---- ulimit -f: the shim's writes past RLIMIT_FSIZE never raise SIGXFSZ ---- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The program under `ulimit -f 2` (1 KiB; dash counts 512-byte blocks), its
+ * SIGXFSZ disposition set by @trap ("" for the default), with previous
+ * files that the new summary and metrics would outgrow: it ends as without
+ * the shim, each file's failure is named (EFBIG), the previous files are
+ * kept and no temporary file is left. */
+static void run_past_the_size_limit(const char *trap)
+{
+	char script[256], want[320], *text;
+	struct files f;
+	struct gg_run r;
+
+	files_init(&f);
+	write_text(f.json, "old json\n");
+	write_text(f.metrics, "old metrics\n");
+	snprintf(script, sizeof(script), "%s ulimit -f 2; exec \"$0\" \"$@\"", trap);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ f.env_json, f.env_metrics, "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", script, RZ, "alloc:64", "print:20", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "status %d: %s", gg_run_exit(&r), r.err);
+	cr_assert_neq(strstr(r.out, "buffered line 19\n"), NULL, "stdout lost: %s", r.out);
+	cr_assert_neq(strstr(r.out, "done\n"), NULL, "%s", r.out);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_SUMMARY_JSON \"%s\": File too large (EFBIG); the "
+		 "previous file is kept\n",
+		 f.json);
+	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "ERROR: cannot write GPUGUARD_METRICS \"%s\": File too large (EFBIG); the previous "
+		 "file is kept\n",
+		 f.metrics);
+	cr_assert_neq(strstr(r.err, want), NULL, "%s", r.err);
+	cr_assert_str_eq(text = gg_read_file(f.json), "old json\n");
+	cr_assert_str_eq(text = gg_read_file(f.metrics), "old metrics\n");
+	cr_assert_eq(gg_dir_entries(f.dir), 2, "a temporary file was left behind");
+	gg_run_free(&r);
+	files_free(&f);
+}
+
+Test(exit, a_summary_past_the_file_size_limit_never_kills_the_program)
+{
+	run_past_the_size_limit("");
+}
+
+Test(exit, a_summary_past_the_file_size_limit_is_named_when_the_program_ignores_sigxfsz)
+{
+	run_past_the_size_limit("trap '' XFSZ;");
+}
+
+/* The log file past the limit: the program ends as without the shim. */
+Test(exit, a_log_past_the_file_size_limit_never_kills_the_program)
+{
+	char log[160], env_log[192], block[2048];
+	struct files f;
+	struct gg_run r;
+	FILE *l;
+
+	files_init(&f);
+	snprintf(log, sizeof(log), "%s/gpuguard.log", f.dir);
+	snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", log);
+	memset(block, 'x', sizeof(block) - 1);
+	block[sizeof(block) - 1] = '\0';
+	cr_assert_not_null(l = fopen(log, "w"));
+	fputs(block, l);
+	fclose(l);
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ env_log, "GPUGUARD_VERBOSITY=2", "GG_TEST_PTX=" GG_PTX, NULL },
+	       (const char *[]){ "/bin/sh", "-c", "ulimit -f 2; exec \"$0\" \"$@\"", RZ, "alloc:64",
+				 "print:20", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "status %d: %s", gg_run_exit(&r), r.err);
+	cr_assert_neq(strstr(r.out, "buffered line 19\n"), NULL, "stdout lost: %s", r.out);
+	gg_run_free(&r);
 	files_free(&f);
 }
 
@@ -1055,4 +1297,26 @@ Test(exit, a_program_that_opens_its_data_file_at_fd_2_finds_no_gpuguard_line_in_
 	cr_assert_neq(strstr(r.out, "opened 2\n"), NULL, "%s", r.out);
 	cr_assert_str_eq(text = gg_read_file(data), "data\n");
 	gg_run_free(&r);
+}
+
+/* The same, before the first hooked call: with fd 2 open at the start or
+ * closed, the data file opened there gets no line of gpuguard's. */
+Test(exit, a_data_file_opened_at_fd_2_before_the_first_hooked_call_finds_no_gpuguard_line)
+{
+	static const char *const scripts[] = { "exec \"$0\" \"$@\"", "exec \"$0\" \"$@\" 2>&-" };
+	char dir[64], data[96], env[128], *text;
+	struct gg_run r;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(env, sizeof(env), "GG_TEST_EARLY_OPEN2=%s", data);
+	for (size_t i = 0; i < 2; i++) {
+		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+		       (const char *[]){ "GG_TEST_PTX=" GG_PTX, env, "GPUGUARD_VERBOSITY=2", NULL },
+		       (const char *[]){ "/bin/sh", "-c", scripts[i], RZ, "alloc:64", NULL });
+		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+		cr_assert_str_eq(text = gg_read_file(data), "data\n");
+		gg_run_free(&r);
+	}
+	gg_test_dir_remove(dir);
 }

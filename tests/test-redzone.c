@@ -1158,6 +1158,7 @@ Test(redzone, a_driver_without_what_bands_need_is_named_once)
 	/* The log is fd 2 (the report writes with write(2)): into a file here. */
 	cr_assert(f && saved >= 0);
 	dup2(fileno(f), STDERR_FILENO);
+	gg_report_note_stderr(); /* as the shim's load does, before the program */
 	gg_report_open(&cfg);
 	gg_redzone_configure(&cfg);
 	t.reason = GG_REASON_COUNT;

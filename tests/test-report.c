@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,12 +196,115 @@ Test(report, a_sigpipe_the_program_had_pending_is_left_pending)
 	cr_assert_eq(sigtimedwait(&set, NULL, &now), SIGPIPE);
 }
 
+/* ---- SIGXFSZ (ulimit -f): a log past the file size limit ---- */
+
+static bool sigxfsz_pending(void)
+{
+	sigset_t pending;
+
+	cr_assert_eq(sigpending(&pending), 0);
+	return sigismember(&pending, SIGXFSZ);
+}
+
+/* A log file already past a 4 KiB RLIMIT_FSIZE, opened as set-up does: the
+ * next line cannot be written. Its descriptor, for reading it back. */
+static int log_past_the_size_limit(char *path)
+{
+	struct rlimit lim = { 4096, 4096 };
+	char block[8192];
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	memset(block, 'x', sizeof(block));
+	cr_assert_eq(write(fd, block, sizeof(block)), (ssize_t)sizeof(block));
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	open_log_as_set_up(path);
+	return fd;
+}
+
+Test(report, a_log_line_past_the_file_size_limit_never_raises_sigxfsz)
+{
+	char path[] = "/tmp/gg-report-XXXXXX";
+	int fd;
+
+	signal(SIGXFSZ, SIG_DFL); /* a SIGXFSZ would end this test's process */
+	fd = log_past_the_size_limit(path);
+	gg_report_error("past the limit");
+	cr_assert_not(sigxfsz_pending());
+	close(fd);
+	unlink(path);
+}
+
+static volatile sig_atomic_t xfsz_handled;
+
+static void on_xfsz(int sig)
+{
+	(void)sig;
+	xfsz_handled++;
+}
+
+/* The program's own handler never hears of the shim's write. */
+Test(report, a_program_handling_sigxfsz_never_sees_one_from_the_log)
+{
+	char path[] = "/tmp/gg-report-XXXXXX";
+	int fd;
+
+	signal(SIGXFSZ, on_xfsz);
+	fd = log_past_the_size_limit(path);
+	gg_report_error("past the limit");
+	cr_assert_eq(xfsz_handled, 0);
+	cr_assert_not(sigxfsz_pending());
+	/* The program's own write past the limit still reaches its handler. */
+	cr_assert_eq(write(fd, "y", 1), -1);
+	cr_assert_eq(errno, EFBIG);
+	cr_assert_eq(xfsz_handled, 1);
+	close(fd);
+	unlink(path);
+}
+
+Test(report, a_sigxfsz_of_the_logs_own_making_is_taken_back_while_the_program_blocks_it)
+{
+	char path[] = "/tmp/gg-report-XXXXXX";
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGXFSZ);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+	fd = log_past_the_size_limit(path);
+	gg_report_error("past the limit");
+	cr_assert_not(sigxfsz_pending(), "the shim's SIGXFSZ was left to the program");
+	close(fd);
+	unlink(path);
+}
+
+Test(report, a_sigxfsz_the_program_had_pending_is_left_pending)
+{
+	static const struct timespec now = { 0, 0 };
+	char path[] = "/tmp/gg-report-XXXXXX";
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGXFSZ);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+	raise(SIGXFSZ);
+	fd = log_past_the_size_limit(path);
+	gg_report_error("past the limit");
+	cr_assert(sigxfsz_pending(), "the program's own SIGXFSZ was taken");
+	cr_assert_eq(sigtimedwait(&set, NULL, &now), SIGXFSZ);
+	cr_assert_not(sigxfsz_pending());
+	close(fd);
+	unlink(path);
+}
+
 /* A daemon closes fd 2 and opens its data file, which gets fd 2. */
 Test(report, the_log_never_goes_into_the_file_the_program_opens_at_fd_2)
 {
 	int before = scratch_file(), data;
 
 	cr_assert_eq(dup2(before, 2), 2);
+	gg_report_note_stderr(); /* as the shim's load does, before the program */
 	open_log_as_set_up("");
 	close(2);
 	data = scratch_file();
@@ -220,6 +324,37 @@ Test(report, with_fd_2_closed_at_set_up_the_log_goes_nowhere)
 	data = scratch_file();
 	cr_assert_eq(data, 2);
 	gg_report_error("nowhere");
+	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
+}
+
+/* Before its first hooked call, a daemon closes fd 2 and opens its data
+ * file there (or was started without fd 2 and opens it): set-up finds fd 2
+ * open, but it is no longer the stderr the process was started with. */
+Test(report, a_file_the_program_opened_at_fd_2_before_set_up_never_gets_the_log)
+{
+	int before = scratch_file(), data;
+
+	cr_assert_eq(dup2(before, 2), 2);
+	gg_report_note_stderr();
+	close(2);
+	data = scratch_file();
+	cr_assert_eq(data, 2);
+	open_log_as_set_up("");
+	gg_report_error("where does this go");
+	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
+	cr_assert_str_eq(contents(before), "");
+}
+
+Test(report, started_without_fd_2_a_file_opened_there_never_gets_the_log)
+{
+	int data;
+
+	close(2);
+	gg_report_note_stderr();
+	data = scratch_file();
+	cr_assert_eq(data, 2);
+	open_log_as_set_up("");
+	gg_report_error("where does this go");
 	cr_assert_str_eq(contents(data), "", "the log wrote into the program's file");
 }
 
@@ -266,6 +401,7 @@ Test(report, a_log_fifo_with_no_reader_is_refused_without_blocking, .timeout = 6
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	cr_assert_eq(dup2(err, 2), 2);
+	gg_report_note_stderr();
 	open_log_as_set_up(fifo);
 	gg_report_error("after");
 	snprintf(want, sizeof(want),

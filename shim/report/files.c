@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,8 +34,7 @@
 
 struct jw {
 	int fd;
-	bool pipe_like; /* a write may raise SIGPIPE (sink.h) */
-	int err;        /* the first write's -errno; 0 while all went well */
+	int err; /* the first write's -errno; 0 while all went well */
 	size_t len;
 	char buf[4096];
 };
@@ -42,7 +42,7 @@ struct jw {
 static void jw_flush(struct jw *w)
 {
 	if (w->len && !w->err)
-		w->err = gg_report_write_all(w->fd, w->buf, w->len, w->pipe_like);
+		w->err = gg_report_write_all(w->fd, w->buf, w->len);
 	w->len = 0;
 }
 
@@ -657,8 +657,10 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 }
 
 static struct {
-	atomic_uint serial; /* makes temporary names unique between threads */
-} files_state;
+	atomic_uint serial;   /* makes temporary names unique between threads */
+	pthread_mutex_t lock; /* held across one rewrite of both files */
+	bool final_begun;     /* under @lock: the final rewrite began; none follows it */
+} files_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Tries at a temporary name before giving up: a name taken (by a file or a
  * link another user planted) is never opened, the next one is tried. */
@@ -686,7 +688,7 @@ static int create_temp(const char *path, char *tmp, size_t cap)
 static int fill_fd(int fd, void (*fill)(struct jw *w, const struct gg_report_figures *f),
 		   const struct gg_report_figures *f)
 {
-	struct jw w = { .fd = fd, .pipe_like = gg_report_pipe_like(fd) };
+	struct jw w = { .fd = fd };
 
 	fill(&w, f);
 	jw_flush(&w);
@@ -710,6 +712,9 @@ static int replace_file(const char *pattern,
 	*kept = false;
 	if (gg_report_expand_path(pattern, (int)getpid(), path, path_cap))
 		return -ENAMETOOLONG;
+	/* Another user's link is never followed, nor replaced (paths.h). */
+	if ((err = gg_report_link_refused(path)))
+		return err;
 	there = stat(path, &st) == 0;
 	if (there && !S_ISREG(st.st_mode)) {
 		/* /dev/null and other character devices: written in place, never
@@ -905,4 +910,37 @@ static void write_metrics(struct jw *w, const struct gg_report_figures *f)
 void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f)
 {
 	write_file("GPUGUARD_METRICS", pattern, write_metrics, f);
+}
+
+void gg_report_write_files(const struct gg_report_figures *f)
+{
+	const struct gg_config *cfg = gg_config();
+
+	pthread_mutex_lock(&files_state.lock);
+	/* A boundary in flight when the exit began either finished before it
+	 * (the lock) or is dropped here: the exit's files are the last word. */
+	if (!files_state.final_begun) {
+		files_state.final_begun = f->final;
+		if (cfg->summary_json[0])
+			gg_report_write_json(cfg->summary_json, f);
+		if (cfg->metrics[0])
+			gg_report_write_metrics(cfg->metrics, f);
+	}
+	pthread_mutex_unlock(&files_state.lock);
+}
+
+void gg_report_files_atfork_prepare(void)
+{
+	pthread_mutex_lock(&files_state.lock);
+}
+
+void gg_report_files_atfork_parent(void)
+{
+	pthread_mutex_unlock(&files_state.lock);
+}
+
+void gg_report_files_atfork_child(void)
+{
+	pthread_mutex_init(&files_state.lock, NULL);
+	files_state.final_begun = false;
 }

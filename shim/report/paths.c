@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,12 +86,45 @@ static bool anonymous_pipe(const char *path)
 	return statfs(path, &fs) == 0 && fs.f_type == GG_PIPEFS_MAGIC;
 }
 
+/* Whether no other user could have put an entry into the directory of
+ * @path: it is owned by root or @uid and no group or other may write it. */
+static bool dir_trusted(const char *path, uid_t uid)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return false;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_uid == 0 || st.st_uid == uid) &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+int gg_report_link_refused(const char *path)
+{
+	uid_t uid = geteuid();
+	struct stat st;
+
+	if (lstat(path, &st) || !S_ISLNK(st.st_mode))
+		return 0;
+	return (st.st_uid == 0 || st.st_uid == uid) && dir_trusted(path, uid) ? 0 : -ELOOP;
+}
+
 int gg_report_check_output(const char *path, bool log, char *culprit, size_t cap)
 {
 	struct stat st;
+	int err;
 
 	if (!cap)
 		return -EINVAL;
+	if ((err = gg_report_link_refused(path))) {
+		snprintf(culprit, cap, "%s", path);
+		return err;
+	}
 	if (stat(path, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
 		return gg_report_check_creatable(path, culprit, cap);
 	snprintf(culprit, cap, "%s", path);
@@ -117,11 +151,18 @@ int gg_report_open_output(const char *path, int flags, bool log)
 	struct stat st;
 	int fd, err, fl;
 
+	bool link;
+
 	/* Looked at before opening: opening a device may act on it. */
+	if ((err = gg_report_link_refused(path)))
+		return err;
+	link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
 	if (stat(path, &st) == 0 && (err = kind_allowed(&st, log)))
 		return err;
-	/* O_NONBLOCK: a FIFO with no reader fails with ENXIO rather than wait. */
-	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags, 0644);
+	/* O_NONBLOCK: a FIFO with no reader fails with ENXIO rather than wait.
+	 * O_NOFOLLOW unless the link was looked at and allowed. */
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW) | flags,
+		  0644);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || (err = kind_allowed(&st, log))) { /* changed meanwhile */
@@ -142,7 +183,16 @@ const char *gg_report_output_why(const char *path, int err, bool log, char *out,
 	struct stat st;
 	bool there = stat(path, &st) == 0;
 
-	if (there && S_ISFIFO(st.st_mode) && (err == -ENXIO || err == -ENOTSUP))
+	struct stat lst;
+
+	if (err == -ELOOP && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+		snprintf(out, cap,
+			 "it is a symbolic link that %s, which gpuguard never follows or replaces",
+			 lst.st_uid != 0 && lst.st_uid != geteuid()
+				 ? "another user owns"
+				 : "another user could have put there (its directory is writable by "
+				   "others)");
+	else if (there && S_ISFIFO(st.st_mode) && (err == -ENXIO || err == -ENOTSUP))
 		snprintf(out, cap,
 			 log ? "it is a FIFO, and opening one with no reader would block"
 			     : "it is a FIFO, which could block the program (a regular file "
@@ -155,6 +205,8 @@ const char *gg_report_output_why(const char *path, int err, bool log, char *out,
 		snprintf(out, cap, "%s (ENOSPC)", strerror(ENOSPC));
 	else if (err == -EDQUOT)
 		snprintf(out, cap, "%s (EDQUOT)", strerror(EDQUOT));
+	else if (err == -EFBIG) /* past RLIMIT_FSIZE (ulimit -f) */
+		snprintf(out, cap, "%s (EFBIG)", strerror(EFBIG));
 	else
 		snprintf(out, cap, "%s", strerror(-err));
 	return out;

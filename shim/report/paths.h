@@ -18,6 +18,15 @@ int gg_report_expand_path(const char *pattern, int pid, char *out, size_t cap);
  * directory, or @path for -EISDIR), for the message. */
 int gg_report_check_creatable(const char *path, char *culprit, size_t cap);
 
+/* Whether a symbolic link at @path (already expanded) is refused: 0 when
+ * @path is no link or one that only root or this user could have put there
+ * (owned by root or the effective user, in a directory owned by one of them
+ * that no group or other may write: /dev/stderr, /proc/self/fd/1, a user's
+ * own link in a directory of their own), followed then; -ELOOP for any
+ * other (another user's link, or any link in a world-writable directory
+ * such as /tmp, dangling or not), which is never followed or replaced. */
+int gg_report_link_refused(const char *path);
+
 /* Whether an output may go to @path (already expanded), the log (@log) or a
  * report file: what is there already decides. Absent or a regular file: it
  * must be creatable (gg_report_check_creatable, same @culprit). A character
@@ -33,8 +42,10 @@ int gg_report_check_output(const char *path, bool log, char *culprit, size_t cap
  * (O_CREAT, O_APPEND), close-on-exec, and never block: a FIFO with no reader
  * fails at once (-ENXIO), and is refused altogether unless @log (-ENXIO); a
  * block device or a socket is never opened (-ENOTSUP); a regular file or a
- * character device is. The descriptor is blocking again when returned. A
- * descriptor, or -errno. */
+ * character device is. A refused link is never followed (-ELOOP), and
+ * nothing else is followed at the last component either (O_NOFOLLOW), so a
+ * link planted between the look and the open is not. The descriptor is
+ * blocking again when returned. A descriptor, or -errno. */
 int gg_report_open_output(const char *path, int flags, bool log);
 
 /* Why an output at @path could not be opened or written (@err, a -errno of the

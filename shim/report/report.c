@@ -45,13 +45,48 @@ static struct {
 	 * the low numbers a program closes and reuses; -1 when there is nowhere
 	 * to log (fd 2 was closed at set-up). */
 	int fd;
-	bool decided;   /* set-up decided @fd: check it before each write */
-	dev_t dev;      /* what @fd was when decided: a descriptor the */
-	ino_t ino;      /* program closed and reused is never written */
-	bool pipe_like; /* @fd is a pipe or socket (sink.h) */
+	bool decided; /* set-up decided @fd: check it before each write */
+	dev_t dev;    /* what @fd was when decided: a descriptor the */
+	ino_t ino;    /* program closed and reused is never written */
 	int verbosity;
 	char pattern[PATH_MAX]; /* GPUGUARD_LOG as given, for reopening after fork */
+	/* What fd 2 was when the shim was loaded, before the program ran
+	 * (gg_report_note_stderr): written then, read by set-up. */
+	bool stderr_open;
+	dev_t stderr_dev;
+	ino_t stderr_ino;
 } report_state = { .fd = 2, .verbosity = 1 };
+
+void gg_report_note_stderr(void)
+{
+	struct stat st;
+
+	report_state.stderr_open = fstat(STDERR_FILENO, &st) == 0;
+	if (report_state.stderr_open) {
+		report_state.stderr_dev = st.st_dev;
+		report_state.stderr_ino = st.st_ino;
+	}
+}
+
+/* Only a look at fd 2, at load time: no descriptor is added, nothing is
+ * written, in a process that never calls a hook. */
+__attribute__((constructor)) static void note_stderr_at_load(void)
+{
+	gg_report_note_stderr();
+}
+
+/* fd 2 now, if it is still what it was at load time; else -1: a program
+ * that closed it (or was started without it) and opened a file of its own
+ * there before its first hooked call never gets gpuguard's lines in it. */
+static int stderr_as_loaded(void)
+{
+	struct stat st;
+
+	if (!report_state.stderr_open || fstat(STDERR_FILENO, &st) ||
+	    st.st_dev != report_state.stderr_dev || st.st_ino != report_state.stderr_ino)
+		return -1;
+	return STDERR_FILENO;
+}
 
 /* Where the log's descriptor is moved to: above what programs use by number. */
 #define LOG_FD_MIN 100
@@ -121,7 +156,6 @@ static void adopt(int fd)
 	if (fd >= 0) {
 		report_state.dev = st.st_dev;
 		report_state.ino = st.st_ino;
-		report_state.pipe_like = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
 	}
 	if (report_state.decided && old >= 0 && old != fd)
 		close(old);
@@ -146,7 +180,7 @@ static void write_all(const char *buf, size_t len)
 	int fd = log_fd();
 
 	if (fd >= 0)
-		(void)gg_report_write_all(fd, buf, len, report_state.pipe_like);
+		(void)gg_report_write_all(fd, buf, len);
 }
 
 GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
@@ -247,7 +281,7 @@ static const char *unusable(const char *pattern, bool log, char *out, size_t cap
 		snprintf(out, cap, "the directory \"%s\" does not exist", shown);
 	else if (err == -EISDIR)
 		snprintf(out, cap, "\"%s\" is a directory", shown);
-	else if (err == -ENXIO || err == -ENOTSUP)
+	else if (err == -ENXIO || err == -ENOTSUP || err == -ELOOP)
 		snprintf(out, cap, "%s", gg_report_output_why(path, err, log, why, sizeof(why)));
 	else if (!strcmp(culprit, path)) /* a device, written in place */
 		snprintf(out, cap, "\"%s\" cannot be written: %s", shown, strerror(-err));
@@ -269,9 +303,10 @@ void gg_report_open(const struct gg_config *cfg)
 			return;
 		}
 	}
-	/* stderr as it is now, whatever the program makes of fd 2 later; nowhere
-	 * when it is closed, rather than into what fd 2 becomes. */
-	adopt(high_dup(STDERR_FILENO));
+	/* stderr as it was when the shim was loaded, whatever the program makes
+	 * of fd 2 later; nowhere when it was closed or has since become another
+	 * file (the program's own, or a freopen of stderr), rather than into it. */
+	adopt(stderr_as_loaded() < 0 ? -1 : high_dup(STDERR_FILENO));
 	if (!err)
 		return;
 	if (err == LOG_IS_STDOUT)
@@ -664,16 +699,6 @@ void gg_report_late_miss(bool fatal, uint64_t seal, const char *module, const ch
 		gg_report_warn("late miss after seal %llu: %s::%s (%s) at %s; more late misses until "
 			       "the next seal are counted, not logged",
 			       (unsigned long long)seal, m, f, result, site);
-}
-
-void gg_report_write_files(const struct gg_report_figures *f)
-{
-	const struct gg_config *cfg = gg_config();
-
-	if (cfg->summary_json[0])
-		gg_report_write_json(cfg->summary_json, f);
-	if (cfg->metrics[0])
-		gg_report_write_metrics(cfg->metrics, f);
 }
 
 void gg_report_launch_refused(const struct gg_report_kernel *k, uint64_t launch, const char *result)

@@ -348,6 +348,10 @@ void gg_report_unresolved_at_exit(const struct gg_report_figures *f);
  * its own pid. */
 void gg_report_atfork_child(void);
 
+/* Note what fd 2 is (run at load time, and by tests standing in for it): the
+ * default log is stderr only while fd 2 is still that file at set-up. */
+void gg_report_note_stderr(void);
+
 /* Lines start "gpuguard[PID] LEVEL: ". ERROR is always written; WARN and INFO
  * at verbosity >= 1; TRACE (written as INFO) at verbosity >= 2. */
 void gg_report_error(const char *fmt, ...) GG_PRINTF(1, 2);
@@ -413,8 +417,16 @@ void gg_report_leaks(const struct gg_report_figures *f);
 void gg_report_bad_item(const char *var, const char *value, const char *item, const char *why);
 
 /* The JSON summary and the metrics as configured; a file that cannot be
- * written is an ERROR naming it and why (files.c). */
+ * written is an ERROR naming it and why (files.c). One rewrite at a time,
+ * and the final one (@f->final, the exit's or an abort's) is final: once it
+ * has begun, any later rewrite (a boundary on another thread that gathered
+ * its figures before it) is dropped, so the files say what the exit said. */
 void gg_report_write_files(const struct gg_report_figures *f);
+/* Around fork(): the rewrite's lock held, so the child's is consistent; the
+ * child writes files of its own, final included. */
+void gg_report_files_atfork_prepare(void);
+void gg_report_files_atfork_parent(void);
+void gg_report_files_atfork_child(void);
 void gg_report_write_json(const char *pattern, const struct gg_report_figures *f);
 void gg_report_write_metrics(const char *pattern, const struct gg_report_figures *f);
 

@@ -1,24 +1,21 @@
-/* Writes that never raise a signal in the program (see sink.h). write(2) to
- * a pipe with no reader sends SIGPIPE to the writing thread, whose default
- * action ends the process: the program's own output still buffered in stdio
- * would be lost with it. MSG_NOSIGNAL serves sockets only, so SIGPIPE is
- * blocked in the calling thread around the write, and the one the write
- * raised, left pending there, is taken with a zero-timeout sigtimedwait. */
+/* Writes that never raise a signal in the program (see sink.h). A write(2)
+ * can send the writing thread SIGPIPE (a pipe or socket with no reader) or
+ * SIGXFSZ (a file past RLIMIT_FSIZE, `ulimit -f`), whose default actions end
+ * the process, and the program's own output still buffered in stdio would
+ * be lost with it; a write to the terminal from a background process group
+ * sends SIGTTOU, which stops it. MSG_NOSIGNAL serves sockets only, so the
+ * three are blocked in the calling thread around the write (a blocked
+ * SIGTTOU is never sent: the write goes through), and a SIGPIPE or SIGXFSZ
+ * that the write raised, left pending in this thread, is taken with a
+ * zero-timeout sigtimedwait. One the program had pending before is left
+ * pending. */
 #include "report/sink.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-bool gg_report_pipe_like(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
-}
 
 static int write_loop(int fd, const char *p, size_t len)
 {
@@ -37,30 +34,46 @@ static int write_loop(int fd, const char *p, size_t len)
 	return 0;
 }
 
-int gg_report_write_all(int fd, const void *buf, size_t len, bool pipe_like)
+/* Take back @sig, raised by the shim's own write and pending in this thread
+ * where it is blocked. */
+static void take_back(int sig)
 {
 	static const struct timespec now = { 0, 0 };
-	sigset_t pipe_set, old, pending;
-	bool was_pending;
+	sigset_t one;
+	int saved = errno;
+
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	while (sigtimedwait(&one, NULL, &now) < 0 && errno == EINTR)
+		;
+	errno = saved;
+}
+
+int gg_report_write_all(int fd, const void *buf, size_t len)
+{
+	sigset_t quiet, old, pending;
+	bool pipe_pending, fsz_pending;
 	int err;
 
-	if (!pipe_like)
-		return write_loop(fd, buf, len);
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old))
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGPIPE);
+	sigaddset(&quiet, SIGXFSZ);
+	sigaddset(&quiet, SIGTTOU);
+	if (pthread_sigmask(SIG_BLOCK, &quiet, &old))
 		return -EAGAIN; /* cannot happen; never write unprotected */
-	/* Blocked now: a SIGPIPE pending here is the program's (or was sent to the
+	/* Blocked now: one pending here is the program's (or was sent to the
 	 * process), and stays pending for it. */
-	was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
-	err = write_loop(fd, buf, len);
-	if (err == -EPIPE && !was_pending) {
-		int saved = errno;
-
-		while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR)
-			;
-		errno = saved;
+	if (sigpending(&pending)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return -EAGAIN;
 	}
+	pipe_pending = sigismember(&pending, SIGPIPE);
+	fsz_pending = sigismember(&pending, SIGXFSZ);
+	err = write_loop(fd, buf, len);
+	if (err == -EPIPE && !pipe_pending)
+		take_back(SIGPIPE);
+	if (err == -EFBIG && !fsz_pending)
+		take_back(SIGXFSZ);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }

@@ -84,12 +84,14 @@ static void atfork_prepare(void)
 	gg_audit_atfork_prepare();
 	gg_redzone_atfork_prepare();
 	gg_labels_atfork_prepare();
+	gg_report_files_atfork_prepare();
 	gg_report_errlines_atfork_prepare(); /* innermost: taken by any ERROR line */
 }
 
 static void atfork_parent(void)
 {
 	gg_report_errlines_atfork_parent();
+	gg_report_files_atfork_parent();
 	gg_labels_atfork_parent();
 	gg_redzone_atfork_parent();
 	gg_audit_atfork_parent();
@@ -108,6 +110,7 @@ static void atfork_child(void)
 	gg_boundary_atfork_child();
 	gg_labels_atfork_child();
 	gg_report_errlines_atfork_child();
+	gg_report_files_atfork_child();
 	gg_watcher_atfork_child();
 	/* A process of its own (docs/how-it-works.md, "Boundaries, signals, exit"): it
 	 * reports only once it calls a hook itself, which also gives it its log

@@ -151,6 +151,13 @@
  * of handler:SIG, GG_TEST_EARLY_IGNORE=SIG sets SIG to SIG_IGN, and
  * GG_TEST_EARLY_WAIT=PATH prints "early" and waits (up to 30 s) for PATH.
  * GG_TEST_NO_THREADS=1 makes every pthread_create fail with EAGAIN.
+ * GG_TEST_EARLY_OPEN2=PATH closes fd 2 and opens PATH there (writing "data")
+ * before the first hooked call.
+ * With GG_TEST_LATE_BOUNDARY set ("label" or "launch"), an exit handler
+ * registered before the first hooked call (so run after the shim's exit
+ * report) runs, on a thread of its own that it joins, a labelled boundary or
+ * a launch of gg_fill over a buffer of its own (a launch:N boundary when it
+ * is the N-th).
  * With GG_TEST_LATE_OVERRUN set, an exit handler registered before the first
  * driver call (so it runs after gpuguard's) overruns buffer 0 by 8 and frees
  * it: a violation found after gpuguard's exit report.
@@ -485,6 +492,33 @@ static void late_overrun(void)
 	fprintf(stderr, "app: late free %d\n", (int)cuMemFree_v2(bufs[0].ptr));
 }
 
+static void *late_boundary_thread(void *arg)
+{
+	(void)arg;
+	return (void *)(long)label_boundary("late");
+}
+
+static void *late_launch_thread(void *arg)
+{
+	(void)arg;
+	CHECK(cuCtxSetCurrent(primary));
+	child_work("fill");
+	return NULL;
+}
+
+/* An exit handler registered before the shim's set-up, so run after its exit
+ * report: a boundary on another thread (labelled, or a launch:N), joined. */
+static void late_boundary(void)
+{
+	pthread_t t;
+	const char *how = getenv("GG_TEST_LATE_BOUNDARY");
+
+	pthread_create(&t, NULL, !strcmp(how, "launch") ? late_launch_thread : late_boundary_thread,
+		       NULL);
+	pthread_join(t, NULL);
+	fprintf(stderr, "app: late %s boundary\n", how);
+}
+
 int main(int argc, char **argv)
 {
 	static const char ptx_env[] = "GG_TEST_PTX";
@@ -501,9 +535,17 @@ int main(int argc, char **argv)
 		signal(atoi(getenv("GG_TEST_EARLY_IGNORE")), SIG_IGN);
 	if (getenv("GG_TEST_LATE_OVERRUN"))
 		atexit(late_overrun);
+	if (getenv("GG_TEST_LATE_BOUNDARY"))
+		atexit(late_boundary);
 	if (getenv("GG_TEST_EARLY_WAIT")) {
 		printf("early\n");
 		wait_for(getenv("GG_TEST_EARLY_WAIT"));
+	}
+	if (getenv("GG_TEST_EARLY_OPEN2")) { /* before any hooked call */
+		close(2);
+		if (open(getenv("GG_TEST_EARLY_OPEN2"), O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2)
+			return 70;
+		(void)!write(2, "data\n", 5);
 	}
 	if (getenv("GG_TEST_EARLY_LABEL")) /* before any hooked call */
 		print_label(getenv("GG_TEST_EARLY_LABEL"));
