@@ -49,6 +49,14 @@
  *   kcopy:A:B        kernel gg_copy of A's size from buffer B into A, then sync
  *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K; prints
  *                    the result (past the end: refused, with and without red zones)
+ *   icopy:K:OFF:N    cuMemcpyHtoD_v2 of N bytes of 0x42 into buffer K + OFF; prints
+ *                    the result
+ *   iset:K:OFF:N     cuMemsetD8_v2 of N bytes at buffer K + OFF; prints the result
+ *   ifill:K:OFF:N    kernel gg_fill over N bytes from buffer K + OFF (value 1), then
+ *                    sync; prints the launch's result
+ *   tfree:K          cuMemFree_v2 of buffer K on a thread of its own (joined);
+ *                    prints the result
+ *   talloc:N         cuMemAlloc_v2 of N bytes on a thread of its own (joined)
  *   poke:K:E         E bytes of 0x42 written right past buffer K's end, unseen by
  *                    the driver API (the fake's fakecuda_write: what a kernel, or
  *                    a host pointer into mapped memory, does); no driver call
@@ -282,6 +290,32 @@ static void wait_for(const char *path)
 {
 	for (int i = 0; i < 3000 && access(path, F_OK); i++)
 		usleep(10000);
+}
+
+/* tfree and talloc: one driver call on a thread of its own. */
+struct one_call {
+	CUdeviceptr ptr;
+	size_t bytes; /* 0: free @ptr; else allocate that many into @ptr */
+	CUresult rc;
+};
+
+static void *one_call_thread(void *arg)
+{
+	struct one_call *c = arg;
+
+	CHECK(cuCtxSetCurrent(primary));
+	c->rc = c->bytes ? cuMemAlloc_v2(&c->ptr, c->bytes) : cuMemFree_v2(c->ptr);
+	return NULL;
+}
+
+static CUresult on_a_thread(struct one_call *c)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, one_call_thread, c))
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	pthread_join(t, NULL);
+	return c->rc;
 }
 
 static void *pair_thread(void *arg)
@@ -748,6 +782,40 @@ int main(int argc, char **argv)
 			rc = cuMemcpyHtoD_v2(bufs[a].ptr, host, len);
 			printf("copy %lu bytes into %lu: %d\n", (unsigned long)len, a, (int)rc);
 			free(host);
+		} else if (!strncmp(arg, "icopy:", 6) || !strncmp(arg, "iset:", 5)) {
+			unsigned char *host = malloc(c ? c : 1);
+
+			memset(host, 0x42, c ? c : 1);
+			rc = arg[1] == 'c' ? cuMemcpyHtoD_v2(bufs[a].ptr + b, host, c)
+					   : cuMemsetD8_v2(bufs[a].ptr + b, 0x42, c);
+			printf("%s %lu bytes at %lu+%lu: %d\n", arg[1] == 'c' ? "copy" : "set", c, a, b,
+			       (int)rc);
+			free(host);
+		} else if (!strncmp(arg, "ifill:", 6)) {
+			unsigned char v = 1;
+			unsigned long long len = c;
+			CUdeviceptr at = bufs[a].ptr + b;
+			void *params[] = { &at, &v, &len };
+			CUfunction f;
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+			rc = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL);
+			CHECK(cuCtxSynchronize());
+			printf("fill %lu bytes at %lu+%lu: %d\n", c, a, b, (int)rc);
+		} else if (!strncmp(arg, "tfree:", 6)) {
+			struct one_call call = { .ptr = bufs[a].ptr };
+
+			printf("free %lu on a thread: %d\n", a, (int)on_a_thread(&call));
+		} else if (!strncmp(arg, "talloc:", 7)) {
+			struct one_call call = { .bytes = a };
+
+			rc = on_a_thread(&call);
+			printf("alloc %lu on a thread: %d buffer %d\n", a, (int)rc, nbufs);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].ptr = call.ptr;
+				bufs[nbufs].size = a;
+				bufs[nbufs++].async = 0;
+			}
 		} else if (!strncmp(arg, "sum:", 4)) {
 			unsigned long long len = bufs[a].size + b, sum = 0;
 			CUdeviceptr out;
