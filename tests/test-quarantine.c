@@ -275,6 +275,29 @@ Test(quarantine, a_kernel_queued_after_a_stream_ordered_free_is_found)
 	gg_app_run_free(&a);
 }
 
+/* A context's end releases its own held allocations in one walk of the
+ * quarantine (BENCHMARKS.md, "10. Quarantine (issue 26): what holding freed
+ * memory back costs"), and only those: the primary context's two, held
+ * before them, stay held, oldest first. 500 bytes hold all four (328 + 160);
+ * after the end, a free of 200 bytes pushes out exactly the oldest (buffer
+ * 0), so buffer 1 is still held when a kernel writes it. */
+Test(quarantine, a_contexts_end_releases_its_own_held_allocations_and_keeps_the_others_in_order)
+{
+	const char *const steps[] = { "alloc:100", "alloc:100", "free:0", "free:1", "ctx",
+				      "alloc:16",  "alloc:16",  "free:2", "free:3", "destroy",
+				      "alloc:200", "free:4",    "fill:1", NULL };
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("500"), NULL }, steps);
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a,
+		    "([(v['kind'], v['index'], v['detected_by']) for v in j['violations']], "
+		    "j['redzones']['quarantine']['entered'], j['redzones']['quarantine']['released'], "
+		    "j['redzones']['quarantine']['held'])",
+		    "([('dangling_launch', 1, 'launch'), ('write_after_free', 1, 'exit')], 5, 5, 0)");
+	gg_app_run_free(&a);
+}
+
 /* ---- off ---- */
 
 Test(quarantine, a_quarantine_of_0_is_exactly_no_quarantine)

@@ -134,6 +134,41 @@ static int take(uint64_t limit, int slot, struct gg_quarantine_entry *out)
 	return found;
 }
 
+/* Every entry of context slot @slot (-1: all) out of the ring in one pass,
+ * oldest first, into *@out (*@n of them, malloc'd; NULL when none), the
+ * others kept in their order: a context's end costs one walk of the ring,
+ * not one per entry (BENCHMARKS.md, "Quarantine"). -ENOMEM: none taken. */
+static int take_all(int slot, struct gg_quarantine_entry **out, size_t *n)
+{
+	size_t k = 0, kept = 0, total;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&quarantine_state.lock);
+	total = quarantine_state.n;
+	for (size_t i = 0; i < total; i++)
+		k += slot < 0 || at(i)->ctx_slot == slot;
+	if (k && !(*out = malloc(k * sizeof(**out)))) {
+		pthread_mutex_unlock(&quarantine_state.lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < total; i++) {
+		struct gg_quarantine_entry e = *at(i);
+
+		if (slot < 0 || e.ctx_slot == slot) {
+			(*out)[(*n)++] = e;
+			quarantine_state.bytes -= e.held;
+			quarantine_state.user -= e.user;
+		} else {
+			*at(kept++) = e; /* kept <= i: never one not yet read */
+		}
+	}
+	quarantine_state.n = kept;
+	atomic_store_explicit(&gg_quarantine_count, kept, memory_order_relaxed);
+	pthread_mutex_unlock(&quarantine_state.lock);
+	return 0;
+}
+
 /* Compare @n bytes of the fill read at offset @off into @c. */
 static int read_window(const struct gg_quarantine_entry *e, uint64_t off, uint64_t n,
 		       struct gg_band_check *c)
@@ -257,11 +292,19 @@ int gg_quarantine_hold(const struct gg_quarantine_entry *e)
 
 uint64_t gg_quarantine_release(int ctx_slot, const char *why, bool dead)
 {
-	struct gg_quarantine_entry out;
+	struct gg_quarantine_entry out, *all;
 	uint64_t n = 0;
+	size_t k;
 
 	if (!gg_quarantine_any())
 		return 0;
+	if (!take_all(ctx_slot, &all, &k)) {
+		for (size_t i = 0; i < k; i++)
+			release(&all[i], why, dead);
+		free(all);
+		return k;
+	}
+	/* No memory for the list: one at a time, a walk of the ring each. */
 	while (take(0, ctx_slot, &out)) {
 		release(&out, why, dead);
 		n++;
