@@ -298,6 +298,34 @@ Test(quarantine, a_contexts_end_releases_its_own_held_allocations_and_keeps_the_
 	gg_app_run_free(&a);
 }
 
+/* Every driver call that can run out of device memory, not only the
+ * allocations, drains the quarantine and is asked again (redzone/quarantine.c,
+ * gg_quarantine_drains): an array, a 3D array, cuMemCreate and a graph whose
+ * memory node allocates at its launch each need memory the quarantine holds
+ * (tests/apps/scenario.c, GG_SCENARIO_OOM), on every route, and each
+ * succeeds as without the shim. */
+Test(quarantine, every_call_that_runs_out_of_memory_drains_the_quarantine_on_every_route)
+{
+	static const char *const calls[] = { "cuArrayCreate_v2", "cuArray3DCreate_v2", "cuMemCreate",
+					     "cuGraphLaunch" };
+
+	for (size_t i = 0; i < GG_ROUTES; i++) {
+		struct gg_app_run a;
+
+		gg_route_run(&a, i, (const char *[]){ Q_ENV("16M"), "GG_SCENARIO_OOM=1", NULL });
+		for (size_t k = 0; k < sizeof(calls) / sizeof(calls[0]); k++) {
+			char want[96];
+
+			snprintf(want, sizeof(want), "out of memory: %s CUDA_SUCCESS\n", calls[k]);
+			cr_assert_neq(strstr(a.r.out, want), NULL, "%s: no \"%s\" in:\n%s\n%s",
+				      gg_route_apps[i], want, a.r.out, a.r.err);
+		}
+		/* Six held each time, each given back. */
+		assert_json(&a, "j['redzones']['quarantine']['oom_releases']", "24");
+		gg_app_run_free(&a);
+	}
+}
+
 /* ---- off ---- */
 
 Test(quarantine, a_quarantine_of_0_is_exactly_no_quarantine)

@@ -29,6 +29,7 @@
 
 #include "base/gg.h"
 #include "driver/device.h"
+#include "driver/real.h"
 #include "redzone/band.h"
 #include "redzone/redzone.h"
 
@@ -321,6 +322,65 @@ bool gg_quarantine_out_of_memory(void)
 	n = gg_quarantine_release(-1, "out_of_memory", false);
 	atomic_fetch_add_explicit(&quarantine_state.count.oom_releases, n, memory_order_relaxed);
 	return n != 0;
+}
+
+/* The driver calls that can run out of device memory: those whose \return
+ * list in cuda.h names CUDA_ERROR_OUT_OF_MEMORY and that take device memory,
+ * and those that take it for a graph's memory nodes (cuda.h's cuGraphUpload:
+ * it "uses memory cached by stream to back the allocations owned by
+ * hGraphExec", as a launch does when no upload did; the fake driver charges
+ * a graph's allocations at each launch). Each, when the driver
+ * answers CUDA_ERROR_OUT_OF_MEMORY while the quarantine holds something, is
+ * asked again once it gave that back (hooks/hooks.c).
+ *   allocations: cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocManaged,
+ *     cuMemAllocAsync, cuMemAllocFromPoolAsync (and their _ptsz forms);
+ *     cuMemCreate (physical memory for virtual mappings);
+ *   arrays: cuArrayCreate_v2, cuArray3DCreate_v2, cuMipmappedArrayCreate;
+ *   graphs with memory nodes: cuGraphAddMemAllocNode, every
+ *     cuGraphInstantiate form, cuGraphUpload, cuGraphLaunch (and _ptsz);
+ *   module and library loads (their globals and code live on the device):
+ *     cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx,
+ *     cuModuleLoadFatBinary, cuLibraryLoadData, cuLibraryLoadFromFile;
+ *   contexts (each takes device memory for its own state):
+ *     cuCtxCreate_v2, _v3, _v4, cuDevicePrimaryCtxRetain.
+ * Not among them: page-locked host memory (cuMemAllocHost, cuMemHostAlloc,
+ * cuMemHostRegister), which the quarantine's device memory cannot give
+ * back; address space alone (cuMemAddressReserve); and the calls whose
+ * out-of-memory is the driver's own bookkeeping (streams, events, graph
+ * nodes other than memory nodes). The legacy cuArrayCreate and
+ * cuArray3DCreate (CUDA 2.x descriptors), cuCtxCreate (v1) and the
+ * deprecated green contexts are not hooked at all. */
+bool gg_quarantine_drains(int id)
+{
+	switch (id) {
+	case GG_ID_cuMemCreate:
+	case GG_ID_cuArrayCreate_v2:
+	case GG_ID_cuArray3DCreate_v2:
+	case GG_ID_cuMipmappedArrayCreate:
+	case GG_ID_cuGraphAddMemAllocNode:
+	case GG_ID_cuGraphInstantiate:
+	case GG_ID_cuGraphInstantiate_v2:
+	case GG_ID_cuGraphInstantiateWithFlags:
+	case GG_ID_cuGraphInstantiateWithParams:
+	case GG_ID_cuGraphInstantiateWithParams_ptsz:
+	case GG_ID_cuGraphUpload:
+	case GG_ID_cuGraphUpload_ptsz:
+	case GG_ID_cuGraphLaunch:
+	case GG_ID_cuGraphLaunch_ptsz:
+	case GG_ID_cuModuleLoad:
+	case GG_ID_cuModuleLoadData:
+	case GG_ID_cuModuleLoadDataEx:
+	case GG_ID_cuModuleLoadFatBinary:
+	case GG_ID_cuLibraryLoadData:
+	case GG_ID_cuLibraryLoadFromFile:
+	case GG_ID_cuCtxCreate_v2:
+	case GG_ID_cuCtxCreate_v3:
+	case GG_ID_cuCtxCreate_v4:
+	case GG_ID_cuDevicePrimaryCtxRetain:
+		return true;
+	default:
+		return false; /* the allocations retry in their own hooks (FORWARD_ALLOC) */
+	}
 }
 
 int gg_quarantine_find(uint64_t ptr, struct gg_quarantine_entry *out)
