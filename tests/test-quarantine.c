@@ -326,6 +326,42 @@ Test(quarantine, every_call_that_runs_out_of_memory_drains_the_quarantine_on_eve
 	}
 }
 
+/* A held allocation released while the application captures a stream into
+ * a graph never touches the capture: buffer 0, freed on the app's stream
+ * (stream-ordered) or not (cuMemFree_v2), is pushed out by the free of
+ * buffer 1 on another stream while the app's stream captures in each mode.
+ * Onto the capturing stream, its cuMemFreeAsync would be captured and, as
+ * memory no graph allocated, invalidate the capture (the fake driver does
+ * as cuda.h says). The graph ends, launches and runs as without the shim. */
+Test(quarantine, a_release_during_a_capture_leaves_the_capture_valid_in_every_mode)
+{
+	static const char *const frees[] = { "sfree:0:0", "free:0" };
+	static const char *const modes[] = { "capq:1:2:0", "capq:1:2:1", "capq:1:2:2" };
+
+	for (size_t f = 0; f < 2; f++)
+		for (size_t m = 0; m < 3; m++) {
+			const char *const steps[] = { f ? "alloc:1000" : "async:1000",
+						      "async:1000",
+						      "alloc:100",
+						      frees[f],
+						      "ssync",
+						      modes[m],
+						      NULL };
+			struct gg_app_run a;
+
+			gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1500"), NULL }, steps);
+			cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+			cr_assert_neq(strstr(a.r.out, "end 0, graph yes, launch 0"), NULL, "%s\n%s",
+				      a.r.out, a.r.err);
+			assert_same_output(steps, a.r.out);
+			assert_json(&a,
+				    "(j['errors'], j['redzones']['quarantine']['entered'], "
+				    "j['redzones']['quarantine']['released'])",
+				    "(0, 2, 2)");
+			gg_app_run_free(&a);
+		}
+}
+
 /* ---- off ---- */
 
 Test(quarantine, a_quarantine_of_0_is_exactly_no_quarantine)

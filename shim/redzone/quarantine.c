@@ -138,7 +138,8 @@ static int take(uint64_t limit, int slot, struct gg_quarantine_entry *out)
 /* Every entry of context slot @slot (-1: all) out of the ring in one pass,
  * oldest first, into *@out (*@n of them, malloc'd; NULL when none), the
  * others kept in their order: a context's end costs one walk of the ring,
- * not one per entry (BENCHMARKS.md, "Quarantine"). -ENOMEM: none taken. */
+ * not one per entry (BENCHMARKS.md,
+ * "A context's end with a full quarantine (issue 35)"). -ENOMEM: none taken. */
 static int take_all(int slot, struct gg_quarantine_entry **out, size_t *n)
 {
 	size_t k = 0, kept = 0, total;
@@ -252,12 +253,28 @@ static void release(const struct gg_quarantine_entry *e, const char *why, bool d
 		atomic_fetch_add_explicit(&quarantine_state.count.unchecked_bytes, e->user,
 					  memory_order_relaxed);
 	} else {
+		void *stream = e->stream;
+		bool capturing = false;
+
 		if (zoned)
 			check_fill(e, &z, why);
+		/* Never onto a stream being captured now: there the free would be
+		 * captured into the application's graph as a free node, not run,
+		 * and one of memory no graph allocated invalidates the capture
+		 * (cuda.h, cuMemFreeAsync; docs/how-it-works.md, "Quarantine").
+		 * Freed at once instead, once the work queued before the
+		 * application's free is done (its event): the shim's calls run in
+		 * relaxed capture mode (driver/device.c), where a synchronous free
+		 * prohibits no capture (cuda.h, cuThreadExchangeStreamCaptureMode). */
+		if (stream && (gg_device_capturing(stream, &capturing) || capturing)) {
+			stream = NULL;
+			if (e->event)
+				(void)gg_device_event_wait(e->ctx, e->event);
+		}
 		if (e->event)
 			(void)gg_device_event_destroy(e->ctx, e->event);
 		/* As the application asked; its stream destroyed since, at once. */
-		err = gg_device_free(e->ctx, e->stream, e->ptr);
+		err = gg_device_free(e->ctx, stream, e->ptr);
 		if (err == -EIO && e->stream)
 			err = gg_device_free(e->ctx, NULL, e->ptr);
 		if (err)

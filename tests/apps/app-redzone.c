@@ -82,6 +82,10 @@
  *                    the result
  *   gset:K:E         cuGraphExecKernelNodeSetParams: its node becomes gg_overrun
  *                    over buffer K's size + E bytes; prints the result
+ *   capq:F:L:M       capture (mode M: 0 global, 1 thread-local, 2 relaxed) on the
+ *                    app's stream a memset of buffer L, meanwhile cuMemFreeAsync of
+ *                    buffer F on the second stream, end the capture, launch the
+ *                    graph and synchronize; prints each result
  *   capalloc:N       cuMemAllocAsync of N bytes on a stream being captured
  *                    (relaxed mode): a graph's allocation node; prints results
  *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
@@ -947,6 +951,29 @@ int main(int argc, char **argv)
 			if (g)
 				CHECK(cuGraphDestroy(g));
 			CHECK(cuStreamDestroy_v2(cs));
+		} else if (!strncmp(arg, "capq:", 5)) {
+			CUgraph g = NULL;
+			CUgraphExec x = NULL;
+			CUresult begin, memset_rc, end, launch_rc = CUDA_ERROR_INVALID_VALUE;
+
+			if (!stream2)
+				CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
+			begin = cuStreamBeginCapture_v2(stream, (CUstreamCaptureMode)c);
+			memset_rc = cuMemsetD8Async(bufs[b].ptr, 3, bufs[b].size, stream);
+			rc = cuMemFreeAsync(bufs[a].ptr, stream2);
+			end = cuStreamEndCapture(stream, &g);
+			if (g && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS) {
+				launch_rc = cuGraphLaunch(x, stream);
+				CHECK(cuStreamSynchronize(stream));
+				CHECK(cuGraphExecDestroy(x));
+			}
+			CHECK(cuStreamSynchronize(stream2));
+			printf("capq %lu %lu mode %lu: begin %d, memset %d, free %d, end %d, graph %s, "
+			       "launch %d\n",
+			       a, b, c, (int)begin, (int)memset_rc, (int)rc, (int)end, g ? "yes" : "no",
+			       (int)launch_rc);
+			if (g)
+				CHECK(cuGraphDestroy(g));
 		} else if (!strncmp(arg, "capalloc:", 9)) {
 			CUstream cs;
 			CUgraph g = NULL;

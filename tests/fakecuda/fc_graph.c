@@ -52,6 +52,9 @@
  *     CUDA_ERROR_STREAM_CAPTURE_MERGE, invalidating both;
  *   - cuStreamAddCallback ("not supported with cuStreamBeginCapture") and
  *     cuStreamDestroy of a capturing stream: UNSUPPORTED, invalidating it;
+ *   - cuMemFreeAsync on a capturing stream of an address no graph allocated
+ *     ("must be passed the address of a graph allocation"): INVALID_VALUE,
+ *     invalidating the capture;
  *   - further work on an invalidated capture: INVALIDATED.
  * The CUDA 10.0 cuStreamBeginCapture (no mode) captures in GLOBAL mode, the
  * default mode and the strictest.
@@ -526,8 +529,13 @@ CUresult fc_capture_alloc(fc_stream *s, size_t size, int dev, CUdeviceptr *out)
 CUresult fc_capture_free(fc_stream *s, CUdeviceptr ptr)
 {
     fc_galloc *ga = fc_galloc_at(ptr);
-    if (!ga)
-        return CUDA_ERROR_INVALID_VALUE; /* "must be passed the address of a graph allocation" */
+    if (!ga) {
+        /* "must be passed the address of a graph allocation": an invalid
+         * operation, which invalidates the capture (the programming guide,
+         * "Prohibited and Unhandled Operations"). */
+        s->cap->invalid = true;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     bool own = ga->graph_id == s->cap->g->id;
     if (own ? ga->freed_in != FC_GA_FREE_NONE : ga->freed_in == FC_GA_FREE_OWNER)
         return CUDA_ERROR_INVALID_VALUE;

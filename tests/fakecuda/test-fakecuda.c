@@ -3776,6 +3776,29 @@ static void expect_end(CUresult want, CUstream s)
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+/* cuMemFreeAsync during a capture makes a free node, so it "must be passed
+ * the address of a graph allocation": any other address is refused and the
+ * capture is invalidated, in every mode, and the memory is not freed. */
+Test(fakecuda, a_capture_given_a_free_of_memory_no_graph_allocated_is_invalidated)
+{
+    static const CUstreamCaptureMode modes[] = { CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                                 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                 CU_STREAM_CAPTURE_MODE_RELAXED };
+    primary();
+    for (size_t i = 0; i < 3; i++) {
+        CUstream s;
+        CUdeviceptr p;
+        OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        OK(cuMemAlloc_v2(&p, 64));
+        OK(cuStreamBeginCapture_v2(s, modes[i]));
+        EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));
+        cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+        OK(cuMemFree_v2(p)); /* still allocated */
+        OK(cuStreamDestroy_v2(s));
+    }
+}
+
 Test(fakecuda, is_capturing_reports_active_between_begin_and_end)
 {
     CUstream s;
