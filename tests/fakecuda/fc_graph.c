@@ -52,9 +52,9 @@
  *     CUDA_ERROR_STREAM_CAPTURE_MERGE, invalidating both;
  *   - cuStreamAddCallback ("not supported with cuStreamBeginCapture") and
  *     cuStreamDestroy of a capturing stream: UNSUPPORTED, invalidating it;
- *   - cuMemFreeAsync on a capturing stream of an address no graph allocated
+ *   - cuMemFreeAsync on a capturing stream of memory no graph allocated
  *     ("must be passed the address of a graph allocation"): INVALID_VALUE,
- *     invalidating the capture;
+ *     invalidating the capture (an address of nothing: INVALID_VALUE only);
  *   - further work on an invalidated capture: INVALIDATED.
  * The CUDA 10.0 cuStreamBeginCapture (no mode) captures in GLOBAL mode, the
  * default mode and the strictest.
@@ -530,10 +530,14 @@ CUresult fc_capture_free(fc_stream *s, CUdeviceptr ptr)
 {
     fc_galloc *ga = fc_galloc_at(ptr);
     if (!ga) {
-        /* "must be passed the address of a graph allocation": an invalid
-         * operation, which invalidates the capture (the programming guide,
-         * "Prohibited and Unhandled Operations"). */
-        s->cap->invalid = true;
+        /* "must be passed the address of a graph allocation". One that no
+         * graph allocated (cuMemAlloc's, a pool's) is an operation the
+         * capture cannot hold, which invalidates it (the programming guide,
+         * "Prohibited and Unhandled Operations": an invalid operation
+         * attempted during capture invalidates the capture graphs); an
+         * address of nothing is an argument error, which does not. */
+        if (fc_mem_find_base(ptr))
+            s->cap->invalid = true;
         return CUDA_ERROR_INVALID_VALUE;
     }
     bool own = ga->graph_id == s->cap->g->id;

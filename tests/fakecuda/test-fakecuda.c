@@ -4498,10 +4498,16 @@ Test(fakecuda, memory_nodes_take_only_graph_allocations)
     CUdeviceptr plain = alloc(8);
     OK(cuStreamCreate(&s, 0));
     OK(cuMemAllocAsync(&p, 8, s));
+    /* Memory no graph allocated: refused, and the capture invalidated. */
+    CUdeviceptr ungraphed[] = { p, plain }; /* a pool's, cuMemAlloc's */
+    for (int i = 0; i < 2; i++) {
+        OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(ungraphed[i], s));
+        expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    }
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));     /* a pool's */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(plain, s)); /* cuMemAlloc's */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(&p, 0, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(plain + 1, s));   /* the address of nothing */
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE); /* argument errors */
     CUmemoryPool pool;
     OK(cuDeviceGetDefaultMemPool(&pool, 0));
