@@ -90,8 +90,8 @@ static int dangling_replay(const struct app_driver *d, const char *route, CUmodu
  * buffers of 1 MiB allocated and freed (a quarantine of 16 MiB holds them),
  * then a call that needs 4 MiB: more than is left unless the quarantine
  * gives its memory back. Before each, the six again: an array, a 3D array,
- * physical memory (cuMemCreate), a graph whose memory node allocates at each
- * launch. Prints each result. */
+ * physical memory (cuMemCreate), the upload and the launch of a graph whose
+ * memory node allocates at each. Prints each result. */
 static int six_freed(const struct app_driver *d, const char *route)
 {
 	CUdeviceptr p[6];
@@ -154,6 +154,10 @@ static int out_of_memory(const struct app_driver *d, const char *route, CUdevice
 	printf("out of memory: cuMemCreate %s\n", name_of(d, rc));
 	if (rc == CUDA_SUCCESS)
 		CHECK(d->MemRelease(mem));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->GraphUpload(x, s);
+	printf("out of memory: cuGraphUpload %s\n", name_of(d, rc));
 	if (six_freed(d, route))
 		return 2;
 	rc = d->GraphLaunch(x, s);

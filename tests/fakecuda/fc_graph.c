@@ -1208,6 +1208,41 @@ FC_EXPORT(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGrap
     return graph_launch(hGraphExec, hStream, true);
 }
 
+/* cuGraphUpload "uses memory cached by stream to back the allocations owned
+ * by hGraphExec" and runs nothing. The fake keeps no memory back for a
+ * graph between launches: an upload asks for its allocations' memory as a
+ * launch would and gives it back at once, so it runs out of memory exactly
+ * when a launch now would. */
+static CUresult graph_upload(CUgraphExec hx, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gexec *x = fc_handle_get(hx, FC_K_GEXEC);
+    fc_stream *s = NULL;
+    fc_op **run = NULL;
+    rc = x ? fc_stream_for_work(h, per_thread, &s) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = launch_ops(x, &run);
+    if (rc == CUDA_SUCCESS) {
+        for (size_t i = 0; i < x->n; i++)
+            fc_op_free(run[i]);
+        free(run);
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+{
+    return graph_upload(hGraphExec, hStream, false);
+}
+
+FC_EXPORT(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+{
+    return graph_upload(hGraphExec, hStream, true);
+}
+
 /* Launches already queued run on: they hold their own copies of the ops. */
 FC_EXPORT(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec))
 {

@@ -4542,6 +4542,31 @@ Test(fakecuda, a_launch_needs_memory_for_its_allocations)
     OK(cuStreamSynchronize(s));
 }
 
+/* An upload backs the graph's allocations with memory as a launch would,
+ * runs nothing and keeps nothing back: out of memory exactly when a launch
+ * would be, on either stream form. */
+Test(fakecuda, an_upload_needs_memory_for_its_allocations_and_keeps_none)
+{
+    CUstream s;
+    CUdeviceptr p = 0;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 4096, s));
+    OK(cuMemFreeAsync(p, s));
+    CUgraphExec x = instantiate(end_capture(s), 0);
+    size_t used = fakecuda_mem_used();
+    fakecuda_set_mem_limit(used + 100);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphUpload(x, s));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphUpload_ptsz(x, s));
+    fakecuda_set_mem_limit(0);
+    OK(cuGraphUpload(x, s));
+    OK(cuGraphUpload_ptsz(x, s));
+    cr_assert_eq(fakecuda_mem_used(), used);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+}
+
 Test(fakecuda, a_graph_launched_into_a_capture_is_captured)
 {
     CUstream s, outer;
