@@ -330,17 +330,20 @@ Test(quarantine, every_call_that_runs_out_of_memory_drains_the_quarantine_on_eve
 /* A held allocation released while the application captures a stream into
  * a graph never touches the capture: buffer 0, freed on the app's stream
  * (stream-ordered) or not (cuMemFree_v2), is pushed out by the free of
- * buffer 1 on another stream while the app's stream captures in each mode.
+ * buffer 1 on another stream (on the capturing thread or another) while the
+ * app's stream captures in each mode.
  * Onto the capturing stream, its cuMemFreeAsync would be captured and, as
  * memory no graph allocated, invalidate the capture (the fake driver does
  * as cuda.h says). The graph ends, launches and runs as without the shim. */
 Test(quarantine, a_release_during_a_capture_leaves_the_capture_valid_in_every_mode)
 {
 	static const char *const frees[] = { "sfree:0:0", "free:0" };
-	static const char *const modes[] = { "capq:1:2:0", "capq:1:2:1", "capq:1:2:2" };
+	/* Pushed out from the capturing thread, or from a thread of its own. */
+	static const char *const modes[] = { "capq:1:2:0",  "capq:1:2:1",  "capq:1:2:2",
+					     "capqt:1:2:0", "capqt:1:2:1", "capqt:1:2:2" };
 
 	for (size_t f = 0; f < 2; f++)
-		for (size_t m = 0; m < 3; m++) {
+		for (size_t m = 0; m < 6; m++) {
 			const char *const steps[] = { f ? "alloc:1000" : "async:1000",
 						      "async:1000",
 						      "alloc:100",

@@ -86,6 +86,7 @@
  *                    app's stream a memset of buffer L, meanwhile cuMemFreeAsync of
  *                    buffer F on the second stream, end the capture, launch the
  *                    graph and synchronize; prints each result
+ *   capqt:F:L:M      the same, the free made on a thread of its own
  *   capalloc:N       cuMemAllocAsync of N bytes on a stream being captured
  *                    (relaxed mode): a graph's allocation node; prints results
  *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
@@ -299,7 +300,8 @@ static void wait_for(const char *path)
 /* tfree and talloc: one driver call on a thread of its own. */
 struct one_call {
 	CUdeviceptr ptr;
-	size_t bytes; /* 0: free @ptr; else allocate that many into @ptr */
+	size_t bytes;    /* 0: free @ptr; else allocate that many into @ptr */
+	CUstream stream; /* a free's: cuMemFreeAsync there; NULL: cuMemFree_v2 */
 	CUresult rc;
 };
 
@@ -308,7 +310,9 @@ static void *one_call_thread(void *arg)
 	struct one_call *c = arg;
 
 	CHECK(cuCtxSetCurrent(primary));
-	c->rc = c->bytes ? cuMemAlloc_v2(&c->ptr, c->bytes) : cuMemFree_v2(c->ptr);
+	c->rc = c->bytes    ? cuMemAlloc_v2(&c->ptr, c->bytes)
+		: c->stream ? cuMemFreeAsync(c->ptr, c->stream)
+			    : cuMemFree_v2(c->ptr);
 	return NULL;
 }
 
@@ -951,7 +955,7 @@ int main(int argc, char **argv)
 			if (g)
 				CHECK(cuGraphDestroy(g));
 			CHECK(cuStreamDestroy_v2(cs));
-		} else if (!strncmp(arg, "capq:", 5)) {
+		} else if (!strncmp(arg, "capq:", 5) || !strncmp(arg, "capqt:", 6)) {
 			CUgraph g = NULL;
 			CUgraphExec x = NULL;
 			CUresult begin, memset_rc, end, launch_rc = CUDA_ERROR_INVALID_VALUE;
@@ -960,7 +964,13 @@ int main(int argc, char **argv)
 				CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
 			begin = cuStreamBeginCapture_v2(stream, (CUstreamCaptureMode)c);
 			memset_rc = cuMemsetD8Async(bufs[b].ptr, 3, bufs[b].size, stream);
-			rc = cuMemFreeAsync(bufs[a].ptr, stream2);
+			if (arg[4] == 't') {
+				struct one_call call = { .ptr = bufs[a].ptr, .stream = stream2 };
+
+				rc = on_a_thread(&call);
+			} else {
+				rc = cuMemFreeAsync(bufs[a].ptr, stream2);
+			}
 			end = cuStreamEndCapture(stream, &g);
 			if (g && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS) {
 				launch_rc = cuGraphLaunch(x, stream);
