@@ -30,10 +30,12 @@
  * gg_quarantine_drains) and did: asked again once the quarantine gave back
  * what it held, so the application never sees an out-of-memory error it
  * would not have had. A constant test for every other hook. */
-#define DRAINED(name, rc, call)                                                                    \
-	if (GG_UNLIKELY((rc) == CUDA_ERROR_OUT_OF_MEMORY) && gg_quarantine_drains(GG_ID_##name) && \
-	    gg_redzone_out_of_memory())                                                            \
-	(rc) = (call)
+#define DRAINED(name, rc, call)                                                       \
+	do {                                                                          \
+		if (GG_UNLIKELY((rc) == CUDA_ERROR_OUT_OF_MEMORY) &&                  \
+		    gg_quarantine_drains(GG_ID_##name) && gg_redzone_out_of_memory()) \
+			(rc) = (call);                                                \
+	} while (0)
 
 /* The common shape: @before, the call (with @own_args, which may differ from
  * the caller's @args), @after. */
