@@ -4,9 +4,10 @@
  * A range is judged by the allocation its first byte lies in: the zone that
  * starts there, else the padded allocation the driver says holds it
  * (redzone.c follows interior pointers with cuMemGetAddressRange, cached per
- * thread; a refusal asks the driver again, the cache may be stale). A range that ends past that zone's user bytes, or starts in its
- * band (one byte before the next allocation, say), is one the driver would
- * have refused without the padding. Everything else goes to the driver as
+ * thread; a refusal asks the driver again, the cache may be stale). A range
+ * that ends past that zone's user bytes, or starts in its band (one byte
+ * before the next allocation, say), is one the driver would have refused
+ * without the padding. Everything else goes to the driver as
  * asked, which judges it as it always does.
  *
  * Lock order: the leaf @lock only, held to copy a finding in or out. */
