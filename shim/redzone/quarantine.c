@@ -345,8 +345,7 @@ bool gg_quarantine_out_of_memory(void)
  * list in cuda.h names CUDA_ERROR_OUT_OF_MEMORY and that take device memory,
  * and those that take it for a graph's memory nodes (cuda.h's cuGraphUpload:
  * it "uses memory cached by stream to back the allocations owned by
- * hGraphExec", as a launch does when no upload did; the fake driver charges
- * a graph's allocations at each launch). Each, when the driver
+ * hGraphExec", as a launch does when no upload did). Each, when the driver
  * answers CUDA_ERROR_OUT_OF_MEMORY while the quarantine holds something, is
  * asked again once it gave that back (hooks/hooks.c).
  *   allocations: cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocManaged,
@@ -364,9 +363,9 @@ bool gg_quarantine_out_of_memory(void)
  * cuMemHostRegister), which the quarantine's device memory cannot give
  * back; address space alone (cuMemAddressReserve); and the calls whose
  * out-of-memory is the driver's own bookkeeping (streams, events, graph
- * nodes other than memory nodes). The legacy cuArrayCreate and
- * cuArray3DCreate (CUDA 2.x descriptors), cuCtxCreate (v1) and the
- * deprecated green contexts are not hooked at all. */
+ * nodes other than memory nodes). Not hooked at all, so not drained for:
+ * the legacy cuArrayCreate and cuArray3DCreate (32-bit descriptors),
+ * cuCtxCreate (v1), and green contexts (cuGreenCtxCreate). */
 bool gg_quarantine_drains(int id)
 {
 	switch (id) {
