@@ -318,7 +318,11 @@ Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_wor
 			"cuCtxCreate@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxCreate_v3\n",
 			"cuDevicePrimaryCtxRetain@12000/0: rc 0 status 0 -> "
 			"libcuda.so.1:cuDevicePrimaryCtxRetain\n",
-			"cuMemCreate@12000/0: rc 0 status 0 -> libgpuguard.so:cuMemCreate\n", NULL });
+			"cuMemCreate@12000/0: rc 0 status 0 -> libgpuguard.so:cuMemCreate\n",
+			"cuGraphUpload@12000/2: rc 0 status 0 -> libcuda.so.1:cuGraphUpload_ptsz\n",
+			"cuGraphAddMemAllocNode@12000/0: rc 0 status 0 -> "
+			"libcuda.so.1:cuGraphAddMemAllocNode\n",
+			NULL });
 	assert_answers(
 		(const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_QUARANTINE=1M", NULL },
 		(const char *[]){
@@ -328,6 +332,9 @@ Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_wor
 			"cuCtxCreate@12000/0: rc 0 status 0 -> libgpuguard.so:cuCtxCreate_v3\n",
 			"cuDevicePrimaryCtxRetain@12000/0: rc 0 status 0 -> "
 			"libgpuguard.so:cuDevicePrimaryCtxRetain\n",
+			"cuGraphUpload@12000/2: rc 0 status 0 -> libgpuguard.so:cuGraphUpload_ptsz\n",
+			"cuGraphAddMemAllocNode@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuGraphAddMemAllocNode\n",
 			NULL });
 	/* Disabled: every answer is the driver's own. */
 	assert_answers(

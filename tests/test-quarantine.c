@@ -301,14 +301,19 @@ Test(quarantine, a_contexts_end_releases_its_own_held_allocations_and_keeps_the_
 /* Every driver call that can run out of device memory, not only the
  * allocations, drains the quarantine and is asked again (redzone/quarantine.c,
  * gg_quarantine_drains): an array, a 3D array, cuMemCreate, and the upload
- * and the launch of a graph whose memory node allocates at each, need memory
- * the quarantine holds
+ * and the launch of a graph whose memory node allocates at each, the launch
+ * of one built with cuGraphAddMemAllocNode, need memory the quarantine holds
  * (tests/apps/scenario.c, GG_SCENARIO_OOM), on every route, and each
  * succeeds as without the shim. */
 Test(quarantine, every_call_that_runs_out_of_memory_drains_the_quarantine_on_every_route)
 {
-	static const char *const calls[] = { "cuArrayCreate_v2", "cuArray3DCreate_v2", "cuMemCreate",
-					     "cuGraphUpload", "cuGraphLaunch" };
+	static const char *const calls[] = { "cuArrayCreate_v2",
+					     "cuArray3DCreate_v2",
+					     "cuMemCreate",
+					     "cuGraphUpload",
+					     "cuGraphLaunch",
+					     "cuGraphAddMemAllocNode",
+					     "cuGraphLaunch of a built graph" };
 
 	for (size_t i = 0; i < GG_ROUTES; i++) {
 		struct gg_app_run a;
@@ -322,7 +327,7 @@ Test(quarantine, every_call_that_runs_out_of_memory_drains_the_quarantine_on_eve
 				      gg_route_apps[i], want, a.r.out, a.r.err);
 		}
 		/* Six held each time, each given back. */
-		assert_json(&a, "j['redzones']['quarantine']['oom_releases']", "30");
+		assert_json(&a, "j['redzones']['quarantine']['oom_releases']", "36");
 		gg_app_run_free(&a);
 	}
 }

@@ -71,6 +71,8 @@ int main(void)
 	query("cuCtxCreate", 12000, 0, 1);
 	query("cuDevicePrimaryCtxRetain", 12000, 0, 1);
 	query("cuMemCreate", 12000, 0, 1);
+	query("cuGraphUpload", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
+	query("cuGraphAddMemAllocNode", 12000, 0, 1);
 	query("cuDriverGetVersion", 12000, 0, 1);
 	query("cuGetExportTable", 12000, 0, 1);
 	query("cuNoSuchFunction", 12000, 0, 1);

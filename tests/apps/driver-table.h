@@ -72,7 +72,9 @@
 	APP_FN(ArrayDestroy, cuArrayDestroy, PFN_cuArrayDestroy_v2000, "cuArrayDestroy")              \
 	APP_FN(MemCreate, cuMemCreate, PFN_cuMemCreate_v10020, "cuMemCreate")                         \
 	APP_FN(MemRelease, cuMemRelease, PFN_cuMemRelease_v10020, "cuMemRelease")                     \
-	APP_FN(GraphUpload, cuGraphUpload, PFN_cuGraphUpload_v11010, "cuGraphUpload")
+	APP_FN(GraphUpload, cuGraphUpload, PFN_cuGraphUpload_v11010, "cuGraphUpload")                 \
+	APP_FN(GraphAddMemAllocNode, cuGraphAddMemAllocNode, PFN_cuGraphAddMemAllocNode_v11040,       \
+	       "cuGraphAddMemAllocNode")
 
 /* The CUDA version cuGetProcAddress is asked for @base at: 12000 (every
  * function's CUDA 12 form), the generic graph node functions at 12030. */

@@ -90,8 +90,9 @@ static int dangling_replay(const struct app_driver *d, const char *route, CUmodu
  * buffers of 1 MiB allocated and freed (a quarantine of 16 MiB holds them),
  * then a call that needs 4 MiB: more than is left unless the quarantine
  * gives its memory back. Before each, the six again: an array, a 3D array,
- * physical memory (cuMemCreate), the upload and the launch of a graph whose
- * memory node allocates at each. Prints each result. */
+ * physical memory (cuMemCreate), the upload and the launch of a captured
+ * graph whose memory node allocates at each, the launch of one built with
+ * cuGraphAddMemAllocNode. Prints each result. */
 static int six_freed(const struct app_driver *d, const char *route)
 {
 	CUdeviceptr p[6];
@@ -117,7 +118,15 @@ static int out_of_memory(const struct app_driver *d, const char *route, CUdevice
 				       .NumChannels = 1 };
 	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
 				     .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev } };
+	CUDA_MEM_ALLOC_NODE_PARAMS mp = {
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev } },
+		.bytesize = 4 << 20,
+	};
 	CUmemGenericAllocationHandle mem;
+	CUgraph built;
+	CUgraphNode node;
+	CUgraphExec bx;
 	CUdeviceptr g;
 	CUarray arr;
 	CUstream s;
@@ -163,6 +172,20 @@ static int out_of_memory(const struct app_driver *d, const char *route, CUdevice
 	rc = d->GraphLaunch(x, s);
 	printf("out of memory: cuGraphLaunch %s\n", name_of(d, rc));
 	CHECK(d->StreamSynchronize(s));
+	CHECK(d->GraphCreate(&built, 0));
+	rc = d->GraphAddMemAllocNode(&node, built, NULL, 0, &mp);
+	printf("out of memory: cuGraphAddMemAllocNode %s\n", name_of(d, rc));
+	CHECK(d->GraphInstantiate(&bx, built, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->GraphLaunch(bx, s);
+	printf("out of memory: cuGraphLaunch of a built graph %s\n", name_of(d, rc));
+	CHECK(d->StreamSynchronize(s));
+	if (rc == CUDA_SUCCESS)
+		CHECK(d->MemFreeAsync(mp.dptr, s));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->GraphExecDestroy(bx));
+	CHECK(d->GraphDestroy(built));
 	limit(0);
 	CHECK(d->GraphExecDestroy(x));
 	CHECK(d->GraphDestroy(graph));

@@ -1335,6 +1335,51 @@ static CUresult add_kernel_node(CUgraphNode *out, CUgraph hg, const CUgraphNode 
     return rc;
 }
 
+/* An allocation node: the address range is reserved at once and returned
+ * in nodeParams->dptr, "fixed across instantiations and launches"; memory is
+ * charged at each launch, as for a captured cuMemAllocAsync. Pinned device
+ * memory only, as the fake has no other. */
+FC_EXPORT(cuGraphAddMemAllocNode,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams),
+          (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_graph *g = fc_handle_get(hGraph, FC_K_GRAPH);
+    fc_galloc *ga = NULL;
+    fc_gnode *n = NULL;
+    fc_op *op = NULL;
+    if (!phGraphNode || !g || !nodeParams || !nodeParams->bytesize ||
+        !deps_valid(g, dependencies, numDependencies) ||
+        nodeParams->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        nodeParams->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        nodeParams->poolProps.location.id < 0 ||
+        nodeParams->poolProps.location.id >= fc_st.ndevices)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && !(op = fc_op_new(FC_OP_GALLOC)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_galloc_new(nodeParams->bytesize, nodeParams->poolProps.location.id, g->id, &ga);
+    if (rc != CUDA_SUCCESS) {
+        free(op);
+        fc_unlock();
+        return rc;
+    }
+    op->u.galloc.ga = ga;
+    ga->refs++; /* ours until the node holds it */
+    rc = graph_add(g, op, ga, (fc_gnode *const *)dependencies, numDependencies, &n);
+    if (rc == CUDA_SUCCESS) {
+        g->mem = true;
+        nodeParams->dptr = (CUdeviceptr)ga->node.key;
+        *phGraphNode = (CUgraphNode)n;
+    }
+    fc_galloc_unref(ga);
+    fc_unlock();
+    return rc;
+}
+
 /* The CUDA 10 form: the same fields, without kern and ctx. */
 static CUDA_KERNEL_NODE_PARAMS_v2 params_v2(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {

@@ -4567,6 +4567,38 @@ Test(fakecuda, an_upload_needs_memory_for_its_allocations_and_keeps_none)
     OK(cuStreamSynchronize(s));
 }
 
+/* An allocation node made by hand is a captured cuMemAllocAsync's: its
+ * address at once, its memory at each launch. */
+Test(fakecuda, an_allocation_node_added_by_hand_takes_its_memory_at_each_launch)
+{
+    CUstream s;
+    CUgraph g;
+    CUgraphNode n;
+    CUDA_MEM_ALLOC_NODE_PARAMS mp = {
+        .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                       .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 } },
+        .bytesize = 4096,
+    };
+    CUDA_MEM_ALLOC_NODE_PARAMS none = mp;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuGraphCreate(&g, 0));
+    none.bytesize = 0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddMemAllocNode(&n, g, NULL, 0, &none));
+    OK(cuGraphAddMemAllocNode(&n, g, NULL, 0, &mp));
+    cr_assert_neq(mp.dptr, 0);
+    CUgraphExec x = instantiate(g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    fakecuda_set_mem_limit(fakecuda_mem_used() + 100);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphLaunch(x, s));
+    fakecuda_set_mem_limit(0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuMemsetD8Async(mp.dptr, 5, 4096, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(mp.dptr), 5);
+    OK(cuMemFreeAsync(mp.dptr, s));
+    OK(cuStreamSynchronize(s));
+}
+
 Test(fakecuda, a_graph_launched_into_a_capture_is_captured)
 {
     CUstream s, outer;
