@@ -307,6 +307,35 @@ Test(hooks, launch_and_synchronize_hooks_are_handed_out_only_where_they_have_wor
 		       (const char *[]){
 			       "cuGraphLaunch@12000/0: rc 0 status 0 -> libgpuguard.so:cuGraphLaunch\n",
 			       NULL });
+	/* The calls hooked only to drain the quarantine when they run out of
+	 * memory (redzone/quarantine.c, gg_quarantine_drains): with red zones
+	 * but no quarantine, the driver's own; with one, the wrappers. */
+	assert_answers(
+		(const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		(const char *[]){
+			"cuArrayCreate@12000/0: rc 0 status 0 -> libcuda.so.1:cuArrayCreate_v2\n",
+			"cuArray3DCreate@12000/0: rc 0 status 0 -> libcuda.so.1:cuArray3DCreate_v2\n",
+			"cuCtxCreate@12000/0: rc 0 status 0 -> libcuda.so.1:cuCtxCreate_v3\n",
+			"cuDevicePrimaryCtxRetain@12000/0: rc 0 status 0 -> "
+			"libcuda.so.1:cuDevicePrimaryCtxRetain\n",
+			"cuMemCreate@12000/0: rc 0 status 0 -> libgpuguard.so:cuMemCreate\n",
+			"cuGraphUpload@12000/2: rc 0 status 0 -> libcuda.so.1:cuGraphUpload_ptsz\n",
+			"cuGraphAddMemAllocNode@12000/0: rc 0 status 0 -> "
+			"libcuda.so.1:cuGraphAddMemAllocNode\n",
+			NULL });
+	assert_answers(
+		(const char *[]){ "GPUGUARD_REDZONE=64", "GPUGUARD_QUARANTINE=1M", NULL },
+		(const char *[]){
+			"cuArrayCreate@12000/0: rc 0 status 0 -> libgpuguard.so:cuArrayCreate_v2\n",
+			"cuArray3DCreate@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuArray3DCreate_v2\n",
+			"cuCtxCreate@12000/0: rc 0 status 0 -> libgpuguard.so:cuCtxCreate_v3\n",
+			"cuDevicePrimaryCtxRetain@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuDevicePrimaryCtxRetain\n",
+			"cuGraphUpload@12000/2: rc 0 status 0 -> libgpuguard.so:cuGraphUpload_ptsz\n",
+			"cuGraphAddMemAllocNode@12000/0: rc 0 status 0 -> "
+			"libgpuguard.so:cuGraphAddMemAllocNode\n",
+			NULL });
 	/* Disabled: every answer is the driver's own. */
 	assert_answers(
 		(const char *[]){ "GPUGUARD_DISABLE=1", NULL },

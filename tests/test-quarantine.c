@@ -275,6 +275,102 @@ Test(quarantine, a_kernel_queued_after_a_stream_ordered_free_is_found)
 	gg_app_run_free(&a);
 }
 
+/* A context's end releases its own held allocations in one walk of the
+ * quarantine (BENCHMARKS.md, "10. Quarantine (issue 26): what holding freed
+ * memory back costs"), and only those: the primary context's two, held
+ * before them, stay held, oldest first. 500 bytes hold all four (328 + 160);
+ * after the end, a free of 200 bytes pushes out exactly the oldest (buffer
+ * 0), so buffer 1 is still held when a kernel writes it. */
+Test(quarantine, a_contexts_end_releases_its_own_held_allocations_and_keeps_the_others_in_order)
+{
+	const char *const steps[] = { "alloc:100", "alloc:100", "free:0", "free:1", "ctx",
+				      "alloc:16",  "alloc:16",  "free:2", "free:3", "destroy",
+				      "alloc:200", "free:4",    "fill:1", NULL };
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ Q_ENV("500"), NULL }, steps);
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	assert_json(&a,
+		    "([(v['kind'], v['index'], v['detected_by']) for v in j['violations']], "
+		    "j['redzones']['quarantine']['entered'], j['redzones']['quarantine']['released'], "
+		    "j['redzones']['quarantine']['held'])",
+		    "([('dangling_launch', 1, 'launch'), ('write_after_free', 1, 'exit')], 5, 5, 0)");
+	gg_app_run_free(&a);
+}
+
+/* Every driver call that can run out of device memory, not only the
+ * allocations, drains the quarantine and is asked again (redzone/quarantine.c,
+ * gg_quarantine_drains): an array, a 3D array, cuMemCreate, and the upload
+ * and the launch of a graph whose memory node allocates at each, the launch
+ * of one built with cuGraphAddMemAllocNode, need memory the quarantine holds
+ * (tests/apps/scenario.c, GG_SCENARIO_OOM), on every route, and each
+ * succeeds as without the shim. */
+Test(quarantine, every_call_that_runs_out_of_memory_drains_the_quarantine_on_every_route)
+{
+	static const char *const calls[] = { "cuArrayCreate_v2",
+					     "cuArray3DCreate_v2",
+					     "cuMemCreate",
+					     "cuGraphUpload",
+					     "cuGraphLaunch",
+					     "cuGraphAddMemAllocNode",
+					     "cuGraphLaunch of a built graph" };
+
+	for (size_t i = 0; i < GG_ROUTES; i++) {
+		struct gg_app_run a;
+
+		gg_route_run(&a, i, (const char *[]){ Q_ENV("16M"), "GG_SCENARIO_OOM=1", NULL });
+		for (size_t k = 0; k < sizeof(calls) / sizeof(calls[0]); k++) {
+			char want[96];
+
+			snprintf(want, sizeof(want), "out of memory: %s CUDA_SUCCESS\n", calls[k]);
+			cr_assert_neq(strstr(a.r.out, want), NULL, "%s: no \"%s\" in:\n%s\n%s",
+				      gg_route_apps[i], want, a.r.out, a.r.err);
+		}
+		/* Six held each time, each given back. */
+		assert_json(&a, "j['redzones']['quarantine']['oom_releases']", "36");
+		gg_app_run_free(&a);
+	}
+}
+
+/* A held allocation released while the application captures a stream into
+ * a graph never touches the capture: buffer 0, freed on the app's stream
+ * (stream-ordered) or not (cuMemFree_v2), is pushed out by the free of
+ * buffer 1 on another stream (on the capturing thread or another) while the
+ * app's stream captures in each mode.
+ * Onto the capturing stream, its cuMemFreeAsync would be captured and, as
+ * memory no graph allocated, invalidate the capture (the fake driver does
+ * as cuda.h says). The graph ends, launches and runs as without the shim. */
+Test(quarantine, a_release_during_a_capture_leaves_the_capture_valid_in_every_mode)
+{
+	static const char *const frees[] = { "sfree:0:0", "free:0" };
+	/* Pushed out from the capturing thread, or from a thread of its own. */
+	static const char *const modes[] = { "capq:1:2:0",  "capq:1:2:1",  "capq:1:2:2",
+					     "capqt:1:2:0", "capqt:1:2:1", "capqt:1:2:2" };
+
+	for (size_t f = 0; f < 2; f++)
+		for (size_t m = 0; m < 6; m++) {
+			const char *const steps[] = { f ? "alloc:1000" : "async:1000",
+						      "async:1000",
+						      "alloc:100",
+						      frees[f],
+						      "ssync",
+						      modes[m],
+						      NULL };
+			struct gg_app_run a;
+
+			gg_app_run(&a, RZ, (const char *[]){ Q_ENV("1500"), NULL }, steps);
+			cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+			cr_assert_neq(strstr(a.r.out, "end 0, graph yes, launch 0"), NULL, "%s\n%s",
+				      a.r.out, a.r.err);
+			assert_same_output(steps, a.r.out);
+			assert_json(&a,
+				    "(j['errors'], j['redzones']['quarantine']['entered'], "
+				    "j['redzones']['quarantine']['released'])",
+				    "(0, 2, 2)");
+			gg_app_run_free(&a);
+		}
+}
+
 /* ---- off ---- */
 
 Test(quarantine, a_quarantine_of_0_is_exactly_no_quarantine)

@@ -416,3 +416,89 @@ Test(ranges, with_red_zones_off_every_copy_passes_straight_to_the_driver)
 		done(&r);
 	}
 }
+
+/* ---- interior pointers into memory handed out again ---- */
+
+#define RZ GG_APPS "/app-redzone"
+
+/* app-redzone's @steps under the shim (@env and GG_TEST_PTX) and without
+ * it: the same stdout, and no finding at all. */
+static void assert_unrefused(const char *const *env, const char *const *steps)
+{
+	const char *args[32] = { RZ };
+	struct gg_app_run a;
+	struct gg_run r;
+	size_t n = 1;
+
+	for (; steps[n - 1] && n < 31; n++)
+		args[n] = steps[n - 1];
+	args[n] = NULL;
+	gg_run(&r, GG_RUN_FAKE, (const char *[]){ "GG_TEST_PTX=" GG_PTX, NULL }, args);
+	gg_app_run(&a, RZ, env, steps);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_assert_str_eq(a.r.out, r.out,
+			 "%s: other results under the shim\n-- with --\n%s\n"
+			 "-- without --\n%s\n-- stderr --\n%s",
+			 steps[n - 2], a.r.out, r.out, a.r.err);
+	cr_assert_eq(gg_count_lines(a.r.err, "ERROR"), 0, "%s", a.r.err);
+	char *got = gg_json(a.json, "(j['violations'], j['errors'])");
+
+	cr_assert_str_eq(got, "([], 0)", "%s", a.r.err);
+	free(got);
+	gg_run_free(&r);
+	gg_app_run_free(&a);
+}
+
+/* Buffer 1 (4000 bytes) is not padded (the fake's limit leaves no room for
+ * a band: oom_fallback) and lies between two zones; a copy into its middle
+ * teaches the thread where it starts. Freed (on this thread or another,
+ * where the shim sees only a pointer it did not pad), its place goes to
+ * buffers 3 and 4 of 100 bytes, each padded: 16 bytes 8 into buffer 4 are
+ * its own, though the thread once knew that address as 2056 bytes into an
+ * allocation starting where buffer 3 now does. */
+#define REUSED(free_step, alloc3, alloc4, touch)                                                 \
+	(const char *[])                                                                         \
+	{                                                                                        \
+		"alloc:64", "limit:4319", "alloc:4000", "limit:0", "alloc:64", "icopy:1:2048:8", \
+			free_step, alloc3, alloc4, touch, "free:3", touch, NULL                  \
+	}
+
+Test(ranges, a_copy_or_set_into_memory_freed_unseen_and_handed_out_again_is_never_refused)
+{
+	static const char *const frees[] = { "free:1", "tfree:1" };
+	static const char *const touches[] = { "icopy:4:8:16", "iset:4:8:16", "ifill:4:8:16" };
+	static const char *const quarantine[] = { "GPUGUARD_QUARANTINE=0",
+						  "GPUGUARD_QUARANTINE=100000" };
+
+	for (size_t f = 0; f < 2; f++)
+		for (size_t t = 0; t < 3; t++)
+			for (size_t q = 0; q < 2; q++) {
+				const char *env[] = { "GPUGUARD_REDZONE=64", quarantine[q], NULL };
+
+				assert_unrefused(
+					env, REUSED(frees[f], "alloc:100", "alloc:100", touches[t]));
+				/* Handed out again on another thread. */
+				assert_unrefused(
+					env, REUSED(frees[f], "talloc:100", "talloc:100", touches[t]));
+			}
+}
+
+/* The memory of a context dies with it, freed by no call the shim follows
+ * one by one: the next context's allocations take its place. */
+Test(ranges, a_copy_or_set_into_a_dead_contexts_memory_handed_out_again_is_never_refused)
+{
+	static const char *const touches[] = { "icopy:3:8:16", "iset:3:8:16", "ifill:3:8:16" };
+
+	for (size_t t = 0; t < 3; t++)
+		for (int q = 0; q < 2; q++) {
+			const char *env[] = { "GPUGUARD_REDZONE=64",
+					      q ? "GPUGUARD_QUARANTINE=100000"
+						: "GPUGUARD_QUARANTINE=0",
+					      NULL };
+
+			assert_unrefused(env, (const char *[]){ "alloc:64", "ctx", "alloc:4000",
+								"icopy:1:2048:8", "destroy",
+								"alloc:100", "alloc:100", "same:1:2",
+								"free:2", touches[t], NULL });
+		}
+}

@@ -26,12 +26,24 @@
 	if (!gg_hooks_enter(GG_ID_##name))       \
 	return real_ args
 
+/* A call that can run out of device memory (redzone/quarantine.c,
+ * gg_quarantine_drains) and did: asked again once the quarantine gave back
+ * what it held, so the application never sees an out-of-memory error it
+ * would not have had. A constant test for every other hook. */
+#define DRAINED(name, rc, call)                                                       \
+	do {                                                                          \
+		if (GG_UNLIKELY((rc) == CUDA_ERROR_OUT_OF_MEMORY) &&                  \
+		    gg_quarantine_drains(GG_ID_##name) && gg_redzone_out_of_memory()) \
+			(rc) = (call);                                                \
+	} while (0)
+
 /* The common shape: @before, the call (with @own_args, which may differ from
  * the caller's @args), @after. */
 #define FORWARD_WITH(name, args, own_args, before, after) \
 	ENTER_OR_PASS(name, args);                        \
 	before;                                           \
 	CUresult rc = real_ own_args;                     \
+	DRAINED(name, rc, real_ own_args);                \
 	after;                                            \
 	gg_hooks_leave();                                 \
 	return rc
@@ -654,6 +666,7 @@ static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraph
 		gg_redzone_replaying(g, first, stream);
 	}
 	rc = real(exec, stream_);
+	DRAINED(cuGraphLaunch, rc, real(exec, stream_)); /* its memory nodes' */
 	if (GG_LIKELY(first && rc == CUDA_SUCCESS)) {
 		gg_audit_replay_taken(g, nodes, first);
 		if (GG_UNLIKELY(gg_redzone_replay_hot.checking))
@@ -685,6 +698,7 @@ static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraph
 		gg_redzone_replay_latest(g, first);                                                 \
 	struct gg_audit_launch *entry = gg_audit_replay_taking(g, nodes, first);                    \
 	CUresult rc = real_(exec, stream_);                                                         \
+	DRAINED(name, rc, real_(exec, stream_));                                                    \
 	if (GG_UNLIKELY(rc != CUDA_SUCCESS))                                                        \
 		gg_audit_replay_refused(entry, g, first, (int)rc, gg_real_result_name(rc));         \
 	gg_hooks_leave();                                                                           \
@@ -697,6 +711,70 @@ static __attribute__((noinline)) CUresult replay_changed(replay_fn real, CUgraph
 	}
 GRAPH_LAUNCH(cuGraphLaunch, false)
 GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
+
+/* Calls whose only work is to ask again when they ran out of device memory
+ * while the quarantine held some (redzone/quarantine.c, gg_quarantine_drains;
+ * start/start.c hands them out only while the quarantine is on). */
+
+GG_WORK CUresult gg_hooks_work_cuArrayCreate_v2(CUarray *pHandle,
+						const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+{
+	FORWARD(cuArrayCreate_v2, (pHandle, pAllocateArray), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuArray3DCreate_v2(CUarray *pHandle,
+						  const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+{
+	FORWARD(cuArray3DCreate_v2, (pHandle, pAllocateArray), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuMipmappedArrayCreate(
+	CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+	unsigned int numMipmapLevels)
+{
+	FORWARD(cuMipmappedArrayCreate, (pHandle, pMipmappedArrayDesc, numMipmapLevels), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+						      const CUgraphNode *dependencies,
+						      size_t numDependencies,
+						      CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+	FORWARD(cuGraphAddMemAllocNode,
+		(phGraphNode, hGraph, dependencies, numDependencies, nodeParams), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+	FORWARD(cuGraphUpload, (hGraphExec, hStream), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	FORWARD(cuGraphUpload_ptsz, (hGraphExec, hStream), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	FORWARD(cuCtxCreate_v2, (pctx, flags, dev), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+					      int numParams, unsigned int flags, CUdevice dev)
+{
+	FORWARD(cuCtxCreate_v3, (pctx, paramsArray, numParams, flags, dev), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+					      unsigned int flags, CUdevice dev)
+{
+	FORWARD(cuCtxCreate_v4, (pctx, ctxCreateParams, flags, dev), NOTHING);
+}
+
+GG_WORK CUresult gg_hooks_work_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	FORWARD(cuDevicePrimaryCtxRetain, (pctx, dev), NOTHING);
+}
 
 /* A synchronize: the sync:N boundary, and, for the audit, either the
  * context's launches done or a sticky error naming them. */

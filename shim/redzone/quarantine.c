@@ -29,6 +29,7 @@
 
 #include "base/gg.h"
 #include "driver/device.h"
+#include "driver/real.h"
 #include "redzone/band.h"
 #include "redzone/redzone.h"
 
@@ -134,6 +135,42 @@ static int take(uint64_t limit, int slot, struct gg_quarantine_entry *out)
 	return found;
 }
 
+/* Every entry of context slot @slot (-1: all) out of the ring in one pass,
+ * oldest first, into *@out (*@n of them, malloc'd; NULL when none), the
+ * others kept in their order: a context's end costs one walk of the ring,
+ * not one per entry (BENCHMARKS.md,
+ * "A context's end with a full quarantine (issue 35)"). -ENOMEM: none taken. */
+static int take_all(int slot, struct gg_quarantine_entry **out, size_t *n)
+{
+	size_t k = 0, kept = 0, total;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&quarantine_state.lock);
+	total = quarantine_state.n;
+	for (size_t i = 0; i < total; i++)
+		k += slot < 0 || at(i)->ctx_slot == slot;
+	if (k && !(*out = malloc(k * sizeof(**out)))) {
+		pthread_mutex_unlock(&quarantine_state.lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < total; i++) {
+		struct gg_quarantine_entry e = *at(i);
+
+		if (slot < 0 || e.ctx_slot == slot) {
+			(*out)[(*n)++] = e;
+			quarantine_state.bytes -= e.held;
+			quarantine_state.user -= e.user;
+		} else {
+			*at(kept++) = e; /* kept <= i: never one not yet read */
+		}
+	}
+	quarantine_state.n = kept;
+	atomic_store_explicit(&gg_quarantine_count, kept, memory_order_relaxed);
+	pthread_mutex_unlock(&quarantine_state.lock);
+	return 0;
+}
+
 /* Compare @n bytes of the fill read at offset @off into @c. */
 static int read_window(const struct gg_quarantine_entry *e, uint64_t off, uint64_t n,
 		       struct gg_band_check *c)
@@ -216,12 +253,28 @@ static void release(const struct gg_quarantine_entry *e, const char *why, bool d
 		atomic_fetch_add_explicit(&quarantine_state.count.unchecked_bytes, e->user,
 					  memory_order_relaxed);
 	} else {
+		void *stream = e->stream;
+		bool capturing = false;
+
 		if (zoned)
 			check_fill(e, &z, why);
+		/* Never onto a stream being captured now: there the free would be
+		 * captured into the application's graph as a free node, not run,
+		 * and one of memory no graph allocated invalidates the capture
+		 * (cuda.h, cuMemFreeAsync; docs/how-it-works.md, "Quarantine").
+		 * Freed at once instead, once the work queued before the
+		 * application's free is done (its event): the shim's calls run in
+		 * relaxed capture mode (driver/device.c), where a synchronous free
+		 * prohibits no capture (cuda.h, cuThreadExchangeStreamCaptureMode). */
+		if (stream && (gg_device_capturing(stream, &capturing) || capturing)) {
+			stream = NULL;
+			if (e->event)
+				(void)gg_device_event_wait(e->ctx, e->event);
+		}
 		if (e->event)
 			(void)gg_device_event_destroy(e->ctx, e->event);
 		/* As the application asked; its stream destroyed since, at once. */
-		err = gg_device_free(e->ctx, e->stream, e->ptr);
+		err = gg_device_free(e->ctx, stream, e->ptr);
 		if (err == -EIO && e->stream)
 			err = gg_device_free(e->ctx, NULL, e->ptr);
 		if (err)
@@ -257,11 +310,19 @@ int gg_quarantine_hold(const struct gg_quarantine_entry *e)
 
 uint64_t gg_quarantine_release(int ctx_slot, const char *why, bool dead)
 {
-	struct gg_quarantine_entry out;
+	struct gg_quarantine_entry out, *all;
 	uint64_t n = 0;
+	size_t k;
 
 	if (!gg_quarantine_any())
 		return 0;
+	if (!take_all(ctx_slot, &all, &k)) {
+		for (size_t i = 0; i < k; i++)
+			release(&all[i], why, dead);
+		free(all);
+		return k;
+	}
+	/* No memory for the list: one at a time, a walk of the ring each. */
 	while (take(0, ctx_slot, &out)) {
 		release(&out, why, dead);
 		n++;
@@ -278,6 +339,64 @@ bool gg_quarantine_out_of_memory(void)
 	n = gg_quarantine_release(-1, "out_of_memory", false);
 	atomic_fetch_add_explicit(&quarantine_state.count.oom_releases, n, memory_order_relaxed);
 	return n != 0;
+}
+
+/* The driver calls that can run out of device memory: those whose \return
+ * list in cuda.h names CUDA_ERROR_OUT_OF_MEMORY and that take device memory,
+ * and those that take it for a graph's memory nodes (cuda.h's cuGraphUpload:
+ * it "uses memory cached by stream to back the allocations owned by
+ * hGraphExec", as a launch does when no upload did). Each, when the driver
+ * answers CUDA_ERROR_OUT_OF_MEMORY while the quarantine holds something, is
+ * asked again once it gave that back (hooks/hooks.c).
+ *   allocations: cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocManaged,
+ *     cuMemAllocAsync, cuMemAllocFromPoolAsync (and their _ptsz forms);
+ *     cuMemCreate (physical memory for virtual mappings);
+ *   arrays: cuArrayCreate_v2, cuArray3DCreate_v2, cuMipmappedArrayCreate;
+ *   graphs with memory nodes: cuGraphAddMemAllocNode, every
+ *     cuGraphInstantiate form, cuGraphUpload, cuGraphLaunch (and _ptsz);
+ *   module and library loads (their globals and code live on the device):
+ *     cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx,
+ *     cuModuleLoadFatBinary, cuLibraryLoadData, cuLibraryLoadFromFile;
+ *   contexts (each takes device memory for its own state):
+ *     cuCtxCreate_v2, _v3, _v4, cuDevicePrimaryCtxRetain.
+ * Not among them: page-locked host memory (cuMemAllocHost, cuMemHostAlloc,
+ * cuMemHostRegister), which the quarantine's device memory cannot give
+ * back; address space alone (cuMemAddressReserve); and the calls whose
+ * out-of-memory is the driver's own bookkeeping (streams, events, graph
+ * nodes other than memory nodes). Not hooked at all, so not drained for:
+ * the legacy cuArrayCreate and cuArray3DCreate (32-bit descriptors),
+ * cuCtxCreate (v1), and green contexts (cuGreenCtxCreate). */
+bool gg_quarantine_drains(int id)
+{
+	switch (id) {
+	case GG_ID_cuMemCreate:
+	case GG_ID_cuArrayCreate_v2:
+	case GG_ID_cuArray3DCreate_v2:
+	case GG_ID_cuMipmappedArrayCreate:
+	case GG_ID_cuGraphAddMemAllocNode:
+	case GG_ID_cuGraphInstantiate:
+	case GG_ID_cuGraphInstantiate_v2:
+	case GG_ID_cuGraphInstantiateWithFlags:
+	case GG_ID_cuGraphInstantiateWithParams:
+	case GG_ID_cuGraphInstantiateWithParams_ptsz:
+	case GG_ID_cuGraphUpload:
+	case GG_ID_cuGraphUpload_ptsz:
+	case GG_ID_cuGraphLaunch:
+	case GG_ID_cuGraphLaunch_ptsz:
+	case GG_ID_cuModuleLoad:
+	case GG_ID_cuModuleLoadData:
+	case GG_ID_cuModuleLoadDataEx:
+	case GG_ID_cuModuleLoadFatBinary:
+	case GG_ID_cuLibraryLoadData:
+	case GG_ID_cuLibraryLoadFromFile:
+	case GG_ID_cuCtxCreate_v2:
+	case GG_ID_cuCtxCreate_v3:
+	case GG_ID_cuCtxCreate_v4:
+	case GG_ID_cuDevicePrimaryCtxRetain:
+		return true;
+	default:
+		return false; /* the allocations retry in their own hooks (FORWARD_ALLOC) */
+	}
 }
 
 int gg_quarantine_find(uint64_t ptr, struct gg_quarantine_entry *out)

@@ -73,6 +73,11 @@ void gg_quarantine_stats(struct gg_quarantine_stats *out);
  * checked) so it can be retried. True when anything was released. */
 bool gg_quarantine_out_of_memory(void);
 
+/* Whether hook @id (enum gg_hook_id) is a driver call other than an
+ * allocation hook that can run out of device memory: its hook asks again
+ * after gg_quarantine_out_of_memory() (the list, and why, in quarantine.c). */
+bool gg_quarantine_drains(int id);
+
 /* Fork: the lock is held across fork(); the child starts empty (what is held
  * is its parent's). */
 void gg_quarantine_atfork_prepare(void);

@@ -4,9 +4,10 @@
  * A range is judged by the allocation its first byte lies in: the zone that
  * starts there, else the padded allocation the driver says holds it
  * (redzone.c follows interior pointers with cuMemGetAddressRange, cached per
- * thread). A range that ends past that zone's user bytes, or starts in its
- * band (one byte before the next allocation, say), is one the driver would
- * have refused without the padding. Everything else goes to the driver as
+ * thread; a refusal asks the driver again, the cache may be stale). A range
+ * that ends past that zone's user bytes, or starts in its band (one byte
+ * before the next allocation, say), is one the driver would have refused
+ * without the padding. Everything else goes to the driver as
  * asked, which judges it as it always does.
  *
  * Lock order: the leaf @lock only, held to copy a finding in or out. */
@@ -76,6 +77,11 @@ bool gg_ranges_allowed(const char *api, const struct gg_range *r, uintptr_t call
 	if (!r->bytes || r->ptr + r->bytes < r->ptr || gg_redzone_zone_of(r->ptr, &z))
 		return true;
 	if (r->ptr + r->bytes <= z.ptr + z.user)
+		return true;
+	/* A refusal rests on current truth, never on the thread's cache of
+	 * interior pointers (memory freed and handed out again since). */
+	if (z.ptr != r->ptr &&
+	    (gg_redzone_zone_of_now(r->ptr, &z) || r->ptr + r->bytes <= z.ptr + z.user))
 		return true;
 	gg_callsite_find_from(caller, &cs);
 	f = (struct finding){

@@ -377,6 +377,13 @@ static void forgotten(const struct gg_zone *z, bool ctx_alive)
 	atomic_fetch_sub(&redzone_state.ctx[z->ctx].zones, 1);
 }
 
+/* Memory was given back to the driver: every thread's cache of interior
+ * pointers (gg_redzone_interior_base) is stale. */
+static void ranges_stale(void)
+{
+	atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
+}
+
 static void note_bounds(uint64_t lo, uint64_t hi)
 {
 	uint64_t cur = atomic_load_explicit(&redzone_state.lowest, memory_order_relaxed);
@@ -654,7 +661,7 @@ undo:
 
 void gg_redzone_released(const struct gg_zone *z, uint32_t free_stack, bool freed)
 {
-	atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
+	ranges_stale();
 	gg_frees_remember(z, free_stack);
 	forgotten(z, freed);
 }
@@ -736,10 +743,12 @@ void gg_redzone_freed(const char *api, uint64_t ptr, const struct gg_redzone_fre
 		 * pointer inside an allocation (frees.c). */
 		if (rc != 0 && ptr && redzone_state.pad)
 			gg_frees_refused(api, ptr, t->caller, t->frame);
+		else if (rc == 0 && ptr)
+			ranges_stale(); /* memory the shim did not pad, gone */
 		return;
 	}
 	if (rc == 0) {
-		atomic_fetch_add_explicit(&redzone_state.frees, 1, memory_order_relaxed);
+		ranges_stale();
 		gg_frees_remember(&t->zone, gg_depot_capture(t->caller, t->frame));
 		forgotten(&t->zone, true);
 		return;
@@ -898,8 +907,10 @@ void gg_redzone_context_ended(void *ctx)
 {
 	struct gg_scan sc = { .by = "teardown", .only_ctx = gg_redzone_find_ctx(ctx), .forget = true };
 
-	/* Its modules went with it: their functions' handles may come back. */
+	/* Its modules went with it: their functions' handles may come back;
+	 * and its memory, which the threads' range caches may name. */
 	gg_kernels_unloaded(NULL);
+	ranges_stale();
 	if (sc.only_ctx < 0)
 		return;
 	/* What it quarantined died with it, unseen (a detach, say, that ended it). */
@@ -957,8 +968,12 @@ void gg_redzone_reading(bool on)
 		pthread_mutex_unlock(&redzone_state.scan_lock);
 }
 
-/* The allocations a thread's launches pointed into the middle of, as the
- * driver said, until a free may have changed them. */
+/* The allocations a thread's launches and copies pointed into the middle
+ * of, as the driver said, until a free may have changed them. Only a hint:
+ * not every free is one the shim sees (memory it did not pad, a context's
+ * end takes all of its own), so what the cache says is never the ground of
+ * a refusal or a report; those ask the driver again (interior_base's
+ * @fresh). */
 #define RANGES 8
 static __thread struct {
 	uint64_t lo, hi, base, frees;
@@ -966,8 +981,9 @@ static __thread struct {
 static __thread unsigned ranges_next __attribute__((tls_model("initial-exec")));
 
 /* The zone base @ptr points into, when it is not a zone's own address: from
- * the thread's cache, else the driver (in the launch's context, current). */
-uint64_t gg_redzone_interior_base(uint64_t ptr)
+ * the thread's cache unless @fresh, else the driver (in the launch's or the
+ * copy's context, current), whose answer replaces what the cache held. */
+static uint64_t interior_base(uint64_t ptr, bool fresh)
 {
 	uint64_t frees = atomic_load_explicit(&redzone_state.frees, memory_order_relaxed), base;
 	size_t size;
@@ -976,9 +992,13 @@ uint64_t gg_redzone_interior_base(uint64_t ptr)
 	if (ptr < atomic_load_explicit(&redzone_state.lowest, memory_order_relaxed) ||
 	    ptr >= atomic_load_explicit(&redzone_state.highest, memory_order_relaxed))
 		return 0;
-	for (i = 0; i < RANGES; i++)
-		if (ranges[i].frees == frees && ptr >= ranges[i].lo && ptr < ranges[i].hi)
+	for (i = 0; i < RANGES; i++) {
+		if (ranges[i].frees != frees || ptr < ranges[i].lo || ptr >= ranges[i].hi)
+			continue;
+		if (!fresh)
 			return ranges[i].base;
+		ranges[i].frees = frees - 1; /* asked again below */
+	}
 	if (gg_device_range(ptr, &base, &size))
 		return 0;
 	i = ranges_next++ % RANGES;
@@ -989,12 +1009,22 @@ uint64_t gg_redzone_interior_base(uint64_t ptr)
 	return base;
 }
 
+uint64_t gg_redzone_interior_base(uint64_t ptr)
+{
+	return interior_base(ptr, false);
+}
+
+uint64_t gg_redzone_interior_base_now(uint64_t ptr)
+{
+	return interior_base(ptr, true);
+}
+
 void gg_redzone_reaches(uint64_t ptr, uint64_t end)
 {
 	note_bounds(ptr, end);
 }
 
-int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
+static int zone_of(uint64_t ptr, struct gg_zone *z, bool fresh)
 {
 	uint64_t base;
 
@@ -1004,9 +1034,19 @@ int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
 		return 0;
 	/* Anywhere in the driver's allocation: past the user's bytes is padding,
 	 * a pitched allocation's spare rows after its band included. */
-	if (!(base = gg_redzone_interior_base(ptr)) || base == ptr || gg_registry_find(base, z))
+	if (!(base = interior_base(ptr, fresh)) || base == ptr || gg_registry_find(base, z))
 		return -ENOENT;
 	return 0;
+}
+
+int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z)
+{
+	return zone_of(ptr, z, false);
+}
+
+int gg_redzone_zone_of_now(uint64_t ptr, struct gg_zone *z)
+{
+	return zone_of(ptr, z, true);
 }
 
 void gg_redzone_finding(void)

@@ -83,8 +83,12 @@ uint64_t gg_redzone_pad(void);
 
 /* The zone holding @ptr: the one it starts, else the padded allocation the
  * driver says holds it, its band (and a pitched one's spare rows) included.
- * 0 or -ENOENT (none, or red zones are off). */
+ * 0 or -ENOENT (none, or red zones are off). An interior pointer's
+ * allocation comes from a per-thread cache of the driver's answers, which a
+ * free the shim did not see can leave stale: a refusal asks again through
+ * gg_redzone_zone_of_now(), which asks the driver. */
 int gg_redzone_zone_of(uint64_t ptr, struct gg_zone *z);
+int gg_redzone_zone_of_now(uint64_t ptr, struct gg_zone *z);
 
 /* A refused copy or set (ranges.c), kept and reported by its module:
  * counted with the violations (errors, the exit line, the metrics, by its

@@ -33,8 +33,11 @@ struct gg_scan {
 #define GG_LAUNCH_PTRS 32 /* addresses followed per launch */
 
 /* The start of the allocation @ptr points into the middle of, as the
- * driver says (a per-thread cache of its answers), or 0. */
+ * driver says (a per-thread cache of its answers, which may be stale), or 0. */
 uint64_t gg_redzone_interior_base(uint64_t ptr);
+
+/* The same, asked of the driver now: what a refusal or a report rests on. */
+uint64_t gg_redzone_interior_base_now(uint64_t ptr);
 
 /* The live slot of context @ctx, or -1 (lock-free). */
 int gg_redzone_find_ctx(void *ctx);

@@ -221,6 +221,15 @@ static bool copies(int id)
 	return id >= GG_ID_cuMemcpy && id <= GG_ID_cuMemsetD2D32Async_ptsz;
 }
 
+/* Whether @id is one of the calls hooked only so that the quarantine is
+ * drained when they run out of memory (the last block of driver/hooks.def,
+ * from cuArrayCreate_v2 on). */
+static bool drains_only(int id)
+{
+	_Static_assert(GG_HOOK_COUNT - 1 - GG_ID_cuArrayCreate_v2 == 9, "one block, 10 hooks");
+	return id >= GG_ID_cuArrayCreate_v2;
+}
+
 static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_events *ev, uint64_t *bits)
 {
 	static const enum gg_hook_id launches[] = {
@@ -265,6 +274,11 @@ static void idle_hooks(const struct gg_config *cfg, const struct gg_boundary_eve
 	/* Copies and sets are checked only against red zones. */
 	for (int id = 0; id < GG_HOOK_COUNT && !cfg->redzone; id++)
 		if (copies(id))
+			idle(bits, (enum gg_hook_id)id);
+	/* The calls hooked only to drain the quarantine when they run out of
+	 * memory, while there is none. */
+	for (int id = 0; id < GG_HOOK_COUNT && !(cfg->redzone && cfg->quarantine); id++)
+		if (drains_only(id))
 			idle(bits, (enum gg_hook_id)id);
 }
 
@@ -313,9 +327,10 @@ static void setup(void)
 	start_state.exitcode = cfg->exitcode;
 	gg_real_counting = cfg->verbosity >= 2; /* before the mode says ACTIVE */
 	/* Idle on every route, the exported entry points included: the copies
-	 * with red zones off (their wrappers' only work is the bands'). */
+	 * with red zones off (their wrappers' only work is the bands'), the
+	 * drains with no quarantine. */
 	for (int id = 0; id < GG_HOOK_COUNT; id++)
-		gg_start_pass[id] = copies(id) && gg_start_hook_idle(id);
+		gg_start_pass[id] = (copies(id) || drains_only(id)) && gg_start_hook_idle(id);
 	start_state.pid = getpid();
 	start_state.own = true;
 	find_real_exits();

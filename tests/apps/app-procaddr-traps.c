@@ -66,6 +66,13 @@ int main(void)
 	query("cuStreamBeginCapture", 12000, 0, 1);
 	query("cuStreamBeginCapture", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
 	query("cuStreamEndCapture", 12000, 0, 1);
+	query("cuArrayCreate", 12000, 0, 1);
+	query("cuArray3DCreate", 12000, 0, 1);
+	query("cuCtxCreate", 12000, 0, 1);
+	query("cuDevicePrimaryCtxRetain", 12000, 0, 1);
+	query("cuMemCreate", 12000, 0, 1);
+	query("cuGraphUpload", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 1);
+	query("cuGraphAddMemAllocNode", 12000, 0, 1);
 	query("cuDriverGetVersion", 12000, 0, 1);
 	query("cuGetExportTable", 12000, 0, 1);
 	query("cuNoSuchFunction", 12000, 0, 1);

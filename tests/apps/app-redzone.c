@@ -49,6 +49,14 @@
  *   kcopy:A:B        kernel gg_copy of A's size from buffer B into A, then sync
  *   copy:K:E         cuMemcpyHtoD of K's size + E bytes of 0x42 into buffer K; prints
  *                    the result (past the end: refused, with and without red zones)
+ *   icopy:K:OFF:N    cuMemcpyHtoD_v2 of N bytes of 0x42 into buffer K + OFF; prints
+ *                    the result
+ *   iset:K:OFF:N     cuMemsetD8_v2 of N bytes at buffer K + OFF; prints the result
+ *   ifill:K:OFF:N    kernel gg_fill over N bytes from buffer K + OFF (value 1), then
+ *                    sync; prints the launch's result
+ *   tfree:K          cuMemFree_v2 of buffer K on a thread of its own (joined);
+ *                    prints the result
+ *   talloc:N         cuMemAlloc_v2 of N bytes on a thread of its own (joined)
  *   poke:K:E         E bytes of 0x42 written right past buffer K's end, unseen by
  *                    the driver API (the fake's fakecuda_write: what a kernel, or
  *                    a host pointer into mapped memory, does); no driver call
@@ -74,6 +82,11 @@
  *                    the result
  *   gset:K:E         cuGraphExecKernelNodeSetParams: its node becomes gg_overrun
  *                    over buffer K's size + E bytes; prints the result
+ *   capq:F:L:M       capture (mode M: 0 global, 1 thread-local, 2 relaxed) on the
+ *                    app's stream a memset of buffer L, meanwhile cuMemFreeAsync of
+ *                    buffer F on the second stream, end the capture, launch the
+ *                    graph and synchronize; prints each result
+ *   capqt:F:L:M      the same, the free made on a thread of its own
  *   capalloc:N       cuMemAllocAsync of N bytes on a stream being captured
  *                    (relaxed mode): a graph's allocation node; prints results
  *   badlaunch        launch gg_fill with 2048 threads a block, which the driver
@@ -292,6 +305,35 @@ static void wait_for(const char *path)
 {
 	for (int i = 0; i < 3000 && access(path, F_OK); i++)
 		usleep(10000);
+}
+
+/* tfree and talloc: one driver call on a thread of its own. */
+struct one_call {
+	CUdeviceptr ptr;
+	size_t bytes;    /* 0: free @ptr; else allocate that many into @ptr */
+	CUstream stream; /* a free's: cuMemFreeAsync there; NULL: cuMemFree_v2 */
+	CUresult rc;
+};
+
+static void *one_call_thread(void *arg)
+{
+	struct one_call *c = arg;
+
+	CHECK(cuCtxSetCurrent(primary));
+	c->rc = c->bytes    ? cuMemAlloc_v2(&c->ptr, c->bytes)
+		: c->stream ? cuMemFreeAsync(c->ptr, c->stream)
+			    : cuMemFree_v2(c->ptr);
+	return NULL;
+}
+
+static CUresult on_a_thread(struct one_call *c)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, one_call_thread, c))
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	pthread_join(t, NULL);
+	return c->rc;
 }
 
 static void *pair_thread(void *arg)
@@ -793,6 +835,40 @@ int main(int argc, char **argv)
 			rc = cuMemcpyHtoD_v2(bufs[a].ptr, host, len);
 			printf("copy %lu bytes into %lu: %d\n", (unsigned long)len, a, (int)rc);
 			free(host);
+		} else if (!strncmp(arg, "icopy:", 6) || !strncmp(arg, "iset:", 5)) {
+			unsigned char *host = malloc(c ? c : 1);
+
+			memset(host, 0x42, c ? c : 1);
+			rc = arg[1] == 'c' ? cuMemcpyHtoD_v2(bufs[a].ptr + b, host, c)
+					   : cuMemsetD8_v2(bufs[a].ptr + b, 0x42, c);
+			printf("%s %lu bytes at %lu+%lu: %d\n", arg[1] == 'c' ? "copy" : "set", c, a, b,
+			       (int)rc);
+			free(host);
+		} else if (!strncmp(arg, "ifill:", 6)) {
+			unsigned char v = 1;
+			unsigned long long len = c;
+			CUdeviceptr at = bufs[a].ptr + b;
+			void *params[] = { &at, &v, &len };
+			CUfunction f;
+
+			CHECK(cuModuleGetFunction(&f, mod, "gg_fill"));
+			rc = cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL);
+			CHECK(cuCtxSynchronize());
+			printf("fill %lu bytes at %lu+%lu: %d\n", c, a, b, (int)rc);
+		} else if (!strncmp(arg, "tfree:", 6)) {
+			struct one_call call = { .ptr = bufs[a].ptr };
+
+			printf("free %lu on a thread: %d\n", a, (int)on_a_thread(&call));
+		} else if (!strncmp(arg, "talloc:", 7)) {
+			struct one_call call = { .bytes = a };
+
+			rc = on_a_thread(&call);
+			printf("alloc %lu on a thread: %d buffer %d\n", a, (int)rc, nbufs);
+			if (rc == CUDA_SUCCESS) {
+				bufs[nbufs].ptr = call.ptr;
+				bufs[nbufs].size = a;
+				bufs[nbufs++].async = 0;
+			}
 		} else if (!strncmp(arg, "sum:", 4)) {
 			unsigned long long len = bufs[a].size + b, sum = 0;
 			CUdeviceptr out;
@@ -924,6 +1000,35 @@ int main(int argc, char **argv)
 			if (g)
 				CHECK(cuGraphDestroy(g));
 			CHECK(cuStreamDestroy_v2(cs));
+		} else if (!strncmp(arg, "capq:", 5) || !strncmp(arg, "capqt:", 6)) {
+			CUgraph g = NULL;
+			CUgraphExec x = NULL;
+			CUresult begin, memset_rc, end, launch_rc = CUDA_ERROR_INVALID_VALUE;
+
+			if (!stream2)
+				CHECK(cuStreamCreate(&stream2, CU_STREAM_NON_BLOCKING));
+			begin = cuStreamBeginCapture_v2(stream, (CUstreamCaptureMode)c);
+			memset_rc = cuMemsetD8Async(bufs[b].ptr, 3, bufs[b].size, stream);
+			if (arg[4] == 't') {
+				struct one_call call = { .ptr = bufs[a].ptr, .stream = stream2 };
+
+				rc = on_a_thread(&call);
+			} else {
+				rc = cuMemFreeAsync(bufs[a].ptr, stream2);
+			}
+			end = cuStreamEndCapture(stream, &g);
+			if (g && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS) {
+				launch_rc = cuGraphLaunch(x, stream);
+				CHECK(cuStreamSynchronize(stream));
+				CHECK(cuGraphExecDestroy(x));
+			}
+			CHECK(cuStreamSynchronize(stream2));
+			printf("capq %lu %lu mode %lu: begin %d, memset %d, free %d, end %d, graph %s, "
+			       "launch %d\n",
+			       a, b, c, (int)begin, (int)memset_rc, (int)rc, (int)end, g ? "yes" : "no",
+			       (int)launch_rc);
+			if (g)
+				CHECK(cuGraphDestroy(g));
 		} else if (!strncmp(arg, "capalloc:", 9)) {
 			CUstream cs;
 			CUgraph g = NULL;

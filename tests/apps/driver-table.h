@@ -66,7 +66,15 @@
 	APP_FN(GraphNodeSetParams, cuGraphNodeSetParams, PFN_cuGraphNodeSetParams_v12020,             \
 	       "cuGraphNodeSetParams")                                                                \
 	APP_FN(GraphExecNodeSetParams, cuGraphExecNodeSetParams, PFN_cuGraphExecNodeSetParams_v12020, \
-	       "cuGraphExecNodeSetParams")
+	       "cuGraphExecNodeSetParams")                                                            \
+	APP_FN(ArrayCreate, cuArrayCreate_v2, PFN_cuArrayCreate_v3020, "cuArrayCreate")               \
+	APP_FN(Array3DCreate, cuArray3DCreate_v2, PFN_cuArray3DCreate_v3020, "cuArray3DCreate")       \
+	APP_FN(ArrayDestroy, cuArrayDestroy, PFN_cuArrayDestroy_v2000, "cuArrayDestroy")              \
+	APP_FN(MemCreate, cuMemCreate, PFN_cuMemCreate_v10020, "cuMemCreate")                         \
+	APP_FN(MemRelease, cuMemRelease, PFN_cuMemRelease_v10020, "cuMemRelease")                     \
+	APP_FN(GraphUpload, cuGraphUpload, PFN_cuGraphUpload_v11010, "cuGraphUpload")                 \
+	APP_FN(GraphAddMemAllocNode, cuGraphAddMemAllocNode, PFN_cuGraphAddMemAllocNode_v11040,       \
+	       "cuGraphAddMemAllocNode")
 
 /* The CUDA version cuGetProcAddress is asked for @base at: 12000 (every
  * function's CUDA 12 form), the generic graph node functions at 12030. */

@@ -86,6 +86,113 @@ static int dangling_replay(const struct app_driver *d, const char *route, CUmodu
 	return 0;
 }
 
+/* GG_SCENARIO_OOM: under the fake driver's memory limit of 8 MiB, six
+ * buffers of 1 MiB allocated and freed (a quarantine of 16 MiB holds them),
+ * then a call that needs 4 MiB: more than is left unless the quarantine
+ * gives its memory back. Before each, the six again: an array, a 3D array,
+ * physical memory (cuMemCreate), the upload and the launch of a captured
+ * graph whose memory node allocates at each, the launch of one built with
+ * cuGraphAddMemAllocNode. Prints each result. */
+static int six_freed(const struct app_driver *d, const char *route)
+{
+	CUdeviceptr p[6];
+
+	for (int i = 0; i < 6; i++)
+		CHECK(d->MemAlloc(&p[i], 1 << 20));
+	for (int i = 0; i < 6; i++)
+		CHECK(d->MemFree(p[i]));
+	return 0;
+}
+
+static int out_of_memory(const struct app_driver *d, const char *route, CUdevice dev)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void (*limit)(size_t) = h ? (void (*)(size_t))dlsym(h, "fakecuda_set_mem_limit") : NULL;
+	CUDA_ARRAY_DESCRIPTOR a2 = {
+		.Width = 2048, .Height = 2048, .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 1
+	};
+	CUDA_ARRAY3D_DESCRIPTOR a3 = { .Width = 256,
+				       .Height = 256,
+				       .Depth = 64,
+				       .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+				       .NumChannels = 1 };
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev } };
+	CUDA_MEM_ALLOC_NODE_PARAMS mp = {
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev } },
+		.bytesize = 4 << 20,
+	};
+	CUmemGenericAllocationHandle mem;
+	CUgraph built;
+	CUgraphNode node;
+	CUgraphExec bx;
+	CUdeviceptr g;
+	CUarray arr;
+	CUstream s;
+	CUgraph graph;
+	CUgraphExec x;
+	CUresult rc;
+
+	if (!limit) {
+		printf("out of memory: no fake driver\n");
+		return 0;
+	}
+	CHECK(d->StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CHECK(d->StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	CHECK(d->MemAllocAsync(&g, 4 << 20, s));
+	CHECK(d->MemFreeAsync(g, s));
+	CHECK(d->StreamEndCapture(s, &graph));
+	CHECK(d->GraphInstantiate(&x, graph, 0));
+	limit(8 << 20);
+	if (six_freed(d, route))
+		return 2;
+	rc = d->ArrayCreate(&arr, &a2);
+	printf("out of memory: cuArrayCreate_v2 %s\n", name_of(d, rc));
+	if (rc == CUDA_SUCCESS)
+		CHECK(d->ArrayDestroy(arr));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->Array3DCreate(&arr, &a3);
+	printf("out of memory: cuArray3DCreate_v2 %s\n", name_of(d, rc));
+	if (rc == CUDA_SUCCESS)
+		CHECK(d->ArrayDestroy(arr));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->MemCreate(&mem, 4 << 20, &prop, 0);
+	printf("out of memory: cuMemCreate %s\n", name_of(d, rc));
+	if (rc == CUDA_SUCCESS)
+		CHECK(d->MemRelease(mem));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->GraphUpload(x, s);
+	printf("out of memory: cuGraphUpload %s\n", name_of(d, rc));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->GraphLaunch(x, s);
+	printf("out of memory: cuGraphLaunch %s\n", name_of(d, rc));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->GraphCreate(&built, 0));
+	rc = d->GraphAddMemAllocNode(&node, built, NULL, 0, &mp);
+	printf("out of memory: cuGraphAddMemAllocNode %s\n", name_of(d, rc));
+	CHECK(d->GraphInstantiate(&bx, built, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+	if (six_freed(d, route))
+		return 2;
+	rc = d->GraphLaunch(bx, s);
+	printf("out of memory: cuGraphLaunch of a built graph %s\n", name_of(d, rc));
+	CHECK(d->StreamSynchronize(s));
+	if (rc == CUDA_SUCCESS)
+		CHECK(d->MemFreeAsync(mp.dptr, s));
+	CHECK(d->StreamSynchronize(s));
+	CHECK(d->GraphExecDestroy(bx));
+	CHECK(d->GraphDestroy(built));
+	limit(0);
+	CHECK(d->GraphExecDestroy(x));
+	CHECK(d->GraphDestroy(graph));
+	CHECK(d->StreamDestroy(s));
+	return 0;
+}
+
 /* GG_SCENARIO_NODE_PARAMS: the generic node functions (CUDA 12.2). A graph
  * of one kernel node added with cuGraphAddNode, gg_fill of a 100-byte E;
  * replayed; the node set in the executable graph (cuGraphExecNodeSetParams)
@@ -165,6 +272,8 @@ int app_scenario(const struct app_driver *d, const char *route, const char *ptx_
 	CHECK(d->ModuleLoad(&mod, ptx_path));
 	/* First, so that the base scenario's second free (an error) comes after. */
 	if (getenv("GG_SCENARIO_DANGLING") && dangling_replay(d, route, mod))
+		return 2;
+	if (getenv("GG_SCENARIO_OOM") && out_of_memory(d, route, dev))
 		return 2;
 
 	rc = d->ModuleGetFunction(&fill, mod, "gg_fill");

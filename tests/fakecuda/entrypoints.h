@@ -271,6 +271,9 @@
     X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams, 12000, 1)                \
     X(cuGraphLaunch, cuGraphLaunch, 10000, 0)                                                   \
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                                              \
+    X(cuGraphUpload, cuGraphUpload, 11010, 0)                                                   \
+    X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0)                                 \
+    X(cuGraphUpload_ptsz, cuGraphUpload, 11010, 1)                                              \
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                                         \
     X(cuGraphDestroy, cuGraphDestroy, 10000, 0)                                                 \
     X(cuGraphCreate, cuGraphCreate, 10000, 0)                                                   \

@@ -52,6 +52,9 @@
  *     CUDA_ERROR_STREAM_CAPTURE_MERGE, invalidating both;
  *   - cuStreamAddCallback ("not supported with cuStreamBeginCapture") and
  *     cuStreamDestroy of a capturing stream: UNSUPPORTED, invalidating it;
+ *   - cuMemFreeAsync on a capturing stream of memory no graph allocated
+ *     ("must be passed the address of a graph allocation"): INVALID_VALUE,
+ *     invalidating the capture (an address of nothing: INVALID_VALUE only);
  *   - further work on an invalidated capture: INVALIDATED.
  * The CUDA 10.0 cuStreamBeginCapture (no mode) captures in GLOBAL mode, the
  * default mode and the strictest.
@@ -526,8 +529,17 @@ CUresult fc_capture_alloc(fc_stream *s, size_t size, int dev, CUdeviceptr *out)
 CUresult fc_capture_free(fc_stream *s, CUdeviceptr ptr)
 {
     fc_galloc *ga = fc_galloc_at(ptr);
-    if (!ga)
-        return CUDA_ERROR_INVALID_VALUE; /* "must be passed the address of a graph allocation" */
+    if (!ga) {
+        /* "must be passed the address of a graph allocation". One that no
+         * graph allocated (cuMemAlloc's, a pool's) is an operation the
+         * capture cannot hold, which invalidates it (the programming guide,
+         * "Prohibited and Unhandled Operations": an invalid operation
+         * attempted during capture invalidates the capture graphs); an
+         * address of nothing is an argument error, which does not. */
+        if (fc_mem_find_base(ptr))
+            s->cap->invalid = true;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     bool own = ga->graph_id == s->cap->g->id;
     if (own ? ga->freed_in != FC_GA_FREE_NONE : ga->freed_in == FC_GA_FREE_OWNER)
         return CUDA_ERROR_INVALID_VALUE;
@@ -1196,6 +1208,41 @@ FC_EXPORT(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGrap
     return graph_launch(hGraphExec, hStream, true);
 }
 
+/* cuGraphUpload "uses memory cached by stream to back the allocations owned
+ * by hGraphExec" and runs nothing. The fake keeps no memory back for a
+ * graph between launches: an upload asks for its allocations' memory as a
+ * launch would and gives it back at once, so it runs out of memory exactly
+ * when a launch now would. */
+static CUresult graph_upload(CUgraphExec hx, CUstream h, bool per_thread)
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_gexec *x = fc_handle_get(hx, FC_K_GEXEC);
+    fc_stream *s = NULL;
+    fc_op **run = NULL;
+    rc = x ? fc_stream_for_work(h, per_thread, &s) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = launch_ops(x, &run);
+    if (rc == CUDA_SUCCESS) {
+        for (size_t i = 0; i < x->n; i++)
+            fc_op_free(run[i]);
+        free(run);
+    }
+    fc_unlock();
+    return rc;
+}
+
+FC_EXPORT(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+{
+    return graph_upload(hGraphExec, hStream, false);
+}
+
+FC_EXPORT(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+{
+    return graph_upload(hGraphExec, hStream, true);
+}
+
 /* Launches already queued run on: they hold their own copies of the ops. */
 FC_EXPORT(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec))
 {
@@ -1284,6 +1331,51 @@ static CUresult add_kernel_node(CUgraphNode *out, CUgraph hg, const CUgraphNode 
     } else {
         fc_knode_free(kn);
     }
+    fc_unlock();
+    return rc;
+}
+
+/* An allocation node: the address range is reserved at once and returned
+ * in nodeParams->dptr, "fixed across instantiations and launches"; memory is
+ * charged at each launch, as for a captured cuMemAllocAsync. Pinned device
+ * memory only, as the fake has no other. */
+FC_EXPORT(cuGraphAddMemAllocNode,
+          (CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+           size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams),
+          (phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
+{
+    CUresult rc = fc_enter();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    fc_graph *g = fc_handle_get(hGraph, FC_K_GRAPH);
+    fc_galloc *ga = NULL;
+    fc_gnode *n = NULL;
+    fc_op *op = NULL;
+    if (!phGraphNode || !g || !nodeParams || !nodeParams->bytesize ||
+        !deps_valid(g, dependencies, numDependencies) ||
+        nodeParams->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        nodeParams->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        nodeParams->poolProps.location.id < 0 ||
+        nodeParams->poolProps.location.id >= fc_st.ndevices)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS && !(op = fc_op_new(FC_OP_GALLOC)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS)
+        rc = fc_galloc_new(nodeParams->bytesize, nodeParams->poolProps.location.id, g->id, &ga);
+    if (rc != CUDA_SUCCESS) {
+        free(op);
+        fc_unlock();
+        return rc;
+    }
+    op->u.galloc.ga = ga;
+    ga->refs++; /* ours until the node holds it */
+    rc = graph_add(g, op, ga, (fc_gnode *const *)dependencies, numDependencies, &n);
+    if (rc == CUDA_SUCCESS) {
+        g->mem = true;
+        nodeParams->dptr = (CUdeviceptr)ga->node.key;
+        *phGraphNode = (CUgraphNode)n;
+    }
+    fc_galloc_unref(ga);
     fc_unlock();
     return rc;
 }

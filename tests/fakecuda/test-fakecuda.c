@@ -3776,6 +3776,29 @@ static void expect_end(CUresult want, CUstream s)
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+/* cuMemFreeAsync during a capture makes a free node, so it "must be passed
+ * the address of a graph allocation": any other address is refused and the
+ * capture is invalidated, in every mode, and the memory is not freed. */
+Test(fakecuda, a_capture_given_a_free_of_memory_no_graph_allocated_is_invalidated)
+{
+    static const CUstreamCaptureMode modes[] = { CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                                 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                 CU_STREAM_CAPTURE_MODE_RELAXED };
+    primary();
+    for (size_t i = 0; i < 3; i++) {
+        CUstream s;
+        CUdeviceptr p;
+        OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        OK(cuMemAlloc_v2(&p, 64));
+        OK(cuStreamBeginCapture_v2(s, modes[i]));
+        EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));
+        cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+        OK(cuMemFree_v2(p)); /* still allocated */
+        OK(cuStreamDestroy_v2(s));
+    }
+}
+
 Test(fakecuda, is_capturing_reports_active_between_begin_and_end)
 {
     CUstream s;
@@ -4475,10 +4498,16 @@ Test(fakecuda, memory_nodes_take_only_graph_allocations)
     CUdeviceptr plain = alloc(8);
     OK(cuStreamCreate(&s, 0));
     OK(cuMemAllocAsync(&p, 8, s));
+    /* Memory no graph allocated: refused, and the capture invalidated. */
+    CUdeviceptr ungraphed[] = { p, plain }; /* a pool's, cuMemAlloc's */
+    for (int i = 0; i < 2; i++) {
+        OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(ungraphed[i], s));
+        expect_end(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, s);
+    }
     OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(p, s));     /* a pool's */
-    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(plain, s)); /* cuMemAlloc's */
     EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(&p, 0, s));
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(plain + 1, s));   /* the address of nothing */
     cr_assert_eq(capture_status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE); /* argument errors */
     CUmemoryPool pool;
     OK(cuDeviceGetDefaultMemPool(&pool, 0));
@@ -4510,6 +4539,63 @@ Test(fakecuda, a_launch_needs_memory_for_its_allocations)
     EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphLaunch(x, s));
     fakecuda_set_mem_limit(0);
     OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+}
+
+/* An upload backs the graph's allocations with memory as a launch would,
+ * runs nothing and keeps nothing back: out of memory exactly when a launch
+ * would be, on either stream form. */
+Test(fakecuda, an_upload_needs_memory_for_its_allocations_and_keeps_none)
+{
+    CUstream s;
+    CUdeviceptr p = 0;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    OK(cuMemAllocAsync(&p, 4096, s));
+    OK(cuMemFreeAsync(p, s));
+    CUgraphExec x = instantiate(end_capture(s), 0);
+    size_t used = fakecuda_mem_used();
+    fakecuda_set_mem_limit(used + 100);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphUpload(x, s));
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphUpload_ptsz(x, s));
+    fakecuda_set_mem_limit(0);
+    OK(cuGraphUpload(x, s));
+    OK(cuGraphUpload_ptsz(x, s));
+    cr_assert_eq(fakecuda_mem_used(), used);
+    OK(cuGraphLaunch(x, s));
+    OK(cuStreamSynchronize(s));
+}
+
+/* An allocation node made by hand is a captured cuMemAllocAsync's: its
+ * address at once, its memory at each launch. */
+Test(fakecuda, an_allocation_node_added_by_hand_takes_its_memory_at_each_launch)
+{
+    CUstream s;
+    CUgraph g;
+    CUgraphNode n;
+    CUDA_MEM_ALLOC_NODE_PARAMS mp = {
+        .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                       .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 } },
+        .bytesize = 4096,
+    };
+    CUDA_MEM_ALLOC_NODE_PARAMS none = mp;
+    primary();
+    OK(cuStreamCreate(&s, 0));
+    OK(cuGraphCreate(&g, 0));
+    none.bytesize = 0;
+    EXPECT(CUDA_ERROR_INVALID_VALUE, cuGraphAddMemAllocNode(&n, g, NULL, 0, &none));
+    OK(cuGraphAddMemAllocNode(&n, g, NULL, 0, &mp));
+    cr_assert_neq(mp.dptr, 0);
+    CUgraphExec x = instantiate(g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    fakecuda_set_mem_limit(fakecuda_mem_used() + 100);
+    EXPECT(CUDA_ERROR_OUT_OF_MEMORY, cuGraphLaunch(x, s));
+    fakecuda_set_mem_limit(0);
+    OK(cuGraphLaunch(x, s));
+    OK(cuMemsetD8Async(mp.dptr, 5, 4096, s));
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(byte_at(mp.dptr), 5);
+    OK(cuMemFreeAsync(mp.dptr, s));
     OK(cuStreamSynchronize(s));
 }
 
