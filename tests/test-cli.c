@@ -411,6 +411,39 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	gg_run_free(&target);
 }
 
+/* What scan names from the process's environment, or from its own
+ * arguments, is escaped (tools/cli.h, gg_cli_name): a value with a line
+ * break prints as one line that forges no other. */
+Test(cli, scan_escapes_the_names_it_prints)
+{
+	char dir[64], go[128], pid[32];
+	struct gg_spawn s;
+	struct gg_run r, target;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	spawn_listening(&s, "11\ngpuguard: scan: sent SIGUSR1", NULL, go, pid, sizeof(pid));
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	cr_expect_neq(strstr(r.err, "was started with GPUGUARD_SIGNAL=11\\x0agpuguard: scan: sent "
+				    "SIGUSR1, which the shim refuses"),
+		      NULL, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, ""), 1, "%s", r.err);
+	gg_run_free(&r);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	gg_run_free(&target);
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "1\n2\\", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	cr_expect_str_eq(r.err, "gpuguard: scan: \"1\\x0a2\\\\\" is not a process id\n");
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--timeout", "\x1b[2J", "1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	cr_expect_neq(strstr(r.err, "--timeout: \"\\x1b[2J\" is not a valid value"), NULL, "%s", r.err);
+	gg_run_free(&r);
+}
+
 Test(cli, run_refuses_a_signal_the_shim_would_refuse)
 {
 	struct gg_run r;
