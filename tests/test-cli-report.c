@@ -2329,6 +2329,36 @@ Test(symbolize, copies_the_input_unchanged_without_a_symbolizer)
 	remove_dir();
 }
 
+/* The names symbolize prints on standard error, the input's and those of
+ * the objects it names, are escaped: each message is one line. */
+Test(symbolize, names_files_and_objects_escaped_on_one_line)
+{
+	const char *empty, *in;
+	struct result r;
+
+	make_dir();
+	empty = write_file("e\nmpty\x1b.log", "%s", "");
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", empty);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_neq(strstr(r.err, "/e\\x0ampty\\x1b.log is empty"), NULL, "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
+	free_result(&r);
+
+	in = write_file("s.json", "%s",
+			"{ \"site\": { \"address\": \"0x1234\", \"object\": "
+			"\"/no/such\\nobject\\u001b\", \"offset\": \"0x1234\" } }\n");
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in);
+	cr_expect_neq(strstr(r.err, "/no/such\\x0aobject\\x1b: not found"), NULL, "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
+	free_result(&r);
+
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", "--x\ny");
+	cr_expect_eq(r.status, 2);
+	cr_expect_neq(strstr(r.err, "unknown option '--x\\x0ay'"), NULL, "%s", r.err);
+	free_result(&r);
+	remove_dir();
+}
+
 Test(symbolize, usage_errors_and_an_unreadable_input_exit_2)
 {
 	struct result r = RUN(gg_cmd_symbolize, NULL, "symbolize", "a.log", "b.log");
