@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summaries with many distinct leak stacks, for timing gpuguard report
-(BENCHMARKS.md, "6. gpuguard report"): bench/leak-summaries.py N DIR [FILES]
+(BENCHMARKS.md, "gpuguard report"): bench/leak-summaries.py N DIR [FILES]
 writes FILES summaries (default 1), DIR/leaks.PID.json, each of which leaked
 from the same N distinct allocation stacks of 8 frames (so that with several
 files each stack is one entry seen in FILES processes). Stack i leaks i+1

@@ -444,6 +444,44 @@ Test(cli, scan_escapes_the_names_it_prints)
 	gg_run_free(&r);
 }
 
+/* gpuguard -- PROGRAM and bisect say the names they were given escaped
+ * too: a path, a value, a program, each message on one line. */
+Test(cli, run_escapes_the_names_it_prints)
+{
+	static const struct {
+		const char *args[6], *want;
+		int status;
+	} cases[] = {
+		{ { "--json", "/no/such\ndir/x.json", "--", "/bin/true" },
+		  "--json: cannot write \"/no/such\\x0adir/x.json\": the directory "
+		  "\"/no/such\\x0adir\" "
+		  "does not exist",
+		  2 },
+		{ { "--redzone", "1\n\x1b", "--", "/bin/true" },
+		  "--redzone: \"1\\x0a\\x1b\" is not a valid value",
+		  2 },
+		{ { "--x\ny", "--", "/bin/true" }, "unknown option '--x\\x0ay'", 2 },
+		{ { "--", "/no/such\nprogram" }, "cannot run /no/such\\x0aprogram: ", 127 },
+		{ { "bisect", "--timeout", "1\n2", "--", "/bin/true" },
+		  "bisect: --timeout: \"1\\x0a2\" is not a valid value",
+		  2 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[8] = { GG_CLI };
+		struct gg_run r;
+		size_t n = 1;
+
+		for (size_t k = 0; cases[i].args[k]; k++)
+			argv[n++] = cases[i].args[k];
+		cli(&r, NULL, argv);
+		cr_expect_eq(gg_run_exit(&r), cases[i].status, "%s", r.err);
+		cr_expect_neq(strstr(r.err, cases[i].want), NULL, "%s\nin:\n%s", cases[i].want, r.err);
+		cr_expect_eq(gg_count_lines(r.err, ""), 1, "%s", r.err);
+		gg_run_free(&r);
+	}
+}
+
 Test(cli, run_refuses_a_signal_the_shim_would_refuse)
 {
 	struct gg_run r;
