@@ -349,11 +349,12 @@ static void end_process(int pid)
 }
 
 /* gpuguard prune-metrics @args, run as PRUNER in a mount namespace of its own
+ * (and, with @pid_ns, a pid namespace of its own too, as in a container)
  * where /proc is mounted with @proc_options (NULL: no /proc, an empty
  * directory over it); stdout, stderr and status into @r. False, with why in
- * @why, when this system cannot set that up (not root, no mount
- * namespaces): the test is then skipped. */
-static bool prune_hidden(struct gg_run *r, const char *dir, const char *proc_options,
+ * @why, when this system cannot set that up (not root, no namespaces): the
+ * test is then skipped. */
+static bool prune_hidden(struct gg_run *r, const char *dir, const char *proc_options, bool pid_ns,
 			 const char *const *args, char *why, size_t cap)
 {
 	char cli[128], out[128], err[128], setup[128], copy[PATH_MAX + 512];
@@ -384,8 +385,15 @@ static bool prune_hidden(struct gg_run *r, const char *dir, const char *proc_opt
 
 		if (!f)
 			_exit(126);
-		if (unshare(CLONE_NEWNS)) {
-			step = "unshare(CLONE_NEWNS)";
+		if (unshare(CLONE_NEWNS | (pid_ns ? CLONE_NEWPID : 0))) {
+			step = pid_ns ? "unshare(CLONE_NEWNS | CLONE_NEWPID)" : "unshare(CLONE_NEWNS)";
+		} else if (pid_ns && (pid = fork()) != 0) {
+			int st;
+
+			/* The first process of the new namespace runs the rest. */
+			if (pid < 0 || waitpid(pid, &st, 0) != pid)
+				_exit(126);
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 126);
 		} else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
 			step = "making / private";
 		} else if (proc_options ? mount("proc", "/proc", "proc",
@@ -479,7 +487,7 @@ Test(prune, a_process_that_proc_hides_is_not_gone)
 			 gone, boot, gone);
 		put(dir, "gone.prom", text, 7200);
 
-		ran = prune_hidden(&p, dir, mounts[m].options,
+		ran = prune_hidden(&p, dir, mounts[m].options, false,
 				   (const char *[]){ dir, "--older-than", "1h", NULL }, why,
 				   sizeof(why));
 		end_process(other);
@@ -586,4 +594,75 @@ Test(prune, names_are_escaped_so_none_forges_a_line)
 	cr_expect_eq(prune(&p, (const char *[]){ dir, "--x\ny", "--older-than", "1h", NULL }), 2);
 	cr_expect_neq(strstr(p.err, "unknown option \"--x\\x0ay\""), NULL, "%s", p.err);
 	gg_run_free(&p);
+}
+
+/* A pid means a process of the writer's pid namespace only: run from
+ * another (a container's, with its own /proc), prune-metrics can neither
+ * see that process nor kill() it, which is no sign that it is gone. A file
+ * of this namespace's running process, written with its namespace, is kept
+ * there, and named; one written without (before the field) is judged as
+ * before; here, a file of another namespace is kept too. */
+Test(prune, a_process_of_another_pid_namespace_is_not_gone)
+{
+	char dir[64], text[512], why[256], path[64], link[64], line[512], *boot = boot_id();
+	unsigned long long ns;
+	int live = process_of(PRUNER), gone = gone_pid();
+	struct gg_run p;
+	bool ran;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	cr_assert_gt(n = readlink(path, link, sizeof(link) - 1), 0);
+	link[n] = '\0';
+	cr_assert_eq(sscanf(link, "pid:[%llu]", &ns), 1, "%s", link);
+	gg_test_dir(dir, sizeof(dir));
+	cr_assert_eq(chown(dir, PRUNER, PRUNER), 0);
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=%llu boot_id=%s pidns=%llu\n"
+		 "gpuguard_errors{exe=\"app\",pid=\"%d\"} 0\n",
+		 live, start_of(live), boot, ns, live);
+	put(dir, "live.prom", text, 7200);
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=1 boot_id=%s pidns=%llu\n"
+		 "gpuguard_errors{exe=\"app\",pid=\"%d\"} 0\n",
+		 gone, boot, ns, gone);
+	put(dir, "gone-here.prom", text, 7200);
+
+	/* In a namespace of its own: both kept, said why. */
+	ran = prune_hidden(&p, dir, "hidepid=0", true,
+			   (const char *[]){ dir, "--older-than", "1h", NULL }, why, sizeof(why));
+	if (!ran) {
+		end_process(live);
+		free(boot);
+		cr_skip_test("%s", why);
+	}
+	cr_expect_eq(gg_run_exit(&p), 0, "%s", p.err);
+	cr_expect(there(dir, "live.prom"), "a running process's file was removed: %s", p.out);
+	cr_expect(there(dir, "gone-here.prom"), "%s", p.out);
+	snprintf(line, sizeof(line),
+		 "kept %s/live.prom: process %d is of another pid namespace (pid:[%llu]), which "
+		 "cannot be seen from here; not known to be gone\n",
+		 dir, live, ns);
+	cr_expect_neq(strstr(p.out, line), NULL, "%s\nin:\n%s", line, p.out);
+	cr_expect_neq(strstr(p.out, "prune-metrics: 0 files removed, 0 of running processes kept, 0 "
+				    "newer than 1h kept, 2 of processes that cannot be seen kept\n"),
+		      NULL, "%s", p.out);
+	gg_run_free(&p);
+
+	/* In the writer's: the running one's stays, the ended one's goes. */
+	snprintf(text, sizeof(text),
+		 "# gpuguard-process pid=%d starttime=1 boot_id=%s pidns=%llu\n"
+		 "gpuguard_errors{exe=\"app\",pid=\"%d\"} 0\n",
+		 gone, boot, ns + 1, gone);
+	put(dir, "gone-elsewhere.prom", text, 7200);
+	cr_assert_eq(prune(&p, (const char *[]){ dir, "--older-than", "1h", NULL }), 0, "%s", p.err);
+	end_process(live);
+	cr_expect(there(dir, "live.prom"), "%s", p.out);
+	cr_expect(!there(dir, "gone-here.prom"), "%s", p.out);
+	cr_expect(there(dir, "gone-elsewhere.prom"), "%s", p.out);
+	cr_expect_neq(strstr(p.out, "prune-metrics: 1 file removed, 1 of running processes kept, 0 "
+				    "newer than 1h kept, 1 of processes that cannot be seen kept\n"),
+		      NULL, "%s", p.out);
+	gg_run_free(&p);
+	free(boot);
 }

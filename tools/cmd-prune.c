@@ -49,8 +49,9 @@ static const char prune_usage[] =
 /* What a metrics file says about the process that wrote it. */
 struct written_by {
 	int pid;
-	bool has_start, has_boot;
+	bool has_start, has_boot, has_ns;
 	unsigned long long start; /* clock ticks since boot */
+	unsigned long long ns;    /* its pid namespace's inode */
 	char boot[64];
 	char exe[GG_EXE_LABEL_MAX]; /* the exe label as written, escaped; "" when none */
 };
@@ -153,6 +154,8 @@ static bool gpuguard_file(const char *text, struct written_by *w)
 		w->has_start = line_field(text, "starttime", field, sizeof(field)) &&
 			       parse_number(field, &w->start);
 		w->has_boot = line_field(text, "boot_id", w->boot, sizeof(w->boot));
+		w->has_ns = line_field(text, "pidns", field, sizeof(field)) &&
+			    parse_number(field, &w->ns);
 	}
 	/* The first series: its exe label, and its pid for a file without the
 	 * process line. */
@@ -194,13 +197,22 @@ static int pid_probe(int pid)
  * that cannot be read at all (@proc false), is kept. */
 static enum fate fate_of(const struct written_by *w, const char *boot, bool proc, char *why, size_t cap)
 {
-	unsigned long long start;
+	unsigned long long start, ns;
 	char exe[GG_EXE_LABEL_MAX];
 	int err;
 
 	if (w->has_boot && boot[0] && strcmp(w->boot, boot)) {
 		snprintf(why, cap, "written before the last boot");
 		return GONE;
+	}
+	/* Its pid is a pid of the writer's namespace: from another (a
+	 * container's), neither kill() nor /proc can see that process. */
+	if (w->has_ns && (gg_report_pid_ns(&ns) || ns != w->ns)) {
+		snprintf(why, cap,
+			 "process %d is of another pid namespace (pid:[%llu]), which cannot be "
+			 "seen from here; not known to be gone",
+			 w->pid, w->ns);
+		return UNSEEN;
 	}
 	if (!proc) {
 		if (pid_probe(w->pid) == -ESRCH) {
