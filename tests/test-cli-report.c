@@ -308,6 +308,52 @@ Test(json, refuses_malformed_documents_naming_line_column_and_problem)
 	}
 }
 
+/* The tree lives in blocks of its own (tools/json.c): strings longer than a
+ * block's quarter, arrays of many items nested in arrays and objects, and
+ * every value after them read back whole and in order. */
+Test(json, reads_long_strings_and_many_items_whole)
+{
+	enum {
+		LONG = 300000,
+		ITEMS = 100000
+	};
+	size_t cap = LONG + 32 * ITEMS + 256, n = 0;
+	char *text = malloc(cap);
+	struct gg_json *v;
+	const struct gg_json *arr, *s;
+
+	cr_assert_not_null(text);
+	n += (size_t)snprintf(text + n, cap - n, "{ \"long\": \"");
+	for (size_t i = 0; i < LONG; i++)
+		text[n++] = (char)('a' + i % 26);
+	n += (size_t)snprintf(text + n, cap - n, "\", \"items\": [");
+	for (int i = 0; i < ITEMS; i++)
+		n += (size_t)snprintf(text + n, cap - n, "%s[%d, {\"k\": \"%d\"}]", i ? "," : "", i, i);
+	n += (size_t)snprintf(text + n, cap - n, "], \"after\": \"x\\u00e9\", \"n\": 1.5e3 }");
+	v = parse(text);
+	s = gg_json_get(v, "long");
+	cr_assert_eq(s->u.string.len, LONG);
+	for (size_t i = 0; i < LONG; i += 997)
+		cr_assert_eq(s->u.string.s[i], 'a' + i % 26, "byte %zu", i);
+	cr_assert_eq(s->u.string.s[LONG], '\0');
+	arr = gg_json_get(v, "items");
+	cr_assert_eq(gg_json_length(arr), ITEMS);
+	for (int i = 0; i < ITEMS; i += 7) {
+		const struct gg_json *pair = gg_json_at(arr, (size_t)i);
+		char want[16];
+
+		cr_assert_eq(gg_json_length(pair), 2);
+		cr_assert_eq(gg_json_u64(gg_json_at(pair, 0), 0), (uint64_t)i);
+		snprintf(want, sizeof(want), "%d", i);
+		cr_assert_str_eq(gg_json_string(gg_json_get(gg_json_at(pair, 1), "k"), ""), want);
+	}
+	cr_assert_str_eq(gg_json_string(gg_json_get(v, "after"), ""), "x\xc3\xa9");
+	cr_assert_str_eq(gg_json_get(v, "n")->u.number.text, "1.5e3");
+	cr_assert_eq(gg_json_length(v), 4);
+	gg_json_free(v);
+	free(text);
+}
+
 Test(json, refuses_nesting_deeper_than_the_limit)
 {
 	size_t n = GG_JSON_MAX_DEPTH + 1;
