@@ -2405,6 +2405,42 @@ Test(symbolize, names_files_and_objects_escaped_on_one_line)
 	remove_dir();
 }
 
+/* A log that names many distinct objects: each is looked for once, and
+ * named once where it is not found, in the order first seen; the log is
+ * copied as it is. The objects are found by a hash of their names (a search
+ * through those so far made such a log quadratic). */
+Test(symbolize, looks_for_each_of_many_objects_once_in_order)
+{
+	enum {
+		OBJECTS = 20000
+	};
+	const char *path = NULL;
+	struct result r;
+	char want[128];
+	const char *at;
+	FILE *f;
+
+	need_a_symbolizer();
+	make_dir();
+	path = in_tmp("many.log");
+	cr_assert_not_null(f = fopen(path, "w"));
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < OBJECTS; i++)
+			fprintf(f, "frame %d: gg_no_such_object_%d.so+0x%x\n", i, i, 16 + round);
+	cr_assert_eq(fclose(f), 0);
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", path);
+	cr_expect_eq(count_of(r.err, ": not found"), OBJECTS, "%.2000s", r.err);
+	at = r.err;
+	for (int i = 0; i < OBJECTS && at; i += 97) {
+		snprintf(want, sizeof(want), "symbolize: gg_no_such_object_%d.so: not found", i);
+		cr_expect_neq(at = strstr(at, want), NULL, "%s", want);
+	}
+	cr_expect_eq(count_of(r.out, "\n"), 2 * OBJECTS);
+	cr_expect_neq(strstr(r.out, "frame 19999: gg_no_such_object_19999.so+0x11\n"), NULL);
+	free_result(&r);
+	remove_dir();
+}
+
 Test(symbolize, usage_errors_and_an_unreadable_input_exit_2)
 {
 	struct result r = RUN(gg_cmd_symbolize, NULL, "symbolize", "a.log", "b.log");

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hashindex.h"
 #include "options/config.h"
 #include "json.h"
 #include "callsite/runtime-syms.h"
@@ -112,6 +113,9 @@ struct job {
 	size_t ndirs;
 	struct object *objects;
 	size_t nobjects, objects_cap;
+	/* The objects by name: a search through them made an input of many
+	 * objects quadratic. */
+	struct gg_hashindex object_index;
 	struct loc *locs;
 	size_t nlocs, locs_cap;
 	struct chain *chains;
@@ -121,27 +125,42 @@ struct job {
 	bool oom;
 };
 
+struct object_key {
+	const struct job *job;
+	const char *name;
+	size_t len;
+};
+
+static bool object_alike(const void *ctx, size_t item)
+{
+	const struct object_key *k = ctx;
+	const char *name = k->job->objects[item].name;
+
+	return strlen(name) == k->len && !memcmp(name, k->name, k->len);
+}
+
 /* The index of the object named @name (@name_len bytes), added if new;
  * SIZE_MAX when out of memory. */
 static size_t object_of(struct job *job, const char *name, size_t name_len)
 {
-	size_t i;
+	uint64_t hash = gg_hashindex_hash(GG_HASHINDEX_SEED, name, name_len);
+	size_t i = gg_hashindex_find(&job->object_index, hash, object_alike,
+				     &(struct object_key){ job, name, name_len });
+	char *copy;
 
-	for (i = 0; i < job->nobjects; i++)
-		if (strlen(job->objects[i].name) == name_len &&
-		    !memcmp(job->objects[i].name, name, name_len))
-			break;
-	if (i == job->nobjects) {
-		char *copy = strndup(name, name_len);
-
-		if (!copy || !gg_cli_grow((void **)&job->objects, &job->objects_cap, job->nobjects,
-					  sizeof(*job->objects))) {
-			free(copy);
-			job->oom = true;
-			return SIZE_MAX;
-		}
-		job->objects[job->nobjects++] = (struct object){ .name = copy };
+	if (i != SIZE_MAX)
+		return i;
+	copy = strndup(name, name_len);
+	if (!copy || !gg_cli_grow((void **)&job->objects, &job->objects_cap, job->nobjects,
+				  sizeof(*job->objects))) {
+		free(copy);
+		job->oom = true;
+		return SIZE_MAX;
 	}
+	i = job->nobjects++;
+	job->objects[i] = (struct object){ .name = copy };
+	/* Out of memory, the name's next location only gets an object of its own. */
+	(void)gg_hashindex_add(&job->object_index, hash, i);
 	return i;
 }
 
@@ -1049,6 +1068,7 @@ static void free_job(struct job *job)
 		free(obj->path);
 	}
 	free(job->objects);
+	gg_hashindex_free(&job->object_index);
 	free(job->locs);
 	free(job->chains);
 }
