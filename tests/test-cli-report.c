@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include "cli.h"
 #include "harness.h"
 #include "json.h"
+#include "report.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -304,6 +306,52 @@ Test(json, refuses_malformed_documents_naming_line_column_and_problem)
 		cr_expect(strstr(err.message, docs[i].message), "%s: \"%s\", expected \"%s\"",
 			  docs[i].text, err.message, docs[i].message);
 	}
+}
+
+/* The tree lives in blocks of its own (tools/json.c): strings longer than a
+ * block's quarter, arrays of many items nested in arrays and objects, and
+ * every value after them read back whole and in order. */
+Test(json, reads_long_strings_and_many_items_whole)
+{
+	enum {
+		LONG = 300000,
+		ITEMS = 100000
+	};
+	size_t cap = LONG + 32 * ITEMS + 256, n = 0;
+	char *text = malloc(cap);
+	struct gg_json *v;
+	const struct gg_json *arr, *s;
+
+	cr_assert_not_null(text);
+	n += (size_t)snprintf(text + n, cap - n, "{ \"long\": \"");
+	for (size_t i = 0; i < LONG; i++)
+		text[n++] = (char)('a' + i % 26);
+	n += (size_t)snprintf(text + n, cap - n, "\", \"items\": [");
+	for (int i = 0; i < ITEMS; i++)
+		n += (size_t)snprintf(text + n, cap - n, "%s[%d, {\"k\": \"%d\"}]", i ? "," : "", i, i);
+	n += (size_t)snprintf(text + n, cap - n, "], \"after\": \"x\\u00e9\", \"n\": 1.5e3 }");
+	v = parse(text);
+	s = gg_json_get(v, "long");
+	cr_assert_eq(s->u.string.len, LONG);
+	for (size_t i = 0; i < LONG; i += 997)
+		cr_assert_eq(s->u.string.s[i], 'a' + i % 26, "byte %zu", i);
+	cr_assert_eq(s->u.string.s[LONG], '\0');
+	arr = gg_json_get(v, "items");
+	cr_assert_eq(gg_json_length(arr), ITEMS);
+	for (int i = 0; i < ITEMS; i += 7) {
+		const struct gg_json *pair = gg_json_at(arr, (size_t)i);
+		char want[16];
+
+		cr_assert_eq(gg_json_length(pair), 2);
+		cr_assert_eq(gg_json_u64(gg_json_at(pair, 0), 0), (uint64_t)i);
+		snprintf(want, sizeof(want), "%d", i);
+		cr_assert_str_eq(gg_json_string(gg_json_get(gg_json_at(pair, 1), "k"), ""), want);
+	}
+	cr_assert_str_eq(gg_json_string(gg_json_get(v, "after"), ""), "x\xc3\xa9");
+	cr_assert_str_eq(gg_json_get(v, "n")->u.number.text, "1.5e3");
+	cr_assert_eq(gg_json_length(v), 4);
+	gg_json_free(v);
+	free(text);
 }
 
 Test(json, refuses_nesting_deeper_than_the_limit)
@@ -913,6 +961,294 @@ Test(report, escapes_control_characters_of_names)
 	cr_expect(strstr(r.out, "  REQUIRED  m\\x1b[2J::f\\x0a\\u009b  1x\n"), "%s", r.out);
 	cr_expect_null(strchr(r.out, '\x1b'));
 	cr_expect_null(strstr(r.out, "\xc2\x9b"));
+	free_result(&r);
+	remove_dir();
+}
+
+/* A summary of pid @pid that leaked from stacks 0, @step, 2 @step, ... below
+ * @stacks: stack i is its own site (leak_I) over one frame all share, 16, 32
+ * or 48 bytes by i % 3, one allocation each. With @more, as many violations
+ * (allocation #I) and missing kernels (k_I), each at a site of its own. */
+static const char *leak_summary(const char *name, int pid, int stacks, int step, bool more)
+{
+	const char *path = in_tmp(name);
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fprintf(f,
+		"{ \"schema\": 1, \"pid\": %d, \"exe\": \"/a\", \"sealed\": true, \"seals\": 1,\n"
+		"  \"lookups\": { \"total\": 0, \"resolved\": 0, \"unresolved_required\": 0, "
+		"\"unresolved_expected\": 0, \"late_misses\": 0, \"unresolved\": 0 },\n"
+		"  \"allocations\": { \"calls\": 1, \"failed\": 0, \"padded\": 1, "
+		"\"unpadded_fallbacks\": 0, \"live\": 0, \"live_bytes\": 0 },\n"
+		"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0 },\n"
+		"  \"unresolved\": [\n",
+		pid);
+	for (int i = 0; more && i < stacks; i += step)
+		fprintf(f,
+			"%s{\"module\":\"m\",\"function\":\"k_%d\",\"expected_absent\":false,"
+			"\"count\":1,\"result\":\"CUDA_ERROR_NOT_FOUND\",\"site\":{\"address\":"
+			"\"0x%x\",\"object\":\"/a\",\"offset\":\"0x%x\"}}\n",
+			i ? "," : "", i, 0x20000 + i, 0x20000 + i);
+	fprintf(f, "  ],\n  \"violations\": [\n");
+	for (int i = 0; more && i < stacks; i += step)
+		fprintf(f,
+			"%s{\"index\":%d,\"user_bytes\":16,\"pad_bytes\":64,\"first\":0,\"last\":0,"
+			"\"changed\":1,\"first_value\":1,\"expected\":238,\"detected_by\":\"scan\","
+			"\"site\":{\"address\":\"0x%x\",\"object\":\"/a\",\"offset\":\"0x%x\"}}\n",
+			i ? "," : "", i, 0x30000 + i, 0x30000 + i);
+	fprintf(f, "  ],\n  \"leaks\": [\n");
+	for (int i = 0; i < stacks; i += step)
+		fprintf(f,
+			"%s{\"count\":1,\"bytes\":%d,\"site\":{\"address\":\"0x%x\",\"object\":\"/a\","
+			"\"offset\":\"0x%x\",\"symbol\":\"leak_%d+0x1\"},\"stack\":[{\"address\":"
+			"\"0x%x\",\"object\":\"/a\",\"offset\":\"0x%x\",\"symbol\":\"leak_%d+0x1\"},"
+			"{\"address\":\"0x7000\",\"object\":\"/a\",\"offset\":\"0x7000\",\"symbol\":"
+			"\"main+0x2\"}]}\n",
+			i ? "," : "", 16 * (1 + i % 3), 0x10000 + i, i, i, 0x10000 + i, i, i);
+	fprintf(f, "  ],\n  \"errors\": 0 }\n");
+	cr_assert_eq(fclose(f), 0);
+	return path;
+}
+
+/* (docs/ci.md, "Report formats"): report's time is linear in the findings.
+ * Two processes with 20000 distinct leak stacks, violations and missing
+ * kernels, the second with every fourth of them again: each is one entry,
+ * with the pids it was seen in, and grouping compares a finding with at
+ * most one entry (the one its hash finds), so it takes time linear in the
+ * findings; a search through the entries so far compared each with all the
+ * entries before it (131072 leak stacks took minutes). Leaks: the most
+ * bytes first, then the most allocations, ties in the order first seen. */
+Test(report, groups_many_distinct_findings_comparing_each_once)
+{
+	enum {
+		N = 20000
+	};
+	struct proc procs[2] = { { 0 } };
+	struct view vw = { 0 };
+	struct gg_json_error err;
+	size_t rows, last = N - 1;
+
+	make_dir();
+	procs[0].file = leak_summary("a.json", 301, N, 1, true);
+	procs[1].file = leak_summary("b.json", 302, N, 4, true);
+	for (int i = 0; i < 2; i++) {
+		procs[i].root = gg_json_parse_file(procs[i].file, &err);
+		cr_assert_not_null(procs[i].root, "%s: %s", procs[i].file, err.message);
+		procs[i].pid = 301 + (uint64_t)i;
+	}
+	vw.procs = procs;
+	vw.nprocs = 2;
+	gg_view_group(&vw);
+	cr_expect_eq(vw.nleaks, N);
+	cr_expect_eq(vw.nviolations, N);
+	cr_expect_eq(vw.npairs, N);
+	/* Each finding of the second process (a kernel: then its site too) met
+	 * its entry once; the first one's met none. */
+	rows = 4 * (N / 4);
+	cr_expect_leq(vw.compared, rows, "%zu findings compared with an entry, for %zu found",
+		      vw.compared, rows);
+	for (size_t k = 0; k < vw.npairs; k++) {
+		cr_expect_eq(vw.pairs[k].nsites, 1);
+		cr_expect_eq(vw.pairs[k].pids.len, k % 4 ? 1 : 2, "pair %zu", k);
+	}
+	for (size_t k = 0; k < vw.nviolations; k++)
+		cr_expect_eq(vw.violations[k].rows, k % 4 ? 1 : 2, "violation %zu", k);
+	/* 96 bytes in both processes: stacks 8, 20, 32, ... (i % 12 == 8) in the
+	 * order first seen; then 48 bytes in one (i % 3 == 2, not in both), ... */
+	for (size_t k = 0; k < N / 12; k++) {
+		const struct leak_group *g = &vw.leaks[k];
+
+		cr_expect_eq(g->bytes, 96, "leak %zu", k);
+		cr_expect_eq(g->count, 2, "leak %zu", k);
+		cr_expect_eq(g->pids.len, 2, "leak %zu", k);
+		cr_expect_eq(g->seen, 8 + 12 * k, "leak %zu: stack %zu", k, g->seen);
+	}
+	cr_expect_eq(vw.leaks[N / 12].bytes, 64); /* 32 bytes in both: i % 12 == 4 */
+	cr_expect_eq(vw.leaks[N / 12].seen, 4);
+	/* Last: 16 bytes in one process (i % 3 == 0, not in both), the latest. */
+	while (last % 3 || !(last % 4))
+		last--;
+	cr_expect_eq(vw.leaks[N - 1].bytes, 16);
+	cr_expect_eq(vw.leaks[N - 1].seen, last);
+	gg_view_free_groups(&vw);
+	for (int i = 0; i < 2; i++)
+		gg_json_free(procs[i].root);
+	remove_dir();
+}
+
+/* The same leaks, printed: the totals, the first ten entries with their pids
+ * in order, and how many more. */
+Test(report, prints_the_leaks_of_many_stacks_most_bytes_first)
+{
+	enum {
+		STACKS = 16384
+	};
+	uint64_t count = 0, bytes = 0;
+	const char *a, *b;
+	struct result r;
+	char line[256];
+	const char *at;
+
+	make_dir();
+	a = leak_summary("a.json", 301, STACKS, 1, false);
+	b = leak_summary("b.json", 302, STACKS, 4, false);
+	for (int i = 0; i < STACKS; i++) {
+		int times = i % 4 ? 1 : 2;
+
+		count += times;
+		bytes += (uint64_t)times * 16 * (1 + i % 3);
+	}
+	r = RUN(gg_cmd_report, NULL, "report", b, a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "");
+	snprintf(line, sizeof(line),
+		 "\nleaks: %" PRIu64 " allocations (%" PRIu64 " bytes) live at exit, from %d stacks\n",
+		 count, bytes, STACKS);
+	cr_expect_neq(strstr(r.out, line), NULL, "%s\n%.3000s", line, r.out);
+	at = r.out;
+	for (int k = 0; k < 10; k++) {
+		int i = 8 + 12 * k;
+
+		snprintf(line, sizeof(line),
+			 "\n  pids 301, 302: 2 allocations (96 bytes) allocated at leak_%d+0x1 "
+			 "(a+0x%x)\n",
+			 i, i);
+		cr_expect_neq(at = strstr(at, line), NULL, "entry %d: %s\n%.3000s", k, line, r.out);
+		if (!at)
+			break;
+	}
+	cr_expect_eq(count_of(r.out, " allocated at leak_"), 10, "%.3000s", r.out);
+	snprintf(line, sizeof(line), "\n  and %d more stacks\n", STACKS - 10);
+	cr_expect_neq(strstr(r.out, line), NULL, "%s", line);
+	free_result(&r);
+	remove_dir();
+}
+
+/* @text with each line break and the indent after it read as one space:
+ * the report's wrapped lines as one (malloc'd). */
+static char *unwrapped(const char *text)
+{
+	char *out = malloc(strlen(text) + 1), *o = out;
+
+	cr_assert_not_null(out);
+	for (const char *p = text; *p; p++) {
+		if (*p != '\n') {
+			*o++ = *p;
+			continue;
+		}
+		*o++ = ' ';
+		while (p[1] == ' ')
+			p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Coverage's reasons and caching allocators of several processes, many of
+ * them: each named once, with its counts added up, in the order first seen,
+ * the reasons found by hash (a search through those so far, and looking each
+ * member up by its key while checking, made them quadratic). */
+Test(report, adds_up_many_coverage_reasons_and_allocators_in_order)
+{
+	enum {
+		REASONS = 3000
+	};
+	const char *files[2];
+	struct result r;
+	char *text, want[64];
+	const char *at;
+
+	make_dir();
+	for (int f = 0; f < 2; f++) {
+		const char *path = in_tmp(f ? "b.json" : "a.json");
+		FILE *out = fopen(path, "w");
+
+		cr_assert_not_null(out);
+		fprintf(out,
+			"{ \"schema\": 1, \"pid\": %d, \"exe\": \"/a\",\n"
+			"  \"lookups\": { \"total\": 0, \"resolved\": 0, \"unresolved_required\": 0, "
+			"\"unresolved_expected\": 0, \"late_misses\": 0, \"unresolved\": 0 },\n"
+			"  \"unresolved\": [], \"violations\": [],\n"
+			"  \"allocations\": { \"calls\": 1, \"failed\": 0, \"padded\": 1, "
+			"\"unpadded_fallbacks\": 0, \"live\": 0, \"live_bytes\": 0 },\n"
+			"  \"redzones\": { \"scans\": 1, \"checked\": 1, \"unchecked\": 0 },\n"
+			"  \"coverage\": { \"allocations\": %d, \"guarded\": 0, \"unguarded\": {",
+			401 + f, REASONS * (1 + f));
+		/* The second process: the same names, the other way round. */
+		for (int i = 0; i < REASONS; i++)
+			fprintf(out, "%s\"r%d\": %d", i ? ", " : "", f ? REASONS - 1 - i : i, 1 + f);
+		fprintf(out, " },\n    \"caching_allocators\": [");
+		for (int i = 0; i < REASONS; i++)
+			fprintf(out, "%s\"a%d\"", i ? ", " : "", f ? REASONS - 1 - i : i);
+		fprintf(out, "] },\n  \"errors\": 0 }\n");
+		cr_assert_eq(fclose(out), 0);
+		files[f] = path;
+	}
+	r = RUN(gg_cmd_report, NULL, "report", files[0], files[1]);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	text = unwrapped(r.out);
+	cr_expect_eq(count_of(text, " 3, r"), REASONS - 1, "%.3000s", text);
+	at = text;
+	for (int i = 0; i < REASONS && at; i++) {
+		snprintf(want, sizeof(want), i ? ", r%d 3" : "(r%d 3, ", i);
+		cr_expect_neq(at = strstr(at, want), NULL, "reason %d: %s", i, want);
+	}
+	cr_expect_neq(strstr(text, "; caching allocators: a0, a1, a2, "), NULL, "%.3000s", text);
+	snprintf(want, sizeof(want), ", a%d (the bands guard", REASONS - 1);
+	cr_expect_neq(strstr(text, want), NULL, "%s", want);
+	for (int i = 0; i < REASONS; i++) {
+		snprintf(want, sizeof(want), " a%d,", i);
+		cr_expect_eq(count_of(text, want), i < REASONS - 1, "%s", want);
+	}
+	free(text);
+	free_result(&r);
+	remove_dir();
+}
+
+/* Every name report prints, on standard error too, is escaped as on
+ * standard output (tools/cli.h, gg_cli_name): a file that cannot be read, an
+ * output that is an input, an option, a summary's key; each message is one
+ * line. */
+Test(report, names_files_options_and_keys_escaped_on_one_line)
+{
+	const char *bad, *in;
+	struct result r;
+
+	make_dir();
+	r = RUN(gg_cmd_report, NULL, "report", in_tmp("no\nsuch\x1b.json"));
+	cr_expect_eq(r.status, 2);
+	cr_expect_neq(strstr(r.err, "/no\\x0asuch\\x1b.json: cannot read: "), NULL, "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
+	free_result(&r);
+
+	in = summary("in\nput\\.json", 7, "", "", 0);
+	r = RUN(gg_cmd_report, NULL, "report", "--junit", in, in);
+	cr_expect_eq(r.status, 2);
+	cr_expect_neq(strstr(r.err, "/in\\x0aput\\\\.json: is one of the summaries to read"), NULL,
+		      "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
+	free_result(&r);
+
+	r = RUN(gg_cmd_report, NULL, "report", "--x\ny", in);
+	cr_expect_eq(r.status, 2);
+	cr_expect_neq(strstr(r.err, "unknown option '--x\\x0ay'"), NULL, "%s", r.err);
+	free_result(&r);
+
+	/* Read: its name in the report's first line, escaped there too. */
+	r = RUN(gg_cmd_report, NULL, "report", in);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_neq(strstr(r.out, "/in\\x0aput\\\\.json\n"), NULL, "%s", r.out);
+	free_result(&r);
+
+	bad = summary_full("bad.json", 8, "/a", 64, "", "",
+			   "\"coverage\": { \"allocations\": 1, \"guarded\": 0, "
+			   "\"unguarded\": { \"x\\ny\": \"many\" } },\n  ",
+			   0);
+	r = RUN(gg_cmd_report, NULL, "report", bad);
+	cr_expect_eq(r.status, 2);
+	cr_expect_neq(strstr(r.err, "\"coverage.unguarded.x\\x0ay\" is a string"), NULL, "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
 	free_result(&r);
 	remove_dir();
 }
@@ -2035,6 +2371,72 @@ Test(symbolize, copies_the_input_unchanged_without_a_symbolizer)
 	cr_expect(strstr(r.err, "gpuguard: symbolize: neither llvm-symbolizer nor addr2line is "
 				"on PATH"),
 		  "%s", r.err);
+	free_result(&r);
+	remove_dir();
+}
+
+/* The names symbolize prints on standard error, the input's and those of
+ * the objects it names, are escaped: each message is one line. */
+Test(symbolize, names_files_and_objects_escaped_on_one_line)
+{
+	const char *empty, *in;
+	struct result r;
+
+	make_dir();
+	empty = write_file("e\nmpty\x1b.log", "%s", "");
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", empty);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_neq(strstr(r.err, "/e\\x0ampty\\x1b.log is empty"), NULL, "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
+	free_result(&r);
+
+	in = write_file("s.json", "%s",
+			"{ \"site\": { \"address\": \"0x1234\", \"object\": "
+			"\"/no/such\\nobject\\u001b\", \"offset\": \"0x1234\" } }\n");
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", in);
+	cr_expect_neq(strstr(r.err, "/no/such\\x0aobject\\x1b: not found"), NULL, "%s", r.err);
+	cr_expect_eq(count_of(r.err, "\n"), 1, "%s", r.err);
+	free_result(&r);
+
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", "--x\ny");
+	cr_expect_eq(r.status, 2);
+	cr_expect_neq(strstr(r.err, "unknown option '--x\\x0ay'"), NULL, "%s", r.err);
+	free_result(&r);
+	remove_dir();
+}
+
+/* A log that names many distinct objects: each is looked for once, and
+ * named once where it is not found, in the order first seen; the log is
+ * copied as it is. The objects are found by a hash of their names (a search
+ * through those so far made such a log quadratic). */
+Test(symbolize, looks_for_each_of_many_objects_once_in_order)
+{
+	enum {
+		OBJECTS = 20000
+	};
+	const char *path = NULL;
+	struct result r;
+	char want[128];
+	const char *at;
+	FILE *f;
+
+	need_a_symbolizer();
+	make_dir();
+	path = in_tmp("many.log");
+	cr_assert_not_null(f = fopen(path, "w"));
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < OBJECTS; i++)
+			fprintf(f, "frame %d: gg_no_such_object_%d.so+0x%x\n", i, i, 16 + round);
+	cr_assert_eq(fclose(f), 0);
+	r = RUN(gg_cmd_symbolize, NULL, "symbolize", path);
+	cr_expect_eq(count_of(r.err, ": not found"), OBJECTS, "%.2000s", r.err);
+	at = r.err;
+	for (int i = 0; i < OBJECTS && at; i += 97) {
+		snprintf(want, sizeof(want), "symbolize: gg_no_such_object_%d.so: not found", i);
+		cr_expect_neq(at = strstr(at, want), NULL, "%s", want);
+	}
+	cr_expect_eq(count_of(r.out, "\n"), 2 * OBJECTS);
+	cr_expect_neq(strstr(r.out, "frame 19999: gg_no_such_object_19999.so+0x11\n"), NULL);
 	free_result(&r);
 	remove_dir();
 }

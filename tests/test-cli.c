@@ -556,6 +556,77 @@ Test(cli, scan_refuses_a_signal_the_process_does_not_listen_to)
 	gg_run_free(&target);
 }
 
+/* What scan names from the process's environment, or from its own
+ * arguments, is escaped (tools/cli.h, gg_cli_name): a value with a line
+ * break prints as one line that forges no other. */
+Test(cli, scan_escapes_the_names_it_prints)
+{
+	char dir[64], go[128], pid[32];
+	struct gg_spawn s;
+	struct gg_run r, target;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	spawn_listening(&s, "11\ngpuguard: scan: sent SIGUSR1", NULL, go, pid, sizeof(pid));
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s", r.err);
+	cr_expect_neq(strstr(r.err, "was started with GPUGUARD_SIGNAL=11\\x0agpuguard: scan: sent "
+				    "SIGUSR1, which the shim refuses"),
+		      NULL, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, ""), 1, "%s", r.err);
+	gg_run_free(&r);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	gg_run_free(&target);
+
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "1\n2\\", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	cr_expect_str_eq(r.err, "gpuguard: scan: \"1\\x0a2\\\\\" is not a process id\n");
+	gg_run_free(&r);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", "--timeout", "\x1b[2J", "1", NULL });
+	cr_assert_eq(gg_run_exit(&r), 2, "%s", r.err);
+	cr_expect_neq(strstr(r.err, "--timeout: \"\\x1b[2J\" is not a valid value"), NULL, "%s", r.err);
+	gg_run_free(&r);
+}
+
+/* gpuguard -- PROGRAM and bisect say the names they were given escaped
+ * too: a path, a value, a program, each message on one line. */
+Test(cli, run_escapes_the_names_it_prints)
+{
+	static const struct {
+		const char *args[6], *want;
+		int status;
+	} cases[] = {
+		{ { "--json", "/no/such\ndir/x.json", "--", "/bin/true" },
+		  "--json: cannot write \"/no/such\\x0adir/x.json\": the directory "
+		  "\"/no/such\\x0adir\" "
+		  "does not exist",
+		  2 },
+		{ { "--redzone", "1\n\x1b", "--", "/bin/true" },
+		  "--redzone: \"1\\x0a\\x1b\" is not a valid value",
+		  2 },
+		{ { "--x\ny", "--", "/bin/true" }, "unknown option '--x\\x0ay'", 2 },
+		{ { "--", "/no/such\nprogram" }, "cannot run /no/such\\x0aprogram: ", 127 },
+		{ { "bisect", "--timeout", "1\n2", "--", "/bin/true" },
+		  "bisect: --timeout: \"1\\x0a2\" is not a valid value",
+		  2 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[8] = { GG_CLI };
+		struct gg_run r;
+		size_t n = 1;
+
+		for (size_t k = 0; cases[i].args[k]; k++)
+			argv[n++] = cases[i].args[k];
+		cli(&r, NULL, argv);
+		cr_expect_eq(gg_run_exit(&r), cases[i].status, "%s", r.err);
+		cr_expect_neq(strstr(r.err, cases[i].want), NULL, "%s\nin:\n%s", cases[i].want, r.err);
+		cr_expect_eq(gg_count_lines(r.err, ""), 1, "%s", r.err);
+		gg_run_free(&r);
+	}
+}
+
 Test(cli, run_refuses_a_signal_the_shim_would_refuse)
 {
 	struct gg_run r;

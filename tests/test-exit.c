@@ -412,7 +412,7 @@ static char *assert_prometheus(const char *path, const char *exe)
 		"lines = open(sys.argv[1]).read().split('\\n')\n"
 		"assert lines.pop() == '', 'no newline at the end'\n"
 		"first = re.fullmatch(r'# gpuguard-process pid=([0-9]+) starttime=[0-9]+ "
-		"boot_id=[-0-9a-f]+',\n"
+		"boot_id=[-0-9a-f]+ pidns=[0-9]+',\n"
 		"  lines[0])\n"
 		"assert first, 'first line: ' + lines[0]\n"
 		"for line in lines[1:]:\n"

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/text.h"
 #include "cli.h"
 #include "options/config.h"
 
@@ -48,4 +49,58 @@ bool gg_cli_grow(void **items, size_t *cap, size_t len, size_t size)
 	*items = bigger;
 	*cap = n;
 	return true;
+}
+
+size_t gg_cli_escape_char(char *out, const char *s, size_t n, size_t *taken)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c = (unsigned char)s[0];
+	uint32_t cp = 0;
+	size_t k = gg_text_utf8_len(s, n, &cp);
+
+	*taken = k ? k : 1;
+	if (c == '\\') {
+		out[0] = out[1] = '\\';
+		return 2;
+	}
+	if (!k || c < 0x20 || c == 0x7f) {
+		out[0] = '\\';
+		out[1] = 'x';
+		out[2] = hex[c >> 4];
+		out[3] = hex[c & 15];
+		return 4;
+	}
+	if (cp >= 0x80 && cp <= 0x9f) {
+		memcpy(out, "\\u00", 4);
+		out[4] = hex[cp >> 4];
+		out[5] = hex[cp & 15];
+		return 6;
+	}
+	memcpy(out, s, k);
+	return k;
+}
+
+const char *gg_cli_name(char *out, size_t cap, const char *s)
+{
+	size_t n = strlen(s), o = 0;
+
+	if (!cap)
+		return "";
+	for (size_t i = 0, taken; i < n; i += taken) {
+		char one[GG_CLI_ESCAPE_MAX];
+		size_t len = gg_cli_escape_char(one, s + i, n - i, &taken);
+
+		/* Room for this character, and for "..." should another follow. */
+		if (o + len + (i + taken < n ? 3 : 0) + 1 > cap) {
+			if (o + 4 <= cap) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(out + o, one, len);
+		o += len;
+	}
+	out[o] = '\0';
+	return out;
 }

@@ -160,29 +160,36 @@ static void env_add(struct env_list *e, const char *name, const char *value)
 static bool output_usable(const struct gg_option *o, const char *flag, const char *pattern, bool log)
 {
 	char path[PATH_MAX], culprit[PATH_MAX], why[256];
+	char n1[GG_CLI_NAME_MAX], n2[GG_CLI_NAME_MAX]; /* the names said, escaped */
 	int err;
 
 	if (gg_report_expand_path(pattern, (int)getpid(), path, sizeof(path))) {
-		gg_cli_error("%s: \"%s\" is too long a path", flag, pattern);
+		gg_cli_error("%s: \"%s\" is too long a path", flag,
+			     gg_cli_name(n1, sizeof(n1), pattern));
 		return false;
 	}
 	if (!(err = gg_report_check_output(path, log, culprit, sizeof(culprit))))
 		return true;
 	if (err == -EISDIR)
-		gg_cli_error("%s: \"%s\" is a directory; expected %s", flag, culprit, o->accepts);
+		gg_cli_error("%s: \"%s\" is a directory; expected %s", flag,
+			     gg_cli_name(n1, sizeof(n1), culprit), o->accepts);
 	else if (err == -ENOENT)
 		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\" does not exist (create it "
 			     "first)",
-			     flag, pattern, culprit);
+			     flag, gg_cli_name(n1, sizeof(n1), pattern),
+			     gg_cli_name(n2, sizeof(n2), culprit));
 	else if (err == -ENXIO || err == -ENOTSUP)
 		gg_cli_error("%s: cannot write \"%s\": %s; expected a regular file or a character "
 			     "device such as /dev/null",
-			     flag, pattern, gg_report_output_why(path, err, log, why, sizeof(why)));
+			     flag, gg_cli_name(n1, sizeof(n1), pattern),
+			     gg_report_output_why(path, err, log, why, sizeof(why)));
 	else if (!strcmp(culprit, path))
-		gg_cli_error("%s: cannot write \"%s\": %s", flag, pattern, strerror(-err));
+		gg_cli_error("%s: cannot write \"%s\": %s", flag, gg_cli_name(n1, sizeof(n1), pattern),
+			     strerror(-err));
 	else
-		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\": %s", flag, pattern,
-			     culprit, strerror(-err));
+		gg_cli_error("%s: cannot write \"%s\": the directory \"%s\": %s", flag,
+			     gg_cli_name(n1, sizeof(n1), pattern), gg_cli_name(n2, sizeof(n2), culprit),
+			     strerror(-err));
 	return false;
 }
 
@@ -191,11 +198,12 @@ static bool output_usable(const struct gg_option *o, const char *flag, const cha
  * expect nothing absent. */
 static bool list_usable(const char *flag, const char *path)
 {
-	char why[256], *text;
+	char why[256], *text, n1[GG_CLI_NAME_MAX];
 	size_t len;
 
 	if (gg_config_read_list(path, &text, &len, why, sizeof(why))) {
-		gg_cli_error("%s: cannot read \"%s\": %s (expected %s)", flag, path, why,
+		gg_cli_error("%s: cannot read \"%s\": %s (expected %s)", flag,
+			     gg_cli_name(n1, sizeof(n1), path), why,
 			     "a readable regular file of at most 1 MiB, one pattern a line");
 		return false;
 	}
@@ -238,12 +246,13 @@ struct bad_items {
 static void add_bad_item(void *arg, const char *item, const char *why)
 {
 	struct bad_items *b = arg;
+	char n1[GG_CLI_NAME_MAX];
 	int n;
 
 	if (b->len >= sizeof(b->text) - 1)
 		return;
 	n = snprintf(b->text + b->len, sizeof(b->text) - b->len, "%s\"%s\": %s", b->len ? "; " : "",
-		     item, why);
+		     gg_cli_name(n1, sizeof(n1), item), why);
 	if (n > 0)
 		b->len += (size_t)n < sizeof(b->text) - b->len ? (size_t)n
 							       : sizeof(b->text) - b->len - 1;
@@ -255,6 +264,7 @@ static bool value_taken(const struct gg_option *o, const char *flag, const char 
 	const char *why = NULL;
 	struct bad_items bad = { .len = 0 };
 	struct gg_boundary_events ev;
+	char n1[GG_CLI_NAME_MAX];
 
 	/* An empty value says nothing the default does not: a slip, refused. */
 	if (!*value) {
@@ -265,13 +275,14 @@ static bool value_taken(const struct gg_option *o, const char *flag, const char 
 		return true;
 	if (!strcmp(o->name, "GPUGUARD_BOUNDARY") &&
 	    gg_config_parse_boundary(value, &ev, add_bad_item, &bad))
-		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value, bad.text,
-			     o->accepts);
+		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag,
+			     gg_cli_name(n1, sizeof(n1), value), bad.text, o->accepts);
 	else if (why)
-		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag, value, why,
-			     o->accepts);
+		gg_cli_error("%s: \"%s\" is not a valid value: %s (expected %s)", flag,
+			     gg_cli_name(n1, sizeof(n1), value), why, o->accepts);
 	else
-		gg_cli_error("%s: \"%s\" is not a valid value (expected %s)", flag, value, o->accepts);
+		gg_cli_error("%s: \"%s\" is not a valid value (expected %s)", flag,
+			     gg_cli_name(n1, sizeof(n1), value), o->accepts);
 	return false;
 }
 
@@ -315,17 +326,18 @@ static void say_per_tensor(const struct env_list *e)
  * when it cannot be (said why). */
 static const char *absolute(const char *flag, const char *value, char *out)
 {
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], n1[GG_CLI_NAME_MAX];
 
 	if (value[0] == '/')
 		return value;
 	if (!getcwd(cwd, sizeof(cwd))) {
 		gg_cli_error("%s: \"%s\" is relative, and the current directory cannot be known: %s",
-			     flag, value, strerror(errno));
+			     flag, gg_cli_name(n1, sizeof(n1), value), strerror(errno));
 		return NULL;
 	}
 	if (snprintf(out, PATH_MAX, "%s/%s", cwd, value) >= PATH_MAX) {
-		gg_cli_error("%s: \"%s\" is too long a path once made absolute", flag, value);
+		gg_cli_error("%s: \"%s\" is too long a path once made absolute", flag,
+			     gg_cli_name(n1, sizeof(n1), value));
 		return NULL;
 	}
 	return out;
@@ -350,6 +362,7 @@ static bool is_flag(const char *word)
 static const char *value_of(int argc, char **argv, int *i, const char *eq, const char *flag)
 {
 	const char *next;
+	char n1[GG_CLI_NAME_MAX], n2[GG_CLI_NAME_MAX];
 
 	if (eq)
 		return eq + 1;
@@ -360,9 +373,9 @@ static const char *value_of(int argc, char **argv, int *i, const char *eq, const
 	next = argv[*i + 1];
 	if (!strcmp(next, "--") || is_flag(next)) {
 		gg_cli_error("%s needs a value, and \"%s\" is %s (write %s=%s if it is the value)",
-			     flag, next,
+			     flag, gg_cli_name(n1, sizeof(n1), next),
 			     strcmp(next, "--") ? "one of gpuguard's options" : "the end of them", flag,
-			     next);
+			     gg_cli_name(n2, sizeof(n2), next));
 		return NULL;
 	}
 	return argv[++*i];
@@ -375,10 +388,11 @@ static const char *value_of(int argc, char **argv, int *i, const char *eq, const
 static const char *switch_value(const struct gg_option *o, const char *flag, const char *value)
 {
 	bool on;
+	char n1[GG_CLI_NAME_MAX];
 
 	if (gg_config_parse_bool(value, &on)) {
-		gg_cli_error("%s: \"%s\" is not a valid value (expected no value, or %s)", flag, value,
-			     o->accepts);
+		gg_cli_error("%s: \"%s\" is not a valid value (expected no value, or %s)", flag,
+			     gg_cli_name(n1, sizeof(n1), value), o->accepts);
 		return NULL;
 	}
 	if (on)
@@ -396,7 +410,7 @@ static const char *switch_value(const struct gg_option *o, const char *flag, con
 static int parse_options(int argc, char **argv, int first, struct env_list *e, char *shim,
 			 size_t shim_cap, const char *const *allowed)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], n1[GG_CLI_NAME_MAX];
 	const char *last_switch = NULL; /* the word before, when it was a switch */
 	bool strict = false;
 
@@ -427,7 +441,7 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			if (strict) {
 				gg_cli_error("\"%s\" is no option, and with --strict-options the "
 					     "program comes only after --",
-					     arg);
+					     gg_cli_name(n1, sizeof(n1), arg));
 				return -1;
 			}
 			return i;
@@ -444,7 +458,8 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 			if (!(value = value_of(argc, argv, &i, eq, "--shim")))
 				return -1;
 			if (!realpath(value, shim)) {
-				gg_cli_error("--shim: cannot use \"%s\": %s", value, strerror(errno));
+				gg_cli_error("--shim: cannot use \"%s\": %s",
+					     gg_cli_name(n1, sizeof(n1), value), strerror(errno));
 				return -1;
 			}
 			(void)shim_cap;
@@ -460,7 +475,8 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 				o = NULL;
 		}
 		if (!o) {
-			gg_cli_error("unknown option '%s' (see gpuguard --help)", arg);
+			gg_cli_error("unknown option '%s' (see gpuguard --help)",
+				     gg_cli_name(n1, sizeof(n1), arg));
 			return -1;
 		}
 		if (o->sets) {
@@ -536,7 +552,7 @@ static void default_redzone(struct env_list *e)
 int gg_cmd_run(int argc, char **argv)
 {
 	struct env_list e = { .n = 0 };
-	char shim[PATH_MAX] = "";
+	char shim[PATH_MAX] = "", n1[GG_CLI_NAME_MAX];
 	int prog = parse_options(argc, argv, 1, &e, shim, sizeof(shim), NULL);
 
 	if (prog < 0)
@@ -548,7 +564,7 @@ int gg_cmd_run(int argc, char **argv)
 	apply_env(shim, &e);
 	execvp(argv[prog], argv + prog);
 	/* As a shell says it: 127 not found, 126 found but not runnable. */
-	gg_cli_error("cannot run %s: %s", argv[prog], strerror(errno));
+	gg_cli_error("cannot run %s: %s", gg_cli_name(n1, sizeof(n1), argv[prog]), strerror(errno));
 	return errno == ENOENT ? 127 : 126;
 }
 
@@ -785,6 +801,9 @@ static void outcome_free(struct outcome *o)
  * could not be run. */
 static void run_failed(int rc, const char *what, const char *prog, double limit)
 {
+	char n1[GG_CLI_NAME_MAX];
+
+	prog = gg_cli_name(n1, sizeof(n1), prog);
 	if (rc == -ETIMEDOUT)
 		gg_cli_error("bisect: %s of %s did not end within %g s: stopped it (SIGKILL to its "
 			     "process group); give --timeout SECONDS if it needs longer",
@@ -884,7 +903,7 @@ static bool option_takes_value(const char *arg)
 static int take_timeout(int *argc, char **argv, int i, double *limit)
 {
 	const char *value;
-	char *end;
+	char *end, n1[GG_CLI_NAME_MAX];
 	int words;
 
 	if (!strcmp(argv[i], "--timeout")) {
@@ -906,7 +925,7 @@ static int take_timeout(int *argc, char **argv, int i, double *limit)
 	if (!*value || *end || errno || !(*limit > 0) || *limit > 86400) {
 		gg_cli_error("bisect: --timeout: \"%s\" is not a valid value (expected seconds, more "
 			     "than 0 and at most 86400)",
-			     value);
+			     gg_cli_name(n1, sizeof(n1), value));
 		return -1;
 	}
 	memmove(argv + i, argv + i + words, (size_t)(*argc - i - words + 1) * sizeof(*argv));
@@ -927,6 +946,7 @@ int gg_cmd_bisect(int argc, char **argv)
 					       NULL };
 	struct env_list e = { .n = 0 };
 	char shim[PATH_MAX] = "", json_env[PATH_MAX + 64], json_path[PATH_MAX + 16];
+	char n1[GG_CLI_NAME_MAX];
 	const char *tmpdir = getenv("TMPDIR");
 	struct outcome base, again, probe;
 	struct sigaction sa = { .sa_handler = bisect_on_signal };
@@ -961,7 +981,8 @@ int gg_cmd_bisect(int argc, char **argv)
 		tmpdir = "/tmp";
 	if ((size_t)snprintf(bisect_state.dir, sizeof(bisect_state.dir), "%s/gpuguard-bisect-XXXXXX",
 			     tmpdir) >= sizeof(bisect_state.dir) - 32) {
-		gg_cli_error("bisect: TMPDIR \"%s\" is too long a path", tmpdir);
+		gg_cli_error("bisect: TMPDIR \"%s\" is too long a path",
+			     gg_cli_name(n1, sizeof(n1), tmpdir));
 		bisect_state.dir[0] = '\0';
 		return 2;
 	}
@@ -974,8 +995,8 @@ int gg_cmd_bisect(int argc, char **argv)
 			sigaction(bisect_signals[i], &sa, NULL);
 	}
 	if (!mkdtemp(bisect_state.dir)) {
-		gg_cli_error("bisect: cannot make a temporary directory in %s: %s", tmpdir,
-			     strerror(errno));
+		gg_cli_error("bisect: cannot make a temporary directory in %s: %s",
+			     gg_cli_name(n1, sizeof(n1), tmpdir), strerror(errno));
 		bisect_state.dir[0] = '\0';
 		return 2;
 	}

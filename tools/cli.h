@@ -42,6 +42,29 @@ const char *gg_cli_plural(uint64_t n, const char *one, const char *many);
 /* "gpuguard: " + message on stderr. */
 void gg_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* How the command prints a name it did not choose (a file's, a path given
+ * to it, a name from a summary): one line, and never one that passes for
+ * another. A backslash is doubled; the C0 controls (newline among them) and
+ * DEL are written as \xNN, the C1 controls (U+0080..U+009F) as \u00NN, and
+ * each byte that begins no valid UTF-8 sequence as \xNN (lower-case hex);
+ * every other character as it is. */
+
+/* The most bytes one character of a name becomes: \u00NN. */
+#define GG_CLI_ESCAPE_MAX 6
+
+/* The character at @s (@n > 0 bytes left) into @out (room for
+ * GG_CLI_ESCAPE_MAX bytes, not NUL-terminated): the bytes written; *@taken
+ * says how many of @s it took (at least 1). */
+size_t gg_cli_escape_char(char *out, const char *s, size_t n, size_t *taken);
+
+/* Room for a path of PATH_MAX bytes, each escaped, and the NUL. */
+#define GG_CLI_NAME_MAX (4 * 4096 + 1)
+
+/* The NUL-terminated @s escaped into @out (@cap bytes; what does not fit is
+ * cut at a whole character and ends in "..."): returns @out, for printf's
+ * "%s". */
+const char *gg_cli_name(char *out, size_t cap, const char *s);
+
 /* Room for one more item of @size bytes in *@items (*@cap of them, @len
  * used), doubling as needed. False when out of memory. */
 bool gg_cli_grow(void **items, size_t *cap, size_t len, size_t size);

@@ -9,12 +9,15 @@
  * another boot, when its pid is gone, or when the pid is now another process:
  * another start time (from the process line), or, for a file without one,
  * another program (its exe label). A file whose process may still be running
- * is never removed: where /proc cannot tell, it is kept and counted. */
+ * is never removed: where /proc cannot tell (it hides other users' processes,
+ * or is not mounted), only kill() saying that no process has the pid makes
+ * it gone; otherwise it is kept, named and counted. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,8 +36,9 @@ static const char prune_usage[] =
 	"Removes from DIR (a node-exporter textfile collector's directory) the\n"
 	"metrics files gpuguard wrote for processes that have exited (their pid gone,\n"
 	"or now another process) and that were last written longer ago than\n"
-	"DURATION. A running process's file is never removed; other files are left\n"
-	"alone.\n"
+	"DURATION. A running process's file is never removed, nor one whose process\n"
+	"cannot be seen (/proc mounted hidepid, or not at all): that one is named,\n"
+	"with why. Other files are left alone.\n"
 	"\n"
 	"  --older-than DURATION  a number and a unit: s, m, h or d (30s, 10m, 1h, 7d)\n"
 	"  --dry-run              say what would be removed, remove nothing\n"
@@ -45,8 +49,9 @@ static const char prune_usage[] =
 /* What a metrics file says about the process that wrote it. */
 struct written_by {
 	int pid;
-	bool has_start, has_boot;
+	bool has_start, has_boot, has_ns;
 	unsigned long long start; /* clock ticks since boot */
+	unsigned long long ns;    /* its pid namespace's inode */
 	char boot[64];
 	char exe[GG_EXE_LABEL_MAX]; /* the exe label as written, escaped; "" when none */
 };
@@ -149,6 +154,8 @@ static bool gpuguard_file(const char *text, struct written_by *w)
 		w->has_start = line_field(text, "starttime", field, sizeof(field)) &&
 			       parse_number(field, &w->start);
 		w->has_boot = line_field(text, "boot_id", w->boot, sizeof(w->boot));
+		w->has_ns = line_field(text, "pidns", field, sizeof(field)) &&
+			    parse_number(field, &w->ns);
 	}
 	/* The first series: its exe label, and its pid for a file without the
 	 * process line. */
@@ -168,62 +175,121 @@ static bool gpuguard_file(const char *text, struct written_by *w)
 	return w->pid != 0;
 }
 
-/* Whether the process that wrote @w has exited; *@why says how it is known
- * (or, when not, why the file is kept). */
-static bool exited(const struct written_by *w, const char *boot, const char **why)
+/* What is known of the process that wrote a file. */
+enum fate {
+	GONE,   /* positive evidence: it has exited */
+	RUNS,   /* it, or a process not told from it, runs */
+	UNSEEN, /* its pid cannot be looked at: it may run */
+};
+
+/* What kill(@pid, 0) says of @pid (it sends nothing): -ESRCH only when no
+ * process has it; 0 or -EPERM (another user's process) when one does. */
+static int pid_probe(int pid)
 {
-	unsigned long long start;
+	return kill(pid, 0) ? -errno : 0;
+}
+
+/* What became of the process that wrote @w; @why (@cap bytes) says how it is
+ * known, or why the file is kept. Only positive evidence makes a process
+ * gone: another boot, a pid no process has (kill), or a /proc entry that
+ * shows another process; a pid that /proc hides (hidepid=2 or invisible
+ * shows no other user's processes, hidepid=1 lets none be read), or a /proc
+ * that cannot be read at all (@proc false), is kept. */
+static enum fate fate_of(const struct written_by *w, const char *boot, bool proc, char *why, size_t cap)
+{
+	unsigned long long start, ns;
 	char exe[GG_EXE_LABEL_MAX];
 	int err;
 
 	if (w->has_boot && boot[0] && strcmp(w->boot, boot)) {
-		*why = "written before the last boot";
-		return true;
+		snprintf(why, cap, "written before the last boot");
+		return GONE;
 	}
-	if ((err = gg_report_start_ticks(w->pid, &start)) == -ENOENT || err == -ESRCH) {
-		*why = "its process is gone";
-		return true;
+	/* Its pid is a pid of the writer's namespace: from another (a
+	 * container's), neither kill() nor /proc can see that process. */
+	if (w->has_ns && (gg_report_pid_ns(&ns) || ns != w->ns)) {
+		snprintf(why, cap,
+			 "process %d is of another pid namespace (pid:[%llu]), which cannot be "
+			 "seen from here; not known to be gone",
+			 w->pid, w->ns);
+		return UNSEEN;
+	}
+	if (!proc) {
+		if (pid_probe(w->pid) == -ESRCH) {
+			snprintf(why, cap, "its process is gone");
+			return GONE;
+		}
+		snprintf(why, cap,
+			 "process %d exists and /proc cannot be read, so whether it is the "
+			 "writer cannot be told; not known to be gone",
+			 w->pid);
+		return UNSEEN;
+	}
+	err = gg_report_start_ticks(w->pid, &start);
+	if (err == -ENOENT || err == -ESRCH) {
+		/* No entry: no such pid, or one that /proc hides. */
+		if ((err = pid_probe(w->pid)) == -ESRCH) {
+			snprintf(why, cap, "its process is gone");
+			return GONE;
+		}
+		if (err == -EPERM)
+			snprintf(why, cap,
+				 "process %d cannot be seen (/proc hides other users' "
+				 "processes), not known to be gone",
+				 w->pid);
+		else
+			snprintf(why, cap,
+				 "process %d exists but /proc does not show it, not known to be "
+				 "gone",
+				 w->pid);
+		return UNSEEN;
 	}
 	if (err) {
-		*why = "its process could not be read in /proc";
-		return false;
+		snprintf(why, cap, "process %d cannot be read in /proc (%s), not known to be gone",
+			 w->pid, strerror(-err));
+		return UNSEEN;
 	}
 	/* Another start time is another process, whatever the boot. */
 	if (w->has_start) {
-		*why = start != w->start ? "its pid is another process now" : "its process runs";
-		return start != w->start;
+		snprintf(why, cap, "%s",
+			 start != w->start ? "its pid is another process now" : "its process runs");
+		return start != w->start ? GONE : RUNS;
 	}
 	/* No start time to compare: the program's name tells a reused pid. */
 	if (!w->exe[0] || gg_report_exe_label(w->pid, exe, sizeof(exe))) {
-		*why = "its pid runs and could not be told from the writer";
-		return false;
+		snprintf(why, cap, "its pid runs and could not be told from the writer");
+		return RUNS;
 	}
-	*why = strcmp(exe, w->exe) ? "its pid is another program now" : "its process may run";
-	return strcmp(exe, w->exe) != 0;
+	snprintf(why, cap, "%s",
+		 strcmp(exe, w->exe) ? "its pid is another program now" : "its process may run");
+	return strcmp(exe, w->exe) ? GONE : RUNS;
 }
 
 struct tally {
-	unsigned removed, live, recent, failed;
+	unsigned removed, live, unseen, recent, failed;
 };
 
-/* One entry of the directory. */
+/* One entry of the directory. Every name printed is escaped
+ * (gg_cli_name): a file's name, which anyone who can write there chooses,
+ * must not forge a line of the output (a cron job's mail). */
 static void prune_one(int dirfd, const char *dir, const char *name, uint64_t older_than, bool dry_run,
-		      const char *boot, struct tally *t)
+		      const char *boot, bool proc, struct tally *t)
 {
-	char text[16384];
+	char text[16384], why[256], ename[GG_CLI_NAME_MAX], edir[GG_CLI_NAME_MAX];
 	struct stat st, again;
 	struct written_by w;
-	const char *why;
 	ssize_t n;
 	size_t len = strlen(name);
 	int fd;
 
 	if (len <= 5 || strcmp(name + len - 5, ".prom"))
 		return;
+	gg_cli_name(edir, sizeof(edir), dir);
+	gg_cli_name(ename, sizeof(ename), name);
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		if (errno != ELOOP && errno != ENOENT) { /* a link is no file of ours */
-			gg_cli_error("prune-metrics: cannot read \"%s/%s\": %s", dir, name,
+			gg_cli_error("prune-metrics: cannot read \"%s/%s\": %s", edir, ename,
 				     strerror(errno));
 			t->failed++;
 		}
@@ -244,9 +310,17 @@ static void prune_one(int dirfd, const char *dir, const char *name, uint64_t old
 		t->recent++;
 		return;
 	}
-	if (!exited(&w, boot, &why)) {
+	switch (fate_of(&w, boot, proc, why, sizeof(why))) {
+	case RUNS:
 		t->live++;
 		return;
+	case UNSEEN:
+		/* Said, file by file: what could not be checked is never silent. */
+		printf("kept %s/%s: %s\n", edir, ename, why);
+		t->unseen++;
+		return;
+	case GONE:
+		break;
 	}
 	/* Another process given that pid may have replaced the file meanwhile. */
 	if (fstatat(dirfd, name, &again, AT_SYMLINK_NOFOLLOW) || again.st_ino != st.st_ino ||
@@ -255,16 +329,17 @@ static void prune_one(int dirfd, const char *dir, const char *name, uint64_t old
 		return;
 	}
 	if (dry_run) {
-		printf("would remove %s/%s: pid %d, %s\n", dir, name, w.pid, why);
+		printf("would remove %s/%s: pid %d, %s\n", edir, ename, w.pid, why);
 		t->removed++;
 		return;
 	}
 	if (unlinkat(dirfd, name, 0)) {
-		gg_cli_error("prune-metrics: cannot remove \"%s/%s\": %s", dir, name, strerror(errno));
+		gg_cli_error("prune-metrics: cannot remove \"%s/%s\": %s", edir, ename,
+			     strerror(errno));
 		t->failed++;
 		return;
 	}
-	printf("removed %s/%s: pid %d, %s\n", dir, name, w.pid, why);
+	printf("removed %s/%s: pid %d, %s\n", edir, ename, w.pid, why);
 	t->removed++;
 }
 
@@ -276,7 +351,9 @@ int gg_cmd_prune(int argc, char **argv)
 	struct tally t = { 0 };
 	char boot[64] = "";
 	unsigned long long self_start;
+	char edir[GG_CLI_NAME_MAX], earg[GG_CLI_NAME_MAX];
 	struct dirent *e;
+	int err;
 	DIR *d;
 
 	for (int i = 1; i < argc; i++) {
@@ -297,11 +374,12 @@ int gg_cmd_prune(int argc, char **argv)
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			gg_cli_error("prune-metrics: unknown option \"%s\" (see gpuguard "
 				     "prune-metrics --help)",
-				     argv[i]);
+				     gg_cli_name(earg, sizeof(earg), argv[i]));
 			return 2;
 		} else if (dir) {
-			gg_cli_error("prune-metrics: one directory only (\"%s\", then \"%s\")", dir,
-				     argv[i]);
+			gg_cli_error("prune-metrics: one directory only (\"%s\", then \"%s\")",
+				     gg_cli_name(edir, sizeof(edir), dir),
+				     gg_cli_name(earg, sizeof(earg), argv[i]));
 			return 2;
 		} else {
 			dir = argv[i];
@@ -318,28 +396,30 @@ int gg_cmd_prune(int argc, char **argv)
 	if (!parse_duration(duration, &older_than)) {
 		gg_cli_error("prune-metrics: --older-than: \"%s\" is not a valid value (expected a "
 			     "number and a unit: 30s, 10m, 1h, 7d)",
-			     duration);
+			     gg_cli_name(earg, sizeof(earg), duration));
 		return 2;
 	}
 	if (!(d = opendir(dir))) {
-		gg_cli_error("prune-metrics: cannot read the directory \"%s\": %s", dir,
-			     strerror(errno));
+		gg_cli_error("prune-metrics: cannot read the directory \"%s\": %s",
+			     gg_cli_name(edir, sizeof(edir), dir), strerror(errno));
 		return 1;
 	}
-	/* Without /proc every pid would look gone. */
-	if (gg_report_start_ticks(0, &self_start)) {
-		gg_cli_error("prune-metrics: /proc/self/stat cannot be read, so which processes "
-			     "run cannot be told; nothing removed");
-		closedir(d);
-		return 1;
-	}
+	/* Without /proc only kill() can tell: a pid it says is gone goes, every
+	 * other file is kept. */
+	if ((err = gg_report_start_ticks(0, &self_start)))
+		gg_cli_error("prune-metrics: /proc/self/stat cannot be read (%s): a file goes only "
+			     "when its pid is gone; the files of pids that run are kept",
+			     strerror(-err));
 	if (gg_report_boot_id(boot, sizeof(boot)))
 		boot[0] = '\0'; /* then a file's boot id is not compared */
 	while ((e = readdir(d)))
-		prune_one(dirfd(d), dir, e->d_name, older_than, dry_run, boot, &t);
+		prune_one(dirfd(d), dir, e->d_name, older_than, dry_run, boot, !err, &t);
 	closedir(d);
-	printf("prune-metrics: %u %s%s, %u of running processes kept, %u newer than %s kept\n",
-	       t.removed, gg_cli_plural(t.removed, "file", "files"),
-	       dry_run ? " would be removed" : " removed", t.live, t.recent, duration);
+	printf("prune-metrics: %u %s%s, %u of running processes kept, %u newer than %s kept", t.removed,
+	       gg_cli_plural(t.removed, "file", "files"), dry_run ? " would be removed" : " removed",
+	       t.live, t.recent, gg_cli_name(edir, sizeof(edir), duration));
+	if (t.unseen)
+		printf(", %u of processes that cannot be seen kept", t.unseen);
+	printf("\n");
 	return t.failed ? 1 : 0;
 }

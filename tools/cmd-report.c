@@ -102,16 +102,10 @@ void gg_sb_printf(struct sb *b, const char *fmt, ...)
  * or \u00NN. */
 void gg_sb_clean(struct sb *b, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (size_t i = 0, taken; i < n; i += taken) {
+		char one[GG_CLI_ESCAPE_MAX];
 
-		if (c < 0x20 || c == 0x7f)
-			gg_sb_printf(b, "\\x%02x", c);
-		else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
-			 (unsigned char)s[i + 1] <= 0x9f)
-			gg_sb_printf(b, "\\u%04x", (unsigned char)s[++i]);
-		else
-			gg_sb_add(b, s + i, 1);
+		gg_sb_add(b, one, gg_cli_escape_char(one, s + i, n - i, &taken));
 	}
 }
 
@@ -177,13 +171,13 @@ static void emit_sb(unsigned indent, unsigned hang, struct sb *b)
  * and keep the reason in *@why for the files written for CI. */
 static void refuse(char **why, const char *file, unsigned line, unsigned column, const char *msg)
 {
-	char *text;
+	char *text, name[GG_CLI_NAME_MAX];
 
 	if (!line)
 		text = strdup(msg);
 	else if (asprintf(&text, "line %u, column %u: %s", line, column, msg) < 0)
 		text = NULL;
-	gg_cli_error("report: %s: %s", file, text ? text : msg);
+	gg_cli_error("report: %s: %s", gg_cli_name(name, sizeof(name), file), text ? text : msg);
 	free(*why);
 	*why = text;
 }
@@ -253,6 +247,20 @@ static bool is_want(const struct gg_json *v, enum want w)
 	return false;
 }
 
+/* The value @v of member @key (@where: the path of its object, "" or
+ * "a.b[1].") must be what @w says. */
+static void expect_value(struct check *ck, const struct gg_json *v, const char *where, const char *key,
+			 enum want w)
+{
+	if (!is_want(v, w) && v->type == GG_JSON_NUMBER)
+		complain(ck, v, "\"%s%s\" is the number %.*s%s, expected %s", where, key, NUMBER_SHOWN,
+			 v->u.number.text, strlen(v->u.number.text) > NUMBER_SHOWN ? "..." : "",
+			 want_text[w]);
+	else if (!is_want(v, w))
+		complain(ck, v, "\"%s%s\" is a %s, expected %s", where, key, gg_json_type_name(v->type),
+			 want_text[w]);
+}
+
 /* Member @key of @obj (@where: the path of @obj, "" or "a.b[1].") must be
  * what @w says when present, and be present when @required. */
 static void expect(struct check *ck, const struct gg_json *obj, const char *where, const char *key,
@@ -265,13 +273,7 @@ static void expect(struct check *ck, const struct gg_json *obj, const char *wher
 			complain(ck, obj, "no \"%s%s\" member (expected %s)", where, key, want_text[w]);
 		return;
 	}
-	if (!is_want(v, w) && v->type == GG_JSON_NUMBER)
-		complain(ck, v, "\"%s%s\" is the number %.*s%s, expected %s", where, key, NUMBER_SHOWN,
-			 v->u.number.text, strlen(v->u.number.text) > NUMBER_SHOWN ? "..." : "",
-			 want_text[w]);
-	else if (!is_want(v, w))
-		complain(ck, v, "\"%s%s\" is a %s, expected %s", where, key, gg_json_type_name(v->type),
-			 want_text[w]);
+	expect_value(ck, v, where, key, w);
 }
 
 /* The object @section of @root, required, with the counters @keys. */
@@ -542,8 +544,17 @@ static void check_coverage(struct check *ck, const struct gg_json *root)
 		expect(ck, cov, "coverage.", *k, W_U64, false);
 	expect(ck, cov, "coverage.", "unguarded", W_OBJECT, false);
 	v = gg_json_get(cov, "unguarded");
-	for (size_t i = 0; gg_json_is(v, GG_JSON_OBJECT) && i < gg_json_length(v); i++)
-		expect(ck, v, "coverage.unguarded.", v->u.object.members[i].key, W_U64, false);
+	/* Each member as it is, not looked up by its key: that search made a
+	 * member of many reasons quadratic. */
+	for (size_t i = 0; gg_json_is(v, GG_JSON_OBJECT) && i < gg_json_length(v); i++) {
+		char key[256];
+
+		if (is_want(v->u.object.members[i].value, W_U64))
+			continue;
+		/* The summary's key, escaped: a message names it on one line. */
+		expect_value(ck, v->u.object.members[i].value, "coverage.unguarded.",
+			     gg_cli_name(key, sizeof(key), v->u.object.members[i].key), W_U64);
+	}
 	expect(ck, cov, "coverage.", "caching_allocators", W_ARRAY, false);
 	v = gg_json_get(cov, "caching_allocators");
 	for (size_t i = 0; i < gg_json_length(v); i++)
@@ -718,7 +729,7 @@ static uint64_t hash_string(uint64_t h, const struct gg_json *v)
 }
 
 struct pair_key {
-	const struct view *vw;
+	struct view *vw;
 	const struct gg_json *module, *function;
 };
 
@@ -727,10 +738,12 @@ static bool pair_alike(const void *ctx, size_t item)
 	const struct pair_key *k = ctx;
 	const struct pair_group *g = &k->vw->pairs[item];
 
+	k->vw->compared++;
 	return same_string(g->module, k->module) && same_string(g->function, k->function);
 }
 
 struct site_key {
+	struct view *vw;
 	const struct pair_group *g;
 	const char *text, *result;
 };
@@ -740,6 +753,7 @@ static bool site_alike(const void *ctx, size_t item)
 	const struct site_key *k = ctx;
 	const struct site_group *s = &k->g->sites[item];
 
+	k->vw->compared++;
 	return !strcmp(s->text, k->text) && !strcmp(s->result, k->result);
 }
 
@@ -793,7 +807,7 @@ static void add_unresolved(struct view *vw, const struct proc *pr, const struct 
 	gg_sb_str(&result, gg_json_get(row, "result"), "?");
 	if (text.oom || result.oom || !text.s || !result.s)
 		goto out;
-	const struct site_key sk = { g, text.s, result.s };
+	const struct site_key sk = { vw, g, text.s, result.s };
 
 	hash = gg_hashindex_hash(gg_hashindex_hash(GG_HASHINDEX_SEED, text.s, text.len), result.s,
 				 result.len);
@@ -821,7 +835,7 @@ uint64_t gg_view_u64(const struct gg_json *obj, const char *key)
 }
 
 struct violation_key {
-	const struct view *vw;
+	struct view *vw;
 	const char *key;
 };
 
@@ -829,6 +843,7 @@ static bool violation_alike(const void *ctx, size_t item)
 {
 	const struct violation_key *k = ctx;
 
+	k->vw->compared++;
 	return !strcmp(k->vw->violations[item].key, k->key);
 }
 
@@ -887,12 +902,28 @@ static void add_violation(struct view *vw, const struct proc *pr, const struct g
 }
 
 /* Leaks of one stack in several processes are one entry: keyed by the
- * stack's frames as printed. */
+ * stack's frames as printed, found through their hash (a search through the
+ * entries made a report of many stacks quadratic). */
+struct leak_key {
+	struct view *vw;
+	const char *key;
+};
+
+static bool leak_alike(const void *ctx, size_t item)
+{
+	const struct leak_key *k = ctx;
+
+	k->vw->compared++;
+	return !strcmp(k->vw->leaks[item].key, k->key);
+}
+
 static void add_leak(struct view *vw, const struct proc *pr, const struct gg_json *row)
 {
 	const struct gg_json *stack = gg_json_get(row, "stack");
 	struct sb key = { 0 };
 	struct leak_group *g;
+	uint64_t hash;
+	size_t at;
 
 	gg_sb_site(&key, gg_json_get(row, "site"));
 	gg_sb_stack_tail(&key, stack);
@@ -900,34 +931,42 @@ static void add_leak(struct view *vw, const struct proc *pr, const struct gg_jso
 		free(key.s);
 		return;
 	}
-	for (size_t i = 0; i < vw->nleaks; i++) {
-		g = &vw->leaks[i];
-		if (!strcmp(g->key, key.s)) {
-			pids_add(&g->pids, pr->pid);
-			g->count += gg_view_u64(row, "count");
-			g->bytes += gg_view_u64(row, "bytes");
-			free(key.s);
-			return;
-		}
+	hash = gg_hashindex_hash(GG_HASHINDEX_SEED, key.s, key.len);
+	at = gg_hashindex_find(&vw->leak_index, hash, leak_alike, &(struct leak_key){ vw, key.s });
+	if (at != SIZE_MAX) {
+		g = &vw->leaks[at];
+		pids_add(&g->pids, pr->pid);
+		g->count += gg_view_u64(row, "count");
+		g->bytes += gg_view_u64(row, "bytes");
+		free(key.s);
+		return;
 	}
 	if (!gg_cli_grow((void **)&vw->leaks, &vw->leaks_cap, vw->nleaks, sizeof(*g))) {
 		free(key.s);
 		return;
 	}
-	g = &vw->leaks[vw->nleaks++];
+	g = &vw->leaks[vw->nleaks];
 	*g = (struct leak_group){
-		row, key.s, { 0 }, gg_view_u64(row, "count"), gg_view_u64(row, "bytes")
+		row, key.s, { 0 }, gg_view_u64(row, "count"), gg_view_u64(row, "bytes"), vw->nleaks
 	};
 	pids_add(&g->pids, pr->pid);
+	/* Out of memory, the next alike row only gets an entry of its own. */
+	(void)gg_hashindex_add(&vw->leak_index, hash, vw->nleaks);
+	vw->nleaks++;
 }
 
+/* The most bytes first, then the most allocations, then in the order first
+ * seen: the same summaries give the same order, whatever qsort does with
+ * ties. */
 static int by_leaked_bytes(const void *a, const void *b)
 {
 	const struct leak_group *x = a, *y = b;
 
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? 1 : -1;
-	return (x->count < y->count) - (x->count > y->count);
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return (x->seen > y->seen) - (x->seen < y->seen);
 }
 
 void gg_view_group(struct view *vw)
@@ -974,6 +1013,7 @@ void gg_view_free_groups(struct view *vw)
 	free(vw->violations);
 	gg_hashindex_free(&vw->pair_index);
 	gg_hashindex_free(&vw->violation_index);
+	gg_hashindex_free(&vw->leak_index);
 	for (size_t i = 0; i < vw->nleaks; i++) {
 		free(vw->leaks[i].key);
 		free(vw->leaks[i].pids.v);
@@ -983,7 +1023,7 @@ void gg_view_free_groups(struct view *vw)
 	vw->violations = NULL;
 	vw->leaks = NULL;
 	vw->npairs = vw->pairs_cap = vw->nviolations = vw->violations_cap = 0;
-	vw->nleaks = vw->leaks_cap = vw->leak_summaries = 0;
+	vw->nleaks = vw->leaks_cap = vw->leak_summaries = vw->compared = 0;
 }
 
 /* ---- coverage ------------------------------------------------------------ */
@@ -1022,7 +1062,8 @@ static void coverage_of(const struct proc *pr, struct coverage *c)
 }
 
 /* Counts by name (reasons an allocation was not guarded, caching
- * allocators), over one process or several, in the order first seen. */
+ * allocators), over one process or several, in the order first seen; a name
+ * is found through its hash, so that many names stay linear. */
 struct tally {
 	struct tally_row {
 		const char *name;
@@ -1030,18 +1071,45 @@ struct tally {
 		uint64_t n;
 	} * v;
 	size_t len, cap;
+	struct gg_hashindex index; /* rows by name */
 };
+
+struct tally_key {
+	const struct tally *t;
+	const char *name;
+	size_t len;
+};
+
+static bool tally_alike(const void *ctx, size_t item)
+{
+	const struct tally_key *k = ctx;
+	const struct tally_row *r = &k->t->v[item];
+
+	return r->len == k->len && !memcmp(r->name, k->name, k->len);
+}
 
 static void tally_add(struct tally *t, const char *name, size_t len, uint64_t n)
 {
-	for (size_t i = 0; i < t->len; i++) {
-		if (t->v[i].len == len && !memcmp(t->v[i].name, name, len)) {
-			t->v[i].n += n;
-			return;
-		}
+	uint64_t hash = gg_hashindex_hash(GG_HASHINDEX_SEED, name, len);
+	size_t at = gg_hashindex_find(&t->index, hash, tally_alike,
+				      &(struct tally_key){ t, name, len });
+
+	if (at != SIZE_MAX) {
+		t->v[at].n += n;
+		return;
 	}
-	if (gg_cli_grow((void **)&t->v, &t->cap, t->len, sizeof(*t->v)))
-		t->v[t->len++] = (struct tally_row){ name, len, n };
+	if (!gg_cli_grow((void **)&t->v, &t->cap, t->len, sizeof(*t->v)))
+		return;
+	t->v[t->len] = (struct tally_row){ name, len, n };
+	/* Out of memory, the name's next count only gets a row of its own. */
+	(void)gg_hashindex_add(&t->index, hash, t->len);
+	t->len++;
+}
+
+static void tally_free(struct tally *t)
+{
+	free(t->v);
+	gg_hashindex_free(&t->index);
 }
 
 static void tally_coverage(struct tally *reasons, struct tally *allocators, const struct coverage *c)
@@ -1161,8 +1229,8 @@ static void print_coverage(const struct view *vw, unsigned indent)
 		emit_sb(indent, indent + 4, &b);
 	}
 	free(b.s);
-	free(reasons.v);
-	free(allocators.v);
+	tally_free(&reasons);
+	tally_free(&allocators);
 }
 
 /* Each process's refused launches, a kernel a line: "launch errors: K (module
@@ -1800,8 +1868,8 @@ static bool blind(const struct proc *pr, char **why)
 			     gg_cli_plural(c.procaddr_unmatched, "answer", "answers"),
 			     gg_cli_plural(c.procaddr_unmatched, "it", "them"));
 	}
-	free(reasons.v);
-	free(allocators.v);
+	tally_free(&reasons);
+	tally_free(&allocators);
 	if (b.oom) {
 		free(b.s);
 		b.s = NULL;
@@ -1948,7 +2016,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			}
 		} else {
-			gg_cli_error("report: unknown option '%s' (see gpuguard report --help)", arg);
+			char name[GG_CLI_NAME_MAX];
+
+			gg_cli_error("report: unknown option '%s' (see gpuguard report --help)",
+				     gg_cli_name(name, sizeof(name), arg));
 			return 2;
 		}
 	}
@@ -2015,7 +2086,7 @@ static bool output_refused(const struct options *o, const char *flag, const char
 	const char *example = !strcmp(flag, "--junit") ? "junit.xml" : "gpuguard.sarif";
 	struct stat out, in;
 	bool exists = stat(path, &out) == 0;
-	char why[256];
+	char why[256], name[GG_CLI_NAME_MAX];
 
 	snprintf(why, sizeof(why), hint, flag, flag, example);
 	for (size_t i = 0; i < o->nfiles; i++) {
@@ -2025,19 +2096,21 @@ static bool output_refused(const struct options *o, const char *flag, const char
 		if (stdin_file ? exists && fstat(STDIN_FILENO, &in) == 0 && in.st_dev == out.st_dev &&
 					 in.st_ino == out.st_ino
 			       : same_file(f, path)) {
-			gg_cli_error("report: %s %s: is %s, an input; %s", flag, path,
+			gg_cli_error("report: %s %s: is %s, an input; %s", flag,
+				     gg_cli_name(name, sizeof(name), path),
 				     stdin_file ? "standard input" : "one of the summaries to read",
 				     why);
 			return true;
 		}
 	}
 	if (exists && S_ISREG(out.st_mode) && holds_summary(path)) {
-		gg_cli_error("report: %s %s: holds a gpuguard summary; %s", flag, path, why);
+		gg_cli_error("report: %s %s: holds a gpuguard summary; %s", flag,
+			     gg_cli_name(name, sizeof(name), path), why);
 		return true;
 	}
 	if (other && same_file(path, other)) {
 		gg_cli_error("report: %s %s: %s names the same file; give each a file of its own", flag,
-			     path, other_flag);
+			     gg_cli_name(name, sizeof(name), path), other_flag);
 		return true;
 	}
 	return false;
@@ -2080,6 +2153,7 @@ int gg_cmd_report(int argc, char **argv)
 	struct view vw = { 0 };
 	size_t nread = 0;
 	int err, status = parse_options(argc, argv, &o);
+	char name[GG_CLI_NAME_MAX];
 
 	if (status) {
 		free(o.files);
@@ -2129,11 +2203,13 @@ int gg_cmd_report(int argc, char **argv)
 	if (nread < o.nfiles)
 		status = 2;
 	if (o.junit && (err = gg_ci_junit(o.junit, procs, o.nfiles, &v))) {
-		gg_cli_error("report: --junit %s: %s", o.junit, strerror(-err));
+		gg_cli_error("report: --junit %s: %s", gg_cli_name(name, sizeof(name), o.junit),
+			     strerror(-err));
 		status = 2;
 	}
 	if (o.sarif && (err = gg_ci_sarif(o.sarif, procs, o.nfiles, &v))) {
-		gg_cli_error("report: --sarif %s: %s", o.sarif, strerror(-err));
+		gg_cli_error("report: --sarif %s: %s", gg_cli_name(name, sizeof(name), o.sarif),
+			     strerror(-err));
 		status = 2;
 	}
 	if (fflush(stdout) || ferror(stdout)) {

@@ -270,7 +270,7 @@ static enum verdict unreadable(struct target *t, const char *what, int err)
 
 static enum verdict check(struct target *t)
 {
-	char *env = NULL, name[32];
+	char *env = NULL, name[32], shown[260]; /* the value named, escaped */
 	const char *given, *disable, *json;
 	size_t env_len = 0;
 	uint64_t caught, ignored, bit;
@@ -311,14 +311,15 @@ static enum verdict check(struct target *t)
 	}
 	if (gg_config_parse_signal(given, &sig, NULL) || !sig) {
 		because(t,
-			"process %d was started with GPUGUARD_SIGNAL=%.64s, which the shim refuses "
+			"process %d was started with GPUGUARD_SIGNAL=%s, which the shim refuses "
 			"(it accepts " GG_CONFIG_SIGNALS "): it listens to no signal",
-			t->pid, given);
+			t->pid, gg_cli_name(shown, sizeof(shown), given));
 		goto out;
 	}
 	if (t->want && (gg_config_parse_signal(t->want, &want, NULL) || want != sig)) {
-		because(t, "process %d listens to %s (GPUGUARD_SIGNAL=%.64s), not to %s", t->pid,
-			sig_name(sig, name, sizeof(name)), given, t->want);
+		because(t, "process %d listens to %s (GPUGUARD_SIGNAL=%s), not to %s", t->pid,
+			sig_name(sig, name, sizeof(name)), gg_cli_name(shown, sizeof(shown), given),
+			t->want);
 		goto out;
 	}
 	sig_name(sig, name, sizeof(name));
@@ -486,6 +487,7 @@ static bool read_summary(const char *path, struct findings *f)
 static void print_findings(int pid, const struct findings *before, const struct findings *f,
 			   const char *path)
 {
+	char shown[GG_CLI_NAME_MAX];
 	uint64_t fresh = f->violations > before->violations ? f->violations - before->violations : 0;
 
 	printf("gpuguard: process %d ran its boundary (seal %" PRIu64 "): %" PRIu64 " red-zone %s "
@@ -499,7 +501,9 @@ static void print_findings(int pid, const struct findings *before, const struct 
 		printf("gpuguard: the gate stops the process: %s missing "
 		       "(GPUGUARD_ALLOW_UNRESOLVED is off)\n",
 		       gg_cli_plural(f->required, "a required kernel is", "required kernels are"));
-	printf("gpuguard: summary: %s (gpuguard report shows it all)\n", path);
+	/* The path is the process's environment's: escaped, as every name. */
+	printf("gpuguard: summary: %s (gpuguard report shows it all)\n",
+	       gg_cli_name(shown, sizeof(shown), path));
 }
 
 /* ---- the command ---- */
@@ -510,7 +514,7 @@ int gg_cmd_scan(int argc, char **argv)
 	struct findings before = { 0 }, after;
 	const char *pid_arg = NULL;
 	double timeout = 30, deadline;
-	char name[32];
+	char name[32], shown[GG_CLI_NAME_MAX];
 	uint64_t pid;
 	enum verdict v;
 	int pidfd, rc = 1;
@@ -528,7 +532,8 @@ int gg_cmd_scan(int argc, char **argv)
 		}
 		if (!strcmp(a, "--signal") || !strcmp(a, "--timeout")) {
 			if (i + 1 >= argc) {
-				gg_cli_error("scan: %s needs a value", a);
+				gg_cli_error("scan: %s needs a value",
+					     gg_cli_name(shown, sizeof(shown), a));
 				return 2;
 			}
 			value = argv[++i];
@@ -543,7 +548,8 @@ int gg_cmd_scan(int argc, char **argv)
 				gg_cli_error(
 					"scan: --signal: \"%s\" is not a signal gpuguard listens to "
 					"(%s%sexpected %s)",
-					value, why ? why : "", why ? "; " : "", GG_CONFIG_SIGNALS);
+					gg_cli_name(shown, sizeof(shown), value), why ? why : "",
+					why ? "; " : "", GG_CONFIG_SIGNALS);
 				return 2;
 			}
 			t.want = value;
@@ -555,11 +561,12 @@ int gg_cmd_scan(int argc, char **argv)
 			if (!*value || *end || errno || !(timeout > 0) || timeout > 86400) {
 				gg_cli_error("scan: --timeout: \"%s\" is not a valid value (expected "
 					     "seconds, more than 0 and at most 86400)",
-					     value);
+					     gg_cli_name(shown, sizeof(shown), value));
 				return 2;
 			}
 		} else if (a[0] == '-' || pid_arg) {
-			gg_cli_error("scan: unexpected '%s' (usage: " GG_USAGE_SCAN ")", a);
+			gg_cli_error("scan: unexpected '%s' (usage: " GG_USAGE_SCAN ")",
+				     gg_cli_name(shown, sizeof(shown), a));
 			return 2;
 		} else {
 			pid_arg = a;
@@ -567,7 +574,8 @@ int gg_cmd_scan(int argc, char **argv)
 	}
 	if (!pid_arg || !gg_cli_parse_u64(pid_arg, &pid) || pid == 0 || pid > INT_MAX) {
 		if (pid_arg)
-			gg_cli_error("scan: \"%s\" is not a process id", pid_arg);
+			gg_cli_error("scan: \"%s\" is not a process id",
+				     gg_cli_name(shown, sizeof(shown), pid_arg));
 		else
 			gg_cli_error("scan: which process? (usage: " GG_USAGE_SCAN ")");
 		return 2;
@@ -622,13 +630,13 @@ int gg_cmd_scan(int argc, char **argv)
 		}
 		if (gone) {
 			gg_cli_error("scan: process %d ended before its summary %s showed the boundary",
-				     t.pid, t.json);
+				     t.pid, gg_cli_name(shown, sizeof(shown), t.json));
 			break;
 		}
 		if (now_s() >= deadline) {
 			gg_cli_error("scan: %s showed no new boundary within %g s (still %" PRIu64
 				     " %s); the process may be stopped or its summary unwritable",
-				     t.json, timeout, before.seals,
+				     gg_cli_name(shown, sizeof(shown), t.json), timeout, before.seals,
 				     gg_cli_plural(before.seals, "seal", "seals"));
 			break;
 		}

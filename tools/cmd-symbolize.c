@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hashindex.h"
 #include "options/config.h"
 #include "json.h"
 #include "callsite/runtime-syms.h"
@@ -112,6 +113,9 @@ struct job {
 	size_t ndirs;
 	struct object *objects;
 	size_t nobjects, objects_cap;
+	/* The objects by name: a search through them made an input of many
+	 * objects quadratic. */
+	struct gg_hashindex object_index;
 	struct loc *locs;
 	size_t nlocs, locs_cap;
 	struct chain *chains;
@@ -121,27 +125,42 @@ struct job {
 	bool oom;
 };
 
+struct object_key {
+	const struct job *job;
+	const char *name;
+	size_t len;
+};
+
+static bool object_alike(const void *ctx, size_t item)
+{
+	const struct object_key *k = ctx;
+	const char *name = k->job->objects[item].name;
+
+	return strlen(name) == k->len && !memcmp(name, k->name, k->len);
+}
+
 /* The index of the object named @name (@name_len bytes), added if new;
  * SIZE_MAX when out of memory. */
 static size_t object_of(struct job *job, const char *name, size_t name_len)
 {
-	size_t i;
+	uint64_t hash = gg_hashindex_hash(GG_HASHINDEX_SEED, name, name_len);
+	size_t i = gg_hashindex_find(&job->object_index, hash, object_alike,
+				     &(struct object_key){ job, name, name_len });
+	char *copy;
 
-	for (i = 0; i < job->nobjects; i++)
-		if (strlen(job->objects[i].name) == name_len &&
-		    !memcmp(job->objects[i].name, name, name_len))
-			break;
-	if (i == job->nobjects) {
-		char *copy = strndup(name, name_len);
-
-		if (!copy || !gg_cli_grow((void **)&job->objects, &job->objects_cap, job->nobjects,
-					  sizeof(*job->objects))) {
-			free(copy);
-			job->oom = true;
-			return SIZE_MAX;
-		}
-		job->objects[job->nobjects++] = (struct object){ .name = copy };
+	if (i != SIZE_MAX)
+		return i;
+	copy = strndup(name, name_len);
+	if (!copy || !gg_cli_grow((void **)&job->objects, &job->objects_cap, job->nobjects,
+				  sizeof(*job->objects))) {
+		free(copy);
+		job->oom = true;
+		return SIZE_MAX;
 	}
+	i = job->nobjects++;
+	job->objects[i] = (struct object){ .name = copy };
+	/* Out of memory, the name's next location only gets an object of its own. */
+	(void)gg_hashindex_add(&job->object_index, hash, i);
 	return i;
 }
 
@@ -491,12 +510,15 @@ static int cmp_u64(const void *a, const void *b)
 static bool locate(const struct job *job, struct object *obj)
 {
 	if (!obj->searched) {
+		char shown[GG_CLI_NAME_MAX];
+
 		obj->searched = true;
 		obj->path = find_object(job, obj->name);
 		if (!obj->path)
 			gg_cli_error("symbolize: %s: not found (looked in %sthe current directory, "
 				     "LD_LIBRARY_PATH, PATH); left as it is",
-				     obj->name, job->ndirs ? "each -d DIR, " : "");
+				     gg_cli_name(shown, sizeof(shown), obj->name),
+				     job->ndirs ? "each -d DIR, " : "");
 	}
 	return obj->path != NULL;
 }
@@ -507,6 +529,7 @@ static void symbolize_objects(struct job *job, const struct tools *tools)
 	for (size_t i = 0; i < job->nobjects; i++) {
 		struct object *obj = &job->objects[i];
 		size_t n = 0, resolved = 0;
+		char shown[GG_CLI_NAME_MAX];
 		int rc = -1;
 
 		/* Distinct offsets, sorted. */
@@ -523,7 +546,8 @@ static void symbolize_objects(struct job *job, const struct tools *tools)
 		if (rc && tools->path[ADDR2LINE])
 			rc = run_tool(ADDR2LINE, tools->path[ADDR2LINE], obj);
 		if (rc) {
-			gg_cli_error("symbolize: %s: %s failed on it; left as it is", obj->path,
+			gg_cli_error("symbolize: %s: %s failed on it; left as it is",
+				     gg_cli_name(shown, sizeof(shown), obj->path),
 				     !tools->path[ADDR2LINE]         ? tool_name[LLVM_SYMBOLIZER]
 				     : !tools->path[LLVM_SYMBOLIZER] ? tool_name[ADDR2LINE]
 								     : "llvm-symbolizer and addr2line");
@@ -534,7 +558,8 @@ static void symbolize_objects(struct job *job, const struct tools *tools)
 		if (!resolved)
 			gg_cli_error("symbolize: %s: no line information for %s (built without "
 				     "-g?)",
-				     obj->path, obj->n == 1 ? "its address" : "any of its addresses");
+				     gg_cli_name(shown, sizeof(shown), obj->path),
+				     obj->n == 1 ? "its address" : "any of its addresses");
 	}
 }
 
@@ -655,6 +680,8 @@ static const struct function *function_at(const struct object *obj, uint64_t vad
  * of the runtime there. */
 static void resolve_chains(struct job *job)
 {
+	char shown[GG_CLI_NAME_MAX];
+
 	for (size_t i = 0; i < job->nchains; i++) {
 		struct chain *c = &job->chains[i];
 		struct object *obj = &job->objects[c->object];
@@ -668,12 +695,13 @@ static void resolve_chains(struct job *job)
 					"symbolize: %s: no symbol table (stripped): the application's "
 					"frame of a site inside the statically linked CUDA runtime "
 					"cannot be named; give an unstripped copy with -d DIR",
-					obj->path);
+					gg_cli_name(shown, sizeof(shown), obj->path));
 			else if (obj->names_err)
-				gg_cli_error(
-					"symbolize: %s: cannot read its symbol table: %s", obj->path,
-					obj->names_err == -ENOEXEC ? "not a readable 64-bit ELF file"
-								   : strerror(-obj->names_err));
+				gg_cli_error("symbolize: %s: cannot read its symbol table: %s",
+					     gg_cli_name(shown, sizeof(shown), obj->path),
+					     obj->names_err == -ENOEXEC
+						     ? "not a readable 64-bit ELF file"
+						     : strerror(-obj->names_err));
 		}
 		if (obj->names_err)
 			continue;
@@ -977,15 +1005,19 @@ static void put_app_frame(const struct job *job, const struct chain *c, bool jso
 	uint64_t offset = c->offset[c->app];
 	const struct function *f = function_at(obj, call_vaddr(obj, offset));
 	const char *line = line_of(obj, offset), *base = strrchr(obj->name, '/');
+	char shown[GG_CLI_NAME_MAX];
 
 	base = base ? base + 1 : obj->name;
 	if (!json) {
+		/* Names the log did not hold before: escaped, as the command writes names. */
 		fputs(app_mark, stdout);
 		if (f)
-			printf("%s+0x%" PRIx64 " (", f->name, offset + obj->bias - f->start);
-		printf("%s+0x%" PRIx64 "%s", base, offset, f ? ")" : "");
+			printf("%s+0x%" PRIx64 " (", gg_cli_name(shown, sizeof(shown), f->name),
+			       offset + obj->bias - f->start);
+		printf("%s+0x%" PRIx64 "%s", gg_cli_name(shown, sizeof(shown), base), offset,
+		       f ? ")" : "");
 		if (line)
-			printf(" at %s", line);
+			printf(" at %s", gg_cli_name(shown, sizeof(shown), line));
 		putchar(')');
 		return;
 	}
@@ -1036,6 +1068,7 @@ static void free_job(struct job *job)
 		free(obj->path);
 	}
 	free(job->objects);
+	gg_hashindex_free(&job->object_index);
 	free(job->locs);
 	free(job->chains);
 }
@@ -1053,7 +1086,7 @@ int gg_cmd_symbolize(int argc, char **argv)
 	struct tools tools = { { NULL, NULL } };
 	bool options = true, json = false;
 	struct gg_json *root = NULL;
-	char *text = NULL;
+	char *text = NULL, shown[GG_CLI_NAME_MAX], shown2[GG_CLI_NAME_MAX];
 	size_t len = 0, ndirs = 0, pos;
 	int status = 2;
 
@@ -1081,10 +1114,12 @@ int gg_cmd_symbolize(int argc, char **argv)
 			dirs[ndirs++] = dir;
 		} else if (options && a[0] == '-' && a[1]) {
 			gg_cli_error("symbolize: unknown option '%s' (see gpuguard symbolize --help)",
-				     a);
+				     gg_cli_name(shown, sizeof(shown), a));
 			goto out;
 		} else if (file) {
-			gg_cli_error("symbolize: one FILE at most ('%s' and '%s' given)", file, a);
+			gg_cli_error("symbolize: one FILE at most ('%s' and '%s' given)",
+				     gg_cli_name(shown, sizeof(shown), file),
+				     gg_cli_name(shown2, sizeof(shown2), a));
 			goto out;
 		} else {
 			file = a;
@@ -1110,11 +1145,13 @@ int gg_cmd_symbolize(int argc, char **argv)
 		}
 	}
 	if (!text) {
-		gg_cli_error("symbolize: %s: cannot read: %s", file, strerror(errno));
+		gg_cli_error("symbolize: %s: cannot read: %s", gg_cli_name(shown, sizeof(shown), file),
+			     strerror(errno));
 		goto out;
 	}
 	if (!len) {
-		gg_cli_error("symbolize: %s is empty: nothing to symbolize", file);
+		gg_cli_error("symbolize: %s is empty: nothing to symbolize",
+			     gg_cli_name(shown, sizeof(shown), file));
 		status = 0;
 		goto out;
 	}
@@ -1130,7 +1167,8 @@ int gg_cmd_symbolize(int argc, char **argv)
 			scan_json(&job, root);
 		} else {
 			gg_cli_error("symbolize: %s: line %u, column %u: %s; read as a log instead",
-				     file, err.line, err.column, err.message);
+				     gg_cli_name(shown, sizeof(shown), file), err.line, err.column,
+				     err.message);
 		}
 	}
 	if (!json)
@@ -1139,7 +1177,7 @@ int gg_cmd_symbolize(int argc, char **argv)
 		gg_cli_error("symbolize: %s: no code location in it (OBJECT+0xOFFSET in a log, a "
 			     "\"site\" with \"object\" and \"offset\" in a JSON summary); copied as "
 			     "it is",
-			     file);
+			     gg_cli_name(shown, sizeof(shown), file));
 	/* The runtime's functions as the run that wrote the input knew them. */
 	{
 		const char *skip = gg_json_string(
@@ -1188,7 +1226,7 @@ int gg_cmd_symbolize(int argc, char **argv)
 			put_json_string(stdout, answer);
 			fputs("\"", stdout);
 		} else {
-			printf(" at %s", answer);
+			printf(" at %s", gg_cli_name(shown, sizeof(shown), answer));
 		}
 	}
 	fwrite(text + pos, 1, len - pos, stdout);

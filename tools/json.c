@@ -6,13 +6,42 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdalign.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* The tree's memory: its nodes, keys, strings, numbers' text, items and
+ * members, carved one after the other from blocks freed together with the
+ * tree. A summary's tree is most of what gpuguard report holds, and a
+ * malloc of its own for each small part cost more than the part (and an
+ * array grown by doubling had room for twice its items): BENCHMARKS.md,
+ * "gpuguard report". */
+struct block {
+	struct block *next;
+	size_t used, cap;
+	alignas(max_align_t) char data[];
+};
+
+#define BLOCK_SIZE (256 * 1024)
+
+/* What gg_json_parse returns: the root first, so the root is the document. */
+struct document {
+	struct gg_json root;
+	struct block *blocks;
+};
+
 struct parser {
+	struct block *blocks; /* the newest first */
+	/* The items and members of the arrays and objects being read, a stack:
+	 * each takes its own from the top once complete. */
+	struct gg_json **items;
+	size_t nitems, items_cap;
+	struct gg_json_member *members;
+	size_t nmembers, members_cap;
 	const char *s;
 	size_t len, pos;
 	unsigned line;     /* line of pos, 1-based */
@@ -71,14 +100,72 @@ static int peek(const struct parser *p)
 	return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
 }
 
+static void free_blocks(struct block *b)
+{
+	while (b) {
+		struct block *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
+/* @n bytes aligned to @align (a power of two) from the parser's blocks, or
+ * NULL (said). A part bigger than a quarter block gets a block of its own,
+ * behind the current one, which goes on serving the small ones. */
+static void *take(struct parser *p, size_t n, size_t align)
+{
+	struct block *b = p->blocks;
+	size_t at;
+
+	if (b) {
+		at = (b->used + align - 1) & ~(align - 1);
+		if (at <= b->cap && n <= b->cap - at) {
+			b->used = at + n;
+			return b->data + at;
+		}
+	}
+	if (n > BLOCK_SIZE / 4) {
+		if (n > SIZE_MAX - sizeof(*b) || !(b = malloc(sizeof(*b) + n)))
+			goto oom;
+		b->used = b->cap = n;
+		if (p->blocks) {
+			b->next = p->blocks->next;
+			p->blocks->next = b;
+		} else {
+			b->next = NULL;
+			p->blocks = b;
+		}
+		return b->data;
+	}
+	if (!(b = malloc(sizeof(*b) + BLOCK_SIZE)))
+		goto oom;
+	b->next = p->blocks;
+	b->cap = BLOCK_SIZE;
+	b->used = n;
+	p->blocks = b;
+	return b->data;
+oom:
+	fail(p, p->pos, "out of memory");
+	return NULL;
+}
+
+/* The last part taken, @got bytes at @at, is only @n long. */
+static void give_back(struct parser *p, const char *at, size_t got, size_t n)
+{
+	struct block *b = p->blocks;
+
+	if (b && at + got == b->data + b->used)
+		b->used -= got - n;
+}
+
 static struct gg_json *new_value(struct parser *p, enum gg_json_type type)
 {
-	struct gg_json *v = calloc(1, sizeof(*v));
+	struct gg_json *v = take(p, sizeof(*v), alignof(struct gg_json));
 
-	if (!v) {
-		fail(p, p->pos, "out of memory");
+	if (!v)
 		return NULL;
-	}
+	memset(v, 0, sizeof(*v));
 	v->type = type;
 	v->start = p->pos;
 	v->line = p->line;
@@ -111,11 +198,9 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 		fail(p, open, "unterminated string");
 		return false;
 	}
-	buf = malloc(end - open);
-	if (!buf) {
-		fail(p, open, "out of memory");
+	buf = take(p, end - open, 1);
+	if (!buf)
 		return false;
-	}
 	for (size_t i = open + 1; i < end;) {
 		unsigned char c = (unsigned char)p->s[i];
 
@@ -209,12 +294,12 @@ static bool parse_string(struct parser *p, char **out, size_t *out_len)
 		i += 2;
 	}
 	buf[n] = '\0';
+	give_back(p, buf, end - open, n + 1);
 	*out = buf;
 	*out_len = n;
 	p->pos = end + 1;
 	return true;
 bad:
-	free(buf);
 	return false;
 }
 
@@ -265,12 +350,11 @@ static struct gg_json *parse_number(struct parser *p)
 	v = new_value(p, GG_JSON_NUMBER);
 	if (!v)
 		return NULL;
-	v->u.number.text = strndup(p->s + p->pos, i - p->pos);
-	if (!v->u.number.text) {
-		fail(p, p->pos, "out of memory");
-		free(v);
+	v->u.number.text = take(p, i - p->pos + 1, 1);
+	if (!v->u.number.text)
 		return NULL;
-	}
+	memcpy(v->u.number.text, p->s + p->pos, i - p->pos);
+	v->u.number.text[i - p->pos] = '\0';
 	v->u.number.value = strtod(v->u.number.text, NULL);
 	p->pos = i;
 	v->end = i;
@@ -279,10 +363,38 @@ static struct gg_json *parse_number(struct parser *p)
 
 static struct gg_json *parse_value(struct parser *p, unsigned depth);
 
+/* The items from @base up, copied to the tree: the array's own, exactly
+ * as many. */
+static bool close_array(struct parser *p, struct gg_json *v, size_t base)
+{
+	size_t n = p->nitems - base;
+
+	v->u.array.items = take(p, n * sizeof(*p->items), alignof(struct gg_json *));
+	if (!v->u.array.items)
+		return false;
+	memcpy(v->u.array.items, p->items + base, n * sizeof(*p->items));
+	v->u.array.len = n;
+	p->nitems = base;
+	return true;
+}
+
+static bool close_object(struct parser *p, struct gg_json *v, size_t base)
+{
+	size_t n = p->nmembers - base;
+
+	v->u.object.members = take(p, n * sizeof(*p->members), alignof(struct gg_json_member));
+	if (!v->u.object.members)
+		return false;
+	memcpy(v->u.object.members, p->members + base, n * sizeof(*p->members));
+	v->u.object.len = n;
+	p->nmembers = base;
+	return true;
+}
+
 static struct gg_json *parse_array(struct parser *p, unsigned depth)
 {
 	struct gg_json *v = new_value(p, GG_JSON_ARRAY);
-	size_t cap = 0;
+	size_t base = p->nitems;
 
 	if (!v)
 		return NULL;
@@ -298,13 +410,12 @@ static struct gg_json *parse_array(struct parser *p, unsigned depth)
 		skip_space(p);
 		item = parse_value(p, depth + 1);
 		if (!item)
-			goto bad;
-		if (!gg_cli_grow((void **)&v->u.array.items, &cap, v->u.array.len, sizeof(item))) {
-			gg_json_free(item);
+			return NULL;
+		if (!gg_cli_grow((void **)&p->items, &p->items_cap, p->nitems, sizeof(item))) {
 			fail(p, p->pos, "out of memory");
-			goto bad;
+			return NULL;
 		}
-		v->u.array.items[v->u.array.len++] = item;
+		p->items[p->nitems++] = item;
 		skip_space(p);
 		if (peek(p) == ',') {
 			p->pos++;
@@ -316,19 +427,18 @@ static struct gg_json *parse_array(struct parser *p, unsigned depth)
 			fail(p, p->pos, "unexpected end of input (expected ',' or ']')");
 		else
 			fail(p, p->pos, "expected ',' or ']'");
-		goto bad;
+		return NULL;
 	}
+	if (!close_array(p, v, base))
+		return NULL;
 	v->end = ++p->pos;
 	return v;
-bad:
-	gg_json_free(v);
-	return NULL;
 }
 
 static struct gg_json *parse_object(struct parser *p, unsigned depth)
 {
 	struct gg_json *v = new_value(p, GG_JSON_OBJECT);
-	size_t cap = 0;
+	size_t base = p->nmembers;
 
 	if (!v)
 		return NULL;
@@ -347,33 +457,28 @@ static struct gg_json *parse_object(struct parser *p, unsigned depth)
 				fail(p, p->pos, "unexpected end of input (expected a string key)");
 			else
 				fail(p, p->pos, "expected a string key");
-			goto bad;
+			return NULL;
 		}
 		if (!parse_string(p, &m.key, &m.key_len))
-			goto bad;
+			return NULL;
 		skip_space(p);
 		if (peek(p) != ':') {
 			if (peek(p) < 0)
 				fail(p, p->pos, "unexpected end of input (expected ':')");
 			else
 				fail(p, p->pos, "expected ':'");
-			free(m.key);
-			goto bad;
+			return NULL;
 		}
 		p->pos++;
 		skip_space(p);
 		m.value = parse_value(p, depth + 1);
-		if (!m.value) {
-			free(m.key);
-			goto bad;
-		}
-		if (!gg_cli_grow((void **)&v->u.object.members, &cap, v->u.object.len, sizeof(m))) {
-			free(m.key);
-			gg_json_free(m.value);
+		if (!m.value)
+			return NULL;
+		if (!gg_cli_grow((void **)&p->members, &p->members_cap, p->nmembers, sizeof(m))) {
 			fail(p, p->pos, "out of memory");
-			goto bad;
+			return NULL;
 		}
-		v->u.object.members[v->u.object.len++] = m;
+		p->members[p->nmembers++] = m;
 		skip_space(p);
 		if (peek(p) == ',') {
 			p->pos++;
@@ -385,13 +490,12 @@ static struct gg_json *parse_object(struct parser *p, unsigned depth)
 			fail(p, p->pos, "unexpected end of input (expected ',' or '}')");
 		else
 			fail(p, p->pos, "expected ',' or '}'");
-		goto bad;
+		return NULL;
 	}
+	if (!close_object(p, v, base))
+		return NULL;
 	v->end = ++p->pos;
 	return v;
-bad:
-	gg_json_free(v);
-	return NULL;
 }
 
 static bool word_at(const struct parser *p, const char *w)
@@ -435,10 +539,8 @@ static struct gg_json *parse_value(struct parser *p, unsigned depth)
 		v = new_value(p, GG_JSON_STRING);
 		if (!v)
 			return NULL;
-		if (!parse_string(p, &v->u.string.s, &v->u.string.len)) {
-			free(v);
+		if (!parse_string(p, &v->u.string.s, &v->u.string.len))
 			return NULL;
-		}
 		v->end = p->pos;
 		return v;
 	}
@@ -472,6 +574,7 @@ static struct gg_json *parse_value(struct parser *p, unsigned depth)
 struct gg_json *gg_json_parse(const char *text, size_t len, struct gg_json_error *err)
 {
 	struct parser p = { .s = text, .len = len, .line = 1, .col = 1, .err = err };
+	struct document *doc = NULL;
 	struct gg_json *root;
 
 	if (err)
@@ -484,15 +587,21 @@ struct gg_json *gg_json_parse(const char *text, size_t len, struct gg_json_error
 		return NULL;
 	}
 	root = parse_value(&p, 1);
-	if (!root)
-		return NULL;
 	skip_space(&p);
-	if (p.pos < p.len) {
+	if (root && p.pos < p.len)
 		fail(&p, p.pos, "unexpected data after the JSON value");
-		gg_json_free(root);
+	else if (root && !(doc = malloc(sizeof(*doc))))
+		fail(&p, p.pos, "out of memory");
+	free(p.items);
+	free(p.members);
+	if (!doc) {
+		free_blocks(p.blocks);
 		return NULL;
 	}
-	return root;
+	/* Nothing points at the root: its copy in the document is the root. */
+	doc->root = *root;
+	doc->blocks = p.blocks;
+	return &doc->root;
 }
 
 char *gg_json_read_fd(int fd, size_t *len)
@@ -569,32 +678,12 @@ struct gg_json *gg_json_parse_file(const char *path, struct gg_json_error *err)
 
 void gg_json_free(struct gg_json *v)
 {
-	if (!v)
+	struct document *doc = (struct document *)v; /* the root is its first member */
+
+	if (!doc)
 		return;
-	switch (v->type) {
-	case GG_JSON_NUMBER:
-		free(v->u.number.text);
-		break;
-	case GG_JSON_STRING:
-		free(v->u.string.s);
-		break;
-	case GG_JSON_ARRAY:
-		for (size_t i = 0; i < v->u.array.len; i++)
-			gg_json_free(v->u.array.items[i]);
-		free(v->u.array.items);
-		break;
-	case GG_JSON_OBJECT:
-		for (size_t i = 0; i < v->u.object.len; i++) {
-			free(v->u.object.members[i].key);
-			gg_json_free(v->u.object.members[i].value);
-		}
-		free(v->u.object.members);
-		break;
-	case GG_JSON_NULL:
-	case GG_JSON_BOOL:
-		break;
-	}
-	free(v);
+	free_blocks(doc->blocks);
+	free(doc);
 }
 
 const char *gg_json_type_name(enum gg_json_type type)

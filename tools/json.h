@@ -75,7 +75,8 @@ struct gg_json *gg_json_parse_file(const char *path, struct gg_json_error *err);
  * NULL with errno set on failure. */
 char *gg_json_read_fd(int fd, size_t *len);
 
-/* Free a tree returned by a parse function (NULL is fine). */
+/* Free a tree returned by a parse function, whole (NULL is fine): only its
+ * root, never a value inside it, which it holds in blocks of its own. */
 void gg_json_free(struct gg_json *v);
 
 /* "null", "boolean", "number", "string", "array", "object". */

@@ -23,8 +23,8 @@ struct sb {
 
 void gg_sb_add(struct sb *b, const char *s, size_t n);
 void gg_sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Text from a summary, made safe for a terminal (control characters written
- * as \xNN or \u00NN). */
+/* Text from a summary, made safe for a terminal, as the command writes every
+ * name (gg_cli_escape_char, tools/cli.h). */
 void gg_sb_clean(struct sb *b, const char *s, size_t n);
 /* A string member of a summary, cleaned; @def when it is not a string. */
 void gg_sb_str(struct sb *b, const struct gg_json *v, const char *def);
@@ -102,6 +102,7 @@ struct leak_group {
 	char *key;
 	struct pids pids;
 	uint64_t count, bytes;
+	size_t seen; /* its place in the order first seen: ties keep it */
 };
 
 struct violation_group {
@@ -121,10 +122,14 @@ struct view {
 	size_t nviolations, violations_cap;
 	/* The groups by what makes findings alike, so that grouping takes time
 	 * linear in the findings. */
-	struct gg_hashindex pair_index, violation_index;
+	struct gg_hashindex pair_index, violation_index, leak_index;
 	struct leak_group *leaks; /* the most bytes first */
 	size_t nleaks, leaks_cap;
 	size_t leak_summaries; /* summaries that say what leaked (written at exit) */
+	/* Findings compared with an entry while grouping: at most one for each
+	 * finding, whatever the number of entries (tests/test-cli-report.c holds
+	 * it so); a search through the entries made it quadratic. */
+	size_t compared;
 };
 
 /* Group the findings of procs[0..nprocs). */

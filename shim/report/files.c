@@ -846,7 +846,7 @@ static void kind_metric(struct jw *w, const struct labels *l, const struct gg_re
  * it, so gpuguard prune-metrics can tell it from a later one with its pid. */
 static void process_line(struct jw *w)
 {
-	unsigned long long ticks;
+	unsigned long long ticks, ns;
 	char boot[64];
 
 	jw_printf(w, GG_PROCESS_LINE " pid=%d", (int)getpid());
@@ -854,6 +854,10 @@ static void process_line(struct jw *w)
 		jw_printf(w, " starttime=%llu", ticks);
 	if (!gg_report_boot_id(boot, sizeof(boot)))
 		jw_printf(w, " boot_id=%s", boot);
+	/* The pid means a process of this namespace only: prune-metrics run in
+	 * another cannot see it, which is no sign that it is gone. */
+	if (!gg_report_pid_ns(&ns))
+		jw_printf(w, " pidns=%llu", ns);
 	jw_raw(w, "\n", 1);
 }
 

@@ -141,3 +141,19 @@ int gg_report_boot_id(char *out, size_t cap)
 	out[strcspn(out, "\n")] = '\0';
 	return out[0] ? 0 : -EPROTO;
 }
+
+int gg_report_pid_ns(unsigned long long *inode)
+{
+	char link[64], *p;
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	if (strncmp(link, "pid:[", 5) || link[5] < '0' || link[5] > '9')
+		return -EPROTO;
+	*inode = 0;
+	for (p = link + 5; *p >= '0' && *p <= '9'; p++)
+		*inode = *inode * 10 + (unsigned long long)(*p - '0');
+	return *p == ']' && !p[1] ? 0 : -EPROTO;
+}

@@ -9,10 +9,11 @@
 #include <stddef.h>
 
 /* The first line of every metrics file, a comment to Prometheus:
- * "# gpuguard-process pid=PID starttime=TICKS boot_id=UUID", where TICKS is
- * /proc/PID/stat's start time (clock ticks since boot) and UUID is
- * /proc/sys/kernel/random/boot_id; a field that could not be read is left
- * out. */
+ * "# gpuguard-process pid=PID starttime=TICKS boot_id=UUID pidns=INODE",
+ * where TICKS is /proc/PID/stat's start time (clock ticks since boot), UUID
+ * is /proc/sys/kernel/random/boot_id and INODE the pid namespace's
+ * (/proc/self/ns/pid, "pid:[INODE]"): PID means a process there only; a
+ * field that could not be read is left out. */
 #define GG_PROCESS_LINE "# gpuguard-process"
 
 /* Room for an exe label: a file name (255 bytes) with every byte escaped. */
@@ -31,6 +32,10 @@ int gg_report_exe_label(int pid, char *out, size_t cap);
 /* /proc/PID/stat's start time (@pid 0: this process's), clock ticks since
  * boot. 0 or -errno (-EPROTO when the line cannot be parsed). */
 int gg_report_start_ticks(int pid, unsigned long long *ticks);
+
+/* This process's pid namespace: the INODE of /proc/self/ns/pid's
+ * "pid:[INODE]". 0 or -errno (-EPROTO when the link cannot be parsed). */
+int gg_report_pid_ns(unsigned long long *inode);
 
 /* This boot's id, from /proc/sys/kernel/random/boot_id, without its newline.
  * 0 or -errno. */
