@@ -100,6 +100,7 @@
  *                    GPUGUARD_SIGNAL's number (GG_TEST_SIGNAL) arrive
  *   handler:SIG      install a handler of the application's own for SIG
  *   handled          how many times the application's own handler ran
+ *   ignore:SIG       set SIG to SIG_IGN; default:SIG sets it to SIG_DFL
  *   labelhandler:SIG install a handler for SIG that calls gpuguard_boundary
  *                    ("handler") and writes "handler label: N" (write(2))
  *   raisein:NAME:SIG the fake driver's next call of NAME, from any thread
@@ -1150,6 +1151,9 @@ int main(int argc, char **argv)
 		} else if (!strncmp(arg, "watchdog:", 9)) {
 			signal(SIGALRM, on_watchdog);
 			alarm((unsigned)a);
+		} else if (!strncmp(arg, "ignore:", 7) || !strncmp(arg, "default:", 8)) {
+			signal((int)a, arg[0] == 'i' ? SIG_IGN : SIG_DFL);
+			printf("%s %lu\n", arg[0] == 'i' ? "ignoring" : "default", a);
 		} else if (!strcmp(arg, "handled")) {
 			printf("app handler ran %d\n", (int)app_handled);
 		} else if (!strncmp(arg, "fork:", 5)) {
