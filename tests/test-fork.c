@@ -482,7 +482,7 @@ Test(fork, children_of_a_threaded_process_that_call_the_driver_and_exit_never_ha
  * thread sends the shim's signal in a loop; with a signal by name and by
  * number, and with after: and launch:N boundaries besides. Every process
  * ends as it would without the shim, writes a summary the schema accepts and
- * finds nothing; only the parent ran boundaries. A hang ends in the app's
+ * finds nothing; without after:, only the parent ran boundaries. A hang ends in the app's
  * watchdog (status 97); the sanitized suite runs it too. */
 Test(fork, a_storm_of_forks_threads_and_signals_ends_cleanly_with_a_valid_summary_per_process)
 {
@@ -509,9 +509,15 @@ Test(fork, a_storm_of_forks_threads_and_signals_ends_cleanly_with_a_valid_summar
 
 			cr_assert_null(invalid, "%s: %s", f.files.gl_pathv[k], invalid);
 		}
-		v = each_summary(&f, "(j['errors'], len(j['violations']), j['seals'] > 0)");
-		cr_assert_eq(items_equal(v, "(0, 0, True)"), 1, "%s: %s", envs[i][0], v);
-		cr_assert_eq(items_equal(v, "(0, 0, False)"), 12, "%s: %s", envs[i][0], v);
+		v = each_summary(&f, "(j['errors'], len(j['violations']))");
+		cr_assert_eq(items_equal(v, "(0, 0)"), 13, "%s: %s", envs[i][0], v);
+		free(v);
+		/* The parent's boundaries (a child forked before an after: event
+		 * fired runs that event itself: its own watcher's). */
+		v = each_summary(&f, "j['seals'] > 0");
+		cr_assert_geq(items_equal(v, "True"), 1, "%s: %s", envs[i][0], v);
+		if (i == 0)
+			cr_assert_eq(items_equal(v, "True"), 1, "only the parent: %s", v);
 		free(v);
 		cr_assert_eq(gg_count_errors(f.r.err), 0, "%s: %s", envs[i][0], f.r.err);
 		cr_assert_null(strstr(f.r.err, "Sanitizer"), "%s", f.r.err);
