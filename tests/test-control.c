@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -209,6 +210,35 @@ Test(control, a_boundary_from_a_handler_that_interrupted_the_shims_work_is_refus
 		free(invalid);
 		gg_app_run_free(&a);
 	}
+}
+
+/* The same for a handler that calls exit() while a labelled boundary runs
+ * on its thread: the exit report would wait on the boundary's locks, so the
+ * process ends as asked, unreported, as with _exit (test-fork.c); and with
+ * no boundary running, exit() from a handler reports as ever. */
+Test(control, an_exit_from_a_handler_that_interrupted_a_boundary_ends_the_process_unreported)
+{
+	struct gg_app_run a;
+	char *invalid;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "watchdog:20", "exithandler:12:3", "alloc:64",
+				     "raisein:cuStreamSynchronize:12", "label:outer", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 3, "%s", a.r.err);
+	cr_expect_null(strstr(a.r.out, "label outer"), "%s", a.r.out);
+	cr_expect_null(strstr(a.r.err, "watchdog"), "%s", a.r.err);
+	cr_expect_eq(access(a.json, F_OK), -1, "a report was written");
+	gg_app_run_free(&a);
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "watchdog:20", "exithandler:12:3", "alloc:64", "overrun:0:4",
+				     "raise:12", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 3, "%s", a.r.err);
+	invalid = gg_summary_invalid(a.json);
+	cr_expect_null(invalid, "%s", invalid);
+	free(invalid);
+	expect_json(a.json, "[v['detected_by'] for v in j['violations']]", "['exit']");
+	gg_app_run_free(&a);
 }
 
 /* Outside the shim's work, the same handler runs its boundary. */

@@ -64,7 +64,7 @@ static struct {
 
 	/* The watcher thread's own (a forked child's thread inherits them). */
 	unsigned next_after;
-	bool lost; /* the program replaced our handler: said once; the name says so */
+	bool lost; /* the program replaced our handler: said once; a scan is answered so */
 } watcher_state = { .pipe_r = -1, .pipe_w = -1, .inherited_r = -1, .inherited_w = -1, .control = -1 };
 
 /* Loaded: the clock of after:S starts here, though nothing else does. */

@@ -103,6 +103,7 @@
  *   ignore:SIG       set SIG to SIG_IGN; default:SIG sets it to SIG_DFL
  *   labelhandler:SIG install a handler for SIG that calls gpuguard_boundary
  *                    ("handler") and writes "handler label: N" (write(2))
+ *   exithandler:SIG:STATUS install a handler for SIG that calls exit(STATUS)
  *   raisein:NAME:SIG the fake driver's next call of NAME, from any thread
  *                    (the shim's own calls too), raises SIG inside it
  *                    (fakecuda_raise_in)
@@ -320,6 +321,15 @@ static void on_label_signal(int sig)
 	(void)sig;
 	write_number_line(1, "handler label: ", handler_boundary ? handler_boundary("handler") : -2);
 	errno = saved;
+}
+
+/* exithandler:SIG:STATUS's handler: exit(STATUS), as programs do. */
+static int exit_handler_status;
+
+static void on_exit_signal(int sig)
+{
+	(void)sig;
+	exit(exit_handler_status);
 }
 
 /* watchdog:S: a hang fails loudly, with neither exit handlers nor the shim's
@@ -1137,6 +1147,10 @@ int main(int argc, char **argv)
 			sigemptyset(&sa.sa_mask);
 			sigaction((int)a, &sa, NULL);
 			printf("label handler %lu\n", a);
+		} else if (!strncmp(arg, "exithandler:", 12)) {
+			exit_handler_status = (int)b;
+			signal((int)a, on_exit_signal);
+			printf("exit handler %lu\n", a);
 		} else if (!strncmp(arg, "raisein:", 8)) {
 			int (*arm)(const char *, int) = (int (*)(const char *, int))dlsym(
 				RTLD_DEFAULT, "fakecuda_raise_in");
