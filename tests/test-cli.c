@@ -4,11 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "boundary/watcher.h"
 #include "options/config.h"
 
 #define RZ GG_APPS "/app-redzone"
@@ -676,6 +680,48 @@ Test(cli, scan_asks_the_shim_at_that_moment_and_nothing_reaches_the_programs_dis
 		gg_run_free(&target);
 		gg_test_dir_remove(dir);
 	}
+}
+
+/* The control socket's name is anyone's to take: one that another process
+ * bound for @pid (here, this test) is refused, never asked, and nothing is
+ * sent to the process. */
+Test(cli, scan_refuses_a_control_socket_that_is_not_the_processs)
+{
+	char dir[64], go[128], pid[32], path[64], *stat;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	unsigned long long start;
+	struct gg_spawn s;
+	struct gg_run r, target;
+	int fd, n;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	gg_spawn(&s, GG_RUN_SHIM, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
+		 (const char *[]){ "/bin/sh", "-c", trapping_script, "sh", go, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "ready\n", 30));
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", s.pid);
+	cr_assert_not_null(stat = gg_read_file(path));
+	cr_assert_eq(gg_watcher_start_time(stat, &start), 0, "%s", stat);
+	free(stat);
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, GG_WATCHER_SOCKET, s.pid, start);
+	cr_assert_geq(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&addr,
+			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)),
+		     0);
+	cr_assert_eq(listen(fd, 4), 0);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s%s", r.out, r.err);
+	cr_assert_neq(strstr(r.err, "is not that process's (its peer is another process)"), NULL, "%s",
+		      r.err);
+	cr_assert_str_eq(r.out, "");
+	gg_run_free(&r);
+	close(fd);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
+	cr_assert_str_eq(target.out, "ready\ndone\n", "the program was signalled");
+	gg_run_free(&target);
 }
 
 /* The shim's handler in place: a signal given as a number, and two scans
