@@ -348,6 +348,7 @@ static int forks(unsigned long n, const char *work)
 
 static struct {
 	atomic_bool stop;
+	atomic_uint started;           /* threads past their start (and workers their first round) */
 	int (*boundary)(const char *); /* the shim's gpuguard_boundary, or NULL */
 	int signal;                    /* GG_TEST_SIGNAL, 0: none */
 	unsigned long signals;         /* how many to send */
@@ -384,18 +385,28 @@ static void *storm_worker(void *arg)
 			exit(2);
 		}
 		gate_leave(false);
+		if (round == 0)
+			atomic_fetch_add(&storm.started, 1);
 	}
 	return NULL;
 }
 
-/* kill() of its own process only: no allocation, nothing held across a fork. */
+/* kill() of its own process only: no allocation, nothing held across a fork;
+ * it ends only once the forks are over. */
 static void *storm_signaller(void *arg)
 {
 	(void)arg;
+	atomic_fetch_add(&storm.started, 1);
 	for (unsigned long k = 0; k < storm.signals && !atomic_load(&storm.stop); k++) {
 		struct timespec pause = { 0, 1000000 };
 
 		kill(getpid(), storm.signal);
+		nanosleep(&pause, NULL);
+	}
+	/* A thread's end frees what it allocated: not across a fork either. */
+	while (!atomic_load(&storm.stop)) {
+		struct timespec pause = { 0, 1000000 };
+
 		nanosleep(&pause, NULL);
 	}
 	return NULL;
@@ -416,11 +427,20 @@ static int storm_run(unsigned threads, unsigned long forks_n, unsigned long sign
 	storm.signal = sig ? atoi(sig) : 0;
 	storm.signals = storm.signal ? signals : 0;
 	atomic_store(&storm.stop, false);
+	atomic_store(&storm.started, 0);
 	for (unsigned i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, storm_worker, NULL))
 			exit(2);
 	if (pthread_create(&signaller, NULL, storm_signaller, NULL))
 		exit(2);
+	/* As hammer's: a thread starting up allocates, which the gate does not
+	 * cover (under ASan, a child forked meanwhile hangs on the allocator's
+	 * lock: the sanitizer's, not the shim's), so the forks wait for it. */
+	while (atomic_load(&storm.started) < threads + 1) {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
 	rc = forks(forks_n, "alloc");
 	atomic_store(&storm.stop, true);
 	for (unsigned i = 0; i < threads; i++)
