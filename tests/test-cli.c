@@ -4,11 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "boundary/watcher.h"
 #include "options/config.h"
 
 #define RZ GG_APPS "/app-redzone"
@@ -415,7 +419,9 @@ Test(cli, scan_sends_the_configured_signal_and_the_process_scans)
 	snprintf(pid, sizeof(pid), "%d", s.pid);
 	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
 	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
-	cr_assert_neq(strstr(scan.out, "sent SIGUSR2 to process"), NULL, "%s", scan.out);
+	cr_assert_neq(strstr(scan.out, "ran a boundary (its shim's handler of SIGUSR2 is in place; "
+				       "no signal sent)"),
+		      NULL, "%s", scan.out);
 	cr_assert(gg_wait_file(json, 30), "the process never scanned");
 	char *v = gg_json(json, "[x['detected_by'] for x in j['violations']]");
 
@@ -831,6 +837,144 @@ Test(cli, scan_sends_nothing_once_the_program_replaced_the_shims_handler)
 	gg_run_free(&target);
 }
 
+/* Issue "never harm the host" round 3, 1: for up to a second after the
+ * program put its own disposition in place of the shim's handler (the
+ * watcher's look, every GG_WATCHER_CHECK_MS), scan still sent the signal and
+ * said so, and only the program's handler ran. Scan now asks the shim, which
+ * asks sigaction at that moment: right after the program's handler, its
+ * SIG_IGN or SIG_DFL, and for a signal given as a number, nothing runs and
+ * nothing reaches the program. */
+Test(cli, scan_asks_the_shim_at_that_moment_and_nothing_reaches_the_programs_disposition)
+{
+	static const struct {
+		const char *signal, *step, *printed, *says;
+	} cases[] = {
+		{ "USR2", "handler:12", "handler 12\n",
+		  "handles SIGUSR2 itself (its handler was "
+		  "installed after the shim's)" },
+		{ "40", "handler:40", "handler 40\n", "handles signal 40 itself" },
+		{ "USR2", "ignore:12", "ignoring 12\n", "ignores SIGUSR2 now" },
+		{ "USR1", "default:10", "default 10\n", "has put SIGUSR1 back to its default" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[64], go[128], env_signal[64], env_log[160], log[128], step[160], pid[32],
+			want[256], *text;
+		struct gg_spawn s;
+		struct gg_run r, target;
+
+		gg_test_dir(dir, sizeof(dir));
+		snprintf(go, sizeof(go), "%s/go", dir);
+		snprintf(log, sizeof(log), "%s/log", dir);
+		snprintf(env_log, sizeof(env_log), "GPUGUARD_LOG=%s", log);
+		snprintf(env_signal, sizeof(env_signal), "GPUGUARD_SIGNAL=%s", cases[i].signal);
+		snprintf(step, sizeof(step), "wait:%s", go);
+		gg_spawn(&s, GG_RUN_SHIM | GG_RUN_FAKE,
+			 (const char *[]){ env_signal, env_log, "GPUGUARD_REDZONE=16",
+					   "GG_TEST_PTX=" GG_PTX, NULL },
+			 (const char *[]){ RZ, "alloc:64", "sync", cases[i].step, step, "handled",
+					   NULL });
+		cr_assert(gg_spawn_wait_output(&s, cases[i].printed, 30), "%s", cases[i].step);
+		snprintf(pid, sizeof(pid), "%d", s.pid);
+		/* At once: the watcher has not looked since. */
+		cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+		cr_expect_eq(gg_run_exit(&r), 1, "%s: %s%s", cases[i].step, r.out, r.err);
+		snprintf(want, sizeof(want), "gpuguard: scan: process %s %s", pid, cases[i].says);
+		cr_expect_eq(strncmp(r.err, want, strlen(want)), 0, "%s: %s", cases[i].step, r.err);
+		cr_expect_neq(strstr(r.err, "nothing sent\n"), NULL, "%s", r.err);
+		cr_expect_str_eq(r.out, "");
+		gg_run_free(&r);
+		touch(go);
+		gg_spawn_finish(&s, &target);
+		cr_expect_eq(gg_run_exit(&target), 0, "%s: %s", cases[i].step, target.err);
+		cr_expect_eq(handled(target.out), 0, "%s: the program's handler was signalled",
+			     cases[i].step);
+		text = gg_read_file(log);
+		cr_expect_eq(gg_count_lines(text ? text : "", "] INFO: seal"), 0,
+			     "%s: a boundary ran: %s", cases[i].step, text);
+		free(text);
+		gg_run_free(&target);
+		gg_test_dir_remove(dir);
+	}
+}
+
+/* The control socket's name is anyone's to take: one that another process
+ * bound for @pid (here, this test) is refused, never asked, and nothing is
+ * sent to the process. */
+Test(cli, scan_refuses_a_control_socket_that_is_not_the_processs)
+{
+	char dir[64], go[128], pid[32], path[64], *stat;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	unsigned long long start;
+	struct gg_spawn s;
+	struct gg_run r, target;
+	int fd, n;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(go, sizeof(go), "%s/go", dir);
+	gg_spawn(&s, GG_RUN_SHIM, (const char *[]){ "GPUGUARD_SIGNAL=USR2", NULL },
+		 (const char *[]){ "/bin/sh", "-c", trapping_script, "sh", go, NULL });
+	cr_assert(gg_spawn_wait_output(&s, "ready\n", 30));
+	snprintf(pid, sizeof(pid), "%d", s.pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", s.pid);
+	cr_assert_not_null(stat = gg_read_file(path));
+	cr_assert_eq(gg_watcher_start_time(stat, &start), 0, "%s", stat);
+	free(stat);
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, GG_WATCHER_SOCKET, s.pid, start);
+	cr_assert_geq(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&addr,
+			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)),
+		     0);
+	cr_assert_eq(listen(fd, 4), 0);
+	cli(&r, NULL, (const char *[]){ GG_CLI, "scan", pid, NULL });
+	cr_assert_eq(gg_run_exit(&r), 1, "%s%s", r.out, r.err);
+	cr_assert_neq(strstr(r.err, "is not that process's (its peer is another process)"), NULL, "%s",
+		      r.err);
+	cr_assert_str_eq(r.out, "");
+	gg_run_free(&r);
+	close(fd);
+	touch(go);
+	gg_spawn_finish(&s, &target);
+	cr_assert_eq(gg_run_exit(&target), 0, "%s", target.err);
+	cr_assert_str_eq(target.out, "ready\ndone\n", "the program was signalled");
+	gg_run_free(&target);
+}
+
+/* The shim's handler in place: a signal given as a number, and two scans
+ * at once, each answered with a boundary of its own. */
+Test(cli, two_scans_at_once_each_run_a_boundary)
+{
+	char dir[64], json[128], go[128], env_json[160], pid[32];
+	struct gg_spawn s, scans[2];
+	struct gg_run r, out[2];
+	char *v;
+
+	gg_test_dir(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(go, sizeof(go), "%s/go", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
+	spawn_listening(&s, "40", (const char *[]){ env_json, NULL }, go, pid, sizeof(pid));
+	for (int i = 0; i < 2; i++)
+		gg_spawn(&scans[i], 0, NULL,
+			 (const char *[]){ GG_CLI, "scan", "--wait", "--signal", "40", pid, NULL });
+	for (int i = 0; i < 2; i++) {
+		gg_spawn_finish(&scans[i], &out[i]);
+		cr_expect_eq(gg_run_exit(&out[i]), 0, "%s", out[i].err);
+		cr_expect_neq(strstr(out[i].out, "ran a boundary (its shim's handler of signal 40 is "
+						 "in place; no signal sent)"),
+			      NULL, "%s", out[i].out);
+		gg_run_free(&out[i]);
+	}
+	v = gg_json(json, "j['seals']");
+	cr_expect_str_eq(v, "2");
+	free(v);
+	touch(go);
+	gg_spawn_finish(&s, &r);
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	cr_expect_eq(gg_count_lines(r.err, "(scan)"), 2, "%s", r.err);
+	gg_run_free(&r);
+}
+
 Test(cli, scan_wait_reports_what_the_boundary_found)
 {
 	char dir[64], json[128], go[128], env_json[160], step[160], pid[32], want[512];
@@ -851,8 +995,8 @@ Test(cli, scan_wait_reports_what_the_boundary_found)
 	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", "--wait", pid, NULL });
 	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
 	snprintf(want, sizeof(want),
-		 "gpuguard: sent SIGUSR2 to process %s: it scans its red zones, runs the gate and "
-		 "rewrites its reports\n"
+		 "gpuguard: process %s ran a boundary (its shim's handler of SIGUSR2 is in place; "
+		 "no signal sent): it scanned its red zones, ran the gate and rewrote its reports\n"
 		 "gpuguard: process %s ran its boundary (seal 1): 1 red-zone violation (1 new), "
 		 "0 required kernels unresolved, 0 late misses; 1 error in all\n"
 		 "gpuguard: summary: %s/s.%s.json (gpuguard report shows it all)\n",
@@ -882,13 +1026,12 @@ Test(cli, scan_reads_gpuguard_disable_as_the_shim_does)
 			sizeof(pid));
 	cli(&scan, NULL, (const char *[]){ GG_CLI, "scan", "--wait", pid, NULL });
 	cr_assert_eq(gg_run_exit(&scan), 0, "%s", scan.err);
-	cr_assert_neq(strstr(scan.out, "sent SIGUSR2"), NULL, "%s", scan.out);
 	cr_assert_neq(strstr(scan.out, "ran its boundary (seal 1)"), NULL, "%s", scan.out);
 	gg_run_free(&scan);
 	touch(go);
 	gg_spawn_finish(&s, &r);
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
-	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (scan)"), 1, "%s", r.err);
 	gg_run_free(&r);
 }
 
@@ -917,7 +1060,7 @@ Test(cli, scan_wait_right_after_starting_the_program_waits_for_its_handler)
 	touch(go);
 	gg_spawn_finish(&s, &r);
 	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
-	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (signal)"), 1, "%s", r.err);
+	cr_assert_eq(gg_count_lines(r.err, "INFO: seal 1 (scan)"), 1, "%s", r.err);
 	gg_run_free(&r);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -215,5 +216,101 @@ Test(control, a_labels_bytes_round_trip_through_the_json_exactly)
 	cr_expect_not_null(strstr(report.out, "\nfindings by test: 1 test\n"), "%s%s", report.out,
 			   report.err);
 	gg_run_free(&report);
+	gg_app_run_free(&a);
+}
+
+/* Issue "never harm the host" round 3, 2: gpuguard_boundary from a signal
+ * handler that interrupted a labelled boundary on the same thread waited
+ * forever on the boundary's own lock. A handler's call that interrupted any
+ * of the shim's work holding a lock on its thread is refused (-1) at once:
+ * the boundary (the fake driver raises the signal inside the scan's
+ * cuStreamSynchronize), a hook (inside the driver call a hook forwards), the
+ * exit report (its scan), and the fork handlers (the program's own prepare
+ * handler runs while the shim's hold their locks). A watchdog in the app
+ * turns a hang into status 97. */
+Test(control, a_boundary_from_a_handler_that_interrupted_the_shims_work_is_refused_at_once)
+{
+	static const struct {
+		const char *what, *env, *steps[8], *after;
+	} cases[] = {
+		{ "a labelled boundary",
+		  NULL,
+		  { "raisein:cuStreamSynchronize:12", "label:outer", "label:next", NULL },
+		  "label outer: 0\nlabel next: 0\n" },
+		{ "a hook",
+		  NULL,
+		  { "raisein:cuMemAlloc_v2:12", "alloc:32", "label:next", NULL },
+		  "label next: 0\n" },
+		{ "the exit report", NULL, { "raisein:cuStreamSynchronize:12", NULL }, "" },
+		{ "the fork handlers",
+		  "GG_TEST_EARLY_ATFORK=12",
+		  { "child:clean", "label:next", NULL },
+		  "child clean exited 0\nlabel next: 0\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *steps[16] = { "watchdog:20", "labelhandler:12", "alloc:64" };
+		size_t n = 3;
+		struct gg_app_run a;
+		char *invalid;
+
+		for (size_t k = 0; cases[i].steps[k]; k++)
+			steps[n++] = cases[i].steps[k];
+		steps[n] = NULL;
+		gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", cases[i].env, NULL },
+			   steps);
+		cr_expect_eq(gg_run_exit(&a.r), 0, "%s: %s", cases[i].what, a.r.err);
+		cr_expect_eq(gg_count_lines(a.r.out, "handler label: -1"), 1,
+			     "%s: the handler's boundary, refused once:\n%s\nstderr:\n%s",
+			     cases[i].what, a.r.out, a.r.err);
+		cr_expect_not_null(strstr(a.r.out, cases[i].after), "%s: %s", cases[i].what, a.r.out);
+		cr_expect_eq(gg_count_errors(a.r.err), 0, "%s: %s", cases[i].what, a.r.err);
+		invalid = gg_summary_invalid(a.json);
+		cr_expect_null(invalid, "%s: %s", cases[i].what, invalid);
+		free(invalid);
+		gg_app_run_free(&a);
+	}
+}
+
+/* The same for a handler that calls exit() while a labelled boundary runs
+ * on its thread: the exit report would wait on the boundary's locks, so the
+ * process ends as asked, unreported, as with _exit (test-fork.c); and with
+ * no boundary running, exit() from a handler reports as ever. */
+Test(control, an_exit_from_a_handler_that_interrupted_a_boundary_ends_the_process_unreported)
+{
+	struct gg_app_run a;
+	char *invalid;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "watchdog:20", "exithandler:12:3", "alloc:64",
+				     "raisein:cuStreamSynchronize:12", "label:outer", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 3, "%s", a.r.err);
+	cr_expect_null(strstr(a.r.out, "label outer"), "%s", a.r.out);
+	cr_expect_null(strstr(a.r.err, "watchdog"), "%s", a.r.err);
+	cr_expect_eq(access(a.json, F_OK), -1, "a report was written");
+	gg_app_run_free(&a);
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "watchdog:20", "exithandler:12:3", "alloc:64", "overrun:0:4",
+				     "raise:12", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 3, "%s", a.r.err);
+	invalid = gg_summary_invalid(a.json);
+	cr_expect_null(invalid, "%s", invalid);
+	free(invalid);
+	expect_json(a.json, "[v['detected_by'] for v in j['violations']]", "['exit']");
+	gg_app_run_free(&a);
+}
+
+/* Outside the shim's work, the same handler runs its boundary. */
+Test(control, a_boundary_from_a_handler_that_interrupted_the_program_runs)
+{
+	struct gg_app_run a;
+
+	gg_app_run(&a, RZ, (const char *[]){ "GPUGUARD_REDZONE=64", NULL },
+		   (const char *[]){ "watchdog:20", "labelhandler:12", "alloc:64", "overrun:0:4",
+				     "raise:12", NULL });
+	cr_assert_eq(gg_run_exit(&a.r), 0, "%s", a.r.err);
+	expect_out(&a.r, "handler label: 1\n");
+	expect_json(a.json, "[l['label'] for l in j['labels']]", "['handler']");
 	gg_app_run_free(&a);
 }

@@ -475,3 +475,53 @@ Test(fork, children_of_a_threaded_process_that_call_the_driver_and_exit_never_ha
 		gg_run_free(&plain);
 	}
 }
+
+/* Issue "never harm the host" round 3, 3: threads that allocate, copy,
+ * launch and run labelled boundaries, while the main thread forks children
+ * (each calls the driver and ends, by _exit, exit and _Exit in turn) and a
+ * thread sends the shim's signal in a loop; with a signal by name and by
+ * number, and with after: and launch:N boundaries besides. Every process
+ * ends as it would without the shim, writes a summary the schema accepts and
+ * finds nothing; without after:, only the parent ran boundaries. A hang ends in the app's
+ * watchdog (status 97); the sanitized suite runs it too. */
+Test(fork, a_storm_of_forks_threads_and_signals_ends_cleanly_with_a_valid_summary_per_process)
+{
+	static const char *const envs[][4] = {
+		{ "GPUGUARD_SIGNAL=USR2", "GG_TEST_SIGNAL=12", NULL },
+		{ "GPUGUARD_SIGNAL=40", "GG_TEST_SIGNAL=40",
+		  "GPUGUARD_BOUNDARY=after:0.01,after:0.05,launch:40", NULL },
+	};
+
+	for (size_t i = 0; i < GG_ARRAY_SIZE_T(envs); i++) {
+		struct forked f;
+		char *v;
+
+		run_forked_with(&f, BY_PRELOAD, STORM,
+				(const char *[]){ "watchdog:120", "init", "storm:4:12:200", NULL },
+				envs[i]);
+		cr_assert_str_eq(f.r.out, "forks: 12 exited 0, 0 hung, 0 otherwise\nstorm: done\n",
+				 "%s: %s", envs[i][0], f.r.err);
+		cr_assert_eq(gg_run_exit(&f.r), 0, "%s: %s", envs[i][0], f.r.err);
+		cr_assert_eq(f.files.gl_pathc, 13, "%s: %zu summaries: %s", envs[i][0],
+			     f.files.gl_pathc, f.r.err);
+		for (size_t k = 0; k < f.files.gl_pathc; k++) {
+			char *invalid = gg_summary_invalid(f.files.gl_pathv[k]);
+
+			cr_assert_null(invalid, "%s: %s", f.files.gl_pathv[k], invalid);
+		}
+		v = each_summary(&f, "(j['errors'], len(j['violations']))");
+		cr_assert_eq(items_equal(v, "(0, 0)"), 13, "%s: %s", envs[i][0], v);
+		free(v);
+		/* The parent's boundaries (a child forked before an after: event
+		 * fired runs that event itself: its own watcher's). */
+		v = each_summary(&f, "j['seals'] > 0");
+		cr_assert_geq(items_equal(v, "True"), 1, "%s: %s", envs[i][0], v);
+		if (i == 0)
+			cr_assert_eq(items_equal(v, "True"), 1, "only the parent: %s", v);
+		free(v);
+		cr_assert_eq(gg_count_errors(f.r.err), 0, "%s: %s", envs[i][0], f.r.err);
+		cr_assert_null(strstr(f.r.err, "Sanitizer"), "%s", f.r.err);
+		cr_assert_null(strstr(f.r.err, "runtime error"), "%s", f.r.err);
+		forked_free(&f);
+	}
+}

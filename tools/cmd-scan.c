@@ -1,22 +1,21 @@
-/* gpuguard scan PID (gpuguard(1), scan): run a boundary in a running process by
- * sending it the signal its shim listens to -- and only then. A signal reaches
- * a process whether or not anything there handles it, and SIGUSR1 and SIGUSR2
- * terminate a process that does not. So the process must have been started with
- * that signal in GPUGUARD_SIGNAL (the shim's own rules: 11 is refused), have
- * libgpuguard.so mapped, and have the shim's handler installed for the signal
- * (the shim installs it at the first CUDA call). A caught signal
- * (/proc/PID/status SigCgt) is not enough: the handler may be the program's,
- * installed before the shim's set-up (which then keeps it) or after it, and
- * /proc does not say whose it is. The shim's watcher thread says it: it is
- * named "gpuguard-sigN" only while the shim's handler for N is the one in place
- * (shim/boundary/watcher.h). Otherwise the command says which of these is
- * missing and sends nothing.
+/* gpuguard scan PID (gpuguard(1), scan): run a boundary in a running process,
+ * and only where its shim runs it. A signal reaches a process whether or not
+ * anything there handles it (SIGUSR1 and SIGUSR2 terminate a process that
+ * does not), and /proc says that a signal is caught (SigCgt), not whose
+ * handler catches it: the program may install its own at any moment, before
+ * the shim's set-up (which then keeps it) or after it. So scan sends no
+ * signal: it asks the process's shim through its watcher's control socket
+ * (shim/boundary/watcher.h), an abstract unix socket named by the pid and
+ * start time, whose answering end must be that pid (SO_PEERCRED). The
+ * watcher asks sigaction at that moment whether the shim's handler of
+ * GPUGUARD_SIGNAL is the one in place and, if it is, runs the boundary itself
+ * before it answers; otherwise it answers whose the signal is, and nothing
+ * runs. Before it asks, scan checks what /proc can say (libgpuguard.so
+ * mapped, the GPUGUARD_SIGNAL it was started with, GPUGUARD_DISABLE), to say
+ * which is missing; where no socket answers, /proc's masks say why.
  *
  * With --wait it waits (bounded) for the process to get there, then for its
- * JSON summary to count one more seal, and prints what the boundary found.
- *
- * The process is held by a pidfd from the start, so the signal goes to the
- * process that was checked even if its pid is reused meanwhile. */
+ * JSON summary to count one more seal, and prints what the boundary found. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -32,7 +31,8 @@
 #include <strings.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "boundary/watcher.h"
@@ -45,19 +45,19 @@ static const char scan_usage[] =
 	"usage: " GG_USAGE_SCAN "\n"
 	"\n"
 	"Runs a boundary in process PID while it keeps running: a scan of every red\n"
-	"zone, the gate, and its JSON summary and metrics rewritten. It sends PID the\n"
-	"signal it was started with in GPUGUARD_SIGNAL (gpuguard --signal), and only\n"
-	"when PID has libgpuguard.so loaded and its handler for that signal installed\n"
-	"(at its first CUDA call); otherwise it says why and sends nothing.\n"
+	"zone, the gate, and its JSON summary and metrics rewritten. It asks PID's\n"
+	"shim through its control socket, and only a shim whose handler of the\n"
+	"signal it was started with in GPUGUARD_SIGNAL (gpuguard --signal) is the one\n"
+	"in place runs it; no signal is sent. Otherwise it says why.\n"
 	"\n"
-	"  --wait             wait until PID can be signalled, then until its summary\n"
+	"  --wait             wait until PID's shim listens, then until its summary\n"
 	"                     (GPUGUARD_SUMMARY_JSON) shows the boundary ran, and print\n"
 	"                     what it found\n"
 	"  --timeout SECONDS  how long --wait waits in all (default 30)\n"
 	"  --signal SIG       the signal expected (refused unless PID listens to it)\n"
 	"\n"
-	"Exit status: 0 when the signal was sent (with --wait: when the boundary ran),\n"
-	"1 when nothing was sent or the boundary was not seen in time, 2 for a usage\n"
+	"Exit status: 0 when the boundary ran (with --wait: when the summary shows\n"
+	"it), 1 when it did not or the summary did not show it in time, 2 for a usage\n"
 	"error.\n";
 
 /* ---- what /proc says ---- */
@@ -139,36 +139,38 @@ static int read_status(int pid, char *state, uint64_t *caught, uint64_t *ignored
 	return 0;
 }
 
-/* Whether a thread of @pid is the shim's watcher with its handler of @sig in
- * place (named GG_WATCHER_NAME_SIGNAL and the number): 1, 0, or -errno
- * when the threads cannot be listed. */
-static int shim_listens(int pid, int sig)
+/* A connection to @pid's control socket (shim/boundary/watcher.h), whose
+ * answering end is @pid itself: the fd, or -errno (-ECONNREFUSED: nothing
+ * listens there; -EPERM: something else answers under that name). */
+static int connect_shim(int pid)
 {
-	char path[64], want[16], comm[32];
-	struct dirent *d;
-	DIR *tasks;
-	int found = 0;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct ucred peer;
+	socklen_t peer_len = sizeof(peer);
+	unsigned long long start;
+	char *stat;
+	int fd, err, n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	snprintf(want, sizeof(want), GG_WATCHER_NAME_SIGNAL "%d\n", sig);
-	if (!(tasks = opendir(path)))
+	if ((err = read_proc(pid, "stat", &stat, NULL)))
+		return err;
+	err = gg_watcher_start_time(stat, &start);
+	free(stat);
+	if (err)
+		return err;
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, GG_WATCHER_SOCKET, pid, start);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
-	while (!found && (d = readdir(tasks))) {
-		ssize_t n;
-		int fd;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", pid, d->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue; /* a thread that ended meanwhile */
-		n = read(fd, comm, sizeof(comm) - 1);
+	if (connect(fd, (struct sockaddr *)&addr,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n))) {
+		err = errno == ENOENT ? -ECONNREFUSED : -errno;
 		close(fd);
-		comm[n > 0 ? n : 0] = '\0';
-		found = !strcmp(comm, want);
+		return err;
 	}
-	closedir(tasks);
-	return found;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) || peer.pid != pid) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 /* Whether libgpuguard.so (or a versioned libgpuguard.so.N) is mapped:
@@ -207,6 +209,7 @@ struct target {
 	const char *want;    /* --signal as given, or NULL */
 	bool wait;           /* --wait: the summary path is needed too */
 	int sig;             /* set when READY */
+	int fd;              /* when READY: connected to its shim's control socket */
 	char json[PATH_MAX]; /* --wait: the summary, as this command reads it */
 	char why[1024];      /* what is missing, when not READY */
 };
@@ -275,7 +278,7 @@ static enum verdict check(struct target *t)
 	size_t env_len = 0;
 	uint64_t caught, ignored, bit;
 	char state;
-	int err, sig = 0, want = 0, mapped, listens;
+	int err, sig = 0, want = 0, mapped, fd = -1;
 	enum verdict v = NOT_YET;
 
 	if ((err = read_status(t->pid, &state, &caught, &ignored)))
@@ -334,41 +337,48 @@ static enum verdict check(struct target *t)
 			t->pid, disable, name);
 		goto out;
 	}
-	/* ...and the shim's handler for it, read last: the process may have
-	 * exec'd meanwhile (gpuguard becomes the program), and a handler of the
-	 * image before says nothing. The watcher's name first: a caught signal
-	 * read after it is still caught by that handler, unless the program
-	 * replaced it in the last GG_WATCHER_CHECK_MS, which no reading of
-	 * /proc can tell. */
-	if ((listens = shim_listens(t->pid, sig)) < 0) {
-		v = unreadable(t, "task", listens);
-		goto out;
-	}
-	if ((err = read_status(t->pid, &state, &caught, &ignored))) {
-		v = unreadable(t, "status", err);
-		goto out;
-	}
-	bit = UINT64_C(1) << (sig - 1);
-	if (!listens && (caught & bit)) {
+	/* ...and its shim's watcher, asked last: the process may have exec'd
+	 * meanwhile (gpuguard becomes the program), and a socket is its
+	 * image's. Where none answers, /proc's masks say why. */
+	if ((fd = connect_shim(t->pid)) == -EPERM) {
 		because(t,
-			"process %d handles %s itself (its handler was installed before the shim's "
-			"or after it): the shim keeps the program's handler and runs no boundary for "
-			"it, and %s would reach the program's own handler",
-			t->pid, name, name);
+			"a control socket named for process %d is not that process's (its peer is "
+			"another process): its shim cannot be asked",
+			t->pid);
+		v = NEVER;
 		goto out;
 	}
-	if (!listens && (ignored & bit)) {
-		because(t, "process %d ignores %s: the shim leaves it so and runs no boundary for it",
-			t->pid, name);
+	if (fd == -ENOENT || fd == -ESRCH) {
+		v = unreadable(t, "stat", fd);
 		goto out;
 	}
-	if (!listens || !(caught & bit)) {
-		because(t,
-			"process %d has libgpuguard.so loaded but no handler for %s yet: the shim "
-			"installs it at the process's first CUDA call (a wrapper script never makes "
-			"one: "
-			"scan the CUDA program's own pid; --wait waits for it)",
-			t->pid, name);
+	if (fd < 0) {
+		if ((err = read_status(t->pid, &state, &caught, &ignored))) {
+			v = unreadable(t, "status", err);
+			goto out;
+		}
+		bit = UINT64_C(1) << (sig - 1);
+		if (fd != -ECONNREFUSED)
+			because(t, "cannot reach process %d's shim: %s", t->pid, strerror(-fd));
+		else if (caught & bit)
+			because(t,
+				"process %d handles %s itself (its handler was installed before the "
+				"shim's): the shim keeps the program's handler and runs no boundary "
+				"for "
+				"it, and %s would reach the program's own handler",
+				t->pid, name, name);
+		else if (ignored & bit)
+			because(t,
+				"process %d ignores %s: the shim leaves it so and runs no boundary for "
+				"it",
+				t->pid, name);
+		else
+			because(t,
+				"process %d has libgpuguard.so loaded but no handler for %s yet: the "
+				"shim installs it at the process's first CUDA call (a wrapper script "
+				"never makes one: scan the CUDA program's own pid; --wait waits for "
+				"it)",
+				t->pid, name);
 		goto out;
 	}
 	/* --wait: where the boundary will show. */
@@ -390,8 +400,12 @@ static enum verdict check(struct target *t)
 	}
 
 	t->sig = sig;
+	t->fd = fd;
+	fd = -1;
 	v = READY;
 out:
+	if (fd >= 0)
+		close(fd);
 	free(env);
 	return v;
 }
@@ -421,13 +435,32 @@ static int open_pidfd(int pid)
 	return -1;
 }
 
-static int send_signal(int pidfd, int pid, int sig)
+/* Ask the shim on @fd for a boundary: its answer line, NUL-terminated in
+ * @answer, read until @deadline (a boundary of many zones takes a while; two
+ * scans at once are answered in turn). False when it gave none. */
+static bool ask_shim(int fd, double deadline, char *answer, size_t cap)
 {
-#ifdef SYS_pidfd_send_signal
-	if (pidfd >= 0)
-		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-#endif
-	return kill(pid, sig);
+	size_t got = 0;
+
+	if (send(fd, GG_WATCHER_ASK, strlen(GG_WATCHER_ASK), MSG_NOSIGNAL) !=
+	    (ssize_t)strlen(GG_WATCHER_ASK))
+		return false;
+	while (got < cap - 1 && (!got || answer[got - 1] != '\n')) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left = deadline - now_s();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) == 0)
+			return false;
+		n = recv(fd, answer + got, cap - 1 - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	answer[got] = '\0';
+	return true;
 }
 
 /* Sleep a little, or less when the process ends: the pidfd turns readable. */
@@ -516,8 +549,10 @@ int gg_cmd_scan(int argc, char **argv)
 	double timeout = 30, deadline;
 	char name[32], shown[GG_CLI_NAME_MAX];
 	uint64_t pid;
+	char answer[32];
 	enum verdict v;
 	int pidfd, rc = 1;
+	bool ok;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *value = NULL;
@@ -603,14 +638,40 @@ int gg_cmd_scan(int argc, char **argv)
 	sig_name(t.sig, name, sizeof(name));
 	if (t.wait)
 		(void)read_summary(t.json, &before); /* none yet: no seal yet */
-	if (send_signal(pidfd, t.pid, t.sig)) {
-		gg_cli_error("scan: cannot send %s to process %d: %s", name, t.pid,
-			     errno == ESRCH ? "it has exited" : strerror(errno));
+	ok = ask_shim(t.fd, deadline, answer, sizeof(answer));
+	close(t.fd);
+	if (!ok) {
+		gg_cli_error("scan: process %d's shim gave no answer within %g s: whether its "
+			     "boundary ran is not known",
+			     t.pid, timeout);
 		goto out;
 	}
-	printf("gpuguard: sent %s to process %d: it scans its red zones, runs the gate and rewrites "
-	       "its reports\n",
-	       name, t.pid);
+	if (strcmp(answer, GG_WATCHER_RAN)) {
+		if (!strcmp(answer, GG_WATCHER_REFUSED))
+			gg_cli_error("scan: process %d's shim answers only its own user and root; "
+				     "nothing ran",
+				     t.pid);
+		else if (!strcmp(answer, GG_WATCHER_IGNORED))
+			gg_cli_error("scan: process %d ignores %s now (the program set it so after "
+				     "the shim's set-up): the shim leaves it so and runs no boundary "
+				     "for it; nothing sent",
+				     t.pid, name);
+		else if (!strcmp(answer, GG_WATCHER_DEFAULT))
+			gg_cli_error("scan: process %d has put %s back to its default disposition "
+				     "(it would end the process): the shim runs no boundary for it; "
+				     "nothing sent",
+				     t.pid, name);
+		else
+			gg_cli_error("scan: process %d handles %s itself (its handler was "
+				     "installed after the shim's): the shim keeps the program's "
+				     "handler and runs no boundary for it, and %s would reach the "
+				     "program's own handler; nothing sent",
+				     t.pid, name, name);
+		goto out;
+	}
+	printf("gpuguard: process %d ran a boundary (its shim's handler of %s is in place; no "
+	       "signal sent): it scanned its red zones, ran the gate and rewrote its reports\n",
+	       t.pid, name);
 	if (!t.wait) {
 		rc = 0;
 		goto out;

@@ -9,13 +9,15 @@
  * The signal stays the program's whenever the program handles it: a handler
  * (or SIG_IGN) in place at set-up is kept, and a handler the program installs
  * later is never installed over; each is said once, and no signal boundary
- * runs. The watcher's thread name tells `gpuguard scan` whether the shim's
- * handler is the installed one (watcher.h): /proc shows which signals a
- * process catches (SigCgt) but not whose handler catches them, and a name is
- * readable by anyone who may signal the process, with no file to leave behind
- * and nothing mapped to read through /proc/PID/mem (which needs ptrace
- * rights). Only sigaction can tell, and a program may call it at any time, so
- * the watcher looks every GG_WATCHER_CHECK_MS while its handler is in place.
+ * runs. /proc shows which signals a process catches (SigCgt) but not whose
+ * handler catches them, and a program may call sigaction at any time, so
+ * `gpuguard scan` sends no signal at all: it asks the watcher through its
+ * control socket (watcher.h), and the watcher asks sigaction at that moment
+ * whether its handler is the one in place, then runs the boundary itself or
+ * answers whose the signal is. Only the peer's credentials as the kernel
+ * gives them (SO_PEERCRED) decide who may ask. The watcher also looks every
+ * GG_WATCHER_CHECK_MS while its handler is in place, to say once that the
+ * program replaced it.
  *
  * It also runs the exit work of a SIGTERM or SIGINT left at its default
  * (ending.c), so it exists whenever one of those is, too. */
@@ -27,16 +29,20 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "boundary/boundary.h"
 #include "boundary/ending.h"
+#include "driver/real.h"
 #include "options/config.h"
 #include "base/gg.h"
 #include "report/report.h"
@@ -53,11 +59,13 @@ static struct {
 	struct timespec start;        /* when the shim was loaded */
 
 	int inherited_r, inherited_w; /* a forked child's copy of its parent's pipe, to close */
+	int control; /* the listening control socket (watcher.h), -1: none; set before the
+		      * thread starts, closed by a forked child (which has no thread yet) */
 
 	/* The watcher thread's own (a forked child's thread inherits them). */
 	unsigned next_after;
-	bool lost; /* the program replaced our handler: said once; the name says so */
-} watcher_state = { .pipe_r = -1, .pipe_w = -1, .inherited_r = -1, .inherited_w = -1 };
+	bool lost; /* the program replaced our handler: said once; a scan is answered so */
+} watcher_state = { .pipe_r = -1, .pipe_w = -1, .inherited_r = -1, .inherited_w = -1, .control = -1 };
 
 /* Loaded: the clock of after:S starts here, though nothing else does. */
 __attribute__((constructor)) static void note_start(void)
@@ -98,29 +106,149 @@ static bool ours_in_place(void)
 	return sigaction(watcher_state.signal, NULL, &now) == 0 && now.sa_handler == on_signal;
 }
 
-/* The calling thread (the watcher) named for what it listens to. */
+/* The calling thread (the watcher) named, for whoever lists a process's
+ * threads. */
 static void name_watcher(void)
 {
-	char name[16];
-
-	if (watcher_state.installed && !watcher_state.lost)
-		snprintf(name, sizeof(name), GG_WATCHER_NAME_SIGNAL "%d", watcher_state.signal);
-	else
-		snprintf(name, sizeof(name), GG_WATCHER_NAME);
-	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+	(void)prctl(PR_SET_NAME, "gpuguard-watch", 0, 0, 0);
 }
 
 /* Whether the program replaced our handler since: if so, from now on the
- * signal is the program's alone. The name changes before the WARN, so a
- * scan that reads the name after the WARN sends nothing. Never installs
- * ours again: the program's handler stays. */
+ * signal is the program's alone, said once. Never installs ours again: the
+ * program's handler stays. */
 static void check_handler(void)
 {
 	if (!watcher_state.installed || watcher_state.lost || ours_in_place())
 		return;
 	watcher_state.lost = true;
-	name_watcher();
 	gg_report_handler_replaced(watcher_state.signal);
+}
+
+/* ---- the control socket (watcher.h) ---- */
+
+/* Its abstract name for this process: pid and start time. 0 or -errno. */
+static int control_address(struct sockaddr_un *addr, socklen_t *len)
+{
+	char stat[1024];
+	unsigned long long start;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, stat, sizeof(stat) - 1);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	stat[n] = '\0';
+	if ((err = gg_watcher_start_time(stat, &start)))
+		return err;
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	/* sun_path[0] stays '\0': the abstract namespace. */
+	n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, GG_WATCHER_SOCKET, (int)getpid(),
+		     start);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	return 0;
+}
+
+/* The listening socket, before the thread that answers it starts.
+ * Non-blocking: the watcher polls it. 0 or -errno. */
+static int control_open(void)
+{
+	struct sockaddr_un addr;
+	socklen_t len = 0;
+	int fd, err;
+
+	if ((err = control_address(&addr, &len)))
+		return err;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&addr, len) || listen(fd, 8)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	watcher_state.control = fd;
+	return 0;
+}
+
+static void control_close(void)
+{
+	if (watcher_state.control >= 0)
+		close(watcher_state.control);
+	watcher_state.control = -1;
+}
+
+/* What the program does with the signal now, as one answer line. */
+static const char *programs_disposition(void)
+{
+	struct sigaction now;
+
+	if (sigaction(watcher_state.signal, NULL, &now))
+		return GG_WATCHER_HANDLED; /* cannot tell: never ours to run */
+	if (now.sa_handler == SIG_IGN)
+		return GG_WATCHER_IGNORED;
+	if (now.sa_handler == SIG_DFL)
+		return GG_WATCHER_DEFAULT;
+	return GG_WATCHER_HANDLED;
+}
+
+/* One connection: who asks (the kernel's word for it), what, and the answer.
+ * Bounded: a client that stalls is dropped after GG_WATCHER_CLIENT_MS. */
+static void control_serve(int fd)
+{
+	struct timeval tv = { .tv_sec = GG_WATCHER_CLIENT_MS / 1000,
+			      .tv_usec = GG_WATCHER_CLIENT_MS % 1000 * 1000 };
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	char ask[sizeof(GG_WATCHER_ASK)];
+	const char *answer;
+	size_t got = 0;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) ||
+	    (peer.uid != geteuid() && peer.uid != 0)) {
+		answer = GG_WATCHER_REFUSED;
+		goto answer;
+	}
+	while (got < sizeof(ask) - 1) {
+		ssize_t n = recv(fd, ask + got, sizeof(ask) - 1 - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* gone, or stalled */
+		got += (size_t)n;
+	}
+	ask[got] = '\0';
+	if (strcmp(ask, GG_WATCHER_ASK))
+		return;
+	/* Now, not as last seen: the program may have called sigaction a
+	 * moment ago. */
+	check_handler();
+	if (watcher_state.installed && !watcher_state.lost) {
+		gg_boundary_run("scan");
+		answer = GG_WATCHER_RAN;
+	} else {
+		answer = programs_disposition();
+	}
+answer:
+	(void)!send(fd, answer, strlen(answer), MSG_NOSIGNAL);
+}
+
+/* Every connection waiting now, each its own answer (two scans at once get
+ * a boundary each). */
+static void control_accept(void)
+{
+	int fd;
+
+	while ((fd = accept4(watcher_state.control, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		control_serve(fd);
+		close(fd);
+	}
 }
 
 static double seconds_since_start(void)
@@ -161,6 +289,10 @@ static void *watch(void *arg)
 {
 	char buf[64];
 
+	/* All of this thread's life is the shim's own work (driver/real.h): it
+	 * takes no signal, but a fault's handler, or a hooked call from what it
+	 * runs, must not enter the shim again. */
+	gg_real_enter();
 	if (watcher_state.installed && !watcher_state.lost && !ours_in_place())
 		watcher_state.lost = true; /* replaced before this thread ran: said below */
 	name_watcher();
@@ -168,10 +300,11 @@ static void *watch(void *arg)
 	if (watcher_state.lost && watcher_state.installed)
 		gg_report_handler_replaced(watcher_state.signal);
 	for (;;) {
-		struct pollfd fds[2] = { { .fd = watcher_state.pipe_r, .events = POLLIN },
-					 { .fd = gg_ending_fd(), .events = POLLIN } };
+		struct pollfd fds[3] = { { .fd = watcher_state.pipe_r, .events = POLLIN },
+					 { .fd = gg_ending_fd(), .events = POLLIN },
+					 { .fd = watcher_state.control, .events = POLLIN } };
 		struct pollfd *pfd = &fds[0];
-		int n = poll(fds, 2, next_timeout()); /* a negative fd is skipped */
+		int n = poll(fds, 3, next_timeout()); /* a negative fd is skipped */
 
 		if (n < 0 && errno != EINTR)
 			return NULL;
@@ -180,6 +313,8 @@ static void *watch(void *arg)
 			continue;
 		}
 		check_handler();
+		if (n > 0 && (fds[2].revents & POLLIN))
+			control_accept();
 		if (n > 0 && (pfd->revents & POLLIN)) {
 			/* However many signals came, one boundary. */
 			while (read(watcher_state.pipe_r, buf, sizeof(buf)) > 0)
@@ -298,6 +433,18 @@ static void cannot(const char *what, int err, const char *where)
 			watcher_state.nafter ? "GPUGUARD_SIGNAL and after:" : "GPUGUARD_SIGNAL");
 }
 
+/* The control socket for a watcher about to start; what it could not do is
+ * said: the signal still works, `gpuguard scan` cannot ask. */
+static void control_start(const char *where)
+{
+	int err = control_open();
+
+	if (err)
+		gg_report_setting("cannot open gpuguard's control socket%s: %s; gpuguard scan cannot "
+				  "run a boundary in this process (GPUGUARD_SIGNAL still does)",
+				  where, strerror(-err));
+}
+
 int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_events *ev,
 		     void (*end_work)(int sig))
 {
@@ -344,7 +491,10 @@ int gg_watcher_start(const struct gg_config *cfg, const struct gg_boundary_event
 	}
 	if (!watcher_state.installed && !watcher_state.nafter && ending <= 0)
 		return 0; /* nothing to watch: no thread */
+	if (watcher_state.installed)
+		control_start("");
 	if ((err = start_thread())) {
+		control_close();
 		uninstall();
 		gg_ending_uninstall();
 		cannot("start the boundary watcher thread", err, "");
@@ -361,6 +511,9 @@ void gg_watcher_atfork_child(void)
 	watcher_state.inherited_r = watcher_state.pipe_r;
 	watcher_state.inherited_w = watcher_state.pipe_w;
 	watcher_state.pipe_w = -1;
+	/* Its parent's socket: the child's own, named by its own pid, comes
+	 * with its watcher. */
+	control_close();
 	gg_ending_atfork_child();
 }
 
@@ -392,8 +545,10 @@ int gg_watcher_restart_in_child(void)
 		if (watcher_state.inherited_w >= 0)
 			close(watcher_state.inherited_w);
 		watcher_state.inherited_r = watcher_state.inherited_w = -1;
+		control_start(" in this forked process");
 	}
 	if ((err = start_thread())) {
+		control_close();
 		uninstall();
 		gg_ending_uninstall();
 		cannot("start the boundary watcher thread", err, " in this forked process");

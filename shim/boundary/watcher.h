@@ -3,21 +3,71 @@
 #ifndef GG_SHIM_BOUNDARY_WATCHER_H
 #define GG_SHIM_BOUNDARY_WATCHER_H
 
+#include <errno.h>
+
 struct gg_config;
 struct gg_boundary_events;
 
-/* The watcher thread's name (/proc/PID/task/TID/comm), which is how
- * `gpuguard scan` knows that the handler of GPUGUARD_SIGNAL is the shim's:
- * GG_WATCHER_NAME_SIGNAL followed by the signal's number ("gpuguard-sig10")
- * only while the shim's handler is the one installed, as the watcher last
- * saw it; GG_WATCHER_NAME otherwise (after: only, or the program handles the
- * signal itself). A name fits 15 bytes. */
-#define GG_WATCHER_NAME_SIGNAL "gpuguard-sig"
-#define GG_WATCHER_NAME "gpuguard-watch"
+/* The watcher's control socket, the channel of `gpuguard scan PID`
+ * (tools/cmd-scan.c): an abstract unix socket (no file to leave behind; gone
+ * with the process) named by the process's pid and start time
+ * (/proc/PID/stat's 22nd field, clock ticks since boot), which no earlier
+ * process of that pid had. It exists while the shim's handler of
+ * GPUGUARD_SIGNAL was installed and the watcher runs. A connection from
+ * the process's own user (or root) that sends GG_WATCHER_ASK gets one line:
+ * GG_WATCHER_RAN when the shim's handler was the one in place at that moment
+ * (sigaction) and the watcher then ran the boundary itself (no signal is
+ * sent at all), else GG_WATCHER_HANDLED, GG_WATCHER_IGNORED or
+ * GG_WATCHER_DEFAULT: the program's disposition of the signal now, and no
+ * boundary ran. Another user gets GG_WATCHER_REFUSED. */
+#define GG_WATCHER_SOCKET "gpuguard/%d/%llu"
+#define GG_WATCHER_ASK "boundary\n"
+#define GG_WATCHER_RAN "ran\n"
+#define GG_WATCHER_HANDLED "handled\n"
+#define GG_WATCHER_IGNORED "ignored\n"
+#define GG_WATCHER_DEFAULT "default\n"
+#define GG_WATCHER_REFUSED "refused\n"
+
+/* How long, in milliseconds, the watcher waits for a connection's request
+ * and for its answer to be taken: a client that stalls costs no more. */
+#define GG_WATCHER_CLIENT_MS 1000
 
 /* How often, in milliseconds, the watcher looks whether the program has
- * replaced the shim's handler since (and renames itself when it has). */
+ * replaced the shim's handler since, to say so once (a scan asks sigaction
+ * itself, at the moment it asks). */
 #define GG_WATCHER_CHECK_MS 1000
+
+/* The start time of /proc/PID/stat's text @stat (the 22nd field, counted
+ * after the command name's closing parenthesis, which may itself hold spaces
+ * and parentheses). 0 or -EINVAL. */
+static inline int gg_watcher_start_time(const char *stat, unsigned long long *start)
+{
+	const char *p = stat, *paren = 0;
+
+	for (; *p; p++)
+		if (*p == ')')
+			paren = p;
+	if (!paren)
+		return -EINVAL;
+	p = paren + 1;
+	/* After ")": state (field 3) to field 21 skipped, then starttime. */
+	for (int field = 3; field < 22; field++) {
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+		if (!*p)
+			return -EINVAL;
+	}
+	*start = 0;
+	while (*p == ' ')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++)
+		*start = *start * 10 + (unsigned long long)(*p - '0');
+	return 0;
+}
 
 /* Install the signal handler and start the thread, when either is configured,
  * or when SIGTERM or SIGINT is left at its default: then the thread runs

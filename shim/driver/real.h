@@ -70,12 +70,35 @@ uint64_t gg_real_unmatched(void);
 /* Name of a CUresult ("CUDA_ERROR_NOT_FOUND"); "CUDA_ERROR_UNKNOWN_CODE" if none. */
 const char *gg_real_result_name(CUresult rc);
 
-/* Set while this thread is inside a hook: a driver that calls its own exports
- * is passed straight through, so one application call is seen once, and a
- * signal handler (or a driver callback) that runs there may interrupt a lock
- * of the shim's. Initial exec: the shim is preloaded, and this is on every
- * call's path. */
+/* How deep this thread is in the shim's own work: a hook (set to 1 on entry,
+ * back to 0 on leaving: hooks do not nest), and, counted with
+ * gg_real_enter()/gg_real_leave(), everything else that may hold a lock of
+ * the shim's: set-up, a labelled boundary, the exit report, the fork
+ * handlers, and the whole life of the watcher thread. While it is not 0, a
+ * driver that calls its own exports is passed straight through (one
+ * application call is seen once), and a signal handler (or a driver callback)
+ * that runs there may have interrupted a lock of the shim's: such a
+ * handler's gpuguard_boundary() is refused (-1), its hooked calls pass
+ * straight through and its _exit() is not reported, never waited on. Plain
+ * thread-local reads and writes, no lock: a handler may read it. Initial
+ * exec: the shim is preloaded, and this is on every call's path, and a TLS
+ * access of that model never allocates (async-signal-safe). */
 extern __thread int gg_real_inside __attribute__((tls_model("initial-exec")));
+
+/* Around shim work outside a hook that may take a lock: nests. The signal
+ * fences keep the compiler from moving the count past the work, as a handler
+ * on this thread sees it. */
+static inline void gg_real_enter(void)
+{
+	gg_real_inside++;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void gg_real_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	gg_real_inside--;
+}
 
 /* Calls of each hooked entry point (lock-free), counted only when
  * @gg_real_counting (verbosity 2, whose exit line is their only reader: one

@@ -15,17 +15,21 @@
  * boundary before it, or -1 when the shim is disabled or not set up in this
  * process (no hooked call yet: nothing to check, and a forked child's
  * findings before its own first call are its parent's). Any thread; from
- * inside a driver call (a stream callback) it is -1 too: the scan's own
- * driver calls, and the locks the interrupted hook may hold, could deadlock. */
+ * inside the shim's own work on this thread it is -1 at once, never waited
+ * on: a stream callback inside a driver call, or a signal handler that
+ * interrupted a hook, a boundary, the exit report or a fork (driver/real.h,
+ * gg_real_inside) may be holding the very locks the boundary takes. Two
+ * loads, no lock: a disabled shim's mode is never ACTIVE. */
 GG_EXPORT int gpuguard_boundary(const char *label)
 {
 	uint64_t found;
 
-	if (gg_start_disabled() ||
-	    atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
+	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
 	    gg_real_inside)
 		return -1;
+	gg_real_enter();
 	found = gg_boundary_label(label ? label : "");
+	gg_real_leave();
 	return found > INT_MAX ? INT_MAX : (int)found;
 }
 

@@ -17,12 +17,15 @@
 #include "driver/hooks.def"
 #undef GG_HOOK
 
-/* False: pass straight through (disabled, or re-entered from the driver). */
+/* False: pass straight through (disabled, or re-entered from the driver or
+ * from a signal handler that interrupted the shim's work on this thread,
+ * set-up included: driver/real.h). */
 static inline bool gg_hooks_enter(enum gg_hook_id id)
 {
-	if (!gg_start_ready() || GG_UNLIKELY(gg_real_inside))
+	if (GG_UNLIKELY(gg_real_inside) || !gg_start_ready())
 		return false;
 	gg_real_inside = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	if (GG_UNLIKELY(gg_real_counting))
 		atomic_fetch_add_explicit(&gg_real_calls[id], 1, memory_order_relaxed);
 	return true;
@@ -30,6 +33,7 @@ static inline bool gg_hooks_enter(enum gg_hook_id id)
 
 static inline void gg_hooks_leave(void)
 {
+	atomic_signal_fence(memory_order_seq_cst);
 	gg_real_inside = 0;
 }
 

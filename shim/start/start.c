@@ -77,9 +77,13 @@ bool gg_start_disabled(void)
 	return start_state.disabled;
 }
 
-/* Locks are held across fork() so the child's copies are consistent. */
+/* Locks are held across fork() so the child's copies are consistent; the
+ * forking thread counts as inside the shim until its parent or child handler
+ * gave them back (driver/real.h): a handler of the program's that runs
+ * meanwhile (a fork handler of its own, a signal) is refused, not deadlocked. */
 static void atfork_prepare(void)
 {
+	gg_real_enter();
 	gg_boundary_atfork_prepare();
 	gg_audit_atfork_prepare();
 	gg_redzone_atfork_prepare();
@@ -96,6 +100,7 @@ static void atfork_parent(void)
 	gg_redzone_atfork_parent();
 	gg_audit_atfork_parent();
 	gg_boundary_atfork_parent();
+	gg_real_leave();
 }
 
 static void atfork_child(void)
@@ -120,6 +125,7 @@ static void atfork_child(void)
 	atomic_store(&start_state.forked, true);
 	if (atomic_load(&gg_start_mode) == GG_MODE_ACTIVE)
 		atomic_store(&gg_start_mode, GG_MODE_FORKED);
+	gg_real_leave(); /* the forking thread's count, copied */
 }
 
 /* Whether GPUGUARD_EXITCODE replaces the exit status @status (docs/how-it-works.md,
@@ -145,6 +151,7 @@ static void at_exit(int status, void *arg)
 	 * _exit() on two threads at once report once. */
 	if (!start_state.own || atomic_exchange(&start_state.exiting, true))
 		return;
+	gg_real_enter(); /* its locks: a handler's boundary here is refused */
 	start_state.exit_status = status;
 	gg_redzone_scan("exit");
 	gg_leaks_gather();
@@ -159,6 +166,17 @@ static void at_exit(int status, void *arg)
 	gg_report_exit_summary(&f);
 	f.final = true;
 	gg_report_write_files(&f);
+	gg_real_leave();
+}
+
+/* exit() and a return from main, as on_exit(3) calls them. From a signal
+ * handler (or a driver callback) that interrupted the shim's own work on this
+ * thread (driver/real.h), the report could wait forever on a lock that work
+ * holds: the process ends as asked, unreported, as with _exit there. */
+static void on_exit_report(int status, void *arg)
+{
+	if (!gg_real_inside)
+		at_exit(status, arg);
 }
 
 /* A SIGTERM or SIGINT at its default disposition, on the watcher thread while
@@ -336,7 +354,7 @@ static void setup(void)
 	find_real_exits();
 	gg_fatal_last_words(gg_figures_write_final);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	on_exit(at_exit, NULL);
+	on_exit(on_exit_report, NULL);
 	gg_watcher_start(cfg, gg_boundary_events(), end_by_signal); /* says what it could not do */
 	atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 }
@@ -349,17 +367,21 @@ bool gg_start_active(void)
 		return true;
 	if (mode == GG_MODE_FORKED) {
 		if (atomic_exchange(&start_state.forked, false)) {
+			gg_real_enter(); /* set-up work: driver/real.h */
 			start_state.pid = getpid();
 			start_state.own = true;
 			gg_report_atfork_child();
 			gg_watcher_restart_in_child(); /* says itself what it could not do */
+			gg_real_leave();
 		}
 		atomic_store_explicit(&gg_start_mode, GG_MODE_ACTIVE, memory_order_release);
 		return true;
 	}
 	if (mode == GG_MODE_DISABLED)
 		return false;
+	gg_real_enter(); /* set-up holds its once and the log's lock: driver/real.h */
 	pthread_once(&start_state.setup_once, setup);
+	gg_real_leave();
 	return atomic_load_explicit(&gg_start_mode, memory_order_acquire) == GG_MODE_ACTIVE;
 }
 

@@ -24,6 +24,16 @@
  *                    whose stack GPUGUARD_REDZONE_TRACE_IDX asks for). A child
  *                    of a parent without init sets the driver up first.
  *                    Prints "forks: N exited 0, H hung, O otherwise".
+ *   storm:T:F:S      T threads that each allocate, copy in, launch gg_fill,
+ *                    synchronize, copy out and free, and run a labelled
+ *                    boundary (gpuguard_boundary, when the shim is there)
+ *                    every 8th round, while one thread sends this process
+ *                    GPUGUARD_SIGNAL's number (GG_TEST_SIGNAL) S times and
+ *                    the main thread runs forks:F:alloc; then all of them
+ *                    are stopped and joined. Prints the forks line, then
+ *                    "storm: done" (after init)
+ *   watchdog:S       a process still running S s from here (a hang) says so
+ *                    on stderr and dies with status 97, running nothing else
  * Exits 0, or 1 when a child hung or did not exit 0.
  *
  * Two things that could hang a child without the shim never run across a
@@ -45,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +77,7 @@
 static struct {
 	bool ready; /* init ran: the driver is set up here */
 	CUmodule module;
+	CUcontext ctx; /* the primary context, made current by each thread of storm */
 	/* hold */
 	pthread_t holder;
 	pthread_mutex_t hold_lock;
@@ -102,6 +114,7 @@ static void setup_driver(void)
 	check(cuDeviceGet(&dev, 0), "cuDeviceGet");
 	check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	app.ctx = ctx;
 	if (!ptx) {
 		fprintf(stderr, "app-fork-storm: GG_TEST_PTX is not set\n");
 		exit(2);
@@ -331,6 +344,122 @@ static int forks(unsigned long n, const char *work)
 	return hung || other ? 1 : 0;
 }
 
+/* ---- storm ---- */
+
+static struct {
+	atomic_bool stop;
+	atomic_uint started;           /* threads past their start (and workers their first round) */
+	int (*boundary)(const char *); /* the shim's gpuguard_boundary, or NULL */
+	int signal;                    /* GG_TEST_SIGNAL, 0: none */
+	unsigned long signals;         /* how many to send */
+} storm;
+
+static void *storm_worker(void *arg)
+{
+	static const unsigned long long size = 256;
+
+	(void)arg;
+	gate_enter(false);
+	check(cuCtxSetCurrent(app.ctx), "cuCtxSetCurrent");
+	gate_leave(false);
+	for (unsigned long round = 0; !atomic_load(&storm.stop); round++) {
+		unsigned char host[256] = { 0 }, value = 7;
+		CUdeviceptr p;
+		CUfunction f;
+		void *params[] = { &p, &value, (void *)&size };
+
+		gate_enter(false);
+		check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
+		check(cuMemcpyHtoD_v2(p, host, size), "cuMemcpyHtoD_v2");
+		check(cuModuleGetFunction(&f, app.module, "gg_fill"), "cuModuleGetFunction");
+		check(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "cuLaunchKernel");
+		check(cuCtxSynchronize(), "cuCtxSynchronize");
+		check(cuMemcpyDtoH_v2(host, p, size), "cuMemcpyDtoH_v2");
+		check(cuMemFree_v2(p), "cuMemFree_v2");
+		if (host[size - 1] != value) {
+			fprintf(stderr, "app-fork-storm: the kernel's bytes are not there\n");
+			exit(2);
+		}
+		if (storm.boundary && round % 8 == 0 && storm.boundary("storm") != 0) {
+			fprintf(stderr, "app-fork-storm: a labelled boundary found errors\n");
+			exit(2);
+		}
+		gate_leave(false);
+		if (round == 0)
+			atomic_fetch_add(&storm.started, 1);
+	}
+	return NULL;
+}
+
+/* kill() of its own process only: no allocation, nothing held across a fork;
+ * it ends only once the forks are over. */
+static void *storm_signaller(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&storm.started, 1);
+	for (unsigned long k = 0; k < storm.signals && !atomic_load(&storm.stop); k++) {
+		struct timespec pause = { 0, 1000000 };
+
+		kill(getpid(), storm.signal);
+		nanosleep(&pause, NULL);
+	}
+	/* A thread's end frees what it allocated: not across a fork either. */
+	while (!atomic_load(&storm.stop)) {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+static int storm_run(unsigned threads, unsigned long forks_n, unsigned long signals)
+{
+	pthread_t t[MAX_HAMMERS], signaller;
+	const char *sig = getenv("GG_TEST_SIGNAL");
+	int rc;
+
+	if (!app.ready || threads > MAX_HAMMERS) {
+		fprintf(stderr, "app-fork-storm: storm needs init, and at most %d threads\n",
+			MAX_HAMMERS);
+		exit(2);
+	}
+	*(void **)&storm.boundary = dlsym(RTLD_DEFAULT, "gpuguard_boundary");
+	storm.signal = sig ? atoi(sig) : 0;
+	storm.signals = storm.signal ? signals : 0;
+	atomic_store(&storm.stop, false);
+	atomic_store(&storm.started, 0);
+	for (unsigned i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, storm_worker, NULL))
+			exit(2);
+	if (pthread_create(&signaller, NULL, storm_signaller, NULL))
+		exit(2);
+	/* As hammer's: a thread starting up allocates, which the gate does not
+	 * cover (under ASan, a child forked meanwhile hangs on the allocator's
+	 * lock: the sanitizer's, not the shim's), so the forks wait for it. */
+	while (atomic_load(&storm.started) < threads + 1) {
+		struct timespec pause = { 0, 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
+	rc = forks(forks_n, "alloc");
+	atomic_store(&storm.stop, true);
+	for (unsigned i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	pthread_join(signaller, NULL);
+	printf("storm: done\n");
+	return rc;
+}
+
+static void on_watchdog(int sig)
+{
+	static const char msg[] = "app-fork-storm: watchdog: still running, a hang\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		syscall(SYS_exit_group, 97);
+	syscall(SYS_exit_group, 97);
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 0;
@@ -339,7 +468,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		char work[16];
-		unsigned long n;
+		unsigned long n, k;
 		unsigned t;
 		int used = 0;
 
@@ -363,6 +492,11 @@ int main(int argc, char **argv)
 			calm();
 		} else if (sscanf(arg, "forks:%lu:%15s", &n, work) == 2) {
 			rc |= forks(n, work);
+		} else if (sscanf(arg, "storm:%u:%lu:%lu", &t, &n, &k) == 3) {
+			rc |= storm_run(t, n, k);
+		} else if (sscanf(arg, "watchdog:%u", &t) == 1) {
+			signal(SIGALRM, on_watchdog);
+			alarm(t);
 		} else {
 			fprintf(stderr, "app-fork-storm: unknown step %s\n", arg);
 			return 2;

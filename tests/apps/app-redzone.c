@@ -113,6 +113,15 @@
  *                    GPUGUARD_SIGNAL's number (GG_TEST_SIGNAL) arrive
  *   handler:SIG      install a handler of the application's own for SIG
  *   handled          how many times the application's own handler ran
+ *   ignore:SIG       set SIG to SIG_IGN; default:SIG sets it to SIG_DFL
+ *   labelhandler:SIG install a handler for SIG that calls gpuguard_boundary
+ *                    ("handler") and writes "handler label: N" (write(2))
+ *   exithandler:SIG:STATUS install a handler for SIG that calls exit(STATUS)
+ *   raisein:NAME:SIG the fake driver's next call of NAME, from any thread
+ *                    (the shim's own calls too), raises SIG inside it
+ *                    (fakecuda_raise_in)
+ *   watchdog:S       a process still running S s from here dies with status
+ *                    97 and says so on stderr: a hang fails, loudly
  *   fork:SIG         fork; the child allocates 64 bytes, overruns it by 2,
  *                    sends itself SIG (when not 0) and waits for its own
  *                    summary (GPUGUARD_SUMMARY_JSON, %p = its pid), then exits
@@ -171,6 +180,9 @@
  * report) runs, on a thread of its own that it joins, a labelled boundary or
  * a launch of gg_fill over a buffer of its own (a launch:N boundary when it
  * is the N-th).
+ * GG_TEST_EARLY_ATFORK=SIG registers, before the first CUDA call, a fork
+ * prepare handler that raises SIG: it runs after gpuguard's, which holds its
+ * locks across fork().
  * With GG_TEST_LATE_OVERRUN set, an exit handler registered before the first
  * driver call (so it runs after gpuguard's) overruns buffer 0 by 8 and frees
  * it: a violation found after gpuguard's exit report.
@@ -188,6 +200,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -299,6 +312,69 @@ static void on_app_signal(int sig)
 {
 	(void)sig;
 	app_handled++;
+}
+
+/* labelhandler:SIG's handler: gpuguard_boundary, found before (dlsym is no
+ * function for a handler), its result written with write(2) only. */
+static int (*handler_boundary)(const char *);
+
+static void write_number_line(int fd, const char *what, long n)
+{
+	char line[96], digits[24];
+	size_t len = strlen(what), k = 0;
+	unsigned long u = n < 0 ? (unsigned long)-n : (unsigned long)n;
+
+	memcpy(line, what, len);
+	do
+		digits[k++] = (char)('0' + u % 10);
+	while ((u /= 10) && k < sizeof(digits));
+	if (n < 0)
+		line[len++] = '-';
+	while (k)
+		line[len++] = digits[--k];
+	line[len++] = '\n';
+	if (write(fd, line, len) < 0)
+		return;
+}
+
+static void on_label_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	write_number_line(1, "handler label: ", handler_boundary ? handler_boundary("handler") : -2);
+	errno = saved;
+}
+
+/* exithandler:SIG:STATUS's handler: exit(STATUS), as programs do. */
+static int exit_handler_status;
+
+static void on_exit_signal(int sig)
+{
+	(void)sig;
+	exit(exit_handler_status);
+}
+
+/* watchdog:S: a hang fails loudly, with neither exit handlers nor the shim's
+ * _exit (either could wait on what hangs). */
+static void on_watchdog(int sig)
+{
+	static const char msg[] = "app-redzone: watchdog: still running, a hang\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		syscall(SYS_exit_group, 97);
+	syscall(SYS_exit_group, 97);
+}
+
+/* GG_TEST_EARLY_ATFORK=SIG: the program's fork handlers, registered before
+ * the shim's (so this prepare handler runs after the shim's, while the shim
+ * holds its locks), raise SIG. */
+static int atfork_signal;
+
+static void atfork_raise(void)
+{
+	raise(atfork_signal);
 }
 
 static void wait_for(const char *path)
@@ -579,6 +655,10 @@ int main(int argc, char **argv)
 		atexit(late_overrun);
 	if (getenv("GG_TEST_LATE_BOUNDARY"))
 		atexit(late_boundary);
+	if (getenv("GG_TEST_EARLY_ATFORK")) {
+		atfork_signal = atoi(getenv("GG_TEST_EARLY_ATFORK"));
+		pthread_atfork(atfork_raise, NULL, NULL);
+	}
 	if (getenv("GG_TEST_EARLY_WAIT")) {
 		printf("early\n");
 		wait_for(getenv("GG_TEST_EARLY_WAIT"));
@@ -1226,6 +1306,34 @@ int main(int argc, char **argv)
 		} else if (!strncmp(arg, "handler:", 8)) {
 			signal((int)a, on_app_signal);
 			printf("handler %lu\n", a);
+		} else if (!strncmp(arg, "labelhandler:", 13)) {
+			struct sigaction sa = { .sa_handler = on_label_signal };
+
+			*(void **)&handler_boundary = dlsym(RTLD_DEFAULT, "gpuguard_boundary");
+			sigemptyset(&sa.sa_mask);
+			sigaction((int)a, &sa, NULL);
+			printf("label handler %lu\n", a);
+		} else if (!strncmp(arg, "exithandler:", 12)) {
+			exit_handler_status = (int)b;
+			signal((int)a, on_exit_signal);
+			printf("exit handler %lu\n", a);
+		} else if (!strncmp(arg, "raisein:", 8)) {
+			int (*arm)(const char *, int) = (int (*)(const char *, int))dlsym(
+				RTLD_DEFAULT, "fakecuda_raise_in");
+			char name[64];
+			int sig = 0;
+
+			if (!arm || sscanf(arg + 8, "%63[^:]:%d", name, &sig) != 2 || arm(name, sig)) {
+				fprintf(stderr, "app-redzone: cannot arm %s\n", arg);
+				exit(2);
+			}
+			printf("armed %s\n", name);
+		} else if (!strncmp(arg, "watchdog:", 9)) {
+			signal(SIGALRM, on_watchdog);
+			alarm((unsigned)a);
+		} else if (!strncmp(arg, "ignore:", 7) || !strncmp(arg, "default:", 8)) {
+			signal((int)a, arg[0] == 'i' ? SIG_IGN : SIG_DFL);
+			printf("%s %lu\n", arg[0] == 'i' ? "ignoring" : "default", a);
 		} else if (!strcmp(arg, "handled")) {
 			printf("app handler ran %d\n", (int)app_handled);
 		} else if (!strncmp(arg, "fork:", 5)) {

@@ -216,6 +216,14 @@ unsigned long fakecuda_calls(const char *entry_point);
 /* Zero every call counter. */
 void fakecuda_reset_calls(void);
 
+/*
+ * A test hook: the next call of the exported entry point `entry_point`, from
+ * any thread, raises signal `sig` on the calling thread (raise(3)) before it
+ * does its work, as a signal that arrives inside a driver call does.  Once:
+ * the call disarms it first.  Returns 0, or -1 for an unknown name.
+ */
+int fakecuda_raise_in(const char *entry_point, int sig);
+
 typedef int (*fakecuda_read_fn)(CUdeviceptr, void *, size_t);
 typedef int (*fakecuda_write_fn)(CUdeviceptr, const void *, size_t);
 typedef void (*fakecuda_set_mem_limit_fn)(size_t);
@@ -223,6 +231,7 @@ typedef size_t (*fakecuda_mem_used_fn)(void);
 typedef size_t (*fakecuda_live_allocations_fn)(void);
 typedef unsigned long (*fakecuda_calls_fn)(const char *);
 typedef void (*fakecuda_reset_calls_fn)(void);
+typedef int (*fakecuda_raise_in_fn)(const char *, int);
 
 #ifdef __cplusplus
 }

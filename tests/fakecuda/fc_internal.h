@@ -180,6 +180,11 @@ enum fc_ep {
 /* Calls of each exported entry point (fc_proc.c); relaxed atomics. */
 FC_HIDDEN extern atomic_ulong fc_calls[FC_EP_COUNT];
 
+/* fakecuda_raise_in (fc_proc.c): the entry point whose next call raises a
+ * signal, FC_EP_COUNT when none; taken by the one call that raises it. */
+FC_HIDDEN extern atomic_uint fc_raise_ep;
+FC_HIDDEN void fc_raise_now(void);
+
 /*
  * fc_self_<sym> is a hidden alias of the exported function <sym>: the same
  * address, reached without the GOT.  cuGetProcAddress hands these out, so an
@@ -203,14 +208,16 @@ FAKECUDA_ENTRY_POINTS(FC_SELF_DECL)
  * Every export goes through here, so no entry point can miss its counter,
  * and a name missing from entrypoints.h does not compile (FC_EP_<name>).
  */
-#define FC_EXPORT(name, params, args)                                                \
-    static CUresult fc_impl_##name params;                                           \
-    FC_PUBLIC CUresult CUDAAPI name params                                           \
-    {                                                                                \
-        atomic_fetch_add_explicit(&fc_calls[FC_EP_##name], 1, memory_order_relaxed); \
-        return fc_impl_##name args;                                                  \
-    }                                                                                \
-    extern __typeof__(name) fc_self_##name __attribute__((alias(#name)));            \
+#define FC_EXPORT(name, params, args)                                                 \
+    static CUresult fc_impl_##name params;                                            \
+    FC_PUBLIC CUresult CUDAAPI name params                                            \
+    {                                                                                 \
+        atomic_fetch_add_explicit(&fc_calls[FC_EP_##name], 1, memory_order_relaxed);  \
+        if (atomic_load_explicit(&fc_raise_ep, memory_order_relaxed) == FC_EP_##name) \
+            fc_raise_now();                                                           \
+        return fc_impl_##name args;                                                   \
+    }                                                                                 \
+    extern __typeof__(name) fc_self_##name __attribute__((alias(#name)));             \
     static CUresult fc_impl_##name params
 
 /* ------------------------------------------------------------------------ */

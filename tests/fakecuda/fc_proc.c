@@ -10,6 +10,7 @@
  */
 #include "fc_internal.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@
 #include "fc_errors.h"
 
 atomic_ulong fc_calls[FC_EP_COUNT];
+
+atomic_uint fc_raise_ep = FC_EP_COUNT;
+static atomic_int raise_sig;
 
 typedef struct proc_entry {
     const char *symbol;
@@ -189,6 +193,27 @@ FC_PUBLIC void fakecuda_reset_calls(void)
 {
     for (size_t i = 0; i < FC_EP_COUNT; i++)
         atomic_store_explicit(&fc_calls[i], 0, memory_order_relaxed);
+}
+
+FC_PUBLIC int fakecuda_raise_in(const char *entry_point, int sig)
+{
+    for (size_t i = 0; i < FC_EP_COUNT; i++) {
+        if (entry_point && strcmp(table[i].symbol, entry_point) == 0) {
+            atomic_store(&raise_sig, sig);
+            atomic_store(&fc_raise_ep, (unsigned)i);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The armed call: disarmed first, so the signal's handler may call the
+ * driver (this entry point too) without raising it again. */
+void fc_raise_now(void)
+{
+    unsigned ep = atomic_exchange(&fc_raise_ep, FC_EP_COUNT);
+    if (ep != FC_EP_COUNT)
+        raise(atomic_load(&raise_sig));
 }
 
 /* FAKECUDA_CALLS_FILE: "name count" per entry point called, in list order. */

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -5468,4 +5469,28 @@ Test(fakecuda, the_cuda_10_forms_of_the_kernel_node_functions_work)
     OK(cuGraphExecDestroy(x));
     OK(cuGraphDestroy(bigger));
     OK(cuGraphDestroy(g));
+}
+
+static volatile sig_atomic_t raised_in;
+static void note_raised(int sig)
+{
+    raised_in = sig;
+}
+
+/* fakecuda_raise_in: the next call of the named entry point raises the
+ * signal inside it, once; an unknown name is refused. */
+Test(fakecuda, raise_in_raises_the_signal_inside_the_next_call_only)
+{
+    int v;
+    signal(SIGUSR2, note_raised);
+    cr_assert_eq(fakecuda_raise_in("cuNoSuchCall", SIGUSR2), -1);
+    cr_assert_eq(fakecuda_raise_in("cuDriverGetVersion", SIGUSR2), 0);
+    cr_assert_eq(cuInit(0), CUDA_SUCCESS);
+    cr_assert_eq(raised_in, 0, "another entry point raised it");
+    cr_assert_eq(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    cr_assert_eq(raised_in, SIGUSR2);
+    raised_in = 0;
+    cr_assert_eq(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    cr_assert_eq(raised_in, 0, "raised twice");
+    signal(SIGUSR2, SIG_DFL);
 }
