@@ -21,6 +21,9 @@
  *                           only until its module is unloaded; read at cuInit)
  *   FAKECUDA_CALLS_FILE=P   at process exit, write "name count" lines for every
  *                           cu* entry point called at least once
+ *   FAKECUDA_CENSUS=P       at process exit, write the census (below) as JSON:
+ *                           calls by kind, and each entry point called with
+ *                           its kind and count (fc_proc.c)
  *   FAKECUDA_FAIL_LAUNCH=N:CODE
  *                           the N-th launch returns the CUresult CODE and
  *                           queues nothing (the context stays usable)
@@ -216,6 +219,31 @@ unsigned long fakecuda_calls(const char *entry_point);
 /* Zero every call counter. */
 void fakecuda_reset_calls(void);
 
+/*
+ * The census: every call of every entry point, by what it costs a GPU
+ * (fc_proc.c has the rule, from CUDA's "API synchronization behavior"):
+ * host waits, queued device work, queries, object creations and the rest.
+ * An Async copy that waited for its stream (into pageable host memory, or
+ * host to host) counts as a host wait.  fakecuda_reset_calls zeroes it.
+ */
+enum fakecuda_call_kind {
+    FAKECUDA_HOST_WAIT,
+    FAKECUDA_DEVICE_WORK,
+    FAKECUDA_QUERY,
+    FAKECUDA_CREATION,
+    FAKECUDA_OTHER,
+    FAKECUDA_KINDS
+};
+typedef struct fakecuda_census {
+    unsigned long calls;                /* every entry point, all kinds */
+    unsigned long kind[FAKECUDA_KINDS]; /* by enum fakecuda_call_kind */
+} fakecuda_census;
+void fakecuda_get_census(fakecuda_census *out);
+/* The kind of an exported entry point's calls (enum fakecuda_call_kind), or
+ * -1 for a name the fake does not export.  An Async copy is DEVICE_WORK here;
+ * the census moves those that waited. */
+int fakecuda_call_kind(const char *entry_point);
+
 typedef int (*fakecuda_read_fn)(CUdeviceptr, void *, size_t);
 typedef int (*fakecuda_write_fn)(CUdeviceptr, const void *, size_t);
 typedef void (*fakecuda_set_mem_limit_fn)(size_t);
@@ -223,6 +251,8 @@ typedef size_t (*fakecuda_mem_used_fn)(void);
 typedef size_t (*fakecuda_live_allocations_fn)(void);
 typedef unsigned long (*fakecuda_calls_fn)(const char *);
 typedef void (*fakecuda_reset_calls_fn)(void);
+typedef void (*fakecuda_get_census_fn)(fakecuda_census *);
+typedef int (*fakecuda_call_kind_fn)(const char *);
 
 #ifdef __cplusplus
 }

@@ -179,6 +179,8 @@ enum fc_ep {
 
 /* Calls of each exported entry point (fc_proc.c); relaxed atomics. */
 FC_HIDDEN extern atomic_ulong fc_calls[FC_EP_COUNT];
+/* Async calls that waited for their stream (fc_proc.c: the census). */
+FC_HIDDEN extern atomic_ulong fc_async_waits;
 
 /*
  * fc_self_<sym> is a hidden alias of the exported function <sym>: the same

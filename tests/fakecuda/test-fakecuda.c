@@ -2004,6 +2004,115 @@ Test(fakecuda, every_entry_point_call_is_counted)
     cr_assert_eq(fakecuda_calls("cuMemAlloc_v2"), 0);
 }
 
+Test(fakecuda, every_entry_point_has_the_census_kind_of_what_it_costs_a_gpu)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } cases[] = {
+        { "cuStreamSynchronize", FAKECUDA_HOST_WAIT },
+        { "cuStreamSynchronize_ptsz", FAKECUDA_HOST_WAIT },
+        { "cuEventSynchronize", FAKECUDA_HOST_WAIT },
+        { "cuCtxSynchronize", FAKECUDA_HOST_WAIT },
+        { "cuCtxSynchronize_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemFree_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemFreeHost", FAKECUDA_HOST_WAIT },
+        { "cuMemcpyDtoH_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemcpyHtoD_v2_ptds", FAKECUDA_HOST_WAIT },
+        { "cuMemcpy", FAKECUDA_HOST_WAIT },
+        { "cuMemcpy3D_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemcpyDtoD_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyAtoD_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyPeer", FAKECUDA_DEVICE_WORK },
+        { "cuMemsetD8_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemsetD2D32Async_ptsz", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyDtoHAsync_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyBatchAsync", FAKECUDA_DEVICE_WORK },
+        { "cuMemAllocAsync", FAKECUDA_DEVICE_WORK },
+        { "cuMemFreeAsync_ptsz", FAKECUDA_DEVICE_WORK },
+        { "cuLaunchKernel", FAKECUDA_DEVICE_WORK },
+        { "cuLaunchKernelEx_ptsz", FAKECUDA_DEVICE_WORK },
+        { "cuGraphLaunch", FAKECUDA_DEVICE_WORK },
+        { "cuEventRecord", FAKECUDA_DEVICE_WORK },
+        { "cuStreamWaitEvent", FAKECUDA_DEVICE_WORK },
+        { "cuStreamAddCallback", FAKECUDA_DEVICE_WORK },
+        { "cuStreamQuery", FAKECUDA_QUERY },
+        { "cuEventQuery", FAKECUDA_QUERY },
+        { "cuEventElapsedTime", FAKECUDA_QUERY },
+        { "cuPointerGetAttribute", FAKECUDA_QUERY },
+        { "cuPointerGetAttributes", FAKECUDA_QUERY },
+        { "cuMemGetAddressRange_v2", FAKECUDA_QUERY },
+        { "cuDeviceGetAttribute", FAKECUDA_QUERY },
+        { "cuStreamIsCapturing", FAKECUDA_QUERY },
+        { "cuOccupancyMaxPotentialBlockSize", FAKECUDA_QUERY },
+        { "cuEventCreate", FAKECUDA_CREATION },
+        { "cuStreamCreateWithPriority", FAKECUDA_CREATION },
+        { "cuMemPoolCreate", FAKECUDA_CREATION },
+        { "cuGraphCreate", FAKECUDA_CREATION },
+        { "cuGraphInstantiateWithFlags", FAKECUDA_CREATION },
+        { "cuGraphAddKernelNode_v2", FAKECUDA_CREATION },
+        { "cuModuleLoadData", FAKECUDA_CREATION },
+        { "cuMemAlloc_v2", FAKECUDA_OTHER },
+        { "cuEventDestroy_v2", FAKECUDA_OTHER },
+        { "cuStreamDestroy_v2", FAKECUDA_OTHER },
+        { "cuInit", FAKECUDA_OTHER },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(fakecuda_call_kind(cases[i].name), cases[i].kind, "%s: kind %d, want %d",
+                     cases[i].name, fakecuda_call_kind(cases[i].name), cases[i].kind);
+    cr_assert_eq(fakecuda_call_kind("cuNoSuchCall"), -1);
+    cr_assert_eq(fakecuda_call_kind("fakecuda_calls"), -1);
+    cr_assert_eq(fakecuda_call_kind(NULL), -1);
+}
+
+Test(fakecuda, the_census_counts_calls_by_kind_and_an_async_copy_that_waited_as_a_host_wait)
+{
+    CUstream s;
+    CUevent e;
+    unsigned char pageable[64], *pinned;
+    fakecuda_census c;
+
+    primary();
+    CUdeviceptr p = alloc(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemHostAlloc((void **)&pinned, 64, 0));
+    fakecuda_reset_calls();
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.calls, 0);
+
+    OK(cuMemsetD8Async(p, 1, 64, s));               /* device work */
+    OK(cuMemcpyDtoHAsync_v2(pinned, p, 64, s));     /* device work: page-locked */
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)); /* creation */
+    OK(cuEventRecord(e, s));                        /* device work */
+    OK(cuStreamQuery(s));                           /* query */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s));   /* a host wait: pageable */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s));   /* again */
+    OK(cuStreamSynchronize(s));                     /* host wait */
+    OK(cuEventDestroy_v2(e));                       /* other */
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.calls, 9);
+    cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 3);
+    cr_assert_eq(c.kind[FAKECUDA_DEVICE_WORK], 3);
+    cr_assert_eq(c.kind[FAKECUDA_QUERY], 1);
+    cr_assert_eq(c.kind[FAKECUDA_CREATION], 1);
+    cr_assert_eq(c.kind[FAKECUDA_OTHER], 1);
+    cr_assert_eq(pageable[0], 1);
+
+    /* Host to host, async, is fully synchronous: a wait too. */
+    OK(cuMemcpyAsync((CUdeviceptr)(uintptr_t)pageable, (CUdeviceptr)(uintptr_t)pinned, 64, s));
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 4);
+    cr_assert_eq(c.kind[FAKECUDA_DEVICE_WORK], 3);
+
+    fakecuda_reset_calls();
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.calls, 0);
+    cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 0);
+    OK(cuMemFreeHost(pinned));
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(p));
+}
+
 /*
  * The calls-file child: this binary run again with FAKECUDA_TEST_CALLS_CHILD
  * set makes a few calls and exits before Criterion starts.  A fresh exec
@@ -2020,7 +2129,8 @@ __attribute__((constructor)) static void calls_file_child(void)
     exit(0);
 }
 
-Test(fakecuda, the_calls_file_is_written_at_exit)
+/* Run the calls-file child with `var` naming a fresh file; its text. */
+static void run_exit_file_child(const char *var, char *buf, size_t size)
 {
     char path[] = "/tmp/fakecuda-calls-XXXXXX";
     char self[4096];
@@ -2034,7 +2144,7 @@ Test(fakecuda, the_calls_file_is_written_at_exit)
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
-        setenv("FAKECUDA_CALLS_FILE", path, 1);
+        setenv(var, path, 1);
         setenv("FAKECUDA_TEST_CALLS_CHILD", "1", 1);
         execl(self, self, (char *)NULL);
         _exit(127);
@@ -2044,12 +2154,29 @@ Test(fakecuda, the_calls_file_is_written_at_exit)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
-    char buf[256] = { 0 };
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    size_t n = fread(buf, 1, size - 1, f);
     fclose(f);
     unlink(path);
     buf[n] = '\0';
+}
+
+Test(fakecuda, the_calls_file_is_written_at_exit)
+{
+    char buf[256];
+    run_exit_file_child("FAKECUDA_CALLS_FILE", buf, sizeof buf);
     cr_assert_str_eq(buf, "cuInit 1\ncuDriverGetVersion 2\n");
+}
+
+Test(fakecuda, the_census_is_written_as_json_at_exit)
+{
+    char buf[1024];
+    run_exit_file_child("FAKECUDA_CENSUS", buf, sizeof buf);
+    cr_assert_str_eq(buf, "{ \"calls\": 3, \"host_waits\": 0, \"device_work\": 0, \"queries\": 2, "
+                          "\"creations\": 0, \"other\": 1, \"async_waits\": 0,\n"
+                          "  \"entry_points\": {\n"
+                          "    \"cuInit\": { \"kind\": \"other\", \"count\": 1 },\n"
+                          "    \"cuDriverGetVersion\": { \"kind\": \"queries\", \"count\": 2 }\n"
+                          "  }\n}\n");
 }
 
 /* ------------------------------------------------------------------------ */
