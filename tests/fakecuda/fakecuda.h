@@ -24,6 +24,20 @@
  *   FAKECUDA_CENSUS=P       at process exit, write the census (below) as JSON:
  *                           calls by kind, and each entry point called with
  *                           its kind and count (fc_proc.c)
+ *   FAKECUDA_TIMELINE=1     the device timeline (fc_stream.c): queued work
+ *                           has a modelled completion time, whatever forces
+ *                           it first waits until then (so a host wait costs
+ *                           wall time, as on a GPU), cuStreamQuery and
+ *                           cuEventQuery answer CUDA_ERROR_NOT_READY until
+ *                           then, and event timestamps are those times.  Each
+ *                           op lasts FAKECUDA_OP_NS (default 1000), plus
+ *                           FAKECUDA_KERNEL_NS for a kernel (5000), or per KiB
+ *                           FAKECUDA_COPY_NS_PER_KIB for a copy (100) or
+ *                           FAKECUDA_MEMSET_NS_PER_KIB for a memset (50).
+ *                           All read at cuInit.  Off by default: with it, what
+ *                           a shim that queries events sees depends on timing
+ *                           (gpuguard's stream-ordered fills, see BENCHMARKS.md
+ *                           §12), and the suite's outcomes must not.
  *   FAKECUDA_FAIL_LAUNCH=N:CODE
  *                           the N-th launch returns the CUresult CODE and
  *                           queues nothing (the context stays usable)
@@ -81,7 +95,9 @@
  *     cuStreamQuery, cuEventSynchronize/Query, cuCtxSynchronize, cuMemFree_v2,
  *     context destroy/reset, or a synchronous call on the legacy stream, which
  *     first runs the context's blocking streams (never CU_STREAM_NON_BLOCKING
- *     ones).  fakecuda_read does not run anything.
+ *     ones).  fakecuda_read does not run anything.  With FAKECUDA_TIMELINE=1
+ *     a query runs the work only once its modelled time has passed (else
+ *     CUDA_ERROR_NOT_READY), and the rest wait for that time first.
  *   - A copy or set checks its whole device extent first (a 2D or 3D
  *     side's from its first byte to its last: the last row needs only its
  *     width): it must lie inside one allocation's requested size, else

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cudaProfiler.h>
@@ -2177,6 +2178,223 @@ Test(fakecuda, the_census_is_written_as_json_at_exit)
                           "    \"cuInit\": { \"kind\": \"other\", \"count\": 1 },\n"
                           "    \"cuDriverGetVersion\": { \"kind\": \"queries\", \"count\": 2 }\n"
                           "  }\n}\n");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The device timeline (FAKECUDA_TIMELINE=1)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* An hour: work that has certainly not completed while a test runs. */
+#define HOUR_NS "3600000000000"
+/* Long enough to see that a wait waited, short enough for a test. */
+#define WAIT_NS 5000000ull
+
+/* Each test runs in a process of its own, so cuInit reads these first. */
+static CUfunction timeline(const char *kernel_ns)
+{
+    setenv("FAKECUDA_TIMELINE", "1", 1);
+    setenv("FAKECUDA_KERNEL_NS", kernel_ns, 1);
+    primary();
+    return function(kernels(), "gg_fill");
+}
+
+static uint64_t host_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls: the device's work completes in time, so this ends. */
+static void poll_stream(CUstream s)
+{
+    CUresult rc;
+    while ((rc = cuStreamQuery(s)) == CUDA_ERROR_NOT_READY)
+        ;
+    OK(rc);
+}
+
+Test(fakecuda, timeline_queries_answer_not_ready_while_the_work_runs_and_run_nothing)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream s;
+    CUevent before, after;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&before, 0));
+    OK(cuEventCreate(&after, 0));
+    OK(cuEventRecord(before, s));
+    OK(fill(f, s, p, 1, 256));
+    OK(cuEventRecord(after, s));
+
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
+    EXPECT(CUDA_ERROR_NOT_READY, cuEventQuery(after));
+    float ms;
+    EXPECT(CUDA_ERROR_NOT_READY, cuEventElapsedTime(&ms, before, after));
+    cr_assert_neq(byte_at(p), 1, "a query ran the kernel");
+    /* The legacy stream does not wait for a non-blocking stream. */
+    OK(cuStreamQuery(CU_STREAM_LEGACY));
+    /* The record before the kernel completes: a poll of it ends. */
+    CUresult rc;
+    while ((rc = cuEventQuery(before)) == CUDA_ERROR_NOT_READY)
+        ;
+    OK(rc);
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
+    cr_assert_neq(byte_at(p), 1);
+    /* The test ends with the hour's kernel still queued: nothing waits. */
+}
+
+Test(fakecuda, without_the_timeline_a_query_runs_the_work_it_asks_about)
+{
+    setenv("FAKECUDA_TIMELINE", "0", 1);
+    setenv("FAKECUDA_KERNEL_NS", HOUR_NS, 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUstream s;
+    CUevent e;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&e, 0));
+    OK(fill(f, s, p, 1, 256));
+    OK(cuEventRecord(e, s));
+    OK(cuEventQuery(e));
+    cr_assert_eq(byte_at(p), 1);
+    OK(fill(f, s, p, 2, 256));
+    OK(cuStreamQuery(s));
+    cr_assert_eq(byte_at(p), 2);
+}
+
+Test(fakecuda, timeline_the_legacy_and_blocking_streams_wait_for_each_other_in_queries)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream blocking, nonblocking;
+    CUdeviceptr p = alloc(256), q = alloc(256);
+    OK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+    OK(cuStreamCreate(&nonblocking, CU_STREAM_NON_BLOCKING));
+
+    /* An hour on a blocking stream: the legacy stream's next op waits for
+     * it, and a blocking stream's op waits for that one. */
+    OK(fill(f, blocking, p, 1, 256));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_LEGACY));
+    OK(cuMemsetD8Async(q, 2, 256, CU_STREAM_LEGACY));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_LEGACY));
+    OK(cuMemsetD8Async(q, 3, 256, CU_STREAM_PER_THREAD));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_PER_THREAD));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery_ptsz(NULL));
+    /* A non-blocking stream does not. */
+    OK(cuMemsetD8Async(q, 4, 256, nonblocking));
+    poll_stream(nonblocking);
+    cr_assert_eq(byte_at(q), 4);
+    cr_assert_neq(byte_at(p), 1);
+}
+
+Test(fakecuda, timeline_a_stream_waiting_for_an_event_completes_after_the_events_work)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream a, b, c;
+    CUevent e;
+    CUdeviceptr p = alloc(256), q = alloc(256);
+    OK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    OK(fill(f, a, p, 1, 256));
+    OK(cuEventRecord(e, a));
+    OK(cuStreamWaitEvent(b, e, 0));
+    OK(cuMemsetD8Async(q, 5, 256, b));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(b));
+    cr_assert_neq(byte_at(q), 5);
+    /* The same memset on a stream that does not wait completes. */
+    OK(cuMemsetD8Async(q, 6, 256, c));
+    poll_stream(c);
+    cr_assert_eq(byte_at(q), 6);
+}
+
+Test(fakecuda, timeline_a_capturing_stream_queues_nothing_on_the_timeline)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream s;
+    CUgraph g;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(fill(f, s, p, 1, 256));
+    OK(cuStreamEndCapture(s, &g));
+    OK(cuStreamQuery(s));
+    cr_assert_neq(byte_at(p), 1);
+    OK(cuGraphDestroy(g));
+}
+
+/* Every kind of host wait lasts until the device has completed the work it
+ * waits for: at least the kernel's modelled time after the launch. */
+Test(fakecuda, timeline_every_host_wait_lasts_until_the_device_completes_the_work)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    CUfunction f = timeline(ns);
+    CUstream s;
+    CUevent e;
+    unsigned char host[256];
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+    OK(cuEventCreate(&e, 0));
+
+    for (int how = 0; how < 6; how++) {
+        unsigned char v = (unsigned char)(10 + how);
+        uint64_t t0 = host_ns();
+        OK(fill(f, s, p, v, 256));
+        OK(cuEventRecord(e, s));
+        switch (how) {
+        case 0:
+            OK(cuStreamSynchronize(s));
+            break;
+        case 1:
+            OK(cuEventSynchronize(e));
+            break;
+        case 2:
+            OK(cuCtxSynchronize());
+            break;
+        case 3: /* the legacy stream waits for the blocking stream */
+            OK(cuMemcpyDtoH_v2(host, p, sizeof host));
+            cr_assert_eq(host[0], v);
+            break;
+        case 4: /* into pageable memory an async copy waits too */
+            OK(cuMemcpyDtoHAsync_v2(host, p, sizeof host, s));
+            cr_assert_eq(host[0], v);
+            break;
+        case 5: /* polling ends once the device is done */
+            poll_stream(s);
+            break;
+        }
+        uint64_t t1 = host_ns();
+        cr_assert_geq(t1 - t0, WAIT_NS, "wait %d returned after %llu ns", how,
+                      (unsigned long long)(t1 - t0));
+        cr_assert_eq(byte_at(p), v, "wait %d", how);
+    }
+}
+
+Test(fakecuda, timeline_event_times_are_the_modelled_device_times)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    CUfunction f = timeline(ns);
+    CUstream s;
+    CUevent a, b;
+    float ms;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&a, 0));
+    OK(cuEventCreate(&b, 0));
+    OK(cuEventRecord(a, s));
+    OK(fill(f, s, p, 1, 256));
+    OK(fill(f, s, p, 2, 256));
+    OK(cuEventRecord(b, s));
+    OK(cuEventSynchronize(b));
+    OK(cuEventElapsedTime(&ms, a, b));
+    /* At least two kernels, each WAIT_NS and FAKECUDA_OP_NS (1 us), and the
+     * record, back to back on the device (the first may start a little
+     * after the first record: when the host queued it). */
+    cr_assert_geq(ms, 2 * WAIT_NS / 1e6 + 0.003 - 1e-5, "%f ms", (double)ms);
 }
 
 /* ------------------------------------------------------------------------ */
