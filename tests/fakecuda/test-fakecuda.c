@@ -2335,15 +2335,18 @@ Test(fakecuda, timeline_every_host_wait_lasts_until_the_device_completes_the_wor
     CUstream s;
     CUevent e;
     unsigned char host[256];
-    CUdeviceptr p = alloc(256);
+    CUdeviceptr p = alloc(256), q = alloc(256);
     OK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
     OK(cuEventCreate(&e, 0));
 
-    for (int how = 0; how < 6; how++) {
+    for (int how = 0; how < 11; how++) {
         unsigned char v = (unsigned char)(10 + how);
         uint64_t t0 = host_ns();
-        OK(fill(f, s, p, v, 256));
-        OK(cuEventRecord(e, s));
+        CUdeviceptr other;
+        /* 8 and 9 on the per-thread default stream, the rest on s. */
+        CUstream on = how == 8 || how == 9 ? CU_STREAM_PER_THREAD : s;
+        OK(fill(f, on, p, v, 256));
+        OK(cuEventRecord(e, on));
         switch (how) {
         case 0:
             OK(cuStreamSynchronize(s));
@@ -2365,12 +2368,79 @@ Test(fakecuda, timeline_every_host_wait_lasts_until_the_device_completes_the_wor
         case 5: /* polling ends once the device is done */
             poll_stream(s);
             break;
+        case 6: /* cuMemFree_v2 runs all queued work first */
+            other = alloc(16);
+            OK(cuMemFree_v2(other));
+            break;
+        case 7: /* the legacy stream waits for the blocking stream */
+            OK(cuStreamSynchronize(CU_STREAM_LEGACY));
+            break;
+        case 8:
+            OK(cuStreamSynchronize_ptsz(NULL));
+            break;
+        case 9: /* a synchronous memset on the legacy stream, after the
+                 * per-thread stream's work (blocking) */
+            OK(cuMemsetD8_v2(q, 0, 16));
+            break;
+        case 10: /* a synchronous device-to-device copy on the legacy stream */
+            OK(cuMemcpyDtoD_v2(q, p, 256));
+            cr_assert_eq(byte_at(q), v);
+            break;
         }
         uint64_t t1 = host_ns();
         cr_assert_geq(t1 - t0, WAIT_NS, "wait %d returned after %llu ns", how,
                       (unsigned long long)(t1 - t0));
         cr_assert_eq(byte_at(p), v, "wait %d", how);
     }
+}
+
+struct timeline_thread {
+    CUcontext ctx;
+    CUfunction f;
+    CUdeviceptr p;
+    uint64_t waited_ns;
+    CUresult rc;
+};
+
+static void *timeline_thread_main(void *arg)
+{
+    struct timeline_thread *t = arg;
+    uint64_t t0 = host_ns();
+    t->rc = cuCtxSetCurrent(t->ctx);
+    if (t->rc == CUDA_SUCCESS)
+        t->rc = fill(t->f, CU_STREAM_PER_THREAD, t->p, 7, 256);
+    if (t->rc == CUDA_SUCCESS)
+        t->rc = cuStreamSynchronize(CU_STREAM_PER_THREAD);
+    t->waited_ns = host_ns() - t0;
+    return NULL;
+}
+
+/* Another thread's wait on its per-thread stream lasts until its own work
+ * is done, and neither waits for nor runs a non-blocking stream's hour-long
+ * memset (it would hang here for that hour). */
+Test(fakecuda, timeline_another_threads_wait_is_for_its_own_stream)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    setenv("FAKECUDA_TIMELINE", "1", 1);
+    setenv("FAKECUDA_KERNEL_NS", ns, 1);
+    setenv("FAKECUDA_MEMSET_NS_PER_KIB", HOUR_NS, 1);
+    struct timeline_thread t = { .ctx = primary() };
+    t.f = function(kernels(), "gg_fill");
+    t.p = alloc(256);
+    CUstream s;
+    CUdeviceptr q = alloc(1024);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(q, 9, 1024, s));
+
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, timeline_thread_main, &t), 0);
+    pthread_join(th, NULL);
+    OK(t.rc);
+    cr_assert_geq(t.waited_ns, WAIT_NS);
+    cr_assert_eq(byte_at(t.p), 7);
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
+    cr_assert_neq(byte_at(q), 9);
 }
 
 Test(fakecuda, timeline_event_times_are_the_modelled_device_times)
