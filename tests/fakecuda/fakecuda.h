@@ -144,7 +144,8 @@
  *     handle, cuIpcOpenMemHandle maps none).  Page-locked allocations die
  *     with their context.
  *   - A stream callback runs when its stream's earlier work has run, on the
- *     thread that forces it; the API answers CUDA_ERROR_NOT_PERMITTED inside
+ *     thread that forces it (with FAKECUDA_TIMELINE=1, on a thread of the
+ *     fake's once the device reaches it, if nothing forced it first); the API answers CUDA_ERROR_NOT_PERMITTED inside
  *     it.  Event timing is the host clock at the moment a record ran.
  *   - Virtual memory management: granularity 2 MiB, minimum and
  *     recommended.  cuMemCreate makes device memory only (no host

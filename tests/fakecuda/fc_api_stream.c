@@ -252,8 +252,10 @@ FC_EXPORT(cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, CUgreenCtx
 
 /*
  * The callback runs when the stream's work before it has run (whichever call
- * forces the stream), on that thread, with CUDA_SUCCESS; if the context dies
- * first, it runs then with the context's error.  Either way exactly once.
+ * forces the stream), on that thread, with CUDA_SUCCESS; with the device
+ * timeline, on the timeline's worker thread once the device reaches it, if
+ * nothing forced it before (fc_stream.c).  If the context dies first, it
+ * runs then with the context's error.  Either way exactly once.
  */
 static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsigned int flags,
                              bool per_thread)
@@ -280,6 +282,8 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsign
             op->u.callback.stream = h;
             op->u.callback.user = user;
             rc = fc_enqueue(s, op, NULL);
+            if (rc == CUDA_SUCCESS)
+                fc_timeline_callback();
         }
     }
     fc_unlock();

@@ -820,6 +820,8 @@ FC_HIDDEN CUresult fc_stream_ctx_activate(fc_ctx *c);
 FC_HIDDEN fc_stream *fc_stream_new_user(fc_ctx *c, unsigned int flags, int priority);
 /* cuStreamDestroy: the handle dies now, the queue once it has run. */
 FC_HIDDEN void fc_stream_destroy(fc_stream *s);
+/* The timeline: a callback was queued; the worker will run it (fc_stream.c). */
+FC_HIDDEN void fc_timeline_callback(void);
 /* The timeline: whether the work a query asks about has completed (fc_stream.c). */
 FC_HIDDEN bool fc_stream_ready(fc_stream *s, const fc_dep *d);
 FC_HIDDEN bool fc_dep_pending(const fc_dep *d);

@@ -35,8 +35,10 @@
  * (fc_stream_ready).  Event timestamps are the modelled completion times,
  * so cuEventElapsedTime measures the model.  Effects still apply only when
  * something forces the op, so a program that forgets to synchronise reads
- * old bytes as deterministically as without the timeline; and callbacks
- * run on the forcing thread, not on a device thread of their own.
+ * old bytes as deterministically as without the timeline.  A stream
+ * callback is the exception: as the driver's own thread does, a worker
+ * thread runs it (and its stream's earlier work) once the device has
+ * reached it, whether or not the host ever waits (fc_timeline_callback).
  */
 #include "fc_internal.h"
 
@@ -44,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -626,6 +630,105 @@ bool fc_stream_ready(fc_stream *s, const fc_dep *d)
             last = c->legacy->tail->done_ns;
     }
     return last <= now;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The timeline's callback worker                                            */
+/* ------------------------------------------------------------------------ */
+
+static struct {
+    pthread_once_t once;
+    pthread_cond_t wake; /* with fc_st.lock: a callback was queued */
+    bool started;        /* fc_st.lock: the worker runs (none after a fork) */
+} worker = { .once = PTHREAD_ONCE_INIT };
+
+/* The queued callback the device reaches first, if any. */
+static bool first_callback(const fc_tnode *t, fc_dep *at, uint64_t *when)
+{
+    if (!t)
+        return false;
+    bool found = first_callback(t->l, at, when);
+    found |= first_callback(t->r, at, when);
+    const fc_stream *s = (const fc_stream *)((const char *)t - offsetof(fc_stream, id_node));
+    for (const fc_op *op = s->head; op; op = op->next) {
+        if (op->kind != FC_OP_CALLBACK)
+            continue;
+        if (!found || op->done_ns < *when) {
+            *at = (fc_dep){ s->id, op->seq };
+            *when = op->done_ns;
+            found = true;
+        }
+        break; /* later ones on this stream come after it */
+    }
+    return found;
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    fc_lock();
+    for (;;) {
+        fc_dep at;
+        uint64_t when = 0;
+        if (!first_callback(fc_st.streams_by_id, &at, &when)) {
+            pthread_cond_wait(&worker.wake, &fc_st.lock);
+        } else if (when > now_ns()) {
+            struct timespec ts = { .tv_sec = (time_t)(when / 1000000000u),
+                                   .tv_nsec = (long)(when % 1000000000u) };
+            pthread_cond_timedwait(&worker.wake, &fc_st.lock, &ts);
+        } else {
+            run_targets(&at, 1);
+        }
+    }
+    return NULL;
+}
+
+static void worker_init_cond(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&worker.wake, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* A forked child has no worker (fc_st.lock is held across fork). */
+static void worker_atfork_child(void)
+{
+    worker.started = false;
+    worker_init_cond();
+}
+
+static void worker_once(void)
+{
+    worker_init_cond();
+    pthread_atfork(NULL, NULL, worker_atfork_child);
+}
+
+/*
+ * A callback was queued (the lock held): with the timeline, the worker runs
+ * it in time.  Started on the first; it takes no signal, so the program's
+ * handlers run on its own threads.  If it cannot start, callbacks run when
+ * something forces them, as without the timeline.
+ */
+void fc_timeline_callback(void)
+{
+    if (!fc_st.timeline.on)
+        return;
+    pthread_once(&worker.once, worker_once);
+    if (!worker.started) {
+        sigset_t all, old;
+        pthread_t th;
+        pthread_attr_t a;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        worker.started = pthread_create(&th, &a, worker_main, NULL) == 0;
+        pthread_attr_destroy(&a);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    pthread_cond_signal(&worker.wake);
 }
 
 bool fc_dep_pending(const fc_dep *d)

@@ -2085,11 +2085,11 @@ Test(fakecuda, the_census_counts_calls_by_kind_and_an_async_copy_that_waited_as_
     OK(cuMemcpyDtoHAsync_v2(pinned, p, 64, s));     /* device work: page-locked */
     OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)); /* creation */
     OK(cuEventRecord(e, s));                        /* device work */
-    OK(cuStreamQuery(s));                           /* query */
-    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s));   /* a host wait: pageable */
-    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s));   /* again */
-    OK(cuStreamSynchronize(s));                     /* host wait */
-    OK(cuEventDestroy_v2(e));                       /* other */
+    cuStreamQuery(s);                             /* query (CUDA_ERROR_NOT_READY on the timeline) */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s)); /* a host wait: pageable */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s)); /* again */
+    OK(cuStreamSynchronize(s));                   /* host wait */
+    OK(cuEventDestroy_v2(e));                     /* other */
     fakecuda_get_census(&c);
     cr_assert_eq(c.calls, 9);
     cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 3);
@@ -2441,6 +2441,62 @@ Test(fakecuda, timeline_another_threads_wait_is_for_its_own_stream)
     cr_assert_eq(byte_at(t.p), 7);
     EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
     cr_assert_neq(byte_at(q), 9);
+}
+
+struct worker_log {
+    atomic_int calls;
+    pthread_t thread;
+    CUresult status, api_inside;
+};
+
+static void CUDA_CB worker_callback(CUstream s, CUresult status, void *user)
+{
+    struct worker_log *log = user;
+    int n;
+    (void)s;
+    log->thread = pthread_self();
+    log->status = status;
+    log->api_inside = cuDeviceGetCount(&n);
+    atomic_fetch_add(&log->calls, 1);
+}
+
+/* Wait for the callback without a driver call: only a thread of the
+ * driver's can run it. The bound turns a hang into a failure. */
+static bool callback_ran(struct worker_log *log)
+{
+    for (int i = 0; i < 10000 && !atomic_load(&log->calls); i++) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(&log->calls) == 1;
+}
+
+Test(fakecuda, timeline_a_stream_callback_runs_on_a_driver_thread_with_no_host_wait)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    CUfunction f = timeline(ns);
+    struct worker_log log = { 0 }, second = { 0 };
+    CUstream s;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(fill(f, s, p, 3, 256));
+    OK(cuStreamAddCallback(s, worker_callback, &log, 0));
+    cr_assert(callback_ran(&log), "the callback never ran");
+    cr_assert(!pthread_equal(log.thread, pthread_self()));
+    cr_assert_eq(log.status, CUDA_SUCCESS);
+    cr_assert_eq(log.api_inside, CUDA_ERROR_NOT_PERMITTED, "callbacks must not call the API");
+    cr_assert_eq(byte_at(p), 3, "the work before the callback ran first");
+
+    /* The same on the legacy stream, after a blocking stream's work. */
+    CUstream b;
+    OK(cuStreamCreate(&b, CU_STREAM_DEFAULT));
+    OK(fill(f, b, p, 4, 256));
+    OK(cuStreamAddCallback(NULL, worker_callback, &second, 0));
+    cr_assert(callback_ran(&second), "the callback never ran");
+    cr_assert_eq(byte_at(p), 4);
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(atomic_load(&log.calls), 1, "a callback runs once");
 }
 
 Test(fakecuda, timeline_event_times_are_the_modelled_device_times)
