@@ -21,6 +21,23 @@
  *                           only until its module is unloaded; read at cuInit)
  *   FAKECUDA_CALLS_FILE=P   at process exit, write "name count" lines for every
  *                           cu* entry point called at least once
+ *   FAKECUDA_CENSUS=P       at process exit, write the census (below) as JSON:
+ *                           calls by kind, and each entry point called with
+ *                           its kind and count (fc_proc.c)
+ *   FAKECUDA_TIMELINE=1     the device timeline (fc_stream.c): queued work
+ *                           has a modelled completion time, whatever forces
+ *                           it first waits until then (so a host wait costs
+ *                           wall time, as on a GPU), cuStreamQuery and
+ *                           cuEventQuery answer CUDA_ERROR_NOT_READY until
+ *                           then, and event timestamps are those times.  Each
+ *                           op lasts FAKECUDA_OP_NS (default 1000), plus
+ *                           FAKECUDA_KERNEL_NS for a kernel (5000), or per KiB
+ *                           FAKECUDA_COPY_NS_PER_KIB for a copy (100) or
+ *                           FAKECUDA_MEMSET_NS_PER_KIB for a memset (50).
+ *                           All read at cuInit.  Off by default: with it, what
+ *                           a shim that queries events sees depends on timing
+ *                           (gpuguard's stream-ordered fills, see BENCHMARKS.md
+ *                           §12), and the suite's outcomes must not.
  *   FAKECUDA_FAIL_LAUNCH=N:CODE
  *                           the N-th launch returns the CUresult CODE and
  *                           queues nothing (the context stays usable)
@@ -78,7 +95,9 @@
  *     cuStreamQuery, cuEventSynchronize/Query, cuCtxSynchronize, cuMemFree_v2,
  *     context destroy/reset, or a synchronous call on the legacy stream, which
  *     first runs the context's blocking streams (never CU_STREAM_NON_BLOCKING
- *     ones).  fakecuda_read does not run anything.
+ *     ones).  fakecuda_read does not run anything.  With FAKECUDA_TIMELINE=1
+ *     a query runs the work only once its modelled time has passed (else
+ *     CUDA_ERROR_NOT_READY), and the rest wait for that time first.
  *   - A copy or set checks its whole device extent first (a 2D or 3D
  *     side's from its first byte to its last: the last row needs only its
  *     width): it must lie inside one allocation's requested size, else
@@ -125,7 +144,8 @@
  *     handle, cuIpcOpenMemHandle maps none).  Page-locked allocations die
  *     with their context.
  *   - A stream callback runs when its stream's earlier work has run, on the
- *     thread that forces it; the API answers CUDA_ERROR_NOT_PERMITTED inside
+ *     thread that forces it (with FAKECUDA_TIMELINE=1, on a thread of the
+ *     fake's once the device reaches it, if nothing forced it first); the API answers CUDA_ERROR_NOT_PERMITTED inside
  *     it.  Event timing is the host clock at the moment a record ran.
  *   - Virtual memory management: granularity 2 MiB, minimum and
  *     recommended.  cuMemCreate makes device memory only (no host
@@ -224,6 +244,31 @@ void fakecuda_reset_calls(void);
  */
 int fakecuda_raise_in(const char *entry_point, int sig);
 
+/*
+ * The census: every call of every entry point, by what it costs a GPU
+ * (fc_proc.c has the rule, from CUDA's "API synchronization behavior"):
+ * host waits, queued device work, queries, object creations and the rest.
+ * An Async copy that waited for its stream (into pageable host memory, or
+ * host to host) counts as a host wait.  fakecuda_reset_calls zeroes it.
+ */
+enum fakecuda_call_kind {
+    FAKECUDA_HOST_WAIT,
+    FAKECUDA_DEVICE_WORK,
+    FAKECUDA_QUERY,
+    FAKECUDA_CREATION,
+    FAKECUDA_OTHER,
+    FAKECUDA_KINDS
+};
+typedef struct fakecuda_census {
+    unsigned long calls;                /* every entry point, all kinds */
+    unsigned long kind[FAKECUDA_KINDS]; /* by enum fakecuda_call_kind */
+} fakecuda_census;
+void fakecuda_get_census(fakecuda_census *out);
+/* The kind of an exported entry point's calls (enum fakecuda_call_kind), or
+ * -1 for a name the fake does not export.  An Async copy is DEVICE_WORK here;
+ * the census moves those that waited. */
+int fakecuda_call_kind(const char *entry_point);
+
 typedef int (*fakecuda_read_fn)(CUdeviceptr, void *, size_t);
 typedef int (*fakecuda_write_fn)(CUdeviceptr, const void *, size_t);
 typedef void (*fakecuda_set_mem_limit_fn)(size_t);
@@ -232,6 +277,8 @@ typedef size_t (*fakecuda_live_allocations_fn)(void);
 typedef unsigned long (*fakecuda_calls_fn)(const char *);
 typedef void (*fakecuda_reset_calls_fn)(void);
 typedef int (*fakecuda_raise_in_fn)(const char *, int);
+typedef void (*fakecuda_get_census_fn)(fakecuda_census *);
+typedef int (*fakecuda_call_kind_fn)(const char *);
 
 #ifdef __cplusplus
 }

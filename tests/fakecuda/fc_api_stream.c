@@ -5,6 +5,8 @@
  * report CUDA_SUCCESS (or the context's error): answering
  * CUDA_ERROR_NOT_READY without ever making progress would hang every
  * program that polls, and the fake has no device running in the background.
+ * With the device timeline (fc_stream.c) they answer CUDA_ERROR_NOT_READY
+ * until the modelled device has completed that work, and then run it.
  */
 #include "fc_internal.h"
 
@@ -77,7 +79,7 @@ FC_EXPORT(cuStreamDestroy_v2, (CUstream hStream), (hStream))
     return stream_destroy(hStream);
 }
 
-static CUresult stream_sync(CUstream h, bool per_thread)
+static CUresult stream_sync(CUstream h, bool per_thread, bool query)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -86,6 +88,8 @@ static CUresult stream_sync(CUstream h, bool per_thread)
     rc = fc_stream_resolve(h, per_thread, &s);
     if (rc == CUDA_SUCCESS)
         rc = fc_capture_sync(s);
+    if (rc == CUDA_SUCCESS && query && !fc_stream_ready(s, NULL))
+        rc = CUDA_ERROR_NOT_READY;
     if (rc == CUDA_SUCCESS)
         rc = fc_sync_for_api(s);
     fc_unlock();
@@ -94,22 +98,22 @@ static CUresult stream_sync(CUstream h, bool per_thread)
 
 FC_EXPORT(cuStreamSynchronize, (CUstream hStream), (hStream))
 {
-    return stream_sync(hStream, false);
+    return stream_sync(hStream, false, false);
 }
 
 FC_EXPORT(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
 {
-    return stream_sync(hStream, true);
+    return stream_sync(hStream, true, false);
 }
 
 FC_EXPORT(cuStreamQuery, (CUstream hStream), (hStream))
 {
-    return stream_sync(hStream, false);
+    return stream_sync(hStream, false, true);
 }
 
 FC_EXPORT(cuStreamQuery_ptsz, (CUstream hStream), (hStream))
 {
-    return stream_sync(hStream, true);
+    return stream_sync(hStream, true, true);
 }
 
 static CUresult stream_wait_event(CUstream h, CUevent ev, unsigned int flags, bool per_thread)
@@ -248,8 +252,10 @@ FC_EXPORT(cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, CUgreenCtx
 
 /*
  * The callback runs when the stream's work before it has run (whichever call
- * forces the stream), on that thread, with CUDA_SUCCESS; if the context dies
- * first, it runs then with the context's error.  Either way exactly once.
+ * forces the stream), on that thread, with CUDA_SUCCESS; with the device
+ * timeline, on the timeline's worker thread once the device reaches it, if
+ * nothing forced it before (fc_stream.c).  If the context dies first, it
+ * runs then with the context's error.  Either way exactly once.
  */
 static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsigned int flags,
                              bool per_thread)
@@ -276,6 +282,8 @@ static CUresult add_callback(CUstream h, CUstreamCallback fn, void *user, unsign
             op->u.callback.stream = h;
             op->u.callback.user = user;
             rc = fc_enqueue(s, op, NULL);
+            if (rc == CUDA_SUCCESS)
+                fc_timeline_callback();
         }
     }
     fc_unlock();
@@ -381,7 +389,7 @@ FC_EXPORT(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStre
 }
 
 /* Before any record an event is an empty set of work: complete. */
-static CUresult event_wait(CUevent ev)
+static CUresult event_wait(CUevent ev, bool query)
 {
     CUresult rc = fc_enter();
     if (rc != CUDA_SUCCESS)
@@ -395,23 +403,26 @@ static CUresult event_wait(CUevent ev)
         rc = fc_capture_event_check(e);
     if (rc == CUDA_SUCCESS)
         rc = fc_capture_unsafe();
-    if (rc == CUDA_SUCCESS) {
-        if (e->recorded && fc_dep_pending(&e->at))
+    if (rc == CUDA_SUCCESS && e->recorded && fc_dep_pending(&e->at)) {
+        if (query && !fc_stream_ready(NULL, &e->at))
+            rc = e->ctx->sticky != CUDA_SUCCESS ? e->ctx->sticky : CUDA_ERROR_NOT_READY;
+        else
             fc_run_dep(&e->at);
-        rc = e->ctx->sticky;
     }
+    if (rc == CUDA_SUCCESS)
+        rc = e->ctx->sticky;
     fc_unlock();
     return rc;
 }
 
 FC_EXPORT(cuEventQuery, (CUevent hEvent), (hEvent))
 {
-    return event_wait(hEvent);
+    return event_wait(hEvent, true);
 }
 
 FC_EXPORT(cuEventSynchronize, (CUevent hEvent), (hEvent))
 {
-    return event_wait(hEvent);
+    return event_wait(hEvent, false);
 }
 
 /*

@@ -138,8 +138,13 @@ CUresult fc_xfer_queue(const fc_xfer *x, fc_stream *s, bool *synced)
         /* Host to host is fully synchronous, in stream order; so is device
          * to pageable host memory (see the top of this file). */
         uint64_t ran = fc_st.ops_run;
-        if (!*synced && (rc = fc_sync_for_api(s)) != CUDA_SUCCESS)
-            return rc;
+        if (!*synced) {
+            /* The call waits for its stream: the census counts a host wait
+             * (once a call: later rows and copies of it find s synced). */
+            atomic_fetch_add_explicit(&fc_async_waits, 1, memory_order_relaxed);
+            if ((rc = fc_sync_for_api(s)) != CUDA_SUCCESS)
+                return rc;
+        }
         *synced = true;
         if (src && fc_st.ops_run == ran) {
             /* No work ran, so nothing was freed: the source checked above

@@ -179,6 +179,8 @@ enum fc_ep {
 
 /* Calls of each exported entry point (fc_proc.c); relaxed atomics. */
 FC_HIDDEN extern atomic_ulong fc_calls[FC_EP_COUNT];
+/* Async calls that waited for their stream (fc_proc.c: the census). */
+FC_HIDDEN extern atomic_ulong fc_async_waits;
 
 /* fakecuda_raise_in (fc_proc.c): the entry point whose next call raises a
  * signal, FC_EP_COUNT when none; taken by the one call that raises it. */
@@ -318,7 +320,8 @@ enum fc_op_kind {
 
 struct fc_op {
     fc_op *next;
-    uint64_t seq; /* global enqueue order */
+    uint64_t seq;     /* global enqueue order */
+    uint64_t done_ns; /* the timeline: when the device completes it (CLOCK_MONOTONIC) */
     int kind;
     unsigned int ndeps;
     fc_dep *deps;
@@ -377,7 +380,8 @@ struct fc_stream {
     int priority;
     uint64_t owner; /* per-thread streams: fc_thread_id() of the owner */
     fc_op *head, *tail;
-    bool destroyed; /* by cuStreamDestroy: freed once its work has run */
+    uint64_t busy_ns; /* the timeline: when its last queued op completes */
+    bool destroyed;   /* by cuStreamDestroy: freed once its work has run */
     /* Stream capture (fc_graph.c): the capture sequence the stream takes
      * part in, and the nodes the next captured node will depend on. */
     fc_capture *cap;
@@ -538,6 +542,16 @@ typedef struct fc_state {
         uint64_t nth;
         CUresult code;
     } fail_launch, sticky_launch;
+
+    /* The device timeline (fc_stream.c; FAKECUDA_TIMELINE=1, read at
+     * cuInit): each queued op's modelled duration, in ns. */
+    struct {
+        bool on;
+        uint64_t op_ns;           /* every op: FAKECUDA_OP_NS */
+        uint64_t kernel_ns;       /* a kernel: FAKECUDA_KERNEL_NS */
+        uint64_t copy_ns_per_kib; /* a copy, per KiB: FAKECUDA_COPY_NS_PER_KIB */
+        uint64_t set_ns_per_kib;  /* a memset, per KiB: FAKECUDA_MEMSET_NS_PER_KIB */
+    } timeline;
 
     uint32_t prng; /* treap priorities */
 } fc_state;
@@ -813,6 +827,10 @@ FC_HIDDEN CUresult fc_stream_ctx_activate(fc_ctx *c);
 FC_HIDDEN fc_stream *fc_stream_new_user(fc_ctx *c, unsigned int flags, int priority);
 /* cuStreamDestroy: the handle dies now, the queue once it has run. */
 FC_HIDDEN void fc_stream_destroy(fc_stream *s);
+/* The timeline: a callback was queued; the worker will run it (fc_stream.c). */
+FC_HIDDEN void fc_timeline_callback(void);
+/* The timeline: whether the work a query asks about has completed (fc_stream.c). */
+FC_HIDDEN bool fc_stream_ready(fc_stream *s, const fc_dep *d);
 FC_HIDDEN bool fc_dep_pending(const fc_dep *d);
 /* Run the named stream up to (and including) the op the dep names. */
 FC_HIDDEN void fc_run_dep(const fc_dep *d);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 #include "fc_errors.h"
@@ -193,6 +194,176 @@ FC_PUBLIC void fakecuda_reset_calls(void)
 {
     for (size_t i = 0; i < FC_EP_COUNT; i++)
         atomic_store_explicit(&fc_calls[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&fc_async_waits, 0, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The census: calls by what they cost a GPU                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Asynchronous calls that waited for their stream anyway (fc_copy.c: an
+ * async copy into pageable host memory, or between host buffers); each is
+ * counted as a host wait instead of queued device work.  Relaxed, like
+ * fc_calls.
+ */
+atomic_ulong fc_async_waits;
+
+static bool has(const char *sym, const char *part)
+{
+    return strstr(sym, part) != NULL;
+}
+
+static bool starts(const char *sym, const char *prefix)
+{
+    return strncmp(sym, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * The kind of a call of entry point `sym`, by what the call costs on a GPU,
+ * from CUDA's "API synchronization behavior" (the driver API reference) and
+ * the Programming Guide's "Implicit Synchronization".  The first rule that
+ * matches decides:
+ *
+ *   host wait     the host thread waits for the device: cuStreamSynchronize,
+ *                 cuEventSynchronize, cuCtxSynchronize; cuMemFree and
+ *                 cuMemFreeHost (the driver cannot release memory the device
+ *                 may still use: they wait for the device); every synchronous
+ *                 copy that may touch host memory (device to host "returns
+ *                 only once the copy has completed", pinned host to device
+ *                 "is synchronous with respect to the host", pageable host to
+ *                 device "a stream sync is performed before the copy", host
+ *                 to host "fully synchronous"; cuMemcpy, 2D and 3D take their
+ *                 direction from their arguments, so they count here); and an
+ *                 Async copy that waited (fc_async_waits: device to pageable
+ *                 host memory, "the function will return only once the copy
+ *                 has completed", or host to host).
+ *   device work   work queued in stream order that the host does not wait
+ *                 for: every *Async call (copies, memsets, stream-ordered
+ *                 allocations and frees), launches, graph launches, event
+ *                 records, cuStreamWaitEvent, stream callbacks; synchronous
+ *                 device-to-device (and array, and peer) copies ("no
+ *                 host-side synchronization is performed"); and synchronous
+ *                 memsets of device memory ("asynchronous with respect to the
+ *                 host except when the target is pinned host memory", which
+ *                 no device of the fake reaches).
+ *   query         the host asks and the device need not answer by running
+ *                 work: cuStreamQuery, cuEventQuery, cuEventElapsedTime,
+ *                 pointer and attribute queries, every cu*Get* and Is* call,
+ *                 the occupancy calculator.
+ *   creation      a driver object is made: every cu*Create* (events,
+ *                 streams, pools, graphs, contexts, arrays, linkers,
+ *                 physical memory), graph instantiation and graph nodes,
+ *                 module and library loads, primary context retains.
+ *   other         the rest (plain allocations, destructions, settings,
+ *                 initialisation, context lifetimes).
+ *
+ * It is decided when the census is read, not per call: the hot path pays
+ * one relaxed increment (FC_EXPORT).
+ */
+static int call_kind(const char *sym)
+{
+    bool async = has(sym, "Async");
+    if (has(sym, "Synchronize") || !strcmp(sym, "cuMemFree") || !strcmp(sym, "cuMemFree_v2") ||
+        !strcmp(sym, "cuMemFreeHost"))
+        return FAKECUDA_HOST_WAIT;
+    if (starts(sym, "cuMemcpy") && !async && !has(sym, "DtoD") && !has(sym, "DtoA") &&
+        !has(sym, "AtoD") && !has(sym, "Peer"))
+        return FAKECUDA_HOST_WAIT;
+    if (async || starts(sym, "cuMemcpy") || starts(sym, "cuMemset") || starts(sym, "cuLaunch") ||
+        starts(sym, "cuGraphLaunch") || starts(sym, "cuEventRecord") ||
+        starts(sym, "cuStreamWaitEvent") || starts(sym, "cuStreamAddCallback"))
+        return FAKECUDA_DEVICE_WORK;
+    if (starts(sym, "cuStreamQuery") || !strcmp(sym, "cuEventQuery") ||
+        starts(sym, "cuEventElapsedTime") || has(sym, "Get") || has(sym, "IsCapturing") ||
+        starts(sym, "cuOccupancy") || !strcmp(sym, "cuDeviceComputeCapability") ||
+        starts(sym, "cuDeviceTotalMem") || !strcmp(sym, "cuDeviceCanAccessPeer"))
+        return FAKECUDA_QUERY;
+    if (has(sym, "Create") || starts(sym, "cuGraphInstantiate") || starts(sym, "cuGraphAdd") ||
+        starts(sym, "cuModuleLoad") || starts(sym, "cuLibraryLoad") ||
+        !strcmp(sym, "cuDevicePrimaryCtxRetain"))
+        return FAKECUDA_CREATION;
+    return FAKECUDA_OTHER;
+}
+
+FC_PUBLIC int fakecuda_call_kind(const char *entry_point)
+{
+    if (!entry_point)
+        return -1;
+    for (size_t i = 0; i < FC_EP_COUNT; i++)
+        if (strcmp(table[i].symbol, entry_point) == 0)
+            return call_kind(table[i].symbol);
+    return -1;
+}
+
+FC_PUBLIC void fakecuda_get_census(fakecuda_census *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < FC_EP_COUNT; i++) {
+        unsigned long n = atomic_load_explicit(&fc_calls[i], memory_order_relaxed);
+        out->calls += n;
+        out->kind[call_kind(table[i].symbol)] += n;
+    }
+    /* An Async copy that waited: a host wait, not queued work. */
+    unsigned long waited = atomic_load_explicit(&fc_async_waits, memory_order_relaxed);
+    if (waited > out->kind[FAKECUDA_DEVICE_WORK])
+        waited = out->kind[FAKECUDA_DEVICE_WORK];
+    out->kind[FAKECUDA_DEVICE_WORK] -= waited;
+    out->kind[FAKECUDA_HOST_WAIT] += waited;
+}
+
+static const char *const kind_names[FAKECUDA_KINDS] = {
+    [FAKECUDA_HOST_WAIT] = "host_waits", [FAKECUDA_DEVICE_WORK] = "device_work",
+    [FAKECUDA_QUERY] = "queries",        [FAKECUDA_CREATION] = "creations",
+    [FAKECUDA_OTHER] = "other",
+};
+
+/*
+ * FAKECUDA_CENSUS: the census as JSON, at process exit (after the exit
+ * handlers, so a shim's exit work is in it):
+ *   { "calls": N, "host_waits": N, "device_work": N, "queries": N,
+ *     "creations": N, "other": N, "async_waits": N,
+ *     "entry_points": { "cuMemAlloc_v2": { "kind": "other", "count": N }, ... } }
+ * Written to a temporary file and renamed, so a reader never sees half.
+ */
+__attribute__((destructor)) static void write_census(void)
+{
+    const char *path = getenv("FAKECUDA_CENSUS");
+    if (!path || !*path)
+        return;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        fprintf(stderr, "fakecuda: FAKECUDA_CENSUS=%s is too long\n", path);
+        return;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "fakecuda: cannot write FAKECUDA_CENSUS=%s\n", path);
+        return;
+    }
+    fakecuda_census c;
+    fakecuda_get_census(&c);
+    fprintf(f, "{ \"calls\": %lu", c.calls);
+    for (int k = 0; k < FAKECUDA_KINDS; k++)
+        fprintf(f, ", \"%s\": %lu", kind_names[k], c.kind[k]);
+    fprintf(f, ", \"async_waits\": %lu,\n  \"entry_points\": {",
+            atomic_load_explicit(&fc_async_waits, memory_order_relaxed));
+    bool first = true;
+    for (size_t i = 0; i < FC_EP_COUNT; i++) {
+        unsigned long n = atomic_load_explicit(&fc_calls[i], memory_order_relaxed);
+        if (!n)
+            continue;
+        fprintf(f, "%s\n    \"%s\": { \"kind\": \"%s\", \"count\": %lu }", first ? "" : ",",
+                table[i].symbol, kind_names[call_kind(table[i].symbol)], n);
+        first = false;
+    }
+    fprintf(f, "\n  }\n}\n");
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "fakecuda: cannot write FAKECUDA_CENSUS=%s\n", path);
+        unlink(tmp);
+    }
 }
 
 FC_PUBLIC int fakecuda_raise_in(const char *entry_point, int sig)

@@ -215,6 +215,20 @@ FC_EXPORT(cuInit, (unsigned int Flags), (Flags))
     fc_st.lazy_loading = env_lazy_loading();
     env_launch_knob("FAKECUDA_FAIL_LAUNCH", &fc_st.fail_launch.nth, &fc_st.fail_launch.code);
     env_launch_knob("FAKECUDA_STICKY", &fc_st.sticky_launch.nth, &fc_st.sticky_launch.code);
+    uint64_t on = 0;
+    fc_st.timeline.on = env_u64("FAKECUDA_TIMELINE", &on) && on == 1;
+    fc_st.timeline.op_ns = 1000;
+    fc_st.timeline.kernel_ns = 5000;
+    fc_st.timeline.copy_ns_per_kib = 100; /* about 10 GB/s */
+    fc_st.timeline.set_ns_per_kib = 50;
+    if (env_u64("FAKECUDA_OP_NS", &on))
+        fc_st.timeline.op_ns = on;
+    if (env_u64("FAKECUDA_KERNEL_NS", &on))
+        fc_st.timeline.kernel_ns = on;
+    if (env_u64("FAKECUDA_COPY_NS_PER_KIB", &on))
+        fc_st.timeline.copy_ns_per_kib = on;
+    if (env_u64("FAKECUDA_MEMSET_NS_PER_KIB", &on))
+        fc_st.timeline.set_ns_per_kib = on;
 
     CUresult rc = fc_mem_init();
     if (rc != CUDA_SUCCESS) {

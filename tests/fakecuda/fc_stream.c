@@ -20,12 +20,34 @@
  *
  * On a capturing stream fc_enqueue queues nothing: the op becomes a node of
  * the graph being captured (fc_graph.c), run only by a launch of it.
+ *
+ * The device timeline (FAKECUDA_TIMELINE=1, read at cuInit; off by default).
+ * Each op queued gets a modelled completion time on the host's monotonic
+ * clock: it starts when the device reaches it (its stream's previous op and
+ * every prerequisite complete, and not before it was queued) and lasts
+ * FAKECUDA_OP_NS, plus FAKECUDA_KERNEL_NS for a kernel, or its bytes at
+ * FAKECUDA_COPY_NS_PER_KIB or FAKECUDA_MEMSET_NS_PER_KIB.  The device runs
+ * while the host goes on, so only a wait costs the host time: whatever
+ * forces an op sleeps until its completion time before running it (the
+ * driver lock held: other threads' calls wait meanwhile), and
+ * cuStreamQuery and cuEventQuery answer CUDA_ERROR_NOT_READY, running
+ * nothing, while the work they ask about has not completed
+ * (fc_stream_ready).  Event timestamps are the modelled completion times,
+ * so cuEventElapsedTime measures the model.  Effects still apply only when
+ * something forces the op, so a program that forgets to synchronise reads
+ * old bytes as deterministically as without the timeline.  A stream
+ * callback is the exception: as the driver's own thread does, a worker
+ * thread runs it (and its stream's earlier work) once the device has
+ * reached it, whether or not the host ever waits (fc_timeline_callback).
  */
 #include "fc_internal.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -214,6 +236,62 @@ CUresult fc_stream_resolve(CUstream h, bool per_thread, fc_stream **out)
 /* Queueing and running                                                      */
 /* ------------------------------------------------------------------------ */
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The timeline: when the last op a prerequisite names completes (0: run). */
+static uint64_t dep_done_ns(const fc_dep *d)
+{
+    fc_stream *s = stream_by_id(d->stream_id);
+    uint64_t done = 0;
+    for (fc_op *op = s ? s->head : NULL; op && op->seq <= d->seq; op = op->next)
+        done = op->done_ns;
+    return done;
+}
+
+static uint64_t per_kib(size_t bytes, uint64_t ns)
+{
+    return (uint64_t)((bytes / 1024 + (bytes % 1024 != 0)) * ns);
+}
+
+/* The timeline: how long the device takes over op. */
+static uint64_t duration_ns(const fc_op *op)
+{
+    uint64_t ns = fc_st.timeline.op_ns;
+    switch (op->kind) {
+    case FC_OP_KERNEL:
+        return ns + fc_st.timeline.kernel_ns;
+    case FC_OP_MEMSET:
+        return ns + per_kib(op->u.memset.count * op->u.memset.elem, fc_st.timeline.set_ns_per_kib);
+    case FC_OP_HTOD:
+    case FC_OP_DTOH:
+    case FC_OP_DTOD:
+    case FC_OP_HTOH:
+        return ns + per_kib(op->u.copy.n, fc_st.timeline.copy_ns_per_kib);
+    default:
+        return ns;
+    }
+}
+
+/* The timeline: op, just given its prerequisites, is placed after them. */
+static void place(fc_stream *s, fc_op *op)
+{
+    uint64_t start = now_ns();
+    if (s->tail && s->busy_ns > start)
+        start = s->busy_ns;
+    for (unsigned int i = 0; i < op->ndeps; i++) {
+        uint64_t d = dep_done_ns(&op->deps[i]);
+        if (d > start)
+            start = d;
+    }
+    op->done_ns = start + duration_ns(op);
+    s->busy_ns = op->done_ns;
+}
+
 CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra)
 {
     fc_ctx *c = s->ctx;
@@ -252,6 +330,8 @@ CUresult fc_enqueue(fc_stream *s, fc_op *op, const fc_dep *extra)
 
     op->seq = ++fc_st.next_seq;
     op->next = NULL;
+    if (fc_st.timeline.on)
+        place(s, op);
     if (s->tail)
         s->tail->next = op;
     else
@@ -274,19 +354,29 @@ static void fault(fc_ctx *c, CUresult sticky)
         drop_ops(t);
 }
 
-/* An event's record has run: it is complete, and when is its timestamp. */
-static void complete_record(fc_ctx *c, uint64_t record)
+/* An event's record has run: it is complete, and when is its timestamp
+ * (the timeline's modelled time, else the host clock now). */
+static void complete_record(fc_ctx *c, const fc_op *op)
 {
     fc_event *e;
     LIST_FOREACH(e, &c->events, link) {
-        if (e->record == record) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (e->record == op->u.marker.record) {
             e->done = true;
-            e->done_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+            e->done_ns = fc_st.timeline.on && op->done_ns ? op->done_ns : now_ns();
             return;
         }
     }
+}
+
+/* The timeline: the device reaches op's completion before it runs. */
+static void wait_for(const fc_op *op)
+{
+    if (!fc_st.timeline.on || !op->done_ns)
+        return;
+    struct timespec ts = { .tv_sec = (time_t)(op->done_ns / 1000000000u),
+                           .tv_nsec = (long)(op->done_ns % 1000000000u) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
 }
 
 static void execute(fc_stream *s, fc_op *op)
@@ -297,7 +387,7 @@ static void execute(fc_stream *s, fc_op *op)
     switch (op->kind) {
     case FC_OP_MARKER:
         if (op->u.marker.record)
-            complete_record(s->ctx, op->u.marker.record);
+            complete_record(s->ctx, op);
         break;
     case FC_OP_CALLBACK:
         fc_run_callback(op, CUDA_SUCCESS);
@@ -379,6 +469,7 @@ static void run_targets(const fc_dep *targets, size_t ntargets)
             stk[n++] = *need;
             continue;
         }
+        wait_for(op);
         s->head = op->next;
         if (!s->head)
             s->tail = NULL;
@@ -510,6 +601,134 @@ void fc_stream_destroy(fc_stream *s)
         LIST_INSERT_HEAD(&fc_st.zombie_streams, s, zombie_link);
     else
         stream_free(s);
+}
+
+/*
+ * The timeline: whether what fc_sync_for_api(s) would run (or, d non-NULL,
+ * fc_run_dep(d)) has completed on the device, so a query may run it at
+ * once; always true without the timeline, where queries run what they ask
+ * about.  The completion times grow along every prerequisite, so the
+ * targets' last ops say it.
+ */
+bool fc_stream_ready(fc_stream *s, const fc_dep *d)
+{
+    if (!fc_st.timeline.on)
+        return true;
+    uint64_t now = now_ns(), last = 0;
+    if (d)
+        return dep_done_ns(d) <= now;
+    fc_ctx *c = s->ctx;
+    fc_stream *t;
+    if (s->kind == FC_S_LEGACY) {
+        LIST_FOREACH(t, &c->streams, link)
+            if (t->tail && (t == s || blocking(t)) && t->tail->done_ns > last)
+                last = t->tail->done_ns;
+    } else {
+        if (s->tail)
+            last = s->tail->done_ns;
+        if (blocking(s) && c->legacy && c->legacy->tail && c->legacy->tail->done_ns > last)
+            last = c->legacy->tail->done_ns;
+    }
+    return last <= now;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The timeline's callback worker                                            */
+/* ------------------------------------------------------------------------ */
+
+static struct {
+    pthread_once_t once;
+    pthread_cond_t wake; /* with fc_st.lock: a callback was queued */
+    bool started;        /* fc_st.lock: the worker runs (none after a fork) */
+} worker = { .once = PTHREAD_ONCE_INIT };
+
+/* The queued callback the device reaches first, if any. */
+static bool first_callback(const fc_tnode *t, fc_dep *at, uint64_t *when)
+{
+    if (!t)
+        return false;
+    bool found = first_callback(t->l, at, when);
+    found |= first_callback(t->r, at, when);
+    const fc_stream *s = (const fc_stream *)((const char *)t - offsetof(fc_stream, id_node));
+    for (const fc_op *op = s->head; op; op = op->next) {
+        if (op->kind != FC_OP_CALLBACK)
+            continue;
+        if (!found || op->done_ns < *when) {
+            *at = (fc_dep){ s->id, op->seq };
+            *when = op->done_ns;
+            found = true;
+        }
+        break; /* later ones on this stream come after it */
+    }
+    return found;
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    fc_lock();
+    for (;;) {
+        fc_dep at;
+        uint64_t when = 0;
+        if (!first_callback(fc_st.streams_by_id, &at, &when)) {
+            pthread_cond_wait(&worker.wake, &fc_st.lock);
+        } else if (when > now_ns()) {
+            struct timespec ts = { .tv_sec = (time_t)(when / 1000000000u),
+                                   .tv_nsec = (long)(when % 1000000000u) };
+            pthread_cond_timedwait(&worker.wake, &fc_st.lock, &ts);
+        } else {
+            run_targets(&at, 1);
+        }
+    }
+    return NULL;
+}
+
+static void worker_init_cond(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&worker.wake, &a);
+    pthread_condattr_destroy(&a);
+}
+
+/* A forked child has no worker (fc_st.lock is held across fork). */
+static void worker_atfork_child(void)
+{
+    worker.started = false;
+    worker_init_cond();
+}
+
+static void worker_once(void)
+{
+    worker_init_cond();
+    pthread_atfork(NULL, NULL, worker_atfork_child);
+}
+
+/*
+ * A callback was queued (the lock held): with the timeline, the worker runs
+ * it in time.  Started on the first; it takes no signal, so the program's
+ * handlers run on its own threads.  If it cannot start, callbacks run when
+ * something forces them, as without the timeline.
+ */
+void fc_timeline_callback(void)
+{
+    if (!fc_st.timeline.on)
+        return;
+    pthread_once(&worker.once, worker_once);
+    if (!worker.started) {
+        sigset_t all, old;
+        pthread_t th;
+        pthread_attr_t a;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        worker.started = pthread_create(&th, &a, worker_main, NULL) == 0;
+        pthread_attr_destroy(&a);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    pthread_cond_signal(&worker.wake);
 }
 
 bool fc_dep_pending(const fc_dep *d)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cudaProfiler.h>
@@ -2005,6 +2006,115 @@ Test(fakecuda, every_entry_point_call_is_counted)
     cr_assert_eq(fakecuda_calls("cuMemAlloc_v2"), 0);
 }
 
+Test(fakecuda, every_entry_point_has_the_census_kind_of_what_it_costs_a_gpu)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } cases[] = {
+        { "cuStreamSynchronize", FAKECUDA_HOST_WAIT },
+        { "cuStreamSynchronize_ptsz", FAKECUDA_HOST_WAIT },
+        { "cuEventSynchronize", FAKECUDA_HOST_WAIT },
+        { "cuCtxSynchronize", FAKECUDA_HOST_WAIT },
+        { "cuCtxSynchronize_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemFree_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemFreeHost", FAKECUDA_HOST_WAIT },
+        { "cuMemcpyDtoH_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemcpyHtoD_v2_ptds", FAKECUDA_HOST_WAIT },
+        { "cuMemcpy", FAKECUDA_HOST_WAIT },
+        { "cuMemcpy3D_v2", FAKECUDA_HOST_WAIT },
+        { "cuMemcpyDtoD_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyAtoD_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyPeer", FAKECUDA_DEVICE_WORK },
+        { "cuMemsetD8_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemsetD2D32Async_ptsz", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyDtoHAsync_v2", FAKECUDA_DEVICE_WORK },
+        { "cuMemcpyBatchAsync", FAKECUDA_DEVICE_WORK },
+        { "cuMemAllocAsync", FAKECUDA_DEVICE_WORK },
+        { "cuMemFreeAsync_ptsz", FAKECUDA_DEVICE_WORK },
+        { "cuLaunchKernel", FAKECUDA_DEVICE_WORK },
+        { "cuLaunchKernelEx_ptsz", FAKECUDA_DEVICE_WORK },
+        { "cuGraphLaunch", FAKECUDA_DEVICE_WORK },
+        { "cuEventRecord", FAKECUDA_DEVICE_WORK },
+        { "cuStreamWaitEvent", FAKECUDA_DEVICE_WORK },
+        { "cuStreamAddCallback", FAKECUDA_DEVICE_WORK },
+        { "cuStreamQuery", FAKECUDA_QUERY },
+        { "cuEventQuery", FAKECUDA_QUERY },
+        { "cuEventElapsedTime", FAKECUDA_QUERY },
+        { "cuPointerGetAttribute", FAKECUDA_QUERY },
+        { "cuPointerGetAttributes", FAKECUDA_QUERY },
+        { "cuMemGetAddressRange_v2", FAKECUDA_QUERY },
+        { "cuDeviceGetAttribute", FAKECUDA_QUERY },
+        { "cuStreamIsCapturing", FAKECUDA_QUERY },
+        { "cuOccupancyMaxPotentialBlockSize", FAKECUDA_QUERY },
+        { "cuEventCreate", FAKECUDA_CREATION },
+        { "cuStreamCreateWithPriority", FAKECUDA_CREATION },
+        { "cuMemPoolCreate", FAKECUDA_CREATION },
+        { "cuGraphCreate", FAKECUDA_CREATION },
+        { "cuGraphInstantiateWithFlags", FAKECUDA_CREATION },
+        { "cuGraphAddKernelNode_v2", FAKECUDA_CREATION },
+        { "cuModuleLoadData", FAKECUDA_CREATION },
+        { "cuMemAlloc_v2", FAKECUDA_OTHER },
+        { "cuEventDestroy_v2", FAKECUDA_OTHER },
+        { "cuStreamDestroy_v2", FAKECUDA_OTHER },
+        { "cuInit", FAKECUDA_OTHER },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(fakecuda_call_kind(cases[i].name), cases[i].kind, "%s: kind %d, want %d",
+                     cases[i].name, fakecuda_call_kind(cases[i].name), cases[i].kind);
+    cr_assert_eq(fakecuda_call_kind("cuNoSuchCall"), -1);
+    cr_assert_eq(fakecuda_call_kind("fakecuda_calls"), -1);
+    cr_assert_eq(fakecuda_call_kind(NULL), -1);
+}
+
+Test(fakecuda, the_census_counts_calls_by_kind_and_an_async_copy_that_waited_as_a_host_wait)
+{
+    CUstream s;
+    CUevent e;
+    unsigned char pageable[64], *pinned;
+    fakecuda_census c;
+
+    primary();
+    CUdeviceptr p = alloc(64);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemHostAlloc((void **)&pinned, 64, 0));
+    fakecuda_reset_calls();
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.calls, 0);
+
+    OK(cuMemsetD8Async(p, 1, 64, s));               /* device work */
+    OK(cuMemcpyDtoHAsync_v2(pinned, p, 64, s));     /* device work: page-locked */
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)); /* creation */
+    OK(cuEventRecord(e, s));                        /* device work */
+    cuStreamQuery(s);                             /* query (CUDA_ERROR_NOT_READY on the timeline) */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s)); /* a host wait: pageable */
+    OK(cuMemcpyDtoHAsync_v2(pageable, p, 64, s)); /* again */
+    OK(cuStreamSynchronize(s));                   /* host wait */
+    OK(cuEventDestroy_v2(e));                     /* other */
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.calls, 9);
+    cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 3);
+    cr_assert_eq(c.kind[FAKECUDA_DEVICE_WORK], 3);
+    cr_assert_eq(c.kind[FAKECUDA_QUERY], 1);
+    cr_assert_eq(c.kind[FAKECUDA_CREATION], 1);
+    cr_assert_eq(c.kind[FAKECUDA_OTHER], 1);
+    cr_assert_eq(pageable[0], 1);
+
+    /* Host to host, async, is fully synchronous: a wait too. */
+    OK(cuMemcpyAsync((CUdeviceptr)(uintptr_t)pageable, (CUdeviceptr)(uintptr_t)pinned, 64, s));
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 4);
+    cr_assert_eq(c.kind[FAKECUDA_DEVICE_WORK], 3);
+
+    fakecuda_reset_calls();
+    fakecuda_get_census(&c);
+    cr_assert_eq(c.calls, 0);
+    cr_assert_eq(c.kind[FAKECUDA_HOST_WAIT], 0);
+    OK(cuMemFreeHost(pinned));
+    OK(cuStreamDestroy_v2(s));
+    OK(cuMemFree_v2(p));
+}
+
 /*
  * The calls-file child: this binary run again with FAKECUDA_TEST_CALLS_CHILD
  * set makes a few calls and exits before Criterion starts.  A fresh exec
@@ -2021,7 +2131,8 @@ __attribute__((constructor)) static void calls_file_child(void)
     exit(0);
 }
 
-Test(fakecuda, the_calls_file_is_written_at_exit)
+/* Run the calls-file child with `var` naming a fresh file; its text. */
+static void run_exit_file_child(const char *var, char *buf, size_t size)
 {
     char path[] = "/tmp/fakecuda-calls-XXXXXX";
     char self[4096];
@@ -2035,7 +2146,7 @@ Test(fakecuda, the_calls_file_is_written_at_exit)
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
-        setenv("FAKECUDA_CALLS_FILE", path, 1);
+        setenv(var, path, 1);
         setenv("FAKECUDA_TEST_CALLS_CHILD", "1", 1);
         execl(self, self, (char *)NULL);
         _exit(127);
@@ -2045,12 +2156,372 @@ Test(fakecuda, the_calls_file_is_written_at_exit)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
-    char buf[256] = { 0 };
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    size_t n = fread(buf, 1, size - 1, f);
     fclose(f);
     unlink(path);
     buf[n] = '\0';
+}
+
+Test(fakecuda, the_calls_file_is_written_at_exit)
+{
+    char buf[256];
+    run_exit_file_child("FAKECUDA_CALLS_FILE", buf, sizeof buf);
     cr_assert_str_eq(buf, "cuInit 1\ncuDriverGetVersion 2\n");
+}
+
+Test(fakecuda, the_census_is_written_as_json_at_exit)
+{
+    char buf[1024];
+    run_exit_file_child("FAKECUDA_CENSUS", buf, sizeof buf);
+    cr_assert_str_eq(buf, "{ \"calls\": 3, \"host_waits\": 0, \"device_work\": 0, \"queries\": 2, "
+                          "\"creations\": 0, \"other\": 1, \"async_waits\": 0,\n"
+                          "  \"entry_points\": {\n"
+                          "    \"cuInit\": { \"kind\": \"other\", \"count\": 1 },\n"
+                          "    \"cuDriverGetVersion\": { \"kind\": \"queries\", \"count\": 2 }\n"
+                          "  }\n}\n");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The device timeline (FAKECUDA_TIMELINE=1)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* An hour: work that has certainly not completed while a test runs. */
+#define HOUR_NS "3600000000000"
+/* Long enough to see that a wait waited, short enough for a test. */
+#define WAIT_NS 5000000ull
+
+/* Each test runs in a process of its own, so cuInit reads these first. */
+static CUfunction timeline(const char *kernel_ns)
+{
+    setenv("FAKECUDA_TIMELINE", "1", 1);
+    setenv("FAKECUDA_KERNEL_NS", kernel_ns, 1);
+    primary();
+    return function(kernels(), "gg_fill");
+}
+
+static uint64_t host_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls: the device's work completes in time, so this ends. */
+static void poll_stream(CUstream s)
+{
+    CUresult rc;
+    while ((rc = cuStreamQuery(s)) == CUDA_ERROR_NOT_READY)
+        ;
+    OK(rc);
+}
+
+Test(fakecuda, timeline_queries_answer_not_ready_while_the_work_runs_and_run_nothing)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream s;
+    CUevent before, after;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&before, 0));
+    OK(cuEventCreate(&after, 0));
+    OK(cuEventRecord(before, s));
+    OK(fill(f, s, p, 1, 256));
+    OK(cuEventRecord(after, s));
+
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
+    EXPECT(CUDA_ERROR_NOT_READY, cuEventQuery(after));
+    float ms;
+    EXPECT(CUDA_ERROR_NOT_READY, cuEventElapsedTime(&ms, before, after));
+    cr_assert_neq(byte_at(p), 1, "a query ran the kernel");
+    /* The legacy stream does not wait for a non-blocking stream. */
+    OK(cuStreamQuery(CU_STREAM_LEGACY));
+    /* The record before the kernel completes: a poll of it ends. */
+    CUresult rc;
+    while ((rc = cuEventQuery(before)) == CUDA_ERROR_NOT_READY)
+        ;
+    OK(rc);
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
+    cr_assert_neq(byte_at(p), 1);
+    /* The test ends with the hour's kernel still queued: nothing waits. */
+}
+
+Test(fakecuda, without_the_timeline_a_query_runs_the_work_it_asks_about)
+{
+    setenv("FAKECUDA_TIMELINE", "0", 1);
+    setenv("FAKECUDA_KERNEL_NS", HOUR_NS, 1);
+    primary();
+    CUfunction f = function(kernels(), "gg_fill");
+    CUstream s;
+    CUevent e;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&e, 0));
+    OK(fill(f, s, p, 1, 256));
+    OK(cuEventRecord(e, s));
+    OK(cuEventQuery(e));
+    cr_assert_eq(byte_at(p), 1);
+    OK(fill(f, s, p, 2, 256));
+    OK(cuStreamQuery(s));
+    cr_assert_eq(byte_at(p), 2);
+}
+
+Test(fakecuda, timeline_the_legacy_and_blocking_streams_wait_for_each_other_in_queries)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream blocking, nonblocking;
+    CUdeviceptr p = alloc(256), q = alloc(256);
+    OK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+    OK(cuStreamCreate(&nonblocking, CU_STREAM_NON_BLOCKING));
+
+    /* An hour on a blocking stream: the legacy stream's next op waits for
+     * it, and a blocking stream's op waits for that one. */
+    OK(fill(f, blocking, p, 1, 256));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_LEGACY));
+    OK(cuMemsetD8Async(q, 2, 256, CU_STREAM_LEGACY));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_LEGACY));
+    OK(cuMemsetD8Async(q, 3, 256, CU_STREAM_PER_THREAD));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(CU_STREAM_PER_THREAD));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery_ptsz(NULL));
+    /* A non-blocking stream does not. */
+    OK(cuMemsetD8Async(q, 4, 256, nonblocking));
+    poll_stream(nonblocking);
+    cr_assert_eq(byte_at(q), 4);
+    cr_assert_neq(byte_at(p), 1);
+}
+
+Test(fakecuda, timeline_a_stream_waiting_for_an_event_completes_after_the_events_work)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream a, b, c;
+    CUevent e;
+    CUdeviceptr p = alloc(256), q = alloc(256);
+    OK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    OK(fill(f, a, p, 1, 256));
+    OK(cuEventRecord(e, a));
+    OK(cuStreamWaitEvent(b, e, 0));
+    OK(cuMemsetD8Async(q, 5, 256, b));
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(b));
+    cr_assert_neq(byte_at(q), 5);
+    /* The same memset on a stream that does not wait completes. */
+    OK(cuMemsetD8Async(q, 6, 256, c));
+    poll_stream(c);
+    cr_assert_eq(byte_at(q), 6);
+}
+
+Test(fakecuda, timeline_a_capturing_stream_queues_nothing_on_the_timeline)
+{
+    CUfunction f = timeline(HOUR_NS);
+    CUstream s;
+    CUgraph g;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(fill(f, s, p, 1, 256));
+    OK(cuStreamEndCapture(s, &g));
+    OK(cuStreamQuery(s));
+    cr_assert_neq(byte_at(p), 1);
+    OK(cuGraphDestroy(g));
+}
+
+/* Every kind of host wait lasts until the device has completed the work it
+ * waits for: at least the kernel's modelled time after the launch. */
+Test(fakecuda, timeline_every_host_wait_lasts_until_the_device_completes_the_work)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    CUfunction f = timeline(ns);
+    CUstream s;
+    CUevent e;
+    unsigned char host[256];
+    CUdeviceptr p = alloc(256), q = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+    OK(cuEventCreate(&e, 0));
+
+    for (int how = 0; how < 11; how++) {
+        unsigned char v = (unsigned char)(10 + how);
+        uint64_t t0 = host_ns();
+        CUdeviceptr other;
+        /* 8 and 9 on the per-thread default stream, the rest on s. */
+        CUstream on = how == 8 || how == 9 ? CU_STREAM_PER_THREAD : s;
+        OK(fill(f, on, p, v, 256));
+        OK(cuEventRecord(e, on));
+        switch (how) {
+        case 0:
+            OK(cuStreamSynchronize(s));
+            break;
+        case 1:
+            OK(cuEventSynchronize(e));
+            break;
+        case 2:
+            OK(cuCtxSynchronize());
+            break;
+        case 3: /* the legacy stream waits for the blocking stream */
+            OK(cuMemcpyDtoH_v2(host, p, sizeof host));
+            cr_assert_eq(host[0], v);
+            break;
+        case 4: /* into pageable memory an async copy waits too */
+            OK(cuMemcpyDtoHAsync_v2(host, p, sizeof host, s));
+            cr_assert_eq(host[0], v);
+            break;
+        case 5: /* polling ends once the device is done */
+            poll_stream(s);
+            break;
+        case 6: /* cuMemFree_v2 runs all queued work first */
+            other = alloc(16);
+            OK(cuMemFree_v2(other));
+            break;
+        case 7: /* the legacy stream waits for the blocking stream */
+            OK(cuStreamSynchronize(CU_STREAM_LEGACY));
+            break;
+        case 8:
+            OK(cuStreamSynchronize_ptsz(NULL));
+            break;
+        case 9: /* a synchronous memset on the legacy stream, after the
+                 * per-thread stream's work (blocking) */
+            OK(cuMemsetD8_v2(q, 0, 16));
+            break;
+        case 10: /* a synchronous device-to-device copy on the legacy stream */
+            OK(cuMemcpyDtoD_v2(q, p, 256));
+            cr_assert_eq(byte_at(q), v);
+            break;
+        }
+        uint64_t t1 = host_ns();
+        cr_assert_geq(t1 - t0, WAIT_NS, "wait %d returned after %llu ns", how,
+                      (unsigned long long)(t1 - t0));
+        cr_assert_eq(byte_at(p), v, "wait %d", how);
+    }
+}
+
+struct timeline_thread {
+    CUcontext ctx;
+    CUfunction f;
+    CUdeviceptr p;
+    uint64_t waited_ns;
+    CUresult rc;
+};
+
+static void *timeline_thread_main(void *arg)
+{
+    struct timeline_thread *t = arg;
+    uint64_t t0 = host_ns();
+    t->rc = cuCtxSetCurrent(t->ctx);
+    if (t->rc == CUDA_SUCCESS)
+        t->rc = fill(t->f, CU_STREAM_PER_THREAD, t->p, 7, 256);
+    if (t->rc == CUDA_SUCCESS)
+        t->rc = cuStreamSynchronize(CU_STREAM_PER_THREAD);
+    t->waited_ns = host_ns() - t0;
+    return NULL;
+}
+
+/* Another thread's wait on its per-thread stream lasts until its own work
+ * is done, and neither waits for nor runs a non-blocking stream's hour-long
+ * memset (it would hang here for that hour). */
+Test(fakecuda, timeline_another_threads_wait_is_for_its_own_stream)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    setenv("FAKECUDA_TIMELINE", "1", 1);
+    setenv("FAKECUDA_KERNEL_NS", ns, 1);
+    setenv("FAKECUDA_MEMSET_NS_PER_KIB", HOUR_NS, 1);
+    struct timeline_thread t = { .ctx = primary() };
+    t.f = function(kernels(), "gg_fill");
+    t.p = alloc(256);
+    CUstream s;
+    CUdeviceptr q = alloc(1024);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuMemsetD8Async(q, 9, 1024, s));
+
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, timeline_thread_main, &t), 0);
+    pthread_join(th, NULL);
+    OK(t.rc);
+    cr_assert_geq(t.waited_ns, WAIT_NS);
+    cr_assert_eq(byte_at(t.p), 7);
+    EXPECT(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
+    cr_assert_neq(byte_at(q), 9);
+}
+
+struct worker_log {
+    atomic_int calls;
+    pthread_t thread;
+    CUresult status, api_inside;
+};
+
+static void CUDA_CB worker_callback(CUstream s, CUresult status, void *user)
+{
+    struct worker_log *log = user;
+    int n;
+    (void)s;
+    log->thread = pthread_self();
+    log->status = status;
+    log->api_inside = cuDeviceGetCount(&n);
+    atomic_fetch_add(&log->calls, 1);
+}
+
+/* Wait for the callback without a driver call: only a thread of the
+ * driver's can run it. The bound turns a hang into a failure. */
+static bool callback_ran(struct worker_log *log)
+{
+    for (int i = 0; i < 10000 && !atomic_load(&log->calls); i++) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(&log->calls) == 1;
+}
+
+Test(fakecuda, timeline_a_stream_callback_runs_on_a_driver_thread_with_no_host_wait)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    CUfunction f = timeline(ns);
+    struct worker_log log = { 0 }, second = { 0 };
+    CUstream s;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(fill(f, s, p, 3, 256));
+    OK(cuStreamAddCallback(s, worker_callback, &log, 0));
+    cr_assert(callback_ran(&log), "the callback never ran");
+    cr_assert(!pthread_equal(log.thread, pthread_self()));
+    cr_assert_eq(log.status, CUDA_SUCCESS);
+    cr_assert_eq(log.api_inside, CUDA_ERROR_NOT_PERMITTED, "callbacks must not call the API");
+    cr_assert_eq(byte_at(p), 3, "the work before the callback ran first");
+
+    /* The same on the legacy stream, after a blocking stream's work. */
+    CUstream b;
+    OK(cuStreamCreate(&b, CU_STREAM_DEFAULT));
+    OK(fill(f, b, p, 4, 256));
+    OK(cuStreamAddCallback(NULL, worker_callback, &second, 0));
+    cr_assert(callback_ran(&second), "the callback never ran");
+    cr_assert_eq(byte_at(p), 4);
+    OK(cuStreamSynchronize(s));
+    cr_assert_eq(atomic_load(&log.calls), 1, "a callback runs once");
+}
+
+Test(fakecuda, timeline_event_times_are_the_modelled_device_times)
+{
+    char ns[32];
+    snprintf(ns, sizeof ns, "%llu", WAIT_NS);
+    CUfunction f = timeline(ns);
+    CUstream s;
+    CUevent a, b;
+    float ms;
+    CUdeviceptr p = alloc(256);
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuEventCreate(&a, 0));
+    OK(cuEventCreate(&b, 0));
+    OK(cuEventRecord(a, s));
+    OK(fill(f, s, p, 1, 256));
+    OK(fill(f, s, p, 2, 256));
+    OK(cuEventRecord(b, s));
+    OK(cuEventSynchronize(b));
+    OK(cuEventElapsedTime(&ms, a, b));
+    /* At least two kernels, each WAIT_NS and FAKECUDA_OP_NS (1 us), and the
+     * record, back to back on the device (the first may start a little
+     * after the first record: when the host queued it). */
+    cr_assert_geq(ms, 2 * WAIT_NS / 1e6 + 0.003 - 1e-5, "%f ms", (double)ms);
 }
 
 /* ------------------------------------------------------------------------ */
