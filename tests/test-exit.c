@@ -279,11 +279,11 @@ Test(exit, every_kind_of_error_is_the_same_in_the_json_metrics_status_and_report
 	}
 }
 
-/* The verdict is decided once, from the figures the exit report wrote: a
- * violation found after it (here an exit handler that runs after gpuguard's
- * overruns and frees a buffer) never makes the status disagree with the JSON
- * and the metrics. */
-Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_report)
+/* The verdict comes after the program's own exit handlers: a violation found
+ * there (an exit handler registered before gpuguard's, so run after its
+ * scan, overruns and frees a buffer: the free's check finds it) is in the
+ * JSON, the metrics and the status alike. */
+Test(exit, a_violation_found_in_a_late_exit_handler_is_in_the_verdict_and_the_status)
 {
 	struct files f;
 	struct gg_run r;
@@ -296,15 +296,76 @@ Test(exit, the_status_says_what_the_json_says_when_a_violation_comes_after_the_r
 					  "GPUGUARD_EXITCODE=42", "GG_TEST_LATE_OVERRUN=1", NULL },
 			(const char *[]){ "alloc:64", NULL });
 	cr_assert_neq(strstr(r.err, "app: late free"), NULL, "the late overrun ran: %s", r.err);
-	v = gg_json(f.json, "j['errors']");
+	v = gg_json(f.json, "(j['errors'], [x['detected_by'] for x in j['violations']])");
 	prom = gg_read_metrics(f.metrics);
-	cr_assert_str_eq(v, "0", "%s", r.err);
-	cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), "} 0\n"), NULL, "%s", prom);
-	cr_assert_eq(status, 0, "the JSON says no error, the status says %d: %s", status, r.err);
+	cr_assert_str_eq(v, "(1, ['free'])", "%s", r.err);
+	cr_assert_neq(strstr(strstr(prom, "\ngpuguard_errors{"), "} 1\n"), NULL, "%s", prom);
+	cr_assert_eq(status, 42, "the JSON says 1 error, the status says %d: %s", status, r.err);
 	free(prom);
 	free(v);
 	gg_run_free(&r);
 	files_free(&f);
+}
+
+/* Leaks are judged after everything the program runs at exit: memory freed
+ * by an exit handler registered before gpuguard's (as a C++ static object's
+ * destructor is), or by a library's destructor (run in _dl_fini, after
+ * gpuguard's own destructor), is no leak, and --exitcode leaves status 0
+ * alone; memory nobody frees is still a leak. Each by exit() and by a
+ * return from main. */
+Test(exit, memory_freed_by_late_exit_handlers_and_library_destructors_is_no_leak)
+{
+	static const struct {
+		const char *what, *env, *steps[4];
+		int leaks;
+	} cases[] = {
+		{ "an exit handler", "GG_TEST_LATE_FREE=1", { "alloc:64", "alloc:128", NULL }, 0 },
+		{ "a library's destructor",
+		  "GG_TEST_LATEFREE_LIB=" GG_LATEFREE_LIB,
+		  { "alloc:64", "latefree:0", NULL },
+		  0 },
+		{ "a library's destructor, one left",
+		  "GG_TEST_LATEFREE_LIB=" GG_LATEFREE_LIB,
+		  { "alloc:64", "alloc:32", "latefree:0", NULL },
+		  1 },
+		{ "nobody", "GG_TEST_NOTHING=1", { "alloc:64", NULL }, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int by_exit = 0; by_exit < 2; by_exit++) {
+			const char *steps[8];
+			size_t n = 0;
+			struct files f;
+			struct gg_run r;
+			char *v;
+			int status;
+
+			for (; cases[i].steps[n]; n++)
+				steps[n] = cases[i].steps[n];
+			if (by_exit)
+				steps[n++] = "exit:0";
+			steps[n] = NULL;
+			files_init(&f);
+			status = run_rz(&r,
+					(const char *[]){ f.env_json, "GPUGUARD_REDZONE=16",
+							  "GPUGUARD_LEAK_CHECK=1",
+							  "GPUGUARD_EXITCODE=9", cases[i].env, NULL },
+					steps);
+			v = gg_json(f.json, "(j['errors'], sum(l['count'] for l in j['leaks']))");
+			if (cases[i].leaks) {
+				cr_expect_eq(status, 9, "%s: %s", cases[i].what, r.err);
+				cr_expect_str_eq(v, "(1, 1)", "%s: %s", cases[i].what, r.err);
+				cr_expect_eq(gg_count_errors(r.err), 1, "%s: %s", cases[i].what, r.err);
+			} else {
+				cr_expect_eq(status, 0, "%s: %s", cases[i].what, r.err);
+				cr_expect_str_eq(v, "(0, 0)", "%s: %s", cases[i].what, r.err);
+				cr_expect_eq(gg_count_errors(r.err), 0, "%s: %s", cases[i].what, r.err);
+			}
+			free(v);
+			gg_run_free(&r);
+			files_free(&f);
+		}
+	}
 }
 
 /* A boundary on another thread after the exit report began (an exit

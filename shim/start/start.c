@@ -44,6 +44,10 @@ static struct {
 	void (*real_exit[2])(int); /* the C library's _exit and _Exit, found by set-up */
 	atomic_bool exiting;       /* claimed by the one exit report; read by the destructor */
 	int exit_status;
+	/* exit() scanned but left the verdict for after the program's own exit
+	 * handlers and every library's destructors (late_verdict): set by that
+	 * scan, taken once by the verdict (exchange). */
+	atomic_bool verdict_pending;
 	/* The exit's verdict, decided once from the figures the exit report
 	 * wrote: written by that report before @verdict_set (release); the status,
 	 * the JSON, the metrics and the exit line all say it. */
@@ -140,20 +144,14 @@ static bool status_changes(int status)
 	return start_state.verdict_errors != 0;
 }
 
-/* exit() and a return from main: the final scan and the reports, while the
- * driver still works (library destructors run after exit handlers). */
-static void at_exit(int status, void *arg)
+/* The verdict: the leaks still live, the figures, the exit's reports and
+ * files, decided once. It needs no driver call, so it can come after the
+ * driver's own destructor. */
+static void exit_verdict(void)
 {
 	struct gg_report_figures f;
 
-	(void)arg;
-	/* A forked child that never called the driver writes nothing; exit() and
-	 * _exit() on two threads at once report once. */
-	if (!start_state.own || atomic_exchange(&start_state.exiting, true))
-		return;
 	gg_real_enter(); /* its locks: a handler's boundary here is refused */
-	start_state.exit_status = status;
-	gg_redzone_scan("exit");
 	gg_leaks_gather();
 	gg_figures_gather(&f); /* the one gathering the verdict comes from */
 	start_state.verdict_errors = f.errors;
@@ -169,14 +167,37 @@ static void at_exit(int status, void *arg)
 	gg_real_leave();
 }
 
+/* The final scan, while the driver still works (library destructors, the
+ * driver's among them, run after exit handlers), then the verdict now
+ * (@verdict_now: _exit, a fatal signal) or after everything the program
+ * still runs at exit (exit(), a return from main: late_verdict), so that
+ * memory its C++ static destructors and late exit handlers free is not
+ * judged leaked (docs/how-it-works.md, "Boundaries, signals, exit"). */
+static void at_exit(int status, bool verdict_now)
+{
+	/* A forked child that never called the driver writes nothing; exit() and
+	 * _exit() on two threads at once report once. */
+	if (!start_state.own || atomic_exchange(&start_state.exiting, true))
+		return;
+	gg_real_enter(); /* its locks: a handler's boundary here is refused */
+	start_state.exit_status = status;
+	gg_redzone_scan("exit");
+	gg_real_leave();
+	if (verdict_now)
+		exit_verdict();
+	else
+		atomic_store(&start_state.verdict_pending, true);
+}
+
 /* exit() and a return from main, as on_exit(3) calls them. From a signal
  * handler (or a driver callback) that interrupted the shim's own work on this
  * thread (driver/real.h), the report could wait forever on a lock that work
  * holds: the process ends as asked, unreported, as with _exit there. */
 static void on_exit_report(int status, void *arg)
 {
+	(void)arg;
 	if (!gg_real_inside)
-		at_exit(status, arg);
+		at_exit(status, false);
 }
 
 /* A SIGTERM or SIGINT at its default disposition, on the watcher thread while
@@ -184,7 +205,12 @@ static void on_exit_report(int status, void *arg)
  * process then dies of @sig, so no status is changed. */
 static void end_by_signal(int sig)
 {
-	at_exit(128 + sig, NULL);
+	/* exit() had begun (its scan done): its verdict now, or never. */
+	if (atomic_exchange(&start_state.verdict_pending, false)) {
+		exit_verdict();
+		return;
+	}
+	at_exit(128 + sig, true);
 }
 
 /* The C library's _exit (@which 0) or _Exit (1), past this shim's. Found by
@@ -385,18 +411,36 @@ bool gg_start_active(void)
 	return atomic_load_explicit(&gg_start_mode, memory_order_acquire) == GG_MODE_ACTIVE;
 }
 
-/* The last word on the exit status. Library destructors run after every
- * exit handler, so GPUGUARD_EXITCODE skips as little as it can: stdio is
- * flushed, then the process ends with the new status. */
-__attribute__((destructor)) static void shim_fini(void)
+/* The last word: the verdict and the exit status, after the program's exit
+ * handlers and every library's destructors (glibc runs an exit handler
+ * registered while the handlers run, here from inside _dl_fini, after them,
+ * before stdio is flushed). A handler of no object (NULL), so that no
+ * object's __cxa_finalize runs it early. GPUGUARD_EXITCODE then skips as
+ * little as it can: stdio is flushed, and the process ends with the new
+ * status. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void late_verdict(void *arg)
 {
-	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
-	    !start_state.exiting)
+	(void)arg;
+	if (!atomic_exchange(&start_state.verdict_pending, false))
 		return;
+	exit_verdict();
 	if (status_changes(start_state.exit_status)) {
 		fflush(NULL);
 		real_exit(0, start_state.exitcode);
 	}
+}
+
+__attribute__((destructor)) static void shim_fini(void)
+{
+	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
+	    !atomic_load(&start_state.verdict_pending))
+		return;
+	/* Not registered (the C library refuses once its handlers are done):
+	 * the verdict now, as late as this shim can still speak. */
+	if (__cxa_atexit(late_verdict, NULL, NULL))
+		late_verdict(NULL);
 }
 
 /* _exit() and _Exit() end a process with no exit handler: a forked worker
@@ -409,14 +453,22 @@ static int exiting_now(int status)
 	 * memory with no fork handler run: it must touch none of it, and its
 	 * _exit (an exec that failed) is not its parent's exit. */
 	if (atomic_load_explicit(&gg_start_mode, memory_order_acquire) != GG_MODE_ACTIVE ||
-	    !start_state.own || atomic_load(&start_state.exiting) || getpid() != start_state.pid)
+	    !start_state.own || getpid() != start_state.pid)
 		return status;
 	/* _exit is async-signal-safe, the report is not: a handler (or a driver
 	 * callback) that interrupted this thread inside a hook may hold the very
 	 * lock the scan needs. The process ends as asked, unreported. */
 	if (gg_real_inside)
 		return status;
-	at_exit(status, NULL);
+	/* From a later exit handler of the program's, after exit()'s scan: that
+	 * exit's verdict, now, with the status _exit was given. */
+	if (atomic_exchange(&start_state.verdict_pending, false)) {
+		exit_verdict();
+		return status_changes(status) ? start_state.exitcode : status;
+	}
+	if (atomic_load(&start_state.exiting))
+		return status;
+	at_exit(status, true);
 	return status_changes(status) ? start_state.exitcode : status;
 }
 

@@ -10,6 +10,8 @@
  *   pitch:W:H        cuMemAllocPitch_v2 of H rows of W bytes, 4-byte elements;
  *                    prints the pitch; its size is pitch * H
  *   free:K           cuMemFree_v2 (or cuMemFreeAsync + stream sync) of buffer K
+ *   latefree:K       hands buffer K to liblatefree (GG_TEST_LATEFREE_LIB), whose
+ *                    destructor frees it at exit
  *   ifree:K:OFF      the same of buffer K + OFF (a pointer inside it); prints the result
  *   salloc:N:S       cuMemAllocAsync of N bytes on stream S (0: the app's stream, 1: a
  *                    second non-blocking stream of its own), not synchronized
@@ -183,6 +185,9 @@
  * GG_TEST_EARLY_ATFORK=SIG registers, before the first CUDA call, a fork
  * prepare handler that raises SIG: it runs after gpuguard's, which holds its
  * locks across fork().
+ * With GG_TEST_LATE_FREE set, an exit handler registered before the first
+ * hooked call (so run after the shim's, as a C++ static object's destructor
+ * is) frees every buffer still live.
  * With GG_TEST_LATE_OVERRUN set, an exit handler registered before the first
  * driver call (so it runs after gpuguard's) overruns buffer 0 by 8 and frees
  * it: a violation found after gpuguard's exit report.
@@ -610,6 +615,13 @@ static void late_overrun(void)
 	fprintf(stderr, "app: late free %d\n", (int)cuMemFree_v2(bufs[0].ptr));
 }
 
+static void late_free(void)
+{
+	for (int i = 0; i < nbufs; i++)
+		if (bufs[i].ptr && !bufs[i].async)
+			fprintf(stderr, "app: late free %d: %d\n", i, (int)cuMemFree_v2(bufs[i].ptr));
+}
+
 static void *late_boundary_thread(void *arg)
 {
 	(void)arg;
@@ -653,6 +665,8 @@ int main(int argc, char **argv)
 		signal(atoi(getenv("GG_TEST_EARLY_IGNORE")), SIG_IGN);
 	if (getenv("GG_TEST_LATE_OVERRUN"))
 		atexit(late_overrun);
+	if (getenv("GG_TEST_LATE_FREE"))
+		atexit(late_free);
 	if (getenv("GG_TEST_LATE_BOUNDARY"))
 		atexit(late_boundary);
 	if (getenv("GG_TEST_EARLY_ATFORK")) {
@@ -743,6 +757,16 @@ int main(int argc, char **argv)
 				bufs[nbufs].size = pitch * b;
 				bufs[nbufs++].async = 0;
 			}
+		} else if (!strncmp(arg, "latefree:", 9)) {
+			/* Handed to a library whose destructor frees it (liblatefree.c). */
+			void *lib = dlopen(getenv("GG_TEST_LATEFREE_LIB"), RTLD_NOW);
+			int (*hold)(CUdeviceptr) = lib ? (int (*)(CUdeviceptr))dlsym(lib,
+										     "latefree_hold")
+						       : NULL;
+
+			printf("latefree %lu: %d\n", a, hold ? hold(bufs[a].ptr) : -1);
+			if (hold)
+				bufs[a].ptr = 0; /* the library's now */
 		} else if (!strncmp(arg, "free:", 5)) {
 			if (bufs[a].async) {
 				rc = cuMemFreeAsync(bufs[a].ptr, stream);
