@@ -1365,19 +1365,39 @@ Test(exit, a_program_that_opens_its_data_file_at_fd_2_finds_no_gpuguard_line_in_
 Test(exit, a_data_file_opened_at_fd_2_before_the_first_hooked_call_finds_no_gpuguard_line)
 {
 	static const char *const scripts[] = { "exec \"$0\" \"$@\"", "exec \"$0\" \"$@\" 2>&-" };
-	char dir[64], data[96], env[128], *text;
+	char dir[64], data[96], env[128], json[96], env_json[128], *text, *v, *invalid;
 	struct gg_run r;
 
 	gg_test_dir(dir, sizeof(dir));
 	snprintf(data, sizeof(data), "%s/data", dir);
 	snprintf(env, sizeof(env), "GG_TEST_EARLY_OPEN2=%s", data);
+	snprintf(json, sizeof(json), "%s/s.json", dir);
+	snprintf(env_json, sizeof(env_json), "GPUGUARD_SUMMARY_JSON=%s", json);
 	for (size_t i = 0; i < 2; i++) {
 		gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
-		       (const char *[]){ "GG_TEST_PTX=" GG_PTX, env, "GPUGUARD_VERBOSITY=2", NULL },
+		       (const char *[]){ "GG_TEST_PTX=" GG_PTX, env, env_json, "GPUGUARD_VERBOSITY=2",
+					 NULL },
 		       (const char *[]){ "/bin/sh", "-c", scripts[i], RZ, "alloc:64", NULL });
 		cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
 		cr_assert_str_eq(text = gg_read_file(data), "data\n");
+		free(text);
+		/* Never silently blind: the summary says what the log could not. */
+		v = gg_json(json, "(j['log']['lines_lost'] > 0, 'fd 2' in j['log']['why'])");
+		cr_expect_str_eq(v, "(True, True)", "%s", gg_read_file(json));
+		free(v);
+		invalid = gg_summary_invalid(json);
+		cr_expect_null(invalid, "%s", invalid);
+		free(invalid);
 		gg_run_free(&r);
 	}
+	/* With fd 2 as it was, nothing is lost and the summary has no "log". */
+	gg_run(&r, GG_RUN_SHIM | GG_RUN_FAKE,
+	       (const char *[]){ "GG_TEST_PTX=" GG_PTX, env_json, "GPUGUARD_VERBOSITY=2", NULL },
+	       (const char *[]){ RZ, "alloc:64", NULL });
+	cr_assert_eq(gg_run_exit(&r), 0, "%s", r.err);
+	v = gg_json(json, "'log' in j");
+	cr_expect_str_eq(v, "False");
+	free(v);
+	gg_run_free(&r);
 	gg_test_dir_remove(dir);
 }

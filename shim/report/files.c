@@ -463,6 +463,19 @@ static void write_labels(struct jw *w, const struct gg_report_figures *f)
 	jw_printf(w, "  \"labels_omitted\": %" PRIu64 ",\n", f->labels_omitted);
 }
 
+/* Only when a log line was lost: what the log could not say, and why. */
+static void write_log_lost(struct jw *w)
+{
+	const char *why;
+	uint64_t lost = gg_report_log_lost(&why);
+
+	if (!lost)
+		return;
+	jw_printf(w, "  \"log\": { \"lines_lost\": %" PRIu64 ", \"why\": ", lost);
+	jw_str(w, why ? why : "");
+	jw_puts(w, " },\n");
+}
+
 static void write_coverage(struct jw *w, const struct gg_report_coverage *c)
 {
 	bool any = false;
@@ -652,6 +665,7 @@ static void write_summary(struct jw *w, const struct gg_report_figures *f)
 	f->modules(module_row, &rows);
 	jw_puts(w, rows.n ? "\n  ],\n" : "],\n");
 	write_labels(w, f);
+	write_log_lost(w);
 	write_coverage(w, &z.coverage);
 	jw_printf(w, ",\n  \"errors\": %" PRIu64 " }\n", f->errors);
 }

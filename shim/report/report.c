@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,11 @@ static struct {
 	bool stderr_open;
 	dev_t stderr_dev;
 	ino_t stderr_ino;
+	/* Lines that had nowhere to go (never silently blind: the JSON says how
+	 * many, and why): relaxed; @lost_why a static text, set by set-up or by
+	 * the first line lost to a descriptor the program closed. */
+	atomic_uint_least64_t lines_lost;
+	const char *_Atomic lost_why;
 } report_state = { .fd = 2, .verbosity = 1 };
 
 void gg_report_note_stderr(void)
@@ -178,9 +184,22 @@ static int log_fd(void)
 static void write_all(const char *buf, size_t len)
 {
 	int fd = log_fd();
+	const char *none = NULL;
 
-	if (fd >= 0)
+	if (fd >= 0) {
 		(void)gg_report_write_all(fd, buf, len);
+		return;
+	}
+	atomic_fetch_add_explicit(&report_state.lines_lost, 1, memory_order_relaxed);
+	atomic_compare_exchange_strong(&report_state.lost_why, &none,
+				       "the log's descriptor was closed, or made another file, by "
+				       "the program");
+}
+
+uint64_t gg_report_log_lost(const char **why)
+{
+	*why = atomic_load(&report_state.lost_why);
+	return atomic_load_explicit(&report_state.lines_lost, memory_order_relaxed);
 }
 
 GG_PRINTF(2, 0) static void vlog(enum level lvl, const char *fmt, va_list ap)
@@ -306,7 +325,14 @@ void gg_report_open(const struct gg_config *cfg)
 	/* stderr as it was when the shim was loaded, whatever the program makes
 	 * of fd 2 later; nowhere when it was closed or has since become another
 	 * file (the program's own, or a freopen of stderr), rather than into it. */
-	adopt(stderr_as_loaded() < 0 ? -1 : high_dup(STDERR_FILENO));
+	if (stderr_as_loaded() < 0) {
+		adopt(-1);
+		atomic_store(&report_state.lost_why,
+			     "fd 2 was closed, or was another file, at the first hooked call than when "
+			     "the program started; GPUGUARD_LOG names a file for the log");
+	} else {
+		adopt(high_dup(STDERR_FILENO));
+	}
 	if (!err)
 		return;
 	if (err == LOG_IS_STDOUT)
@@ -347,6 +373,7 @@ void gg_report_atfork_child(void)
 {
 	int err, fd;
 
+	atomic_store_explicit(&report_state.lines_lost, 0, memory_order_relaxed); /* the parent's */
 	if (!strstr(report_state.pattern, "%p"))
 		return;
 	fd = open_log(report_state.pattern, &err);

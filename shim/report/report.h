@@ -352,6 +352,10 @@ void gg_report_atfork_child(void);
  * default log is stderr only while fd 2 is still that file at set-up. */
 void gg_report_note_stderr(void);
 
+/* Log lines that had nowhere to go since set-up, and why (a static text, or
+ * NULL when none was lost). */
+uint64_t gg_report_log_lost(const char **why);
+
 /* Lines start "gpuguard[PID] LEVEL: ". ERROR is always written; WARN and INFO
  * at verbosity >= 1; TRACE (written as INFO) at verbosity >= 2. */
 void gg_report_error(const char *fmt, ...) GG_PRINTF(1, 2);
