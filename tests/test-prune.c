@@ -23,6 +23,17 @@
 
 #include "harness.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
 #define RZ GG_APPS "/app-redzone"
 
 /* Last modified @seconds ago. */
@@ -462,11 +473,20 @@ Test(prune, a_process_that_proc_hides_is_not_gone)
 	char *boot = boot_id();
 
 	for (size_t m = 0; m < sizeof(mounts) / sizeof(mounts[0]); m++) {
-		int other = process_of(OTHER), own = process_of(PRUNER), gone = gone_pid();
+		int other, own, gone;
 		char dir[64], text[512], why[256], line[512];
 		struct gg_run p;
 		bool ran;
 
+		/* A sanitized command cannot run without /proc: the sanitizers read
+		 * their options from /proc/self/environ and LeakSanitizer stops
+		 * threads through /proc/PID/task, so it fails every run there. The
+		 * case runs in the other builds. */
+		if (!mounts[m].options && UNDER_ASAN)
+			continue;
+		other = process_of(OTHER);
+		own = process_of(PRUNER);
+		gone = gone_pid();
 		gg_test_dir(dir, sizeof(dir));
 		cr_assert_eq(chown(dir, PRUNER, PRUNER), 0);
 		snprintf(text, sizeof(text),
