@@ -84,14 +84,65 @@ Test(cli, puts_the_shim_before_an_existing_preload)
 	gg_run_free(&r);
 }
 
-Test(cli, an_unknown_option_is_named)
+/* An unknown option is named with the nearest known one when one is near
+ * (a slip of a letter or two, an alias included), and alone when none is. */
+Test(cli, an_unknown_option_is_named_with_the_nearest_known_one)
 {
-	struct gg_run r;
+	static const struct {
+		const char *typed, *said;
+	} cases[] = {
+		{ "--redzon", "gpuguard: unknown option '--redzon': did you mean --redzone? (see "
+			      "gpuguard --help)\n" },
+		{ "--leak-chek", "gpuguard: unknown option '--leak-chek': did you mean --leak-check? "
+				 "(see gpuguard --help)\n" },
+		{ "--qarantine=1", "gpuguard: unknown option '--qarantine=1': did you mean "
+				   "--quarantine? (see gpuguard --help)\n" },
+		{ "--error-exitcod", "gpuguard: unknown option '--error-exitcod': did you mean "
+				     "--error-exitcode? (see gpuguard --help)\n" },
+		{ "--xyzzy", "gpuguard: unknown option '--xyzzy' (see gpuguard --help)\n" },
+	};
 
-	cli(&r, NULL, (const char *[]){ GG_CLI, "--redzon", "64", "--", "/bin/true", NULL });
-	cr_assert_eq(gg_run_exit(&r), 2);
-	cr_assert_str_eq(r.err, "gpuguard: unknown option '--redzon' (see gpuguard --help)\n");
-	gg_run_free(&r);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gg_run r;
+
+		cli(&r, NULL, (const char *[]){ GG_CLI, cases[i].typed, "--", "/bin/true", NULL });
+		cr_expect_eq(gg_run_exit(&r), 2, "%s", cases[i].typed);
+		cr_expect_str_eq(r.err, cases[i].said);
+		gg_run_free(&r);
+	}
+}
+
+/* compute-sanitizer's spellings: --error-exitcode N is --exitcode N, and
+ * --leak-check full|none (or =full, =none) turns leak checking on or off;
+ * "full" is never taken for the program. */
+Test(cli, compute_sanitizers_spellings_are_taken)
+{
+	static const struct {
+		const char *args[4];
+		int status;
+	} cases[] = {
+		{ { "--error-exitcode", "7", "--leak-check", "full" }, 7 },
+		{ { "--error-exitcode=7", "--leak-check=full", NULL }, 7 },
+		{ { "--error-exitcode", "7", "--leak-check", "none" }, 0 },
+		{ { "--exitcode", "7", "--leak-check=none", NULL }, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[16] = { GG_CLI, "--redzone", "16" };
+		size_t n = 3;
+		struct gg_run r;
+
+		for (size_t k = 0; k < 4 && cases[i].args[k]; k++)
+			argv[n++] = cases[i].args[k];
+		argv[n++] = RZ;
+		argv[n++] = "alloc:64";
+		argv[n] = NULL;
+		cli(&r, NULL, argv);
+		cr_expect_eq(gg_run_exit(&r), cases[i].status, "case %zu: %s", i, r.err);
+		cr_expect_eq(gg_count_lines(r.err, "ERROR: leak"), cases[i].status ? 1 : 0,
+			     "case %zu: %s", i, r.err);
+		gg_run_free(&r);
+	}
 }
 
 Test(cli, a_bad_value_is_named)

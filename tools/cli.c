@@ -84,8 +84,13 @@ static void usage(FILE *f)
 			col += fprintf(f, "%s%s", col > COL ? " " : "", word);
 		}
 		fputc('\n', f);
-		if (o->alias)
-			fprintf(f, "  %s\n%*sthe same\n", o->alias, COL, "");
+		if (o->alias) {
+			snprintf(head, sizeof(head), "  %s%s%s", o->alias, o->metavar ? " " : "",
+				 o->metavar ? o->metavar : "");
+			if (fprintf(f, "%-*s", COL, head) > COL)
+				fprintf(f, "\n%*s", COL, "");
+			fprintf(f, "the same as %s\n", o->flag);
+		}
 	}
 	fputs("  --per-tensor            PyTorch and JAX allocate each tensor from the driver,\n"
 	      "                          so each gets its own red zone (their caching off)\n"
@@ -400,6 +405,91 @@ static const char *switch_value(const struct gg_option *o, const char *flag, con
 	return !strcmp(o->sets, "1") ? "0" : "1";
 }
 
+/* compute-sanitizer's spellings of a switch's value, taken as its users type
+ * them: --leak-check full|none (also with "="). NULL: @word is none. */
+static const char *sanitizer_word(const struct gg_option *o, const char *word)
+{
+	static const struct {
+		const char *flag, *word, *value;
+	} words[] = {
+		{ "--leak-check", "full", "1" },
+		{ "--leak-check", "none", "0" },
+	};
+
+	for (size_t k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (!strcmp(o->flag, words[k].flag) && !strcmp(word, words[k].word))
+			return words[k].value;
+	return NULL;
+}
+
+/* Edit distance of @a and @b (insert, delete, replace one character), for
+ * naming the known option nearest a mistyped one; both are short. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 63 || lb >= 63)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The known option (or alias) nearest @arg's flag, if near enough to be
+ * what was meant (a third of its letters, at least 2); NULL otherwise. */
+static const char *nearest_option(const char *arg, size_t len, const char *const *allowed)
+{
+	static const char *const own[] = { "--shim", "--per-tensor", "--strict-options" };
+	char flag[64];
+	size_t n, best = SIZE_MAX, limit;
+	const struct gg_option *opts = gg_config_options(&n);
+	const char *name = NULL;
+
+	if (len >= sizeof(flag))
+		return NULL;
+	memcpy(flag, arg, len);
+	flag[len] = '\0';
+	limit = len / 3 > 2 ? len / 3 : 2;
+	for (size_t k = 0; k < n + sizeof(own) / sizeof(own[0]); k++) {
+		const char *names[2] = { NULL, NULL };
+
+		if (k < n) {
+			bool ok = !allowed;
+
+			for (const char *const *a = allowed; a && *a; a++)
+				ok |= opts[k].flag && !strcmp(*a, opts[k].flag);
+			if (!ok)
+				continue;
+			names[0] = opts[k].flag;
+			names[1] = opts[k].alias;
+		} else if (!allowed) {
+			names[0] = own[k - n];
+		}
+		for (size_t m = 0; m < 2; m++) {
+			size_t d = names[m] ? distance(flag, names[m]) : SIZE_MAX;
+
+			if (d < best)
+				best = d, name = names[m];
+		}
+	}
+	return best <= limit ? name : NULL;
+}
+
 /* Parse options up to "--" into @e; the index of PROGRAM, or -1 (message
  * given). Without "--" the first word that is no option is the program
  * (gpuguard PROGRAM), but not a boolean right after a switch: gpuguard
@@ -475,12 +565,24 @@ static int parse_options(int argc, char **argv, int first, struct env_list *e, c
 				o = NULL;
 		}
 		if (!o) {
-			gg_cli_error("unknown option '%s' (see gpuguard --help)",
-				     gg_cli_name(n1, sizeof(n1), arg));
+			const char *near = nearest_option(arg, flag_len, allowed);
+
+			if (near)
+				gg_cli_error("unknown option '%s': did you mean %s? (see gpuguard "
+					     "--help)",
+					     gg_cli_name(n1, sizeof(n1), arg), near);
+			else
+				gg_cli_error("unknown option '%s' (see gpuguard --help)",
+					     gg_cli_name(n1, sizeof(n1), arg));
 			return -1;
 		}
 		if (o->sets) {
-			const char *set = eq ? switch_value(o, flag, eq + 1) : o->sets;
+			const char *set = eq ? sanitizer_word(o, eq + 1) : NULL;
+
+			if (!set && !eq && i + 1 < argc && (set = sanitizer_word(o, argv[i + 1])))
+				i++; /* --leak-check full: the word is the switch's */
+			if (!set)
+				set = eq ? switch_value(o, flag, eq + 1) : o->sets;
 
 			if (!set)
 				return -1;
